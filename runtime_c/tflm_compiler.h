@@ -1,0 +1,14 @@
+/* Compiler quirks, in one place.  Portable files use these macros, never compiler tests. */
+#ifndef TFLM_COMPILER_H
+#define TFLM_COMPILER_H
+
+/* Alignment of data the runtime reads in place (the model array, arenas). */
+#if defined(__GNUC__) || defined(__clang__) || defined(__CC_ARM) || defined(__ICCARM__)
+#define TFLM_ALIGNED16 __attribute__((aligned(16)))
+#elif defined(_MSC_VER)
+#define TFLM_ALIGNED16 __declspec(align(16))
+#else
+#define TFLM_ALIGNED16 /* the enclosing union still gives scalar alignment */
+#endif
+
+#endif /* TFLM_COMPILER_H */

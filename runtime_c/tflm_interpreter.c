@@ -1,0 +1,340 @@
+#include "tflm_interpreter.h"
+
+#include <stddef.h>
+
+#include "tflm_model.h"
+#include "tflm_planner.h"
+#include "tflm_printf.h"
+
+/* Logs why init failed (compiled out with TFLM_NO_MESSAGES) and returns the status. */
+static tflm_status_t fail(tflm_status_t status, const char *what, int32_t index) {
+#ifndef TFLM_NO_MESSAGES
+  tflm_printf("tflm: error: %s (%s, index %d)\n", tflm_status_text(status), what, (int)index);
+#else
+  (void)what;
+  (void)index;
+#endif
+  return status;
+}
+
+/* Builds the node view a kernel sees for operator `index`. */
+static void build_node(tflm_interpreter_t *it, int32_t index, tflm_node_t *node) {
+  uint32_t op = tflm_model_operator(it, index), count, length;
+  const uint8_t *name;
+  uint32_t options = tflm_fb_table(&it->fb, op, OPERATOR_BUILTIN_OPTIONS);
+  uint32_t custom = tflm_fb_vector(&it->fb, op, OPERATOR_CUSTOM_OPTIONS, 1, &length);
+  node->index = index;
+  tflm_model_builtin_code(it, op, &node->version, &name, &count);
+  node->inputs_ = it->fb.data + tflm_fb_vector(&it->fb, op, OPERATOR_INPUTS, 4, &count);
+  node->inputs_count = (int32_t)count;
+  node->outputs_ = it->fb.data + tflm_fb_vector(&it->fb, op, OPERATOR_OUTPUTS, 4, &count);
+  node->outputs_count = (int32_t)count;
+  node->options = options != 0 ? it->fb.data + options : NULL;
+  node->custom_options = custom != 0 ? it->fb.data + custom : NULL;
+  node->custom_options_size = custom != 0 ? length : 0;
+  node->model_end_ = it->fb.data + it->fb.size;
+  node->user_data = it->nodes[index].user_data == TFLM_NO_DATA
+                        ? NULL
+                        : it->arena.base + it->nodes[index].user_data;
+}
+
+/* Remembers where a kernel's persistent data lives, as an offset (pointer-width free). */
+static void keep_user_data(tflm_interpreter_t *it, const tflm_node_t *node) {
+  it->nodes[node->index].user_data =
+      node->user_data == NULL ? TFLM_NO_DATA
+                              : (uint32_t)((uint8_t *)node->user_data - it->arena.base);
+}
+
+static int name_matches(const char *wanted, const uint8_t *name, uint32_t length) {
+  uint32_t i;
+  for (i = 0; i < length; ++i) {
+    if (wanted[i] == '\0' || (uint8_t)wanted[i] != name[i]) return 0;
+  }
+  return wanted[length] == '\0';
+}
+
+/* Index of the registration for an operator, or -1. */
+static int32_t resolve(tflm_interpreter_t *it, int32_t index) {
+  uint32_t op = tflm_model_operator(it, index), length;
+  const uint8_t *name;
+  int32_t version, code = tflm_model_builtin_code(it, op, &version, &name, &length), i;
+  for (i = 0; i < it->resolver->count; ++i) {
+    const tflm_registration_t *reg = it->resolver->ops[i];
+    if (reg->builtin_code != code) continue;
+    if (code != TFLM_BUILTIN_CUSTOM) return i;
+    if (name != NULL && reg->custom_name != NULL && name_matches(reg->custom_name, name, length)) {
+      return i;
+    }
+  }
+  return -1;
+}
+
+static tflm_status_t allocate_state(tflm_interpreter_t *it) {
+  uint32_t i;
+  it->tensor_location =
+      (uint32_t *)tflm_arena_alloc_tail(&it->arena, 4u * it->tensors_count);
+  it->nodes = (tflm_node_state_t *)tflm_arena_alloc_tail(
+      &it->arena, (uint32_t)sizeof(tflm_node_state_t) * it->operators_count);
+  if ((it->tensor_location == NULL && it->tensors_count > 0) ||
+      (it->nodes == NULL && it->operators_count > 0)) {
+    return fail(TFLM_ERR_ARENA_TOO_SMALL, "interpreter state", 0);
+  }
+  for (i = 0; i < it->operators_count; ++i) {
+    int32_t registration = resolve(it, (int32_t)i);
+    if (registration < 0) return fail(TFLM_ERR_UNSUPPORTED_OP, "operator", (int32_t)i);
+    it->nodes[i].user_data = TFLM_NO_DATA;
+    it->nodes[i].registration = (uint16_t)registration;
+    it->nodes[i].reserved = 0;
+  }
+  return TFLM_OK;
+}
+
+static void zero_bytes(uint8_t *p, uint32_t count) {
+  while (count-- > 0) *p++ = 0;
+}
+
+/* Constants point into the model; variable tensors get zeroed persistent memory. */
+static tflm_status_t place_fixed_tensors(tflm_interpreter_t *it) {
+  uint32_t t;
+  for (t = 0; t < it->tensors_count; ++t) {
+    uint32_t tensor = tflm_model_tensor(it, (int32_t)t);
+    uint32_t data = tflm_model_constant_data(it, tensor);
+    it->tensor_location[t] = data != 0 ? (data | TFLM_IN_MODEL) : TFLM_NOWHERE;
+    if (data == 0 && tflm_fb_int(&it->fb, tensor, TENSOR_IS_VARIABLE, 1, 0) != 0) {
+      uint32_t bytes = tflm_model_tensor_bytes(it, tensor);
+      uint8_t *state = (uint8_t *)tflm_arena_alloc_tail(&it->arena, bytes);
+      if (state == NULL) return fail(TFLM_ERR_ARENA_TOO_SMALL, "variable tensor", (int32_t)t);
+      zero_bytes(state, bytes);
+      it->tensor_location[t] = (uint32_t)(state - it->arena.base);
+    }
+  }
+  return TFLM_OK;
+}
+
+typedef tflm_status_t (*node_step_t)(tflm_context_t *, tflm_node_t *);
+
+/* Runs init (prepare_pass 0) or prepare (1) of every node. */
+static tflm_status_t run_setup_pass(tflm_interpreter_t *it, int prepare_pass) {
+  uint32_t i;
+  for (i = 0; i < it->operators_count; ++i) {
+    const tflm_registration_t *reg = it->resolver->ops[it->nodes[i].registration];
+    node_step_t step = prepare_pass ? reg->prepare : reg->init;
+    tflm_node_t node;
+    tflm_status_t status;
+    if (step == NULL) continue;
+    build_node(it, (int32_t)i, &node);
+    it->current_node = (int32_t)i;
+    status = step(it, &node);
+    keep_user_data(it, &node);
+    if (it->arena.shortfall != 0) status = TFLM_ERR_ARENA_TOO_SMALL;
+    if (status != TFLM_OK) return fail(status, prepare_pass ? "prepare" : "init", (int32_t)i);
+  }
+  return TFLM_OK;
+}
+
+static void extend_lifetime(int32_t *first, int32_t *last, int32_t t, int32_t step) {
+  if (t < 0) return;
+  if (first[t] < 0) first[t] = step;
+  if (step > last[t]) last[t] = step;
+}
+
+/* first/last operator step of every tensor; graph inputs live from the start and graph
+ * outputs to the end. */
+static void compute_lifetimes(tflm_interpreter_t *it, int32_t *first, int32_t *last) {
+  uint32_t t, i, k;
+  int32_t end = it->operators_count > 0 ? (int32_t)it->operators_count - 1 : 0;
+  for (t = 0; t < it->tensors_count; ++t) first[t] = last[t] = -1;
+  for (k = 0; k < it->inputs_count; ++k) {
+    extend_lifetime(first, last, tflm_model_int_at(it, it->inputs, k), 0);
+  }
+  for (i = 0; i < it->operators_count; ++i) {
+    tflm_node_t node;
+    build_node(it, (int32_t)i, &node);
+    for (k = 0; k < (uint32_t)node.inputs_count; ++k) {
+      extend_lifetime(first, last, (int32_t)tflm_fb_read_u32(node.inputs_ + 4 * k), (int32_t)i);
+    }
+    for (k = 0; k < (uint32_t)node.outputs_count; ++k) {
+      extend_lifetime(first, last, (int32_t)tflm_fb_read_u32(node.outputs_ + 4 * k), (int32_t)i);
+    }
+  }
+  for (k = 0; k < it->outputs_count; ++k) {
+    extend_lifetime(first, last, tflm_model_int_at(it, it->outputs, k), end);
+  }
+}
+
+/* Fills plan buffers: planned tensors in index order, then scratch buffers. */
+static int32_t collect_buffers(tflm_interpreter_t *it, const int32_t *first, const int32_t *last,
+                               tflm_plan_buffer_t *buffers) {
+  int32_t count = 0;
+  uint32_t t, s;
+  for (t = 0; t < it->tensors_count; ++t) {
+    if (it->tensor_location[t] != TFLM_NOWHERE || first[t] < 0) continue;
+    if (buffers != NULL) {
+      buffers[count].bytes =
+          tflm_arena_align(tflm_model_tensor_bytes(it, tflm_model_tensor(it, (int32_t)t)));
+      buffers[count].offset = TFLM_PLAN_ONLINE;
+      buffers[count].first = first[t];
+      buffers[count].last = last[t];
+    }
+    ++count;
+  }
+  for (s = 0; buffers != NULL && s < it->scratch_count; ++s) {
+    tflm_plan_buffer_t *buffer = &buffers[count + (int32_t)s];
+    buffer->bytes = it->scratch_request[2 * s];
+    buffer->offset = TFLM_PLAN_ONLINE;
+    buffer->first = buffer->last = (int32_t)it->scratch_request[2 * s + 1];
+  }
+  return count + (int32_t)it->scratch_count;
+}
+
+static void assign_locations(tflm_interpreter_t *it, const int32_t *first,
+                             const tflm_plan_buffer_t *buffers) {
+  int32_t count = 0;
+  uint32_t t, s;
+  for (t = 0; t < it->tensors_count; ++t) {
+    if (it->tensor_location[t] != TFLM_NOWHERE || first[t] < 0) continue;
+    it->tensor_location[t] = buffers[count++].offset;
+  }
+  for (s = 0; s < it->scratch_count; ++s) it->scratch_location[s] = buffers[count++].offset;
+}
+
+/* Plans every non-persistent buffer in temporary memory, then reserves the head. */
+static tflm_status_t plan_head(tflm_interpreter_t *it) {
+  uint32_t n = it->tensors_count, head;
+  int32_t count, *first, *last, *order;
+  tflm_plan_buffer_t *buffers;
+  it->scratch_location = (uint32_t *)tflm_arena_alloc_tail(&it->arena, 4u * it->scratch_count);
+  first = (int32_t *)tflm_arena_alloc_temp(&it->arena, 4u * n);
+  last = (int32_t *)tflm_arena_alloc_temp(&it->arena, 4u * n);
+  if (it->arena.shortfall != 0) return fail(TFLM_ERR_ARENA_TOO_SMALL, "planning", 0);
+  compute_lifetimes(it, first, last);
+  count = collect_buffers(it, first, last, NULL);
+  buffers = (tflm_plan_buffer_t *)tflm_arena_alloc_temp(
+      &it->arena, (uint32_t)sizeof(tflm_plan_buffer_t) * (uint32_t)count);
+  order = (int32_t *)tflm_arena_alloc_temp(&it->arena, 4u * (uint32_t)count);
+  if (it->arena.shortfall != 0) return fail(TFLM_ERR_ARENA_TOO_SMALL, "planning", 0);
+  collect_buffers(it, first, last, buffers);
+  head = tflm_plan(buffers, count, order);
+  assign_locations(it, first, buffers);
+  it->scratch_request = NULL;
+  if (!tflm_arena_set_head(&it->arena, head)) return fail(TFLM_ERR_ARENA_TOO_SMALL, "head", 0);
+  return TFLM_OK;
+}
+
+static void clear_interpreter(tflm_interpreter_t *it, const tflm_resolver_t *resolver) {
+  uint8_t *bytes = (uint8_t *)it;
+  uint32_t i;
+  for (i = 0; i < (uint32_t)sizeof(*it); ++i) bytes[i] = 0;
+  it->resolver = resolver;
+  it->current_node = -1;
+}
+
+tflm_status_t tflm_interpreter_init(tflm_interpreter_t *it, const void *model,
+                                    uint32_t model_size, const tflm_resolver_t *resolver,
+                                    void *arena, uint32_t arena_size) {
+  tflm_status_t status;
+  clear_interpreter(it, resolver);
+  if (!tflm_arena_init(&it->arena, arena, arena_size)) {
+    return fail(TFLM_ERR_ARENA_ALIGNMENT, "arena start", 0);
+  }
+  status = tflm_model_open(it, model, model_size);
+  if (status != TFLM_OK) return fail(status, "model", 0);
+  status = allocate_state(it);
+  if (status == TFLM_OK) status = place_fixed_tensors(it);
+  it->in_prepare = 1;
+  if (status == TFLM_OK) status = run_setup_pass(it, 0);
+  if (status == TFLM_OK) status = run_setup_pass(it, 1);
+  it->in_prepare = 0;
+  if (status == TFLM_OK) status = plan_head(it);
+  it->ready = (uint8_t)(status == TFLM_OK);
+  return status;
+}
+
+tflm_status_t tflm_interpreter_invoke(tflm_interpreter_t *it) {
+  uint32_t i;
+  if (!it->ready) return TFLM_ERR_NOT_READY;
+  for (i = 0; i < it->operators_count; ++i) {
+    const tflm_registration_t *reg = it->resolver->ops[it->nodes[i].registration];
+    tflm_node_t node;
+    tflm_status_t status;
+    build_node(it, (int32_t)i, &node);
+    if (it->profiler != NULL) it->profiler->begin(it->profiler->user, (int32_t)i);
+    status = reg->eval != NULL ? reg->eval(it, &node) : TFLM_OK;
+    if (it->profiler != NULL) it->profiler->end(it->profiler->user, (int32_t)i);
+    if (status != TFLM_OK) return fail(status, "eval", (int32_t)i);
+  }
+  return TFLM_OK;
+}
+
+tflm_status_t tflm_interpreter_reset(tflm_interpreter_t *it) {
+  uint32_t t, i;
+  if (!it->ready) return TFLM_ERR_NOT_READY;
+  for (t = 0; t < it->tensors_count; ++t) {
+    uint32_t tensor = tflm_model_tensor(it, (int32_t)t);
+    if (tflm_fb_int(&it->fb, tensor, TENSOR_IS_VARIABLE, 1, 0) != 0 &&
+        !(it->tensor_location[t] & TFLM_IN_MODEL)) {
+      zero_bytes(it->arena.base + it->tensor_location[t], tflm_model_tensor_bytes(it, tensor));
+    }
+  }
+  for (i = 0; i < it->operators_count; ++i) {
+    const tflm_registration_t *reg = it->resolver->ops[it->nodes[i].registration];
+    tflm_node_t node;
+    if (reg->reset == NULL) continue;
+    build_node(it, (int32_t)i, &node);
+    reg->reset(it, &node);
+  }
+  return TFLM_OK;
+}
+
+void tflm_interpreter_set_profiler(tflm_interpreter_t *it, const tflm_profiler_t *profiler) {
+  it->profiler = profiler;
+}
+
+int32_t tflm_interpreter_inputs_count(const tflm_interpreter_t *it) {
+  return (int32_t)it->inputs_count;
+}
+
+int32_t tflm_interpreter_outputs_count(const tflm_interpreter_t *it) {
+  return (int32_t)it->outputs_count;
+}
+
+/* Tensor index of graph input or output i, or -1. */
+static int32_t graph_tensor(const tflm_interpreter_t *it, uint32_t list, uint32_t count,
+                            int32_t i) {
+  if (!it->ready || i < 0 || (uint32_t)i >= count) return -1;
+  return tflm_model_int_at(it, list, (uint32_t)i);
+}
+
+tflm_status_t tflm_interpreter_input(tflm_interpreter_t *it, int32_t i, tflm_tensor_t *view) {
+  int32_t t = graph_tensor(it, it->inputs, it->inputs_count, i);
+  if (t < 0) return TFLM_ERR_BAD_INDEX;
+  return tflm_model_view(it, t, view);
+}
+
+tflm_status_t tflm_interpreter_output(tflm_interpreter_t *it, int32_t i, tflm_tensor_t *view) {
+  int32_t t = graph_tensor(it, it->outputs, it->outputs_count, i);
+  if (t < 0) return TFLM_ERR_BAD_INDEX;
+  return tflm_model_view(it, t, view);
+}
+
+void *tflm_interpreter_input_data(tflm_interpreter_t *it, int32_t i) {
+  return tflm_model_tensor_data(it, graph_tensor(it, it->inputs, it->inputs_count, i));
+}
+
+void *tflm_interpreter_output_data(tflm_interpreter_t *it, int32_t i) {
+  return tflm_model_tensor_data(it, graph_tensor(it, it->outputs, it->outputs_count, i));
+}
+
+uint32_t tflm_interpreter_arena_used_bytes(const tflm_interpreter_t *it) { return it->arena.peak; }
+
+uint32_t tflm_interpreter_arena_head_bytes(const tflm_interpreter_t *it) {
+  return it->ready ? it->arena.bottom : 0;
+}
+
+uint32_t tflm_interpreter_arena_tail_bytes(const tflm_interpreter_t *it) {
+  return tflm_arena_tail_bytes(&it->arena);
+}
+
+uint32_t tflm_interpreter_arena_shortfall(const tflm_interpreter_t *it) {
+  return it->arena.shortfall;
+}

@@ -1,0 +1,107 @@
+/* The interpreter: runs subgraph 0 of a TFLite model read in place from memory.
+ *
+ *   static tflm_interpreter_t interpreter;              (any storage; not in the arena)
+ *   tflm_interpreter_init(&interpreter, model, model_size, &resolver, arena, arena_size);
+ *   memcpy(tflm_interpreter_input_data(&interpreter, 0), input, bytes);
+ *   tflm_interpreter_invoke(&interpreter);
+ *   read tflm_interpreter_output_data(&interpreter, 0)
+ *
+ * All memory comes from the caller's arena during init; invoke allocates nothing.  The
+ * arena must start at an address aligned for any scalar (see tflm_max_align_t). */
+#ifndef TFLM_INTERPRETER_H
+#define TFLM_INTERPRETER_H
+
+#include <stdint.h>
+
+#include "tflm_arena.h"
+#include "tflm_flatbuffer.h"
+#include "tflm_kernel.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TFLM_RUNTIME_ABI_VERSION 1
+
+/* The operators an application links in: builtins by code, custom ops by name. */
+typedef struct {
+  const tflm_registration_t *const *ops;
+  int32_t count;
+} tflm_resolver_t;
+
+/* Optional hooks around each operator's eval (a profiler); NULL when unused. */
+typedef struct {
+  void (*begin)(void *user, int32_t node_index);
+  void (*end)(void *user, int32_t node_index);
+  void *user;
+} tflm_profiler_t;
+
+/* Per-node state kept in the arena tail (fixed-width fields: same size on every target). */
+typedef struct {
+  uint32_t user_data;   /* arena offset of the kernel's persistent data, or TFLM_NO_DATA */
+  uint16_t registration; /* index into the resolver */
+  uint16_t reserved;
+} tflm_node_state_t;
+
+#define TFLM_NO_DATA 0xFFFFFFFFu
+
+/* The interpreter; fields are private to the runtime. */
+struct tflm_context {
+  tflm_fb_t fb;                 /* the model */
+  const tflm_resolver_t *resolver;
+  tflm_arena_t arena;
+  uint32_t opcodes, opcodes_count;     /* positions and lengths of the model's vectors */
+  uint32_t buffers, buffers_count;
+  uint32_t tensors, tensors_count;
+  uint32_t operators, operators_count;
+  uint32_t inputs, inputs_count;
+  uint32_t outputs, outputs_count;
+  uint32_t *tensor_location;    /* per tensor: arena offset, TFLM_IN_MODEL|model offset, or none */
+  tflm_node_state_t *nodes;     /* per operator */
+  uint32_t *scratch_location;   /* per scratch buffer: arena offset */
+  uint32_t scratch_count;
+  uint32_t *scratch_request;    /* during prepare: (bytes, node) pairs in temporary memory */
+  uint32_t scratch_capacity;
+  int32_t current_node;         /* node being prepared (owner of scratch requests) */
+  uint8_t ready;                /* init succeeded */
+  uint8_t in_prepare;           /* scratch requests and persistent allocation allowed */
+  const tflm_profiler_t *profiler;
+};
+typedef struct tflm_context tflm_interpreter_t;
+
+#define TFLM_IN_MODEL 0x80000000u
+#define TFLM_NOWHERE 0xFFFFFFFFu
+
+/* Parses the model, resolves every operator, runs each kernel's init and prepare, plans
+ * the head.  On TFLM_ERR_ARENA_TOO_SMALL, tflm_interpreter_arena_shortfall says how many
+ * more bytes the failing step needed. */
+tflm_status_t tflm_interpreter_init(tflm_interpreter_t *interpreter, const void *model,
+                                    uint32_t model_size, const tflm_resolver_t *resolver,
+                                    void *arena, uint32_t arena_size);
+tflm_status_t tflm_interpreter_invoke(tflm_interpreter_t *interpreter);
+/* Zeroes variable tensors (RNN state) and calls each kernel's reset. */
+tflm_status_t tflm_interpreter_reset(tflm_interpreter_t *interpreter);
+void tflm_interpreter_set_profiler(tflm_interpreter_t *interpreter, const tflm_profiler_t *p);
+
+int32_t tflm_interpreter_inputs_count(const tflm_interpreter_t *interpreter);
+int32_t tflm_interpreter_outputs_count(const tflm_interpreter_t *interpreter);
+/* Views of graph input/output i (shape, type, quantisation, data). */
+tflm_status_t tflm_interpreter_input(tflm_interpreter_t *interpreter, int32_t i,
+                                     tflm_tensor_t *view);
+tflm_status_t tflm_interpreter_output(tflm_interpreter_t *interpreter, int32_t i,
+                                      tflm_tensor_t *view);
+void *tflm_interpreter_input_data(tflm_interpreter_t *interpreter, int32_t i);
+void *tflm_interpreter_output_data(tflm_interpreter_t *interpreter, int32_t i);
+
+/* The smallest arena size that works for this model: the peak bytes used during init. */
+uint32_t tflm_interpreter_arena_used_bytes(const tflm_interpreter_t *interpreter);
+uint32_t tflm_interpreter_arena_head_bytes(const tflm_interpreter_t *interpreter);
+uint32_t tflm_interpreter_arena_tail_bytes(const tflm_interpreter_t *interpreter);
+/* After a failed init: bytes the failing allocation was short by (0 otherwise). */
+uint32_t tflm_interpreter_arena_shortfall(const tflm_interpreter_t *interpreter);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TFLM_INTERPRETER_H */

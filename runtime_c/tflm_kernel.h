@@ -1,0 +1,121 @@
+/* The kernel API: what an operator implementation sees of the runtime.
+ *
+ * A kernel is a tflm_registration_t of function pointers.  The runtime calls, per node:
+ *   init     once, may allocate persistent memory (tflm_alloc_persistent);
+ *   prepare  once, after init; checks types and shapes, may allocate persistent memory and
+ *            request scratch buffers (tflm_request_scratch);
+ *   eval     at every invoke; fetches scratch buffers (tflm_get_scratch), never allocates;
+ *   reset    when the application resets state (variable tensors are zeroed by the runtime);
+ *   free     when the interpreter is torn down.
+ * Any pointer may be NULL.  All memory comes from the arena; kernels never use a heap.
+ *
+ * Layout rule that keeps arena sizes identical on every target: structs that kernels
+ * store in persistent memory use fixed-width integer and float fields only (no pointers,
+ * no int/long/size_t), so their size is the same on 8-, 32- and 64-bit machines. */
+#ifndef TFLM_KERNEL_H
+#define TFLM_KERNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tflm_schema.h"
+#include "tflm_status.h"
+
+#define TFLM_MAX_DIMS 6
+
+typedef struct tflm_context tflm_context_t; /* opaque to kernels */
+
+/* A view of one tensor, built on demand from the flatbuffer; valid until the next invoke. */
+typedef struct {
+  void *data;                 /* arena (activations) or model flash (constants); NULL if absent */
+  int32_t dims[TFLM_MAX_DIMS]; /* shape, outermost first */
+  int32_t ndims;
+  int32_t type;               /* TFLM_TYPE_* */
+  int32_t bytes;              /* element size times element count */
+  float scale;                /* first (or only) quantisation scale; 0 when not quantised */
+  int32_t zero_point;         /* first (or only) zero point */
+  int32_t nscales;            /* number of scales: 1 per-tensor, C per-channel, 0 none */
+  int32_t quantized_dimension;
+  const uint8_t *scales_le;   /* nscales little-endian float32 values inside the model */
+  const uint8_t *zero_points_le; /* nscales little-endian int64 values inside the model */
+  uint8_t is_constant;        /* data lives in the model */
+  uint8_t is_variable;        /* state that persists across invokes */
+} tflm_tensor_t;
+
+/* The node being initialised, prepared or evaluated (built by the runtime per call). */
+typedef struct {
+  int32_t index;             /* operator index in the subgraph */
+  int32_t version;           /* operator version from the model */
+  int32_t inputs_count;
+  int32_t outputs_count;
+  const uint8_t *options;    /* builtin options table, NULL when absent: read with tflm_opt_* */
+  const uint8_t *custom_options; /* custom op bytes, NULL when absent */
+  uint32_t custom_options_size;
+  void *user_data;           /* set by init or prepare (persistent memory); kept by the runtime */
+  const uint8_t *inputs_;    /* private to the runtime */
+  const uint8_t *outputs_;   /* private to the runtime */
+  const uint8_t *model_end_; /* private: bound for option reads */
+} tflm_node_t;
+
+typedef struct {
+  const char *custom_name;   /* NULL for builtin operators */
+  int32_t builtin_code;      /* BuiltinOperator value, or 32 (CUSTOM) for custom operators */
+  tflm_status_t (*init)(tflm_context_t *ctx, tflm_node_t *node);
+  tflm_status_t (*prepare)(tflm_context_t *ctx, tflm_node_t *node);
+  tflm_status_t (*eval)(tflm_context_t *ctx, tflm_node_t *node);
+  void (*reset)(tflm_context_t *ctx, tflm_node_t *node);
+  void (*free)(tflm_context_t *ctx, tflm_node_t *node);
+} tflm_registration_t;
+
+/* --- tensors ----------------------------------------------------------------------- */
+
+/* Fills *view for input i (output i) of the node.  An optional input the model leaves out
+ * (index -1) gives TFLM_OK with view->data == NULL and ndims == 0. */
+tflm_status_t tflm_node_input(tflm_context_t *ctx, const tflm_node_t *node, int32_t i,
+                              tflm_tensor_t *view);
+tflm_status_t tflm_node_output(tflm_context_t *ctx, const tflm_node_t *node, int32_t i,
+                               tflm_tensor_t *view);
+/* Data pointers only: the fast path for eval (no flatbuffer parsing).  NULL if absent. */
+void *tflm_node_input_data(tflm_context_t *ctx, const tflm_node_t *node, int32_t i);
+void *tflm_node_output_data(tflm_context_t *ctx, const tflm_node_t *node, int32_t i);
+
+/* Scale of channel c of a (per-channel) quantised tensor; the first scale if per-tensor. */
+float tflm_tensor_scale(const tflm_tensor_t *view, int32_t c);
+int32_t tflm_tensor_zero_point(const tflm_tensor_t *view, int32_t c);
+/* Number of elements: product of dims (1 for a scalar). */
+int32_t tflm_tensor_elements(const tflm_tensor_t *view);
+
+/* --- memory ------------------------------------------------------------------------ */
+
+/* Persistent memory for the node's lifetime (init and prepare only).  8-byte aligned.
+ * Returns NULL when the arena is full; the runtime then reports how much was needed. */
+void *tflm_alloc_persistent(tflm_context_t *ctx, uint32_t bytes);
+/* Requests a scratch buffer live only while this node runs (prepare only); the planner
+ * places it with the tensors.  *handle identifies it in eval. */
+tflm_status_t tflm_request_scratch(tflm_context_t *ctx, uint32_t bytes, int32_t *handle);
+/* The scratch buffer of a handle (eval only).  8-byte aligned. */
+void *tflm_get_scratch(tflm_context_t *ctx, int32_t handle);
+
+/* --- builtin options (read in place from the model) -------------------------------- */
+
+/* `field` is a TFLM_OPT_<OPTIONS>_<FIELD> macro of tflm_schema.h (slot and width). */
+int32_t tflm_opt_int(const tflm_node_t *node, int32_t field, int32_t default_value);
+float tflm_opt_float(const tflm_node_t *node, int32_t field, float default_value);
+/* Copies up to max int32 elements of a vector field; returns the element count (-1 absent). */
+int32_t tflm_opt_int_vector(const tflm_node_t *node, int32_t field, int32_t *out, int32_t max);
+
+/* --- errors ------------------------------------------------------------------------ */
+
+/* Logs "op <index>: <message>" through DebugLog when messages are compiled in. */
+void tflm_kernel_log(tflm_context_t *ctx, const tflm_node_t *node, const char *message);
+
+/* Returns status from the calling kernel function when cond is false, logging why. */
+#define TFLM_KERNEL_CHECK(ctx, node, cond, status)        \
+  do {                                                    \
+    if (!(cond)) {                                        \
+      tflm_kernel_log((ctx), (node), "check failed: " #cond); \
+      return (status);                                    \
+    }                                                     \
+  } while (0)
+
+#endif /* TFLM_KERNEL_H */

@@ -1,0 +1,150 @@
+/* The kernel-facing half of the runtime (tflm_kernel.h). */
+#include <stddef.h>
+
+#include "tflm_model.h"
+#include "tflm_printf.h"
+
+static int32_t node_tensor(const tflm_node_t *node, const uint8_t *list, int32_t count,
+                           int32_t i) {
+  (void)node;
+  if (i < 0 || i >= count) return -2;
+  return (int32_t)tflm_fb_read_u32(list + 4 * i);
+}
+
+tflm_status_t tflm_node_input(tflm_context_t *ctx, const tflm_node_t *node, int32_t i,
+                              tflm_tensor_t *view) {
+  int32_t t = node_tensor(node, node->inputs_, node->inputs_count, i);
+  if (t == -2) {
+    view->data = NULL;
+    view->ndims = 0;
+    return TFLM_ERR_BAD_INDEX;
+  }
+  return tflm_model_view(ctx, t, view);
+}
+
+tflm_status_t tflm_node_output(tflm_context_t *ctx, const tflm_node_t *node, int32_t i,
+                               tflm_tensor_t *view) {
+  int32_t t = node_tensor(node, node->outputs_, node->outputs_count, i);
+  if (t == -2) {
+    view->data = NULL;
+    view->ndims = 0;
+    return TFLM_ERR_BAD_INDEX;
+  }
+  return tflm_model_view(ctx, t, view);
+}
+
+void *tflm_node_input_data(tflm_context_t *ctx, const tflm_node_t *node, int32_t i) {
+  return tflm_model_tensor_data(ctx, node_tensor(node, node->inputs_, node->inputs_count, i));
+}
+
+void *tflm_node_output_data(tflm_context_t *ctx, const tflm_node_t *node, int32_t i) {
+  return tflm_model_tensor_data(ctx, node_tensor(node, node->outputs_, node->outputs_count, i));
+}
+
+float tflm_tensor_scale(const tflm_tensor_t *view, int32_t c) {
+  union {
+    uint32_t bits;
+    float value;
+  } scale;
+  if (view->scales_le == NULL || view->nscales == 0) return 0.0f;
+  if (c < 0 || c >= view->nscales) c = 0;
+  scale.bits = tflm_fb_read_u32(view->scales_le + 4 * c);
+  return scale.value;
+}
+
+int32_t tflm_tensor_zero_point(const tflm_tensor_t *view, int32_t c) {
+  if (view->zero_points_le == NULL || view->nscales == 0) return 0;
+  if (c < 0 || c >= view->nscales) c = 0;
+  /* Zero points are int64 in the schema; every quantised type fits in the low word. */
+  return (int32_t)tflm_fb_read_u32(view->zero_points_le + 8 * c);
+}
+
+int32_t tflm_tensor_elements(const tflm_tensor_t *view) {
+  int32_t i, count = 1;
+  for (i = 0; i < view->ndims; ++i) count *= view->dims[i];
+  return count;
+}
+
+void *tflm_alloc_persistent(tflm_context_t *ctx, uint32_t bytes) {
+  if (!ctx->in_prepare) return NULL;
+  return tflm_arena_alloc_tail(&ctx->arena, bytes);
+}
+
+tflm_status_t tflm_request_scratch(tflm_context_t *ctx, uint32_t bytes, int32_t *handle) {
+  uint32_t *request;
+  if (!ctx->in_prepare) return TFLM_ERR_NOT_READY;
+  /* Requests stack up in temporary memory, two words each, until planning. */
+  request = (uint32_t *)tflm_arena_alloc_temp(&ctx->arena, 2 * sizeof(uint32_t));
+  if (request == NULL) return TFLM_ERR_ARENA_TOO_SMALL;
+  if (ctx->scratch_request == NULL) ctx->scratch_request = request;
+  request[0] = tflm_arena_align(bytes);
+  request[1] = (uint32_t)ctx->current_node;
+  *handle = (int32_t)ctx->scratch_count++;
+  return TFLM_OK;
+}
+
+void *tflm_get_scratch(tflm_context_t *ctx, int32_t handle) {
+  if (handle < 0 || (uint32_t)handle >= ctx->scratch_count || ctx->scratch_location == NULL) {
+    return NULL;
+  }
+  return ctx->arena.base + ctx->scratch_location[handle];
+}
+
+/* Position of an option field inside the options table, NULL when absent. */
+static const uint8_t *option_field(const tflm_node_t *node, int32_t field) {
+  const uint8_t *table = node->options, *vtable;
+  uint32_t slot = (uint32_t)field & 0xFFu, width = ((uint32_t)field >> 8) & 0xFFu;
+  uint16_t vtable_bytes, offset;
+  if (table == NULL) return NULL;
+  vtable = table - (int32_t)tflm_fb_read_u32(table);
+  vtable_bytes = tflm_fb_read_u16(vtable);
+  if (4u + 2u * slot + 2u > vtable_bytes) return NULL;
+  offset = tflm_fb_read_u16(vtable + 4 + 2 * slot);
+  if (offset == 0 || offset + width > tflm_fb_read_u16(vtable + 2)) return NULL;
+  return table + offset;
+}
+
+int32_t tflm_opt_int(const tflm_node_t *node, int32_t field, int32_t default_value) {
+  const uint8_t *p = option_field(node, field);
+  uint32_t width = ((uint32_t)field >> 8) & 0xFFu;
+  if (p == NULL) return default_value;
+  if (width == 1) return (int32_t)(int8_t)p[0];
+  if (width == 2) return (int32_t)(int16_t)tflm_fb_read_u16(p);
+  return (int32_t)tflm_fb_read_u32(p);
+}
+
+float tflm_opt_float(const tflm_node_t *node, int32_t field, float default_value) {
+  const uint8_t *p = option_field(node, field);
+  union {
+    uint32_t bits;
+    float value;
+  } number;
+  if (p == NULL) return default_value;
+  number.bits = tflm_fb_read_u32(p);
+  return number.value;
+}
+
+int32_t tflm_opt_int_vector(const tflm_node_t *node, int32_t field, int32_t *out, int32_t max) {
+  const uint8_t *p = option_field(node, field), *vector;
+  uint32_t length, i, target;
+  if (p == NULL) return -1;
+  target = tflm_fb_read_u32(p);
+  if (target > (uint32_t)(node->model_end_ - p) || (uint32_t)(node->model_end_ - p) - target < 4) {
+    return -1;
+  }
+  vector = p + target;
+  length = tflm_fb_read_u32(vector);
+  if (length > (uint32_t)(node->model_end_ - vector - 4) / 4u) return -1;
+  for (i = 0; i < length && (int32_t)i < max; ++i) out[i] = (int32_t)tflm_fb_read_u32(vector + 4 + 4 * i);
+  return (int32_t)length;
+}
+
+void tflm_kernel_log(tflm_context_t *ctx, const tflm_node_t *node, const char *message) {
+  (void)ctx;
+#ifndef TFLM_NO_MESSAGES
+  tflm_printf("tflm: op %d: %s\n", (int)node->index, message);
+#else
+  (void)node;
+  (void)message;
+#endif
+}

@@ -1,0 +1,210 @@
+#include "tflm_model.h"
+
+#include <stddef.h>
+
+/* Bytes per element of each TensorType; 0 for types the runtime cannot hold. */
+static uint32_t element_bytes(int32_t type) {
+  switch (type) {
+    case TFLM_TYPE_INT8: case TFLM_TYPE_UINT8: case TFLM_TYPE_BOOL: return 1;
+    case TFLM_TYPE_INT16: case TFLM_TYPE_UINT16: case TFLM_TYPE_FLOAT16: return 2;
+    case TFLM_TYPE_FLOAT32: case TFLM_TYPE_INT32: case TFLM_TYPE_UINT32: return 4;
+    case TFLM_TYPE_INT64: case TFLM_TYPE_UINT64: case TFLM_TYPE_FLOAT64:
+    case TFLM_TYPE_COMPLEX64: return 8;
+    default: return 0;
+  }
+}
+
+int32_t tflm_model_int_at(const tflm_interpreter_t *it, uint32_t elements, uint32_t i) {
+  return (int32_t)tflm_fb_read_u32(it->fb.data + elements + 4u * i);
+}
+
+uint32_t tflm_model_tensor(tflm_interpreter_t *it, int32_t t) {
+  return tflm_fb_vector_table(&it->fb, it->tensors, it->tensors_count, (uint32_t)t);
+}
+
+uint32_t tflm_model_operator(tflm_interpreter_t *it, int32_t index) {
+  return tflm_fb_vector_table(&it->fb, it->operators, it->operators_count, (uint32_t)index);
+}
+
+uint32_t tflm_model_tensor_bytes(tflm_interpreter_t *it, uint32_t tensor) {
+  uint32_t count, i, elements = element_bytes(tflm_fb_int(&it->fb, tensor, TENSOR_TYPE, 1, 0));
+  uint32_t shape = tflm_fb_vector(&it->fb, tensor, TENSOR_SHAPE, 4, &count);
+  for (i = 0; i < count; ++i) {
+    int32_t dim = tflm_model_int_at(it, shape, i);
+    if (dim < 0 || (dim > 0 && elements > 0x7FFFFFFFu / (uint32_t)dim)) return 0x7FFFFFFFu;
+    elements *= (uint32_t)dim;
+  }
+  return elements;
+}
+
+uint32_t tflm_model_constant_data(tflm_interpreter_t *it, uint32_t tensor) {
+  uint32_t index = (uint32_t)tflm_fb_int(&it->fb, tensor, TENSOR_BUFFER, 4, 0);
+  uint32_t buffer, data, length;
+  if (index == 0 || index >= it->buffers_count) return 0;
+  buffer = tflm_fb_vector_table(&it->fb, it->buffers, it->buffers_count, index);
+  data = tflm_fb_vector(&it->fb, buffer, BUFFER_DATA, 1, &length);
+  if (data != 0 && length > 0) return data;
+  /* Models over 2 GB keep buffers after the flatbuffer: (offset, size) from the start. */
+  data = (uint32_t)tflm_fb_int(&it->fb, buffer, BUFFER_OFFSET, 8, 0);
+  length = (uint32_t)tflm_fb_int(&it->fb, buffer, BUFFER_SIZE, 8, 0);
+  if (data > 1 && length > 0 && data <= it->fb.size && length <= it->fb.size - data) return data;
+  return 0;
+}
+
+/* Bytes available at a constant tensor's data (for the size check at open). */
+static uint32_t constant_length(tflm_interpreter_t *it, uint32_t tensor) {
+  uint32_t index = (uint32_t)tflm_fb_int(&it->fb, tensor, TENSOR_BUFFER, 4, 0);
+  uint32_t buffer = tflm_fb_vector_table(&it->fb, it->buffers, it->buffers_count, index);
+  uint32_t length;
+  if (tflm_fb_vector(&it->fb, buffer, BUFFER_DATA, 1, &length) != 0 && length > 0) return length;
+  return (uint32_t)tflm_fb_int(&it->fb, buffer, BUFFER_SIZE, 8, 0);
+}
+
+static tflm_status_t check_tensor(tflm_interpreter_t *it, int32_t t) {
+  uint32_t tensor = tflm_model_tensor(it, t), count, quant;
+  int32_t buffer;
+  if (tensor == 0) return TFLM_ERR_MODEL;
+  tflm_fb_vector(&it->fb, tensor, TENSOR_SHAPE, 4, &count);
+  if (count > TFLM_MAX_DIMS) return TFLM_ERR_BAD_SHAPE;
+  buffer = tflm_fb_int(&it->fb, tensor, TENSOR_BUFFER, 4, 0);
+  if (buffer < 0 || (uint32_t)buffer >= it->buffers_count) return TFLM_ERR_MODEL;
+  quant = tflm_fb_table(&it->fb, tensor, TENSOR_QUANTIZATION);
+  if (quant != 0) {
+    uint32_t scales, zero_points;
+    tflm_fb_vector(&it->fb, quant, QUANT_SCALE, 4, &scales);
+    tflm_fb_vector(&it->fb, quant, QUANT_ZERO_POINT, 8, &zero_points);
+    if (zero_points != 0 && zero_points != scales) return TFLM_ERR_MODEL;
+  }
+  if (tflm_model_constant_data(it, tensor) != 0 &&
+      constant_length(it, tensor) < tflm_model_tensor_bytes(it, tensor)) {
+    return TFLM_ERR_MODEL;
+  }
+  return it->fb.corrupt ? TFLM_ERR_MODEL : TFLM_OK;
+}
+
+static int tensor_indices_valid(tflm_interpreter_t *it, uint32_t table, int32_t slot) {
+  uint32_t count, i, elements = tflm_fb_vector(&it->fb, table, slot, 4, &count);
+  for (i = 0; i < count; ++i) {
+    int32_t t = tflm_model_int_at(it, elements, i);
+    if (t < -1 || t >= (int32_t)it->tensors_count) return 0;
+  }
+  return 1;
+}
+
+static int graph_io_valid(tflm_interpreter_t *it, uint32_t elements, uint32_t count) {
+  uint32_t i;
+  for (i = 0; i < count; ++i) {
+    int32_t t = tflm_model_int_at(it, elements, i);
+    if (t < 0 || t >= (int32_t)it->tensors_count) return 0;
+  }
+  return 1;
+}
+
+static tflm_status_t check_operator(tflm_interpreter_t *it, int32_t index) {
+  uint32_t op = tflm_model_operator(it, index), options, length;
+  int32_t opcode;
+  if (op == 0) return TFLM_ERR_MODEL;
+  opcode = tflm_fb_int(&it->fb, op, OPERATOR_OPCODE_INDEX, 4, 0);
+  if (opcode < 0 || (uint32_t)opcode >= it->opcodes_count) return TFLM_ERR_MODEL;
+  if (!tensor_indices_valid(it, op, OPERATOR_INPUTS)) return TFLM_ERR_MODEL;
+  if (!tensor_indices_valid(it, op, OPERATOR_OUTPUTS)) return TFLM_ERR_MODEL;
+  options = tflm_fb_table(&it->fb, op, OPERATOR_BUILTIN_OPTIONS);
+  if (options != 0) tflm_fb_field(&it->fb, options, 0, 0); /* validates its vtable */
+  tflm_fb_vector(&it->fb, op, OPERATOR_CUSTOM_OPTIONS, 1, &length);
+  tflm_fb_vector_table(&it->fb, it->opcodes, it->opcodes_count, (uint32_t)opcode);
+  return it->fb.corrupt ? TFLM_ERR_MODEL : TFLM_OK;
+}
+
+static tflm_status_t find_subgraph(tflm_interpreter_t *it) {
+  uint32_t root = tflm_fb_root(&it->fb, "TFL3"), subgraphs, count, subgraph;
+  if (root == 0) return TFLM_ERR_MODEL;
+  if (tflm_fb_int(&it->fb, root, MODEL_VERSION, 4, 0) != 3) return TFLM_ERR_MODEL_VERSION;
+  subgraphs = tflm_fb_vector(&it->fb, root, MODEL_SUBGRAPHS, 4, &count);
+  subgraph = tflm_fb_vector_table(&it->fb, subgraphs, count, 0);
+  if (subgraph == 0) return TFLM_ERR_MODEL;
+  it->opcodes = tflm_fb_vector(&it->fb, root, MODEL_OPERATOR_CODES, 4, &it->opcodes_count);
+  it->buffers = tflm_fb_vector(&it->fb, root, MODEL_BUFFERS, 4, &it->buffers_count);
+  it->tensors = tflm_fb_vector(&it->fb, subgraph, SUBGRAPH_TENSORS, 4, &it->tensors_count);
+  it->operators = tflm_fb_vector(&it->fb, subgraph, SUBGRAPH_OPERATORS, 4, &it->operators_count);
+  it->inputs = tflm_fb_vector(&it->fb, subgraph, SUBGRAPH_INPUTS, 4, &it->inputs_count);
+  it->outputs = tflm_fb_vector(&it->fb, subgraph, SUBGRAPH_OUTPUTS, 4, &it->outputs_count);
+  if (it->fb.corrupt || it->tensors_count > 0xFFFFu || it->operators_count > 0xFFFFu) {
+    return TFLM_ERR_MODEL;
+  }
+  return TFLM_OK;
+}
+
+tflm_status_t tflm_model_open(tflm_interpreter_t *it, const void *model, uint32_t size) {
+  tflm_status_t status;
+  int32_t i;
+  it->fb.data = (const uint8_t *)model;
+  it->fb.size = size;
+  it->fb.corrupt = model == NULL;
+  status = model == NULL ? TFLM_ERR_MODEL : find_subgraph(it);
+  for (i = 0; status == TFLM_OK && i < (int32_t)it->tensors_count; ++i) status = check_tensor(it, i);
+  for (i = 0; status == TFLM_OK && i < (int32_t)it->operators_count; ++i) {
+    status = check_operator(it, i);
+  }
+  if (status == TFLM_OK && (!graph_io_valid(it, it->inputs, it->inputs_count) ||
+                            !graph_io_valid(it, it->outputs, it->outputs_count))) {
+    status = TFLM_ERR_MODEL;
+  }
+  return status;
+}
+
+void *tflm_model_tensor_data(tflm_interpreter_t *it, int32_t t) {
+  uint32_t location;
+  if (t < 0 || it->tensor_location == NULL) return NULL;
+  location = it->tensor_location[t];
+  if (location == TFLM_NOWHERE) return NULL;
+  if (location & TFLM_IN_MODEL) return (void *)(it->fb.data + (location & ~TFLM_IN_MODEL));
+  return it->arena.base + location;
+}
+
+static void view_quantization(tflm_interpreter_t *it, uint32_t tensor, tflm_tensor_t *view) {
+  uint32_t quant = tflm_fb_table(&it->fb, tensor, TENSOR_QUANTIZATION), count, zero_count;
+  uint32_t scales = tflm_fb_vector(&it->fb, quant, QUANT_SCALE, 4, &count);
+  uint32_t zero_points = tflm_fb_vector(&it->fb, quant, QUANT_ZERO_POINT, 8, &zero_count);
+  view->nscales = (int32_t)count;
+  view->scales_le = scales != 0 ? it->fb.data + scales : NULL;
+  view->zero_points_le = zero_points != 0 && zero_count > 0 ? it->fb.data + zero_points : NULL;
+  view->quantized_dimension = tflm_fb_int(&it->fb, quant, QUANT_DIMENSION, 4, 0);
+  view->scale = count > 0 ? tflm_tensor_scale(view, 0) : 0.0f;
+  view->zero_point = view->zero_points_le != NULL ? tflm_tensor_zero_point(view, 0) : 0;
+}
+
+tflm_status_t tflm_model_view(tflm_interpreter_t *it, int32_t t, tflm_tensor_t *view) {
+  uint32_t tensor, count, shape, i;
+  view->data = NULL;
+  view->ndims = 0;
+  view->bytes = 0;
+  if (t < 0) return TFLM_OK;
+  tensor = tflm_model_tensor(it, t);
+  if (tensor == 0) return TFLM_ERR_BAD_INDEX;
+  shape = tflm_fb_vector(&it->fb, tensor, TENSOR_SHAPE, 4, &count);
+  for (i = 0; i < count && i < TFLM_MAX_DIMS; ++i) view->dims[i] = tflm_model_int_at(it, shape, i);
+  view->ndims = (int32_t)i;
+  view->type = tflm_fb_int(&it->fb, tensor, TENSOR_TYPE, 1, 0);
+  view->bytes = (int32_t)tflm_model_tensor_bytes(it, tensor);
+  view->is_variable = (uint8_t)(tflm_fb_int(&it->fb, tensor, TENSOR_IS_VARIABLE, 1, 0) != 0);
+  view->is_constant = (uint8_t)(tflm_model_constant_data(it, tensor) != 0);
+  view_quantization(it, tensor, view);
+  view->data = tflm_model_tensor_data(it, t);
+  if (view->data == NULL && view->is_constant) {
+    view->data = (void *)(it->fb.data + tflm_model_constant_data(it, tensor));
+  }
+  return TFLM_OK;
+}
+
+int32_t tflm_model_builtin_code(tflm_interpreter_t *it, uint32_t op, int32_t *version,
+                                const uint8_t **custom_name, uint32_t *custom_name_length) {
+  int32_t index = tflm_fb_int(&it->fb, op, OPERATOR_OPCODE_INDEX, 4, 0);
+  uint32_t code = tflm_fb_vector_table(&it->fb, it->opcodes, it->opcodes_count, (uint32_t)index);
+  int32_t deprecated = tflm_fb_int(&it->fb, code, OPCODE_DEPRECATED_BUILTIN, 1, 0);
+  int32_t builtin = tflm_fb_int(&it->fb, code, OPCODE_BUILTIN, 4, 0);
+  uint32_t name = tflm_fb_string(&it->fb, code, OPCODE_CUSTOM_CODE, custom_name_length);
+  *custom_name = name != 0 ? it->fb.data + name : NULL;
+  *version = tflm_fb_int(&it->fb, code, OPCODE_VERSION, 4, 1);
+  /* Schema 3a: the larger of the two fields is the real code (old models use byte one). */
+  return builtin > deprecated ? builtin : deprecated;
+}

@@ -1,0 +1,42 @@
+/* Reading the TFLite schema in place: positions of subgraph 0's tables and views of its
+ * tensors.  Private to the runtime (kernels use tflm_kernel.h). */
+#ifndef TFLM_MODEL_H
+#define TFLM_MODEL_H
+
+#include "tflm_interpreter.h"
+
+/* Field slots of the TFLite schema tables the runtime reads. */
+enum {
+  MODEL_VERSION = 0, MODEL_OPERATOR_CODES = 1, MODEL_SUBGRAPHS = 2, MODEL_BUFFERS = 4,
+  SUBGRAPH_TENSORS = 0, SUBGRAPH_INPUTS = 1, SUBGRAPH_OUTPUTS = 2, SUBGRAPH_OPERATORS = 3,
+  TENSOR_SHAPE = 0, TENSOR_TYPE = 1, TENSOR_BUFFER = 2, TENSOR_QUANTIZATION = 4,
+  TENSOR_IS_VARIABLE = 5,
+  QUANT_SCALE = 2, QUANT_ZERO_POINT = 3, QUANT_DIMENSION = 6,
+  OPERATOR_OPCODE_INDEX = 0, OPERATOR_INPUTS = 1, OPERATOR_OUTPUTS = 2,
+  OPERATOR_BUILTIN_OPTIONS = 4, OPERATOR_CUSTOM_OPTIONS = 5,
+  OPCODE_DEPRECATED_BUILTIN = 0, OPCODE_CUSTOM_CODE = 1, OPCODE_VERSION = 2, OPCODE_BUILTIN = 3,
+  BUFFER_DATA = 0, BUFFER_OFFSET = 1, BUFFER_SIZE = 2
+};
+
+#define TFLM_BUILTIN_CUSTOM 32
+
+/* Finds subgraph 0 and checks every table the runtime will read later. */
+tflm_status_t tflm_model_open(tflm_interpreter_t *it, const void *model, uint32_t size);
+/* Position of tensor t's table (t already checked). */
+uint32_t tflm_model_tensor(tflm_interpreter_t *it, int32_t t);
+uint32_t tflm_model_operator(tflm_interpreter_t *it, int32_t index);
+/* Bytes of a tensor's data: element size times element count (0 for unknown types). */
+uint32_t tflm_model_tensor_bytes(tflm_interpreter_t *it, uint32_t tensor);
+/* Model offset of a tensor's constant data, 0 when the tensor has none. */
+uint32_t tflm_model_constant_data(tflm_interpreter_t *it, uint32_t tensor);
+/* Element i of an int32 vector at `elements` (positions from tflm_fb_vector). */
+int32_t tflm_model_int_at(const tflm_interpreter_t *it, uint32_t elements, uint32_t i);
+/* Fills a view of tensor t (data from tensor_location when placed). */
+tflm_status_t tflm_model_view(tflm_interpreter_t *it, int32_t t, tflm_tensor_t *view);
+/* The data address of tensor t, or NULL when it has none yet. */
+void *tflm_model_tensor_data(tflm_interpreter_t *it, int32_t t);
+/* Builtin code, version and custom name of an operator's code. */
+int32_t tflm_model_builtin_code(tflm_interpreter_t *it, uint32_t op, int32_t *version,
+                                const uint8_t **custom_name, uint32_t *custom_name_length);
+
+#endif /* TFLM_MODEL_H */

@@ -1,0 +1,37 @@
+"""Command line: one click group; every user error becomes one line on stderr and exit 2."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from tflm_gen import __version__
+from tflm_gen.errors import TflmGenError
+
+
+class _Group(click.Group):
+    """Turns TflmGenError from any command into a one-line message and exit status 2."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except TflmGenError as error:
+            click.echo(f"tflm-gen: error: {error}", err=True)
+            sys.exit(2)
+
+
+@click.group(cls=_Group)
+@click.version_option(__version__, prog_name="tflm-gen")
+def main() -> None:
+    """Generate, run and verify C projects from TensorFlow Lite models."""
+
+
+def _register_commands() -> None:
+    # Each stage module owns its click command; the CLI only gathers them.
+    from tflm_gen.inspect import inspect_command
+
+    main.add_command(inspect_command, "inspect")
+
+
+_register_commands()

@@ -1,0 +1,85 @@
+"""The catalogue of C kernels and the tag rule that picks each file's variant.
+
+A kernel file declares the ops it implements in marker comments
+(`/* tflm-op: CONV_2D tflm_op_conv_2d types: float32,int8 */`); helper files come along
+when a chosen file includes them.  For an ordered tag list (an implicit `reference`
+first), `<dir>/<tag>/f.c` replaces `<dir>/f.c` and the last tag that has the file wins.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from tflm_gen.resources import resource_dir
+
+_MARKER = re.compile(r"tflm-op:\s*(\w+)\s+(\w+)\s+types:\s*([\w,]+)")
+_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    op: str  # BuiltinOperator name, e.g. "CONV_2D"
+    symbol: str  # the tflm_registration_t defined by the file
+    file: str  # file name inside kernels_c/
+    dtypes: frozenset[str]  # activation dtypes the kernel supports
+
+
+@lru_cache(maxsize=None)
+def kernel_catalogue() -> dict[str, KernelSpec]:
+    """Every op implemented in kernels_c/ (reference variants), by op name."""
+    catalogue = {}
+    for path in sorted(resource_dir("kernels_c").glob("*.c")):
+        for op, symbol, types in _MARKER.findall(path.read_text()):
+            catalogue[op] = KernelSpec(op, symbol, path.name, frozenset(types.split(",")))
+    return catalogue
+
+
+def supported_ops() -> dict[str, set[str]]:
+    """Op name -> activation dtype names we can run."""
+    return {op: set(spec.dtypes) for op, spec in kernel_catalogue().items()}
+
+
+def choose_variant(base: Path, name: str, tags: tuple[str, ...]) -> Path | None:
+    """The file that stands for `name` under the tag rule, or None when there is none."""
+    chosen = base / name if (base / name).is_file() else None
+    for tag in tags:
+        candidate = base / tag / name
+        if candidate.is_file():
+            chosen = candidate
+    return chosen
+
+
+def _with_includes(base: Path, roots: list[str], tags: tuple[str, ...]) -> dict[str, Path]:
+    """The files `roots` plus every local header they include (and its .c), transitively."""
+    chosen: dict[str, Path] = {}
+    pending = list(roots)
+    while pending:
+        name = pending.pop()
+        if name in chosen:
+            continue
+        path = choose_variant(base, name, tags)
+        if path is None:
+            continue
+        chosen[name] = path
+        pending += _INCLUDE.findall(path.read_text())
+        if name.endswith(".h"):
+            pending.append(name[:-2] + ".c")
+    return chosen
+
+
+def runtime_files(tags: tuple[str, ...]) -> dict[str, Path]:
+    """All runtime sources and headers, each in its tag-chosen variant."""
+    base = resource_dir("runtime_c")
+    names = sorted(p.name for p in base.iterdir() if p.suffix in (".c", ".h", ".cpp"))
+    return {name: choose_variant(base, name, tags) for name in names}
+
+
+def kernel_files(ops: list[str], tags: tuple[str, ...]) -> dict[str, Path]:
+    """The kernel files (and helpers they include) for `ops`; runtime headers excluded."""
+    catalogue = kernel_catalogue()
+    roots = sorted({catalogue[op].file for op in ops})
+    files = _with_includes(resource_dir("kernels_c"), roots, tags)
+    return dict(sorted(files.items()))
