@@ -29,9 +29,16 @@ def main() -> None:
 
 def _register_commands() -> None:
     # Each stage module owns its click command; the CLI only gathers them.
+    from tflm_gen.commands import project_command, run_command, targets_command, verify_command
     from tflm_gen.inspect import inspect_command
 
-    main.add_command(inspect_command, "inspect")
+    for command in (inspect_command, project_command, run_command, verify_command,
+                    targets_command):
+        main.add_command(command)
 
 
 _register_commands()
+
+
+if __name__ == "__main__":
+    main()

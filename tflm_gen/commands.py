@@ -1,0 +1,95 @@
+"""Click commands for the generate / run / verify verbs (inspect lives in inspect.py)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+import numpy as np
+
+from tflm_gen.errors import InputError, ModelError
+from tflm_gen.host import HostInterpreter
+from tflm_gen.inputs import random_inputs
+from tflm_gen.oracle import ORACLES
+from tflm_gen.output import write_tree
+from tflm_gen.project import GenerateOptions, generate
+from tflm_gen.targets import list_targets, load_target
+from tflm_gen.verify import verify
+
+
+def _tags(text: str) -> tuple[str, ...]:
+    return tuple(tag for tag in (text or "").split(",") if tag)
+
+
+def _model_bytes(path: str) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError as error:
+        raise ModelError(f"cannot read model {path}: {error.strerror}") from None
+
+
+def _load_inputs(paths: tuple[str, ...]) -> list[np.ndarray]:
+    arrays = []
+    for path in paths:
+        try:
+            arrays.append(np.load(path, allow_pickle=False))
+        except (OSError, ValueError) as error:
+            raise InputError(f"cannot read input {path}: {error}") from None
+    return arrays
+
+
+@click.command("project")
+@click.option("--model", "model_path", required=True, type=click.Path(dir_okay=False))
+@click.option("--target", default="make", show_default=True, help="see `tflm-gen targets`")
+@click.option("--tags", default="", help="comma-separated kernel/runtime tags, later wins")
+@click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False))
+def project_command(model_path, target, tags, out_dir):
+    """Generate a self-contained C project for MODEL."""
+    files = generate(_model_bytes(model_path), GenerateOptions(target, _tags(tags)))
+    write_tree(files, out_dir)
+    click.echo(f"wrote {len(files)} files to {out_dir} (target {target})")
+
+
+@click.command("run")
+@click.argument("model_path", type=click.Path(dir_okay=False))
+@click.option("-i", "--input", "input_paths", multiple=True, help=".npy file per model input")
+@click.option("-o", "--output", "output_path", help="write outputs to this .npz")
+@click.option("--tags", default="")
+@click.option("--arena-bytes", type=int, default=None, help="run with exactly this arena")
+def run_command(model_path, input_paths, output_path, tags, arena_bytes):
+    """Run MODEL once on the host-compiled C runtime."""
+    interpreter = HostInterpreter(_model_bytes(model_path), _tags(tags), arena_bytes)
+    inputs = _load_inputs(input_paths) if input_paths else random_inputs(interpreter.model)
+    start = time.perf_counter()
+    outputs = interpreter.run(inputs)
+    elapsed = (time.perf_counter() - start) * 1e6
+    for index, array in enumerate(outputs):
+        click.echo(f"output_{index}: {array.dtype} {list(array.shape)} "
+                   f"min {array.min()} max {array.max()}")
+    click.echo(f"arena {interpreter.arena_used_bytes} bytes; invoke {elapsed:.0f} us")
+    if output_path:
+        np.savez(output_path, **{f"output_{i}": a for i, a in enumerate(outputs)})
+
+
+@click.command("verify")
+@click.argument("model_path", type=click.Path(dir_okay=False))
+@click.option("--against", type=click.Choice(ORACLES), default="tflm", show_default=True)
+@click.option("--runs", type=int, default=3, show_default=True)
+@click.option("--tags", default="")
+def verify_command(model_path, against, runs, tags):
+    """Compare the C runtime with the reference runtime; exit 0 only when bit-exact."""
+    report = verify(_model_bytes(model_path), against, runs, _tags(tags))
+    for result in report.outputs:
+        click.echo(f"output_{result.index}: max abs diff {result.max_abs_diff:g}, "
+                   f"{result.differing} of {result.elements} elements differ")
+    verdict = "bit-exact" if report.bit_exact else "NOT bit-exact"
+    click.echo(f"{verdict} with {against} over {runs} invokes")
+    raise SystemExit(0 if report.bit_exact else 1)
+
+
+@click.command("targets")
+def targets_command():
+    """List the project targets."""
+    for name in list_targets():
+        click.echo(f"{name:12} {load_target(name).description}")

@@ -1,0 +1,79 @@
+"""The oracle: TensorFlow Lite Micro's own Python runtime (reference kernels), or LiteRT
+where TFLM cannot run a model.  Our C output is compared with these, never with numpy."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tflm_gen.errors import ToolchainError
+from tflm_gen.model.reader import read_model
+
+ORACLES = ("tflm", "litert")
+
+
+def oracle_available(against: str = "tflm") -> bool:
+    try:
+        _import(against)
+    except ToolchainError:
+        return False
+    return True
+
+
+def _import(against: str):
+    try:
+        if against == "tflm":
+            from tflite_micro.python.tflite_micro import runtime
+
+            return runtime
+        if against == "litert":
+            from ai_edge_litert import interpreter
+
+            return interpreter
+    except ImportError as error:
+        raise ToolchainError(
+            f"the {against} oracle is not installed ({error}); pip install 'tflm-gen[verify]'"
+        ) from None
+    raise ToolchainError(f"unknown oracle '{against}'; choose one of {', '.join(ORACLES)}")
+
+
+class Oracle:
+    """One model loaded in the reference runtime; invokes keep state like ours do."""
+
+    def __init__(self, model_bytes: bytes, against: str = "tflm"):
+        self.against = against
+        self._output_count = len(read_model(model_bytes).subgraph.outputs)
+        module = _import(against)
+        if against == "tflm":
+            self._interpreter = module.Interpreter.from_bytes(model_bytes)
+        else:
+            resolver = module.OpResolverType.BUILTIN_REF
+            self._interpreter = module.Interpreter(
+                model_content=model_bytes, experimental_op_resolver_type=resolver
+            )
+            self._interpreter.allocate_tensors()
+
+    def run(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        if self.against == "tflm":
+            return self._run_tflm(inputs)
+        return self._run_litert(inputs)
+
+    def _run_tflm(self, inputs):
+        for index, array in enumerate(inputs):
+            self._interpreter.set_input(array, index)
+        self._interpreter.invoke()
+        return [np.array(self._interpreter.get_output(i)) for i in range(self._output_count)]
+
+    def _run_litert(self, inputs):
+        for detail, array in zip(self._interpreter.get_input_details(), inputs):
+            self._interpreter.set_tensor(detail["index"], array)
+        self._interpreter.invoke()
+        return [
+            np.array(self._interpreter.get_tensor(detail["index"]))
+            for detail in self._interpreter.get_output_details()
+        ]
+
+    def reset(self) -> None:
+        if self.against == "tflm":
+            self._interpreter.reset()
+        else:
+            self._interpreter.reset_all_variables()
