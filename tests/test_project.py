@@ -162,3 +162,16 @@ def test_cli_arena_too_small_says_needed(tmp_path):
 
 def test_corpus_dir_is_where_conftest_says():
     assert CORPUS_DIR == REPO.parent / "shared" / "models"
+
+
+@pytest.mark.parametrize("name", BIT_EXACT_MODELS)
+def test_make_run_clean_under_sanitizers(name, project_of, tmp_path):
+    """AddressSanitizer and UndefinedBehaviorSanitizer see nothing on a whole run."""
+    need_tool("make")
+    flags = "-std=c99 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all"
+    build = tmp_path / "build"
+    subprocess.run(["cp", "-r", str(project_of(name)), str(build)], check=True)
+    result = subprocess.run(["make", "-s", "run", f"CFLAGS={flags}"], cwd=build,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "~~~ALL TESTS PASSED~~~" in result.stderr
