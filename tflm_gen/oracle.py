@@ -44,7 +44,9 @@ class Oracle:
         self._output_count = len(read_model(model_bytes).subgraph.outputs)
         module = _import(against)
         if against == "tflm":
-            self._interpreter = module.Interpreter.from_bytes(model_bytes)
+            # The default arena (10x the file) is too small for small models with big tensors.
+            arena = max(4 << 20, 10 * len(model_bytes))
+            self._interpreter = module.Interpreter.from_bytes(model_bytes, arena_size=arena)
         else:
             resolver = module.OpResolverType.BUILTIN_REF
             self._interpreter = module.Interpreter(

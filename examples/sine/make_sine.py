@@ -1,0 +1,116 @@
+"""Train a tiny sine regressor with numpy and write it as float32 and int8 .tflite models.
+
+    python examples/sine/make_sine.py   # writes sine_float.tflite and sine_int8.tflite here
+
+The network is dense 1-16-16-1 with ReLU, trained full-batch with Adam on x in [0, 2*pi].
+The int8 model comes from tflm-gen's own post-training quantization (int8 input and output,
+like TFLM's hello_world). Everything is seeded, so each run writes the same bytes.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from tflm_gen.quantize import DenseLayer, dense_float_model, quantize_dense
+
+HERE = Path(__file__).resolve().parent
+SEED = 7
+SIZES = (1, 16, 16, 1)
+STEPS = 6000
+LEARNING_RATE = 0.01
+
+
+def training_data() -> tuple[np.ndarray, np.ndarray]:
+    x = np.linspace(0.0, 2 * math.pi, 512).reshape(-1, 1)
+    return x, np.sin(x)
+
+
+def initial_parameters(rng: np.random.Generator) -> list[np.ndarray]:
+    """He-initialised [weights (inputs, units), bias] pairs, flattened into one list."""
+    parameters = []
+    for inputs, units in itertools.pairwise(SIZES):
+        parameters.append(rng.normal(0.0, math.sqrt(2.0 / inputs), (inputs, units)))
+        parameters.append(np.zeros(units))
+    return parameters
+
+
+def _matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    # einsum without BLAS keeps the summation order, and so the trained bytes, reproducible.
+    return np.einsum("ij,jk->ik", a, b, optimize=False)
+
+
+def forward(parameters: list[np.ndarray], x: np.ndarray) -> list[np.ndarray]:
+    """Activations of every layer, input first; ReLU on all but the last layer."""
+    activations = [x]
+    for layer in range(len(parameters) // 2):
+        y = _matmul(activations[-1], parameters[2 * layer]) + parameters[2 * layer + 1]
+        activations.append(np.maximum(y, 0.0) if 2 * layer + 2 < len(parameters) else y)
+    return activations
+
+
+def gradients(parameters, x, target) -> list[np.ndarray]:
+    """Gradients of the mean squared error, by backpropagation."""
+    activations = forward(parameters, x)
+    delta = 2.0 * (activations[-1] - target) / len(x)
+    grads = [None] * len(parameters)
+    for layer in reversed(range(len(parameters) // 2)):
+        grads[2 * layer] = _matmul(activations[layer].T, delta)
+        grads[2 * layer + 1] = delta.sum(axis=0)
+        if layer:
+            delta = _matmul(delta, parameters[2 * layer].T) * (activations[layer] > 0)
+    return grads
+
+
+def train() -> list[np.ndarray]:
+    """Full-batch Adam; returns the trained parameters."""
+    rng = np.random.default_rng(SEED)
+    parameters = initial_parameters(rng)
+    x, target = training_data()
+    moments = [np.zeros_like(p) for p in parameters]
+    velocities = [np.zeros_like(p) for p in parameters]
+    beta1, beta2, epsilon = 0.9, 0.999, 1e-8
+    for step in range(1, STEPS + 1):
+        for index, grad in enumerate(gradients(parameters, x, target)):
+            moments[index] = beta1 * moments[index] + (1 - beta1) * grad
+            velocities[index] = beta2 * velocities[index] + (1 - beta2) * grad * grad
+            m_hat = moments[index] / (1 - beta1**step)
+            v_hat = velocities[index] / (1 - beta2**step)
+            step_size = LEARNING_RATE * m_hat / (np.sqrt(v_hat) + epsilon)
+            parameters[index] = parameters[index] - step_size
+    return parameters
+
+
+def dense_layers(parameters: list[np.ndarray]) -> list[DenseLayer]:
+    """Trained parameters as float32 DenseLayers in TFLite's [units, inputs] layout."""
+    layers = []
+    count = len(parameters) // 2
+    for layer in range(count):
+        weights = parameters[2 * layer].T.astype(np.float32)
+        bias = parameters[2 * layer + 1].astype(np.float32)
+        layers.append(DenseLayer(weights, bias, "RELU" if layer < count - 1 else "NONE"))
+    return layers
+
+
+def make_models() -> dict[str, bytes]:
+    """File name -> .tflite bytes of the float32 and int8 sine models."""
+    layers = dense_layers(train())
+    calibration = training_data()[0].astype(np.float32)
+    return {
+        "sine_float.tflite": dense_float_model(layers, "tflm-gen sine example, float32"),
+        "sine_int8.tflite": quantize_dense(layers, calibration, "tflm-gen sine example, int8"),
+    }
+
+
+def main(folder: Path = HERE) -> None:
+    for name, data in make_models().items():
+        (folder / name).write_bytes(data)
+        print(f"wrote {folder / name} ({len(data)} bytes)")
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else HERE)

@@ -1,0 +1,161 @@
+"""`tflm-gen inspect`: what a model holds, what it costs, and whether we can run it."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+from pathlib import Path
+
+import click
+
+from tflm_gen.model import ir
+from tflm_gen.model.lifetimes import activation_lower_bound
+from tflm_gen.model.reader import read_model
+
+
+def inspect_model(path: str | Path) -> dict:
+    """A summary of the model's main subgraph as a JSON-ready dict (see `inspect_command`)."""
+    model = read_model(path)
+    graph = model.subgraph
+    operators = [_operator_row(model, index, op) for index, op in enumerate(graph.operators)]
+    return {
+        "model": Path(path).name,
+        "inputs": [_io_row(graph.tensors[index]) for index in graph.inputs],
+        "outputs": [_io_row(graph.tensors[index]) for index in graph.outputs],
+        "operators": operators,
+        "tensor_count": len(graph.tensors),
+        "total_macs": sum(row["macs"] for row in operators),
+        "weight_bytes": weight_bytes(model),
+        "activation_lower_bound_bytes": activation_lower_bound(model),
+        "unsupported_ops": unsupported_ops(model),
+    }
+
+
+def _io_row(tensor: ir.Tensor) -> dict:
+    quant = tensor.quantization
+    return {
+        "name": tensor.name,
+        "shape": tensor.shape,
+        "dtype": tensor.dtype,
+        "scale": quant.scale[0] if quant and quant.scale else None,
+        "zero_point": quant.zero_point[0] if quant and quant.zero_point else None,
+    }
+
+
+def _operator_row(model: ir.Model, index: int, op: ir.Operator) -> dict:
+    return {
+        "index": index,
+        "op": op.custom_code if op.opcode == "CUSTOM" else op.opcode,
+        "version": op.version,
+        "inputs": op.inputs,
+        "outputs": op.outputs,
+        "macs": operator_macs(model.subgraph, op),
+    }
+
+
+def weight_bytes(model: ir.Model) -> int:
+    """Bytes of all constant data (buffers referenced by tensors of any subgraph)."""
+    used = {t.buffer for graph in model.subgraphs for t in graph.tensors if t.buffer > 0}
+    return sum(len(model.buffers[index].data) for index in sorted(used))
+
+
+def operator_macs(graph: ir.SubGraph, op: ir.Operator) -> int:
+    """Multiply-accumulates of the compute-heavy ops; 0 for the others."""
+
+    def shape(position: int) -> list[int]:
+        index = op.inputs[position] if position < len(op.inputs) else -1
+        return graph.tensors[index].shape if index >= 0 else []
+
+    if not op.outputs or op.outputs[0] < 0:
+        return 0
+    outputs = math.prod(graph.tensors[op.outputs[0]].shape)
+    if op.opcode in ("CONV_2D", "CONV_3D"):
+        filter_shape = shape(1)
+        reduced = filter_shape[1:] if op.opcode == "CONV_2D" else filter_shape[:-1]
+        return outputs * math.prod(reduced)
+    if op.opcode == "DEPTHWISE_CONV_2D":
+        return outputs * math.prod(shape(1)[1:3])
+    if op.opcode == "FULLY_CONNECTED":
+        return outputs * (shape(1)[-1] if shape(1) else 0)
+    if op.opcode == "TRANSPOSE_CONV":  # inputs: output shape, filter [O, H, W, I], input
+        return math.prod(shape(2)) * math.prod(shape(1)[:3])
+    if op.opcode == "BATCH_MATMUL":
+        lhs = shape(0)
+        adjoint = op.builtin_options.get("adj_x", False)
+        return outputs * (lhs[-2] if adjoint else lhs[-1]) if len(lhs) >= 2 else 0
+    return 0
+
+
+def _supported_table() -> dict:
+    try:
+        kernels = importlib.import_module("tflm_gen.kernels")
+    except ModuleNotFoundError as error:
+        if error.name != "tflm_gen.kernels":
+            raise
+        return {}  # no kernel catalogue yet: every op counts as unsupported
+    return kernels.supported_ops()
+
+
+def _operator_dtype(graph: ir.SubGraph, op: ir.Operator) -> str:
+    tensors = [index for index in [*op.inputs, *op.outputs] if index >= 0]
+    return graph.tensors[tensors[0]].dtype if tensors else ""
+
+
+def unsupported_ops(model: ir.Model) -> list[dict]:
+    """Distinct (op, version, dtype) of the main subgraph that tflm_gen.kernels cannot run."""
+    table = _supported_table()
+    found = set()
+    for op in model.subgraph.operators:
+        name = op.custom_code if op.opcode == "CUSTOM" else op.opcode
+        dtype = _operator_dtype(model.subgraph, op)
+        if name not in table or (table[name] and dtype not in table[name]):
+            found.add((name, op.version, dtype))
+    return [{"op": op, "version": v, "dtype": d} for op, v, d in sorted(found)]
+
+
+def format_report(report: dict) -> str:
+    """The human-readable text of `tflm-gen inspect`."""
+    lines = [f"model: {report['model']}"]
+    for kind in ("inputs", "outputs"):
+        lines.append(f"{kind}:")
+        lines += [f"  {_io_text(row)}" for row in report[kind]]
+    lines.append(f"operators ({len(report['operators'])}):")
+    lines.append(f"  {'#':>4}  {'op':<28} {'ver':>3}  {'macs':>12}  inputs -> outputs")
+    for row in report["operators"]:
+        lines.append(
+            f"  {row['index']:>4}  {row['op']:<28} {row['version']:>3}  {row['macs']:>12}  "
+            f"{row['inputs']} -> {row['outputs']}"
+        )
+    lines.append(f"tensors: {report['tensor_count']}")
+    lines.append(f"total MACs: {report['total_macs']}")
+    lines.append(f"weight bytes: {report['weight_bytes']}")
+    lines.append(f"activation lower bound: {report['activation_lower_bound_bytes']} bytes")
+    lines += _support_text(report["unsupported_ops"])
+    return "\n".join(lines)
+
+
+def _io_text(row: dict) -> str:
+    shape = "x".join(str(dim) for dim in row["shape"]) or "scalar"
+    text = f"{row['name']}: {shape} {row['dtype']}"
+    if row["scale"] is not None:
+        text += f" scale={row['scale']:.9g} zero_point={row['zero_point']}"
+    return text
+
+
+def _support_text(unsupported: list[dict]) -> list[str]:
+    if not unsupported:
+        return ["supported: all operators"]
+    lines = ["unsupported operators:"]
+    for row in unsupported:
+        lines.append(f"  {row['op']} version {row['version']} ({row['dtype'] or 'no tensors'})")
+    return lines
+
+
+@click.command("inspect")
+@click.argument("model", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
+def inspect_command(model: Path, as_json: bool) -> None:
+    """Show a model's inputs, outputs, operators, memory needs and unsupported ops."""
+    report = inspect_model(model)
+    click.echo(json.dumps(report, indent=2) if as_json else format_report(report))

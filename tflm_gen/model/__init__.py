@@ -1,0 +1,1 @@
+"""The model IR and its .tflite reader, writer, builder and lifetime analysis."""
