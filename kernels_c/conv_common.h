@@ -1,0 +1,79 @@
+/* Shared prepare logic of CONV_2D and DEPTHWISE_CONV_2D (no tag replaces conv_common.c, so a
+ * tag's conv.c / depthwise_conv.c only carries the hot loops).
+ *
+ * Tensor layouts (TFLite): input [N, H, W, Cin], output [N, OH, OW, Cout], both NHWC.
+ *   CONV_2D filter           [Cout, FH, FW, Cin / groups], bias [Cout] (optional)
+ *   DEPTHWISE_CONV_2D filter [1, FH, FW, Cout] with Cout = Cin * depth_multiplier
+ * Bias is float32 for float32 activations, int32 for int8, int64 for int16 ("16x8").
+ *
+ * prepare stores one persistent block in node->user_data: a tflm_conv_params_t followed by
+ * `channels` int32 multipliers and `channels` int32 shifts (per output channel; a
+ * per-tensor filter scale is broadcast, as TFLM does).  The arrays are found from the
+ * header's address, so the block holds no pointer and has the same size on every target. */
+#ifndef TFLM_CONV_COMMON_H
+#define TFLM_CONV_COMMON_H
+
+#include <stdint.h>
+
+#include "tflm_kernel.h"
+
+typedef struct {
+  int32_t type;              /* activation type TFLM_TYPE_*: selects the kernel in eval */
+  int32_t batches;           /* N */
+  int32_t input_h;           /* H */
+  int32_t input_w;           /* W */
+  int32_t input_c;           /* Cin */
+  int32_t filter_h;          /* FH */
+  int32_t filter_w;          /* FW */
+  int32_t filter_c;          /* innermost filter dim: Cin/groups (conv), Cout (depthwise) */
+  int32_t output_h;          /* OH */
+  int32_t output_w;          /* OW */
+  int32_t output_c;          /* Cout */
+  int32_t filters_per_group; /* conv: output channels per group (Cout when ungrouped) */
+  int32_t depth_multiplier;  /* depthwise: Cout / Cin */
+  int32_t stride_h;
+  int32_t stride_w;
+  int32_t dilation_h;
+  int32_t dilation_w;
+  int32_t pad_h;             /* implicit zero rows above the input */
+  int32_t pad_w;             /* implicit zero columns left of the input */
+  int32_t input_offset;      /* minus the input zero point (int8; int16 ignores it) */
+  int32_t output_offset;     /* output zero point (int8; int16 ignores it) */
+  int32_t act_min;           /* quantised clamp of the fused activation */
+  int32_t act_max;
+  float float_min;           /* float clamp of the fused activation */
+  float float_max;
+  int32_t channels;          /* entries in each per-channel array after this struct */
+} tflm_conv_params_t;
+
+/* Prepare functions of the two registrations: validate, compute padding and requantisation,
+ * allocate and fill the persistent block, set node->user_data. */
+tflm_status_t tflm_conv_prepare(tflm_context_t *ctx, tflm_node_t *node);
+tflm_status_t tflm_depthwise_conv_prepare(tflm_context_t *ctx, tflm_node_t *node);
+
+/* Per-output-channel Q31 multipliers and shifts (shift > 0 shifts left) of a prepared node. */
+const int32_t *tflm_conv_multipliers(const tflm_conv_params_t *params);
+const int32_t *tflm_conv_shifts(const tflm_conv_params_t *params);
+
+/* TFLM's padding rule: output size and leading padding of one spatial dimension.
+ * padding is TFLM_PADDING_SAME or TFLM_PADDING_VALID. */
+void tflm_conv_padding(int32_t padding, int32_t stride, int32_t dilation, int32_t in_size,
+                       int32_t filter_size, int32_t *out_size, int32_t *pad_before);
+
+/* The kernels (hot loops) of conv.c and depthwise_conv.c, one per activation type.
+ * params: a prepared block; input/output NHWC; filter as in the layouts above; bias may be
+ * NULL.  Buffers belong to the caller; nothing is allocated. */
+void tflm_conv_float32(const tflm_conv_params_t *params, const float *input,
+                       const float *filter, const float *bias, float *output);
+void tflm_conv_int8(const tflm_conv_params_t *params, const int8_t *input,
+                    const int8_t *filter, const int32_t *bias, int8_t *output);
+void tflm_conv_int16(const tflm_conv_params_t *params, const int16_t *input,
+                     const int8_t *filter, const int64_t *bias, int16_t *output);
+void tflm_depthwise_conv_float32(const tflm_conv_params_t *params, const float *input,
+                                 const float *filter, const float *bias, float *output);
+void tflm_depthwise_conv_int8(const tflm_conv_params_t *params, const int8_t *input,
+                              const int8_t *filter, const int32_t *bias, int8_t *output);
+void tflm_depthwise_conv_int16(const tflm_conv_params_t *params, const int16_t *input,
+                               const int8_t *filter, const int64_t *bias, int16_t *output);
+
+#endif /* TFLM_CONV_COMMON_H */

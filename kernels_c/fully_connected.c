@@ -1,0 +1,106 @@
+/* tflm-op: FULLY_CONNECTED tflm_op_fully_connected types: float32,int8,int16 */
+/* FULLY_CONNECTED reference kernels: float32, int8 (per-tensor or per-channel int8 filter,
+ * int32 bias) and int16 activations with a per-tensor int8 filter and int64 bias.
+ *
+ * Each output is the dot product over accum_depth in order, then the bias, then the
+ * activation clamp: TFLM's order, so float results are bit-identical.  Layouts and the
+ * persistent block: fully_connected_common.h; prepare: fully_connected_common.c. */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fully_connected_common.h"
+#include "tflm_kernel.h"
+#include "tflm_quant.h"
+
+void tflm_fully_connected_int8(const tflm_fc_params_t *p, const int8_t *input,
+                               const int8_t *filter, const int32_t *bias, int8_t *output) {
+  const int32_t *multipliers = tflm_fully_connected_multipliers(p);
+  const int32_t *shifts = tflm_fully_connected_shifts(p);
+  int32_t b, oc, d;
+  for (b = 0; b < p->batches; ++b) {
+    const int8_t *row = input + b * p->accum_depth;
+    for (oc = 0; oc < p->output_depth; ++oc) {
+      const int8_t *weights = filter + oc * p->accum_depth;
+      const int32_t q = oc * p->channel_step;
+      int32_t acc = 0;
+      for (d = 0; d < p->accum_depth; ++d) {
+        acc += ((int32_t)weights[d] + p->filter_offset) * ((int32_t)row[d] + p->input_offset);
+      }
+      if (bias != NULL) acc += bias[oc];
+      *output++ = (int8_t)tflm_requantize(acc, multipliers[q], shifts[q], p->output_offset,
+                                          p->act_min, p->act_max);
+    }
+  }
+}
+
+/* 16x8: no input or output zero point (int16 is symmetric), 64-bit accumulator and bias. */
+void tflm_fully_connected_int16(const tflm_fc_params_t *p, const int16_t *input,
+                                const int8_t *filter, const int64_t *bias, int16_t *output) {
+  const int32_t *multipliers = tflm_fully_connected_multipliers(p);
+  const int32_t *shifts = tflm_fully_connected_shifts(p);
+  int32_t b, oc, d;
+  for (b = 0; b < p->batches; ++b) {
+    const int16_t *row = input + b * p->accum_depth;
+    for (oc = 0; oc < p->output_depth; ++oc) {
+      const int8_t *weights = filter + oc * p->accum_depth;
+      const int32_t q = oc * p->channel_step;
+      int64_t acc = 0;
+      int32_t scaled;
+      for (d = 0; d < p->accum_depth; ++d) {
+        acc += (int64_t)(((int32_t)weights[d] + p->filter_offset) * (int32_t)row[d]);
+      }
+      if (bias != NULL) acc += bias[oc];
+      scaled = tflm_multiply_by_quantized_multiplier_64(acc, multipliers[q], shifts[q]);
+      scaled = scaled > p->act_min ? scaled : p->act_min;
+      *output++ = (int16_t)(scaled < p->act_max ? scaled : p->act_max);
+    }
+  }
+}
+
+void tflm_fully_connected_float32(const tflm_fc_params_t *p, const float *input,
+                                  const float *filter, const float *bias, float *output) {
+  int32_t b, oc, d;
+  for (b = 0; b < p->batches; ++b) {
+    const float *row = input + b * p->accum_depth;
+    for (oc = 0; oc < p->output_depth; ++oc) {
+      const float *weights = filter + oc * p->accum_depth;
+      float acc = 0.0f;
+      for (d = 0; d < p->accum_depth; ++d) {
+        acc += row[d] * weights[d];
+      }
+      /* TFLM adds a bias of 0.0f when there is none; -0.0f + 0.0f is +0.0f. */
+      acc += bias != NULL ? bias[oc] : 0.0f;
+      *output++ = tflm_clamp_float(acc, p->float_min, p->float_max);
+    }
+  }
+}
+
+static tflm_status_t fully_connected_eval(tflm_context_t *ctx, tflm_node_t *node) {
+  const tflm_fc_params_t *p = (const tflm_fc_params_t *)node->user_data;
+  const void *input = tflm_node_input_data(ctx, node, 0);
+  const void *filter = tflm_node_input_data(ctx, node, 1);
+  const void *bias = node->inputs_count > 2 ? tflm_node_input_data(ctx, node, 2) : NULL;
+  void *output = tflm_node_output_data(ctx, node, 0);
+  TFLM_KERNEL_CHECK(ctx, node, p != NULL && input != NULL && filter != NULL && output != NULL,
+                    TFLM_ERR_NOT_READY);
+  switch (p->type) {
+    case TFLM_TYPE_FLOAT32:
+      tflm_fully_connected_float32(p, (const float *)input, (const float *)filter,
+                                   (const float *)bias, (float *)output);
+      return TFLM_OK;
+    case TFLM_TYPE_INT8:
+      tflm_fully_connected_int8(p, (const int8_t *)input, (const int8_t *)filter,
+                                (const int32_t *)bias, (int8_t *)output);
+      return TFLM_OK;
+    case TFLM_TYPE_INT16:
+      tflm_fully_connected_int16(p, (const int16_t *)input, (const int8_t *)filter,
+                                 (const int64_t *)bias, (int16_t *)output);
+      return TFLM_OK;
+    default:
+      return TFLM_ERR_UNSUPPORTED_TYPE;
+  }
+}
+
+const tflm_registration_t tflm_op_fully_connected = {
+    NULL, 9 /* BuiltinOperator FULLY_CONNECTED */, NULL, tflm_fully_connected_prepare,
+    fully_connected_eval, NULL, NULL};

@@ -1,0 +1,164 @@
+/* Prepare logic of FULLY_CONNECTED; see fully_connected_common.h. */
+#include "fully_connected_common.h"
+
+#include "tflm_quant.h"
+
+typedef struct {
+  tflm_tensor_t input;
+  tflm_tensor_t filter;
+  tflm_tensor_t bias; /* data == NULL when absent */
+  tflm_tensor_t output;
+} fc_views_t;
+
+const int32_t *tflm_fully_connected_multipliers(const tflm_fc_params_t *params) {
+  return (const int32_t *)(const void *)(params + 1);
+}
+
+const int32_t *tflm_fully_connected_shifts(const tflm_fc_params_t *params) {
+  return tflm_fully_connected_multipliers(params) + params->channels;
+}
+
+static tflm_status_t fetch_views(tflm_context_t *ctx, tflm_node_t *node, fc_views_t *v) {
+  tflm_status_t status;
+  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 2 || node->inputs_count == 3,
+                    TFLM_ERR_BAD_PARAMS);
+  TFLM_KERNEL_CHECK(ctx, node, node->outputs_count == 1, TFLM_ERR_BAD_PARAMS);
+  status = tflm_node_input(ctx, node, 0, &v->input);
+  if (status == TFLM_OK) status = tflm_node_input(ctx, node, 1, &v->filter);
+  if (status == TFLM_OK) status = tflm_node_output(ctx, node, 0, &v->output);
+  if (status != TFLM_OK) return status;
+  v->bias.data = NULL;
+  v->bias.ndims = 0;
+  if (node->inputs_count == 3) {
+    status = tflm_node_input(ctx, node, 2, &v->bias);
+  }
+  return status;
+}
+
+/* float32 x float32 (+ float32 bias), int8 x int8 (+ int32), int16 x int8 (+ int64). */
+static tflm_status_t check_types(tflm_context_t *ctx, tflm_node_t *node, const fc_views_t *v) {
+  const int32_t type = v->input.type;
+  int32_t filter_type = TFLM_TYPE_INT8;
+  int32_t bias_type = TFLM_TYPE_INT32;
+  TFLM_KERNEL_CHECK(ctx, node, v->output.type == type, TFLM_ERR_UNSUPPORTED_TYPE);
+  if (type == TFLM_TYPE_FLOAT32) {
+    filter_type = TFLM_TYPE_FLOAT32;
+    bias_type = TFLM_TYPE_FLOAT32;
+  } else if (type == TFLM_TYPE_INT16) {
+    bias_type = TFLM_TYPE_INT64;
+  } else {
+    TFLM_KERNEL_CHECK(ctx, node, type == TFLM_TYPE_INT8, TFLM_ERR_UNSUPPORTED_TYPE);
+  }
+  TFLM_KERNEL_CHECK(ctx, node, v->filter.type == filter_type, TFLM_ERR_UNSUPPORTED_TYPE);
+  TFLM_KERNEL_CHECK(ctx, node, v->bias.data == NULL || v->bias.type == bias_type,
+                    TFLM_ERR_UNSUPPORTED_TYPE);
+  return TFLM_OK;
+}
+
+/* batches x accum_depth input, output_depth x accum_depth filter, batches x output_depth out. */
+static tflm_status_t fill_shapes(tflm_context_t *ctx, tflm_node_t *node, const fc_views_t *v,
+                                 tflm_fc_params_t *p) {
+  const int32_t filter_dims = v->filter.ndims;
+  TFLM_KERNEL_CHECK(ctx, node, filter_dims >= 2 && v->output.ndims >= 1, TFLM_ERR_BAD_SHAPE);
+  p->accum_depth = v->filter.dims[filter_dims - 1];
+  p->output_depth = v->output.dims[v->output.ndims - 1];
+  TFLM_KERNEL_CHECK(ctx, node, p->output_depth > 0 && p->accum_depth > 0, TFLM_ERR_BAD_SHAPE);
+  TFLM_KERNEL_CHECK(ctx, node, tflm_tensor_elements(&v->filter) ==
+                                   p->output_depth * p->accum_depth,
+                    TFLM_ERR_BAD_SHAPE);
+  p->batches = tflm_tensor_elements(&v->output) / p->output_depth;
+  TFLM_KERNEL_CHECK(ctx, node, tflm_tensor_elements(&v->input) == p->batches * p->accum_depth,
+                    TFLM_ERR_BAD_SHAPE);
+  TFLM_KERNEL_CHECK(ctx, node, v->bias.data == NULL ||
+                                   tflm_tensor_elements(&v->bias) == p->output_depth,
+                    TFLM_ERR_BAD_SHAPE);
+  return TFLM_OK;
+}
+
+/* TFLM's two recipes: per-channel scales in double, but the per-tensor product
+ * input_scale * filter_scale is rounded to float before the division in double. */
+static void fill_multipliers(const fc_views_t *v, tflm_fc_params_t *p) {
+  int32_t *multipliers = (int32_t *)(void *)(p + 1);
+  int32_t *shifts = multipliers + p->channels;
+  int32_t c;
+  if (p->channel_step == 0) {
+    const float product = v->input.scale * v->filter.scale;
+    tflm_quantize_multiplier((double)product / (double)v->output.scale, multipliers, shifts);
+    return;
+  }
+  for (c = 0; c < p->channels; ++c) {
+    const double real = (double)v->input.scale * (double)tflm_tensor_scale(&v->filter, c) /
+                        (double)v->output.scale;
+    tflm_quantize_multiplier(real, &multipliers[c], &shifts[c]);
+  }
+}
+
+static tflm_status_t fill_quantization(tflm_context_t *ctx, tflm_node_t *node,
+                                       const fc_views_t *v, int32_t activation,
+                                       tflm_fc_params_t *p) {
+  const int32_t qmin = p->type == TFLM_TYPE_INT16 ? -32768 : -128;
+  const int32_t qmax = p->type == TFLM_TYPE_INT16 ? 32767 : 127;
+  TFLM_KERNEL_CHECK(ctx, node, v->filter.nscales >= 1, TFLM_ERR_BAD_PARAMS);
+  if (p->channel_step == 1) {
+    /* TFLM supports per-channel filters for int8 activations only. */
+    TFLM_KERNEL_CHECK(ctx, node, p->type == TFLM_TYPE_INT8, TFLM_ERR_UNSUPPORTED_TYPE);
+    TFLM_KERNEL_CHECK(ctx, node, v->filter.nscales == p->output_depth &&
+                                     v->filter.quantized_dimension == 0,
+                      TFLM_ERR_BAD_PARAMS);
+  }
+  fill_multipliers(v, p);
+  p->input_offset = -v->input.zero_point;
+  p->filter_offset = p->channel_step == 1 ? 0 : -v->filter.zero_point;
+  p->output_offset = v->output.zero_point;
+  tflm_activation_range_quantized(activation, v->output.scale, v->output.zero_point, qmin, qmax,
+                                  &p->act_min, &p->act_max);
+  return TFLM_OK;
+}
+
+/* One block: header plus per-channel arrays (output_depth entries, 1 per-tensor, 0 float). */
+static tflm_fc_params_t *alloc_params(tflm_context_t *ctx, const fc_views_t *v) {
+  const int32_t type = v->input.type;
+  const int32_t per_channel = type != TFLM_TYPE_FLOAT32 && v->filter.nscales > 1;
+  const int32_t channels =
+      type == TFLM_TYPE_FLOAT32 ? 0 : (per_channel ? v->filter.nscales : 1);
+  const uint32_t bytes =
+      (uint32_t)sizeof(tflm_fc_params_t) + (uint32_t)channels * 2u * (uint32_t)sizeof(int32_t);
+  tflm_fc_params_t *p = (tflm_fc_params_t *)tflm_alloc_persistent(ctx, bytes);
+  if (p != NULL) {
+    p->type = type;
+    p->channels = channels;
+    p->channel_step = per_channel ? 1 : 0;
+    p->input_offset = 0;
+    p->filter_offset = 0;
+    p->output_offset = 0;
+    p->act_min = 0;
+    p->act_max = 0;
+  }
+  return p;
+}
+
+tflm_status_t tflm_fully_connected_prepare(tflm_context_t *ctx, tflm_node_t *node) {
+  const int32_t activation =
+      tflm_opt_int(node, TFLM_OPT_FULLY_CONNECTED_FUSED_ACTIVATION_FUNCTION, TFLM_ACT_NONE);
+  fc_views_t v;
+  tflm_fc_params_t *p;
+  tflm_status_t status = fetch_views(ctx, node, &v);
+  if (status == TFLM_OK) status = check_types(ctx, node, &v);
+  if (status != TFLM_OK) return status;
+  /* Only the DEFAULT weights format (shuffled int8 weights are a TFLite-only layout). */
+  TFLM_KERNEL_CHECK(ctx, node, tflm_opt_int(node, TFLM_OPT_FULLY_CONNECTED_WEIGHTS_FORMAT, 0) == 0,
+                    TFLM_ERR_BAD_PARAMS);
+  /* TFLM silently ignores fused TANH / SIGN_BIT; refusing beats a wrong answer. */
+  TFLM_KERNEL_CHECK(ctx, node, activation >= TFLM_ACT_NONE && activation <= TFLM_ACT_RELU6,
+                    TFLM_ERR_BAD_PARAMS);
+  p = alloc_params(ctx, &v);
+  TFLM_KERNEL_CHECK(ctx, node, p != NULL, TFLM_ERR_ARENA_TOO_SMALL);
+  status = fill_shapes(ctx, node, &v, p);
+  if (status != TFLM_OK) return status;
+  tflm_activation_range_float(activation, &p->float_min, &p->float_max);
+  if (p->type != TFLM_TYPE_FLOAT32) {
+    status = fill_quantization(ctx, node, &v, activation, p);
+  }
+  node->user_data = p;
+  return status;
+}

@@ -1,0 +1,50 @@
+/* Shared prepare logic of FULLY_CONNECTED (no tag replaces fully_connected_common.c, so a
+ * tag's fully_connected.c only carries the hot loops).
+ *
+ * Tensor layouts (TFLite): filter [output_depth, accum_depth]; bias [output_depth] (optional;
+ * float32, int32 for int8 activations, int64 for int16); output [..., output_depth] whose
+ * leading dims multiply to `batches` (keep_num_dims only changes the output tensor's shape,
+ * which is read from the model); input holds batches * accum_depth elements in row order.
+ *
+ * prepare stores one persistent block in node->user_data: a tflm_fc_params_t followed by
+ * `channels` int32 multipliers and `channels` int32 shifts, found from the header's address
+ * so the block holds no pointer and has the same size on every target. */
+#ifndef TFLM_FULLY_CONNECTED_COMMON_H
+#define TFLM_FULLY_CONNECTED_COMMON_H
+
+#include <stdint.h>
+
+#include "tflm_kernel.h"
+
+typedef struct {
+  int32_t type;          /* activation type TFLM_TYPE_*: selects the kernel in eval */
+  int32_t batches;       /* rows of the input and output */
+  int32_t accum_depth;   /* filter columns: the length of each dot product */
+  int32_t output_depth;  /* filter rows: outputs per batch */
+  int32_t input_offset;  /* minus the input zero point (int8; int16 ignores it) */
+  int32_t filter_offset; /* minus the filter zero point; 0 per-channel, where TFLM ignores it */
+  int32_t output_offset; /* output zero point (int8; int16 ignores it) */
+  int32_t act_min;       /* quantised clamp of the fused activation */
+  int32_t act_max;
+  float float_min;       /* float clamp of the fused activation */
+  float float_max;
+  int32_t channels;      /* entries in each array: output_depth per-channel, 1 per-tensor */
+  int32_t channel_step;  /* 1 per-channel, 0 per-tensor: channel oc uses entry oc * step */
+} tflm_fc_params_t;
+
+/* Validates the node, computes requantisation, allocates and fills the block. */
+tflm_status_t tflm_fully_connected_prepare(tflm_context_t *ctx, tflm_node_t *node);
+
+/* Q31 multipliers and shifts (shift > 0 shifts left) of a prepared node. */
+const int32_t *tflm_fully_connected_multipliers(const tflm_fc_params_t *params);
+const int32_t *tflm_fully_connected_shifts(const tflm_fc_params_t *params);
+
+/* The kernels of fully_connected.c.  bias may be NULL; buffers belong to the caller. */
+void tflm_fully_connected_float32(const tflm_fc_params_t *params, const float *input,
+                                  const float *filter, const float *bias, float *output);
+void tflm_fully_connected_int8(const tflm_fc_params_t *params, const int8_t *input,
+                               const int8_t *filter, const int32_t *bias, int8_t *output);
+void tflm_fully_connected_int16(const tflm_fc_params_t *params, const int16_t *input,
+                                const int8_t *filter, const int64_t *bias, int16_t *output);
+
+#endif /* TFLM_FULLY_CONNECTED_COMMON_H */

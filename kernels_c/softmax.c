@@ -1,0 +1,212 @@
+/* tflm-op: SOFTMAX tflm_op_softmax types: float32,int8 */
+/* SOFTMAX over the innermost dimension, bit-exact with TFLM's reference kernels.
+ *   float32 -> float32: exp((x - max) * beta) / sum, in float with expf, in TFLM's order.
+ *   int8 -> int8 (scale 1/256, zero point -128) and int8 -> int16 (scale 1/65536, zero
+ *   point -32768): gemmlowp-style fixed point, input differences scaled to Q5.26, exps
+ *   accumulated in Q12.19 (see tflm_fixedpoint.h). */
+#include <float.h>
+#include <math.h>
+
+#include "tflm_fixedpoint.h"
+#include "tflm_kernel.h"
+#include "tflm_quant.h"
+
+/* Integer bits of the scaled input differences (Q5.26) and of the sum of exps (Q12.19). */
+#define TFLM_SOFTMAX_DIFF_INTEGER_BITS 5
+#define TFLM_SOFTMAX_ACCUM_INTEGER_BITS 12
+
+/* Persistent op data (fixed-width fields only). */
+typedef struct {
+  int32_t input_type;       /* TFLM_TYPE_* of the input */
+  int32_t output_type;      /* TFLM_TYPE_* of the output */
+  int32_t outer_size;       /* product of all dimensions but the last */
+  int32_t depth;            /* size of the last dimension: the softmax axis */
+  float beta;               /* float path: the exponent's scale */
+  int32_t input_multiplier; /* quantised: beta * input scale as Q31 significand ... */
+  int32_t input_left_shift; /* ... and left shift, mapping differences to Q5.26 */
+  int32_t diff_min;         /* quantised: differences below this give exp ~ 0 */
+} tflm_softmax_params_t;
+
+/* Quantised parameters as TFLM computes them (PreprocessSoftmaxScaling, CalculateInputRadius):
+ * the multiplier is capped at 2^31 - 1 so that large beta * scale saturates harmlessly. */
+static int32_t tflm_softmax_quant_params(float beta, float input_scale,
+                                         tflm_softmax_params_t *p) {
+  const double max_multiplier = 2147483647.0;
+  double real = (double)beta * (double)input_scale *
+                (double)((int32_t)1 << (31 - TFLM_SOFTMAX_DIFF_INTEGER_BITS));
+  int32_t radius_shift;
+  if (!(real > 1.0)) {
+    return 0; /* TFLM requires a multiplier above one (QuantizeMultiplierGreaterThanOne) */
+  }
+  tflm_quantize_multiplier(real < max_multiplier ? real : max_multiplier, &p->input_multiplier,
+                           &p->input_left_shift);
+  /* Largest difference whose rescaled value still fits Q5.26: floor(31 * 2^26 / 2^shift). */
+  radius_shift = p->input_left_shift < 31 ? p->input_left_shift : 31;
+  p->diff_min = -(int32_t)((((int32_t)1 << TFLM_SOFTMAX_DIFF_INTEGER_BITS) - 1) *
+                           ((int32_t)1 << (31 - TFLM_SOFTMAX_DIFF_INTEGER_BITS)) >> radius_shift);
+  return p->input_left_shift >= 0;
+}
+
+/* Output checks of TFLM: the quantised outputs have a fixed scale and zero point. */
+static tflm_status_t tflm_softmax_check_output(tflm_context_t *ctx, tflm_node_t *node,
+                                               const tflm_tensor_t *output) {
+  if (output->type == TFLM_TYPE_INT8) {
+    TFLM_KERNEL_CHECK(ctx, node, output->zero_point == -128, TFLM_ERR_BAD_PARAMS);
+    TFLM_KERNEL_CHECK(ctx, node, output->scale == 1.0f / 256.0f, TFLM_ERR_BAD_PARAMS);
+  } else {
+    TFLM_KERNEL_CHECK(ctx, node, output->type == TFLM_TYPE_INT16, TFLM_ERR_UNSUPPORTED_TYPE);
+    TFLM_KERNEL_CHECK(ctx, node, output->zero_point == -32768, TFLM_ERR_BAD_PARAMS);
+    TFLM_KERNEL_CHECK(ctx, node,
+                      fabsf(output->scale - 1.0f / 65536.0f) <= 0.001f / 65536.0f,
+                      TFLM_ERR_BAD_PARAMS);
+  }
+  return TFLM_OK;
+}
+
+static tflm_status_t tflm_softmax_prepare(tflm_context_t *ctx, tflm_node_t *node) {
+  tflm_tensor_t input, output;
+  tflm_softmax_params_t *p;
+  tflm_status_t status;
+  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 1 && node->outputs_count == 1,
+                    TFLM_ERR_BAD_PARAMS);
+  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, &input) == TFLM_OK, TFLM_ERROR);
+  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, &output) == TFLM_OK, TFLM_ERROR);
+  TFLM_KERNEL_CHECK(ctx, node, input.ndims >= 1, TFLM_ERR_BAD_SHAPE);
+  TFLM_KERNEL_CHECK(ctx, node, tflm_tensor_elements(&input) == tflm_tensor_elements(&output),
+                    TFLM_ERR_BAD_SHAPE);
+  p = (tflm_softmax_params_t *)tflm_alloc_persistent(ctx, sizeof(*p));
+  TFLM_KERNEL_CHECK(ctx, node, p != NULL, TFLM_ERR_ARENA_TOO_SMALL);
+  p->input_type = input.type;
+  p->output_type = output.type;
+  p->depth = input.dims[input.ndims - 1];
+  TFLM_KERNEL_CHECK(ctx, node, p->depth > 0, TFLM_ERR_BAD_SHAPE);
+  p->outer_size = tflm_tensor_elements(&input) / p->depth;
+  p->beta = tflm_opt_float(node, TFLM_OPT_SOFTMAX_BETA, 0.0f);
+  if (input.type == TFLM_TYPE_FLOAT32) {
+    TFLM_KERNEL_CHECK(ctx, node, output.type == TFLM_TYPE_FLOAT32, TFLM_ERR_UNSUPPORTED_TYPE);
+  } else {
+    TFLM_KERNEL_CHECK(ctx, node, input.type == TFLM_TYPE_INT8, TFLM_ERR_UNSUPPORTED_TYPE);
+    status = tflm_softmax_check_output(ctx, node, &output);
+    if (status != TFLM_OK) {
+      return status;
+    }
+    TFLM_KERNEL_CHECK(ctx, node, tflm_softmax_quant_params(p->beta, input.scale, p),
+                      TFLM_ERR_BAD_PARAMS);
+  }
+  node->user_data = p;
+  return TFLM_OK;
+}
+
+/* Float softmax of one row, in the order of TFLM's reference: max, exps and their sum, divide. */
+static void tflm_softmax_row_float(const float *in, float *out, int32_t depth, float beta) {
+  float max = -FLT_MAX; /* std::numeric_limits<float>::lowest() */
+  float sum = 0.0f;
+  int32_t c;
+  for (c = 0; c < depth; ++c) {
+    max = (max < in[c]) ? in[c] : max; /* std::max(max, x) keeps max when x is NaN */
+  }
+  for (c = 0; c < depth; ++c) {
+    out[c] = expf((in[c] - max) * beta);
+    sum += out[c];
+  }
+  for (c = 0; c < depth; ++c) {
+    out[c] = out[c] / sum;
+  }
+}
+
+static void tflm_softmax_float(const tflm_softmax_params_t *p, const float *in, float *out) {
+  int32_t i;
+  for (i = 0; i < p->outer_size; ++i) {
+    tflm_softmax_row_float(in + i * p->depth, out + i * p->depth, p->depth, p->beta);
+  }
+}
+
+/* exp(diff * beta * scale) in Q0.31 for a non-positive difference diff >= diff_min. */
+static int32_t tflm_softmax_exp(const tflm_softmax_params_t *p, int32_t diff) {
+  int32_t scaled = tflm_multiply_by_quantized_multiplier(diff, p->input_multiplier,
+                                                         p->input_left_shift); /* Q5.26 */
+  return tflm_fp_exp_on_negative_values(scaled, TFLM_SOFTMAX_DIFF_INTEGER_BITS);
+}
+
+/* Row maximum and 1/sum(exp): returns the reciprocal (Q0.31) and the shift that turns
+ * exp * reciprocal into the output's 2^output_bits steps. */
+static int32_t tflm_softmax_row_scale(const tflm_softmax_params_t *p, const int8_t *in,
+                                      int32_t max, int32_t output_bits, int32_t *shift) {
+  int32_t sum = 0; /* Q12.19 */
+  int32_t bits_over_unit;
+  int32_t reciprocal;
+  int32_t c;
+  for (c = 0; c < p->depth; ++c) {
+    int32_t diff = (int32_t)in[c] - max;
+    if (diff >= p->diff_min) {
+      int32_t term = tflm_rounding_divide_by_pot(tflm_softmax_exp(p, diff),
+                                                TFLM_SOFTMAX_ACCUM_INTEGER_BITS);
+      sum = (int32_t)((uint32_t)sum + (uint32_t)term); /* wraps like TFLM past 4096 */
+    }
+  }
+  reciprocal = tflm_fp_reciprocal(sum, TFLM_SOFTMAX_ACCUM_INTEGER_BITS, &bits_over_unit);
+  *shift = bits_over_unit + 31 - output_bits;
+  return reciprocal;
+}
+
+/* int8 input, int8 or int16 output (out_min = -128 or -32768, out_bits = 8 or 16).
+ * Returns 0 when the row's sum of exps is too large for the output format (TFLM aborts). */
+static int32_t tflm_softmax_row_int8(const tflm_softmax_params_t *p, const int8_t *in,
+                                     int8_t *out8, int16_t *out16) {
+  const int32_t out_bits = out8 != NULL ? 8 : 16;
+  const int32_t out_min = out8 != NULL ? -128 : -32768;
+  const int32_t out_max = out8 != NULL ? 127 : 32767;
+  int32_t max = -128, reciprocal, shift, c;
+  for (c = 0; c < p->depth; ++c) {
+    max = in[c] > max ? in[c] : max;
+  }
+  reciprocal = tflm_softmax_row_scale(p, in, max, out_bits, &shift);
+  if (shift < 0 || shift > 31) {
+    return 0;
+  }
+  for (c = 0; c < p->depth; ++c) {
+    int32_t diff = (int32_t)in[c] - max;
+    int32_t value = out_min;
+    if (diff >= p->diff_min) {
+      int32_t exp_q31 = tflm_softmax_exp(p, diff);
+      int32_t prob = tflm_saturating_rounding_doubling_high_mul(reciprocal, exp_q31);
+      value = tflm_rounding_divide_by_pot(prob, shift) + out_min;
+      value = value > out_max ? out_max : (value < out_min ? out_min : value);
+    }
+    if (out8 != NULL) {
+      out8[c] = (int8_t)value;
+    } else {
+      out16[c] = (int16_t)value;
+    }
+  }
+  return 1;
+}
+
+static tflm_status_t tflm_softmax_int8(const tflm_softmax_params_t *p, const int8_t *in,
+                                       void *out) {
+  int32_t i, ok = 1;
+  for (i = 0; i < p->outer_size && ok; ++i) {
+    int32_t offset = i * p->depth;
+    if (p->output_type == TFLM_TYPE_INT8) {
+      ok = tflm_softmax_row_int8(p, in + offset, (int8_t *)out + offset, NULL);
+    } else {
+      ok = tflm_softmax_row_int8(p, in + offset, NULL, (int16_t *)out + offset);
+    }
+  }
+  return ok ? TFLM_OK : TFLM_ERROR;
+}
+
+static tflm_status_t tflm_softmax_eval(tflm_context_t *ctx, tflm_node_t *node) {
+  const tflm_softmax_params_t *p = (const tflm_softmax_params_t *)node->user_data;
+  const void *in = tflm_node_input_data(ctx, node, 0);
+  void *out = tflm_node_output_data(ctx, node, 0);
+  if (p->input_type == TFLM_TYPE_FLOAT32) {
+    tflm_softmax_float(p, (const float *)in, (float *)out);
+    return TFLM_OK;
+  }
+  return tflm_softmax_int8(p, (const int8_t *)in, out);
+}
+
+const tflm_registration_t tflm_op_softmax = {
+    NULL, 25 /* BuiltinOperator SOFTMAX */, NULL, tflm_softmax_prepare, tflm_softmax_eval,
+    NULL, NULL};

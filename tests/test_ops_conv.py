@@ -1,0 +1,184 @@
+"""CONV_2D and DEPTHWISE_CONV_2D: generated C against tflite-micro, bit for bit.
+
+Seeded random single-op models over shapes, strides, padding, dilation, depth multipliers,
+groups, fused activations, bias present or absent, and quantisation parameters (per-channel
+and per-tensor filters) for float32, int8 and int16x8.  Floats are compared by bit pattern.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tflm_gen.model import ir
+from tflm_gen.model.builder import ModelBuilder
+
+runtime = pytest.importorskip("tflite_micro.python.tflite_micro.runtime")
+host = pytest.importorskip("tflm_gen.host")
+if not hasattr(host, "run_model"):
+    pytest.skip("tflm_gen.host.run_model not available yet", allow_module_level=True)
+
+ACTIVATIONS = ["NONE", "RELU", "RELU6", "RELU_N1_TO_1"]
+QRANGE = {"int8": (-128, 127), "int16": (-32768, 32767)}
+BIAS_DTYPE = {"float32": "float32", "int8": "int32", "int16": "int64"}
+# Each model holds several independent ops: the host library is compiled once per model.
+OPS_PER_MODEL = 8
+MODELS_PER_DTYPE = 4
+
+
+def run_tflm(model: bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    interpreter = runtime.Interpreter.from_bytes(model, arena_size=1 << 22)
+    for index, value in enumerate(inputs):
+        interpreter.set_input(value, index)
+    interpreter.invoke()
+    return [interpreter.get_output(index) for index in range(len(inputs))]
+
+
+def assert_bit_exact(ours: np.ndarray, theirs: np.ndarray) -> None:
+    assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
+    if ours.dtype == np.float32:  # compare bits: -0.0 vs 0.0 and NaN payloads count
+        ours, theirs = ours.view(np.uint32), theirs.view(np.uint32)
+    mismatches = np.flatnonzero(ours != theirs)
+    assert mismatches.size == 0, (
+        f"{mismatches.size} of {ours.size} differ; first at {mismatches[:5]}: "
+        f"ours {ours.flat[mismatches[:5]]} tflm {theirs.flat[mismatches[:5]]}"
+    )
+
+
+def out_size(padding: str, size: int, kernel: int, stride: int, dilation: int) -> int:
+    effective = (kernel - 1) * dilation + 1
+    if padding == "SAME":
+        return (size + stride - 1) // stride
+    return (size + stride - effective) // stride
+
+
+def random_geometry(rng: np.random.Generator, depthwise: bool) -> dict:
+    """Shapes and options of one case, redrawn until VALID padding leaves an output."""
+    while True:
+        g = {
+            "batches": int(rng.integers(1, 3)),
+            "h": int(rng.integers(1, 10)),
+            "w": int(rng.integers(1, 10)),
+            "cin": int(rng.integers(1, 6)),
+            "kh": int(rng.integers(1, 5)),
+            "kw": int(rng.integers(1, 5)),
+            "stride": (int(rng.integers(1, 4)), int(rng.integers(1, 4))),
+            "dilation": (int(rng.integers(1, 3)), int(rng.integers(1, 3))),
+            "padding": str(rng.choice(["SAME", "VALID"])),
+            "activation": str(rng.choice(ACTIVATIONS)),
+            "bias": str(rng.choice(["yes", "yes", "absent", "omitted"])),
+            "per_channel": bool(rng.random() < 0.75),
+        }
+        if depthwise:
+            # tflite-micro's DEPTHWISE_CONV_2D crashes on a bias input of -1, so the
+            # oracle can only check a bias left out of the input list.
+            g["bias"] = "omitted" if g["bias"] == "absent" else g["bias"]
+            g["multiplier"] = int(rng.integers(1, 4))
+            g["cout"] = g["cin"] * g["multiplier"]
+            g["groups"] = 1
+        else:
+            g["groups"] = int(rng.choice([1, 1, 1, 2])) if g["cin"] % 2 == 0 else 1
+            g["cout"] = g["groups"] * int(rng.integers(1, 5))
+        g["oh"] = out_size(g["padding"], g["h"], g["kh"], g["stride"][0], g["dilation"][0])
+        g["ow"] = out_size(g["padding"], g["w"], g["kw"], g["stride"][1], g["dilation"][1])
+        if g["oh"] > 0 and g["ow"] > 0:
+            return g
+
+
+def filter_shape(g: dict, depthwise: bool) -> list[int]:
+    if depthwise:
+        return [1, g["kh"], g["kw"], g["cout"]]
+    return [g["cout"], g["kh"], g["kw"], g["cin"] // g["groups"]]
+
+
+def quantized_tensors(rng, g, dtype, depthwise):
+    """Input/output quantisation, filter values and quantisation, bias values and quantisation."""
+    lo, hi = QRANGE[dtype]
+    in_scale = float(10 ** rng.uniform(-3, 0))
+    in_zp = int(rng.integers(-128, 128)) if dtype == "int8" else 0
+    channels = g["cout"]
+    count = channels if g["per_channel"] else 1
+    filter_scales = (10 ** rng.uniform(-3, -1, size=count)).astype(np.float32)
+    axis = 3 if depthwise else 0
+    filter_q = ir.Quantization(list(filter_scales), [0] * count, quantized_dimension=axis)
+    weights = rng.integers(-127, 128, size=filter_shape(g, depthwise)).astype(np.int8)
+    depth = g["kh"] * g["kw"] * (1 if depthwise else g["cin"] // g["groups"])
+    spread = (hi - lo) * np.sqrt(depth) * 40.0
+    out_scale = float(in_scale * float(filter_scales.mean()) * spread * 10 ** rng.uniform(-1, 0.5))
+    out_zp = int(rng.integers(-128, 128)) if dtype == "int8" else 0
+    per_channel_scales = np.resize(filter_scales, channels).astype(np.float64)
+    bias_scales = [float(np.float32(in_scale) * s) for s in per_channel_scales]
+    bias_limit = 2**20 if dtype == "int8" else 2**36
+    bias = rng.integers(-bias_limit, bias_limit, size=channels).astype(BIAS_DTYPE[dtype])
+    bias_q = ir.Quantization(bias_scales, [0] * channels, quantized_dimension=0)
+    return {
+        "in_q": ir.Quantization([in_scale], [in_zp]),
+        "out_q": ir.Quantization([out_scale], [out_zp]),
+        "weights": weights, "filter_q": filter_q, "bias": bias, "bias_q": bias_q,
+    }  # fmt: skip
+
+
+def float_tensors(rng, g, depthwise):
+    weights = rng.standard_normal(filter_shape(g, depthwise)).astype(np.float32)
+    bias = rng.standard_normal(g["cout"]).astype(np.float32)
+    return {"in_q": None, "out_q": None, "weights": weights, "filter_q": None, "bias": bias,
+            "bias_q": None}  # fmt: skip
+
+
+def add_case(b: ModelBuilder, rng: np.random.Generator, dtype: str, depthwise: bool):
+    """Adds one random op with its own input and output to b; returns (input data, geometry)."""
+    g = random_geometry(rng, depthwise)
+    t = float_tensors(rng, g, depthwise) if dtype == "float32" else quantized_tensors(
+        rng, g, dtype, depthwise)  # fmt: skip
+    in_shape = [g["batches"], g["h"], g["w"], g["cin"]]
+    x = b.input(f"x{len(b.graph.inputs)}", in_shape, dtype, quantization=t["in_q"])
+    inputs = [x, b.constant("w", t["weights"], quantization=t["filter_q"])]
+    if g["bias"] == "yes":
+        inputs.append(b.constant("b", t["bias"], quantization=t["bias_q"]))
+    elif g["bias"] == "absent":
+        inputs.append(-1)
+    options = {
+        "padding": g["padding"], "stride_h": g["stride"][0], "stride_w": g["stride"][1],
+        "dilation_h_factor": g["dilation"][0], "dilation_w_factor": g["dilation"][1],
+        "fused_activation_function": g["activation"],
+    }  # fmt: skip
+    if depthwise:
+        options["depth_multiplier"] = g["multiplier"]
+    opcode = "DEPTHWISE_CONV_2D" if depthwise else "CONV_2D"
+    shape = [g["batches"], g["oh"], g["ow"], g["cout"]]
+    b.output(b.add_op(opcode, inputs, shape, dtype, quantization=t["out_q"], options=options))
+    if dtype == "float32":
+        return (rng.standard_normal(in_shape) * 2).astype(np.float32), g
+    lo, hi = QRANGE[dtype]
+    return rng.integers(lo, hi + 1, size=in_shape).astype(dtype), g
+
+
+def build_model(seed: int, dtype: str, depthwise: bool):
+    """A model of OPS_PER_MODEL independent random ops (one compile checks them all)."""
+    rng = np.random.default_rng(seed)
+    b = ModelBuilder()
+    cases = [add_case(b, rng, dtype, depthwise) for _ in range(OPS_PER_MODEL)]
+    return b.build(), [data for data, _ in cases], [g for _, g in cases]
+
+
+def check_model(seed: int, dtype: str, depthwise: bool) -> None:
+    model, inputs, geometries = build_model(seed, dtype, depthwise)
+    expected = run_tflm(model, inputs)
+    ours = host.run_model(model, inputs)
+    for index, geometry in enumerate(geometries):
+        try:
+            assert_bit_exact(np.asarray(ours[index]), expected[index])
+        except AssertionError as error:
+            raise AssertionError(f"op {index} {geometry}: {error}") from None
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int8", "int16"])
+@pytest.mark.parametrize("seed", range(MODELS_PER_DTYPE))
+def test_conv_2d_matches_tflm(seed: int, dtype: str) -> None:
+    check_model(1000 + seed, dtype, depthwise=False)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int8", "int16"])
+@pytest.mark.parametrize("seed", range(MODELS_PER_DTYPE))
+def test_depthwise_conv_2d_matches_tflm(seed: int, dtype: str) -> None:
+    check_model(2000 + seed, dtype, depthwise=True)

@@ -1,0 +1,137 @@
+"""FULLY_CONNECTED: generated C against tflite-micro, bit for bit.
+
+Seeded random ops over input ranks (2-D, 3-D with and without keep_num_dims, 4-D
+flattened), fused activations, bias present or absent, and quantisation parameters
+(per-tensor and per-channel int8 filters) for float32, int8 and int16x8.  Several
+independent ops share one model because the host library compiles once per model.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tflm_gen.model import ir
+from tflm_gen.model.builder import ModelBuilder
+
+runtime = pytest.importorskip("tflite_micro.python.tflite_micro.runtime")
+host = pytest.importorskip("tflm_gen.host")
+if not hasattr(host, "run_model"):
+    pytest.skip("tflm_gen.host.run_model not available yet", allow_module_level=True)
+
+ACTIVATIONS = ["NONE", "RELU", "RELU6", "RELU_N1_TO_1"]
+QRANGE = {"int8": (-128, 127), "int16": (-32768, 32767)}
+BIAS_DTYPE = {"float32": "float32", "int8": "int32", "int16": "int64"}
+OPS_PER_MODEL = 8
+MODELS_PER_DTYPE = 4
+
+
+def run_tflm(model: bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    interpreter = runtime.Interpreter.from_bytes(model, arena_size=1 << 22)
+    for index, value in enumerate(inputs):
+        interpreter.set_input(value, index)
+    interpreter.invoke()
+    return [interpreter.get_output(index) for index in range(len(inputs))]
+
+
+def assert_bit_exact(ours: np.ndarray, theirs: np.ndarray) -> None:
+    assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
+    if ours.dtype == np.float32:  # compare bits: -0.0 vs 0.0 and NaN payloads count
+        ours, theirs = ours.view(np.uint32), theirs.view(np.uint32)
+    mismatches = np.flatnonzero(ours != theirs)
+    assert mismatches.size == 0, (
+        f"{mismatches.size} of {ours.size} differ; first at {mismatches[:5]}: "
+        f"ours {ours.flat[mismatches[:5]]} tflm {theirs.flat[mismatches[:5]]}"
+    )
+
+
+def random_shapes(rng: np.random.Generator) -> dict:
+    """Input and output shapes of one case; depth is the length of each dot product."""
+    depth, units, batches = (int(v) for v in rng.integers(1, [40, 12, 4]))
+    kind = str(rng.choice(["2d", "3d_keep", "3d_flat", "4d"]))
+    if kind == "2d":
+        return {"kind": kind, "depth": depth, "units": units,
+                "input": [batches, depth], "output": [batches, units], "keep": False}
+    if kind == "4d":  # an image flattened into one row, as after a conv stack
+        h, w = (int(v) for v in rng.integers(1, 4, size=2))
+        return {"kind": kind, "depth": h * w * depth, "units": units,
+                "input": [1, h, w, depth], "output": [1, units], "keep": False}
+    steps = int(rng.integers(1, 4))
+    keep = kind == "3d_keep"
+    output = [batches, steps, units] if keep else [batches * steps, units]
+    return {"kind": kind, "depth": depth, "units": units,
+            "input": [batches, steps, depth], "output": output, "keep": keep}  # fmt: skip
+
+
+def quantized_tensors(rng, s, dtype, per_channel):
+    lo, hi = QRANGE[dtype]
+    in_scale = float(10 ** rng.uniform(-3, 0))
+    in_zp = int(rng.integers(-128, 128)) if dtype == "int8" else 0
+    count = s["units"] if per_channel else 1
+    filter_scales = (10 ** rng.uniform(-3, -1, size=count)).astype(np.float32)
+    weights = rng.integers(-127, 128, size=[s["units"], s["depth"]]).astype(np.int8)
+    spread = (hi - lo) * np.sqrt(s["depth"]) * 40.0
+    out_scale = float(in_scale * float(filter_scales.mean()) * spread * 10 ** rng.uniform(-1, 0.5))
+    out_zp = int(rng.integers(-128, 128)) if dtype == "int8" else 0
+    bias_scales = [float(np.float32(in_scale) * v) for v in np.resize(filter_scales, s["units"])]
+    bias_limit = 2**20 if dtype == "int8" else 2**36
+    bias = rng.integers(-bias_limit, bias_limit, size=s["units"]).astype(BIAS_DTYPE[dtype])
+    return {
+        "in_q": ir.Quantization([in_scale], [in_zp]),
+        "out_q": ir.Quantization([out_scale], [out_zp]),
+        "weights": weights,
+        "filter_q": ir.Quantization(list(filter_scales), [0] * count),
+        "bias": bias,
+        "bias_q": ir.Quantization(bias_scales, [0] * s["units"]),
+    }
+
+
+def float_tensors(rng, s):
+    return {"in_q": None, "out_q": None, "filter_q": None, "bias_q": None,
+            "weights": rng.standard_normal([s["units"], s["depth"]]).astype(np.float32),
+            "bias": rng.standard_normal(s["units"]).astype(np.float32)}  # fmt: skip
+
+
+def add_case(b: ModelBuilder, rng: np.random.Generator, dtype: str):
+    """Adds one random op with its own input and output to b; returns (input data, case)."""
+    s = random_shapes(rng)
+    # tflite-micro supports per-channel filters with int8 activations only.
+    s["per_channel"] = dtype == "int8" and bool(rng.random() < 0.5)
+    s["bias"] = str(rng.choice(["yes", "yes", "absent", "omitted"]))
+    s["activation"] = str(rng.choice(ACTIVATIONS))
+    t = float_tensors(rng, s) if dtype == "float32" else quantized_tensors(
+        rng, s, dtype, s["per_channel"])  # fmt: skip
+    x = b.input(f"x{len(b.graph.inputs)}", s["input"], dtype, quantization=t["in_q"])
+    inputs = [x, b.constant("w", t["weights"], quantization=t["filter_q"])]
+    if s["bias"] == "yes":
+        inputs.append(b.constant("b", t["bias"], quantization=t["bias_q"]))
+    elif s["bias"] == "absent":
+        inputs.append(-1)
+    options = {"fused_activation_function": s["activation"], "keep_num_dims": s["keep"]}
+    y = b.add_op("FULLY_CONNECTED", inputs, s["output"], dtype, quantization=t["out_q"],
+                 options=options)  # fmt: skip
+    b.output(y)
+    if dtype == "float32":
+        return (rng.standard_normal(s["input"]) * 2).astype(np.float32), s
+    lo, hi = QRANGE[dtype]
+    return rng.integers(lo, hi + 1, size=s["input"]).astype(dtype), s
+
+
+def check_model(seed: int, dtype: str) -> None:
+    rng = np.random.default_rng(seed)
+    b = ModelBuilder()
+    cases = [add_case(b, rng, dtype) for _ in range(OPS_PER_MODEL)]
+    model, inputs = b.build(), [data for data, _ in cases]
+    expected = run_tflm(model, inputs)
+    ours = host.run_model(model, inputs)
+    for index, (_, case) in enumerate(cases):
+        try:
+            assert_bit_exact(np.asarray(ours[index]), expected[index])
+        except AssertionError as error:
+            raise AssertionError(f"op {index} {case}: {error}") from None
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int8", "int16"])
+@pytest.mark.parametrize("seed", range(MODELS_PER_DTYPE))
+def test_fully_connected_matches_tflm(seed: int, dtype: str) -> None:
+    check_model(3000 + seed, dtype)

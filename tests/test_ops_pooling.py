@@ -1,0 +1,125 @@
+"""AVERAGE_POOL_2D and MAX_POOL_2D: generated C against tflite-micro, bit for bit.
+
+Seeded random single-op models over batch, spatial size, channels, filter size, strides,
+SAME/VALID padding and fused activations, for float32, int8 and int16.  Floats are
+compared by bit pattern.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tflm_gen.model.builder import ModelBuilder
+
+runtime = pytest.importorskip("tflite_micro.python.tflite_micro.runtime")
+host = pytest.importorskip("tflm_gen.host")
+
+OPS = ["AVERAGE_POOL_2D", "MAX_POOL_2D"]
+DTYPES = ["float32", "int8", "int16"]
+ACTIVATIONS = ["NONE", "RELU", "RELU6", "RELU_N1_TO_1"]
+QRANGE = {"int8": (-128, 127), "int16": (-32768, 32767)}
+CASES = 40
+
+
+def run_tflm(model: bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    interpreter = runtime.Interpreter.from_bytes(model, arena_size=1 << 22)
+    for index, value in enumerate(inputs):
+        interpreter.set_input(value, index)
+    interpreter.invoke()
+    return [interpreter.get_output(index) for index in range(len(inputs))]
+
+
+def check_model(model: bytes, inputs: list[np.ndarray], cases: list) -> None:
+    """Runs both runtimes; output i (case i) must match bit for bit."""
+    ours, theirs = host.run_model(model, inputs), run_tflm(model, inputs)
+    assert len(ours) == len(theirs) == len(cases)
+    for mine, reference, case in zip(ours, theirs, cases):
+        assert_bit_exact(mine, reference, case)
+
+
+def assert_bit_exact(ours: np.ndarray, theirs: np.ndarray, context=None) -> None:
+    assert ours.dtype == theirs.dtype and ours.shape == theirs.shape, context
+    if ours.dtype == np.float32:  # compare bits: -0.0 vs 0.0 counts
+        ours, theirs = ours.view(np.uint32), theirs.view(np.uint32)
+    mismatches = np.flatnonzero(ours != theirs)
+    assert mismatches.size == 0, (
+        f"{mismatches.size} of {ours.size} differ; first at {mismatches[:5]}: "
+        f"ours {ours.flat[mismatches[:5]]} tflm {theirs.flat[mismatches[:5]]}; {context}"
+    )
+
+
+def out_size(padding: str, size: int, kernel: int, stride: int) -> int:
+    if padding == "SAME":
+        return (size + stride - 1) // stride
+    return (size + stride - kernel) // stride
+
+
+def random_case(rng: np.random.Generator) -> dict:
+    """One geometry, redrawn until VALID padding leaves an output."""
+    while True:
+        case = {
+            "n": int(rng.integers(1, 3)),
+            "h": int(rng.integers(1, 11)),
+            "w": int(rng.integers(1, 11)),
+            "c": int(rng.integers(1, 6)),
+            "fh": int(rng.integers(1, 5)),
+            "fw": int(rng.integers(1, 5)),
+            "sh": int(rng.integers(1, 4)),
+            "sw": int(rng.integers(1, 4)),
+            "padding": str(rng.choice(["SAME", "VALID"])),
+            "activation": str(rng.choice(ACTIVATIONS)),
+        }
+        case["oh"] = out_size(case["padding"], case["h"], case["fh"], case["sh"])
+        case["ow"] = out_size(case["padding"], case["w"], case["fw"], case["sw"])
+        if case["oh"] > 0 and case["ow"] > 0:
+            return case
+
+
+def add_pool(b: ModelBuilder, op: str, dtype: str, case: dict, rng: np.random.Generator):
+    """Adds one independent input -> op -> output branch; returns the branch's input data."""
+    shape = [case["n"], case["h"], case["w"], case["c"]]
+    quant = {}
+    if dtype == "float32":
+        data = (rng.standard_normal(shape) * 4).astype(np.float32)
+    else:
+        lo, hi = QRANGE[dtype]
+        zp = int(rng.integers(-100, 100)) if dtype == "int8" else 0
+        quant = {"scale": float(10 ** rng.uniform(-3, -1)), "zero_point": zp}
+        data = rng.integers(lo, hi + 1, size=shape).astype(dtype)
+    x = b.input(f"x{len(b.graph.inputs)}", shape, dtype, **quant)
+    options = {
+        "padding": case["padding"],
+        "stride_h": case["sh"],
+        "stride_w": case["sw"],
+        "filter_height": case["fh"],
+        "filter_width": case["fw"],
+        "fused_activation_function": case["activation"],
+    }
+    out_shape = [case["n"], case["oh"], case["ow"], case["c"]]
+    y = b.add_op(op, [x], out_shape, dtype, options=options, **quant)
+    b.output(y)
+    return data
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", OPS)
+def test_pool_matches_tflm(op: str, dtype: str) -> None:
+    rng = np.random.default_rng([OPS.index(op), DTYPES.index(dtype), 2024])
+    # All cases are branches of one model: one host build instead of one per case.
+    b, cases = ModelBuilder(), [random_case(rng) for _ in range(CASES)]
+    inputs = [add_pool(b, op, dtype, case, rng) for case in cases]
+    check_model(b.build(), inputs, cases)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16"])
+def test_average_rounds_half_away_from_zero(dtype: str) -> None:
+    """Windows of two values whose sums are odd: every average is a tie."""
+    case = {"n": 1, "h": 1, "w": 8, "c": 1, "fh": 1, "fw": 2, "sh": 1, "sw": 2,
+            "padding": "VALID", "activation": "NONE", "oh": 1, "ow": 4}  # fmt: skip
+    b = ModelBuilder()
+    add_pool(b, "AVERAGE_POOL_2D", dtype, case, np.random.default_rng(1))
+    data = np.array([1, 2, -1, -2, 3, 4, -3, -4], dtype=dtype).reshape(1, 1, 8, 1)
+    model = b.build()
+    assert host.run_model(model, [data])[0].reshape(-1).tolist() == [2, -2, 4, -4]
+    check_model(model, [data], [case])
