@@ -5,7 +5,8 @@
 
 #include <stdint.h>
 
-/* round(a * b / 2^31) with ties away from zero, saturating the single overflow case. */
+/* round(a * b / 2^31), halves rounded toward +infinity (gemmlowp's nudge then truncating
+ * division: 0.5 -> 1 but -0.5 -> 0), saturating the single overflow case. */
 int32_t tflm_saturating_rounding_doubling_high_mul(int32_t a, int32_t b);
 /* x / 2^exponent rounded to nearest, ties away from zero (exponent 0..31). */
 int32_t tflm_rounding_divide_by_pot(int32_t x, int32_t exponent);

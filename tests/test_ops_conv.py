@@ -1,8 +1,9 @@
 """CONV_2D and DEPTHWISE_CONV_2D: generated C against tflite-micro, bit for bit.
 
-Seeded random single-op models over shapes, strides, padding, dilation, depth multipliers,
+Seeded random ops over shapes, strides, padding, dilation, depth multipliers,
 groups, fused activations, bias present or absent, and quantisation parameters (per-channel
 and per-tensor filters) for float32, int8 and int16x8.  Floats are compared by bit pattern.
+Several independent ops share one model because the host library compiles once per model.
 """
 
 from __future__ import annotations

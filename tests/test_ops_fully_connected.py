@@ -50,12 +50,24 @@ def random_shapes(rng: np.random.Generator) -> dict:
     depth, units, batches = (int(v) for v in rng.integers(1, [40, 12, 4]))
     kind = str(rng.choice(["2d", "3d_keep", "3d_flat", "4d"]))
     if kind == "2d":
-        return {"kind": kind, "depth": depth, "units": units,
-                "input": [batches, depth], "output": [batches, units], "keep": False}
+        return {
+            "kind": kind,
+            "depth": depth,
+            "units": units,
+            "input": [batches, depth],
+            "output": [batches, units],
+            "keep": False,
+        }
     if kind == "4d":  # an image flattened into one row, as after a conv stack
         h, w = (int(v) for v in rng.integers(1, 4, size=2))
-        return {"kind": kind, "depth": h * w * depth, "units": units,
-                "input": [1, h, w, depth], "output": [1, units], "keep": False}
+        return {
+            "kind": kind,
+            "depth": h * w * depth,
+            "units": units,
+            "input": [1, h, w, depth],
+            "output": [1, units],
+            "keep": False,
+        }
     steps = int(rng.integers(1, 4))
     keep = kind == "3d_keep"
     output = [batches, steps, units] if keep else [batches * steps, units]
@@ -135,3 +147,17 @@ def check_model(seed: int, dtype: str) -> None:
 @pytest.mark.parametrize("seed", range(MODELS_PER_DTYPE))
 def test_fully_connected_matches_tflm(seed: int, dtype: str) -> None:
     check_model(3000 + seed, dtype)
+
+
+@pytest.mark.parametrize("filter_scale", [0.5, 0.25, 0.125])
+def test_requantization_ties_match_tflm(filter_scale: float) -> None:
+    """Every int8 input through a 1x1 filter of 1 with a multiplier of exactly 2^-k: each odd
+    accumulator is a rounding tie, which random cases almost never produce."""
+    b = ModelBuilder()
+    unit = ir.Quantization([1.0], [0])
+    x = b.input("x", [256, 1], "int8", quantization=unit)
+    w = b.constant("w", np.ones([1, 1], np.int8), quantization=ir.Quantization([filter_scale], [0]))
+    b.output(b.add_op("FULLY_CONNECTED", [x, w], [256, 1], "int8", quantization=unit))
+    model = b.build()
+    data = np.arange(-128, 128, dtype=np.int8).reshape(256, 1)
+    assert_bit_exact(np.asarray(host.run_model(model, [data])[0]), run_tflm(model, [data])[0])

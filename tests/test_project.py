@@ -181,3 +181,12 @@ def test_make_run_clean_under_sanitizers(name, project_of, tmp_path):
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "~~~ALL TESTS PASSED~~~" in result.stderr
+
+
+def test_regenerating_over_a_built_project_works(tmp_path):
+    need_tool("make")
+    model = model_path("sine_int8.tflite").read_bytes()
+    write_tree(generate(model), tmp_path)
+    subprocess.run(["make", "-s"], cwd=tmp_path, check=True, capture_output=True)
+    write_tree(generate(model), tmp_path)
+    assert (tmp_path / "build" / "model_test").is_file()

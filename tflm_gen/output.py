@@ -9,6 +9,7 @@ from pathlib import Path
 from tflm_gen.errors import OutputDirError
 
 MANIFEST = ".tflm-gen-files"
+BUILD_DIR = "build"  # where generated build scripts put their products; left alone
 
 
 def _previous_files(out_dir: Path) -> set[str]:
@@ -20,6 +21,8 @@ def _foreign_files(out_dir: Path, ours: set[str]) -> list[str]:
     found = []
     for path in sorted(out_dir.rglob("*")):
         relative = path.relative_to(out_dir).as_posix()
+        if relative.split("/")[0] == BUILD_DIR:
+            continue
         if path.is_file() and relative != MANIFEST and relative not in ours:
             found.append(relative)
     return found
@@ -28,8 +31,8 @@ def _foreign_files(out_dir: Path, ours: set[str]) -> list[str]:
 def write_tree(files: dict[str, bytes], out_dir: str | Path) -> Path:
     """Writes `files` under out_dir; refuses a directory holding files we did not write.
 
-    Build products (anything not in the manifest) make the directory foreign too, so a
-    project is regenerated into a clean or tflm-gen-owned folder only.
+    Build products belong under build/, which is left alone, so a project can be
+    regenerated over a built one.
     """
     out_dir = Path(out_dir)
     previous = _previous_files(out_dir) if out_dir.is_dir() else set()
