@@ -49,7 +49,7 @@ def test_roundtrip_ir_equal(corpus_dir, name):
 @pytest.mark.corpus
 @pytest.mark.parametrize("name", CORPUS)
 def test_roundtrip_same_tflm_outputs(corpus_dir, name):
-    runtime = pytest.importorskip("tflite_micro.python.tflite_micro.runtime")
+    from tflite_micro.python.tflite_micro import runtime
     original = (corpus_dir / name).read_bytes()
     model = read_model(original)
     inputs = random_inputs(model)

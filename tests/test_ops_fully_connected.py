@@ -10,14 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tflite_micro.python.tflite_micro import runtime
 
+from tflm_gen import host
 from tflm_gen.model import ir
 from tflm_gen.model.builder import ModelBuilder
-
-runtime = pytest.importorskip("tflite_micro.python.tflite_micro.runtime")
-host = pytest.importorskip("tflm_gen.host")
-if not hasattr(host, "run_model"):
-    pytest.skip("tflm_gen.host.run_model not available yet", allow_module_level=True)
 
 ACTIVATIONS = ["NONE", "RELU", "RELU6", "RELU_N1_TO_1"]
 QRANGE = {"int8": (-128, 127), "int16": (-32768, 32767)}

@@ -6,8 +6,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import need_tool
+
 from tflm_gen.schema_header import HEADER_PATH, render_schema_header
 from tflm_gen.status import status_code, status_table
 
@@ -42,5 +42,5 @@ def test_runtime_and_kernels_compile_strict(compiler, cpu, tmp_path):
         if source.name == "tflm_debug_log.c" and compiler.startswith("arm"):
             continue  # the hosted DebugLog uses stdio; ports replace it
         command = [compiler, *STRICT, *cpu, "-c", str(source), "-o", str(tmp_path / "x.o")]
-        result = subprocess.run(command, capture_output=True, text=True)
+        result = subprocess.run(command, capture_output=True, text=True, check=False)
         assert result.returncode == 0, f"{source.name}: {result.stderr}"

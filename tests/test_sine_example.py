@@ -8,11 +8,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tflite_micro.python.tflite_micro import runtime
 
 from tflm_gen import quantize
 from tflm_gen.model.reader import read_model
-
-runtime = pytest.importorskip("tflite_micro.python.tflite_micro.runtime")
 
 SINE_DIR = Path(__file__).resolve().parent.parent / "examples" / "sine"
 MAX_ERROR = {"sine_float.tflite": 0.05, "sine_int8.tflite": 0.12}

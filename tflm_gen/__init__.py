@@ -11,7 +11,8 @@ __version__ = "0.1.0"
 
 def generate(model_bytes, options=None):
     """{relative path: bytes} of a project (see tflm_gen.project.generate)."""
-    from tflm_gen.project import GenerateOptions, generate as _generate
+    from tflm_gen.project import GenerateOptions
+    from tflm_gen.project import generate as _generate
 
     return _generate(model_bytes, options or GenerateOptions())
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from tflm_gen.resources import resource_dir
@@ -27,7 +27,7 @@ class KernelSpec:
     dtypes: frozenset[str]  # activation dtypes the kernel supports
 
 
-@lru_cache(maxsize=None)
+@cache
 def kernel_catalogue() -> dict[str, KernelSpec]:
     """Every op implemented in kernels_c/ (reference variants), by op name."""
     catalogue = {}

@@ -9,7 +9,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from tflm_gen.assemble import (
-    LIBRARY_DIR, banner, c_bytes, library_files, model_data_files, render,
+    LIBRARY_DIR,
+    banner,
+    c_bytes,
+    library_files,
+    model_data_files,
+    render,
 )
 from tflm_gen.host import HostInterpreter
 from tflm_gen.inputs import random_inputs

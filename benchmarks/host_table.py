@@ -1,0 +1,79 @@
+"""Prints model | bit-exact | our arena | TFLM arena | our us/invoke | tflite-micro us/invoke.
+
+    python3 benchmarks/host_table.py [MODEL ...]   (default: the issue-3 models)
+
+Arena: ours is tflm_interpreter_arena_used_bytes (the smallest arena that works); TFLM's
+is the "Arena allocation total" of its recording allocator (print_allocations).
+Times are medians of 20 invokes on this machine: wall-clock, for orientation only.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from tflm_gen.host import HostInterpreter  # noqa: E402
+from tflm_gen.inputs import random_inputs  # noqa: E402
+from tflm_gen.oracle import Oracle  # noqa: E402
+from tflm_gen.verify import verify  # noqa: E402
+
+CORPUS = REPO.parent / "shared" / "models"
+MODELS = [
+    "hello_world_int8", "hello_world_float", "micro_speech_quantized", "kws_ref_model",
+    "vww_96_int8", "person_detect", "pretrainedResnet_quant", "ad01_int8", "test_conv_model",
+    "simple_add_model", "model_ToyCar_quant_fullint",
+]
+_TFLM_TOTAL = """
+import sys
+from tflite_micro.python.tflite_micro import runtime
+data = open(sys.argv[1], 'rb').read()
+runtime.Interpreter.from_bytes(data, arena_size=max(4 << 20, 10 * len(data))).print_allocations()
+"""
+
+
+def tflm_arena_total(path: Path) -> int:
+    result = subprocess.run([sys.executable, "-c", _TFLM_TOTAL, str(path)],
+                            capture_output=True, text=True, check=False)
+    match = re.search(r"Arena allocation total (\d+) bytes", result.stdout + result.stderr)
+    return int(match.group(1)) if match else -1
+
+
+def median_us(run, inputs, repeats: int = 20) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run(inputs)
+        times.append((time.perf_counter() - start) * 1e6)
+    return statistics.median(times)
+
+
+def row(path: Path) -> str:
+    data = path.read_bytes()
+    ours = HostInterpreter(data)
+    inputs = random_inputs(ours.model)
+    exact = verify(data, "tflm", runs=3).bit_exact
+    oracle = Oracle(data)
+    return (f"| {path.stem} | {'yes' if exact else 'NO'} | {ours.arena_used_bytes} | "
+            f"{tflm_arena_total(path)} | {median_us(ours.run, inputs):.0f} | "
+            f"{median_us(oracle.run, inputs):.0f} |")
+
+
+def main(names: list[str]) -> None:
+    paths = [Path(n) if n.endswith(".tflite") else CORPUS / f"{n}.tflite" for n in names]
+    paths += [REPO / "examples" / "sine" / f for f in ("sine_int8.tflite", "sine_float.tflite")]
+    print("| model | bit-exact with TFLM | our arena bytes | TFLM arena bytes | "
+          "our host us/invoke | tflite-micro us/invoke |")
+    print("|---|---|---|---|---|---|")
+    for path in paths:
+        print(row(path), flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:] or MODELS)
