@@ -1,14 +1,17 @@
-/* tflm-op: SOFTMAX tflm_op_softmax types: float32,int8 */
+/* tflm-op: SOFTMAX tflm_op_softmax types: float32,int8,int16 */
 /* SOFTMAX over the innermost dimension, bit-exact with TFLM's reference kernels.
  *   float32 -> float32: exp((x - max) * beta) / sum, in float with expf, in TFLM's order.
  *   int8 -> int8 (scale 1/256, zero point -128) and int8 -> int16 (scale 1/65536, zero
  *   point -32768): gemmlowp-style fixed point, input differences scaled to Q5.26, exps
- *   accumulated in Q12.19 (see tflm_fixedpoint.h). */
+ *   accumulated in Q12.19 (see tflm_fixedpoint.h).
+ *   int16 -> int16 (scale 1/32768, zero point 0): TFLM's table path, exp and 1/(1+x) from
+ *   interpolated 513-entry tables built in prepare (see tflm_lut.h). */
 #include <float.h>
 #include <math.h>
 
 #include "tflm_fixedpoint.h"
 #include "tflm_kernel.h"
+#include "tflm_lut.h"
 #include "tflm_quant.h"
 
 /* Integer bits of the scaled input differences (Q5.26) and of the sum of exps (Q12.19). */
@@ -63,10 +66,64 @@ static tflm_status_t tflm_softmax_check_output(tflm_context_t *ctx, tflm_node_t 
   return TFLM_OK;
 }
 
+/* int16 softmax keeps its two lookup tables right after the parameters. */
+typedef struct {
+  tflm_softmax_params_t params;
+  int16_t exp_lut[TFLM_LUT_INT16_SIZE];      /* exp(x), x in [-10, 0] -> Q0.15 */
+  int16_t reciprocal_lut[TFLM_LUT_INT16_SIZE]; /* 1 / (1 + x), x in [0, 1] -> Q0.15 */
+} tflm_softmax_int16_data_t;
+
+static float tflm_softmax_lut_exp(float x) { return expf(x); }
+static float tflm_softmax_lut_reciprocal(float x) { return 1.0f / (1.0f + x); }
+
+/* int16 -> int16 (scale 1/32768, zero point 0): differences are rescaled so that
+ * [-65535, 0] covers [-10, 0], the range of the exp table. */
+static tflm_status_t tflm_softmax_prepare_int16(tflm_context_t *ctx, tflm_node_t *node,
+                                                const tflm_tensor_t *input,
+                                                const tflm_tensor_t *output,
+                                                tflm_softmax_int16_data_t *data) {
+  tflm_softmax_params_t *p = &data->params;
+  TFLM_KERNEL_CHECK(ctx, node, output->type == TFLM_TYPE_INT16, TFLM_ERR_UNSUPPORTED_TYPE);
+  TFLM_KERNEL_CHECK(ctx, node, output->zero_point == 0, TFLM_ERR_BAD_PARAMS);
+  TFLM_KERNEL_CHECK(ctx, node,
+                    fabsf(output->scale - 1.0f / 32768.0f) <= 0.001f / 32768.0f,
+                    TFLM_ERR_BAD_PARAMS);
+  tflm_quantize_multiplier((double)input->scale * (double)p->beta / (10.0 / 65535.0),
+                           &p->input_multiplier, &p->input_left_shift);
+  p->diff_min = 0; /* unused: the exp table saturates instead */
+  tflm_lut_generate_int16(tflm_softmax_lut_exp, -10.0f, 0.0f, -1.0f, 1.0f, data->exp_lut);
+  tflm_lut_generate_int16(tflm_softmax_lut_reciprocal, 0.0f, 1.0f, -1.0f, 1.0f,
+                          data->reciprocal_lut);
+  return TFLM_OK;
+}
+
+/* Type checks and the parameters of each input type. */
+static tflm_status_t tflm_softmax_prepare_types(tflm_context_t *ctx, tflm_node_t *node,
+                                                const tflm_tensor_t *input,
+                                                const tflm_tensor_t *output,
+                                                tflm_softmax_params_t *p) {
+  tflm_status_t status;
+  if (input->type == TFLM_TYPE_FLOAT32) {
+    TFLM_KERNEL_CHECK(ctx, node, output->type == TFLM_TYPE_FLOAT32, TFLM_ERR_UNSUPPORTED_TYPE);
+    return TFLM_OK;
+  }
+  if (input->type == TFLM_TYPE_INT16) {
+    return tflm_softmax_prepare_int16(ctx, node, input, output, (tflm_softmax_int16_data_t *)p);
+  }
+  TFLM_KERNEL_CHECK(ctx, node, input->type == TFLM_TYPE_INT8, TFLM_ERR_UNSUPPORTED_TYPE);
+  status = tflm_softmax_check_output(ctx, node, output);
+  if (status != TFLM_OK) {
+    return status;
+  }
+  TFLM_KERNEL_CHECK(ctx, node, tflm_softmax_quant_params(p->beta, input->scale, p),
+                    TFLM_ERR_BAD_PARAMS);
+  return TFLM_OK;
+}
+
 static tflm_status_t tflm_softmax_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   tflm_tensor_t input, output;
   tflm_softmax_params_t *p;
-  tflm_status_t status;
+  uint32_t size = (uint32_t)sizeof(tflm_softmax_params_t);
   TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 1 && node->outputs_count == 1,
                     TFLM_ERR_BAD_PARAMS);
   TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, &input) == TFLM_OK, TFLM_ERROR);
@@ -74,7 +131,10 @@ static tflm_status_t tflm_softmax_prepare(tflm_context_t *ctx, tflm_node_t *node
   TFLM_KERNEL_CHECK(ctx, node, input.ndims >= 1, TFLM_ERR_BAD_SHAPE);
   TFLM_KERNEL_CHECK(ctx, node, tflm_tensor_elements(&input) == tflm_tensor_elements(&output),
                     TFLM_ERR_BAD_SHAPE);
-  p = (tflm_softmax_params_t *)tflm_alloc_persistent(ctx, sizeof(*p));
+  if (input.type == TFLM_TYPE_INT16) {
+    size = (uint32_t)sizeof(tflm_softmax_int16_data_t);
+  }
+  p = (tflm_softmax_params_t *)tflm_alloc_persistent(ctx, size);
   TFLM_KERNEL_CHECK(ctx, node, p != NULL, TFLM_ERR_ARENA_TOO_SMALL);
   p->input_type = input.type;
   p->output_type = output.type;
@@ -82,19 +142,8 @@ static tflm_status_t tflm_softmax_prepare(tflm_context_t *ctx, tflm_node_t *node
   TFLM_KERNEL_CHECK(ctx, node, p->depth > 0, TFLM_ERR_BAD_SHAPE);
   p->outer_size = tflm_tensor_elements(&input) / p->depth;
   p->beta = tflm_opt_float(node, TFLM_OPT_SOFTMAX_BETA, 0.0f);
-  if (input.type == TFLM_TYPE_FLOAT32) {
-    TFLM_KERNEL_CHECK(ctx, node, output.type == TFLM_TYPE_FLOAT32, TFLM_ERR_UNSUPPORTED_TYPE);
-  } else {
-    TFLM_KERNEL_CHECK(ctx, node, input.type == TFLM_TYPE_INT8, TFLM_ERR_UNSUPPORTED_TYPE);
-    status = tflm_softmax_check_output(ctx, node, &output);
-    if (status != TFLM_OK) {
-      return status;
-    }
-    TFLM_KERNEL_CHECK(ctx, node, tflm_softmax_quant_params(p->beta, input.scale, p),
-                      TFLM_ERR_BAD_PARAMS);
-  }
   node->user_data = p;
-  return TFLM_OK;
+  return tflm_softmax_prepare_types(ctx, node, &input, &output, p);
 }
 
 /* Float softmax of one row, in the order of TFLM's reference: max, exps and their sum, divide. */
@@ -196,12 +245,67 @@ static tflm_status_t tflm_softmax_int8(const tflm_softmax_params_t *p, const int
   return ok ? TFLM_OK : TFLM_ERROR;
 }
 
+/* exp(in - max) from the table: the difference rescaled to [-65535, 0] ~ [-10, 0], then
+ * re-centred on the table's symmetric int16 input range. */
+static int32_t tflm_softmax_exp_int16(const tflm_softmax_int16_data_t *d, int32_t diff) {
+  int32_t scaled = tflm_multiply_by_quantized_multiplier(diff, d->params.input_multiplier,
+                                                         d->params.input_left_shift);
+  int32_t centred = scaled + 32767;
+  centred = centred < -32768 ? -32768 : (centred > 32767 ? 32767 : centred);
+  return tflm_lut_lookup_int16((int16_t)centred, d->exp_lut);
+}
+
+/* 1 / sum in Q0.15 from the table, with the shift that undoes the sum's normalisation. */
+static int32_t tflm_softmax_reciprocal_int16(const tflm_softmax_int16_data_t *d, int32_t sum,
+                                             int32_t *right_shift) {
+  const int32_t headroom_plus_one = tflm_fp_count_leading_zeros((uint32_t)sum);
+  /* The sum normalised to [1, 2) in Q1.15 ... */
+  int32_t shifted = (int32_t)((((int64_t)sum << (headroom_plus_one - 1)) + (1 << 13)) >> 14);
+  /* ... minus one, re-centred from [0, 65535] to the table's [-32768, 32767]. */
+  int32_t centred = shifted - (INT32_C(32768) + INT32_C(65536));
+  centred = centred < -32768 ? -32768 : (centred > 32767 ? 32767 : centred);
+  *right_shift = 31 - headroom_plus_one;
+  return tflm_lut_lookup_int16((int16_t)centred, d->reciprocal_lut);
+}
+
+/* One row; the exps are cached in the output row, as TFLM does. */
+static void tflm_softmax_row_int16(const tflm_softmax_int16_data_t *d, const int16_t *in,
+                                   int16_t *out) {
+  int32_t max = -32768, sum = 0, reciprocal, shift, c;
+  for (c = 0; c < d->params.depth; ++c) {
+    max = in[c] > max ? in[c] : max;
+  }
+  for (c = 0; c < d->params.depth; ++c) {
+    out[c] = (int16_t)tflm_softmax_exp_int16(d, (int32_t)in[c] - max);
+    sum += out[c]; /* Q16.15 */
+  }
+  reciprocal = tflm_softmax_reciprocal_int16(d, sum, &shift);
+  for (c = 0; c < d->params.depth; ++c) {
+    int64_t product = (int64_t)out[c] * (int64_t)reciprocal + ((int64_t)1 << (shift - 1));
+    int32_t value = (int32_t)(product >> shift);
+    out[c] = (int16_t)(value < 0 ? 0 : (value > 32767 ? 32767 : value));
+  }
+}
+
+static void tflm_softmax_int16(const tflm_softmax_int16_data_t *d, const int16_t *in,
+                               int16_t *out) {
+  int32_t i;
+  for (i = 0; i < d->params.outer_size; ++i) {
+    tflm_softmax_row_int16(d, in + i * d->params.depth, out + i * d->params.depth);
+  }
+}
+
 static tflm_status_t tflm_softmax_eval(tflm_context_t *ctx, tflm_node_t *node) {
   const tflm_softmax_params_t *p = (const tflm_softmax_params_t *)node->user_data;
   const void *in = tflm_node_input_data(ctx, node, 0);
   void *out = tflm_node_output_data(ctx, node, 0);
   if (p->input_type == TFLM_TYPE_FLOAT32) {
     tflm_softmax_float(p, (const float *)in, (float *)out);
+    return TFLM_OK;
+  }
+  if (p->input_type == TFLM_TYPE_INT16) {
+    tflm_softmax_int16((const tflm_softmax_int16_data_t *)node->user_data,
+                       (const int16_t *)in, (int16_t *)out);
     return TFLM_OK;
   }
   return tflm_softmax_int8(p, (const int8_t *)in, out);

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tflite_micro.python.tflite_micro import runtime
 
+from tflm_gen import host
 from tflm_gen.model.builder import ModelBuilder
-
-runtime = pytest.importorskip("tflite_micro.python.tflite_micro.runtime")
-host = pytest.importorskip("tflm_gen.host")
 
 OPS = ["AVERAGE_POOL_2D", "MAX_POOL_2D"]
 DTYPES = ["float32", "int8", "int16"]
