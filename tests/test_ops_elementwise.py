@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from tflite_micro.python.tflite_micro import runtime
+from op_oracle import check_model
 
-from tflm_gen import host
 from tflm_gen.model.builder import ModelBuilder
 
 ACTIVATIONS = ["NONE", "RELU", "RELU6", "RELU_N1_TO_1"]
@@ -24,33 +23,6 @@ QRANGE = {
     "int32": (-(2**31), 2**31 - 1),
 }
 CASES = 30
-
-
-def run_tflm(model: bytes, inputs: list[np.ndarray], outputs: int) -> list[np.ndarray]:
-    interpreter = runtime.Interpreter.from_bytes(model, arena_size=1 << 22)
-    for index, value in enumerate(inputs):
-        interpreter.set_input(value, index)
-    interpreter.invoke()
-    return [interpreter.get_output(index) for index in range(outputs)]
-
-
-def assert_bit_exact(ours: np.ndarray, theirs: np.ndarray, context=None) -> None:
-    assert ours.dtype == theirs.dtype and ours.shape == theirs.shape, context
-    if ours.dtype == np.float32:  # compare bits: -0.0 vs 0.0 counts
-        ours, theirs = ours.view(np.uint32), theirs.view(np.uint32)
-    mismatches = np.flatnonzero(ours != theirs)
-    assert mismatches.size == 0, (
-        f"{mismatches.size} of {ours.size} differ; first at {mismatches[:5]}: "
-        f"ours {ours.flat[mismatches[:5]]} tflm {theirs.flat[mismatches[:5]]}; {context}"
-    )
-
-
-def check_model(model: bytes, inputs: list[np.ndarray], cases: list) -> None:
-    """Runs both runtimes; output i (case i) must match bit for bit."""
-    ours, theirs = host.run_model(model, inputs), run_tflm(model, inputs, len(cases))
-    assert len(ours) == len(theirs) == len(cases)
-    for mine, reference, case in zip(ours, theirs, cases):
-        assert_bit_exact(mine, reference, case)
 
 
 def random_values(rng: np.random.Generator, dtype: str, shape, limit=None) -> np.ndarray:

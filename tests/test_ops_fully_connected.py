@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from tflite_micro.python.tflite_micro import runtime
+from op_oracle import assert_bit_exact, run_tflm
 
 from tflm_gen import host
 from tflm_gen.model import ir
@@ -21,25 +21,6 @@ QRANGE = {"int8": (-128, 127), "int16": (-32768, 32767)}
 BIAS_DTYPE = {"float32": "float32", "int8": "int32", "int16": "int64"}
 OPS_PER_MODEL = 8
 MODELS_PER_DTYPE = 4
-
-
-def run_tflm(model: bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    interpreter = runtime.Interpreter.from_bytes(model, arena_size=1 << 22)
-    for index, value in enumerate(inputs):
-        interpreter.set_input(value, index)
-    interpreter.invoke()
-    return [interpreter.get_output(index) for index in range(len(inputs))]
-
-
-def assert_bit_exact(ours: np.ndarray, theirs: np.ndarray) -> None:
-    assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
-    if ours.dtype == np.float32:  # compare bits: -0.0 vs 0.0 and NaN payloads count
-        ours, theirs = ours.view(np.uint32), theirs.view(np.uint32)
-    mismatches = np.flatnonzero(ours != theirs)
-    assert mismatches.size == 0, (
-        f"{mismatches.size} of {ours.size} differ; first at {mismatches[:5]}: "
-        f"ours {ours.flat[mismatches[:5]]} tflm {theirs.flat[mismatches[:5]]}"
-    )
 
 
 def random_shapes(rng: np.random.Generator) -> dict:

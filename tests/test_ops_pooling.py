@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from tflite_micro.python.tflite_micro import runtime
+from op_oracle import check_model
 
 from tflm_gen import host
 from tflm_gen.model.builder import ModelBuilder
@@ -19,33 +19,6 @@ DTYPES = ["float32", "int8", "int16"]
 ACTIVATIONS = ["NONE", "RELU", "RELU6", "RELU_N1_TO_1"]
 QRANGE = {"int8": (-128, 127), "int16": (-32768, 32767)}
 CASES = 40
-
-
-def run_tflm(model: bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    interpreter = runtime.Interpreter.from_bytes(model, arena_size=1 << 22)
-    for index, value in enumerate(inputs):
-        interpreter.set_input(value, index)
-    interpreter.invoke()
-    return [interpreter.get_output(index) for index in range(len(inputs))]
-
-
-def check_model(model: bytes, inputs: list[np.ndarray], cases: list) -> None:
-    """Runs both runtimes; output i (case i) must match bit for bit."""
-    ours, theirs = host.run_model(model, inputs), run_tflm(model, inputs)
-    assert len(ours) == len(theirs) == len(cases)
-    for mine, reference, case in zip(ours, theirs, cases):
-        assert_bit_exact(mine, reference, case)
-
-
-def assert_bit_exact(ours: np.ndarray, theirs: np.ndarray, context=None) -> None:
-    assert ours.dtype == theirs.dtype and ours.shape == theirs.shape, context
-    if ours.dtype == np.float32:  # compare bits: -0.0 vs 0.0 counts
-        ours, theirs = ours.view(np.uint32), theirs.view(np.uint32)
-    mismatches = np.flatnonzero(ours != theirs)
-    assert mismatches.size == 0, (
-        f"{mismatches.size} of {ours.size} differ; first at {mismatches[:5]}: "
-        f"ours {ours.flat[mismatches[:5]]} tflm {theirs.flat[mismatches[:5]]}; {context}"
-    )
 
 
 def out_size(padding: str, size: int, kernel: int, stride: int) -> int:

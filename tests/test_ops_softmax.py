@@ -11,41 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from tflite_micro.python.tflite_micro import runtime
+from op_oracle import check_model
 
-from tflm_gen import host
 from tflm_gen.model.builder import ModelBuilder
 
 OUTPUT_QUANT = {"int8": (1 / 256, -128), "int16": (1 / 65536, -32768)}
 INT16_OUTPUT_QUANT = (1 / 32768, 0)  # int16 -> int16 (the table path)
 CASES = 40
-
-
-def run_tflm(model: bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    interpreter = runtime.Interpreter.from_bytes(model, arena_size=1 << 22)
-    for index, value in enumerate(inputs):
-        interpreter.set_input(value, index)
-    interpreter.invoke()
-    return [interpreter.get_output(index) for index in range(len(inputs))]
-
-
-def assert_bit_exact(ours: np.ndarray, theirs: np.ndarray, context=None) -> None:
-    assert ours.dtype == theirs.dtype and ours.shape == theirs.shape, context
-    if ours.dtype == np.float32:  # compare bits: -0.0 vs 0.0 counts
-        ours, theirs = ours.view(np.uint32), theirs.view(np.uint32)
-    mismatches = np.flatnonzero(ours != theirs)
-    assert mismatches.size == 0, (
-        f"{mismatches.size} of {ours.size} differ; first at {mismatches[:5]}: "
-        f"ours {ours.flat[mismatches[:5]]} tflm {theirs.flat[mismatches[:5]]}; {context}"
-    )
-
-
-def check_model(model: bytes, inputs: list[np.ndarray], cases: list) -> None:
-    """Runs both runtimes; output i (case i) must match bit for bit."""
-    ours, theirs = host.run_model(model, inputs), run_tflm(model, inputs)
-    assert len(ours) == len(theirs) == len(cases)
-    for mine, reference, case in zip(ours, theirs, cases):
-        assert_bit_exact(mine, reference, case)
 
 
 def random_case(rng: np.random.Generator, max_depth: int = 20) -> dict:

@@ -1,0 +1,39 @@
+"""Shared by the per-op tests: run a model in TFLM (the oracle) and in our host runtime,
+and compare outputs bit for bit."""
+
+from __future__ import annotations
+
+import numpy as np
+from tflite_micro.python.tflite_micro import runtime
+
+from tflm_gen import host
+
+
+def run_tflm(model: bytes, inputs: list[np.ndarray], outputs: int | None = None) -> list:
+    """Outputs of one TFLM invoke; `outputs` defaults to one output per input."""
+    interpreter = runtime.Interpreter.from_bytes(model, arena_size=1 << 22)
+    for index, value in enumerate(inputs):
+        interpreter.set_input(value, index)
+    interpreter.invoke()
+    count = len(inputs) if outputs is None else outputs
+    return [interpreter.get_output(index) for index in range(count)]
+
+
+def assert_bit_exact(ours: np.ndarray, theirs: np.ndarray, context=None) -> None:
+    assert ours.dtype == theirs.dtype and ours.shape == theirs.shape, context
+    if ours.dtype == np.float32:  # compare bits: -0.0 vs 0.0 and NaN payloads count
+        ours, theirs = ours.view(np.uint32), theirs.view(np.uint32)
+    mismatches = np.flatnonzero(ours != theirs)
+    assert mismatches.size == 0, (
+        f"{mismatches.size} of {ours.size} differ; first at {mismatches[:5]}: "
+        f"ours {ours.flat[mismatches[:5]]} tflm {theirs.flat[mismatches[:5]]}; {context}"
+    )
+
+
+def check_model(model: bytes, inputs: list[np.ndarray], cases: list) -> None:
+    """Runs both runtimes; output i (case i) must match bit for bit."""
+    ours = host.run_model(model, inputs)
+    theirs = run_tflm(model, inputs, len(cases))
+    assert len(ours) == len(theirs) == len(cases)
+    for mine, reference, case in zip(ours, theirs, cases):
+        assert_bit_exact(mine, reference, case)
