@@ -10,10 +10,10 @@ import jinja2
 import numpy as np
 
 from tflm_gen import __version__
-from tflm_gen.errors import UnsupportedModelError
 from tflm_gen.kernels import kernel_catalogue, kernel_files, runtime_files
 from tflm_gen.model import ir
 from tflm_gen.resources import resource_dir
+from tflm_gen.support import check_supported
 
 LIBRARY_DIR = "tflm"  # folder of the runtime, kernels and model files inside a project
 
@@ -44,18 +44,6 @@ def banner(model: bytes, comment: str = "/*") -> str:
 def ops_used(model: ir.Model) -> list[str]:
     """Distinct op names of subgraph 0 in order of first use."""
     return list(dict.fromkeys(op.opcode for op in model.subgraph.operators))
-
-
-def check_supported(model: ir.Model) -> None:
-    """Raises UnsupportedModelError naming every op (with versions) we cannot run."""
-    catalogue = kernel_catalogue()
-    missing = sorted(
-        {(op.custom_code or op.opcode, op.version) for op in model.subgraph.operators
-         if op.opcode not in catalogue}
-    )
-    if missing:
-        listed = ", ".join(f"{name} (version {version})" for name, version in missing)
-        raise UnsupportedModelError(f"model uses operators tflm-gen does not support: {listed}")
 
 
 def _environment() -> jinja2.Environment:
