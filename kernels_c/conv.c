@@ -100,10 +100,10 @@ static void conv_window(const tflm_conv_params_t *p, int32_t oy, int32_t ox, int
   w->in_c0 = (oc / p->filters_per_group) * p->filter_c;
 }
 
-void tflm_conv_int8(const tflm_conv_params_t *p, const int8_t *input, const int8_t *filter,
+void tflm_conv_int8(const tflm_conv_params_t *p, const tflm_requant_t *requant, const int8_t *input, const int8_t *filter,
                     const int32_t *bias, int8_t *output) {
-  const int32_t *multipliers = tflm_conv_multipliers(p);
-  const int32_t *shifts = tflm_conv_shifts(p);
+  const int32_t *multipliers = requant->multipliers;
+  const int32_t *shifts = requant->shifts;
   int32_t b, oy, ox, oc;
   conv_window_t w;
   for (b = 0; b < p->batches; ++b) {
@@ -124,10 +124,10 @@ void tflm_conv_int8(const tflm_conv_params_t *p, const int8_t *input, const int8
 }
 
 /* 16x8: no zero points (int16 is symmetric), 64-bit accumulator and bias. */
-void tflm_conv_int16(const tflm_conv_params_t *p, const int16_t *input, const int8_t *filter,
+void tflm_conv_int16(const tflm_conv_params_t *p, const tflm_requant_t *requant, const int16_t *input, const int8_t *filter,
                      const int64_t *bias, int16_t *output) {
-  const int32_t *multipliers = tflm_conv_multipliers(p);
-  const int32_t *shifts = tflm_conv_shifts(p);
+  const int32_t *multipliers = requant->multipliers;
+  const int32_t *shifts = requant->shifts;
   int32_t b, oy, ox, oc;
   conv_window_t w;
   for (b = 0; b < p->batches; ++b) {
@@ -178,17 +178,19 @@ static tflm_status_t conv_eval(tflm_context_t *ctx, tflm_node_t *node) {
   void *output = tflm_node_output_data(ctx, node, 0);
   TFLM_KERNEL_CHECK(ctx, node, p != NULL && input != NULL && filter != NULL && output != NULL,
                     TFLM_ERR_NOT_READY);
+  tflm_requant_t requant;
+  tflm_conv_requant(ctx, node, p, &requant);
   switch (p->type) {
     case TFLM_TYPE_FLOAT32:
       tflm_conv_float32(p, (const float *)input, (const float *)filter, (const float *)bias,
                         (float *)output);
       return TFLM_OK;
     case TFLM_TYPE_INT8:
-      tflm_conv_int8(p, (const int8_t *)input, (const int8_t *)filter, (const int32_t *)bias,
+      tflm_conv_int8(p, &requant, (const int8_t *)input, (const int8_t *)filter, (const int32_t *)bias,
                      (int8_t *)output);
       return TFLM_OK;
     case TFLM_TYPE_INT16:
-      tflm_conv_int16(p, (const int16_t *)input, (const int8_t *)filter, (const int64_t *)bias,
+      tflm_conv_int16(p, &requant, (const int16_t *)input, (const int8_t *)filter, (const int64_t *)bias,
                       (int16_t *)output);
       return TFLM_OK;
     default:

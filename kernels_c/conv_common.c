@@ -31,12 +31,13 @@ static const conv_option_slots_t depthwise_slots = {
     TFLM_OPT_DEPTHWISE_CONV_2D_STRIDE_H, TFLM_OPT_DEPTHWISE_CONV_2D_FUSED_ACTIVATION_FUNCTION,
     TFLM_OPT_DEPTHWISE_CONV_2D_DILATION_WFACTOR, TFLM_OPT_DEPTHWISE_CONV_2D_DILATION_HFACTOR};
 
-const int32_t *tflm_conv_multipliers(const tflm_conv_params_t *params) {
-  return (const int32_t *)(const void *)(params + 1);
-}
-
-const int32_t *tflm_conv_shifts(const tflm_conv_params_t *params) {
-  return tflm_conv_multipliers(params) + params->channels;
+void tflm_conv_requant(tflm_context_t *ctx, const tflm_node_t *node,
+                       const tflm_conv_params_t *params, tflm_requant_t *requant) {
+  int32_t channels = 0;
+  const int32_t *arrays = params->requant_in_model ? tflm_node_requant(ctx, node, &channels)
+                                                   : (const int32_t *)(const void *)(params + 1);
+  requant->multipliers = arrays;
+  requant->shifts = arrays + params->channels;
 }
 
 void tflm_conv_padding(int32_t padding, int32_t stride, int32_t dilation, int32_t in_size,
@@ -98,14 +99,20 @@ static tflm_status_t check_types(tflm_context_t *ctx, tflm_node_t *node, const c
 }
 
 /* One block: header plus the per-channel arrays (none for float). */
-static tflm_conv_params_t *alloc_params(tflm_context_t *ctx, const conv_views_t *v) {
+static tflm_conv_params_t *alloc_params(tflm_context_t *ctx, const tflm_node_t *node,
+                                        const conv_views_t *v) {
   const int32_t channels = v->input.type == TFLM_TYPE_FLOAT32 ? 0 : v->output.dims[3];
-  const uint32_t bytes =
-      (uint32_t)sizeof(tflm_conv_params_t) + (uint32_t)channels * 2u * (uint32_t)sizeof(int32_t);
-  tflm_conv_params_t *p = (tflm_conv_params_t *)tflm_alloc_persistent(ctx, bytes);
+  int32_t precomputed = 0;
+  /* Arrays the generator precomputed into the model stay in flash, out of the arena. */
+  const int in_model = channels > 0 && tflm_node_requant(ctx, node, &precomputed) != NULL &&
+                       precomputed == channels;
+  const uint32_t arrays = in_model ? 0u : (uint32_t)channels * 2u * (uint32_t)sizeof(int32_t);
+  tflm_conv_params_t *p =
+      (tflm_conv_params_t *)tflm_alloc_persistent(ctx, (uint32_t)sizeof(tflm_conv_params_t) + arrays);
   if (p != NULL) {
     p->channels = channels;
     p->type = v->input.type;
+    p->requant_in_model = in_model;
   }
   return p;
 }
@@ -157,7 +164,7 @@ static tflm_status_t fill_quantization(tflm_context_t *ctx, tflm_node_t *node,
                                                 v->filter.quantized_dimension ==
                                                     quantized_dimension),
                     TFLM_ERR_BAD_PARAMS);
-  for (c = 0; c < p->channels; ++c) {
+  for (c = 0; c < p->channels && !p->requant_in_model; ++c) {
     const double real = (double)v->input.scale * (double)tflm_tensor_scale(&v->filter, c) /
                         (double)v->output.scale;
     tflm_quantize_multiplier(real, &multipliers[c], &shifts[c]);
@@ -181,7 +188,7 @@ static tflm_status_t prepare_common(tflm_context_t *ctx, tflm_node_t *node,
   /* TFLM silently ignores fused TANH / SIGN_BIT here; refusing beats a wrong answer. */
   TFLM_KERNEL_CHECK(ctx, node, activation >= TFLM_ACT_NONE && activation <= TFLM_ACT_RELU6,
                     TFLM_ERR_BAD_PARAMS);
-  p = alloc_params(ctx, v);
+  p = alloc_params(ctx, node, v);
   TFLM_KERNEL_CHECK(ctx, node, p != NULL, TFLM_ERR_ARENA_TOO_SMALL);
   status = fill_geometry(ctx, node, v, slots, p);
   if (status != TFLM_OK) return status;

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "tflm_kernel.h"
+#include "tflm_quant.h"
 
 typedef struct {
   int32_t type;              /* activation type TFLM_TYPE_*: selects the kernel in eval */
@@ -43,7 +44,9 @@ typedef struct {
   int32_t act_max;
   float float_min;           /* float clamp of the fused activation */
   float float_max;
-  int32_t channels;          /* entries in each per-channel array after this struct */
+  int32_t channels;          /* entries in each per-channel array */
+  int32_t requant_in_model;  /* 1: the arrays are in the model (tflm_node_requant), else after
+                                this struct */
 } tflm_conv_params_t;
 
 /* Prepare functions of the two registrations: validate, compute padding and requantisation,
@@ -52,8 +55,8 @@ tflm_status_t tflm_conv_prepare(tflm_context_t *ctx, tflm_node_t *node);
 tflm_status_t tflm_depthwise_conv_prepare(tflm_context_t *ctx, tflm_node_t *node);
 
 /* Per-output-channel Q31 multipliers and shifts (shift > 0 shifts left) of a prepared node. */
-const int32_t *tflm_conv_multipliers(const tflm_conv_params_t *params);
-const int32_t *tflm_conv_shifts(const tflm_conv_params_t *params);
+void tflm_conv_requant(tflm_context_t *ctx, const tflm_node_t *node,
+                       const tflm_conv_params_t *params, tflm_requant_t *requant);
 
 /* TFLM's padding rule: output size and leading padding of one spatial dimension.
  * padding is TFLM_PADDING_SAME or TFLM_PADDING_VALID. */
@@ -65,15 +68,15 @@ void tflm_conv_padding(int32_t padding, int32_t stride, int32_t dilation, int32_
  * NULL.  Buffers belong to the caller; nothing is allocated. */
 void tflm_conv_float32(const tflm_conv_params_t *params, const float *input,
                        const float *filter, const float *bias, float *output);
-void tflm_conv_int8(const tflm_conv_params_t *params, const int8_t *input,
+void tflm_conv_int8(const tflm_conv_params_t *params, const tflm_requant_t *requant, const int8_t *input,
                     const int8_t *filter, const int32_t *bias, int8_t *output);
-void tflm_conv_int16(const tflm_conv_params_t *params, const int16_t *input,
+void tflm_conv_int16(const tflm_conv_params_t *params, const tflm_requant_t *requant, const int16_t *input,
                      const int8_t *filter, const int64_t *bias, int16_t *output);
 void tflm_depthwise_conv_float32(const tflm_conv_params_t *params, const float *input,
                                  const float *filter, const float *bias, float *output);
-void tflm_depthwise_conv_int8(const tflm_conv_params_t *params, const int8_t *input,
+void tflm_depthwise_conv_int8(const tflm_conv_params_t *params, const tflm_requant_t *requant, const int8_t *input,
                               const int8_t *filter, const int32_t *bias, int8_t *output);
-void tflm_depthwise_conv_int16(const tflm_conv_params_t *params, const int16_t *input,
+void tflm_depthwise_conv_int16(const tflm_conv_params_t *params, const tflm_requant_t *requant, const int16_t *input,
                                const int8_t *filter, const int64_t *bias, int16_t *output);
 
 #endif /* TFLM_CONV_COMMON_H */

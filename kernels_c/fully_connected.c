@@ -12,10 +12,11 @@
 #include "tflm_kernel.h"
 #include "tflm_quant.h"
 
-void tflm_fully_connected_int8(const tflm_fc_params_t *p, const int8_t *input,
+void tflm_fully_connected_int8(const tflm_fc_params_t *p, const tflm_requant_t *requant,
+                               const int8_t *input,
                                const int8_t *filter, const int32_t *bias, int8_t *output) {
-  const int32_t *multipliers = tflm_fully_connected_multipliers(p);
-  const int32_t *shifts = tflm_fully_connected_shifts(p);
+  const int32_t *multipliers = requant->multipliers;
+  const int32_t *shifts = requant->shifts;
   int32_t b, oc, d;
   for (b = 0; b < p->batches; ++b) {
     const int8_t *row = input + b * p->accum_depth;
@@ -34,10 +35,11 @@ void tflm_fully_connected_int8(const tflm_fc_params_t *p, const int8_t *input,
 }
 
 /* 16x8: no input or output zero point (int16 is symmetric), 64-bit accumulator and bias. */
-void tflm_fully_connected_int16(const tflm_fc_params_t *p, const int16_t *input,
+void tflm_fully_connected_int16(const tflm_fc_params_t *p, const tflm_requant_t *requant,
+                               const int16_t *input,
                                 const int8_t *filter, const int64_t *bias, int16_t *output) {
-  const int32_t *multipliers = tflm_fully_connected_multipliers(p);
-  const int32_t *shifts = tflm_fully_connected_shifts(p);
+  const int32_t *multipliers = requant->multipliers;
+  const int32_t *shifts = requant->shifts;
   int32_t b, oc, d;
   for (b = 0; b < p->batches; ++b) {
     const int16_t *row = input + b * p->accum_depth;
@@ -83,17 +85,19 @@ static tflm_status_t fully_connected_eval(tflm_context_t *ctx, tflm_node_t *node
   void *output = tflm_node_output_data(ctx, node, 0);
   TFLM_KERNEL_CHECK(ctx, node, p != NULL && input != NULL && filter != NULL && output != NULL,
                     TFLM_ERR_NOT_READY);
+  tflm_requant_t requant;
+  tflm_fully_connected_requant(ctx, node, p, &requant);
   switch (p->type) {
     case TFLM_TYPE_FLOAT32:
       tflm_fully_connected_float32(p, (const float *)input, (const float *)filter,
                                    (const float *)bias, (float *)output);
       return TFLM_OK;
     case TFLM_TYPE_INT8:
-      tflm_fully_connected_int8(p, (const int8_t *)input, (const int8_t *)filter,
+      tflm_fully_connected_int8(p, &requant, (const int8_t *)input, (const int8_t *)filter,
                                 (const int32_t *)bias, (int8_t *)output);
       return TFLM_OK;
     case TFLM_TYPE_INT16:
-      tflm_fully_connected_int16(p, (const int16_t *)input, (const int8_t *)filter,
+      tflm_fully_connected_int16(p, &requant, (const int16_t *)input, (const int8_t *)filter,
                                  (const int64_t *)bias, (int16_t *)output);
       return TFLM_OK;
     default:

@@ -10,12 +10,13 @@ typedef struct {
   tflm_tensor_t output;
 } fc_views_t;
 
-const int32_t *tflm_fully_connected_multipliers(const tflm_fc_params_t *params) {
-  return (const int32_t *)(const void *)(params + 1);
-}
-
-const int32_t *tflm_fully_connected_shifts(const tflm_fc_params_t *params) {
-  return tflm_fully_connected_multipliers(params) + params->channels;
+void tflm_fully_connected_requant(tflm_context_t *ctx, const tflm_node_t *node,
+                                  const tflm_fc_params_t *params, tflm_requant_t *requant) {
+  int32_t channels = 0;
+  const int32_t *arrays = params->requant_in_model ? tflm_node_requant(ctx, node, &channels)
+                                                   : (const int32_t *)(const void *)(params + 1);
+  requant->multipliers = arrays;
+  requant->shifts = arrays + params->channels;
 }
 
 static tflm_status_t fetch_views(tflm_context_t *ctx, tflm_node_t *node, fc_views_t *v) {
@@ -81,6 +82,7 @@ static void fill_multipliers(const fc_views_t *v, tflm_fc_params_t *p) {
   int32_t *multipliers = (int32_t *)(void *)(p + 1);
   int32_t *shifts = multipliers + p->channels;
   int32_t c;
+  if (p->requant_in_model) return;
   if (p->channel_step == 0) {
     const float product = v->input.scale * v->filter.scale;
     tflm_quantize_multiplier((double)product / (double)v->output.scale, multipliers, shifts);
@@ -116,15 +118,21 @@ static tflm_status_t fill_quantization(tflm_context_t *ctx, tflm_node_t *node,
 }
 
 /* One block: header plus per-channel arrays (output_depth entries, 1 per-tensor, 0 float). */
-static tflm_fc_params_t *alloc_params(tflm_context_t *ctx, const fc_views_t *v) {
+static tflm_fc_params_t *alloc_params(tflm_context_t *ctx, const tflm_node_t *node,
+                                      const fc_views_t *v) {
   const int32_t type = v->input.type;
   const int32_t per_channel = type != TFLM_TYPE_FLOAT32 && v->filter.nscales > 1;
   const int32_t channels =
       type == TFLM_TYPE_FLOAT32 ? 0 : (per_channel ? v->filter.nscales : 1);
-  const uint32_t bytes =
-      (uint32_t)sizeof(tflm_fc_params_t) + (uint32_t)channels * 2u * (uint32_t)sizeof(int32_t);
+  int32_t precomputed = 0;
+  /* Arrays the generator precomputed into the model stay in flash, out of the arena. */
+  const int in_model = channels > 0 && tflm_node_requant(ctx, node, &precomputed) != NULL &&
+                       precomputed == channels;
+  const uint32_t bytes = (uint32_t)sizeof(tflm_fc_params_t) +
+                         (in_model ? 0u : (uint32_t)channels * 2u * (uint32_t)sizeof(int32_t));
   tflm_fc_params_t *p = (tflm_fc_params_t *)tflm_alloc_persistent(ctx, bytes);
   if (p != NULL) {
+    p->requant_in_model = in_model;
     p->type = type;
     p->channels = channels;
     p->channel_step = per_channel ? 1 : 0;
@@ -151,7 +159,7 @@ tflm_status_t tflm_fully_connected_prepare(tflm_context_t *ctx, tflm_node_t *nod
   /* TFLM silently ignores fused TANH / SIGN_BIT; refusing beats a wrong answer. */
   TFLM_KERNEL_CHECK(ctx, node, activation >= TFLM_ACT_NONE && activation <= TFLM_ACT_RELU6,
                     TFLM_ERR_BAD_PARAMS);
-  p = alloc_params(ctx, &v);
+  p = alloc_params(ctx, node, &v);
   TFLM_KERNEL_CHECK(ctx, node, p != NULL, TFLM_ERR_ARENA_TOO_SMALL);
   status = fill_shapes(ctx, node, &v, p);
   if (status != TFLM_OK) return status;

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "tflm_kernel.h"
+#include "tflm_quant.h"
 
 typedef struct {
   int32_t type;          /* activation type TFLM_TYPE_*: selects the kernel in eval */
@@ -29,6 +30,7 @@ typedef struct {
   float float_min;       /* float clamp of the fused activation */
   float float_max;
   int32_t channels;      /* entries in each array: output_depth per-channel, 1 per-tensor */
+  int32_t requant_in_model; /* 1: arrays in the model (tflm_node_requant), else after this */
   int32_t channel_step;  /* 1 per-channel, 0 per-tensor: channel oc uses entry oc * step */
 } tflm_fc_params_t;
 
@@ -36,15 +38,17 @@ typedef struct {
 tflm_status_t tflm_fully_connected_prepare(tflm_context_t *ctx, tflm_node_t *node);
 
 /* Q31 multipliers and shifts (shift > 0 shifts left) of a prepared node. */
-const int32_t *tflm_fully_connected_multipliers(const tflm_fc_params_t *params);
-const int32_t *tflm_fully_connected_shifts(const tflm_fc_params_t *params);
+void tflm_fully_connected_requant(tflm_context_t *ctx, const tflm_node_t *node,
+                                  const tflm_fc_params_t *params, tflm_requant_t *requant);
 
 /* The kernels of fully_connected.c.  bias may be NULL; buffers belong to the caller. */
 void tflm_fully_connected_float32(const tflm_fc_params_t *params, const float *input,
                                   const float *filter, const float *bias, float *output);
-void tflm_fully_connected_int8(const tflm_fc_params_t *params, const int8_t *input,
+void tflm_fully_connected_int8(const tflm_fc_params_t *params, const tflm_requant_t *requant,
+                               const int8_t *input,
                                const int8_t *filter, const int32_t *bias, int8_t *output);
-void tflm_fully_connected_int16(const tflm_fc_params_t *params, const int16_t *input,
+void tflm_fully_connected_int16(const tflm_fc_params_t *params, const tflm_requant_t *requant,
+                                const int16_t *input,
                                 const int8_t *filter, const int64_t *bias, int16_t *output);
 
 #endif /* TFLM_FULLY_CONNECTED_COMMON_H */

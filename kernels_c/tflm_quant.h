@@ -14,6 +14,12 @@ int32_t tflm_rounding_divide_by_pot(int32_t x, int32_t exponent);
 int32_t tflm_multiply_by_quantized_multiplier(int32_t x, int32_t multiplier, int32_t shift);
 /* The same for a 64-bit accumulator (int16 activations with int64 bias). */
 int32_t tflm_multiply_by_quantized_multiplier_64(int64_t x, int32_t multiplier, int32_t shift);
+/* Per-channel requantisation arrays of one node (from flash or the arena); eval-time only. */
+typedef struct {
+  const int32_t *multipliers; /* Q31 significands */
+  const int32_t *shifts;      /* power-of-two exponents, > 0 shifts left */
+} tflm_requant_t;
+
 /* Splits a real multiplier into a Q31 significand and a power-of-two shift, as TFLM does. */
 void tflm_quantize_multiplier(double real_multiplier, int32_t *multiplier, int32_t *shift);
 

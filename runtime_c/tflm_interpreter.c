@@ -132,15 +132,15 @@ static tflm_status_t run_setup_pass(tflm_interpreter_t *it, int prepare_pass) {
   return TFLM_OK;
 }
 
-static void extend_lifetime(int32_t *first, int32_t *last, int32_t t, int32_t step) {
+static void extend_lifetime(int16_t *first, int16_t *last, int32_t t, int32_t step) {
   if (t < 0) return;
-  if (first[t] < 0) first[t] = step;
-  if (step > last[t]) last[t] = step;
+  if (first[t] < 0) first[t] = (int16_t)step;
+  if (step > last[t]) last[t] = (int16_t)step;
 }
 
 /* first/last operator step of every tensor; graph inputs live from the start and graph
- * outputs to the end. */
-static void compute_lifetimes(tflm_interpreter_t *it, int32_t *first, int32_t *last) {
+ * outputs to the end.  (Counts are at most 0x7FFF, checked when the model is opened.) */
+static void compute_lifetimes(tflm_interpreter_t *it, int16_t *first, int16_t *last) {
   uint32_t t, i, k;
   int32_t end = it->operators_count > 0 ? (int32_t)it->operators_count - 1 : 0;
   for (t = 0; t < it->tensors_count; ++t) first[t] = last[t] = -1;
@@ -162,59 +162,77 @@ static void compute_lifetimes(tflm_interpreter_t *it, int32_t *first, int32_t *l
   }
 }
 
-/* Fills plan buffers: planned tensors in index order, then scratch buffers. */
-static int32_t collect_buffers(tflm_interpreter_t *it, const int32_t *first, const int32_t *last,
-                               tflm_plan_buffer_t *buffers) {
-  int32_t count = 0;
-  uint32_t t, s;
-  for (t = 0; t < it->tensors_count; ++t) {
-    if (it->tensor_location[t] != TFLM_NOWHERE || first[t] < 0) continue;
-    if (buffers != NULL) {
-      buffers[count].bytes =
-          tflm_arena_align(tflm_model_tensor_bytes(it, tflm_model_tensor(it, (int32_t)t)));
-      buffers[count].offset = TFLM_PLAN_ONLINE;
-      buffers[count].first = first[t];
-      buffers[count].last = last[t];
-    }
-    ++count;
-  }
-  for (s = 0; buffers != NULL && s < it->scratch_count; ++s) {
-    tflm_plan_buffer_t *buffer = &buffers[count + (int32_t)s];
-    buffer->bytes = it->scratch_request[2 * s];
-    buffer->offset = TFLM_PLAN_ONLINE;
-    buffer->first = buffer->last = (int32_t)it->scratch_request[2 * s + 1];
-  }
-  return count + (int32_t)it->scratch_count;
+/* True for tensors the head holds: activations that some operator or the graph uses. */
+static int is_planned(const tflm_interpreter_t *it, const int16_t *first, uint32_t t) {
+  return it->tensor_location[t] == TFLM_NOWHERE && first[t] >= 0;
 }
 
-static void assign_locations(tflm_interpreter_t *it, const int32_t *first,
-                             const tflm_plan_buffer_t *buffers) {
-  int32_t count = 0;
-  uint32_t t, s;
+/* The offline offset of tensor t, TFLM_PLAN_ONLINE when none; 0 on a nonsense offset. */
+static int offline_offset(tflm_interpreter_t *it, uint32_t plan, uint32_t t, uint32_t *offset) {
+  int32_t value = plan != 0 ? tflm_model_int_at(it, plan, t) : -1;
+  *offset = value < 0 ? TFLM_PLAN_ONLINE : (uint32_t)value;
+  return value >= -1 && value <= 0x3FFFFFFF;
+}
+
+/* Fills plan buffers: planned tensors in index order, then scratch buffers. */
+static tflm_status_t collect_buffers(tflm_interpreter_t *it, const int16_t *first,
+                                     const int16_t *last, tflm_plan_buffer_t *buffers) {
+  uint32_t t, s, count = 0, plan = tflm_model_offline_plan(it);
   for (t = 0; t < it->tensors_count; ++t) {
-    if (it->tensor_location[t] != TFLM_NOWHERE || first[t] < 0) continue;
-    it->tensor_location[t] = buffers[count++].offset;
+    tflm_plan_buffer_t *buffer = &buffers[count];
+    if (!is_planned(it, first, t)) continue;
+    buffer->bytes = tflm_arena_align(tflm_model_tensor_bytes(it, tflm_model_tensor(it, (int32_t)t)));
+    if (!offline_offset(it, plan, t, &buffer->offset)) return TFLM_ERR_MODEL;
+    buffer->first = first[t];
+    buffer->last = last[t];
+    ++count;
+  }
+  for (s = 0; s < it->scratch_count; ++s) {
+    tflm_plan_buffer_t *buffer = &buffers[count + s];
+    buffer->bytes = it->scratch_request[2 * s];
+    buffer->offset = TFLM_PLAN_ONLINE;
+    buffer->first = buffer->last = (int16_t)it->scratch_request[2 * s + 1];
+  }
+  return TFLM_OK;
+}
+
+static void assign_locations(tflm_interpreter_t *it, const int16_t *first,
+                             const tflm_plan_buffer_t *buffers) {
+  uint32_t t, s, count = 0;
+  for (t = 0; t < it->tensors_count; ++t) {
+    if (is_planned(it, first, t)) it->tensor_location[t] = buffers[count++].offset;
   }
   for (s = 0; s < it->scratch_count; ++s) it->scratch_location[s] = buffers[count++].offset;
 }
 
-/* Plans every non-persistent buffer in temporary memory, then reserves the head. */
+static uint32_t count_planned(const tflm_interpreter_t *it, const int16_t *first) {
+  uint32_t t, count = it->scratch_count;
+  for (t = 0; t < it->tensors_count; ++t) count += (uint32_t)is_planned(it, first, t);
+  return count;
+}
+
+/* Plans every non-persistent buffer in temporary memory, then reserves the head.  Offsets
+ * from an offline plan in the model are kept; the rest are placed around them. */
 static tflm_status_t plan_head(tflm_interpreter_t *it) {
-  uint32_t n = it->tensors_count, head;
-  int32_t count, *first, *last, *order;
+  uint32_t n = it->tensors_count, head, count;
+  int16_t *first, *last;
+  uint16_t *order;
   tflm_plan_buffer_t *buffers;
+  tflm_status_t status;
   it->scratch_location = (uint32_t *)tflm_arena_alloc_tail(&it->arena, 4u * it->scratch_count);
-  first = (int32_t *)tflm_arena_alloc_temp(&it->arena, 4u * n);
-  last = (int32_t *)tflm_arena_alloc_temp(&it->arena, 4u * n);
+  first = (int16_t *)tflm_arena_alloc_temp(&it->arena, 2u * n);
+  last = (int16_t *)tflm_arena_alloc_temp(&it->arena, 2u * n);
   if (it->arena.shortfall != 0) return fail(TFLM_ERR_ARENA_TOO_SMALL, "planning", 0);
   compute_lifetimes(it, first, last);
-  count = collect_buffers(it, first, last, NULL);
+  count = count_planned(it, first);
+  if (count > 0xFFFFu) return fail(TFLM_ERR_TOO_MANY, "planned buffers", (int32_t)count);
   buffers = (tflm_plan_buffer_t *)tflm_arena_alloc_temp(
-      &it->arena, (uint32_t)sizeof(tflm_plan_buffer_t) * (uint32_t)count);
-  order = (int32_t *)tflm_arena_alloc_temp(&it->arena, 4u * (uint32_t)count);
+      &it->arena, (uint32_t)sizeof(tflm_plan_buffer_t) * count);
+  order = (uint16_t *)tflm_arena_alloc_temp(&it->arena, 2u * count);
   if (it->arena.shortfall != 0) return fail(TFLM_ERR_ARENA_TOO_SMALL, "planning", 0);
-  collect_buffers(it, first, last, buffers);
-  head = tflm_plan(buffers, count, order);
+  status = collect_buffers(it, first, last, buffers);
+  if (status != TFLM_OK) return fail(status, "offline plan", 0);
+  head = tflm_plan(buffers, (int32_t)count, order);
   assign_locations(it, first, buffers);
   it->scratch_request = NULL;
   if (!tflm_arena_set_head(&it->arena, head)) return fail(TFLM_ERR_ARENA_TOO_SMALL, "head", 0);
@@ -239,6 +257,7 @@ tflm_status_t tflm_interpreter_init(tflm_interpreter_t *it, const void *model,
   }
   status = tflm_model_open(it, model, model_size);
   if (status != TFLM_OK) return fail(status, "model", 0);
+  it->requant = tflm_model_requant(it, &it->requant_words);
   status = allocate_state(it);
   if (status == TFLM_OK) status = place_fixed_tensors(it);
   it->in_prepare = 1;

@@ -85,6 +85,11 @@ int32_t tflm_tensor_zero_point(const tflm_tensor_t *view, int32_t c);
 /* Number of elements: product of dims (1 for a scalar). */
 int32_t tflm_tensor_elements(const tflm_tensor_t *view);
 
+/* Per-channel requantisation the generator precomputed into the model (metadata
+ * "tflm_gen.requant"): `*channels` Q31 multipliers followed by `*channels` shifts, read in
+ * place from flash.  NULL when the model carries none for this node (compute them then). */
+const int32_t *tflm_node_requant(tflm_context_t *ctx, const tflm_node_t *node, int32_t *channels);
+
 /* --- memory ------------------------------------------------------------------------ */
 
 /* Persistent memory for the node's lifetime (init and prepare only).  8-byte aligned.

@@ -90,6 +90,18 @@ void *tflm_get_scratch(tflm_context_t *ctx, int32_t handle) {
   return ctx->arena.base + ctx->scratch_location[handle];
 }
 
+const int32_t *tflm_node_requant(tflm_context_t *ctx, const tflm_node_t *node, int32_t *channels) {
+  uint32_t record, count;
+  *channels = 0;
+  if (ctx->requant == 0 || node->index < 0) return NULL;
+  record = (uint32_t)tflm_model_int_at(ctx, ctx->requant, 2u + (uint32_t)node->index);
+  if (record < 2u || record >= ctx->requant_words) return NULL;
+  count = (uint32_t)tflm_model_int_at(ctx, ctx->requant, record);
+  if (count > (ctx->requant_words - record - 1u) / 2u) return NULL;
+  *channels = (int32_t)count;
+  return (const int32_t *)(const void *)(ctx->fb.data + ctx->requant + 4u * (record + 1u));
+}
+
 /* Position of an option field inside the options table, NULL when absent. */
 static const uint8_t *option_field(const tflm_node_t *node, int32_t field) {
   const uint8_t *table = node->options, *vtable;

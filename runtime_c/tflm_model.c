@@ -128,7 +128,7 @@ static tflm_status_t find_subgraph(tflm_interpreter_t *it) {
   it->operators = tflm_fb_vector(&it->fb, subgraph, SUBGRAPH_OPERATORS, 4, &it->operators_count);
   it->inputs = tflm_fb_vector(&it->fb, subgraph, SUBGRAPH_INPUTS, 4, &it->inputs_count);
   it->outputs = tflm_fb_vector(&it->fb, subgraph, SUBGRAPH_OUTPUTS, 4, &it->outputs_count);
-  if (it->fb.corrupt || it->tensors_count > 0xFFFFu || it->operators_count > 0xFFFFu) {
+  if (it->fb.corrupt || it->tensors_count > 0x7FFFu || it->operators_count > 0x7FFFu) {
     return TFLM_ERR_MODEL;
   }
   return TFLM_OK;
@@ -207,4 +207,55 @@ int32_t tflm_model_builtin_code(tflm_interpreter_t *it, uint32_t op, int32_t *ve
   *version = tflm_fb_int(&it->fb, code, OPCODE_VERSION, 4, 1);
   /* Schema 3a: the larger of the two fields is the real code (old models use byte one). */
   return builtin > deprecated ? builtin : deprecated;
+}
+
+/* True when the string field equals `text` (NUL-terminated). */
+static int string_equals(tflm_interpreter_t *it, uint32_t table, int32_t slot, const char *text) {
+  uint32_t length, i, position = tflm_fb_string(&it->fb, table, slot, &length);
+  if (position == 0) return 0;
+  for (i = 0; i < length; ++i) {
+    if (text[i] == '\0' || (uint8_t)text[i] != it->fb.data[position + i]) return 0;
+  }
+  return text[length] == '\0';
+}
+
+/* Data position and byte length of the model's metadata buffer named `name`, or 0. */
+static uint32_t find_metadata(tflm_interpreter_t *it, const char *name, uint32_t *length) {
+  uint32_t root = tflm_fb_root(&it->fb, 0), count, i;
+  uint32_t entries = tflm_fb_vector(&it->fb, root, MODEL_METADATA, 4, &count);
+  *length = 0;
+  for (i = 0; i < count; ++i) {
+    uint32_t entry = tflm_fb_vector_table(&it->fb, entries, count, i), buffer;
+    if (!string_equals(it, entry, METADATA_NAME, name)) continue;
+    buffer = (uint32_t)tflm_fb_int(&it->fb, entry, METADATA_BUFFER, 4, 0);
+    if (buffer >= it->buffers_count) return 0;
+    buffer = tflm_fb_vector_table(&it->fb, it->buffers, it->buffers_count, buffer);
+    return tflm_fb_vector(&it->fb, buffer, BUFFER_DATA, 1, length);
+  }
+  return 0;
+}
+
+uint32_t tflm_model_offline_plan(tflm_interpreter_t *it) {
+  uint32_t length, data = find_metadata(it, "OfflineMemoryAllocation", &length);
+  /* Words: version 1, subgraph 0, tensor count, then one offset per tensor. */
+  if (data == 0 || length < 12u + 4u * it->tensors_count ||
+      tflm_model_int_at(it, data, 0) != 1 || tflm_model_int_at(it, data, 1) != 0 ||
+      tflm_model_int_at(it, data, 2) != (int32_t)it->tensors_count) {
+    return 0;
+  }
+  return data + 12u;
+}
+
+uint32_t tflm_model_requant(tflm_interpreter_t *it, uint32_t *words) {
+  uint32_t length, data = find_metadata(it, "tflm_gen.requant", &length);
+  *words = length / 4u;
+  /* Words: version 1, operator count, one record offset per operator (0: none). Kernels
+   * read the records through int32 pointers, so they must be 4-byte aligned. */
+  if (data == 0 || *words < 2u + it->operators_count || tflm_model_int_at(it, data, 0) != 1 ||
+      tflm_model_int_at(it, data, 1) != (int32_t)it->operators_count ||
+      ((uintptr_t)(it->fb.data + data) & 3u) != 0) {
+    *words = 0;
+    return 0;
+  }
+  return data;
 }

@@ -8,6 +8,7 @@
 /* Field slots of the TFLite schema tables the runtime reads. */
 enum {
   MODEL_VERSION = 0, MODEL_OPERATOR_CODES = 1, MODEL_SUBGRAPHS = 2, MODEL_BUFFERS = 4,
+  MODEL_METADATA = 6, METADATA_NAME = 0, METADATA_BUFFER = 1,
   SUBGRAPH_TENSORS = 0, SUBGRAPH_INPUTS = 1, SUBGRAPH_OUTPUTS = 2, SUBGRAPH_OPERATORS = 3,
   TENSOR_SHAPE = 0, TENSOR_TYPE = 1, TENSOR_BUFFER = 2, TENSOR_QUANTIZATION = 4,
   TENSOR_IS_VARIABLE = 5,
@@ -35,6 +36,11 @@ int32_t tflm_model_int_at(const tflm_interpreter_t *it, uint32_t elements, uint3
 tflm_status_t tflm_model_view(tflm_interpreter_t *it, int32_t t, tflm_tensor_t *view);
 /* The data address of tensor t, or NULL when it has none yet. */
 void *tflm_model_tensor_data(tflm_interpreter_t *it, int32_t t);
+/* Position of the offsets of an `OfflineMemoryAllocation` plan for subgraph 0 (one
+ * little-endian int32 per tensor, -1 = plan online), or 0 when the model has none. */
+uint32_t tflm_model_offline_plan(tflm_interpreter_t *it);
+/* Position of the "tflm_gen.requant" metadata words and their count, or 0. */
+uint32_t tflm_model_requant(tflm_interpreter_t *it, uint32_t *words);
 /* Builtin code, version and custom name of an operator's code. */
 int32_t tflm_model_builtin_code(tflm_interpreter_t *it, uint32_t op, int32_t *version,
                                 const uint8_t **custom_name, uint32_t *custom_name_length);

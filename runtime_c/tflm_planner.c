@@ -14,18 +14,17 @@ static int comes_before(const tflm_plan_buffer_t *buffers, int32_t a, int32_t b)
   return a < b;
 }
 
-static void sort_by_priority(const tflm_plan_buffer_t *buffers, int32_t count, int32_t *order) {
+static void sort_by_priority(const tflm_plan_buffer_t *buffers, int32_t count, uint16_t *order) {
   int32_t i, j;
   for (i = 0; i < count; ++i) {
-    int32_t current = i;
-    for (j = i; j > 0 && comes_before(buffers, current, order[j - 1]); --j) order[j] = order[j - 1];
-    order[j] = current;
+    for (j = i; j > 0 && comes_before(buffers, i, order[j - 1]); --j) order[j] = order[j - 1];
+    order[j] = (uint16_t)i;
   }
 }
 
 /* Lowest offset where `candidate` fits beside the placed buffers that are live with it.
  * placed[0..placed_count) is sorted by offset, so one pass finds the first gap. */
-static uint32_t first_fit(const tflm_plan_buffer_t *buffers, const int32_t *placed,
+static uint32_t first_fit(const tflm_plan_buffer_t *buffers, const uint16_t *placed,
                           int32_t placed_count, const tflm_plan_buffer_t *candidate) {
   uint32_t gap_start = 0;
   int32_t i;
@@ -39,8 +38,8 @@ static uint32_t first_fit(const tflm_plan_buffer_t *buffers, const int32_t *plac
 }
 
 /* Inserts buffer `index` into the offset-sorted placed list (which reuses `order`). */
-static void insert_placed(const tflm_plan_buffer_t *buffers, int32_t *placed, int32_t count,
-                          int32_t index) {
+static void insert_placed(const tflm_plan_buffer_t *buffers, uint16_t *placed, int32_t count,
+                          uint16_t index) {
   int32_t j = count;
   while (j > 0 && buffers[placed[j - 1]].offset > buffers[index].offset) {
     placed[j] = placed[j - 1];
@@ -49,13 +48,13 @@ static void insert_placed(const tflm_plan_buffer_t *buffers, int32_t *placed, in
   placed[j] = index;
 }
 
-uint32_t tflm_plan(tflm_plan_buffer_t *buffers, int32_t count, int32_t *order) {
+uint32_t tflm_plan(tflm_plan_buffer_t *buffers, int32_t count, uint16_t *order) {
   uint32_t head = 0;
   int32_t i;
   sort_by_priority(buffers, count, order);
   /* order[i] is consumed at step i, so the placed list can grow in order[0..i). */
   for (i = 0; i < count; ++i) {
-    int32_t index = order[i];
+    uint16_t index = order[i];
     tflm_plan_buffer_t *buffer = &buffers[index];
     if (buffer->offset == TFLM_PLAN_ONLINE) buffer->offset = first_fit(buffers, order, i, buffer);
     insert_placed(buffers, order, i, index);

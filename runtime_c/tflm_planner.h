@@ -11,12 +11,14 @@
 typedef struct {
   uint32_t bytes;  /* size, already rounded to TFLM_ARENA_ALIGN */
   uint32_t offset; /* TFLM_PLAN_ONLINE on input unless fixed; the chosen offset on output */
-  int32_t first;   /* first operator step at which the buffer is live */
-  int32_t last;    /* last operator step at which it is live (inclusive) */
+  int16_t first;   /* first operator step at which the buffer is live */
+  int16_t last;    /* last operator step at which it is live (inclusive) */
 } tflm_plan_buffer_t;
 
-/* Places the buffers; `order` is caller-provided scratch of `count` int32 entries.
+/* Places the buffers; `order` is caller-provided scratch of `count` entries (count is at
+ * most 65535).  Fixed offsets may overlap each other (an offline plan can share memory
+ * between tensors it knows are never live together).
  * Returns the head size: the highest end offset of any buffer. */
-uint32_t tflm_plan(tflm_plan_buffer_t *buffers, int32_t count, int32_t *order);
+uint32_t tflm_plan(tflm_plan_buffer_t *buffers, int32_t count, uint16_t *order);
 
 #endif /* TFLM_PLANNER_H */

@@ -14,6 +14,7 @@ from conftest import CORPUS_DIR, need_corpus, need_tool
 from tflm_gen.cli import main
 from tflm_gen.errors import ArenaError, OutputDirError, UnsupportedModelError
 from tflm_gen.host import HostInterpreter
+from tflm_gen.optimize import device_model
 from tflm_gen.output import write_tree
 from tflm_gen.project import generate
 from tflm_gen.verify import verify
@@ -85,7 +86,7 @@ def test_generated_arena_constant_is_exact(project_of):
     project = project_of(BIT_EXACT_MODELS[0])
     header = (project / "tflm" / "model_data.h").read_text()
     constant = int(header.split("TFLM_MODEL_ARENA_BYTES ")[1].split("u")[0])
-    model = model_path(BIT_EXACT_MODELS[0]).read_bytes()
+    model, _ = device_model(model_path(BIT_EXACT_MODELS[0]).read_bytes())
     assert HostInterpreter(model).arena_used_bytes == constant
     HostInterpreter(model, arena_bytes=constant)  # exactly enough works
     with pytest.raises(ArenaError, match=f"needs {constant}"):

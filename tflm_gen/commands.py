@@ -11,6 +11,7 @@ import numpy as np
 from tflm_gen.errors import InputError, ModelError
 from tflm_gen.host import HostInterpreter
 from tflm_gen.inputs import random_inputs
+from tflm_gen.optimize import device_model
 from tflm_gen.oracle import ORACLES
 from tflm_gen.output import write_tree
 from tflm_gen.project import GenerateOptions, generate
@@ -57,9 +58,17 @@ def project_command(model_path, target, tags, out_dir):
 @click.option("-o", "--output", "output_path", help="write outputs to this .npz")
 @click.option("--tags", default="")
 @click.option("--arena-bytes", type=int, default=None, help="run with exactly this arena")
-def run_command(model_path, input_paths, output_path, tags, arena_bytes):
-    """Run MODEL once on the host-compiled C runtime."""
-    interpreter = HostInterpreter(_model_bytes(model_path), _tags(tags), arena_bytes)
+@click.option("--target", default="host", show_default=True,
+              help="host, or a qemu-* target (cross-compiled, run under QEMU)")
+def run_command(model_path, input_paths, output_path, tags, arena_bytes, target):
+    """Run MODEL once on the host-compiled C runtime, or on --target under QEMU."""
+    if target != "host":
+        from tflm_gen.qemu import run_on_target_command
+
+        return run_on_target_command(_model_bytes(model_path), target, _tags(tags),
+                                     _load_inputs(input_paths), output_path, arena_bytes)
+    model, _ = device_model(_model_bytes(model_path))
+    interpreter = HostInterpreter(model, _tags(tags), arena_bytes)
     inputs = _load_inputs(input_paths) if input_paths else random_inputs(interpreter.model)
     start = time.perf_counter()
     outputs = interpreter.run(inputs)

@@ -71,10 +71,22 @@ def _with_includes(base: Path, roots: list[str], tags: tuple[str, ...]) -> dict[
 
 
 def runtime_files(tags: tuple[str, ...]) -> dict[str, Path]:
-    """All runtime sources and headers, each in its tag-chosen variant."""
+    """All runtime sources and headers, each in its tag-chosen variant, by output name.
+
+    A tag's `f.cpp` may stand for `f.c` (a port written in C++ with C linkage, such as a
+    DebugLog over Arduino's Serial); the last tag with either file wins.
+    """
     base = resource_dir("runtime_c")
     names = sorted(p.name for p in base.iterdir() if p.suffix in (".c", ".h", ".cpp"))
-    return {name: choose_variant(base, name, tags) for name in names}
+    files = {}
+    for name in names:
+        chosen = choose_variant(base, name, tags)
+        if name.endswith(".c"):
+            for tag in tags:
+                for candidate in (base / tag / name, base / tag / (name[:-2] + ".cpp")):
+                    chosen = candidate if candidate.is_file() else chosen
+        files[chosen.name] = chosen
+    return files
 
 
 def kernel_files(ops: list[str], tags: tuple[str, ...]) -> dict[str, Path]:

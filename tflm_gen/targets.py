@@ -1,9 +1,10 @@
-"""Targets: one small declarative JSON file each in targets/ (templates, implied tags)."""
+"""Targets: one small declarative JSON file each in targets/ (templates, implied tags, and
+where the files go).  Optional keys default to the plain layout of the make target."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tflm_gen.errors import InputError
 from tflm_gen.resources import resource_dir
@@ -15,6 +16,9 @@ class Target:
     description: str
     tags: tuple[str, ...]  # tags the target implies, before the user's
     templates: dict  # output path -> template path under templates/
+    library_dir: str = "tflm"  # folder of the runtime, kernels and model files
+    test_data: str = "test_data.h"  # output path of the embedded test input and output
+    values: dict = field(default_factory=dict)  # extra template values (names, CPU flags)
 
 
 def list_targets() -> list[str]:
@@ -26,4 +30,6 @@ def load_target(name: str) -> Target:
     if not path.is_file():
         raise InputError(f"unknown target '{name}'; known targets: {', '.join(list_targets())}")
     data = json.loads(path.read_text())
-    return Target(name, data["description"], tuple(data.get("tags", [])), data["templates"])
+    optional = {key: data[key] for key in ("library_dir", "test_data", "values") if key in data}
+    return Target(name, data["description"], tuple(data.get("tags", [])), data["templates"],
+                  **optional)

@@ -9,6 +9,7 @@ import numpy as np
 
 from tflm_gen.host import HostInterpreter
 from tflm_gen.inputs import random_inputs
+from tflm_gen.optimize import device_model
 from tflm_gen.oracle import Oracle
 
 
@@ -42,8 +43,10 @@ def _compare(ours: np.ndarray, theirs: np.ndarray, result: OutputComparison) -> 
 
 
 def verify(model_bytes: bytes, against: str = "tflm", runs: int = 3, tags=()) -> VerifyReport:
-    """Compares `runs` successive invokes of our runtime and the oracle."""
-    ours = HostInterpreter(model_bytes, tuple(tags))
+    """Compares `runs` successive invokes of our runtime, on the model as a generated
+    project embeds it (offline plan, precomputed requantisation), with the oracle on the
+    user's model."""
+    ours = HostInterpreter(device_model(model_bytes)[0], tuple(tags))
     theirs = Oracle(model_bytes, against)
     report = VerifyReport(against, runs)
     for run in range(runs):

@@ -1,0 +1,88 @@
+"""Per-channel requantisation computed at generation time and stored in the model as
+`tflm_gen.requant` metadata, so the device keeps it in flash instead of the arena (and an
+8-bit MCU whose `double` is 32 bits still gets TFLM's exact multipliers).
+
+Words (little-endian int32): version 1, operator count N, then N record positions (word
+index from the start, 0 = none); a record is `channels, multipliers[channels],
+shifts[channels]`.  The arithmetic is the runtime fallback's (kernels_c/*_common.c) and
+TFLM's: the real multiplier in double, split into a Q31 significand and a shift.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import numpy as np
+
+from tflm_gen.model import ir
+
+METADATA_NAME = "tflm_gen.requant"
+CONV_OPS = {"CONV_2D", "DEPTHWISE_CONV_2D"}
+QUANTIZED = {"int8", "int16"}
+
+
+def quantize_multiplier(real: float) -> tuple[int, int]:
+    """(Q31 significand, shift) exactly as tflm_quantize_multiplier in C."""
+    if real == 0.0:
+        return 0, 0
+    significand, exponent = math.frexp(real)
+    scaled = significand * (1 << 31)
+    fixed = int(math.floor(abs(scaled) + 0.5)) * (1 if scaled >= 0 else -1)  # C round()
+    if fixed == 1 << 31:
+        fixed //= 2
+        exponent += 1
+    if exponent < -31:
+        return 0, 0
+    return fixed, exponent
+
+
+def _scales(tensor: ir.Tensor) -> list[float]:
+    return tensor.quantization.scale if tensor.quantization else []
+
+
+def _real_multipliers(graph: ir.SubGraph, op: ir.Operator) -> list[float] | None:
+    """The per-channel real multipliers a kernel would compute, or None for other ops."""
+    if op.opcode not in CONV_OPS | {"FULLY_CONNECTED"} or len(op.inputs) < 2:
+        return None
+    tensors = graph.tensors
+    source, weights, out = tensors[op.inputs[0]], tensors[op.inputs[1]], tensors[op.outputs[0]]
+    if source.dtype not in QUANTIZED or not (_scales(source) and _scales(weights) and _scales(out)):
+        return None
+    in_scale, out_scale = _scales(source)[0], _scales(out)[0]
+    filter_scales = _scales(weights)
+    if op.opcode == "FULLY_CONNECTED" and len(filter_scales) == 1:
+        product = float(np.float32(in_scale) * np.float32(filter_scales[0]))  # float, as TFLM
+        return [product / out_scale]
+    channels = out.shape[-1] if op.opcode in CONV_OPS else len(filter_scales)
+    scale = (lambda c: filter_scales[c]) if len(filter_scales) > 1 else (lambda c: filter_scales[0])
+    return [in_scale * scale(c) / out_scale for c in range(channels)]
+
+
+def requant_words(model: ir.Model) -> list[int] | None:
+    """The metadata words for the main subgraph, or None when no op needs them."""
+    graph = model.subgraph
+    header = [1, len(graph.operators)]
+    positions, records = [0] * len(graph.operators), []
+    next_word = len(header) + len(positions)
+    for index, op in enumerate(graph.operators):
+        reals = _real_multipliers(graph, op)
+        if not reals:
+            continue
+        pairs = [quantize_multiplier(real) for real in reals]
+        positions[index] = next_word
+        record = [len(pairs), *(m for m, _ in pairs), *(s for _, s in pairs)]
+        records += record
+        next_word += len(record)
+    return header + positions + records if records else None
+
+
+def embed_requant(model: ir.Model) -> ir.Model:
+    """A copy of the model carrying the requantisation metadata (replacing an older one)."""
+    words = requant_words(model)
+    result = copy.deepcopy(model)
+    result.metadata = [m for m in result.metadata if m[0] != METADATA_NAME]
+    if words is not None:
+        result.buffers.append(ir.Buffer(np.asarray(words, dtype="<i4").tobytes()))
+        result.metadata.append((METADATA_NAME, len(result.buffers) - 1))
+    return result
