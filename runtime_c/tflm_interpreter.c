@@ -105,6 +105,7 @@ static tflm_status_t place_fixed_tensors(tflm_interpreter_t *it) {
       uint8_t *state = (uint8_t *)tflm_arena_alloc_tail(&it->arena, bytes);
       if (state == NULL) return fail(TFLM_ERR_ARENA_TOO_SMALL, "variable tensor", (int32_t)t);
       zero_bytes(state, bytes);
+      it->variable_bytes += tflm_arena_align(bytes);
       it->tensor_location[t] = (uint32_t)(state - it->arena.base);
     }
   }
@@ -356,4 +357,28 @@ uint32_t tflm_interpreter_arena_tail_bytes(const tflm_interpreter_t *it) {
 
 uint32_t tflm_interpreter_arena_shortfall(const tflm_interpreter_t *it) {
   return it->arena.shortfall;
+}
+
+void tflm_interpreter_memory(const tflm_interpreter_t *it, tflm_memory_stats_t *stats) {
+  stats->arena_bytes = it->arena.peak;
+  stats->head_bytes = tflm_interpreter_arena_head_bytes(it);
+  stats->tail_bytes = tflm_arena_tail_bytes(&it->arena);
+  stats->kernel_bytes = it->kernel_bytes;
+  stats->variable_bytes = it->variable_bytes;
+  stats->runtime_bytes = stats->tail_bytes - it->kernel_bytes - it->variable_bytes;
+  stats->scratch_count = it->scratch_count;
+}
+
+void tflm_interpreter_print_memory(const tflm_interpreter_t *it) {
+  tflm_memory_stats_t stats;
+  tflm_interpreter_memory(it, &stats);
+  tflm_printf("arena: %lu bytes (head %lu, tail %lu)\n", (unsigned long)stats.arena_bytes,
+              (unsigned long)stats.head_bytes, (unsigned long)stats.tail_bytes);
+  tflm_printf("  head: activations and %lu scratch buffers: %lu bytes\n",
+              (unsigned long)stats.scratch_count, (unsigned long)stats.head_bytes);
+  tflm_printf("  tail: runtime state %lu, kernel data %lu, variable tensors %lu bytes\n",
+              (unsigned long)stats.runtime_bytes, (unsigned long)stats.kernel_bytes,
+              (unsigned long)stats.variable_bytes);
+  tflm_printf("  init temporaries: %lu bytes above the tail at peak\n",
+              (unsigned long)(stats.arena_bytes - stats.tail_bytes));
 }

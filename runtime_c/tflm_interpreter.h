@@ -45,6 +45,17 @@ typedef struct {
 
 #define TFLM_NO_DATA 0xFFFFFFFFu
 
+/* Where the arena's bytes went, by category (the allocation audit). */
+typedef struct {
+  uint32_t arena_bytes;     /* smallest arena that works: the peak during init */
+  uint32_t head_bytes;      /* planned activations and scratch buffers */
+  uint32_t tail_bytes;      /* everything persistent, the sum of the next three */
+  uint32_t runtime_bytes;   /* tensor locations, node states, scratch offsets */
+  uint32_t kernel_bytes;    /* kernels' persistent data (op parameters) */
+  uint32_t variable_bytes;  /* variable tensors (RNN state) */
+  uint32_t scratch_count;   /* scratch buffers requested by kernels */
+} tflm_memory_stats_t;
+
 /* The interpreter; fields are private to the runtime. */
 struct tflm_context {
   tflm_fb_t fb;                 /* the model */
@@ -67,6 +78,8 @@ struct tflm_context {
   uint8_t ready;                /* init succeeded */
   uint8_t in_prepare;           /* scratch requests and persistent allocation allowed */
   const tflm_profiler_t *profiler;
+  uint32_t kernel_bytes;        /* persistent bytes handed to kernels (audit) */
+  uint32_t variable_bytes;      /* persistent bytes of variable tensors (audit) */
 };
 typedef struct tflm_context tflm_interpreter_t;
 
@@ -98,6 +111,9 @@ void *tflm_interpreter_output_data(tflm_interpreter_t *interpreter, int32_t i);
 uint32_t tflm_interpreter_arena_used_bytes(const tflm_interpreter_t *interpreter);
 uint32_t tflm_interpreter_arena_head_bytes(const tflm_interpreter_t *interpreter);
 uint32_t tflm_interpreter_arena_tail_bytes(const tflm_interpreter_t *interpreter);
+/* The allocation audit; tflm_interpreter_print_memory prints it through DebugLog. */
+void tflm_interpreter_memory(const tflm_interpreter_t *interpreter, tflm_memory_stats_t *stats);
+void tflm_interpreter_print_memory(const tflm_interpreter_t *interpreter);
 /* After a failed init: bytes the failing allocation was short by (0 otherwise). */
 uint32_t tflm_interpreter_arena_shortfall(const tflm_interpreter_t *interpreter);
 

@@ -66,8 +66,11 @@ int32_t tflm_tensor_elements(const tflm_tensor_t *view) {
 }
 
 void *tflm_alloc_persistent(tflm_context_t *ctx, uint32_t bytes) {
+  void *memory;
   if (!ctx->in_prepare) return NULL;
-  return tflm_arena_alloc_tail(&ctx->arena, bytes);
+  memory = tflm_arena_alloc_tail(&ctx->arena, bytes);
+  if (memory != NULL) ctx->kernel_bytes += tflm_arena_align(bytes);
+  return memory;
 }
 
 tflm_status_t tflm_request_scratch(tflm_context_t *ctx, uint32_t bytes, int32_t *handle) {

@@ -97,6 +97,17 @@ def verify_command(model_path, against, runs, tags):
     raise SystemExit(0 if report.bit_exact else 1)
 
 
+@click.command("plan")
+@click.argument("model_path", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", "output_path", required=True, type=click.Path(dir_okay=False))
+def plan_command(model_path, output_path):
+    """Write MODEL with an offline memory plan (and flash requantisation) embedded."""
+    planned, plan = device_model(_model_bytes(model_path))
+    Path(output_path).write_bytes(planned)
+    click.echo(f"head {plan.head_bytes} bytes (lower bound {plan.lower_bound_bytes}); "
+               f"wrote {output_path}")
+
+
 @click.command("targets")
 def targets_command():
     """List the project targets."""

@@ -43,6 +43,11 @@ uint32_t tflm_interpreter_arena_used_bytes(void *it);
 uint32_t tflm_interpreter_arena_head_bytes(void *it);
 uint32_t tflm_interpreter_arena_tail_bytes(void *it);
 uint32_t tflm_interpreter_arena_shortfall(void *it);
+typedef struct {
+  uint32_t arena_bytes; uint32_t head_bytes; uint32_t tail_bytes; uint32_t runtime_bytes;
+  uint32_t kernel_bytes; uint32_t variable_bytes; uint32_t scratch_count;
+} tflm_memory_stats_t;
+void tflm_interpreter_memory(void *it, tflm_memory_stats_t *stats);
 """
 
 _SHIM = b"""/* Host-only accessors for cffi (not part of generated projects). */
@@ -211,6 +216,14 @@ class HostInterpreter:
     @property
     def arena_head_bytes(self) -> int:
         return self._lib.tflm_interpreter_arena_head_bytes(self._state)
+
+    def memory_stats(self) -> dict[str, int]:
+        """The runtime's allocation audit (tflm_memory_stats_t) as a dict."""
+        stats = _ffi.new("tflm_memory_stats_t *")
+        self._lib.tflm_interpreter_memory(self._state, stats)
+        names = ("arena_bytes", "head_bytes", "tail_bytes", "runtime_bytes", "kernel_bytes",
+                 "variable_bytes", "scratch_count")
+        return {name: int(getattr(stats, name)) for name in names}
 
     @property
     def arena_tail_bytes(self) -> int:

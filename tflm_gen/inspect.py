@@ -14,6 +14,13 @@ from tflm_gen.model.lifetimes import activation_lower_bound
 from tflm_gen.model.reader import read_model
 
 
+def read_model_bytes(path: Path) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError as error:
+        raise ModelError(f"cannot read model {path}: {error.strerror}") from None
+
+
 def inspect_model(path: str | Path) -> dict:
     """A summary of the model's main subgraph as a JSON-ready dict (see `inspect_command`)."""
     model = read_model(path)
@@ -155,7 +162,27 @@ def _support_text(unsupported: list[dict]) -> list[str]:
 @click.command("inspect")
 @click.argument("model", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
-def inspect_command(model: Path, as_json: bool) -> None:
+@click.option("--memory", is_flag=True, help="Show the arena, its sections and the head plan.")
+@click.option("--svg", "svg_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="With --memory: write a picture of the plan here.")
+@click.option("--target", default=None,
+              help="With --memory: the target (arena sizes are the same on every target).")
+def inspect_command(model: Path, as_json: bool, memory: bool, svg_path, target) -> None:
     """Show a model's inputs, outputs, operators, memory needs and unsupported ops."""
+    if memory:
+        _inspect_memory(model, as_json, svg_path, target)
+        return
     report = inspect_model(model)
     click.echo(json.dumps(report, indent=2) if as_json else format_report(report))
+
+
+def _inspect_memory(model: Path, as_json: bool, svg_path, target) -> None:
+    from tflm_gen.memory import format_memory, memory_report, plan_svg
+    from tflm_gen.targets import load_target
+
+    tags = load_target(target).tags if target else ()
+    report = memory_report(read_model_bytes(model), tags)
+    report["target"] = target or "host"
+    if svg_path:
+        svg_path.write_text(plan_svg(report))
+    click.echo(json.dumps(report, indent=2) if as_json else format_memory(report))

@@ -1,0 +1,183 @@
+"""Memory: exact arena sizes, an offline plan at the lower bound, a tail far below TFLM's,
+and clean failures for every arena that is too small."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from conftest import need_corpus, need_tool
+from tflm_gen.cli import main
+from tflm_gen.errors import ArenaError
+from tflm_gen.host import HostInterpreter
+from tflm_gen.inputs import random_inputs
+from tflm_gen.memory import memory_report, plan_svg
+from tflm_gen.model.reader import read_model
+from tflm_gen.model.writer import write_model
+from tflm_gen.optimize import device_model
+from tflm_gen.oracle import Oracle
+from tflm_gen.output import write_tree
+from tflm_gen.plan import embed_plan, make_plan
+from tflm_gen.project import generate
+from tflm_gen.verify import verify
+
+MODELS = [
+    "hello_world_int8", "hello_world_float", "micro_speech_quantized", "kws_ref_model",
+    "vww_96_int8", "person_detect", "pretrainedResnet_quant", "ad01_int8", "test_conv_model",
+    "simple_add_model", "model_ToyCar_quant_fullint",
+]
+_TFLM_ALLOCATIONS = """
+import sys
+from tflite_micro.python.tflite_micro import runtime
+data = open(sys.argv[1], 'rb').read()
+runtime.Interpreter.from_bytes(data, arena_size=max(4 << 20, 10 * len(data))).print_allocations()
+"""
+
+
+def tflm_allocations(path: Path) -> dict[str, int]:
+    """TFLM's own recording allocator: total, head and tail bytes on this host."""
+    result = subprocess.run([sys.executable, "-c", _TFLM_ALLOCATIONS, str(path)],
+                            capture_output=True, text=True, check=True)
+    found = re.findall(r"Arena allocation (total|head|tail) (\d+) bytes",
+                       result.stdout + result.stderr)
+    return {name: int(value) for name, value in found}
+
+
+def corpus(name: str) -> Path:
+    return need_corpus() / f"{name}.tflite"
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_arena_below_tflm_head_at_bound_tail_lean(name):
+    path = corpus(name)
+    report = memory_report(path.read_bytes())
+    tflm = tflm_allocations(path)
+    assert report["arena_bytes"] <= tflm["total"]
+    assert report["head_bytes"] <= 1.02 * report["lower_bound_bytes"]
+    assert report["tail_bytes"] <= 0.4 * tflm["tail"]
+
+
+def test_arena_geometric_mean_below_0_8_of_tflm():
+    ratios = []
+    for name in MODELS:
+        path = corpus(name)
+        ratios.append(memory_report(path.read_bytes())["arena_bytes"]
+                      / tflm_allocations(path)["total"])
+    assert float(np.exp(np.mean(np.log(ratios)))) <= 0.8
+
+
+@pytest.mark.parametrize("name", ["hello_world_int8", "kws_ref_model", "vww_96_int8"])
+def test_smallest_working_arena_is_the_reported_one(name):
+    model, _ = device_model(corpus(name).read_bytes())
+    needed = HostInterpreter(model).arena_used_bytes
+    HostInterpreter(model, arena_bytes=needed)
+    with pytest.raises(ArenaError, match=f"needs {needed}"):
+        HostInterpreter(model, arena_bytes=needed - 1)
+
+
+@pytest.mark.parametrize("name", ["vww_96_int8", "pretrainedResnet_quant", "kws_ref_model"])
+def test_planned_model_runs_bit_exact_in_tflm(name, tmp_path):
+    original = corpus(name).read_bytes()
+    out = tmp_path / "planned.tflite"
+    result = CliRunner().invoke(main, ["plan", str(corpus(name)), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    inputs = random_inputs(read_model(original))
+    for ours, theirs in zip(Oracle(out.read_bytes()).run(inputs), Oracle(original).run(inputs)):
+        assert np.array_equal(ours, theirs)
+    names = [entry[0] for entry in read_model(out.read_bytes()).metadata]
+    assert "OfflineMemoryAllocation" in names
+
+
+def test_partial_offline_plan_is_completed_online():
+    """-1 entries are planned at run time around the fixed offsets."""
+    model = read_model(corpus("person_detect").read_bytes())
+    plan = make_plan(model)
+    for buffer in plan.buffers[::2]:
+        buffer.offset = -1
+    partial = write_model(embed_plan(model, plan))
+    assert verify(partial, runs=1).bit_exact
+    assert HostInterpreter(partial).arena_head_bytes >= make_plan(model).head_bytes
+
+
+def test_nonsense_offline_plan_is_refused_cleanly():
+    model = read_model(corpus("hello_world_int8").read_bytes())
+    plan = make_plan(model)
+    plan.buffers[0].offset = 0x7FFFFFF0
+    with pytest.raises(Exception, match="rejected the model|runtime init failed"):
+        HostInterpreter(write_model(embed_plan(model, plan)))
+
+
+def test_inspect_memory_json_and_svg(tmp_path):
+    svg = tmp_path / "plan.svg"
+    result = CliRunner().invoke(main, ["inspect", "--memory", "--json", "--svg", str(svg),
+                                       str(corpus("kws_ref_model"))])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    for key in ("arena_bytes", "head_bytes", "tail_bytes", "lower_bound_bytes", "plan"):
+        assert key in report
+    assert report["arena_bytes"] == HostInterpreter(
+        device_model(corpus("kws_ref_model").read_bytes())[0]).arena_used_bytes
+    rects = ElementTree.parse(svg).getroot().findall("{http://www.w3.org/2000/svg}rect")
+    assert len(rects) == len(report["plan"]) + 1  # one per buffer, plus the background
+    assert plan_svg(report) == svg.read_text()
+
+
+_SWEEP = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include "tflm/model_data.h"
+#include "tflm/model_ops.h"
+#include "tflm/tflm_interpreter.h"
+
+/* Every arena size below the needed one must fail cleanly; malloc gives each size its own
+ * block, so AddressSanitizer sees any access past the size the runtime was given. */
+int main(void) {
+  static tflm_interpreter_t interpreter;
+  uint32_t size;
+  for (size = 0; size < TFLM_MODEL_ARENA_BYTES; size += STEP) {
+    void *arena = malloc(size > 0 ? size : 1);
+    tflm_status_t status = tflm_interpreter_init(&interpreter, tflm_model_data,
+                                                 TFLM_MODEL_SIZE, &tflm_model_resolver,
+                                                 arena, size);
+    free(arena);
+    if (status != TFLM_ERR_ARENA_TOO_SMALL) {
+      printf("size %u gave status %d\n", (unsigned)size, (int)status);
+      return 1;
+    }
+  }
+  {
+    void *arena = malloc(TFLM_MODEL_ARENA_BYTES);
+    int ok = tflm_interpreter_init(&interpreter, tflm_model_data, TFLM_MODEL_SIZE,
+                                   &tflm_model_resolver, arena, TFLM_MODEL_ARENA_BYTES) == TFLM_OK
+             && tflm_interpreter_invoke(&interpreter) == TFLM_OK;
+    free(arena);
+    printf(ok ? "sweep ok\n" : "exact arena failed\n");
+    return ok ? 0 : 1;
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("name,step", [("hello_world_int8", 8), ("micro_speech_quantized", 40),
+                                       ("kws_ref_model", 152), ("ad01_int8", 16)])
+def test_every_too_small_arena_fails_cleanly_under_asan(name, step, tmp_path):
+    compiler = need_tool("gcc")
+    write_tree(generate(corpus(name).read_bytes()), tmp_path)
+    (tmp_path / "sweep.c").write_text(_SWEEP)
+    sources = ["sweep.c", *sorted(str(p.relative_to(tmp_path)) for p in tmp_path.glob("tflm/*.c"))]
+    flags = ["-std=c99", "-g", "-O1", "-fsanitize=address,undefined",
+             "-fno-sanitize-recover=all", f"-DSTEP={step}"]
+    build = subprocess.run([compiler, *flags, *sources, "-o", "sweep", "-lm"], cwd=tmp_path,
+                           capture_output=True, text=True, check=False)
+    assert build.returncode == 0, build.stderr
+    run = subprocess.run(["./sweep"], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=600, check=False)
+    assert run.returncode == 0 and "sweep ok" in run.stdout, run.stdout + run.stderr[-2000:]
