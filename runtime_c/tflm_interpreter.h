@@ -54,6 +54,7 @@ typedef struct {
   uint32_t kernel_bytes;    /* kernels' persistent data (op parameters) */
   uint32_t variable_bytes;  /* variable tensors (RNN state) */
   uint32_t scratch_count;   /* scratch buffers requested by kernels */
+  uint32_t scratch_bytes;   /* their total size (they share the head with activations) */
 } tflm_memory_stats_t;
 
 /* The interpreter; fields are private to the runtime. */
@@ -80,6 +81,7 @@ struct tflm_context {
   const tflm_profiler_t *profiler;
   uint32_t kernel_bytes;        /* persistent bytes handed to kernels (audit) */
   uint32_t variable_bytes;      /* persistent bytes of variable tensors (audit) */
+  uint32_t scratch_bytes;       /* requested scratch bytes (audit) */
 };
 typedef struct tflm_context tflm_interpreter_t;
 

@@ -81,6 +81,7 @@ tflm_status_t tflm_request_scratch(tflm_context_t *ctx, uint32_t bytes, int32_t 
   if (request == NULL) return TFLM_ERR_ARENA_TOO_SMALL;
   if (ctx->scratch_request == NULL) ctx->scratch_request = request;
   request[0] = tflm_arena_align(bytes);
+  ctx->scratch_bytes += request[0];
   request[1] = (uint32_t)ctx->current_node;
   *handle = (int32_t)ctx->scratch_count++;
   return TFLM_OK;

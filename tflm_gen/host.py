@@ -46,6 +46,7 @@ uint32_t tflm_interpreter_arena_shortfall(void *it);
 typedef struct {
   uint32_t arena_bytes; uint32_t head_bytes; uint32_t tail_bytes; uint32_t runtime_bytes;
   uint32_t kernel_bytes; uint32_t variable_bytes; uint32_t scratch_count;
+  uint32_t scratch_bytes;
 } tflm_memory_stats_t;
 void tflm_interpreter_memory(void *it, tflm_memory_stats_t *stats);
 """
@@ -222,7 +223,7 @@ class HostInterpreter:
         stats = _ffi.new("tflm_memory_stats_t *")
         self._lib.tflm_interpreter_memory(self._state, stats)
         names = ("arena_bytes", "head_bytes", "tail_bytes", "runtime_bytes", "kernel_bytes",
-                 "variable_bytes", "scratch_count")
+                 "variable_bytes", "scratch_count", "scratch_bytes")
         return {name: int(getattr(stats, name)) for name in names}
 
     @property

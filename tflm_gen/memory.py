@@ -31,7 +31,8 @@ def memory_report(model_bytes: bytes, tags: tuple[str, ...] = ()) -> dict:
 def format_memory(report: dict) -> str:
     lines = [
         f"arena: {report['arena_bytes']} bytes (the exact size a project declares)",
-        f"  head {report['head_bytes']} bytes (lower bound {report['lower_bound_bytes']})",
+        f"  head {report['head_bytes']} bytes (activation lower bound "
+        f"{report['lower_bound_bytes']}, kernel scratch {report['scratch_bytes']})",
         f"  tail {report['tail_bytes']} bytes: runtime state {report['runtime_bytes']}, "
         f"kernel data {report['kernel_bytes']}, variable tensors {report['variable_bytes']}",
         f"  bottom at peak: {report['arena_bytes'] - report['tail_bytes']} bytes "

@@ -79,3 +79,30 @@ class Oracle:
             self._interpreter.reset()
         else:
             self._interpreter.reset_all_variables()
+
+
+_ALLOCATIONS_SCRIPT = """
+import sys
+from tflite_micro.python.tflite_micro import runtime
+data = sys.stdin.buffer.read()
+runtime.Interpreter.from_bytes(data, arena_size=max(4 << 20, 10 * len(data))).print_allocations()
+"""
+
+
+def tflm_allocations(model_bytes: bytes) -> dict[str, int]:
+    """TFLM's own recording allocator on this host: `total`, `head` and `tail` bytes.
+
+    Run in a child process because the binding prints from C++ straight to the terminal.
+    """
+    import re
+    import subprocess
+    import sys
+
+    _import("tflm")
+    result = subprocess.run([sys.executable, "-c", _ALLOCATIONS_SCRIPT], input=model_bytes,
+                            capture_output=True, check=False)
+    text = (result.stdout + result.stderr).decode(errors="replace")
+    found = re.findall(r"Arena allocation (total|head|tail) (\d+) bytes", text)
+    if not found:
+        raise ToolchainError(f"TFLM could not allocate this model: {text.strip()[-200:]}")
+    return {name: int(value) for name, value in found}
