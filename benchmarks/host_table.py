@@ -19,10 +19,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from tflm_gen.host import HostInterpreter  # noqa: E402
-from tflm_gen.inputs import random_inputs  # noqa: E402
-from tflm_gen.oracle import Oracle  # noqa: E402
-from tflm_gen.verify import verify  # noqa: E402
+from tflm_gen.host import HostInterpreter
+from tflm_gen.inputs import random_inputs
+from tflm_gen.oracle import Oracle
+from tflm_gen.verify import verify
 
 CORPUS = REPO.parent / "shared" / "models"
 MODELS = [

@@ -17,9 +17,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from tflm_gen.errors import TflmGenError  # noqa: E402
-from tflm_gen.memory import memory_report  # noqa: E402
-from tflm_gen.oracle import tflm_allocations  # noqa: E402
+from tflm_gen.errors import TflmGenError
+from tflm_gen.memory import memory_report
+from tflm_gen.oracle import tflm_allocations
 
 CORPUS = REPO.parent / "shared" / "models"
 

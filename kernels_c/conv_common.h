@@ -18,6 +18,10 @@
 #include "tflm_kernel.h"
 #include "tflm_quant.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct {
   int32_t type;              /* activation type TFLM_TYPE_*: selects the kernel in eval */
   int32_t batches;           /* N */
@@ -78,5 +82,9 @@ void tflm_depthwise_conv_int8(const tflm_conv_params_t *params, const tflm_requa
                               const int8_t *filter, const int32_t *bias, int8_t *output);
 void tflm_depthwise_conv_int16(const tflm_conv_params_t *params, const tflm_requant_t *requant, const int16_t *input,
                                const int8_t *filter, const int64_t *bias, int16_t *output);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* TFLM_CONV_COMMON_H */

@@ -17,6 +17,10 @@
 #include "tflm_kernel.h"
 #include "tflm_quant.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct {
   int32_t type;          /* activation type TFLM_TYPE_*: selects the kernel in eval */
   int32_t batches;       /* rows of the input and output */
@@ -50,5 +54,9 @@ void tflm_fully_connected_int8(const tflm_fc_params_t *params, const tflm_requan
 void tflm_fully_connected_int16(const tflm_fc_params_t *params, const tflm_requant_t *requant,
                                 const int16_t *input,
                                 const int8_t *filter, const int64_t *bias, int16_t *output);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* TFLM_FULLY_CONNECTED_COMMON_H */

@@ -11,6 +11,10 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* x * 2^exponent: a saturating left shift when exponent > 0, a rounding (ties away from
  * zero) right shift when exponent < 0.  |exponent| <= 31. */
 int32_t tflm_fp_saturating_mul_by_pot(int32_t x, int32_t exponent);
@@ -32,5 +36,9 @@ int32_t tflm_fp_reciprocal(int32_t x, int32_t x_integer_digits, int32_t *num_bit
 
 /* Number of leading zero bits of x (32 for 0). */
 int32_t tflm_fp_count_leading_zeros(uint32_t x);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* TFLM_FIXEDPOINT_H */

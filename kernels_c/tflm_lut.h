@@ -5,6 +5,10 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Entries of an int16 -> int16 table: 512 segments plus the end point of the last one. */
 #define TFLM_LUT_INT16_SIZE 513
 
@@ -18,5 +22,9 @@ void tflm_lut_generate_int16(float (*func)(float), float input_min, float input_
 /* The table at int16 input value: segment (value >> 7) + 256, linearly interpolated with
  * the low 7 bits, rounded. */
 int16_t tflm_lut_lookup_int16(int16_t value, const int16_t *lut);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* TFLM_LUT_H */

@@ -5,6 +5,10 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* round(a * b / 2^31), halves rounded toward +infinity (gemmlowp's nudge then truncating
  * division: 0.5 -> 1 but -0.5 -> 0), saturating the single overflow case. */
 int32_t tflm_saturating_rounding_doubling_high_mul(int32_t a, int32_t b);
@@ -37,5 +41,9 @@ int32_t tflm_requantize(int32_t acc, int32_t multiplier, int32_t shift, int32_t 
                         int32_t lo, int32_t hi);
 /* min(max(x, lo), hi) with the comparisons in TFLM's order, so NaN passes through alike. */
 float tflm_clamp_float(float x, float lo, float hi);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* TFLM_QUANT_H */

@@ -13,6 +13,10 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define TFLM_ARENA_ALIGN 8u
 
 /* Declare arenas as a union with this type to get a valid start address. */
@@ -45,5 +49,9 @@ uint32_t tflm_arena_mark(const tflm_arena_t *arena);
 void tflm_arena_reset_temp(tflm_arena_t *arena, uint32_t mark);
 uint32_t tflm_arena_tail_bytes(const tflm_arena_t *arena);
 uint32_t tflm_arena_align(uint32_t bytes);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* TFLM_ARENA_H */

@@ -9,6 +9,10 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct {
   const uint8_t *data; /* the serialized buffer (the model) */
   uint32_t size;       /* its length in bytes */
@@ -34,5 +38,9 @@ uint32_t tflm_fb_vector(tflm_fb_t *fb, uint32_t table, int32_t slot, uint32_t el
 uint32_t tflm_fb_vector_table(tflm_fb_t *fb, uint32_t elements, uint32_t length, uint32_t i);
 /* A string field: position of its bytes and their count (no terminator is assumed). */
 uint32_t tflm_fb_string(tflm_fb_t *fb, uint32_t table, int32_t slot, uint32_t *length);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* TFLM_FLATBUFFER_H */

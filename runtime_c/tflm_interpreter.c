@@ -89,8 +89,18 @@ static tflm_status_t allocate_state(tflm_interpreter_t *it) {
   return TFLM_OK;
 }
 
-static void zero_bytes(uint8_t *p, uint32_t count) {
-  while (count-- > 0) *p++ = 0;
+static void fill_bytes(uint8_t *p, uint32_t count, uint8_t value) {
+  while (count-- > 0) *p++ = value;
+}
+
+/* A variable tensor's initial state, as TFLM sets it: int8 state holds its zero point
+ * (real value 0), every other type all-zero bytes. */
+static void reset_variable(tflm_interpreter_t *it, int32_t t) {
+  tflm_tensor_t view;
+  tflm_model_view(it, t, &view);
+  if (view.data == NULL) return;
+  fill_bytes((uint8_t *)view.data, (uint32_t)view.bytes,
+             view.type == TFLM_TYPE_INT8 ? (uint8_t)(int8_t)view.zero_point : 0u);
 }
 
 /* Constants point into the model; variable tensors get zeroed persistent memory. */
@@ -104,9 +114,9 @@ static tflm_status_t place_fixed_tensors(tflm_interpreter_t *it) {
       uint32_t bytes = tflm_model_tensor_bytes(it, tensor);
       uint8_t *state = (uint8_t *)tflm_arena_alloc_tail(&it->arena, bytes);
       if (state == NULL) return fail(TFLM_ERR_ARENA_TOO_SMALL, "variable tensor", (int32_t)t);
-      zero_bytes(state, bytes);
       it->variable_bytes += tflm_arena_align(bytes);
       it->tensor_location[t] = (uint32_t)(state - it->arena.base);
+      reset_variable(it, (int32_t)t);
     }
   }
   return TFLM_OK;
@@ -293,7 +303,7 @@ tflm_status_t tflm_interpreter_reset(tflm_interpreter_t *it) {
     uint32_t tensor = tflm_model_tensor(it, (int32_t)t);
     if (tflm_fb_int(&it->fb, tensor, TENSOR_IS_VARIABLE, 1, 0) != 0 &&
         !(it->tensor_location[t] & TFLM_IN_MODEL)) {
-      zero_bytes(it->arena.base + it->tensor_location[t], tflm_model_tensor_bytes(it, tensor));
+      reset_variable(it, (int32_t)t);
     }
   }
   for (i = 0; i < it->operators_count; ++i) {

@@ -21,6 +21,10 @@
 #include "tflm_schema.h"
 #include "tflm_status.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define TFLM_MAX_DIMS 6
 
 typedef struct tflm_context tflm_context_t; /* opaque to kernels */
@@ -122,5 +126,9 @@ void tflm_kernel_log(tflm_context_t *ctx, const tflm_node_t *node, const char *m
       return (status);                                    \
     }                                                     \
   } while (0)
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* TFLM_KERNEL_H */

@@ -5,6 +5,10 @@
 
 #include "tflm_interpreter.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Field slots of the TFLite schema tables the runtime reads. */
 enum {
   MODEL_VERSION = 0, MODEL_OPERATOR_CODES = 1, MODEL_SUBGRAPHS = 2, MODEL_BUFFERS = 4,
@@ -44,5 +48,9 @@ uint32_t tflm_model_requant(tflm_interpreter_t *it, uint32_t *words);
 /* Builtin code, version and custom name of an operator's code. */
 int32_t tflm_model_builtin_code(tflm_interpreter_t *it, uint32_t op, int32_t *version,
                                 const uint8_t **custom_name, uint32_t *custom_name_length);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* TFLM_MODEL_H */

@@ -6,6 +6,10 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define TFLM_PLAN_ONLINE 0xFFFFFFFFu /* offset value: the planner chooses */
 
 typedef struct {
@@ -20,5 +24,9 @@ typedef struct {
  * between tensors it knows are never live together).
  * Returns the head size: the highest end offset of any buffer. */
 uint32_t tflm_plan(tflm_plan_buffer_t *buffers, int32_t count, uint16_t *order);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* TFLM_PLANNER_H */

@@ -3,6 +3,10 @@
 #ifndef TFLM_STATUS_H
 #define TFLM_STATUS_H
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define TFLM_STATUS_LIST(X)                                                      \
   X(TFLM_OK, "ok")                                                              \
   X(TFLM_ERROR, "error")                                                        \
@@ -24,5 +28,9 @@ typedef enum { TFLM_STATUS_LIST(TFLM_STATUS_ENUM_ENTRY) TFLM_STATUS_COUNT } tflm
 
 /* A short English description of a status (empty strings when messages are compiled out). */
 const char *tflm_status_text(tflm_status_t status);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* TFLM_STATUS_H */

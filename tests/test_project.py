@@ -131,9 +131,10 @@ def test_unsupported_ops_are_all_listed():
 
     builder = ModelBuilder()
     x = builder.input("x", [1, 4], "float32")
-    y = builder.add_op("FLOOR", [x], [1, 4], "float32")
-    builder.output(builder.add_op("CEIL", [y], [1, 4], "float32"))
-    with pytest.raises(UnsupportedModelError, match=r"CEIL \(version 1\).*FLOOR \(version 1\)"):
+    y = builder.add_op("MATRIX_DIAG", [x], [1, 4, 4], "float32")
+    builder.output(builder.add_op("REVERSE_SEQUENCE", [y, x], [1, 4, 4], "float32"))
+    with pytest.raises(UnsupportedModelError,
+                       match=r"MATRIX_DIAG \(version 1\).*REVERSE_SEQUENCE \(version 1\)"):
         generate(builder.build())
 
 

@@ -44,3 +44,21 @@ def test_runtime_and_kernels_compile_strict(compiler, cpu, tmp_path):
         command = [compiler, *STRICT, *cpu, "-c", str(source), "-o", str(tmp_path / "x.o")]
         result = subprocess.run(command, capture_output=True, text=True, check=False)
         assert result.returncode == 0, f"{source.name}: {result.stderr}"
+
+
+def test_headers_compile_as_cpp_with_c_linkage(tmp_path):
+    """Arduino and Mbed compile C++: every header must be usable there, with C linkage."""
+    compiler = need_tool("g++")
+    for folder in ("runtime_c", "kernels_c"):
+        for path in (REPO / folder).glob("*.[ch]"):
+            (tmp_path / path.name).write_bytes(path.read_bytes())
+    headers = sorted(p.name for p in tmp_path.glob("*.h"))
+    (tmp_path / "all.cpp").write_text("".join(f'#include "{h}"\n' for h in headers))
+    command = [compiler, "-std=c++11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-c",
+               str(tmp_path / "all.cpp"), "-o", str(tmp_path / "all.o")]
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    for header in headers:
+        text = (tmp_path / header).read_text()
+        if "(" in text.split("#define", 1)[0] or ");" in text:
+            assert 'extern "C"' in text, f"{header} declares functions without C linkage"

@@ -29,14 +29,19 @@ def main() -> None:
 
 def _register_commands() -> None:
     # Each stage module owns its click command; the CLI only gathers them.
+    from tflm_gen.bench import bench_command
     from tflm_gen.commands import (
-        plan_command, project_command, run_command, targets_command, verify_command,
+        plan_command,
+        project_command,
+        run_command,
+        targets_command,
+        verify_command,
     )
     from tflm_gen.inspect import inspect_command
-
+    from tflm_gen.ops_table import ops_command
 
     for command in (inspect_command, project_command, run_command, verify_command,
-                    targets_command, plan_command):
+                    targets_command, bench_command, plan_command, ops_command):
         main.add_command(command)
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from tflm_gen.errors import ModelError
 from tflm_gen.model import ir
 from tflm_gen.model.lifetimes import activation_lower_bound
 from tflm_gen.model.reader import read_model

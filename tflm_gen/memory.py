@@ -31,12 +31,12 @@ def memory_report(model_bytes: bytes, tags: tuple[str, ...] = ()) -> dict:
 def format_memory(report: dict) -> str:
     lines = [
         f"arena: {report['arena_bytes']} bytes (the exact size a project declares)",
-        f"  head {report['head_bytes']} bytes (activation lower bound "
-        f"{report['lower_bound_bytes']}, kernel scratch {report['scratch_bytes']})",
-        f"  tail {report['tail_bytes']} bytes: runtime state {report['runtime_bytes']}, "
-        f"kernel data {report['kernel_bytes']}, variable tensors {report['variable_bytes']}",
-        f"  bottom at peak: {report['arena_bytes'] - report['tail_bytes']} bytes "
-        "(the head, or init temporaries where larger)",
+        (f"  head {report['head_bytes']} bytes (activation lower bound "
+         f"{report['lower_bound_bytes']}, kernel scratch {report['scratch_bytes']})"),
+        (f"  tail {report['tail_bytes']} bytes: runtime state {report['runtime_bytes']}, "
+         f"kernel data {report['kernel_bytes']}, variable tensors {report['variable_bytes']}"),
+        (f"  bottom at peak: {report['arena_bytes'] - report['tail_bytes']} bytes "
+         "(the head, or init temporaries where larger)"),
         "",
         f"{'offset':>8} {'bytes':>8} {'ops':>9}  tensors",
     ]
@@ -53,11 +53,11 @@ def plan_svg(report: dict, width: int = 720, height: int = 420) -> str:
     steps = max((b["last_op"] for b in report["plan"]), default=0) + 1
     head = max(report["head_bytes"], 1)
     margin, plot_w, plot_h = 50, width - 70, height - 70
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-             f'font-family="sans-serif" font-size="11">',
+    parts = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+              f'font-family="sans-serif" font-size="11">'),
              f'<rect width="{width}" height="{height}" fill="white"/>',
-             f'<text x="{margin}" y="16">head plan: {report["head_bytes"]} bytes '
-             f'(lower bound {report["lower_bound_bytes"]}), {steps} operators</text>']
+             (f'<text x="{margin}" y="16">head plan: {report["head_bytes"]} bytes '
+              f'(lower bound {report["lower_bound_bytes"]}), {steps} operators</text>')]
     for index, buffer in enumerate(report["plan"]):
         x = margin + plot_w * buffer["first_op"] / steps
         w = plot_w * (buffer["last_op"] - buffer["first_op"] + 1) / steps

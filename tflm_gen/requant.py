@@ -28,7 +28,7 @@ def quantize_multiplier(real: float) -> tuple[int, int]:
         return 0, 0
     significand, exponent = math.frexp(real)
     scaled = significand * (1 << 31)
-    fixed = int(math.floor(abs(scaled) + 0.5)) * (1 if scaled >= 0 else -1)  # C round()
+    fixed = math.floor(abs(scaled) + 0.5) * (1 if scaled >= 0 else -1)  # C round()
     if fixed == 1 << 31:
         fixed //= 2
         exponent += 1

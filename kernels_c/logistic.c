@@ -1,0 +1,149 @@
+/* tflm-op: LOGISTIC tflm_op_logistic types: float32,int8 */
+/* tflm-op: TANH tflm_op_tanh types: float32,int8 */
+/* LOGISTIC and TANH, bit-exact with TFLM's reference kernels.
+ *   float32: LOGISTIC is 1 for x > 16.619047, exp(x) for x < -9, else 1 / (1 + exp(-x));
+ *   TANH is tanhf(x).
+ *   int8: x - zp_in is rescaled to Q4.27 (a Q31 multiplier and left shift from
+ *   scale_in * 2^27, computed with frexp as TFLM does), then gemmlowp-style fixed-point
+ *   logistic / tanh (tflm_sigmoid.h) gives Q0.31, rounded to the output's 2^-8 (LOGISTIC,
+ *   output zero point -128) or 2^-7 (TANH, output zero point 0) steps.  Inputs beyond the
+ *   radius where Q4.27 would overflow saturate to the type's limits.
+ * The int16 LUT paths of TFLM are not implemented. */
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tflm_kernel.h"
+#include "tflm_quant.h"
+#include "tflm_sigmoid.h"
+
+#define TFLM_SIGMOID_INPUT_INTEGER_BITS 4
+
+/* Persistent op data (fixed-width fields only). */
+typedef struct {
+  int32_t type;             /* TFLM_TYPE_* of input and output */
+  int32_t count;            /* elements */
+  int32_t input_zero_point;
+  int32_t input_multiplier; /* scale_in * 2^27 as Q31 significand ... */
+  int32_t input_left_shift; /* ... and left shift */
+  int32_t input_range_radius; /* |x - zp| at or beyond this saturates */
+} tflm_sigmoid_params_t;
+
+/* TFLM's frexp-based multiplier and CalculateInputRadius (double, prepare only). */
+static int32_t tflm_sigmoid_quant_params(float input_scale, tflm_sigmoid_params_t *p) {
+  const int32_t bits = TFLM_SIGMOID_INPUT_INTEGER_BITS;
+  const double real = (double)input_scale * (double)((int32_t)1 << (31 - bits));
+  int exponent = 0;
+  const double q = frexp(real, &exponent);
+  double radius;
+  p->input_multiplier = (int32_t)round(q * 2147483648.0);
+  p->input_left_shift = (int32_t)exponent;
+  if (exponent < 0 || exponent > 31 || q * 2147483648.0 >= 2147483647.5) {
+    return 0; /* TFLM would shift by a negative amount or overflow here */
+  }
+  radius = 1.0 * (double)(((int32_t)1 << bits) - 1) * (double)((int64_t)1 << (31 - bits)) /
+           (double)((int64_t)1 << exponent);
+  p->input_range_radius = (int32_t)floor(radius);
+  return 1;
+}
+
+static tflm_status_t tflm_sigmoid_prepare(tflm_context_t *ctx, tflm_node_t *node,
+                                          int32_t is_logistic) {
+  tflm_tensor_t in, out;
+  tflm_sigmoid_params_t *p;
+  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 1 && node->outputs_count == 1,
+                    TFLM_ERR_BAD_PARAMS);
+  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, &in) == TFLM_OK, TFLM_ERROR);
+  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, &out) == TFLM_OK, TFLM_ERROR);
+  TFLM_KERNEL_CHECK(ctx, node, in.type == out.type, TFLM_ERR_UNSUPPORTED_TYPE);
+  TFLM_KERNEL_CHECK(ctx, node, in.type == TFLM_TYPE_FLOAT32 || in.type == TFLM_TYPE_INT8,
+                    TFLM_ERR_UNSUPPORTED_TYPE);
+  TFLM_KERNEL_CHECK(ctx, node, tflm_tensor_elements(&in) == tflm_tensor_elements(&out),
+                    TFLM_ERR_BAD_SHAPE);
+  p = (tflm_sigmoid_params_t *)tflm_alloc_persistent(ctx, sizeof(*p));
+  TFLM_KERNEL_CHECK(ctx, node, p != NULL, TFLM_ERR_ARENA_TOO_SMALL);
+  p->type = in.type;
+  p->count = tflm_tensor_elements(&in);
+  p->input_zero_point = in.zero_point;
+  node->user_data = p;
+  if (in.type == TFLM_TYPE_INT8) {
+    if (is_logistic) {
+      TFLM_KERNEL_CHECK(ctx, node, out.zero_point == -128, TFLM_ERR_BAD_PARAMS);
+    }
+    TFLM_KERNEL_CHECK(ctx, node, tflm_sigmoid_quant_params(in.scale, p), TFLM_ERR_BAD_PARAMS);
+  }
+  return TFLM_OK;
+}
+
+static tflm_status_t tflm_logistic_prepare(tflm_context_t *ctx, tflm_node_t *node) {
+  return tflm_sigmoid_prepare(ctx, node, 1);
+}
+
+static tflm_status_t tflm_tanh_prepare(tflm_context_t *ctx, tflm_node_t *node) {
+  return tflm_sigmoid_prepare(ctx, node, 0);
+}
+
+static float tflm_logistic_float(float x) {
+  if (x > 16.619047164916992188f) {
+    return 1.0f;
+  }
+  if (x < -9.0f) {
+    return expf(x);
+  }
+  return 1.0f / (1.0f + expf(-x));
+}
+
+/* One int8 value: output steps of 2^-8 from -128 (LOGISTIC) or 2^-7 around 0 (TANH). */
+static int8_t tflm_sigmoid_int8(const tflm_sigmoid_params_t *p, int32_t is_logistic,
+                                int8_t x) {
+  const int32_t v = (int32_t)x - p->input_zero_point;
+  int32_t q31, r;
+  if (v <= -p->input_range_radius) {
+    return -128;
+  }
+  if (v >= p->input_range_radius) {
+    return 127;
+  }
+  r = tflm_multiply_by_quantized_multiplier(v, p->input_multiplier, p->input_left_shift);
+  if (is_logistic) {
+    q31 = tflm_fp_logistic(r, TFLM_SIGMOID_INPUT_INTEGER_BITS);
+    r = tflm_rounding_divide_by_pot(q31, 23) - 128;
+  } else {
+    q31 = tflm_fp_tanh(r, TFLM_SIGMOID_INPUT_INTEGER_BITS);
+    r = tflm_rounding_divide_by_pot(q31, 24);
+  }
+  return (int8_t)(r < -128 ? -128 : (r > 127 ? 127 : r));
+}
+
+static tflm_status_t tflm_sigmoid_eval(tflm_context_t *ctx, tflm_node_t *node,
+                                       int32_t is_logistic) {
+  const tflm_sigmoid_params_t *p = (const tflm_sigmoid_params_t *)node->user_data;
+  const void *in = tflm_node_input_data(ctx, node, 0);
+  void *out = tflm_node_output_data(ctx, node, 0);
+  int32_t i;
+  if (p->type == TFLM_TYPE_FLOAT32) {
+    for (i = 0; i < p->count; ++i) {
+      const float x = ((const float *)in)[i];
+      ((float *)out)[i] = is_logistic ? tflm_logistic_float(x) : tanhf(x);
+    }
+  } else {
+    for (i = 0; i < p->count; ++i) {
+      ((int8_t *)out)[i] = tflm_sigmoid_int8(p, is_logistic, ((const int8_t *)in)[i]);
+    }
+  }
+  return TFLM_OK;
+}
+
+static tflm_status_t tflm_logistic_eval(tflm_context_t *ctx, tflm_node_t *node) {
+  return tflm_sigmoid_eval(ctx, node, 1);
+}
+
+static tflm_status_t tflm_tanh_eval(tflm_context_t *ctx, tflm_node_t *node) {
+  return tflm_sigmoid_eval(ctx, node, 0);
+}
+
+const tflm_registration_t tflm_op_logistic = {
+    NULL, 14 /* BuiltinOperator LOGISTIC */, NULL, tflm_logistic_prepare, tflm_logistic_eval,
+    NULL, NULL};
+const tflm_registration_t tflm_op_tanh = {
+    NULL, 28 /* BuiltinOperator TANH */, NULL, tflm_tanh_prepare, tflm_tanh_eval, NULL, NULL};

@@ -1,0 +1,138 @@
+/* Broadcasting and helpers shared by the elementwise kernels; see tflm_elementwise.h. */
+#include "tflm_elementwise.h"
+
+#include <stddef.h>
+
+int32_t tflm_elementwise_type_size(int32_t type) {
+  switch (type) {
+    case TFLM_TYPE_FLOAT32:
+    case TFLM_TYPE_INT32:
+    case TFLM_TYPE_UINT32: return 4;
+    case TFLM_TYPE_INT16:
+    case TFLM_TYPE_UINT16: return 2;
+    case TFLM_TYPE_INT8:
+    case TFLM_TYPE_UINT8:
+    case TFLM_TYPE_BOOL: return 1;
+    case TFLM_TYPE_INT64:
+    case TFLM_TYPE_FLOAT64: return 8;
+    default: return 0;
+  }
+}
+
+/* Strides of one input indexed with the 6-D output index; 0 on broadcast dimensions. */
+static int32_t tflm_broadcast_strides(const tflm_tensor_t *view, const int32_t *out_dims,
+                                      int32_t *strides) {
+  const int32_t lead = TFLM_MAX_DIMS - view->ndims;
+  int32_t stride = 1, k;
+  if (lead < 0) {
+    return 0;
+  }
+  for (k = TFLM_MAX_DIMS - 1; k >= 0; --k) {
+    const int32_t dim = k >= lead ? view->dims[k - lead] : 1;
+    if (dim != out_dims[k] && dim != 1) {
+      return 0;
+    }
+    strides[k] = dim == 1 ? 0 : stride;
+    stride *= dim;
+  }
+  return 1;
+}
+
+int32_t tflm_broadcast_init(tflm_broadcast_t *b, const tflm_tensor_t *inputs, int32_t count,
+                            const tflm_tensor_t *output) {
+  const int32_t lead = TFLM_MAX_DIMS - output->ndims;
+  int32_t i, k;
+  if (lead < 0 || count < 1 || count > TFLM_ELEMENTWISE_MAX_INPUTS) {
+    return 0;
+  }
+  for (k = 0; k < TFLM_MAX_DIMS; ++k) {
+    b->out_dims[k] = k >= lead ? output->dims[k - lead] : 1;
+  }
+  b->count = tflm_tensor_elements(output);
+  b->flat = 1;
+  for (i = 0; i < TFLM_ELEMENTWISE_MAX_INPUTS; ++i) {
+    for (k = 0; k < TFLM_MAX_DIMS; ++k) {
+      b->strides[i][k] = 0;
+    }
+  }
+  for (i = 0; i < count; ++i) {
+    if (!tflm_broadcast_strides(&inputs[i], b->out_dims, b->strides[i])) {
+      return 0;
+    }
+    /* Every dimension matches or is 1, so equal counts mean no broadcasting. */
+    if (tflm_tensor_elements(&inputs[i]) != b->count) {
+      b->flat = 0;
+    }
+  }
+  return 1;
+}
+
+tflm_status_t tflm_elementwise_prepare(tflm_context_t *ctx, tflm_node_t *node, int32_t count,
+                                       tflm_tensor_t *inputs, tflm_tensor_t *output,
+                                       tflm_broadcast_t *b) {
+  int32_t i;
+  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == count && node->outputs_count == 1,
+                    TFLM_ERR_BAD_PARAMS);
+  for (i = 0; i < count; ++i) {
+    TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, i, &inputs[i]) == TFLM_OK,
+                      TFLM_ERROR);
+  }
+  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, output) == TFLM_OK, TFLM_ERROR);
+  TFLM_KERNEL_CHECK(ctx, node, tflm_broadcast_init(b, inputs, count, output),
+                    TFLM_ERR_BAD_SHAPE);
+  return TFLM_OK;
+}
+
+/* Odometer over the five outer dimensions: one row per index, input offsets advanced by
+ * their strides (a dimension that wraps rewinds its contribution). */
+void tflm_broadcast_run(const tflm_broadcast_t *b, const void *params, int32_t count,
+                        const void *const *in, const int32_t *in_size, void *out,
+                        int32_t out_size, tflm_elementwise_row_fn row) {
+  const int32_t inner = b->out_dims[TFLM_MAX_DIMS - 1];
+  int32_t index[TFLM_MAX_DIMS - 1] = {0};
+  int32_t offset[TFLM_ELEMENTWISE_MAX_INPUTS] = {0};
+  int32_t step[TFLM_ELEMENTWISE_MAX_INPUTS] = {1, 1, 1};
+  const void *ptr[TFLM_ELEMENTWISE_MAX_INPUTS] = {NULL, NULL, NULL};
+  int32_t done, i, k;
+  if (b->flat || b->count <= 0) {
+    if (b->count > 0) {
+      row(params, in, step, out, b->count);
+    }
+    return;
+  }
+  for (i = 0; i < count; ++i) {
+    step[i] = b->strides[i][TFLM_MAX_DIMS - 1];
+  }
+  for (done = 0; done < b->count; done += inner) {
+    for (i = 0; i < count; ++i) {
+      ptr[i] = (const uint8_t *)in[i] + (size_t)offset[i] * (size_t)in_size[i];
+    }
+    row(params, ptr, step, (uint8_t *)out + (size_t)done * (size_t)out_size, inner);
+    for (k = TFLM_MAX_DIMS - 2; k >= 0; --k) {
+      for (i = 0; i < count; ++i) {
+        offset[i] += b->strides[i][k];
+      }
+      if (++index[k] < b->out_dims[k]) {
+        break;
+      }
+      for (i = 0; i < count; ++i) {
+        offset[i] -= b->strides[i][k] * b->out_dims[k];
+      }
+      index[k] = 0;
+    }
+  }
+}
+
+void tflm_activation_range_int32(int32_t activation, int32_t *lo, int32_t *hi) {
+  *lo = INT32_MIN;
+  *hi = INT32_MAX;
+  if (activation == TFLM_ACT_RELU) {
+    *lo = 0;
+  } else if (activation == TFLM_ACT_RELU6) {
+    *lo = 0;
+    *hi = 6;
+  } else if (activation == TFLM_ACT_RELU_N1_TO_1) {
+    *lo = -1;
+    *hi = 1;
+  }
+}

@@ -1,0 +1,210 @@
+/* Data-movement helpers; see tflm_layout.h. */
+#include "tflm_layout.h"
+
+#include <stddef.h>
+
+int32_t tflm_layout_type_size(int32_t type) {
+  switch (type) {
+    case TFLM_TYPE_INT8:
+    case TFLM_TYPE_UINT8:
+    case TFLM_TYPE_BOOL:
+      return 1;
+    case TFLM_TYPE_INT16:
+    case TFLM_TYPE_UINT16:
+      return 2;
+    case TFLM_TYPE_FLOAT32:
+    case TFLM_TYPE_INT32:
+    case TFLM_TYPE_UINT32:
+      return 4;
+    case TFLM_TYPE_INT64:
+    case TFLM_TYPE_UINT64:
+      return 8;
+    default:
+      return 0;
+  }
+}
+
+void tflm_layout_move(uint8_t *dst, const uint8_t *src, int32_t bytes) {
+  int32_t i;
+  if (dst == src || bytes <= 0) return;
+  if (dst < src) {
+    for (i = 0; i < bytes; ++i) dst[i] = src[i];
+  } else {
+    for (i = bytes; i > 0; --i) dst[i - 1] = src[i - 1];
+  }
+}
+
+int32_t tflm_layout_read_index(const tflm_tensor_t *tensor, int32_t i) {
+  if (tensor->type == TFLM_TYPE_INT32) {
+    return ((const int32_t *)tensor->data)[i];
+  }
+  if (tensor->type == TFLM_TYPE_INT64) {
+    return (int32_t)((const int64_t *)tensor->data)[i];
+  }
+  return 0;
+}
+
+int32_t tflm_layout_product(const int32_t *dims, int32_t from, int32_t to) {
+  int32_t product = 1;
+  int32_t i;
+  for (i = from; i < to; ++i) product *= dims[i];
+  return product;
+}
+
+void tflm_layout_strides(const int32_t *dims, int32_t ndims, int32_t *strides) {
+  int32_t stride = 1;
+  int32_t i;
+  for (i = ndims - 1; i >= 0; --i) {
+    strides[i] = stride;
+    stride *= dims[i];
+  }
+}
+
+void tflm_layout_view_init(tflm_layout_view_t *view, int32_t element_size) {
+  int32_t i;
+  view->element_size = element_size;
+  view->in_base = 0;
+  view->out_base = 0;
+  for (i = 0; i < TFLM_MAX_DIMS; ++i) {
+    view->dims[i] = 1;
+    view->in_strides[i] = 0;
+    view->out_strides[i] = 0;
+  }
+}
+
+void tflm_layout_view_align(tflm_layout_view_t *view, int32_t ndims) {
+  const int32_t shift = TFLM_MAX_DIMS - ndims;
+  int32_t i;
+  if (shift <= 0) return;
+  for (i = ndims - 1; i >= 0; --i) {
+    view->dims[i + shift] = view->dims[i];
+    view->in_strides[i + shift] = view->in_strides[i];
+    view->out_strides[i + shift] = view->out_strides[i];
+  }
+  for (i = 0; i < shift; ++i) {
+    view->dims[i] = 1;
+    view->in_strides[i] = 0;
+    view->out_strides[i] = 0;
+  }
+}
+
+/* Copies one element of `size` bytes. */
+static void copy_element(uint8_t *dst, const uint8_t *src, int32_t size) {
+  int32_t i;
+  for (i = 0; i < size; ++i) dst[i] = src[i];
+}
+
+/* The innermost two axes; the outer four are walked by tflm_layout_view_copy. */
+static void copy_plane(const tflm_layout_view_t *v, const uint8_t *in, uint8_t *out,
+                       int32_t in_offset, int32_t out_offset) {
+  const int32_t size = v->element_size;
+  int32_t i4, i5;
+  for (i4 = 0; i4 < v->dims[4]; ++i4) {
+    int32_t in_at = in_offset + i4 * v->in_strides[4];
+    int32_t out_at = out_offset + i4 * v->out_strides[4];
+    for (i5 = 0; i5 < v->dims[5]; ++i5) {
+      copy_element(out + (ptrdiff_t)out_at * size, in + (ptrdiff_t)in_at * size, size);
+      in_at += v->in_strides[5];
+      out_at += v->out_strides[5];
+    }
+  }
+}
+
+void tflm_layout_view_copy(const tflm_layout_view_t *v, const uint8_t *in, uint8_t *out) {
+  int32_t i0, i1, i2, i3;
+  for (i0 = 0; i0 < v->dims[0]; ++i0) {
+    for (i1 = 0; i1 < v->dims[1]; ++i1) {
+      for (i2 = 0; i2 < v->dims[2]; ++i2) {
+        for (i3 = 0; i3 < v->dims[3]; ++i3) {
+          const int32_t in_offset = v->in_base + i0 * v->in_strides[0] +
+                                    i1 * v->in_strides[1] + i2 * v->in_strides[2] +
+                                    i3 * v->in_strides[3];
+          const int32_t out_offset = v->out_base + i0 * v->out_strides[0] +
+                                     i1 * v->out_strides[1] + i2 * v->out_strides[2] +
+                                     i3 * v->out_strides[3];
+          copy_plane(v, in, out, in_offset, out_offset);
+        }
+      }
+    }
+  }
+}
+
+tflm_status_t tflm_layout_view_eval(tflm_context_t *ctx, tflm_node_t *node) {
+  const tflm_layout_view_t *v = (const tflm_layout_view_t *)node->user_data;
+  const uint8_t *in = (const uint8_t *)tflm_node_input_data(ctx, node, 0);
+  uint8_t *out = (uint8_t *)tflm_node_output_data(ctx, node, 0);
+  TFLM_KERNEL_CHECK(ctx, node, v != NULL && in != NULL && out != NULL, TFLM_ERR_NOT_READY);
+  tflm_layout_view_copy(v, in, out);
+  return TFLM_OK;
+}
+
+tflm_status_t tflm_layout_view_keep(tflm_context_t *ctx, tflm_node_t *node,
+                                    const tflm_layout_view_t *view) {
+  tflm_layout_view_t *kept = (tflm_layout_view_t *)tflm_alloc_persistent(ctx, sizeof(*kept));
+  TFLM_KERNEL_CHECK(ctx, node, kept != NULL, TFLM_ERR_ARENA_TOO_SMALL);
+  *kept = *view;
+  node->user_data = kept;
+  return TFLM_OK;
+}
+
+tflm_layout_pieces_t *tflm_layout_pieces_alloc(tflm_context_t *ctx, int32_t pieces) {
+  const uint32_t bytes =
+      (uint32_t)sizeof(tflm_layout_pieces_t) + (uint32_t)pieces * (uint32_t)sizeof(int32_t);
+  tflm_layout_pieces_t *block = (tflm_layout_pieces_t *)tflm_alloc_persistent(ctx, bytes);
+  if (block != NULL) {
+    block->pieces = pieces;
+    block->outer = 0;
+    block->row_bytes = 0;
+    block->first = 0;
+    block->joined = 0;
+  }
+  return block;
+}
+
+int32_t *tflm_layout_piece_bytes(tflm_layout_pieces_t *block) {
+  return (int32_t *)(void *)(block + 1);
+}
+
+/* Moves piece k's rows to or from the joined tensor (to_joined selects the direction). */
+static void move_piece(const tflm_layout_pieces_t *p, int32_t column, int32_t piece_bytes,
+                       uint8_t *joined, uint8_t *piece, int32_t to_joined) {
+  int32_t row;
+  for (row = 0; row < p->outer; ++row) {
+    uint8_t *j = joined + (ptrdiff_t)row * p->row_bytes + column;
+    uint8_t *q = piece + (ptrdiff_t)row * piece_bytes;
+    if (to_joined) {
+      tflm_layout_move(j, q, piece_bytes);
+    } else {
+      tflm_layout_move(q, j, piece_bytes);
+    }
+  }
+}
+
+static tflm_status_t run_pieces(tflm_context_t *ctx, tflm_node_t *node, int32_t to_joined) {
+  tflm_layout_pieces_t *p = (tflm_layout_pieces_t *)node->user_data;
+  const int32_t *piece_bytes;
+  uint8_t *joined;
+  int32_t k, column = 0;
+  TFLM_KERNEL_CHECK(ctx, node, p != NULL, TFLM_ERR_NOT_READY);
+  piece_bytes = tflm_layout_piece_bytes(p);
+  joined = to_joined ? (uint8_t *)tflm_node_output_data(ctx, node, p->joined)
+                     : (uint8_t *)tflm_node_input_data(ctx, node, p->joined);
+  for (k = 0; k < p->pieces; ++k) {
+    uint8_t *piece = to_joined ? (uint8_t *)tflm_node_input_data(ctx, node, p->first + k)
+                               : (uint8_t *)tflm_node_output_data(ctx, node, p->first + k);
+    if (piece_bytes[k] > 0) {
+      TFLM_KERNEL_CHECK(ctx, node, piece != NULL && joined != NULL, TFLM_ERR_NOT_READY);
+      move_piece(p, column, piece_bytes[k], joined, piece, to_joined);
+    }
+    column += piece_bytes[k];
+  }
+  return TFLM_OK;
+}
+
+tflm_status_t tflm_layout_join_eval(tflm_context_t *ctx, tflm_node_t *node) {
+  return run_pieces(ctx, node, 1);
+}
+
+tflm_status_t tflm_layout_split_eval(tflm_context_t *ctx, tflm_node_t *node) {
+  return run_pieces(ctx, node, 0);
+}

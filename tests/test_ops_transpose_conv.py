@@ -1,0 +1,118 @@
+"""TRANSPOSE_CONV and BATCH_MATMUL against tflite-micro, bit for bit, and `verify` on the
+seanet PAD / STRIDED_SLICE / TRANSPOSE_CONV models of the shared corpus.
+
+TRANSPOSE_CONV: seeded random batch, sizes, strides, SAME/VALID padding, fused RELU/RELU6, bias or
+not, per-channel or per-tensor filter scales, for float32, int8 and int16x8 (int64 bias).
+BATCH_MATMUL: random ranks 2..4 with broadcast batch dims and adjoint flags.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import CORPUS_DIR, corpus_models, need_corpus
+from layout_cases import Case
+
+from tflm_gen.model import ir
+from tflm_gen.verify import verify
+
+DTYPES = ["float32", "int8", "int16"]
+BIAS_DTYPE = {"float32": np.float32, "int8": np.int32, "int16": np.int64}
+CASES = 6
+SEANET = [name for name in corpus_models("seanet")
+          if name.startswith(("pad_", "strided_slice_", "transpose_conv_"))]  # fmt: skip
+
+
+def tc_geometry(c: Case) -> dict:
+    g = {k: int(c.rng.integers(1, 5)) for k in ("n", "h", "w", "cin", "cout", "kh", "kw")}
+    g["n"] = int(c.rng.integers(1, 3))
+    g["sh"], g["sw"] = (int(v) for v in c.rng.integers(1, 4, size=2))
+    g["padding"] = str(c.rng.choice(["SAME", "VALID"]))
+    if g["padding"] == "SAME":
+        g["oh"], g["ow"] = g["h"] * g["sh"], g["w"] * g["sw"]
+    else:
+        g["oh"] = (g["h"] - 1) * g["sh"] + g["kh"]
+        g["ow"] = (g["w"] - 1) * g["sw"] + g["kw"]
+    return g
+
+
+def tc_filter_and_bias(c: Case, g: dict):
+    shape = [g["cout"], g["kh"], g["kw"], g["cin"]]
+    if c.dtype == "float32":
+        return (c.b.constant("w", c.rng.standard_normal(shape).astype(np.float32)),
+                c.rng.standard_normal(g["cout"]).astype(np.float32), None, {})  # fmt: skip
+    count = g["cout"] if c.rng.random() < 0.7 else 1
+    scales = (10 ** c.rng.uniform(-3, -1, size=count)).astype(np.float32)
+    filter_q = ir.Quantization(list(scales), [0] * count, quantized_dimension=0)
+    weights = c.rng.integers(-127, 128, size=shape).astype(np.int8)
+    q_in = c.quant()
+    depth = g["kh"] * g["kw"] * g["cin"]
+    spread = (255 if c.dtype == "int8" else 65535) * np.sqrt(depth) * 30.0
+    q_out = c.quant()
+    q_out["scale"] = float(q_in["scale"] * float(scales.mean()) * spread)
+    limit = 2**16 if c.dtype == "int8" else 2**30
+    bias = c.rng.integers(-limit, limit, size=g["cout"]).astype(BIAS_DTYPE[c.dtype])
+    bias_scales = [float(np.float32(q_in["scale"]) * s) for s in np.resize(scales, g["cout"])]
+    bias_q = ir.Quantization(bias_scales, [0] * g["cout"], quantized_dimension=0)
+    return c.b.constant("w", weights, quantization=filter_q), bias, bias_q, (q_in, q_out)
+
+
+def add_transpose_conv(c: Case) -> None:
+    g = tc_geometry(c)
+    weights, bias, bias_q, quant = tc_filter_and_bias(c, g)
+    q_in, q_out = quant if quant else ({}, {})
+    x = c.input([g["n"], g["h"], g["w"], g["cin"]], q_in)
+    out_shape = [g["n"], g["oh"], g["ow"], g["cout"]]
+    inputs = [c.b.constant("shape", np.asarray(out_shape, np.int32)), weights, x]
+    if c.rng.random() < 0.7:
+        inputs.append(c.b.constant("b", bias, quantization=bias_q))
+    options = {
+        "padding": g["padding"],
+        "stride_h": g["sh"],
+        "stride_w": g["sw"],
+        "fused_activation_function": str(c.rng.choice(["NONE", "RELU", "RELU6"])),
+    }
+    c.op("TRANSPOSE_CONV", inputs, [out_shape], q_out, options)
+
+
+def add_batch_matmul(c: Case) -> None:
+    rank = int(c.rng.integers(2, 5))
+    batch = [int(v) for v in c.rng.integers(1, 4, size=rank - 2)]
+    lhs_batch = [1 if c.rng.random() < 0.3 else d for d in batch]
+    rhs_batch = [1 if c.rng.random() < 0.3 else d for d in batch]
+    m, k, n = (int(v) for v in c.rng.integers(1, 6, size=3))
+    adj_x, adj_y = bool(c.rng.random() < 0.5), bool(c.rng.random() < 0.5)
+    q_in = c.quant(0 if c.dtype == "int16" else None)
+    q_rhs = c.quant(0 if c.dtype == "int16" else None)
+    q_out = c.quant(0 if c.dtype == "int16" else None)
+    if q_out:
+        q_out["scale"] = float(
+            q_in["scale"] * q_rhs["scale"] * np.sqrt(k) * (300.0 if c.dtype == "int8" else 60000.0)
+        )
+    lhs = c.input(lhs_batch + ([k, m] if adj_x else [m, k]), q_in)
+    rhs = c.input(rhs_batch + ([n, k] if adj_y else [k, n]), q_rhs)
+    out = [max(a, b) for a, b in zip(lhs_batch, rhs_batch)] + [m, n]
+    c.op(
+        "BATCH_MATMUL",
+        [lhs, rhs],
+        [out],
+        q_out,
+        {"adj_x": adj_x, "adj_y": adj_y},
+        options_type="BatchMatMulOptions",
+    )
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_transpose_conv_and_batch_matmul_match_tflm(dtype: str) -> None:
+    c = Case(dtype, [DTYPES.index(dtype), 6767])
+    for _ in range(CASES):
+        add_transpose_conv(c)
+        add_batch_matmul(c)
+    c.check()
+
+
+@pytest.mark.parametrize("model_name", SEANET)
+def test_seanet_layout_models_verify_bit_exact(model_name: str) -> None:
+    need_corpus()
+    report = verify((CORPUS_DIR / "seanet" / model_name).read_bytes(), runs=2)
+    assert report.bit_exact, [(o.index, o.differing, o.max_abs_diff) for o in report.outputs]

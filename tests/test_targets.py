@@ -1,0 +1,491 @@
+"""Project targets: each renders for the bundled sine model and two corpus models, every
+C/C++ file compiles alone with strict flags and no -I/-D, each project file parses and
+names files that exist, and the real tools that run offline here build and run the
+projects: CMake (host and the generated arm-none-eabi toolchain file), arduino-builder for
+the Mega 2560 with the result run under simavr, a PlatformIO native-env build."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import subprocess
+from pathlib import Path
+from xml.etree import ElementTree
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from conftest import need_corpus, need_tool
+
+from tflm_gen.cli import main
+from tflm_gen.host import HostInterpreter
+from tflm_gen.kernels import runtime_files
+from tflm_gen.output import write_tree
+from tflm_gen.project import GenerateOptions, generate, host_tags
+from tflm_gen.targets import list_targets, load_target
+
+REPO = Path(__file__).resolve().parent.parent
+SINE = "sine_int8.tflite"
+MODELS = [SINE, "hello_world_int8.tflite", "kws_ref_model.tflite"]
+TARGETS = ["cmake", "arduino", "mbed", "zephyr", "esp-idf", "platformio", "keil", "stm32cube"]
+STRICT_C = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]
+STRICT_CXX = ["-std=c++11", "-Wall", "-Wextra", "-Werror", "-pedantic"]
+CORTEX_M4F = ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"]
+NANO_33_BLE = ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=softfp", "-mfpu=fpv4-sp-d16"]
+# How each target's files are compiled here: (C compiler, C++ compiler, CPU flags).
+COMPILERS = {
+    "cmake": ("gcc", "g++", []), "esp-idf": ("gcc", "g++", []), "platformio": ("gcc", "g++", []),
+    "mbed": ("arm-none-eabi-gcc", "arm-none-eabi-g++", CORTEX_M4F),
+    "zephyr": ("arm-none-eabi-gcc", "arm-none-eabi-g++", CORTEX_M4F),
+    "keil": ("arm-none-eabi-gcc", "arm-none-eabi-g++", CORTEX_M4F),
+    "stm32cube": ("arm-none-eabi-gcc", "arm-none-eabi-g++", CORTEX_M4F),
+    "arduino": ("arm-none-eabi-gcc", "arm-none-eabi-g++", NANO_33_BLE),
+}
+# Framework headers that exist only inside the framework: files including them compile
+# here against these stubs, which declare exactly the API our files use (nothing more).
+FRAMEWORK_STUBS = {
+    "Arduino.h": """#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+class TflmSerialStub {
+ public:
+  void begin(unsigned long baud) { (void)baud; }
+  void flush() {}
+  size_t print(const char *text) { return strlen(text); }
+  operator bool() const { return true; }
+};
+extern TflmSerialStub Serial;
+""",
+    "mbed.h": """#include <stddef.h>
+typedef int PinName;
+#define CONSOLE_TX 0
+#define CONSOLE_RX 1
+#define MBED_CONF_PLATFORM_STDIO_BAUD_RATE 115200
+namespace mbed {
+class BufferedSerial {
+ public:
+  BufferedSerial(PinName tx, PinName rx, int baud) { (void)tx; (void)rx; (void)baud; }
+  long write(const void *buffer, size_t size) { (void)buffer; return (long)size; }
+};
+}  // namespace mbed
+""",
+    "zephyr/sys/printk.h": "void printk(const char *format, ...);\n",
+}
+AVR_FQBN = "arduino:avr:mega:cpu=atmega2560"
+
+_projects: dict[tuple[str, str], Path] = {}
+_compiled: set[tuple] = set()
+
+
+def model_path(name: str) -> Path:
+    return REPO / "examples" / "sine" / name if name.startswith("sine_") else need_corpus() / name
+
+
+@pytest.fixture(scope="session")
+def project(tmp_path_factory):
+    """Generates (once per session and worker) a target's project for a model."""
+
+    def build(target: str, model: str = SINE) -> Path:
+        if (target, model) not in _projects:
+            folder = tmp_path_factory.mktemp(f"{target}_{model.split('.')[0]}")
+            leaf = load_target(target).values.get("name", "project")  # Arduino: library name
+            files = generate(model_path(model).read_bytes(), GenerateOptions(target))
+            _projects[target, model] = write_tree(files, folder / leaf)
+        return _projects[target, model]
+
+    return build
+
+
+@pytest.fixture(scope="session")
+def stubs(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("framework_stubs")
+    for name, text in FRAMEWORK_STUBS.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    return folder
+
+
+def run(command: list, cwd=None, timeout: int = 300) -> subprocess.CompletedProcess:
+    result = subprocess.run([str(c) for c in command], cwd=cwd, capture_output=True, text=True,
+                            timeout=timeout, check=False)
+    assert result.returncode == 0, f"{' '.join(map(str, command))}\n{result.stdout}{result.stderr}"
+    return result
+
+
+def uses_framework(source: Path) -> bool:
+    text = source.read_text()
+    return any(f"<{name}>" in text or f'"{name}"' in text for name in FRAMEWORK_STUBS)
+
+
+def compile_alone(source: Path, compiler: str, flags: list, out: Path, extra=()) -> None:
+    """One file, warnings as errors; skipped when the same bytes, beside the same headers,
+    were already compiled with the same command in this session (targets share files)."""
+    digest = hashlib.sha256(source.read_bytes())
+    for header in sorted([*source.parent.glob("*.h"), *source.parent.glob("*/*.h")]):
+        digest.update(header.relative_to(source.parent).as_posix().encode() + header.read_bytes())
+    key = (compiler, tuple(flags), tuple(map(str, extra)), source.name, digest.hexdigest())
+    if key in _compiled:
+        return
+    run([compiler, *flags, *extra, "-c", source, "-o", out / "x.o"])
+    _compiled.add(key)
+
+
+def sources_of(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*") if p.suffix in (".c", ".cpp", ".ino"))
+
+
+# ---------------------------------------------------------------------------- every target
+
+
+def test_targets_command_lists_every_target():
+    lines = CliRunner().invoke(main, ["targets"]).output.strip().splitlines()
+    assert len(lines) == len(list_targets())
+    listed = {line.split()[0] for line in lines}
+    assert set(TARGETS) | {"make"} <= listed
+
+
+def test_a_tag_cpp_file_replaces_the_c_file():
+    files = runtime_files(("arduino",))
+    assert "tflm_debug_log.cpp" in files and "tflm_debug_log.c" not in files
+    assert files["tflm_debug_log.cpp"].parent.name == "arduino"
+    assert "tflm_debug_log.c" in runtime_files(("zephyr",))
+    assert runtime_files(())["tflm_debug_log.c"].parent.name == "runtime_c"
+
+
+def test_host_run_ignores_runtime_only_tags():
+    assert host_tags(("arduino", "mbed", "zephyr", "no-such-tag")) == ("no-such-tag",)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_generation_is_deterministic(target):
+    model = model_path(SINE).read_bytes()
+    assert generate(model, GenerateOptions(target)) == generate(model, GenerateOptions(target))
+
+
+@pytest.mark.parametrize("model", MODELS)
+@pytest.mark.parametrize("target", TARGETS)
+def test_every_file_compiles_alone(target, model, project, stubs, tmp_path):
+    """Drag and drop: each C file with -std=c99, each C++ file with -std=c++11, strict,
+    no -I and no -D; only files that include a framework header see its stub."""
+    c_compiler, cxx_compiler, cpu = COMPILERS[target]
+    need_tool(c_compiler)
+    need_tool(cxx_compiler)
+    folder = project(target, model)
+    for source in sources_of(folder):
+        if source.suffix == ".ino":  # Arduino adds #include <Arduino.h> and src/ itself
+            extra = ["-x", "c++", "-include", "Arduino.h", "-I", stubs, "-I", folder / "src"]
+            compile_alone(source, cxx_compiler, STRICT_CXX + cpu, tmp_path, extra)
+            continue
+        extra = ["-I", stubs] if uses_framework(source) else []
+        compiler, flags = (cxx_compiler, STRICT_CXX) if source.suffix == ".cpp" else (
+            c_compiler, STRICT_C)
+        compile_alone(source, compiler, flags + cpu, tmp_path, extra)
+
+
+# ---------------------------------------------------------------------------- cmake
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_cmake_host_build_runs(model, project, tmp_path):
+    need_tool("cmake")
+    folder = project("cmake", model)
+    run(["cmake", "-S", folder, "-B", tmp_path / "build"])
+    run(["cmake", "--build", tmp_path / "build"])
+    result = run([tmp_path / "build" / "model_test"])
+    assert "~~~ALL TESTS PASSED~~~" in result.stderr
+
+
+def test_cmake_arm_toolchain_file_builds(project, tmp_path):
+    need_tool("cmake")
+    need_tool("arm-none-eabi-gcc")
+    folder = project("cmake")
+    run(["cmake", "-S", folder, "-B", tmp_path / "build",
+         f"-DCMAKE_TOOLCHAIN_FILE={folder / 'arm-none-eabi.cmake'}"])
+    run(["cmake", "--build", tmp_path / "build"])
+    elf = tmp_path / "build" / "model_test"
+    assert re.search(r"Machine:\s+ARM", run(["arm-none-eabi-readelf", "-h", elf]).stdout)
+    assert "VFP registers" in run(["arm-none-eabi-readelf", "-A", elf]).stdout  # hard float
+
+
+# ---------------------------------------------------------------------------- arduino
+
+
+def _properties(path: Path) -> dict:
+    pairs = (line.split("=", 1) for line in path.read_text().splitlines()
+             if line and not line.startswith("#"))
+    return {key.strip(): value.strip() for key, value in pairs}
+
+
+def test_arduino_library_layout(project):
+    folder = project("arduino")
+    fields = _properties(folder / "library.properties")
+    required = ["name", "version", "author", "maintainer", "sentence", "paragraph", "category",
+                "url", "architectures"]
+    assert all(fields.get(key) for key in required), fields
+    assert fields["category"] in ("Display", "Communication", "Signal Input/Output", "Sensors",
+                                  "Device Control", "Timing", "Data Storage", "Data Processing",
+                                  "Other")
+    assert (folder / "src" / fields["includes"]).is_file()
+    for sketch in (folder / "examples").iterdir():
+        assert (sketch / f"{sketch.name}.ino").is_file()
+    assert not [p for p in folder.iterdir() if p.suffix in (".c", ".cpp", ".h")]  # all in src/
+
+
+def arduino_build(library: Path, sketch: Path, build: Path) -> str:
+    """arduino-builder as Debian ships it (the -prefs works around a packaging bug)."""
+    need_tool("arduino-builder")
+    build.mkdir(parents=True, exist_ok=True)
+    result = run(["arduino-builder", "-hardware", "/usr/share/arduino/hardware",
+                  "-hardware", "/usr/share/arduino-builder", "-tools", "/usr/share/arduino-builder",
+                  "-libraries", library.parent, "-fqbn", AVR_FQBN, "-build-path", build,
+                  "-prefs", "compiler.cpp.extra_flags=-DDECIMAL_DIG=__DECIMAL_DIG__",
+                  "-warnings", "all", sketch])
+    return result.stdout + result.stderr
+
+
+def simavr_lines(elf: Path) -> list[str]:
+    """Serial output of an AVR run (simavr prints it on stderr, coloured, '.' per newline)."""
+    need_tool("simavr")
+    result = run(["simavr", "-m", "atmega2560", "-f", "16000000", elf], timeout=120)
+    text = re.sub(r"\x1b\[[0-9;]*m", "", result.stderr)
+    return [line.removesuffix(".") for line in text.splitlines()]
+
+
+@pytest.mark.parametrize("model", MODELS[:2])
+def test_arduino_example_runs_on_avr_under_simavr(model, project, tmp_path):
+    library = project("arduino", model)
+    name = load_target("arduino").values["name"]
+    log = arduino_build(library, library / "examples" / name / f"{name}.ino", tmp_path)
+    ours = [line for line in log.splitlines() if str(library) in line]
+    assert not [line for line in ours if "warning" in line], ours
+    lines = simavr_lines(tmp_path / f"{name}.ino.elf")
+    assert "~~~ALL TESTS PASSED~~~" in lines, lines
+
+
+SWEEP_SKETCH = """#include <TflmModel.h>
+#include <avr/interrupt.h>
+#include <avr/sleep.h>
+
+static union {
+  tflm_max_align_t align;
+  uint8_t bytes[TFLM_MODEL_ARENA_BYTES];
+} TFLM_ALIGNED16 arena;
+static tflm_interpreter_t interpreter;
+
+void setup() {
+  int value;
+  Serial.begin(115200);
+  if (tflm_interpreter_init(&interpreter, tflm_model_data, TFLM_MODEL_SIZE,
+                            &tflm_model_resolver, arena.bytes, sizeof(arena.bytes)) != TFLM_OK) {
+    tflm_printf("init failed\\n");
+  }
+  for (value = -128; value < 128; ++value) {
+    *(int8_t *)tflm_interpreter_input_data(&interpreter, 0) = (int8_t)value;
+    if (tflm_interpreter_invoke(&interpreter) != TFLM_OK) tflm_printf("invoke failed\\n");
+    tflm_printf("y %d %d\\n", value,
+                (int)*(const int8_t *)tflm_interpreter_output_data(&interpreter, 0));
+  }
+  tflm_printf("done\\n");
+  Serial.flush();
+  cli();
+  sleep_cpu();
+}
+
+void loop() {}
+"""
+
+
+def test_arduino_sine_on_avr_is_bit_exact_for_every_input(project, tmp_path):
+    """All 256 int8 inputs of the sine model on the ATmega2560 (16-bit int, 32-bit double)
+    against the host run of the same C files."""
+    library = project("arduino")
+    sketch = library / "examples" / "Sweep" / "Sweep.ino"
+    sketch.parent.mkdir(exist_ok=True)
+    sketch.write_text(SWEEP_SKETCH)
+    try:
+        arduino_build(library, sketch, tmp_path)
+    finally:
+        sketch.unlink()
+        sketch.parent.rmdir()
+    lines = simavr_lines(tmp_path / "Sweep.ino.elf")
+    assert "done" in lines, lines[-5:]
+    avr = {int(x): int(y) for x, y in (line.split()[1:] for line in lines if line.startswith("y "))}
+    host = HostInterpreter(model_path(SINE).read_bytes())
+    expected = {v: int(host.run([np.array([[v]], np.int8)])[0].ravel()[0]) for v in range(-128, 128)}
+    assert avr == expected
+
+
+# ---------------------------------------------------------------------------- platformio
+
+
+def test_platformio_project_and_native_build(project, tmp_path):
+    """pio itself downloads its toolchains; here the native environment's build is done by
+    hand: src/ and lib/tflm/ with the build_flags of platformio.ini, then run."""
+    need_tool("gcc")
+    folder = project("platformio")
+    ini = (folder / "platformio.ini").read_text()
+    assert re.search(r"^\[env:native\]\nplatform = native$", ini, re.MULTILINE)
+    manifest = json.loads((folder / "lib" / "tflm" / "library.json").read_text())
+    assert re.search(rf"^lib_deps = {manifest['name']}$", ini, re.MULTILINE)
+    assert manifest["build"] == {"srcDir": ".", "includeDir": "."} and manifest["version"]
+    flags = re.search(r"^build_flags = (.*)$", ini, re.MULTILINE).group(1).split()
+    libraries = [flag for flag in flags if flag.startswith("-l")]
+    compile_flags = [flag for flag in flags if not flag.startswith("-l")]
+    sources = sources_of(folder / "src") + sources_of(folder / "lib" / "tflm")
+    run(["gcc", *compile_flags, *sources, "-o", tmp_path / "program", *libraries])
+    assert "~~~ALL TESTS PASSED~~~" in run([tmp_path / "program"]).stderr
+
+
+# ---------------------------------------------------------------------------- CMake-based
+
+
+CMAKE_PROBE = """set(CONFIG_TFLM_MODEL y)
+function(zephyr_library_named name)
+endfunction()
+function(zephyr_include_directories)
+endfunction()
+function(zephyr_library_sources)
+  set_property(GLOBAL APPEND PROPERTY PROBED ${ARGN})
+endfunction()
+function(idf_component_register)
+  cmake_parse_arguments(ARG "" "" "SRCS;INCLUDE_DIRS;REQUIRES;PRIV_REQUIRES" ${ARGN})
+  set_property(GLOBAL APPEND PROPERTY PROBED ${ARG_SRCS})
+endfunction()
+include(${LISTS})
+get_property(probed GLOBAL PROPERTY PROBED)
+foreach(source IN LISTS probed)
+  message("SOURCE ${source}")
+endforeach()
+"""
+
+
+def listed_sources(lists: Path, tmp_path: Path) -> set[Path]:
+    """The sources a Zephyr or ESP-IDF CMakeLists.txt registers, read by CMake itself with
+    the framework's functions replaced by probes."""
+    need_tool("cmake")
+    probe = tmp_path / "probe.cmake"
+    probe.write_text(CMAKE_PROBE)
+    output = run(["cmake", f"-DLISTS={lists}", "-P", probe]).stderr
+    return {(lists.parent / line[7:]).resolve() for line in output.splitlines()
+            if line.startswith("SOURCE ")}
+
+
+def simple_yaml(path: Path) -> dict:
+    """key: value pairs of a small YAML file, nested keys joined by dots."""
+    values, parents = {}, []
+    for line in path.read_text().splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        depth = (len(line) - len(line.lstrip())) // 2
+        key, _, value = line.strip().partition(":")
+        parents = parents[:depth] + [key]
+        values[".".join(parents)] = value.strip().strip('"')
+    return values
+
+
+def test_zephyr_module(project, tmp_path):
+    folder = project("zephyr")
+    module = simple_yaml(folder / "zephyr" / "module.yml")
+    assert (folder / module["build.cmake"] / "CMakeLists.txt").is_file()
+    kconfig = (folder / module["build.kconfig"]).read_text()
+    assert re.search(r"^config TFLM_MODEL\n\tbool ", kconfig, re.MULTILINE)
+    assert "CONFIG_TFLM_MODEL=y" in (folder / "sample" / "prj.conf").read_text().splitlines()
+    library = {p.resolve() for p in sources_of(folder / "tflm")}
+    assert listed_sources(folder / "zephyr" / "CMakeLists.txt", tmp_path) == library
+    sample = (folder / "sample" / "CMakeLists.txt").read_text()
+    assert "find_package(Zephyr" in sample and "target_sources(app PRIVATE src/main.c)" in sample
+    assert (folder / "sample" / "src" / "main.c").is_file()
+    assert "printk" in (folder / "tflm" / "tflm_debug_log.c").read_text()
+
+
+def test_esp_idf_component(project, tmp_path):
+    folder = project("esp-idf")
+    component = folder / "components" / "tflm"
+    library = {p.resolve() for p in sources_of(component)}
+    assert listed_sources(component / "CMakeLists.txt", tmp_path) == library
+    assert simple_yaml(component / "idf_component.yml")["version"]
+    assert listed_sources(folder / "main" / "CMakeLists.txt", tmp_path) == {
+        p.resolve() for p in sources_of(folder / "main")}
+    assert "PRIV_REQUIRES tflm" in (folder / "main" / "CMakeLists.txt").read_text()
+    assert "project.cmake" in (folder / "CMakeLists.txt").read_text()
+
+
+# ---------------------------------------------------------------------------- mbed
+
+
+def test_mbed_program(project, tmp_path):
+    need_tool("arm-none-eabi-gcc")
+    folder = project("mbed")
+    overrides = json.loads((folder / "mbed_app.json").read_text())["target_overrides"]["*"]
+    assert overrides["rtos.main-thread-stack-size"] >= 4096
+    assert "build/*" in (folder / ".mbedignore").read_text().splitlines()
+    assert "mbed::BufferedSerial" in (folder / "tflm" / "tflm_debug_log.cpp").read_text()
+    # main.cpp and the runtime link as C++ with C (the Mbed part is the one stubbed file).
+    objects = []
+    for index, source in enumerate(sources_of(folder)):
+        if uses_framework(source):
+            continue
+        compiler = "arm-none-eabi-g++" if source.suffix == ".cpp" else "arm-none-eabi-gcc"
+        objects.append(tmp_path / f"{index}.o")
+        run([compiler, *CORTEX_M4F, "-c", source, "-o", objects[-1]])
+    log = tmp_path / "log.c"
+    log.write_text('void tflm_debug_log(const char *text);\nvoid tflm_debug_log(const char *text) '
+                   '{ (void)text; }\n')
+    run(["arm-none-eabi-gcc", *CORTEX_M4F, "-c", log, "-o", tmp_path / "log.o"])
+    run(["arm-none-eabi-gcc", *CORTEX_M4F, "--specs=nosys.specs", *objects, tmp_path / "log.o",
+         "-lm", "-o", tmp_path / "main.elf"])
+
+
+# ---------------------------------------------------------------------------- keil
+
+
+def test_keil_project_lists_every_file_with_its_type(project, tmp_path):
+    need_tool("arm-none-eabi-gcc")
+    folder = project("keil")
+    root = ElementTree.parse(folder / "tflm_model.uvprojx").getroot()
+    assert root.tag == "Project" and root.findtext("SchemaVersion") == "2.1"
+    target = root.find("Targets/Target")
+    cads = target.find("TargetOption/TargetArmAds/Cads")
+    controls = cads.find("VariousControls")
+    assert not controls.findtext("Define") and not controls.findtext("IncludePath")
+    assert cads.findtext("v6Lang") == "3"  # c99
+    cpu = target.findtext("TargetOption/TargetCommonOption/Cpu")
+    assert 'CPUTYPE("Cortex-M4")' in cpu and "FPU2" in cpu  # = CORTEX_M4F
+    types = {".c": "1", ".cpp": "8", ".h": "5"}
+    listed = {}
+    for entry in target.iter("File"):
+        path = folder / entry.findtext("FilePath").replace("\\", "/")
+        assert path.is_file() and path.name == entry.findtext("FileName")
+        assert entry.findtext("FileType") == types[path.suffix]
+        listed[path.resolve()] = path
+    on_disk = {p.resolve() for p in folder.rglob("*") if p.suffix in types}
+    assert set(listed) == on_disk
+    for path in sorted(listed.values()):
+        if path.suffix == ".c":
+            compile_alone(path, "arm-none-eabi-gcc", STRICT_C + CORTEX_M4F, tmp_path)
+
+
+# ---------------------------------------------------------------------------- stm32cube
+
+
+def test_stm32cube_project(project, tmp_path):
+    need_tool("arm-none-eabi-gcc")
+    folder = project("stm32cube")
+    description = ElementTree.parse(folder / ".project").getroot()
+    natures = {n.text for n in description.iter("nature")}
+    assert {"org.eclipse.cdt.core.cnature", "com.st.stm32cube.ide.mcu.MCUProjectNature",
+            "org.eclipse.cdt.managedbuilder.core.managedBuildNature"} <= natures
+    cproject = ElementTree.parse(folder / ".cproject").getroot()
+    configurations = list(cproject.iter("configuration"))
+    assert [c.get("name") for c in configurations] == ["Debug", "Release"]
+    for configuration in configurations:
+        mcu = [o.get("value") for o in configuration.iter("option")
+               if o.get("superClass", "").endswith(".option.target_mcu")]
+        assert mcu == ["STM32F407VGTx"]  # a Cortex-M4F: CORTEX_M4F
+        entries = [e.get("name") for e in configuration.iter("entry")]
+        assert all((folder / name).is_dir() for name in entries)
+        symbols = [o for o in configuration.iter("option") if "definedsymbols" in o.get("id")]
+        assert symbols and not list(symbols[0])
+    for path in sources_of(folder):
+        compile_alone(path, "arm-none-eabi-gcc", STRICT_C + CORTEX_M4F, tmp_path)

@@ -1,0 +1,223 @@
+"""`tflm-gen bench`: exact instruction counts of a generated project on a QEMU board.
+
+Our own TCG plugin (tflm_gen/qemu_plugin/tflm_count.c, compiled at first use with the host
+compiler) counts every executed instruction and records the count at each entry to the
+marker functions of the qemu main (templates/qemu/main.c.j2):
+
+    mark 0, mark 1            back to back: the cost of a mark, subtracted below
+    mark 2 .. init .. mark 3  init instructions
+    mark 4 .. invoke .. mark 5   instructions per invoke (no profiler set)
+    begin/end per operator    a second, profiled invoke
+
+An operator's instructions are those between the entries to its begin and end hooks minus
+the ones executed in the interpreter's invoke loop and the hooks themselves (the plugin's
+"frame" ranges): the kernel's eval and everything it calls.  Interpreter overhead is the
+unprofiled invoke minus the sum over operators, as in Table 2 of the TFLM paper.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+
+import click
+
+from tflm_gen import qemu
+from tflm_gen.errors import ModelError, ToolchainError
+from tflm_gen.host import cache_dir, compiler
+from tflm_gen.kernels import runtime_files
+from tflm_gen.model.reader import read_model
+from tflm_gen.targets import load_target
+
+PLUGIN_SOURCE = Path(__file__).resolve().parent / "qemu_plugin" / "tflm_count.c"
+PLUGIN_API_VERSION = 1  # QEMU 7.2's QEMU_PLUGIN_VERSION
+MARKERS = ("tflm_bench_mark", "tflm_bench_op_begin", "tflm_bench_op_end")
+FRAME_FUNCTIONS = ("tflm_interpreter_invoke", "tflm_bench_op_begin", "tflm_bench_op_end")
+JSON_KEYS = ("instructions_per_invoke", "init_instructions", "interpreter_overhead_pct", "ops",
+             "arena_bytes", "text", "data", "bss", "text_runtime", "text_kernels", "model_bytes")
+
+
+def plugin_library() -> Path:
+    """The counting plugin, built once per source version into the cache."""
+    source = PLUGIN_SOURCE.read_bytes()
+    flags = ["-shared", "-fPIC", "-O2", "-fvisibility=hidden",
+             f"-DTFLM_PLUGIN_API_VERSION={PLUGIN_API_VERSION}"]
+    digest = hashlib.sha256(source + " ".join(flags).encode()).hexdigest()[:16]
+    library = cache_dir() / "qemu-plugin" / digest / "libtflm_count.so"
+    if library.is_file():
+        return library
+    library.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=library.parent, suffix=".so", delete=False) as scratch:
+        command = [compiler(), *flags, str(PLUGIN_SOURCE), "-o", scratch.name]
+        made = subprocess.run(command, capture_output=True, text=True, check=False)
+        if made.returncode != 0:
+            raise ToolchainError(f"building the QEMU plugin failed:\n{made.stderr.strip()}")
+        Path(scratch.name).replace(library)
+    return library
+
+
+def symbols(program: qemu.Build) -> dict[str, tuple[int, int]]:
+    """Function name -> (address, size) of the linked program (Thumb bit cleared)."""
+    listed = subprocess.run([program.tool("nm"), "-S", "--defined-only", str(program.elf)],
+                            capture_output=True, text=True, check=True).stdout
+    found = {}
+    for line in listed.splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[2] in "tTwW":
+            found[parts[3]] = (int(parts[0], 16) & ~1, int(parts[1], 16))
+    return found
+
+
+def plugin_arguments(program: qemu.Build, records: Path) -> str:
+    table = symbols(program)
+    missing = [name for name in (*MARKERS, *FRAME_FUNCTIONS) if name not in table]
+    if missing:
+        raise ToolchainError(f"{program.elf} lacks the bench functions {missing}")
+    arguments = [str(plugin_library()), f"out={records}"]
+    arguments += [f"mark{i}={table[name][0]:x}" for i, name in enumerate(MARKERS)]
+    for i, name in enumerate(FRAME_FUNCTIONS):
+        start, size = table[name]
+        arguments.append(f"frame{i}={start:x}-{start + size:x}")
+    return ",".join(arguments)
+
+
+def _records(path: Path) -> list[tuple[int, int, int]]:
+    rows = []
+    for line in path.read_text().splitlines():
+        marker, total, frame = line.split()
+        if marker != "end":
+            rows.append((int(marker), int(total), int(frame)))
+    return rows
+
+
+def count_instructions(rows: list[tuple[int, int, int]], ops: list[str]) -> dict:
+    """The bench figures from the plugin's records (see the module comment)."""
+    marks = [total for marker, total, _ in rows if marker == 0]
+    if len(marks) != 7:
+        raise ToolchainError(f"expected 7 marks from the program, got {len(marks)}")
+    mark_cost = marks[1] - marks[0]
+    hooks = [row for row in rows if row[0] in (1, 2)]
+    if len(hooks) != 2 * len(ops):
+        raise ToolchainError(f"expected {len(ops)} profiled operators, got {len(hooks) // 2}")
+    per_op = []
+    for index, (begin, end) in enumerate(zip(hooks[0::2], hooks[1::2])):
+        kernel = (end[1] - begin[1]) - (end[2] - begin[2])
+        per_op.append({"index": index, "op": ops[index], "instructions": kernel})
+    invoke = marks[5] - marks[4] - mark_cost
+    overhead = invoke - sum(op["instructions"] for op in per_op)
+    return {"instructions_per_invoke": invoke, "init_instructions": marks[3] - marks[2] - mark_cost,
+            "interpreter_overhead_pct": round(100.0 * overhead / invoke, 4) if invoke else 0.0,
+            "interpreter_overhead_instructions": overhead, "ops": per_op}
+
+
+_OUTPUT_SECTION = re.compile(r"^(\.[\w.]+)")
+_INPUT = re.compile(r"^ (\.[\w.$]+|COMMON)(?:\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+(\S.*))?$")
+_CONTINUED = re.compile(r"^\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+(\S.*)$")
+_KIND = {".text": "text", ".ARM.exidx": "text", ".ARM.extab": "text", ".data": "data",
+         ".bss": "bss", ".stack": "stack"}
+
+
+def map_contributions(map_text: str) -> list[tuple[str, str, int]]:
+    """(kind, object file, bytes) of every input section the linker kept."""
+    body = map_text.split("Linker script and memory map", 1)[-1]
+    kind, pending, found = None, None, []
+    for line in body.splitlines():
+        if _OUTPUT_SECTION.match(line):
+            kind = _KIND.get(_OUTPUT_SECTION.match(line).group(1))
+            continue
+        row = _INPUT.match(line)
+        if row and row.group(2) is None:
+            pending = row.group(1)
+            continue
+        if row:
+            size, source = int(row.group(3), 16), row.group(4)
+        elif pending and _CONTINUED.match(line):
+            size, source = int(_CONTINUED.match(line).group(2), 16), _CONTINUED.match(line).group(3)
+        else:
+            pending = None
+            continue
+        pending = None
+        if kind and size:
+            found.append((kind, source.strip(), size))
+    return found
+
+
+def _part(source: str, runtime: set[str]) -> str:
+    name = source.rsplit("/", 1)[-1]
+    if not source.startswith("build/tflm/"):
+        return "other"  # main, startup, libc, libm, libgcc
+    if name == "model_data.o":
+        return "model"
+    return "runtime" if name[:-2] + ".c" in runtime else "kernels"
+
+
+def sizes(program: qemu.Build, tags: tuple[str, ...]) -> dict:
+    """text / data / bss of the linked program, text split into runtime, kernels, model."""
+    runtime = {name for name in runtime_files(tags) if name.endswith(".c")}
+    totals = {"text": 0, "data": 0, "bss": 0, "stack": 0, "text_runtime": 0, "text_kernels": 0,
+              "text_other": 0, "model_bytes": 0}
+    per_file: dict[str, int] = {}
+    for kind, source, size in map_contributions(program.map_file.read_text()):
+        totals[kind] += size
+        part = _part(source, runtime)
+        if kind == "text":
+            totals["model_bytes" if part == "model" else f"text_{part}"] += size
+            if part in ("runtime", "kernels"):
+                name = source.rsplit("/", 1)[-1][:-2] + ".c"
+                per_file[name] = per_file.get(name, 0) + size
+    return {**totals, "text_by_file": dict(sorted(per_file.items()))}
+
+
+def bench(model_bytes: bytes, target: str, tags=(), opt: str = qemu.DEFAULT_OPT) -> dict:
+    """Builds the project of `target`, runs it under the counting plugin, returns figures."""
+    tags = tuple(tags)
+    program = qemu.build(qemu.project_files(model_bytes, target, tags), target, opt)
+    with tempfile.TemporaryDirectory() as scratch:
+        records = Path(scratch) / "records.txt"
+        completed = qemu.run(program, ("-plugin", plugin_arguments(program, records)))
+        if completed.returncode not in (0, 1) or not records.is_file():
+            raise ToolchainError(f"the program failed on {target} (exit {completed.returncode})"
+                                 f":\n{completed.stdout}{completed.stderr}")
+        rows = _records(records)
+    ops = [op.opcode for op in read_model(model_bytes).subgraph.operators]
+    arena = re.search(r"^arena used: (\d+) of", completed.stdout, re.MULTILINE)
+    if arena is None:
+        raise ModelError(f"the program did not initialise on {target}:\n{completed.stdout}")
+    all_tags = load_target(target).tags + tags
+    return {"target": target, "machine": program.board["machine"], "tags": list(all_tags),
+            "opt": opt, **count_instructions(rows, ops), "arena_bytes": int(arena.group(1)),
+            **sizes(program, all_tags), "bit_exact": qemu.PASSED in completed.stdout}
+
+
+def _report(result: dict) -> None:
+    for op in result["ops"]:
+        click.echo(f"  {op['index']:3} {op['op']:24} {op['instructions']:>14,}")
+    click.echo(f"instructions per invoke {result['instructions_per_invoke']:,}; init "
+               f"{result['init_instructions']:,}; interpreter overhead "
+               f"{result['interpreter_overhead_pct']:.4f}%")
+    click.echo(f"arena {result['arena_bytes']:,} B; text {result['text']:,} B (runtime "
+               f"{result['text_runtime']:,}, kernels {result['text_kernels']:,}, model "
+               f"{result['model_bytes']:,}, other {result['text_other']:,}); data "
+               f"{result['data']:,} B; bss {result['bss']:,} B")
+    click.echo(f"outputs {'bit-exact' if result['bit_exact'] else 'NOT bit-exact'} with the "
+               f"reference on {result['target']} ({result['machine']}, {result['opt']})")
+
+
+@click.command("bench")
+@click.argument("model_path", type=click.Path(dir_okay=False, exists=True))
+@click.option("--target", default="qemu-cortex-m4", show_default=True, help="a qemu-* target")
+@click.option("--tags", default="", help="comma-separated kernel/runtime tags, later wins")
+@click.option("--opt", default=qemu.DEFAULT_OPT, show_default=True, help="optimisation flag")
+@click.option("--json", "json_path", help="also write the figures to this JSON file")
+def bench_command(model_path, target, tags, opt, json_path):
+    """Count the instructions MODEL executes on a QEMU board, per invoke and per operator."""
+    tag_list = tuple(tag for tag in tags.split(",") if tag)
+    result = bench(Path(model_path).read_bytes(), target, tag_list, opt)
+    _report(result)
+    if json_path:
+        Path(json_path).write_text(json.dumps(result, indent=2) + "\n")
+    raise SystemExit(0 if result["bit_exact"] else 1)
