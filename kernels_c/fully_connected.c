@@ -12,24 +12,49 @@
 #include "tflm_kernel.h"
 #include "tflm_quant.h"
 
+/* Dot product of one weight row with one input row.  Offsets are passed by value so the
+ * compiler keeps them in registers (int8 stores could alias the parameter block). */
+static int32_t dot_int8(const int8_t *weights, const int8_t *row, int32_t depth,
+                        int32_t filter_offset, int32_t input_offset) {
+  int32_t acc = 0, d;
+  if (filter_offset == 0) { /* symmetric weights, the common case: one add less per step */
+    for (d = 0; d < depth; ++d) acc += (int32_t)weights[d] * ((int32_t)row[d] + input_offset);
+    return acc;
+  }
+  for (d = 0; d < depth; ++d) {
+    acc += ((int32_t)weights[d] + filter_offset) * ((int32_t)row[d] + input_offset);
+  }
+  return acc;
+}
+
 void tflm_fully_connected_int8(const tflm_fc_params_t *p, const tflm_requant_t *requant,
                                const int8_t *input,
                                const int8_t *filter, const int32_t *bias, int8_t *output) {
-  const int32_t *multipliers = requant->multipliers;
-  const int32_t *shifts = requant->shifts;
-  int32_t b, oc, d;
+  const int32_t depth = p->accum_depth, outputs = p->output_depth, step = p->channel_step;
+  const int32_t filter_offset = p->filter_offset, input_offset = p->input_offset;
+  const int32_t output_offset = p->output_offset, lo = p->act_min, hi = p->act_max;
+  /* Per-tensor weights share one multiplier: split its shift once, not per output. */
+  int32_t multiplier = requant->multipliers[0];
+  int32_t left = requant->shifts[0] > 0 ? requant->shifts[0] : 0;
+  int32_t right = requant->shifts[0] > 0 ? 0 : -requant->shifts[0];
+  int32_t b, oc;
   for (b = 0; b < p->batches; ++b) {
-    const int8_t *row = input + b * p->accum_depth;
-    for (oc = 0; oc < p->output_depth; ++oc) {
-      const int8_t *weights = filter + oc * p->accum_depth;
-      const int32_t q = oc * p->channel_step;
-      int32_t acc = 0;
-      for (d = 0; d < p->accum_depth; ++d) {
-        acc += ((int32_t)weights[d] + p->filter_offset) * ((int32_t)row[d] + p->input_offset);
-      }
+    const int8_t *row = input + b * depth;
+    for (oc = 0; oc < outputs; ++oc) {
+      int32_t acc = dot_int8(filter + oc * depth, row, depth, filter_offset, input_offset);
       if (bias != NULL) acc += bias[oc];
-      *output++ = (int8_t)tflm_requantize(acc, multipliers[q], shifts[q], p->output_offset,
-                                          p->act_min, p->act_max);
+      if (step != 0) {
+        multiplier = requant->multipliers[oc];
+        left = requant->shifts[oc] > 0 ? requant->shifts[oc] : 0;
+        right = requant->shifts[oc] > 0 ? 0 : -requant->shifts[oc];
+      }
+      /* tflm_multiply_by_quantized_multiplier with the shift already split. */
+      acc = tflm_rounding_divide_by_pot(
+                tflm_saturating_rounding_doubling_high_mul((int32_t)((uint32_t)acc << left),
+                                                           multiplier),
+                right) + output_offset;
+      acc = acc > lo ? acc : lo;
+      *output++ = (int8_t)(acc < hi ? acc : hi);
     }
   }
 }

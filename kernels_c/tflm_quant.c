@@ -14,38 +14,6 @@
 #include <float.h>
 #include <math.h>
 
-int32_t tflm_saturating_rounding_doubling_high_mul(int32_t a, int32_t b) {
-  int64_t product;
-  int64_t nudge;
-  /* The only product that does not fit: (-2^31)^2 * 2 / 2^32 = 2^31. */
-  if (a == b && a == INT32_MIN) {
-    return INT32_MAX;
-  }
-  product = (int64_t)a * (int64_t)b;
-  /* gemmlowp's nudge, then C division truncating toward zero: halves round toward
-   * +infinity (-0.5 gives 0).  Checked against TFLM by test_requantization_ties. */
-  nudge = product >= 0 ? INT64_C(1) << 30 : INT64_C(1) - (INT64_C(1) << 30);
-  return (int32_t)((product + nudge) / (INT64_C(1) << 31));
-}
-
-int32_t tflm_rounding_divide_by_pot(int32_t x, int32_t exponent) {
-  /* mask is computed in 64 bits so exponent 31 does not overflow. */
-  const int32_t mask = (int32_t)((INT64_C(1) << exponent) - 1);
-  const int32_t remainder = x & mask;
-  const int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
-  return (x >> exponent) + (remainder > threshold ? 1 : 0);
-}
-
-int32_t tflm_multiply_by_quantized_multiplier(int32_t x, int32_t multiplier, int32_t shift) {
-  const int32_t left_shift = shift > 0 ? shift : 0;
-  const int32_t right_shift = shift > 0 ? 0 : -shift;
-  /* TFLM multiplies by 2^left_shift in int32 and relies on wrap-around; shifting the
-   * unsigned value gives the same bits without signed overflow. */
-  const int32_t shifted = (int32_t)((uint32_t)x << left_shift);
-  return tflm_rounding_divide_by_pot(
-      tflm_saturating_rounding_doubling_high_mul(shifted, multiplier), right_shift);
-}
-
 int32_t tflm_multiply_by_quantized_multiplier_64(int64_t x, int32_t multiplier, int32_t shift) {
   /* The Q31 multiplier is rounded to Q15 so that x (up to 48 bits) times it fits in 64 bits;
    * multipliers that would round up to 2^15 saturate at 0x7FFF instead. */
@@ -136,13 +104,6 @@ void tflm_activation_range_float(int32_t activation, float *lo, float *hi) {
     *lo = -1.0f;
     *hi = 1.0f;
   }
-}
-
-int32_t tflm_requantize(int32_t acc, int32_t multiplier, int32_t shift, int32_t offset,
-                        int32_t lo, int32_t hi) {
-  int32_t value = tflm_multiply_by_quantized_multiplier(acc, multiplier, shift) + offset;
-  value = value > lo ? value : lo;
-  return value < hi ? value : hi;
 }
 
 float tflm_clamp_float(float x, float lo, float hi) {

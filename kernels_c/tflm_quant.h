@@ -9,13 +9,41 @@
 extern "C" {
 #endif
 
+/* The three requantisation steps run once per output element, so they are static inline
+ * here: a call across files costs more than the arithmetic on a Cortex-M. */
+
 /* round(a * b / 2^31), halves rounded toward +infinity (gemmlowp's nudge then truncating
  * division: 0.5 -> 1 but -0.5 -> 0), saturating the single overflow case. */
-int32_t tflm_saturating_rounding_doubling_high_mul(int32_t a, int32_t b);
+static inline int32_t tflm_saturating_rounding_doubling_high_mul(int32_t a, int32_t b) {
+  int64_t product, nudge;
+  /* The only product that does not fit: (-2^31)^2 * 2 / 2^32 = 2^31. */
+  if (a == b && a == INT32_MIN) return INT32_MAX;
+  product = (int64_t)a * (int64_t)b;
+  nudge = product >= 0 ? INT64_C(1) << 30 : INT64_C(1) - (INT64_C(1) << 30);
+  return (int32_t)((product + nudge) / (INT64_C(1) << 31));
+}
+
 /* x / 2^exponent rounded to nearest, ties away from zero (exponent 0..31). */
-int32_t tflm_rounding_divide_by_pot(int32_t x, int32_t exponent);
+static inline int32_t tflm_rounding_divide_by_pot(int32_t x, int32_t exponent) {
+  /* mask is computed in 64 bits so exponent 31 does not overflow. */
+  const int32_t mask = (int32_t)((INT64_C(1) << exponent) - 1);
+  const int32_t remainder = x & mask;
+  const int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+  return (x >> exponent) + (remainder > threshold ? 1 : 0);
+}
+
 /* x * multiplier * 2^shift in Q31 (shift > 0 is a left shift), TFLM's two-step rounding. */
-int32_t tflm_multiply_by_quantized_multiplier(int32_t x, int32_t multiplier, int32_t shift);
+static inline int32_t tflm_multiply_by_quantized_multiplier(int32_t x, int32_t multiplier,
+                                                            int32_t shift) {
+  const int32_t left_shift = shift > 0 ? shift : 0;
+  const int32_t right_shift = shift > 0 ? 0 : -shift;
+  /* TFLM multiplies by 2^left_shift in int32 and relies on wrap-around; shifting the
+   * unsigned value gives the same bits without signed overflow. */
+  const int32_t shifted = (int32_t)((uint32_t)x << left_shift);
+  return tflm_rounding_divide_by_pot(
+      tflm_saturating_rounding_doubling_high_mul(shifted, multiplier), right_shift);
+}
+
 /* The same for a 64-bit accumulator (int16 activations with int64 bias). */
 int32_t tflm_multiply_by_quantized_multiplier_64(int64_t x, int32_t multiplier, int32_t shift);
 /* Per-channel requantisation arrays of one node (from flash or the arena); eval-time only. */
@@ -37,8 +65,12 @@ void tflm_activation_range_float(int32_t activation, float *lo, float *hi);
 
 /* Requantises an accumulator: tflm_multiply_by_quantized_multiplier, plus offset (the
  * output zero point), clamped to [lo, hi] (the fused activation range). */
-int32_t tflm_requantize(int32_t acc, int32_t multiplier, int32_t shift, int32_t offset,
-                        int32_t lo, int32_t hi);
+static inline int32_t tflm_requantize(int32_t acc, int32_t multiplier, int32_t shift,
+                                      int32_t offset, int32_t lo, int32_t hi) {
+  int32_t value = tflm_multiply_by_quantized_multiplier(acc, multiplier, shift) + offset;
+  value = value > lo ? value : lo;
+  return value < hi ? value : hi;
+}
 /* min(max(x, lo), hi) with the comparisons in TFLM's order, so NaN passes through alike. */
 float tflm_clamp_float(float x, float lo, float hi);
 

@@ -38,6 +38,31 @@ static void build_node(tflm_interpreter_t *it, int32_t index, tflm_node_t *node)
                         : it->arena.base + it->nodes[index].user_data;
 }
 
+/* build_node for invoke: the same node from the positions cached at init, so the hot
+ * path reads no flatbuffer tables.  Custom options are only looked up for custom ops. */
+static void build_node_fast(tflm_interpreter_t *it, int32_t index, tflm_node_t *node) {
+  const uint8_t *model = it->fb.data;
+  const tflm_node_state_t *state = &it->nodes[index];
+  node->index = index;
+  node->version = state->version;
+  node->inputs_count = state->inputs != 0 ? (int32_t)tflm_fb_read_u32(model + state->inputs) : 0;
+  node->inputs_ = model + state->inputs + 4;
+  node->outputs_count =
+      state->outputs != 0 ? (int32_t)tflm_fb_read_u32(model + state->outputs) : 0;
+  node->outputs_ = model + state->outputs + 4;
+  node->options = state->options != 0 ? model + state->options : NULL;
+  node->custom_options = NULL;
+  node->custom_options_size = 0;
+  if (it->resolver->ops[state->registration]->builtin_code == TFLM_BUILTIN_CUSTOM) {
+    uint32_t op = tflm_model_operator(it, index), length;
+    uint32_t custom = tflm_fb_vector(&it->fb, op, OPERATOR_CUSTOM_OPTIONS, 1, &length);
+    node->custom_options = custom != 0 ? model + custom : NULL;
+    node->custom_options_size = custom != 0 ? length : 0;
+  }
+  node->model_end_ = model + it->fb.size;
+  node->user_data = state->user_data == TFLM_NO_DATA ? NULL : it->arena.base + state->user_data;
+}
+
 /* Remembers where a kernel's persistent data lives, as an offset (pointer-width free). */
 static void keep_user_data(tflm_interpreter_t *it, const tflm_node_t *node) {
   it->nodes[node->index].user_data =
@@ -69,6 +94,25 @@ static int32_t resolve(tflm_interpreter_t *it, int32_t index) {
   return -1;
 }
 
+/* Remembers where the operator's index vectors (their length word) and options are;
+ * 0 marks an absent field. */
+static void cache_positions(tflm_interpreter_t *it, int32_t index) {
+  uint32_t op = tflm_model_operator(it, index), count;
+  uint32_t inputs = tflm_fb_vector(&it->fb, op, OPERATOR_INPUTS, 4, &count);
+  uint32_t outputs = tflm_fb_vector(&it->fb, op, OPERATOR_OUTPUTS, 4, &count);
+  it->nodes[index].inputs = inputs != 0 ? inputs - 4 : 0;
+  it->nodes[index].outputs = outputs != 0 ? outputs - 4 : 0;
+  it->nodes[index].options = tflm_fb_table(&it->fb, op, OPERATOR_BUILTIN_OPTIONS);
+}
+
+static int32_t node_version(tflm_interpreter_t *it, int32_t index) {
+  uint32_t length;
+  const uint8_t *name;
+  int32_t version;
+  tflm_model_builtin_code(it, tflm_model_operator(it, index), &version, &name, &length);
+  return version;
+}
+
 static tflm_status_t allocate_state(tflm_interpreter_t *it) {
   uint32_t i;
   it->tensor_location =
@@ -84,7 +128,8 @@ static tflm_status_t allocate_state(tflm_interpreter_t *it) {
     if (registration < 0) return fail(TFLM_ERR_UNSUPPORTED_OP, "operator", (int32_t)i);
     it->nodes[i].user_data = TFLM_NO_DATA;
     it->nodes[i].registration = (uint16_t)registration;
-    it->nodes[i].reserved = 0;
+    it->nodes[i].version = (uint16_t)node_version(it, (int32_t)i);
+    cache_positions(it, (int32_t)i);
   }
   return TFLM_OK;
 }
@@ -287,7 +332,7 @@ tflm_status_t tflm_interpreter_invoke(tflm_interpreter_t *it) {
     const tflm_registration_t *reg = it->resolver->ops[it->nodes[i].registration];
     tflm_node_t node;
     tflm_status_t status;
-    build_node(it, (int32_t)i, &node);
+    build_node_fast(it, (int32_t)i, &node);
     if (it->profiler != NULL) it->profiler->begin(it->profiler->user, (int32_t)i);
     status = reg->eval != NULL ? reg->eval(it, &node) : TFLM_OK;
     if (it->profiler != NULL) it->profiler->end(it->profiler->user, (int32_t)i);

@@ -40,7 +40,10 @@ typedef struct {
 typedef struct {
   uint32_t user_data;   /* arena offset of the kernel's persistent data, or TFLM_NO_DATA */
   uint16_t registration; /* index into the resolver */
-  uint16_t reserved;
+  uint16_t version;     /* operator version from the model's operator code */
+  uint32_t inputs;      /* model positions of the operator's input and output index vectors */
+  uint32_t outputs;     /* and options table (0: none), so invoke reads no tables */
+  uint32_t options;
 } tflm_node_state_t;
 
 #define TFLM_NO_DATA 0xFFFFFFFFu
