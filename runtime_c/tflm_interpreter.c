@@ -439,3 +439,7 @@ void tflm_interpreter_print_memory(const tflm_interpreter_t *it) {
   tflm_printf("  init temporaries: %lu bytes above the tail at peak\n",
               (unsigned long)(stats.arena_bytes - stats.tail_bytes));
 }
+
+uint32_t tflm_interpreter_arena_shared_size(const tflm_interpreter_t *it) {
+  return it->ready ? it->arena.tail_start : 0;
+}

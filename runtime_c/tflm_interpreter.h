@@ -119,6 +119,11 @@ uint32_t tflm_interpreter_arena_tail_bytes(const tflm_interpreter_t *interpreter
 /* The allocation audit; tflm_interpreter_print_memory prints it through DebugLog. */
 void tflm_interpreter_memory(const tflm_interpreter_t *interpreter, tflm_memory_stats_t *stats);
 void tflm_interpreter_print_memory(const tflm_interpreter_t *interpreter);
+/* Multitenancy: the arena size to give the next interpreter that shares this arena (same
+ * start address).  Its persistent tail stacks below this one's; the non-persistent head
+ * is shared, so interpreters sharing an arena must not run at the same time, and inputs
+ * are written right before each invoke. */
+uint32_t tflm_interpreter_arena_shared_size(const tflm_interpreter_t *interpreter);
 /* After a failed init: bytes the failing allocation was short by (0 otherwise). */
 uint32_t tflm_interpreter_arena_shortfall(const tflm_interpreter_t *interpreter);
 

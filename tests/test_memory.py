@@ -4,6 +4,7 @@ and clean failures for every arena that is too small."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 from xml.etree import ElementTree
@@ -162,3 +163,25 @@ def test_every_too_small_arena_fails_cleanly_under_asan(name, step, tmp_path):
     run = subprocess.run(["./sweep"], cwd=tmp_path, capture_output=True, text=True,
                          timeout=600, check=False)
     assert run.returncode == 0 and "sweep ok" in run.stdout, run.stdout + run.stderr[-2000:]
+
+
+def test_multitenant_project_shares_one_exact_arena(tmp_path):
+    """Three models (one stateful) in one arena, invoked alternately, all bit-exact; the
+    arena is smaller than three separate ones, and 8 bytes less does not work."""
+    need_tool("make")
+    names = ["hello_world_int8", "keyword_scrambled", "micro_speech_quantized"]
+    args = [arg for name in names for arg in ("--model", str(corpus(name)))]
+    result = CliRunner().invoke(main, ["project", *args, "-o", str(tmp_path / "p")])
+    assert result.exit_code == 0, result.output
+    run = subprocess.run(["make", "-s", "run"], cwd=tmp_path / "p", capture_output=True,
+                         text=True, check=False)
+    assert run.returncode == 0 and "~~~ALL TESTS PASSED~~~" in run.stderr, run.stderr
+    assert run.stderr.count("0 bytes differ") == 2 * len(names)
+    header = tmp_path / "p" / "tflm" / "model_data.h"
+    shared = int(re.search(r"TFLM_MODEL_ARENA_BYTES (\d+)u", header.read_text()).group(1))
+    separate = sum(memory_report(corpus(n).read_bytes())["arena_bytes"] for n in names)
+    assert shared < separate
+    header.write_text(header.read_text().replace(f"{shared}u", f"{shared - 8}u"))
+    run = subprocess.run(["make", "-s", "run"], cwd=tmp_path / "p", capture_output=True,
+                         text=True, check=False)
+    assert run.returncode != 0 and "init failed" in run.stderr

@@ -60,19 +60,24 @@ def render(template: str, **values) -> bytes:
     return _environment().get_template(template).render(**values).encode()
 
 
-def resolver_source(model: ir.Model, model_bytes: bytes) -> bytes:
-    """model_ops.c: a resolver registering exactly the kernels the model uses."""
+def resolver_source(ops: list[str], model_bytes: bytes) -> bytes:
+    """model_ops.c: a resolver registering exactly the kernels the model(s) use."""
     catalogue = kernel_catalogue()
-    symbols = [catalogue[op].symbol for op in ops_used(model)]
+    symbols = list(dict.fromkeys(catalogue[op].symbol for op in ops))
     return render("common/model_ops.c.j2", banner=banner(model_bytes), symbols=symbols)
 
 
-def library_files(model: ir.Model, model_bytes: bytes, tags: tuple[str, ...]) -> dict[str, bytes]:
-    """Runtime + kernels + resolver: every C file the model needs, by file name."""
-    check_supported(model)
-    sources = {**runtime_files(tags), **kernel_files(ops_used(model), tags)}
+def library_files(model: ir.Model | list[ir.Model], model_bytes: bytes,
+                  tags: tuple[str, ...]) -> dict[str, bytes]:
+    """Runtime + kernels + resolver: every C file the model (or models, sharing one
+    resolver) needs, by file name."""
+    models = model if isinstance(model, list) else [model]
+    for each in models:
+        check_supported(each)
+    ops = list(dict.fromkeys(op for each in models for op in ops_used(each)))
+    sources = {**runtime_files(tags), **kernel_files(ops, tags)}
     files = {name: path.read_bytes() for name, path in sorted(sources.items())}
-    files["model_ops.c"] = resolver_source(model, model_bytes)
+    files["model_ops.c"] = resolver_source(ops, model_bytes)
     files["model_ops.h"] = render("common/model_ops.h.j2", banner=banner(model_bytes))
     return files
 
@@ -86,15 +91,27 @@ def c_bytes(data: bytes, per_line: int = 16) -> str:
     return ",\n  ".join(rows)
 
 
-def model_data_files(model_bytes: bytes, arena_bytes: int) -> dict[str, bytes]:
-    """model_data.c/.h: the flatbuffer as a 16-byte aligned const array, and the arena size."""
+def model_data_files(model_bytes: bytes, arena_bytes: int, index: int = 0,
+                     model_count: int = 1) -> dict[str, bytes]:
+    """model_data.c/.h: the flatbuffer as a 16-byte aligned const array, and the arena size.
+
+    Further models of a multitenant project go to model_data_<index>.c/.h, with names
+    tflm_model_<index>_data and TFLM_MODEL_<index>_SIZE; the first model's header carries
+    the shared arena size and the model count.
+    """
+    stem = "model_data" if index == 0 else f"model_data_{index}"
     values = {
         "banner": banner(model_bytes),
         "model_size": len(model_bytes),
         "model_bytes": c_bytes(model_bytes),
         "arena_bytes": arena_bytes,
+        "stem": stem,
+        "symbol": "tflm_model_data" if index == 0 else f"tflm_model_{index}_data",
+        "size_macro": "TFLM_MODEL_SIZE" if index == 0 else f"TFLM_MODEL_{index}_SIZE",
+        "first": index == 0,
+        "model_count": model_count,
     }
     return {
-        "model_data.c": render("common/model_data.c.j2", **values),
-        "model_data.h": render("common/model_data.h.j2", **values),
+        f"{stem}.c": render("common/model_data.c.j2", **values),
+        f"{stem}.h": render("common/model_data.h.j2", **values),
     }

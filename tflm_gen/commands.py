@@ -41,13 +41,17 @@ def _load_inputs(paths: tuple[str, ...]) -> list[np.ndarray]:
 
 
 @click.command("project")
-@click.option("--model", "model_path", required=True, type=click.Path(dir_okay=False))
+@click.option("--model", "model_paths", required=True, multiple=True,
+              type=click.Path(dir_okay=False),
+              help="the model; give it several times for models sharing one arena")
 @click.option("--target", default="make", show_default=True, help="see `tflm-gen targets`")
 @click.option("--tags", default="", help="comma-separated kernel/runtime tags, later wins")
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False))
-def project_command(model_path, target, tags, out_dir):
-    """Generate a self-contained C project for MODEL."""
-    files = generate(_model_bytes(model_path), GenerateOptions(target, _tags(tags)))
+def project_command(model_paths, target, tags, out_dir):
+    """Generate a self-contained C project for the model(s)."""
+    models = [_model_bytes(path) for path in model_paths]
+    options = GenerateOptions(target, _tags(tags), extra_models=tuple(models[1:]))
+    files = generate(models[0], options)
     write_tree(files, out_dir)
     click.echo(f"wrote {len(files)} files to {out_dir} (target {target})")
 

@@ -16,6 +16,7 @@ from tflm_gen.assemble import (
     model_data_files,
     render,
 )
+from tflm_gen.errors import InputError
 from tflm_gen.host import HostInterpreter
 from tflm_gen.inputs import random_inputs
 from tflm_gen.model.reader import read_model
@@ -32,6 +33,11 @@ class GenerateOptions:
     target: str = "make"
     tags: tuple[str, ...] = ()
     seed: int = 0  # of the embedded test input
+    extra_models: tuple[bytes, ...] = ()  # further models sharing the arena (multitenancy)
+
+
+MULTI_MAIN = "common/main_multi.c.j2"  # replaces common/main.c.j2 for several models
+ROUNDS = 2  # invokes per model in a multitenant test, alternating between models
 
 
 def _array_entry(array: np.ndarray) -> dict:
@@ -70,25 +76,63 @@ def _template_values(target: Target, files: dict, values: dict) -> dict:
     }
 
 
+def shared_arena_bytes(hosts: list[HostInterpreter]) -> int:
+    """The arena several interpreters need when each gets the space below the tails of the
+    ones before it (tflm_interpreter_arena_shared_size): the largest, over the models, of
+    the tails stacked above it plus its own peak."""
+    tails = [host.arena_tail_bytes for host in hosts]
+    return max(sum(tails[:k]) + host.arena_used_bytes for k, host in enumerate(hosts))
+
+
+def _model_entry(index: int, device: bytes, original: bytes, host: HostInterpreter,
+                 seed: int) -> dict:
+    """Template data of one model of a multitenant project: inputs and, per invoke, the
+    reference outputs (state carries across invokes, as on the device)."""
+    inputs = random_inputs(host.model, seed)
+    rounds = []
+    reference = Oracle(original, "tflm") if oracle_available("tflm") else host
+    for _ in range(ROUNDS):
+        rounds.append([_array_entry(a) for a in reference.run(inputs)])
+    stem = "model_data" if index == 0 else f"model_data_{index}"
+    return {"index": index, "header": f"{stem}.h", "inputs": [_array_entry(a) for a in inputs],
+            "rounds": rounds, "symbol": "tflm_model_data" if index == 0
+            else f"tflm_model_{index}_data",
+            "size_macro": "TFLM_MODEL_SIZE" if index == 0 else f"TFLM_MODEL_{index}_SIZE"}
+
+
+def _check_multitenant(target: Target, count: int) -> None:
+    if count > 1 and "common/main.c.j2" not in target.templates.values():
+        raise InputError(f"target {target.name} takes one model; several models sharing an "
+                         "arena work with the make, cmake and IDE targets")
+
+
 def generate(model_bytes: bytes, options: GenerateOptions = GenerateOptions()) -> dict[str, bytes]:
     """All files of the project, by path relative to the project root."""
     target = load_target(options.target)
     tags = target.tags + tuple(options.tags)
-    original = model_bytes
-    model_bytes, _ = device_model(model_bytes)
-    model = read_model(model_bytes)
-    library = library_files(model, model_bytes, tags)
-    host = HostInterpreter(model_bytes, host_tags(tags))
-    inputs = random_inputs(model, options.seed)
-    outputs, source = expected_outputs(original, inputs, host)
-    library.update(model_data_files(model_bytes, host.arena_used_bytes))
+    originals = [model_bytes, *options.extra_models]
+    _check_multitenant(target, len(originals))
+    devices = [device_model(each)[0] for each in originals]
+    models = [read_model(each) for each in devices]
+    library = library_files(models, devices[0], tags)
+    hosts = [HostInterpreter(each, host_tags(tags)) for each in devices]
+    arena = shared_arena_bytes(hosts)
+    inputs = random_inputs(models[0], options.seed)
+    outputs, source = expected_outputs(originals[0], inputs, hosts[0])
+    for index, device in enumerate(devices):
+        library.update(model_data_files(device, arena, index, len(devices)))
     files = {f"{target.library_dir}/{name}": data for name, data in library.items()}
     values = _template_values(target, files, {
-        "banner": banner(model_bytes), "banner_hash": banner(model_bytes, "#"),
-        "expected_source": source, "arena_bytes": host.arena_used_bytes,
+        "banner": banner(devices[0]), "banner_hash": banner(devices[0], "#"),
+        "expected_source": source, "arena_bytes": arena,
         "inputs": [_array_entry(a) for a in inputs], "outputs": [_array_entry(a) for a in outputs],
+        "models": [] if len(devices) == 1 else [
+            _model_entry(k, devices[k], originals[k], hosts[k], options.seed)
+            for k in range(len(devices))],
     })
     files[target.test_data] = render("common/test_data.h.j2", **values)
     for path, template in sorted(target.templates.items()):
+        if len(devices) > 1 and template == "common/main.c.j2":
+            template = MULTI_MAIN
         files[path] = render(template, **values, lib=_relative(target.library_dir, path))
     return dict(sorted(files.items()))

@@ -1,0 +1,232 @@
+/* tflm-op: CONV_2D tflm_op_conv_2d types: float32,int8,int16 */
+/* CONV_2D for the cmsis tag: int8 convolutions as a matrix product over patches.
+ *
+ * Each output pixel's receptive field (its "patch", FH * FW * Cin int8 values in the filter's
+ * order) is either read in place (1x1 filters without padding) or gathered into the scratch
+ * buffer, padding taps filled with the input zero point so that they add exactly 0, as the
+ * reference's skipped taps do.  Then per instruction set (cmsis_simd.h):
+ *   MVE  4 patches x 1 output channel per pass, 16 MACs per VMLADAVA;
+ *   DSP  2 patches widened to int16 (offset added) x 2 output channels, SMLAD;
+ *   C    1 patch x 1 output channel.
+ * Integer sums are exact, so every order gives the reference's result.  Grouped int8
+ * convolutions and the float32 / int16 types run the reference kernels (conv_reference.c).
+ *
+ * Scratch: 5 * round4(FH * FW * Cin) bytes for every int8 convolution, whatever the
+ * instruction set (DSP: one int8 patch + two int16 patches; MVE: four int8 patches). */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "cmsis_simd.h"
+#include "conv_common.h"
+#include "conv_reference.h"
+#include "tflm_kernel.h"
+#include "tflm_quant.h"
+
+/* Persistent block of the tag, in node->user_data.  The shared block's address is kept in
+ * a 64-bit integer so the struct is 16 bytes on every target. */
+typedef struct {
+  uint64_t shared;  /* address of the tflm_conv_params_t made by tflm_conv_prepare */
+  int32_t scratch;  /* scratch handle; -1 when the reference kernels run */
+  int32_t patch;    /* FH * FW * Cin: the length of one patch */
+} cmsis_conv_node_t;
+
+/* Everything one int8 evaluation needs. */
+typedef struct {
+  const tflm_conv_params_t *p;
+  tflm_requant_t requant;
+  const int8_t *image;   /* the current batch of the input */
+  const int8_t *filter;
+  const int32_t *bias;   /* NULL when absent */
+  int8_t *output;        /* the current batch of the output */
+  int8_t *scratch;
+  int32_t patch;         /* patch length */
+  int32_t in_place;      /* 1: patches are read from the input (1x1, no padding) */
+} cmsis_conv_job_t;
+
+/* Copies the patch of output pixel `pixel` into dst, padding taps set to the zero point. */
+static void gather_patch(const cmsis_conv_job_t *job, int32_t pixel, int8_t *dst) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t y0 = (pixel / p->output_w) * p->stride_h - p->pad_h;
+  const int32_t x0 = (pixel % p->output_w) * p->stride_w - p->pad_w;
+  const int32_t cin = p->input_c, row = p->filter_w * cin;
+  const int8_t zero_point = (int8_t)-p->input_offset;
+  int32_t fy, fx;
+  for (fy = 0; fy < p->filter_h; ++fy, dst += row) {
+    const int32_t y = y0 + fy * p->dilation_h;
+    const int8_t *line = job->image + y * p->input_w * cin;
+    if (y < 0 || y >= p->input_h) {
+      memset(dst, zero_point, (size_t)row);
+    } else if (p->dilation_w == 1 && x0 >= 0 && x0 + p->filter_w <= p->input_w) {
+      memcpy(dst, line + x0 * cin, (size_t)row); /* the whole filter row is inside */
+    } else {
+      for (fx = 0; fx < p->filter_w; ++fx) {
+        const int32_t x = x0 + fx * p->dilation_w;
+        if (x < 0 || x >= p->input_w) {
+          memset(dst + fx * cin, zero_point, (size_t)cin);
+        } else {
+          memcpy(dst + fx * cin, line + x * cin, (size_t)cin);
+        }
+      }
+    }
+  }
+}
+
+/* The patch of `pixel`: in place, or gathered into scratch slot `slot`. */
+static const int8_t *patch_of(const cmsis_conv_job_t *job, int32_t pixel, int32_t slot) {
+  const tflm_conv_params_t *p = job->p;
+  int8_t *dst;
+  if (job->in_place) {
+    const int32_t y = (pixel / p->output_w) * p->stride_h;
+    const int32_t x = (pixel % p->output_w) * p->stride_w;
+    return job->image + (y * p->input_w + x) * p->input_c;
+  }
+  dst = job->scratch + slot * CMSIS_ROUND4(job->patch);
+  gather_patch(job, pixel, dst);
+  return dst;
+}
+
+/* Bias, requantisation and clamp of output channel oc; returns the int8 value. */
+static int8_t finish(const cmsis_conv_job_t *job, int32_t acc, int32_t oc) {
+  const tflm_conv_params_t *p = job->p;
+  if (job->bias != NULL) acc += job->bias[oc];
+  return (int8_t)cmsis_requantize(acc, job->requant.multipliers[oc], job->requant.shifts[oc],
+                                  p->output_offset, p->act_min, p->act_max);
+}
+
+#if defined(CMSIS_MVE)
+/* Four pixels per pass; pixels past the end repeat the first one and are not stored. */
+static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
+  const int32_t k = job->patch, cout = job->p->output_c, offset = job->p->input_offset;
+  const int8_t *patches[4];
+  int32_t pixel, oc, j, dot[4], sum_w;
+  for (pixel = 0; pixel < pixels; pixel += 4) {
+    const int32_t count = pixels - pixel < 4 ? pixels - pixel : 4;
+    for (j = 0; j < 4; ++j) patches[j] = j < count ? patch_of(job, pixel + j, j) : patches[0];
+    for (oc = 0; oc < cout; ++oc) {
+      cmsis_mve_dot4(patches, job->filter + oc * k, k, dot, &sum_w);
+      for (j = 0; j < count; ++j) {
+        const int32_t acc = (int32_t)((uint32_t)dot[j] + (uint32_t)offset * (uint32_t)sum_w);
+        job->output[(pixel + j) * cout + oc] = finish(job, acc, oc);
+      }
+    }
+  }
+}
+#elif defined(CMSIS_DSP)
+/* Two pixels x two channels per pass; a missing second pixel or channel repeats the first. */
+static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
+  const int32_t k = job->patch, cout = job->p->output_c, round = CMSIS_ROUND4(k);
+  int16_t *wide0 = (int16_t *)(void *)(job->scratch + round);
+  int16_t *wide1 = wide0 + round;
+  int32_t pixel, oc;
+  for (pixel = 0; pixel < pixels; pixel += 2) {
+    const int32_t two = pixel + 1 < pixels;
+    int8_t *out0 = job->output + pixel * cout;
+    int8_t *out1 = out0 + cout;
+    cmsis_widen(patch_of(job, pixel, 0), wide0, k, job->p->input_offset);
+    if (two) cmsis_widen(patch_of(job, pixel + 1, 0), wide1, k, job->p->input_offset);
+    for (oc = 0; oc < cout; oc += 2) {
+      const int8_t *w0 = job->filter + oc * k;
+      const int8_t *w1 = oc + 1 < cout ? w0 + k : w0;
+      int32_t acc[4] = {0, 0, 0, 0};
+      cmsis_dot_2x2(wide0, two ? wide1 : wide0, w0, w1, k, acc);
+      out0[oc] = finish(job, acc[0], oc);
+      if (two) out1[oc] = finish(job, acc[2], oc);
+      if (oc + 1 < cout) {
+        out0[oc + 1] = finish(job, acc[1], oc + 1);
+        if (two) out1[oc + 1] = finish(job, acc[3], oc + 1);
+      }
+    }
+  }
+}
+#else
+static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
+  const int32_t k = job->patch, cout = job->p->output_c, offset = job->p->input_offset;
+  int32_t pixel, oc;
+  for (pixel = 0; pixel < pixels; ++pixel) {
+    const int8_t *patch = patch_of(job, pixel, 0);
+    for (oc = 0; oc < cout; ++oc) {
+      const int32_t acc = cmsis_dot_offset(patch, job->filter + oc * k, k, offset);
+      job->output[pixel * cout + oc] = finish(job, acc, oc);
+    }
+  }
+}
+#endif
+
+static void conv_int8(tflm_context_t *ctx, const cmsis_conv_node_t *node_data,
+                      const tflm_conv_params_t *p, const tflm_requant_t *requant,
+                      const int8_t *input, const int8_t *filter, const int32_t *bias,
+                      int8_t *output) {
+  const int32_t pixels = p->output_h * p->output_w;
+  cmsis_conv_job_t job;
+  int32_t b;
+  job.p = p;
+  job.requant = *requant;
+  job.filter = filter;
+  job.bias = bias;
+  job.scratch = (int8_t *)tflm_get_scratch(ctx, node_data->scratch);
+  job.patch = node_data->patch;
+  job.in_place = p->filter_h == 1 && p->filter_w == 1 && p->pad_h == 0 && p->pad_w == 0;
+  for (b = 0; b < p->batches; ++b) {
+    job.image = input + b * p->input_h * p->input_w * p->input_c;
+    job.output = output + b * pixels * p->output_c;
+    conv_pixels(&job, pixels);
+  }
+}
+
+static tflm_status_t cmsis_conv_prepare(tflm_context_t *ctx, tflm_node_t *node) {
+  cmsis_conv_node_t *mine;
+  const tflm_conv_params_t *p;
+  tflm_status_t status = tflm_conv_prepare(ctx, node);
+  if (status != TFLM_OK) return status;
+  p = (const tflm_conv_params_t *)node->user_data;
+  mine = (cmsis_conv_node_t *)tflm_alloc_persistent(ctx, (uint32_t)sizeof(cmsis_conv_node_t));
+  TFLM_KERNEL_CHECK(ctx, node, mine != NULL, TFLM_ERR_ARENA_TOO_SMALL);
+  mine->shared = (uint64_t)(uintptr_t)p;
+  mine->scratch = -1;
+  mine->patch = p->filter_h * p->filter_w * p->filter_c;
+  if (p->type == TFLM_TYPE_INT8 && p->filter_c == p->input_c) {
+    status = tflm_request_scratch(ctx, 5u * (uint32_t)CMSIS_ROUND4(mine->patch), &mine->scratch);
+    if (status != TFLM_OK) return status;
+  }
+  node->user_data = mine;
+  return TFLM_OK;
+}
+
+static tflm_status_t cmsis_conv_eval(tflm_context_t *ctx, tflm_node_t *node) {
+  const cmsis_conv_node_t *mine = (const cmsis_conv_node_t *)node->user_data;
+  const tflm_conv_params_t *p =
+      mine != NULL ? (const tflm_conv_params_t *)(uintptr_t)mine->shared : NULL;
+  const void *input = tflm_node_input_data(ctx, node, 0);
+  const void *filter = tflm_node_input_data(ctx, node, 1);
+  const void *bias = node->inputs_count > 2 ? tflm_node_input_data(ctx, node, 2) : NULL;
+  void *output = tflm_node_output_data(ctx, node, 0);
+  tflm_requant_t requant;
+  TFLM_KERNEL_CHECK(ctx, node, p != NULL && input != NULL && filter != NULL && output != NULL,
+                    TFLM_ERR_NOT_READY);
+  tflm_conv_requant(ctx, node, p, &requant);
+  switch (p->type) {
+    case TFLM_TYPE_FLOAT32:
+      tflm_conv_float32(p, (const float *)input, (const float *)filter, (const float *)bias,
+                        (float *)output);
+      return TFLM_OK;
+    case TFLM_TYPE_INT8:
+      if (mine->scratch < 0) { /* grouped */
+        tflm_conv_int8(p, &requant, (const int8_t *)input, (const int8_t *)filter,
+                       (const int32_t *)bias, (int8_t *)output);
+      } else {
+        conv_int8(ctx, mine, p, &requant, (const int8_t *)input, (const int8_t *)filter,
+                  (const int32_t *)bias, (int8_t *)output);
+      }
+      return TFLM_OK;
+    case TFLM_TYPE_INT16:
+      tflm_conv_int16(p, &requant, (const int16_t *)input, (const int8_t *)filter,
+                      (const int64_t *)bias, (int16_t *)output);
+      return TFLM_OK;
+    default:
+      return TFLM_ERR_UNSUPPORTED_TYPE;
+  }
+}
+
+const tflm_registration_t tflm_op_conv_2d = {
+    NULL, 3 /* BuiltinOperator CONV_2D */, NULL, cmsis_conv_prepare, cmsis_conv_eval, NULL, NULL};
