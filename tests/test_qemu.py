@@ -6,6 +6,7 @@ model too big for a board gets a clear error.  Cross builds are cached by conten
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -68,6 +69,10 @@ def test_model_runs_bit_exact_on_board(target, name):
     _, completed = qemu.run_project(model_bytes(name), target)
     assert completed.returncode == 0, completed.stdout + completed.stderr
     assert qemu.PASSED in completed.stdout
+    # The arena the generator computed on the 64-bit host is exactly what the 32-bit
+    # runtime uses: the project declares it, and the board reports the same number.
+    used, declared = re.search(r"arena used: (\d+) of (\d+)", completed.stdout).groups()
+    assert used == declared
 
 
 @pytest.mark.parametrize("target", list(BOARD_MODELS))

@@ -85,27 +85,37 @@ static inline void cmsis_widen(const int8_t *src, int16_t *dst, int32_t n, int32
   for (; i < n; ++i) dst[i] = (int16_t)(src[i] + offset);
 }
 
-/* acc[2 * j + c] += dot(x_j, w_c) for two widened inputs x and two int8 weight rows w. */
-static inline void cmsis_dot_2x2(const int16_t *x0, const int16_t *x1, const int8_t *w0,
+/* Word loads for the DSP loops: any alignment (ARMv7E-M loads unaligned words in one LDR)
+ * and allowed to alias the int8 / int16 data they read. */
+typedef int32_t cmsis_word_t __attribute__((may_alias, aligned(1)));
+
+/* acc[2 * j + c] += dot(x_j, w_c) for two widened inputs x and two int8 weight rows w.
+ * Kept out of line: inlined into the callers' loops gcc spills the accumulators. */
+static __attribute__((noinline, unused)) void cmsis_dot_2x2(const int16_t *x0, const int16_t *x1, const int8_t *w0,
                                  const int8_t *w1, int32_t n, int32_t acc[4]) {
   int32_t a00 = acc[0], a01 = acc[1], a10 = acc[2], a11 = acc[3];
+  const cmsis_word_t *pa = (const cmsis_word_t *)(const void *)w0;
+  const cmsis_word_t *pb = (const cmsis_word_t *)(const void *)w1;
+  const cmsis_word_t *px = (const cmsis_word_t *)(const void *)x0;
+  const cmsis_word_t *py = (const cmsis_word_t *)(const void *)x1;
   int32_t i;
-  for (i = 0; i + 4 <= n; i += 4) {
-    const int32_t wa = cmsis_read4(w0 + i), wb = cmsis_read4(w1 + i);
-    const int32_t wa02 = __sxtb16(wa), wa13 = cmsis_sxtb16_ror8(wa);
-    const int32_t wb02 = __sxtb16(wb), wb13 = cmsis_sxtb16_ror8(wb);
-    const int32_t xa02 = cmsis_read4(x0 + i), xa13 = cmsis_read4(x0 + i + 2);
-    const int32_t xb02 = cmsis_read4(x1 + i), xb13 = cmsis_read4(x1 + i + 2);
-    a00 = __smlad(wa02, xa02, a00);
-    a01 = __smlad(wb02, xa02, a01);
-    a10 = __smlad(wa02, xb02, a10);
-    a11 = __smlad(wb02, xb02, a11);
-    a00 = __smlad(wa13, xa13, a00);
-    a01 = __smlad(wb13, xa13, a01);
-    a10 = __smlad(wa13, xb13, a10);
-    a11 = __smlad(wb13, xb13, a11);
+  for (i = n >> 2; i > 0; --i) {
+    const int32_t wa = *pa++, wb = *pb++;
+    const int32_t xa02 = *px++, xa13 = *px++;
+    const int32_t xb02 = *py++, xb13 = *py++;
+    int32_t w02 = __sxtb16(wa), w13 = cmsis_sxtb16_ror8(wa);
+    a00 = __smlad(w02, xa02, a00);
+    a10 = __smlad(w02, xb02, a10);
+    a00 = __smlad(w13, xa13, a00);
+    a10 = __smlad(w13, xb13, a10);
+    w02 = __sxtb16(wb);
+    w13 = cmsis_sxtb16_ror8(wb);
+    a01 = __smlad(w02, xa02, a01);
+    a11 = __smlad(w02, xb02, a11);
+    a01 = __smlad(w13, xa13, a01);
+    a11 = __smlad(w13, xb13, a11);
   }
-  for (; i < n; ++i) {
+  for (i = n & ~3; i < n; ++i) {
     a00 += w0[i] * x0[i];
     a01 += w1[i] * x0[i];
     a10 += w0[i] * x1[i];
