@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 from pathlib import Path
@@ -10,9 +9,11 @@ from pathlib import Path
 import click
 
 from tflm_gen.errors import ModelError
+from tflm_gen.kernels import supported_ops
 from tflm_gen.model import ir
 from tflm_gen.model.lifetimes import activation_lower_bound
 from tflm_gen.model.reader import read_model
+from tflm_gen.support import activation_tensor, hybrid_problem
 
 
 def read_model_bytes(path: Path) -> bytes:
@@ -95,29 +96,17 @@ def operator_macs(graph: ir.SubGraph, op: ir.Operator) -> int:
     return 0
 
 
-def _supported_table() -> dict:
-    try:
-        kernels = importlib.import_module("tflm_gen.kernels")
-    except ModuleNotFoundError as error:
-        if error.name != "tflm_gen.kernels":
-            raise
-        return {}  # no kernel catalogue yet: every op counts as unsupported
-    return kernels.supported_ops()
-
-
-def _operator_dtype(graph: ir.SubGraph, op: ir.Operator) -> str:
-    tensors = [index for index in [*op.inputs, *op.outputs] if index >= 0]
-    return graph.tensors[tensors[0]].dtype if tensors else ""
-
-
 def unsupported_ops(model: ir.Model) -> list[dict]:
-    """Distinct (op, version, dtype) of the main subgraph that tflm_gen.kernels cannot run."""
-    table = _supported_table()
-    found = set()
-    for op in model.subgraph.operators:
+    """Distinct (op, version, dtype) of the main subgraph that tflm-gen cannot run: ops
+    without a kernel, activation dtypes the kernel lacks, and hybrid ops (the same checks
+    as generation, tflm_gen.support)."""
+    table, graph, found = supported_ops(), model.subgraph, set()
+    for position, op in enumerate(graph.operators):
         name = op.custom_code if op.opcode == "CUSTOM" else op.opcode
-        dtype = _operator_dtype(model.subgraph, op)
-        if name not in table or (table[name] and dtype not in table[name]):
+        index = activation_tensor(model, op)
+        dtype = graph.tensors[index].dtype if index >= 0 else ""
+        if (name not in table or (table[name] and dtype not in table[name])
+                or hybrid_problem(model, position, op)):
             found.add((name, op.version, dtype))
     return [{"op": op, "version": v, "dtype": d} for op, v, d in sorted(found)]
 

@@ -56,7 +56,7 @@ def _name(tensor: ir.Tensor, index: int) -> str:
     return f"#{index} '{name}'" if name else f"#{index}"
 
 
-def _hybrid_problem(model: ir.Model, position: int, op: ir.Operator) -> str | None:
+def hybrid_problem(model: ir.Model, position: int, op: ir.Operator) -> str | None:
     graph, activation = model.subgraph, activation_tensor(model, op)
     if activation < 0 or graph.tensors[activation].dtype != "float32":
         return None
@@ -93,7 +93,7 @@ def unsupported_report(model: ir.Model) -> dict[str, list[str]]:
         if op.opcode not in catalogue:
             missing.add((op.custom_code or op.opcode, op.version))
             continue
-        hybrid = _hybrid_problem(model, position, op)
+        hybrid = hybrid_problem(model, position, op)
         if hybrid:
             report["hybrid"].append(hybrid)
             continue

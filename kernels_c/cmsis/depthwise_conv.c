@@ -68,43 +68,65 @@ static __attribute__((noinline)) void block4(const dw_window_t *w, int32_t in_c,
     for (x = 0; x < w->cols; ++x, in += w->input_step_x, f += w->channels) {
       const int32x4_t values = broadcast ? vdupq_n_s32(*in + offset)
                                          : vaddq_n_s32(vldrbq_s32(in), offset);
-      sum = vmlaq_s32(sum, vldrbq_s32(f), values);
+      sum = vaddq_s32(sum, vmulq_s32(vldrbq_s32(f), values));
     }
   }
   vst1q_s32(acc, sum);
 }
 #elif defined(CMSIS_DSP)
-static __attribute__((noinline)) void block4(const dw_window_t *w, int32_t in_c, int32_t c,
-                                             int32_t broadcast, int32_t offset, int32_t acc[4]) {
+/* Depth multiplier 1: 4 input channels, one word, SXTAB16 adds the offset. */
+static __attribute__((noinline)) void block4_separate(const dw_window_t *w, int32_t c,
+                                                      int32_t offset, int32_t acc[4]) {
   const int32_t offsets = (int32_t)(((uint32_t)offset & 0xffffu) * 0x10001u);
   int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, y, x;
   for (y = 0; y < w->rows; ++y) {
-    const int8_t *in = w->input + y * w->input_step_y + in_c;
+    const int8_t *in = w->input + y * w->input_step_y + c;
     const int8_t *f = w->filter + y * w->filter_step_y + c;
-    for (x = 0; x < w->cols; ++x, in += w->input_step_x, f += w->channels) {
-      const int32_t weights = cmsis_read4(f);
+    for (x = w->cols; x > 0; --x, in += w->input_step_x, f += w->channels) {
+      const int32_t weights = cmsis_read4(f), values = cmsis_read4(in);
       const int32_t w02 = __sxtb16(weights), w13 = cmsis_sxtb16_ror8(weights);
-      if (broadcast) {
-        const int32_t value = *in + offset;
-        a0 = __smlabb(w02, value, a0);
-        a2 = __smlatb(w02, value, a2);
-        a1 = __smlabb(w13, value, a1);
-        a3 = __smlatb(w13, value, a3);
-      } else {
-        const int32_t values = cmsis_read4(in);
-        const int32_t x02 = __sxtab16(offsets, values);
-        const int32_t x13 = cmsis_sxtab16_ror8(offsets, values);
-        a0 = __smlabb(w02, x02, a0);
-        a2 = __smlatt(w02, x02, a2);
-        a1 = __smlabb(w13, x13, a1);
-        a3 = __smlatt(w13, x13, a3);
-      }
+      const int32_t x02 = __sxtab16(offsets, values), x13 = cmsis_sxtab16_ror8(offsets, values);
+      a0 = __smlabb(w02, x02, a0);
+      a2 = __smlatt(w02, x02, a2);
+      a1 = __smlabb(w13, x13, a1);
+      a3 = __smlatt(w13, x13, a3);
     }
   }
   acc[0] = a0;
   acc[1] = a1;
   acc[2] = a2;
   acc[3] = a3;
+}
+
+/* Depth multiplier a multiple of 4: one input value for the 4 channels. */
+static __attribute__((noinline)) void block4_shared(const dw_window_t *w, int32_t in_c,
+                                                    int32_t c, int32_t offset, int32_t acc[4]) {
+  int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, y, x;
+  for (y = 0; y < w->rows; ++y) {
+    const int8_t *in = w->input + y * w->input_step_y + in_c;
+    const int8_t *f = w->filter + y * w->filter_step_y + c;
+    for (x = w->cols; x > 0; --x, in += w->input_step_x, f += w->channels) {
+      const int32_t weights = cmsis_read4(f), value = *in + offset;
+      const int32_t w02 = __sxtb16(weights), w13 = cmsis_sxtb16_ror8(weights);
+      a0 = __smlabb(w02, value, a0);
+      a2 = __smlatb(w02, value, a2);
+      a1 = __smlabb(w13, value, a1);
+      a3 = __smlatb(w13, value, a3);
+    }
+  }
+  acc[0] = a0;
+  acc[1] = a1;
+  acc[2] = a2;
+  acc[3] = a3;
+}
+
+static void block4(const dw_window_t *w, int32_t in_c, int32_t c, int32_t broadcast,
+                   int32_t offset, int32_t acc[4]) {
+  if (broadcast) {
+    block4_shared(w, in_c, c, offset, acc);
+  } else {
+    block4_separate(w, c, offset, acc);
+  }
 }
 #else
 static void block4(const dw_window_t *w, int32_t in_c, int32_t c, int32_t broadcast,
@@ -148,15 +170,27 @@ static int8_t finish(const tflm_conv_params_t *p, const tflm_requant_t *requant,
                                   p->output_offset, p->act_min, p->act_max);
 }
 
+/* finish for channels c .. c + 3, the parameters read once. */
+static void finish4(const tflm_conv_params_t *p, const tflm_requant_t *requant,
+                    const int32_t *bias, const int32_t acc[4], int32_t c, int8_t *out) {
+  const int32_t offset = p->output_offset, lo = p->act_min, hi = p->act_max;
+  const int32_t *multipliers = requant->multipliers + c, *shifts = requant->shifts + c;
+  int32_t j;
+  for (j = 0; j < 4; ++j) {
+    const int32_t sum = acc[j] + (bias != NULL ? bias[c + j] : 0);
+    out[c + j] = (int8_t)cmsis_requantize(sum, multipliers[j], shifts[j], offset, lo, hi);
+  }
+}
+
 /* All output channels of one pixel. */
 static void pixel_int8(const tflm_conv_params_t *p, const tflm_requant_t *requant,
                        const dw_window_t *w, const int32_t *bias, int8_t *out) {
   const int32_t m = p->depth_multiplier, offset = p->input_offset;
   const int32_t blocks = (m == 1 || m % 4 == 0) ? p->output_c & ~3 : 0;
-  int32_t c, j, acc[4];
+  int32_t c, acc[4];
   for (c = 0; c < blocks; c += 4) {
     block4(w, c / m, c, m != 1, offset, acc);
-    for (j = 0; j < 4; ++j) out[c + j] = finish(p, requant, bias, acc[j], c + j);
+    finish4(p, requant, bias, acc, c, out);
   }
   for (; c < p->output_c; ++c) out[c] = finish(p, requant, bias, single(w, c / m, c, offset), c);
 }
