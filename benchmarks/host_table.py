@@ -2,16 +2,15 @@
 
     python3 benchmarks/host_table.py [MODEL ...]   (default: the issue-3 models)
 
-Arena: ours is tflm_interpreter_arena_used_bytes (the smallest arena that works); TFLM's
-is the "Arena allocation total" of its recording allocator (print_allocations).
+Arena: ours is tflm_interpreter_arena_used_bytes of the model as a project embeds it (the
+smallest arena that works); TFLM's is the "Arena allocation total" of its recording
+allocator (print_allocations) on the original model.
 Times are medians of 20 invokes on this machine: wall-clock, for orientation only.
 """
 
 from __future__ import annotations
 
-import re
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -21,7 +20,8 @@ sys.path.insert(0, str(REPO))
 
 from tflm_gen.host import HostInterpreter
 from tflm_gen.inputs import random_inputs
-from tflm_gen.oracle import Oracle
+from tflm_gen.optimize import device_model
+from tflm_gen.oracle import Oracle, tflm_allocations
 from tflm_gen.verify import verify
 
 CORPUS = REPO.parent / "shared" / "models"
@@ -30,21 +30,6 @@ MODELS = [
     "vww_96_int8", "person_detect", "pretrainedResnet_quant", "ad01_int8", "test_conv_model",
     "simple_add_model", "model_ToyCar_quant_fullint",
 ]
-_TFLM_TOTAL = """
-import sys
-from tflite_micro.python.tflite_micro import runtime
-data = open(sys.argv[1], 'rb').read()
-runtime.Interpreter.from_bytes(data, arena_size=max(4 << 20, 10 * len(data))).print_allocations()
-"""
-
-
-def tflm_arena_total(path: Path) -> int:
-    result = subprocess.run([sys.executable, "-c", _TFLM_TOTAL, str(path)],
-                            capture_output=True, text=True, check=False)
-    match = re.search(r"Arena allocation total (\d+) bytes", result.stdout + result.stderr)
-    return int(match.group(1)) if match else -1
-
-
 def median_us(run, inputs, repeats: int = 20) -> float:
     times = []
     for _ in range(repeats):
@@ -56,12 +41,12 @@ def median_us(run, inputs, repeats: int = 20) -> float:
 
 def row(path: Path) -> str:
     data = path.read_bytes()
-    ours = HostInterpreter(data)
+    ours = HostInterpreter(device_model(data)[0])
     inputs = random_inputs(ours.model)
     exact = verify(data, "tflm", runs=3).bit_exact
     oracle = Oracle(data)
     return (f"| {path.stem} | {'yes' if exact else 'NO'} | {ours.arena_used_bytes} | "
-            f"{tflm_arena_total(path)} | {median_us(ours.run, inputs):.0f} | "
+            f"{tflm_allocations(data)['total']} | {median_us(ours.run, inputs):.0f} | "
             f"{median_us(oracle.run, inputs):.0f} |")
 
 
