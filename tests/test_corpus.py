@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 from click.testing import CliRunner
-
 from conftest import corpus_models, need_corpus
+
 from tflm_gen.cli import main
 from tflm_gen.verify import verify
 

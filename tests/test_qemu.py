@@ -18,6 +18,7 @@ from conftest import need_corpus, need_tool
 from tflm_gen import qemu
 from tflm_gen.bench import JSON_KEYS, bench
 from tflm_gen.cli import main
+from tflm_gen.cli import main as main_cli
 from tflm_gen.errors import UnsupportedModelError
 from tflm_gen.host import HostInterpreter
 from tflm_gen.model.builder import ModelBuilder
@@ -166,16 +167,23 @@ def test_bench_json_has_the_issue_keys(tmp_path):
     assert figures["bss"] >= figures["arena_bytes"] > 0
 
 
-def test_model_too_big_for_board_is_a_clear_error():
-    """640 KB of float weights cannot fit the 512 KiB ITCM of the Cortex-M55 board."""
-    need_board("qemu-cortex-m55")
+def test_model_too_big_for_board_is_a_clear_error(tmp_path):
+    """640 KB of float weights cannot fit the 512 KiB ITCM of the Cortex-M55 board: the
+    project command says so with the sizes, before any build."""
     builder = ModelBuilder()
     x = builder.input("x", [1, 256], "float32")
     weights = np.random.default_rng(0).uniform(-1, 1, size=(640, 256)).astype(np.float32)
     w = builder.constant("w", weights)
     builder.output(builder.add_op("FULLY_CONNECTED", [x, w], [1, 640], "float32"))
-    with pytest.raises(UnsupportedModelError, match=r"does not fit qemu-cortex-m55.*ITCM.*model \d+ bytes"):
-        qemu.build(generate(builder.build(), GenerateOptions("qemu-cortex-m55")), "qemu-cortex-m55")
+    with pytest.raises(UnsupportedModelError, match=r"model \(\d+ bytes\) does not fit "
+                                                    r"qemu-cortex-m55: .*ITCM.* holds 524288"):
+        generate(builder.build(), GenerateOptions("qemu-cortex-m55"))
+    (tmp_path / "big.tflite").write_bytes(builder.build())
+    result = CliRunner().invoke(main_cli, ["project", "--model", str(tmp_path / "big.tflite"),
+                                           "--target", "qemu-cortex-m55", "-o",
+                                           str(tmp_path / "out")])
+    assert result.exit_code == 2 and "does not fit" in result.output
+    assert "Traceback" not in result.output
 
 
 def test_write_tree_of_qemu_project_is_complete(tmp_path):

@@ -16,7 +16,7 @@ from tflm_gen.assemble import (
     model_data_files,
     render,
 )
-from tflm_gen.errors import InputError
+from tflm_gen.errors import InputError, UnsupportedModelError
 from tflm_gen.host import HostInterpreter
 from tflm_gen.inputs import random_inputs
 from tflm_gen.model.reader import read_model
@@ -100,6 +100,25 @@ def _model_entry(index: int, device: bytes, original: bytes, host: HostInterpret
             "size_macro": "TFLM_MODEL_SIZE" if index == 0 else f"TFLM_MODEL_{index}_SIZE"}
 
 
+def check_fits_board(target: Target, model_bytes: int, arena_bytes: int) -> None:
+    """For a target with a board memory map: refuse, with the sizes, a model or arena that
+    cannot fit, before any build would end in a linker error."""
+    board = target.values.get("board") if isinstance(target.values, dict) else None
+    memory = board.get("memory", {}) if isinstance(board, dict) else {}
+    if not memory:
+        return
+    code, data = memory["code"], memory["data"]
+    ram = arena_bytes + int(board.get("stack_bytes", 0))
+    if model_bytes > code["length"]:
+        raise UnsupportedModelError(
+            f"the model ({model_bytes} bytes) does not fit {target.name}: {code['name']} holds "
+            f"{code['length']} bytes for code and model together")
+    if ram > data["length"]:
+        raise UnsupportedModelError(
+            f"the arena ({arena_bytes} bytes) and stack ({board.get('stack_bytes', 0)} bytes) "
+            f"do not fit {target.name}: {data['name']} holds {data['length']} bytes")
+
+
 def _check_multitenant(target: Target, count: int) -> None:
     if count > 1 and "common/main.c.j2" not in target.templates.values():
         raise InputError(f"target {target.name} takes one model; several models sharing an "
@@ -117,6 +136,7 @@ def generate(model_bytes: bytes, options: GenerateOptions = GenerateOptions()) -
     library = library_files(models, devices[0], tags)
     hosts = [HostInterpreter(each, host_tags(tags)) for each in devices]
     arena = shared_arena_bytes(hosts)
+    check_fits_board(target, sum(len(each) for each in devices), arena)
     inputs = random_inputs(models[0], options.seed)
     outputs, source = expected_outputs(originals[0], inputs, hosts[0])
     for index, device in enumerate(devices):

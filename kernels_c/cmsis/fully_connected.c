@@ -1,0 +1,171 @@
+/* tflm-op: FULLY_CONNECTED tflm_op_fully_connected types: float32,int8,int16 */
+/* FULLY_CONNECTED for the cmsis tag: int8 with symmetric weights (filter zero point 0, the
+ * int8 schema's rule) as dot products of several weight rows at once (cmsis_simd.h):
+ *   MVE  4 weight rows per pass over the input row, 16 MACs per VMLADAVA;
+ *   DSP  the input rows widened to int16 (offset added) once, then 2 rows x 2 weight rows;
+ *   C    one dot product at a time.
+ * Integer sums are exact, so the result is the reference's.  float32, int16 and weights
+ * with a zero point run the reference kernels (fully_connected_reference.c).
+ *
+ * Scratch: 4 * round4(accum_depth) bytes for every int8 node, whatever the instruction set
+ * (DSP: two widened input rows). */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cmsis_simd.h"
+#include "fully_connected_common.h"
+#include "fully_connected_reference.h"
+#include "tflm_kernel.h"
+#include "tflm_quant.h"
+
+/* Persistent block of the tag, in node->user_data (16 bytes on every target). */
+typedef struct {
+  uint64_t shared;  /* address of the tflm_fc_params_t made by the shared prepare */
+  int32_t scratch;  /* scratch handle; -1 when the reference kernels run */
+  int32_t unused;
+} cmsis_fc_node_t;
+
+typedef struct {
+  const tflm_fc_params_t *p;
+  tflm_requant_t requant;
+  const int8_t *filter;
+  const int32_t *bias; /* NULL when absent */
+  int8_t *scratch;
+} cmsis_fc_job_t;
+
+static int8_t finish(const cmsis_fc_job_t *job, int32_t acc, int32_t oc) {
+  const tflm_fc_params_t *p = job->p;
+  const int32_t q = oc * p->channel_step;
+  if (job->bias != NULL) acc += job->bias[oc];
+  return (int8_t)cmsis_requantize(acc, job->requant.multipliers[q], job->requant.shifts[q],
+                                  p->output_offset, p->act_min, p->act_max);
+}
+
+#if defined(CMSIS_MVE)
+static void fc_rows(const cmsis_fc_job_t *job, const int8_t *input, int8_t *output) {
+  const int32_t depth = job->p->accum_depth, outputs = job->p->output_depth;
+  const int32_t offset = job->p->input_offset;
+  const int8_t *rows[4];
+  int32_t b, oc, j, dot[4], sums[4];
+  for (b = 0; b < job->p->batches; ++b, input += depth, output += outputs) {
+    for (oc = 0; oc < outputs; oc += 4) {
+      const int32_t count = outputs - oc < 4 ? outputs - oc : 4;
+      for (j = 0; j < 4; ++j) rows[j] = job->filter + (oc + (j < count ? j : 0)) * depth;
+      cmsis_mve_dot4_sum_a(rows, input, depth, dot, sums);
+      for (j = 0; j < count; ++j) {
+        const int32_t acc = (int32_t)((uint32_t)dot[j] + (uint32_t)offset * (uint32_t)sums[j]);
+        output[oc + j] = finish(job, acc, oc + j);
+      }
+    }
+  }
+}
+#elif defined(CMSIS_DSP)
+static void fc_rows(const cmsis_fc_job_t *job, const int8_t *input, int8_t *output) {
+  const int32_t depth = job->p->accum_depth, outputs = job->p->output_depth;
+  int16_t *wide0 = (int16_t *)(void *)job->scratch;
+  int16_t *wide1 = wide0 + CMSIS_ROUND4(depth);
+  int32_t b, oc;
+  for (b = 0; b < job->p->batches; b += 2) {
+    const int32_t two = b + 1 < job->p->batches;
+    int8_t *out0 = output + b * outputs;
+    int8_t *out1 = out0 + outputs;
+    cmsis_widen(input + b * depth, wide0, depth, job->p->input_offset);
+    if (two) cmsis_widen(input + (b + 1) * depth, wide1, depth, job->p->input_offset);
+    for (oc = 0; oc < outputs; oc += 2) {
+      const int8_t *w0 = job->filter + oc * depth;
+      const int8_t *w1 = oc + 1 < outputs ? w0 + depth : w0;
+      int32_t acc[4] = {0, 0, 0, 0};
+      cmsis_dot_2x2(wide0, two ? wide1 : wide0, w0, w1, depth, acc);
+      out0[oc] = finish(job, acc[0], oc);
+      if (two) out1[oc] = finish(job, acc[2], oc);
+      if (oc + 1 < outputs) {
+        out0[oc + 1] = finish(job, acc[1], oc + 1);
+        if (two) out1[oc + 1] = finish(job, acc[3], oc + 1);
+      }
+    }
+  }
+}
+#else
+static void fc_rows(const cmsis_fc_job_t *job, const int8_t *input, int8_t *output) {
+  const int32_t depth = job->p->accum_depth, outputs = job->p->output_depth;
+  int32_t b, oc;
+  for (b = 0; b < job->p->batches; ++b, input += depth) {
+    for (oc = 0; oc < outputs; ++oc) {
+      const int32_t acc =
+          cmsis_dot_offset(input, job->filter + oc * depth, depth, job->p->input_offset);
+      *output++ = finish(job, acc, oc);
+    }
+  }
+}
+#endif
+
+static tflm_status_t cmsis_fc_prepare(tflm_context_t *ctx, tflm_node_t *node) {
+  cmsis_fc_node_t *mine;
+  const tflm_fc_params_t *p;
+  tflm_status_t status = tflm_fully_connected_prepare(ctx, node);
+  if (status != TFLM_OK) return status;
+  p = (const tflm_fc_params_t *)node->user_data;
+  mine = (cmsis_fc_node_t *)tflm_alloc_persistent(ctx, (uint32_t)sizeof(cmsis_fc_node_t));
+  TFLM_KERNEL_CHECK(ctx, node, mine != NULL, TFLM_ERR_ARENA_TOO_SMALL);
+  mine->shared = (uint64_t)(uintptr_t)p;
+  mine->scratch = -1;
+  mine->unused = 0;
+  if (p->type == TFLM_TYPE_INT8 && p->filter_offset == 0) {
+    status = tflm_request_scratch(ctx, 4u * (uint32_t)CMSIS_ROUND4(p->accum_depth),
+                                  &mine->scratch);
+    if (status != TFLM_OK) return status;
+  }
+  node->user_data = mine;
+  return TFLM_OK;
+}
+
+static void fc_int8(tflm_context_t *ctx, const cmsis_fc_node_t *mine,
+                    const tflm_fc_params_t *p, const tflm_requant_t *requant,
+                    const int8_t *input, const int8_t *filter, const int32_t *bias,
+                    int8_t *output) {
+  cmsis_fc_job_t job;
+  if (mine->scratch < 0) { /* weights with a zero point */
+    tflm_fully_connected_int8(p, requant, input, filter, bias, output);
+    return;
+  }
+  job.p = p;
+  job.requant = *requant;
+  job.filter = filter;
+  job.bias = bias;
+  job.scratch = (int8_t *)tflm_get_scratch(ctx, mine->scratch);
+  fc_rows(&job, input, output);
+}
+
+static tflm_status_t cmsis_fc_eval(tflm_context_t *ctx, tflm_node_t *node) {
+  const cmsis_fc_node_t *mine = (const cmsis_fc_node_t *)node->user_data;
+  const tflm_fc_params_t *p =
+      mine != NULL ? (const tflm_fc_params_t *)(uintptr_t)mine->shared : NULL;
+  const void *input = tflm_node_input_data(ctx, node, 0);
+  const void *filter = tflm_node_input_data(ctx, node, 1);
+  const void *bias = node->inputs_count > 2 ? tflm_node_input_data(ctx, node, 2) : NULL;
+  void *output = tflm_node_output_data(ctx, node, 0);
+  tflm_requant_t requant;
+  TFLM_KERNEL_CHECK(ctx, node, p != NULL && input != NULL && filter != NULL && output != NULL,
+                    TFLM_ERR_NOT_READY);
+  tflm_fully_connected_requant(ctx, node, p, &requant);
+  switch (p->type) {
+    case TFLM_TYPE_FLOAT32:
+      tflm_fully_connected_float32(p, (const float *)input, (const float *)filter,
+                                   (const float *)bias, (float *)output);
+      return TFLM_OK;
+    case TFLM_TYPE_INT8:
+      fc_int8(ctx, mine, p, &requant, (const int8_t *)input, (const int8_t *)filter,
+              (const int32_t *)bias, (int8_t *)output);
+      return TFLM_OK;
+    case TFLM_TYPE_INT16:
+      tflm_fully_connected_int16(p, &requant, (const int16_t *)input, (const int8_t *)filter,
+                                 (const int64_t *)bias, (int16_t *)output);
+      return TFLM_OK;
+    default:
+      return TFLM_ERR_UNSUPPORTED_TYPE;
+  }
+}
+
+const tflm_registration_t tflm_op_fully_connected = {
+    NULL, 9 /* BuiltinOperator FULLY_CONNECTED */, NULL, cmsis_fc_prepare, cmsis_fc_eval,
+    NULL, NULL};
