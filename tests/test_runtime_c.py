@@ -62,3 +62,70 @@ def test_headers_compile_as_cpp_with_c_linkage(tmp_path):
         text = (tmp_path / header).read_text()
         if "(" in text.split("#define", 1)[0] or ");" in text:
             assert 'extern "C"' in text, f"{header} declares functions without C linkage"
+
+
+_CUSTOM_OP_HARNESS = r"""
+#include <stdio.h>
+#include "tflm_interpreter.h"
+#include "model.h"
+
+/* A user's custom operator: doubles its float input; options say nothing here. */
+static tflm_status_t twice_eval(tflm_context_t *ctx, tflm_node_t *node) {
+  tflm_tensor_t view;
+  const float *in = (const float *)tflm_node_input_data(ctx, node, 0);
+  float *out = (float *)tflm_node_output_data(ctx, node, 0);
+  int32_t i;
+  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, &view) == TFLM_OK, TFLM_ERROR);
+  for (i = 0; i < tflm_tensor_elements(&view); ++i) out[i] = 2.0f * in[i];
+  return TFLM_OK;
+}
+
+static const tflm_registration_t twice = {"TimesTwo", 32, NULL, NULL, twice_eval, NULL, NULL};
+static const tflm_registration_t other = {"TimesThree", 32, NULL, NULL, twice_eval, NULL, NULL};
+static const tflm_registration_t *const good_ops[] = {&twice};
+static const tflm_registration_t *const wrong_ops[] = {&other};
+static union { tflm_max_align_t align; unsigned char bytes[4096]; } arena;
+
+int main(void) {
+  static tflm_interpreter_t it;
+  const tflm_resolver_t good = {good_ops, 1}, wrong = {wrong_ops, 1};
+  float *in, *out;
+  if (tflm_interpreter_init(&it, model_bytes, sizeof(model_bytes), &wrong, arena.bytes,
+                            sizeof(arena.bytes)) != TFLM_ERR_UNSUPPORTED_OP) return 1;
+  if (tflm_interpreter_init(&it, model_bytes, sizeof(model_bytes), &good, arena.bytes,
+                            sizeof(arena.bytes)) != TFLM_OK) return 2;
+  in = (float *)tflm_interpreter_input_data(&it, 0);
+  in[0] = 1.5f; in[1] = -2.0f; in[2] = 0.25f; in[3] = 8.0f;
+  if (tflm_interpreter_invoke(&it) != TFLM_OK) return 3;
+  out = (float *)tflm_interpreter_output_data(&it, 0);
+  if (out[0] != 3.0f || out[1] != -4.0f || out[2] != 0.5f || out[3] != 16.0f) return 4;
+  printf("custom op ok\n");
+  return 0;
+}
+"""
+
+
+def test_custom_op_registered_by_name(tmp_path):
+    """A custom operator resolves by its name; another name does not match it."""
+    from tflm_gen.model.builder import ModelBuilder
+
+    compiler = need_tool("gcc")
+    builder = ModelBuilder()
+    x = builder.input("x", [1, 4], "float32")
+    y = builder.add_op("CUSTOM", [x], [1, 4], "float32")
+    builder.graph.operators[-1].custom_code = "TimesTwo"
+    builder.output(y)
+    model = builder.build()
+    (tmp_path / "model.h").write_text(
+        "static const union { unsigned char b[%d]; double d; } model_union = {{%s}};\n"
+        "#define model_bytes model_union.b\n" % (len(model), ",".join(str(b) for b in model)))
+    for path in (REPO / "runtime_c").glob("*.[ch]"):
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    (tmp_path / "harness.c").write_text(_CUSTOM_OP_HARNESS)
+    sources = sorted(p.name for p in tmp_path.glob("*.c"))
+    build = subprocess.run([compiler, *STRICT, *sources, "-o", "harness"], cwd=tmp_path,
+                           capture_output=True, text=True, check=False)
+    assert build.returncode == 0, build.stderr
+    run = subprocess.run(["./harness"], cwd=tmp_path, capture_output=True, text=True,
+                         check=False)
+    assert run.returncode == 0 and "custom op ok" in run.stdout, (run.returncode, run.stderr)
