@@ -116,9 +116,10 @@ def test_custom_op_registered_by_name(tmp_path):
     builder.graph.operators[-1].custom_code = "TimesTwo"
     builder.output(y)
     model = builder.build()
+    values = ",".join(str(b) for b in model)
     (tmp_path / "model.h").write_text(
-        "static const union { unsigned char b[%d]; double d; } model_union = {{%s}};\n"
-        "#define model_bytes model_union.b\n" % (len(model), ",".join(str(b) for b in model)))
+        f"static const union {{ unsigned char b[{len(model)}]; double d; }} model_union = "
+        f"{{{{{values}}}}};\n#define model_bytes model_union.b\n")
     for path in (REPO / "runtime_c").glob("*.[ch]"):
         (tmp_path / path.name).write_bytes(path.read_bytes())
     (tmp_path / "harness.c").write_text(_CUSTOM_OP_HARNESS)
