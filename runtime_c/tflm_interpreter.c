@@ -303,9 +303,9 @@ static void clear_interpreter(tflm_interpreter_t *it, const tflm_resolver_t *res
   it->current_node = -1;
 }
 
-tflm_status_t tflm_interpreter_init(tflm_interpreter_t *it, const void *model,
-                                    uint32_t model_size, const tflm_resolver_t *resolver,
-                                    void *arena, uint32_t arena_size) {
+static tflm_status_t init_interpreter(tflm_interpreter_t *it, const void *model,
+                                     uint32_t model_size, const tflm_resolver_t *resolver,
+                                     void *arena, uint32_t arena_size) {
   tflm_status_t status;
   clear_interpreter(it, resolver);
   if (!tflm_arena_init(&it->arena, arena, arena_size)) {
@@ -322,6 +322,25 @@ tflm_status_t tflm_interpreter_init(tflm_interpreter_t *it, const void *model,
   it->in_prepare = 0;
   if (status == TFLM_OK) status = plan_head(it);
   it->ready = (uint8_t)(status == TFLM_OK);
+  return status;
+}
+
+tflm_status_t tflm_interpreter_init(tflm_interpreter_t *it, const void *model,
+                                    uint32_t model_size, const tflm_resolver_t *resolver,
+                                    void *arena, uint32_t arena_size) {
+  return tflm_interpreter_init_profiled(it, model, model_size, resolver, arena, arena_size,
+                                        NULL);
+}
+
+tflm_status_t tflm_interpreter_init_profiled(tflm_interpreter_t *it, const void *model,
+                                             uint32_t model_size,
+                                             const tflm_resolver_t *resolver, void *arena,
+                                             uint32_t arena_size, const tflm_profiler_t *p) {
+  tflm_status_t status;
+  if (p != NULL) p->begin(p->user, TFLM_PROFILE_INIT);
+  status = init_interpreter(it, model, model_size, resolver, arena, arena_size);
+  it->profiler = p;
+  if (p != NULL) p->end(p->user, TFLM_PROFILE_INIT);
   return status;
 }
 

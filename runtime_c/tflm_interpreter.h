@@ -29,7 +29,9 @@ typedef struct {
   int32_t count;
 } tflm_resolver_t;
 
-/* Optional hooks around each operator's eval (a profiler); NULL when unused. */
+/* Optional hooks around each operator's eval (a profiler); NULL when unused.  Init is
+ * reported as node TFLM_PROFILE_INIT when the profiler is given to init. */
+#define TFLM_PROFILE_INIT (-1)
 typedef struct {
   void (*begin)(void *user, int32_t node_index);
   void (*end)(void *user, int32_t node_index);
@@ -97,6 +99,11 @@ typedef struct tflm_context tflm_interpreter_t;
 tflm_status_t tflm_interpreter_init(tflm_interpreter_t *interpreter, const void *model,
                                     uint32_t model_size, const tflm_resolver_t *resolver,
                                     void *arena, uint32_t arena_size);
+/* The same, with the profiler's hooks around the whole init and then around every eval. */
+tflm_status_t tflm_interpreter_init_profiled(tflm_interpreter_t *interpreter,
+                                             const void *model, uint32_t model_size,
+                                             const tflm_resolver_t *resolver, void *arena,
+                                             uint32_t arena_size, const tflm_profiler_t *p);
 tflm_status_t tflm_interpreter_invoke(tflm_interpreter_t *interpreter);
 /* Zeroes variable tensors (RNN state) and calls each kernel's reset. */
 tflm_status_t tflm_interpreter_reset(tflm_interpreter_t *interpreter);
