@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -60,7 +61,8 @@ def test_headers_compile_as_cpp_with_c_linkage(tmp_path):
     assert result.returncode == 0, result.stderr
     for header in headers:
         text = (tmp_path / header).read_text()
-        if "(" in text.split("#define", 1)[0] or ");" in text:
+        code = re.sub(r"/\*.*?\*/", "", text, flags=re.DOTALL)
+        if re.search(r"\)\s*;", code):
             assert 'extern "C"' in text, f"{header} declares functions without C linkage"
 
 

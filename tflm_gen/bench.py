@@ -207,17 +207,41 @@ def _report(result: dict) -> None:
                f"reference on {result['target']} ({result['machine']}, {result['opt']})")
 
 
+def compare_with_reference(model: bytes, target: str, opt: str, tagged: dict) -> dict:
+    """The reference kernels' figures beside a tagged run (same board and options), with
+    the instruction ratio and the per-op one; printed as one more paragraph."""
+    reference = bench(model, target, (), opt)
+    ratio = reference["instructions_per_invoke"] / max(tagged["instructions_per_invoke"], 1)
+    click.echo(f"reference kernels: instructions per invoke "
+               f"{reference['instructions_per_invoke']:,}; kernels text "
+               f"{reference['text_kernels']:,} B; tags {','.join(tagged['tags'])}: "
+               f"{ratio:.2f}x fewer instructions")
+    for mine, theirs in zip(tagged["ops"], reference["ops"]):
+        click.echo(f"  {mine['index']:3} {mine['op']:24} {theirs['instructions']:>14,} -> "
+                   f"{mine['instructions']:>12,}")
+    return {"instructions_per_invoke": reference["instructions_per_invoke"],
+            "text_kernels": reference["text_kernels"], "arena_bytes": reference["arena_bytes"],
+            "ops": reference["ops"], "bit_exact": reference["bit_exact"],
+            "ratio": round(ratio, 4)}
+
+
 @click.command("bench")
 @click.argument("model_path", type=click.Path(dir_okay=False, exists=True))
 @click.option("--target", default="qemu-cortex-m4", show_default=True, help="a qemu-* target")
 @click.option("--tags", default="", help="comma-separated kernel/runtime tags, later wins")
 @click.option("--opt", default=qemu.DEFAULT_OPT, show_default=True, help="optimisation flag")
 @click.option("--json", "json_path", help="also write the figures to this JSON file")
-def bench_command(model_path, target, tags, opt, json_path):
+@click.option("--compare/--no-compare", default=True, show_default=True,
+              help="with --tags, also run the reference kernels and report the ratio")
+def bench_command(model_path, target, tags, opt, json_path, compare):
     """Count the instructions MODEL executes on a QEMU board, per invoke and per operator."""
     tag_list = tuple(tag for tag in tags.split(",") if tag)
-    result = bench(Path(model_path).read_bytes(), target, tag_list, opt)
+    model = Path(model_path).read_bytes()
+    result = bench(model, target, tag_list, opt)
     _report(result)
+    if compare and tag_list:
+        result["reference"] = compare_with_reference(model, target, opt, result)
     if json_path:
         Path(json_path).write_text(json.dumps(result, indent=2) + "\n")
-    raise SystemExit(0 if result["bit_exact"] else 1)
+    exact = result["bit_exact"] and result.get("reference", {}).get("bit_exact", True)
+    raise SystemExit(0 if exact else 1)

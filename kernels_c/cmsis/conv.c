@@ -11,8 +11,9 @@
  * Integer sums are exact, so every order gives the reference's result.  Grouped int8
  * convolutions and the float32 / int16 types run the reference kernels (conv_reference.c).
  *
- * Scratch: 5 * round4(FH * FW * Cin) bytes for every int8 convolution, whatever the
- * instruction set (DSP: one int8 patch + two int16 patches; MVE: four int8 patches). */
+ * Scratch: 6 * round4(FH * FW * Cin) bytes for every int8 convolution, whatever the
+ * instruction set (DSP: two int8 patches + the pair widened to int16; MVE: four int8
+ * patches; C: one). */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -116,20 +117,20 @@ static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
 /* Two pixels x two channels per pass; a missing second pixel or channel repeats the first. */
 static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
   const int32_t k = job->patch, cout = job->p->output_c, round = CMSIS_ROUND4(k);
-  int16_t *wide0 = (int16_t *)(void *)(job->scratch + round);
-  int16_t *wide1 = wide0 + round;
+  int16_t *pair = (int16_t *)(void *)(job->scratch + 2 * round);
   int32_t pixel, oc;
   for (pixel = 0; pixel < pixels; pixel += 2) {
     const int32_t two = pixel + 1 < pixels;
     int8_t *out0 = job->output + pixel * cout;
     int8_t *out1 = out0 + cout;
-    cmsis_widen(patch_of(job, pixel, 0), wide0, k, job->p->input_offset);
-    if (two) cmsis_widen(patch_of(job, pixel + 1, 0), wide1, k, job->p->input_offset);
+    const int8_t *first = patch_of(job, pixel, 0);
+    cmsis_widen_pair(first, two ? patch_of(job, pixel + 1, 1) : first, pair, k,
+                     job->p->input_offset);
     for (oc = 0; oc < cout; oc += 2) {
       const int8_t *w0 = job->filter + oc * k;
       const int8_t *w1 = oc + 1 < cout ? w0 + k : w0;
       int32_t acc[4] = {0, 0, 0, 0};
-      cmsis_dot_2x2(wide0, two ? wide1 : wide0, w0, w1, k, acc);
+      cmsis_dot_2x2(pair, w0, w1, k, acc);
       out0[oc] = finish(job, acc[0], oc);
       if (two) out1[oc] = finish(job, acc[2], oc);
       if (oc + 1 < cout) {
@@ -186,7 +187,7 @@ static tflm_status_t cmsis_conv_prepare(tflm_context_t *ctx, tflm_node_t *node) 
   mine->scratch = -1;
   mine->patch = p->filter_h * p->filter_w * p->filter_c;
   if (p->type == TFLM_TYPE_INT8 && p->filter_c == p->input_c) {
-    status = tflm_request_scratch(ctx, 5u * (uint32_t)CMSIS_ROUND4(mine->patch), &mine->scratch);
+    status = tflm_request_scratch(ctx, 6u * (uint32_t)CMSIS_ROUND4(mine->patch), &mine->scratch);
     if (status != TFLM_OK) return status;
   }
   node->user_data = mine;

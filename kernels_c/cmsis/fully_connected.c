@@ -62,20 +62,19 @@ static void fc_rows(const cmsis_fc_job_t *job, const int8_t *input, int8_t *outp
 #elif defined(CMSIS_DSP)
 static void fc_rows(const cmsis_fc_job_t *job, const int8_t *input, int8_t *output) {
   const int32_t depth = job->p->accum_depth, outputs = job->p->output_depth;
-  int16_t *wide0 = (int16_t *)(void *)job->scratch;
-  int16_t *wide1 = wide0 + CMSIS_ROUND4(depth);
+  int16_t *pair = (int16_t *)(void *)job->scratch;
   int32_t b, oc;
   for (b = 0; b < job->p->batches; b += 2) {
     const int32_t two = b + 1 < job->p->batches;
     int8_t *out0 = output + b * outputs;
     int8_t *out1 = out0 + outputs;
-    cmsis_widen(input + b * depth, wide0, depth, job->p->input_offset);
-    if (two) cmsis_widen(input + (b + 1) * depth, wide1, depth, job->p->input_offset);
+    cmsis_widen_pair(input + b * depth, input + (b + two) * depth, pair, depth,
+                     job->p->input_offset);
     for (oc = 0; oc < outputs; oc += 2) {
       const int8_t *w0 = job->filter + oc * depth;
       const int8_t *w1 = oc + 1 < outputs ? w0 + depth : w0;
       int32_t acc[4] = {0, 0, 0, 0};
-      cmsis_dot_2x2(wide0, two ? wide1 : wide0, w0, w1, depth, acc);
+      cmsis_dot_2x2(pair, w0, w1, depth, acc);
       out0[oc] = finish(job, acc[0], oc);
       if (two) out1[oc] = finish(job, acc[2], oc);
       if (oc + 1 < outputs) {

@@ -1,6 +1,3 @@
-/* The cmsis tag's copy of the reference fully_connected.c's kernels (every type), used for the float32 and
- * int16 paths and for int8 shapes the fast loops do not cover.  Kept identical to
- * kernels_c/fully_connected.c minus the registration: the tag's fully_connected.c replaces that file. */
 /* FULLY_CONNECTED reference kernels: float32, int8 (per-tensor or per-channel int8 filter,
  * int32 bias) and int16 activations with a per-tensor int8 filter and int64 bias.
  *

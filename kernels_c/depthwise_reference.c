@@ -1,6 +1,3 @@
-/* The cmsis tag's copy of the reference depthwise_conv.c's kernels (every type), used for the float32 and
- * int16 paths and for int8 shapes the fast loops do not cover.  Kept identical to
- * kernels_c/depthwise_conv.c minus the registration: the tag's depthwise_conv.c replaces that file. */
 /* DEPTHWISE_CONV_2D reference kernels: float32, int8 (per-channel or per-tensor int8 filter,
  * int32 bias) and int16 activations with int8 filter and int64 bias.
  *

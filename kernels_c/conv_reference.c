@@ -1,6 +1,3 @@
-/* The cmsis tag's copy of the reference conv.c's kernels (every type), used for the float32 and
- * int16 paths and for int8 shapes the fast loops do not cover.  Kept identical to
- * kernels_c/conv.c minus the registration: the tag's conv.c replaces that file. */
 /* CONV_2D reference kernels: float32, int8 (per-channel or per-tensor int8 filter, int32
  * bias) and int16 activations with int8 filter and int64 bias ("16x8").
  *

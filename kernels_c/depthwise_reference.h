@@ -1,0 +1,10 @@
+/* The reference DEPTHWISE_CONV_2D kernels of every type (defined in depthwise_reference.c, declared in
+ * conv_common.h).  They live apart from the registration in depthwise_conv.c so that a tag replacing
+ * depthwise_conv.c (e.g. cmsis) still has them for the types and shapes it does not speed up;
+ * including this header brings depthwise_reference.c into a project. */
+#ifndef TFLM_DEPTHWISE_REFERENCE_H
+#define TFLM_DEPTHWISE_REFERENCE_H
+
+#include "conv_common.h"
+
+#endif /* TFLM_DEPTHWISE_REFERENCE_H */
