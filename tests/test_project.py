@@ -192,3 +192,26 @@ def test_regenerating_over_a_built_project_works(tmp_path):
     subprocess.run(["make", "-s"], cwd=tmp_path, check=True, capture_output=True)
     write_tree(generate(model), tmp_path)
     assert (tmp_path / "build" / "model_test").is_file()
+
+
+def test_force_replaces_a_foreign_directory(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    write_tree({"a.c": b"1"}, tmp_path, force=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".tflm-gen-files", "a.c"]
+
+
+def test_writing_leaves_no_temporary_folders(tmp_path):
+    out = tmp_path / "out"
+    write_tree({"a.c": b"1"}, out)
+    write_tree({"b.c": b"2"}, out)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    assert sorted(p.name for p in out.iterdir()) == [".tflm-gen-files", "b.c"]
+
+
+def test_cli_force_flag(tmp_path):
+    (tmp_path / "mine.txt").write_text("x")
+    model = str(model_path("hello_world_int8.tflite"))
+    refused = CliRunner().invoke(main, ["project", "--model", model, "-o", str(tmp_path)])
+    assert refused.exit_code == 2 and "--force" in refused.output
+    forced = CliRunner().invoke(main, ["project", "--model", model, "-o", str(tmp_path), "--force"])
+    assert forced.exit_code == 0 and not (tmp_path / "mine.txt").exists()

@@ -47,12 +47,13 @@ def _load_inputs(paths: tuple[str, ...]) -> list[np.ndarray]:
 @click.option("--target", default="make", show_default=True, help="see `tflm-gen targets`")
 @click.option("--tags", default="", help="comma-separated kernel/runtime tags, later wins")
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False))
-def project_command(model_paths, target, tags, out_dir):
+@click.option("--force", is_flag=True, help="replace DIR even if it holds files tflm-gen did not write")
+def project_command(model_paths, target, tags, out_dir, force):
     """Generate a self-contained C project for the model(s)."""
     models = [_model_bytes(path) for path in model_paths]
     options = GenerateOptions(target, _tags(tags), extra_models=tuple(models[1:]))
     files = generate(models[0], options)
-    write_tree(files, out_dir)
+    write_tree(files, out_dir, force)
     click.echo(f"wrote {len(files)} files to {out_dir} (target {target})")
 
 
