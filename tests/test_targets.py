@@ -489,3 +489,26 @@ def test_stm32cube_project(project, tmp_path):
         assert symbols and not list(symbols[0])
     for path in sources_of(folder):
         compile_alone(path, "arm-none-eabi-gcc", STRICT_C + CORTEX_M4F, tmp_path)
+
+
+def test_cmsis_tag_composes_with_arduino(tmp_path):
+    """--tags cmsis on arduino: the tag's kernels go into src/, the generator says what they
+    do on AVR, and they compile both for an ARM board (DSP path) and portably."""
+    from click.testing import CliRunner
+
+    from tflm_gen.cli import main
+
+    model = Path(__file__).resolve().parent.parent / "examples" / "sine" / "sine_int8.tflite"
+    result = CliRunner().invoke(main, ["project", "--model", str(model), "--target", "arduino",
+                                       "--tags", "cmsis", "-o", str(tmp_path / "lib")])
+    assert result.exit_code == 0, result.output
+    assert "note: the cmsis kernels" in result.output and "AVR" in result.output
+    assert "cmsis tag" in next((tmp_path / "lib").rglob("fully_connected.c")).read_text()
+    assert "__ARM_FEATURE_DSP" in next((tmp_path / "lib").rglob("cmsis_simd.h")).read_text()
+    compiler = need_tool("arm-none-eabi-gcc")
+    for cpu in (["-mcpu=cortex-m4", "-mthumb"], ["-mcpu=cortex-m0", "-mthumb"]):
+        built = subprocess.run([compiler, "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic",
+                                *cpu, "-c", str(next((tmp_path / "lib").rglob("fully_connected.c"))),
+                                "-o", str(tmp_path / "fc.o")], capture_output=True, text=True,
+                               check=False)
+        assert built.returncode == 0, built.stderr

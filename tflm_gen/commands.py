@@ -55,6 +55,8 @@ def project_command(model_paths, target, tags, out_dir, force):
     files = generate(models[0], options)
     write_tree(files, out_dir, force)
     click.echo(f"wrote {len(files)} files to {out_dir} (target {target})")
+    for note in load_target(target).notes(_tags(tags)):
+        click.echo(f"note: {note}")
 
 
 @click.command("run")

@@ -19,6 +19,11 @@ class Target:
     library_dir: str = "tflm"  # folder of the runtime, kernels and model files
     test_data: str = "test_data.h"  # output path of the embedded test input and output
     values: dict = field(default_factory=dict)  # extra template values (names, CPU flags)
+    tag_notes: dict = field(default_factory=dict)  # tag -> what the user should know
+
+    def notes(self, tags: tuple[str, ...]) -> list[str]:
+        """Notes for the tags the user chose (e.g. which boards a kernel tag speeds up)."""
+        return [self.tag_notes[tag] for tag in tags if tag in self.tag_notes]
 
 
 def list_targets() -> list[str]:
@@ -30,6 +35,7 @@ def load_target(name: str) -> Target:
     if not path.is_file():
         raise InputError(f"unknown target '{name}'; known targets: {', '.join(list_targets())}")
     data = json.loads(path.read_text())
-    optional = {key: data[key] for key in ("library_dir", "test_data", "values") if key in data}
+    keys = ("library_dir", "test_data", "values", "tag_notes")
+    optional = {key: data[key] for key in keys if key in data}
     return Target(name, data["description"], tuple(data.get("tags", [])), data["templates"],
                   **optional)
