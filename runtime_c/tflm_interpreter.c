@@ -17,30 +17,10 @@ static tflm_status_t fail(tflm_status_t status, const char *what, int32_t index)
   return status;
 }
 
-/* Builds the node view a kernel sees for operator `index`. */
+/* The node view a kernel sees for operator `index`, from the positions cached when the
+ * model was opened, so invoke reads no flatbuffer tables.  Custom options are only looked
+ * up for custom ops. */
 static void build_node(tflm_interpreter_t *it, int32_t index, tflm_node_t *node) {
-  uint32_t op = tflm_model_operator(it, index), count, length;
-  const uint8_t *name;
-  uint32_t options = tflm_fb_table(&it->fb, op, OPERATOR_BUILTIN_OPTIONS);
-  uint32_t custom = tflm_fb_vector(&it->fb, op, OPERATOR_CUSTOM_OPTIONS, 1, &length);
-  node->index = index;
-  tflm_model_builtin_code(it, op, &node->version, &name, &count);
-  node->inputs_ = it->fb.data + tflm_fb_vector(&it->fb, op, OPERATOR_INPUTS, 4, &count);
-  node->inputs_count = (int32_t)count;
-  node->outputs_ = it->fb.data + tflm_fb_vector(&it->fb, op, OPERATOR_OUTPUTS, 4, &count);
-  node->outputs_count = (int32_t)count;
-  node->options = options != 0 ? it->fb.data + options : NULL;
-  node->custom_options = custom != 0 ? it->fb.data + custom : NULL;
-  node->custom_options_size = custom != 0 ? length : 0;
-  node->model_end_ = it->fb.data + it->fb.size;
-  node->user_data = it->nodes[index].user_data == TFLM_NO_DATA
-                        ? NULL
-                        : it->arena.base + it->nodes[index].user_data;
-}
-
-/* build_node for invoke: the same node from the positions cached at init, so the hot
- * path reads no flatbuffer tables.  Custom options are only looked up for custom ops. */
-static void build_node_fast(tflm_interpreter_t *it, int32_t index, tflm_node_t *node) {
   const uint8_t *model = it->fb.data;
   const tflm_node_state_t *state = &it->nodes[index];
   node->index = index;
@@ -351,7 +331,7 @@ tflm_status_t tflm_interpreter_invoke(tflm_interpreter_t *it) {
     const tflm_registration_t *reg = it->resolver->ops[it->nodes[i].registration];
     tflm_node_t node;
     tflm_status_t status;
-    build_node_fast(it, (int32_t)i, &node);
+    build_node(it, (int32_t)i, &node);
     if (it->profiler != NULL) it->profiler->begin(it->profiler->user, (int32_t)i);
     status = reg->eval != NULL ? reg->eval(it, &node) : TFLM_OK;
     if (it->profiler != NULL) it->profiler->end(it->profiler->user, (int32_t)i);
@@ -431,32 +411,6 @@ uint32_t tflm_interpreter_arena_tail_bytes(const tflm_interpreter_t *it) {
 
 uint32_t tflm_interpreter_arena_shortfall(const tflm_interpreter_t *it) {
   return it->arena.shortfall;
-}
-
-void tflm_interpreter_memory(const tflm_interpreter_t *it, tflm_memory_stats_t *stats) {
-  stats->arena_bytes = it->arena.peak;
-  stats->head_bytes = tflm_interpreter_arena_head_bytes(it);
-  stats->tail_bytes = tflm_arena_tail_bytes(&it->arena);
-  stats->kernel_bytes = it->kernel_bytes;
-  stats->variable_bytes = it->variable_bytes;
-  stats->runtime_bytes = stats->tail_bytes - it->kernel_bytes - it->variable_bytes;
-  stats->scratch_count = it->scratch_count;
-  stats->scratch_bytes = it->scratch_bytes;
-}
-
-void tflm_interpreter_print_memory(const tflm_interpreter_t *it) {
-  tflm_memory_stats_t stats;
-  tflm_interpreter_memory(it, &stats);
-  tflm_printf("arena: %lu bytes (head %lu, tail %lu)\n", (unsigned long)stats.arena_bytes,
-              (unsigned long)stats.head_bytes, (unsigned long)stats.tail_bytes);
-  tflm_printf("  head: activations and %lu scratch buffers (%lu bytes): %lu bytes\n",
-              (unsigned long)stats.scratch_count, (unsigned long)stats.scratch_bytes,
-              (unsigned long)stats.head_bytes);
-  tflm_printf("  tail: runtime state %lu, kernel data %lu, variable tensors %lu bytes\n",
-              (unsigned long)stats.runtime_bytes, (unsigned long)stats.kernel_bytes,
-              (unsigned long)stats.variable_bytes);
-  tflm_printf("  init temporaries: %lu bytes above the tail at peak\n",
-              (unsigned long)(stats.arena_bytes - stats.tail_bytes));
 }
 
 uint32_t tflm_interpreter_arena_shared_size(const tflm_interpreter_t *it) {
