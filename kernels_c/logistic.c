@@ -1,5 +1,5 @@
-/* tflm-op: LOGISTIC tflm_op_logistic types: float32,int8 */
-/* tflm-op: TANH tflm_op_tanh types: float32,int8 */
+/* tflm-op: LOGISTIC tflm_op_logistic types: float32,int8,int16 */
+/* tflm-op: TANH tflm_op_tanh types: float32,int8,int16 */
 /* LOGISTIC and TANH, bit-exact with TFLM's reference kernels.
  *   float32: LOGISTIC is 1 for x > 16.619047, exp(x) for x < -9, else 1 / (1 + exp(-x));
  *   TANH is tanhf(x).
@@ -8,7 +8,10 @@
  *   logistic / tanh (tflm_sigmoid.h) gives Q0.31, rounded to the output's 2^-8 (LOGISTIC,
  *   output zero point -128) or 2^-7 (TANH, output zero point 0) steps.  Inputs beyond the
  *   radius where Q4.27 would overflow saturate to the type's limits.
- * The int16 LUT paths of TFLM are not implemented. */
+ *   int16: zero points 0 and output scale 2^-15.  When the input scale is 2^-12 (or, for
+ *   TANH, 2^-11) the 256-entry table of tflm_sigmoid_lut.h is indexed directly; otherwise
+ *   the input is first rescaled to 1 / (3 * 4096) by an integer multiplier below 2^15 and a
+ *   right shift, found in prepare by doubling scale * 3 * 4096 as TFLM does. */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -16,6 +19,7 @@
 #include "tflm_kernel.h"
 #include "tflm_quant.h"
 #include "tflm_sigmoid.h"
+#include "tflm_sigmoid_lut.h"
 
 #define TFLM_SIGMOID_INPUT_INTEGER_BITS 4
 
@@ -28,6 +32,42 @@ typedef struct {
   int32_t input_left_shift; /* ... and left shift */
   int32_t input_range_radius; /* |x - zp| at or beyond this saturates */
 } tflm_sigmoid_params_t;
+
+/* TFLM's CheckedLog2 (float arithmetic): rounded log2 of x, and whether x is a power of two
+ * to within 1e-3 in the exponent. */
+static int32_t tflm_sigmoid_log2(float x, int32_t *log2_rounded) {
+  const float log2 = logf(x) * (1.0f / logf(2.0f));
+  const float rounded = roundf(log2);
+  *log2_rounded = (int32_t)rounded;
+  return fabsf(log2 - rounded) < 1e-3f;
+}
+
+/* int16 input rescaling (multiplier 0: the power-of-two case of the table). */
+static tflm_status_t tflm_sigmoid_int16_params(tflm_context_t *ctx, tflm_node_t *node,
+                                               const tflm_tensor_t *in,
+                                               const tflm_tensor_t *out, int32_t is_logistic,
+                                               tflm_sigmoid_params_t *p) {
+  int32_t log2_in, log2_out, pot;
+  TFLM_KERNEL_CHECK(ctx, node, in->zero_point == 0 && out->zero_point == 0,
+                    TFLM_ERR_BAD_PARAMS);
+  TFLM_KERNEL_CHECK(ctx, node, tflm_sigmoid_log2(out->scale, &log2_out) && log2_out == -15,
+                    TFLM_ERR_BAD_PARAMS);
+  pot = tflm_sigmoid_log2(in->scale, &log2_in);
+  p->input_left_shift = 12 + log2_in; /* 15 - 3 input integer bits */
+  pot = pot && (p->input_left_shift == 0 || (!is_logistic && p->input_left_shift == 1));
+  if (pot) {
+    p->input_multiplier = 0;
+  } else {
+    double multiplier = (double)in->scale * 4096.0 * 3.0;
+    p->input_left_shift = 0;
+    while (multiplier <= 32767.0 / 2.0 && p->input_left_shift <= 30) {
+      ++p->input_left_shift;
+      multiplier *= 2.0;
+    }
+    p->input_multiplier = (int32_t)multiplier;
+  }
+  return TFLM_OK;
+}
 
 /* TFLM's frexp-based multiplier and CalculateInputRadius (double, prepare only). */
 static int32_t tflm_sigmoid_quant_params(float input_scale, tflm_sigmoid_params_t *p) {
@@ -56,7 +96,9 @@ static tflm_status_t tflm_sigmoid_prepare(tflm_context_t *ctx, tflm_node_t *node
   TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, &in) == TFLM_OK, TFLM_ERROR);
   TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, &out) == TFLM_OK, TFLM_ERROR);
   TFLM_KERNEL_CHECK(ctx, node, in.type == out.type, TFLM_ERR_UNSUPPORTED_TYPE);
-  TFLM_KERNEL_CHECK(ctx, node, in.type == TFLM_TYPE_FLOAT32 || in.type == TFLM_TYPE_INT8,
+  TFLM_KERNEL_CHECK(ctx, node,
+                    in.type == TFLM_TYPE_FLOAT32 || in.type == TFLM_TYPE_INT8 ||
+                        in.type == TFLM_TYPE_INT16,
                     TFLM_ERR_UNSUPPORTED_TYPE);
   TFLM_KERNEL_CHECK(ctx, node, tflm_tensor_elements(&in) == tflm_tensor_elements(&out),
                     TFLM_ERR_BAD_SHAPE);
@@ -71,6 +113,8 @@ static tflm_status_t tflm_sigmoid_prepare(tflm_context_t *ctx, tflm_node_t *node
       TFLM_KERNEL_CHECK(ctx, node, out.zero_point == -128, TFLM_ERR_BAD_PARAMS);
     }
     TFLM_KERNEL_CHECK(ctx, node, tflm_sigmoid_quant_params(in.scale, p), TFLM_ERR_BAD_PARAMS);
+  } else if (in.type == TFLM_TYPE_INT16) {
+    return tflm_sigmoid_int16_params(ctx, node, &in, &out, is_logistic, p);
   }
   return TFLM_OK;
 }
@@ -125,6 +169,14 @@ static tflm_status_t tflm_sigmoid_eval(tflm_context_t *ctx, tflm_node_t *node,
     for (i = 0; i < p->count; ++i) {
       const float x = ((const float *)in)[i];
       ((float *)out)[i] = is_logistic ? tflm_logistic_float(x) : tanhf(x);
+    }
+  } else if (p->type == TFLM_TYPE_INT16) {
+    if (is_logistic) {
+      tflm_logistic_int16(p->input_multiplier, p->input_left_shift, p->count,
+                          (const int16_t *)in, (int16_t *)out);
+    } else {
+      tflm_tanh_int16(p->input_multiplier, p->input_left_shift, p->count, (const int16_t *)in,
+                      (int16_t *)out);
     }
   } else {
     for (i = 0; i < p->count; ++i) {

@@ -36,6 +36,9 @@ OPTIONS_TYPES = {
     "RELU6": "NONE",
     "LOGISTIC": "NONE",
     "TANH": "NONE",
+    "REDUCE_MIN": "ReducerOptions",
+    "SPACE_TO_BATCH_ND": "SpaceToBatchNDOptions",
+    "BATCH_TO_SPACE_ND": "BatchToSpaceNDOptions",
 }
 # Enum-valued option fields -> the schema enum whose member names they accept.
 OPTION_ENUMS = {

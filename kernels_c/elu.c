@@ -1,0 +1,78 @@
+/* tflm-op: ELU tflm_op_elu types: float32,int8 */
+/* ELU, bit-exact with TFLM's reference kernel.
+ *   float32: x < 0 ? expm1f(x) : x.
+ *   int8: a 256-entry table built in prepare in float, as TFLM builds it: each stored value
+ *   v is dequantised (scale_in * (v - zp_in)), mapped through x < 0 ? expf(x) - 1 : x,
+ *   multiplied by 1 / scale_out, rounded half away from zero, offset by zp_out and clamped. */
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tflm_kernel.h"
+
+/* Persistent op data (fixed-width fields only). */
+typedef struct {
+  int32_t type;       /* TFLM_TYPE_* of input and output */
+  int32_t count;      /* elements */
+  int8_t table[256];  /* int8: output for stored input v at index (uint8_t)v */
+} tflm_elu_params_t;
+
+static void tflm_elu_table(const tflm_tensor_t *in, const tflm_tensor_t *out,
+                           tflm_elu_params_t *p) {
+  const float inverse_scale = 1.0f / out->scale;
+  int32_t v;
+  for (v = -128; v <= 127; ++v) {
+    const float x = in->scale * (float)(v - in->zero_point);
+    const float y = x < 0.0f ? expf(x) - 1.0f : x;
+    int32_t q = (int32_t)(roundf(y * inverse_scale) + (float)out->zero_point);
+    q = q < -128 ? -128 : (q > 127 ? 127 : q);
+    p->table[(uint8_t)(int8_t)v] = (int8_t)q;
+  }
+}
+
+static tflm_status_t tflm_elu_prepare(tflm_context_t *ctx, tflm_node_t *node) {
+  tflm_tensor_t in, out;
+  tflm_elu_params_t *p;
+  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 1 && node->outputs_count == 1,
+                    TFLM_ERR_BAD_PARAMS);
+  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, &in) == TFLM_OK, TFLM_ERROR);
+  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, &out) == TFLM_OK, TFLM_ERROR);
+  TFLM_KERNEL_CHECK(ctx, node,
+                    in.type == out.type &&
+                        (in.type == TFLM_TYPE_FLOAT32 || in.type == TFLM_TYPE_INT8),
+                    TFLM_ERR_UNSUPPORTED_TYPE);
+  TFLM_KERNEL_CHECK(ctx, node, tflm_tensor_elements(&in) == tflm_tensor_elements(&out),
+                    TFLM_ERR_BAD_SHAPE);
+  p = (tflm_elu_params_t *)tflm_alloc_persistent(ctx, sizeof(*p));
+  TFLM_KERNEL_CHECK(ctx, node, p != NULL, TFLM_ERR_ARENA_TOO_SMALL);
+  p->type = in.type;
+  p->count = tflm_tensor_elements(&in);
+  if (in.type == TFLM_TYPE_INT8) {
+    TFLM_KERNEL_CHECK(ctx, node, out.scale > 0.0f, TFLM_ERR_BAD_PARAMS);
+    tflm_elu_table(&in, &out, p);
+  }
+  node->user_data = p;
+  return TFLM_OK;
+}
+
+static tflm_status_t tflm_elu_eval(tflm_context_t *ctx, tflm_node_t *node) {
+  const tflm_elu_params_t *p = (const tflm_elu_params_t *)node->user_data;
+  const void *in = tflm_node_input_data(ctx, node, 0);
+  void *out = tflm_node_output_data(ctx, node, 0);
+  int32_t i;
+  TFLM_KERNEL_CHECK(ctx, node, p != NULL && in != NULL && out != NULL, TFLM_ERR_NOT_READY);
+  if (p->type == TFLM_TYPE_FLOAT32) {
+    for (i = 0; i < p->count; ++i) {
+      const float x = ((const float *)in)[i];
+      ((float *)out)[i] = x < 0.0f ? expm1f(x) : x;
+    }
+  } else {
+    for (i = 0; i < p->count; ++i) {
+      ((int8_t *)out)[i] = p->table[(uint8_t)((const int8_t *)in)[i]];
+    }
+  }
+  return TFLM_OK;
+}
+
+const tflm_registration_t tflm_op_elu = {
+    NULL, 111 /* BuiltinOperator ELU */, NULL, tflm_elu_prepare, tflm_elu_eval, NULL, NULL};
