@@ -74,6 +74,10 @@ class Oracle:
             for detail in self._interpreter.get_output_details()
         ]
 
+    def invoke(self) -> None:
+        """One invoke on the inputs already set (for timing)."""
+        self._interpreter.invoke()
+
     def reset(self) -> None:
         if self.against == "tflm":
             self._interpreter.reset()
