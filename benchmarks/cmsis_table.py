@@ -10,11 +10,16 @@ M4 where issue 7 measured it.  Never asserted in tests."""
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+# This checkout's tflm_gen and kernels, not an installed copy's.
+sys.path.insert(0, str(REPO))
 
 from tflm_gen.bench import bench
 
-CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "models"
+CORPUS = REPO.parent / "shared" / "models"
 ROWS = [("kws_ref_model", "qemu-cortex-m4"), ("vww_96_int8", "qemu-cortex-m4"),
         ("pretrainedResnet_quant", "qemu-cortex-m4"), ("ad01_int8", "qemu-cortex-m4"),
         ("person_detect", "qemu-cortex-m4"), ("micro_speech_quantized", "qemu-cortex-m4"),

@@ -1,10 +1,13 @@
 """The `cmsis` tag (kernels_c/cmsis/): optimised int8 kernels, bit-exact with TFLM.
 
-Randomised multi-op models (the per-op generators of test_ops_conv and
-test_ops_fully_connected: CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, int8 plus a float32 and
-an int16 case that take the reference fallbacks) run in the host build (plain C version),
-on the Cortex-M4 (DSP version) and on the Cortex-M55 (MVE version), each compared with the
-TFLM oracle.  Every shared int8 corpus model runs on the M4 with the tag, a few on the M55;
+Randomised multi-op models (the per-op generators of test_ops_conv,
+test_ops_fully_connected and test_ops_elementwise: CONV_2D, DEPTHWISE_CONV_2D,
+FULLY_CONNECTED, ADD, int8 plus a float32 and an int16 case that take the reference
+fallbacks, and shapes aimed at the tag's fast paths: 3x3 depthwise windows of multiplier 1,
+4-channel blocks, single-row and odd-row FULLY_CONNECTED, table ADDs, and output scales whose
+shifts fall inside and outside the fast requantisation's range) run in the host build (plain
+C version), on the Cortex-M4 (DSP version) and on the Cortex-M55 (MVE version), each compared
+with the TFLM oracle.  Every shared int8 corpus model runs on the M4 with the tag, a few on the M55;
 the generated project's embedded expected output comes from the oracle."""
 
 from __future__ import annotations
@@ -12,11 +15,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import test_ops_conv as conv_cases
+import test_ops_elementwise as add_cases
 import test_ops_fully_connected as fc_cases
 from conftest import need_corpus, need_tool
 from op_oracle import assert_bit_exact, run_tflm
 
 from tflm_gen import host, qemu
+from tflm_gen.model import ir
 from tflm_gen.model.builder import ModelBuilder
 
 TAGS = ("cmsis",)
@@ -29,6 +34,85 @@ CORPUS_INT8 = {
     "qemu-cortex-m55": ["micro_speech_quantized.tflite", "kws_ref_model.tflite",
                         "vww_96_int8.tflite"],
 }
+
+# Output scale factors: 1 keeps the generators' shifts (right shifts the fast requantisation
+# takes), 1e-6 makes left shifts, 1e3 right shifts beyond its range of 23.
+SCALE_FACTORS = (1.0, 1e-6, 1e3)
+
+
+def conv_geometry(rng, depthwise: bool, kernel: int, channels: int, cout: int) -> dict:
+    """A geometry for conv_cases' tensors: 3x3 / 1x1 windows, stride 1 or 2, no dilation."""
+    stride = int(rng.integers(1, 3))
+    g = {"batches": 1, "h": int(rng.integers(3, 9)), "w": int(rng.integers(3, 9)),
+         "cin": channels, "kh": kernel, "kw": kernel, "stride": (stride, stride),
+         "dilation": (1, 1), "padding": str(rng.choice(["SAME", "VALID"])),
+         "activation": str(rng.choice(conv_cases.ACTIVATIONS)), "bias": "yes",
+         "per_channel": bool(rng.random() < 0.75), "groups": 1, "multiplier": 1,
+         "cout": channels if depthwise else cout}  # fmt: skip
+    g["oh"] = conv_cases.out_size(g["padding"], g["h"], kernel, stride, 1)
+    g["ow"] = conv_cases.out_size(g["padding"], g["w"], kernel, stride, 1)
+    return g
+
+
+def add_conv(b: ModelBuilder, rng, g: dict, depthwise: bool, scale_factor: float):
+    """One int8 CONV_2D / DEPTHWISE_CONV_2D of geometry g; returns (input data, geometry)."""
+    t = conv_cases.quantized_tensors(rng, g, "int8", depthwise)
+    out_q = t["out_q"]
+    t["out_q"] = ir.Quantization([out_q.scale[0] * scale_factor], out_q.zero_point)
+    in_shape = [g["batches"], g["h"], g["w"], g["cin"]]
+    x = b.input(f"x{len(b.graph.inputs)}", in_shape, "int8", quantization=t["in_q"])
+    inputs = [x, b.constant("w", t["weights"], quantization=t["filter_q"]),
+              b.constant("b", t["bias"], quantization=t["bias_q"])]
+    options = {"padding": g["padding"], "stride_h": g["stride"][0], "stride_w": g["stride"][1],
+               "dilation_h_factor": 1, "dilation_w_factor": 1,
+               "fused_activation_function": g["activation"]}  # fmt: skip
+    if depthwise:
+        options["depth_multiplier"] = 1
+    opcode = "DEPTHWISE_CONV_2D" if depthwise else "CONV_2D"
+    shape = [g["batches"], g["oh"], g["ow"], g["cout"]]
+    b.output(b.add_op(opcode, inputs, shape, "int8", quantization=t["out_q"], options=options))
+    return rng.integers(-128, 128, size=in_shape).astype(np.int8), {**g, "scale": scale_factor}
+
+
+def add_fc(b: ModelBuilder, rng, batches: int, depth: int, units: int):
+    """One int8 FULLY_CONNECTED of `batches` rows; returns (input data, shapes)."""
+    s = {"kind": "2d", "depth": depth, "units": units, "input": [batches, depth],
+         "output": [batches, units], "keep": False}  # fmt: skip
+    t = fc_cases.quantized_tensors(rng, s, "int8", bool(rng.random() < 0.5))
+    x = b.input(f"x{len(b.graph.inputs)}", s["input"], "int8", quantization=t["in_q"])
+    inputs = [x, b.constant("w", t["weights"], quantization=t["filter_q"]),
+              b.constant("b", t["bias"], quantization=t["bias_q"])]
+    b.output(b.add_op("FULLY_CONNECTED", inputs, s["output"], "int8", quantization=t["out_q"],
+                      options={"fused_activation_function": "RELU", "keep_num_dims": False}))
+    return rng.integers(-128, 128, size=s["input"]).astype(np.int8), s
+
+
+def add_same_shape_add(b: ModelBuilder, rng, shape: list[int]):
+    """One int8 ADD of two inputs of `shape` (large ones take the table path)."""
+    case = add_cases.add_case(rng, "int8")
+    case["shape1"] = case["shape2"] = shape
+    return add_cases.add_add(b, "int8", case, rng), case
+
+
+def fast_path_cases(b: ModelBuilder, rng) -> list:
+    """(op, input data list, description) of the cases aimed at the tag's fast paths."""
+    cases = []
+    for factor in SCALE_FACTORS:
+        for channels in (4, 8, 6):
+            g = conv_geometry(rng, True, 3, channels, channels)
+            data, g = add_conv(b, rng, g, True, factor)
+            cases.append(("DEPTHWISE_CONV_2D 3x3", [data], g))
+        for kernel, cin, cout in ((1, 8, 8), (3, 3, 12), (3, 5, 6)):
+            data, g = add_conv(b, rng, conv_geometry(rng, False, kernel, cin, cout), False,
+                               factor)
+            cases.append(("CONV_2D", [data], g))
+    for batches, depth, units in ((1, 37, 5), (1, 64, 8), (3, 20, 7)):
+        data, s = add_fc(b, rng, batches, depth, units)
+        cases.append(("FULLY_CONNECTED", [data], s))
+    for shape in ([1, 16, 16, 3], [1, 5, 5, 3], [1, 9, 8, 8]):
+        data, case = add_same_shape_add(b, rng, shape)
+        cases.append(("ADD", data, case))
+    return cases
 
 
 def mixed_model(seed: int):
@@ -44,11 +128,13 @@ def mixed_model(seed: int):
     cases.append(("CONV_2D float32",) + conv_cases.add_case(b, rng, "float32", False))
     cases.append(("DEPTHWISE_CONV_2D int16",) + conv_cases.add_case(b, rng, "int16", True))
     cases.append(("FULLY_CONNECTED int16",) + fc_cases.add_case(b, rng, "int16"))
-    return b.build(), [data for _, data, _ in cases], [(op, g) for op, _, g in cases]
+    cases = [(op, [data], g) for op, data, g in cases] + fast_path_cases(b, rng)
+    inputs = [array for _, data, _ in cases for array in data]
+    return b.build(), inputs, [(op, g) for op, _, g in cases]
 
 
 def compare(ours, model, inputs, cases) -> None:
-    expected = run_tflm(model, inputs)
+    expected = run_tflm(model, inputs, len(cases))
     assert len(ours) == len(expected) == len(cases)
     for index, case in enumerate(cases):
         try:
@@ -92,10 +178,10 @@ def test_corpus_model_bit_exact_with_tag(target, name):
 
 def test_tag_replaces_the_reference_kernels():
     from tflm_gen.kernels import kernel_files
-    files = kernel_files(["CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"], TAGS)
-    for name in ("conv.c", "depthwise_conv.c", "fully_connected.c", "cmsis_simd.h"):
+    files = kernel_files(["CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD"], TAGS)
+    for name in ("conv.c", "depthwise_conv.c", "fully_connected.c", "add.c", "cmsis_simd.h"):
         assert files[name].parent.name == "cmsis", name
     # Shared prepare and the reference loops of other types come from the reference set.
     for name in ("conv_common.c", "conv_reference.c", "depthwise_reference.c",
-                 "fully_connected_reference.c"):
+                 "fully_connected_reference.c", "add_common.c", "add_reference.c"):
         assert files[name].parent.name == "kernels_c", name

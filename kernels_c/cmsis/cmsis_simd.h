@@ -53,6 +53,77 @@ static inline int32_t cmsis_read4(const void *p) {
 
 static inline void cmsis_write4(void *p, int32_t word) { memcpy(p, &word, 4); }
 
+/* The fast requantisation below applies when every channel's shift is in [-23, -1]: a right
+ * shift only, by at most 23 (what real models use; other nodes take cmsis_requantize). */
+#define CMSIS_FAST_SHIFT_MIN (-23)
+
+/* 1 when cmsis_requantize_fast is exact for all `channels` shifts. */
+static inline int32_t cmsis_requant_is_fast(const int32_t *shifts, int32_t channels) {
+  int32_t c;
+  for (c = 0; c < channels; ++c) {
+    if (shifts[c] > -1 || shifts[c] < CMSIS_FAST_SHIFT_MIN) return 0;
+  }
+  return 1;
+}
+
+/* cmsis_requantize for right = -shift in [1, 23].  The rounding division by 2^right is one
+ * add and one arithmetic shift: (h + 2^(right-1) - (h < 0)) >> right rounds half away from
+ * zero like tflm_rounding_divide_by_pot.  The add saturates instead of wrapping; it can only
+ * saturate for h > 2^31 - 2^(right-1), whose result (>= 2^(31-right) - 1 >= 255) is clamped
+ * to hi either way, so the byte is the same. */
+static inline int32_t cmsis_requantize_fast(int32_t acc, int32_t multiplier, int32_t right,
+                                            int32_t offset, int32_t lo, int32_t hi) {
+  const int32_t high = (int32_t)(((int64_t)acc * multiplier + (INT64_C(1) << 30)) >> 31);
+  const int32_t nudge = (int32_t)(1u << (right - 1));
+#ifdef CMSIS_DSP
+  int32_t value = __qadd(high, nudge);
+#else
+  int32_t value = high > INT32_MAX - nudge ? INT32_MAX : high + nudge;
+#endif
+  value = ((value + (high >> 31)) >> right) + offset;
+  value = value > lo ? value : lo;
+  return value < hi ? value : hi;
+}
+
+/* out[j] = cmsis_requantize_fast(acc[j], multipliers[j], -shifts[j], ...) for j < 4.
+ * DSP: the 4 results are saturated to int8, packed into one word and clamped to [lo, hi]
+ * with SSUB8 + SEL per bound (the same bytes: lo >= -128 and hi <= 127). */
+static inline void cmsis_requantize4_fast(const int32_t acc[4], const int32_t *multipliers,
+                                          const int32_t *shifts, int32_t offset, int32_t lo,
+                                          int32_t hi, int8_t *out) {
+#ifdef CMSIS_DSP
+  const int32_t v0 = __ssat(cmsis_requantize_fast(acc[0], multipliers[0], -shifts[0], offset,
+                                                  INT32_MIN, INT32_MAX), 8);
+  const int32_t v1 = __ssat(cmsis_requantize_fast(acc[1], multipliers[1], -shifts[1], offset,
+                                                  INT32_MIN, INT32_MAX), 8);
+  const int32_t v2 = __ssat(cmsis_requantize_fast(acc[2], multipliers[2], -shifts[2], offset,
+                                                  INT32_MIN, INT32_MAX), 8);
+  const int32_t v3 = __ssat(cmsis_requantize_fast(acc[3], multipliers[3], -shifts[3], offset,
+                                                  INT32_MIN, INT32_MAX), 8);
+  /* (a & 0xffff) | b << 16 is one PKHBT. */
+  const uint32_t low = __uxtb16(((uint32_t)v0 & 0xffffu) | ((uint32_t)v2 << 16));
+  const uint32_t high = __uxtb16(((uint32_t)v1 & 0xffffu) | ((uint32_t)v3 << 16));
+  int32_t bytes = (int32_t)(low | (high << 8)), diff;
+  const int32_t lo4 = (int32_t)(((uint32_t)lo & 0xffu) * 0x01010101u);
+  const int32_t hi4 = (int32_t)(((uint32_t)hi & 0xffu) * 0x01010101u);
+  /* SEL reads the GE flags the SSUB8 just before it set: one statement keeps them together. */
+  __asm__("ssub8 %[d], %[b], %[lo]\n\t"
+          "sel %[b], %[b], %[lo]\n\t"
+          "ssub8 %[d], %[hi], %[b]\n\t"
+          "sel %[b], %[b], %[hi]"
+          : [b] "+r"(bytes), [d] "=&r"(diff)
+          : [lo] "r"(lo4), [hi] "r"(hi4)
+          : "cc");
+  cmsis_write4(out, bytes);
+#else
+  int32_t j;
+  for (j = 0; j < 4; ++j) {
+    out[j] = (int8_t)cmsis_requantize_fast(acc[j], multipliers[j], -shifts[j], offset, lo, hi);
+  }
+#endif
+}
+
+
 #ifdef CMSIS_DSP
 /* Bytes 1 and 3 of x sign-extended into the two halfwords (SXTB16 with ROR #8, which gcc's
  * arm_acle.h cannot express: it saves the shift of __sxtb16(x >> 8)). */
@@ -142,6 +213,60 @@ static __attribute__((noinline, unused)) void cmsis_dot_2x2(const int16_t *pair,
   acc[1] = a01;
   acc[2] = a10;
   acc[3] = a11;
+}
+
+/* Widens one row of n int8 values to int16 (value + offset) in cmsis_widen_pair's order
+ * for one row: per group of 4 inputs x0 x2 x1 x3, then the n % 4 tail in order.
+ * dst holds round4(n) values. */
+static inline void cmsis_widen_row(const int8_t *a, int16_t *dst, int32_t n, int32_t offset) {
+  const int32_t offsets = (int32_t)(((uint32_t)offset & 0xffffu) * 0x10001u);
+  const int32_t groups = n >> 2, tail = n & 3;
+  int32_t i;
+  for (i = 0; i < groups; ++i, dst += 4) {
+    const int32_t wa = cmsis_read4(a + 4 * i);
+    cmsis_write4(dst, __sxtab16(offsets, wa));
+    cmsis_write4(dst + 2, cmsis_sxtab16_ror8(offsets, wa));
+  }
+  for (i = 0; i < tail; ++i) dst[i] = (int16_t)(a[4 * groups + i] + offset);
+}
+
+/* acc[c] += dot(row, w_c) for one row widened by cmsis_widen_row and two int8 weight rows
+ * (13 instructions per 8 MACs, in assembly for the same reason as cmsis_dot_2x2). */
+static __attribute__((noinline, unused)) void cmsis_dot_1x2(const int16_t *row,
+                                                             const int8_t *w0, const int8_t *w1,
+                                                             int32_t n, int32_t acc[2]) {
+  int32_t a0 = acc[0], a1 = acc[1];
+  int32_t groups = n >> 2, tail = n & 3, i;
+  const int8_t *pa = w0, *pb = w1;
+  const int16_t *px = row;
+  if (groups > 0) {
+    int32_t x0, x1, t, w;
+    __asm__ volatile(
+        "1:\n\t"
+        "ldrd %[x0], %[x1], [%[px]], #8\n\t"
+        "ldr %[w], [%[pa]], #4\n\t"
+        "sxtb16 %[t], %[w]\n\t"
+        "sxtb16 %[w], %[w], ror #8\n\t"
+        "smlad %[a0], %[t], %[x0], %[a0]\n\t"
+        "smlad %[a0], %[w], %[x1], %[a0]\n\t"
+        "ldr %[w], [%[pb]], #4\n\t"
+        "sxtb16 %[t], %[w]\n\t"
+        "sxtb16 %[w], %[w], ror #8\n\t"
+        "smlad %[a1], %[t], %[x0], %[a1]\n\t"
+        "smlad %[a1], %[w], %[x1], %[a1]\n\t"
+        "subs %[n], %[n], #1\n\t"
+        "bne 1b\n\t"
+        : [a0] "+r"(a0), [a1] "+r"(a1), [pa] "+r"(pa), [pb] "+r"(pb), [px] "+r"(px),
+          [n] "+r"(groups), [x0] "=&r"(x0), [x1] "=&r"(x1), [t] "=&r"(t), [w] "=&r"(w)
+        :
+        : "cc", "memory");
+  }
+  for (i = 0; i < tail; ++i) {
+    a0 += pa[i] * px[i];
+    a1 += pb[i] * px[i];
+  }
+  acc[0] = a0;
+  acc[1] = a1;
 }
 #endif /* CMSIS_DSP */
 

@@ -6,7 +6,9 @@
  * buffer, padding taps filled with the input zero point so that they add exactly 0, as the
  * reference's skipped taps do.  Then per instruction set (cmsis_simd.h):
  *   MVE  4 patches x 1 output channel per pass, 16 MACs per VMLADAVA;
- *   DSP  2 patches widened to int16 (offset added) x 2 output channels, SMLAD;
+ *   DSP  2 patches widened to int16 (offset added) x 2 output channels, SMLAD; 4 channels
+ *        per pass, each pixel's 4 bytes requantised and clamped in one word, when every
+ *        shift suits cmsis_requantize_fast;
  *   C    1 patch x 1 output channel.
  * Integer sums are exact, so every order gives the reference's result.  Grouped int8
  * convolutions and the float32 / int16 types run the reference kernels (conv_reference.c).
@@ -43,6 +45,7 @@ typedef struct {
   int8_t *scratch;
   int32_t patch;         /* patch length */
   int32_t in_place;      /* 1: patches are read from the input (1x1, no padding) */
+  int32_t fast;          /* 1: cmsis_requantize_fast is exact for every channel */
 } cmsis_conv_job_t;
 
 /* Copies the patch of output pixel `pixel` into dst, padding taps set to the zero point. */
@@ -114,9 +117,42 @@ static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
   }
 }
 #elif defined(CMSIS_DSP)
-/* Two pixels x two channels per pass; a missing second pixel or channel repeats the first. */
+/* Channels oc .. oc + 3 of the two widened pixels: two 2x2 dot products started at the bias,
+ * each pixel's 4 results requantised into one word. */
+static void four_channels(const cmsis_conv_job_t *job, const int16_t *pair, int32_t oc,
+                          int8_t *out0, int8_t *out1) {
+  const int32_t k = job->patch;
+  const int8_t *w = job->filter + oc * k;
+  const tflm_conv_params_t *p = job->p;
+  int32_t a[4], b[4], first[4], second[4], j;
+  for (j = 0; j < 4; ++j) first[j] = job->bias != NULL ? job->bias[oc + j] : 0;
+  a[0] = a[2] = first[0];
+  a[1] = a[3] = first[1];
+  b[0] = b[2] = first[2];
+  b[1] = b[3] = first[3];
+  cmsis_dot_2x2(pair, w, w + k, k, a);
+  cmsis_dot_2x2(pair, w + 2 * k, w + 3 * k, k, b);
+  first[0] = a[0];
+  first[1] = a[1];
+  first[2] = b[0];
+  first[3] = b[1];
+  second[0] = a[2];
+  second[1] = a[3];
+  second[2] = b[2];
+  second[3] = b[3];
+  cmsis_requantize4_fast(first, job->requant.multipliers + oc, job->requant.shifts + oc,
+                         p->output_offset, p->act_min, p->act_max, out0 + oc);
+  if (out1 != NULL) {
+    cmsis_requantize4_fast(second, job->requant.multipliers + oc, job->requant.shifts + oc,
+                           p->output_offset, p->act_min, p->act_max, out1 + oc);
+  }
+}
+
+/* Two pixels x two channels per pass (four with the fast requantisation); a missing second
+ * pixel or channel repeats the first. */
 static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
   const int32_t k = job->patch, cout = job->p->output_c, round = CMSIS_ROUND4(k);
+  const int32_t quads = job->fast ? cout & ~3 : 0;
   int16_t *pair = (int16_t *)(void *)(job->scratch + 2 * round);
   int32_t pixel, oc;
   for (pixel = 0; pixel < pixels; pixel += 2) {
@@ -126,7 +162,8 @@ static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
     const int8_t *first = patch_of(job, pixel, 0);
     cmsis_widen_pair(first, two ? patch_of(job, pixel + 1, 1) : first, pair, k,
                      job->p->input_offset);
-    for (oc = 0; oc < cout; oc += 2) {
+    for (oc = 0; oc < quads; oc += 4) four_channels(job, pair, oc, out0, two ? out1 : NULL);
+    for (; oc < cout; oc += 2) {
       const int8_t *w0 = job->filter + oc * k;
       const int8_t *w1 = oc + 1 < cout ? w0 + k : w0;
       int32_t acc[4] = {0, 0, 0, 0};
@@ -167,6 +204,7 @@ static void conv_int8(tflm_context_t *ctx, const cmsis_conv_node_t *node_data,
   job.bias = bias;
   job.scratch = (int8_t *)tflm_get_scratch(ctx, node_data->scratch);
   job.patch = node_data->patch;
+  job.fast = cmsis_requant_is_fast(requant->shifts, p->output_c);
   job.in_place = p->filter_h == 1 && p->filter_w == 1 && p->pad_h == 0 && p->pad_w == 0;
   for (b = 0; b < p->batches; ++b) {
     job.image = input + b * p->input_h * p->input_w * p->input_c;

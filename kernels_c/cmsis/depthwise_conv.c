@@ -3,10 +3,11 @@
  *
  * Per output pixel the filter window is clipped to the input once (the reference's skipped
  * taps), then each block of 4 consecutive output channels sums over the window's taps with
- * its 4 accumulators in registers: with depth multiplier 1 the 4 channels read 4 input
- * channels (one word), with a multiplier divisible by 4 they share one input channel.  Per
- * instruction set (cmsis_simd.h): MVE one VMLA over 4 int32 lanes per tap; DSP SXTB16 and
- * SMLABB/SMLATT; C four scalar MACs.  Other multipliers and the channel tail use the
+ * its 4 accumulators (started at the bias) in registers, and is requantised at once: with
+ * depth multiplier 1 the 4 channels read 4 input channels (one word), with a multiplier
+ * divisible by 4 they share one input channel.  Per instruction set (cmsis_simd.h): MVE one
+ * multiply over 4 int32 lanes per tap; DSP SXTB16 and SMLABB/SMLATT, the 3x3 window of
+ * multiplier 1 unrolled; C four scalar MACs.  Other multipliers and the channel tail use the
  * scalar loop; float32 and int16 run the reference kernels (depthwise_reference.c).
  * Integer sums are exact, so every order gives the reference's result.  No scratch. */
 #include <stddef.h>
@@ -18,17 +19,26 @@
 #include "tflm_kernel.h"
 #include "tflm_quant.h"
 
-/* The clipped filter window of one output pixel, with pointers to its first tap. */
+/* The clipped filter window of one output pixel, walked with pointer steps. */
 typedef struct {
   const int8_t *input;   /* input pixel of the first tap, channel 0 */
   const int8_t *filter;  /* filter tap of the first tap, channel 0 */
   int32_t rows;          /* taps inside the input, vertically */
   int32_t cols;          /* and horizontally */
-  int32_t input_step_x;  /* bytes between horizontal taps in the input */
-  int32_t input_step_y;  /* and between vertical taps */
-  int32_t filter_step_y; /* bytes between filter rows (taps step by Cout horizontally) */
-  int32_t channels;      /* Cout: bytes between horizontal filter taps */
+  int32_t input_step;    /* bytes between horizontal taps in the input */
+  int32_t filter_step;   /* and in the filter (Cout) */
+  int32_t input_skip;    /* from past the last tap of a row to the first of the next */
+  int32_t filter_skip;
 } dw_window_t;
+
+/* Everything one int8 evaluation needs. */
+typedef struct {
+  const tflm_conv_params_t *p;
+  tflm_requant_t requant;
+  const int32_t *bias;  /* NULL when absent */
+  int32_t fast;         /* 1: cmsis_requantize_fast is exact for every channel */
+  int32_t square3;      /* 1: 3x3 filter, multiplier 1, no dilation (unrolled when inside) */
+} dw_job_t;
 
 /* First tap index >= 0 and one past the last inside [0, size) for start + tap * step. */
 static void clip(int32_t start, int32_t step, int32_t taps, int32_t size, int32_t *first,
@@ -42,30 +52,33 @@ static void clip(int32_t start, int32_t step, int32_t taps, int32_t size, int32_
 static void window_of(const tflm_conv_params_t *p, const int8_t *image, const int8_t *filter,
                       int32_t oy, int32_t ox, dw_window_t *w) {
   const int32_t y0 = oy * p->stride_h - p->pad_h, x0 = ox * p->stride_w - p->pad_w;
-  int32_t fy0, fy1, fx0, fx1;
-  clip(y0, p->dilation_h, p->filter_h, p->input_h, &fy0, &fy1);
-  clip(x0, p->dilation_w, p->filter_w, p->input_w, &fx0, &fx1);
+  int32_t fy0 = 0, fy1 = p->filter_h, fx0 = 0, fx1 = p->filter_w;
+  const int32_t row = p->input_w * p->input_c;
+  if (y0 < 0 || y0 + (fy1 - 1) * p->dilation_h >= p->input_h) {
+    clip(y0, p->dilation_h, p->filter_h, p->input_h, &fy0, &fy1);
+  }
+  if (x0 < 0 || x0 + (fx1 - 1) * p->dilation_w >= p->input_w) {
+    clip(x0, p->dilation_w, p->filter_w, p->input_w, &fx0, &fx1);
+  }
   w->rows = fy1 > fy0 ? fy1 - fy0 : 0;
   w->cols = fx1 > fx0 ? fx1 - fx0 : 0;
-  w->input = image + ((y0 + fy0 * p->dilation_h) * p->input_w + x0 + fx0 * p->dilation_w) *
-                         p->input_c;
+  w->input = image + (y0 + fy0 * p->dilation_h) * row + (x0 + fx0 * p->dilation_w) * p->input_c;
   w->filter = filter + (fy0 * p->filter_w + fx0) * p->output_c;
-  w->input_step_x = p->dilation_w * p->input_c;
-  w->input_step_y = p->dilation_h * p->input_w * p->input_c;
-  w->filter_step_y = p->filter_w * p->output_c;
-  w->channels = p->output_c;
+  w->input_step = p->dilation_w * p->input_c;
+  w->filter_step = p->output_c;
+  w->input_skip = p->dilation_h * row - w->cols * w->input_step;
+  w->filter_skip = (p->filter_w - w->cols) * p->output_c;
 }
 
 #if defined(CMSIS_MVE)
-/* acc[j] = sum over the window of filter[c + j] * (input[in_c (+ j)] + offset). */
+/* acc[j] += sum over the window of filter[c + j] * (input[in_c (+ j)] + offset). */
 static __attribute__((noinline)) void block4(const dw_window_t *w, int32_t in_c, int32_t c,
                                              int32_t broadcast, int32_t offset, int32_t acc[4]) {
-  int32x4_t sum = vdupq_n_s32(0);
+  const int8_t *in = w->input + in_c, *f = w->filter + c;
+  int32x4_t sum = vld1q_s32(acc);
   int32_t y, x;
-  for (y = 0; y < w->rows; ++y) {
-    const int8_t *in = w->input + y * w->input_step_y + in_c;
-    const int8_t *f = w->filter + y * w->filter_step_y + c;
-    for (x = 0; x < w->cols; ++x, in += w->input_step_x, f += w->channels) {
+  for (y = w->rows; y > 0; --y, in += w->input_skip, f += w->filter_skip) {
+    for (x = w->cols; x > 0; --x, in += w->input_step, f += w->filter_step) {
       const int32x4_t values = broadcast ? vdupq_n_s32(*in + offset)
                                          : vaddq_n_s32(vldrbq_s32(in), offset);
       sum = vaddq_s32(sum, vmulq_s32(vldrbq_s32(f), values));
@@ -74,24 +87,88 @@ static __attribute__((noinline)) void block4(const dw_window_t *w, int32_t in_c,
   vst1q_s32(acc, sum);
 }
 #elif defined(CMSIS_DSP)
-/* Depth multiplier 1: 4 input channels, one word, SXTAB16 adds the offset. */
+/* One tap of 4 channels, multiplier 1: SXTAB16 adds the input offset to both halves. */
+#define DW_TAP4(in_ptr, f_ptr)                                                             \
+  do {                                                                                     \
+    const int32_t weights_ = cmsis_read4(f_ptr), values_ = cmsis_read4(in_ptr);            \
+    const int32_t w02_ = __sxtb16(weights_), w13_ = cmsis_sxtb16_ror8(weights_);           \
+    const int32_t x02_ = __sxtab16(offsets, values_);                                      \
+    const int32_t x13_ = cmsis_sxtab16_ror8(offsets, values_);                             \
+    a0 = __smlabb(w02_, x02_, a0);                                                         \
+    a2 = __smlatt(w02_, x02_, a2);                                                         \
+    a1 = __smlabb(w13_, x13_, a1);                                                         \
+    a3 = __smlatt(w13_, x13_, a3);                                                         \
+  } while (0)
+
+/* Multiplier 1: 4 input channels per word. */
 static __attribute__((noinline)) void block4_separate(const dw_window_t *w, int32_t c,
                                                       int32_t offset, int32_t acc[4]) {
   const int32_t offsets = (int32_t)(((uint32_t)offset & 0xffffu) * 0x10001u);
-  int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, y, x;
-  for (y = 0; y < w->rows; ++y) {
-    const int8_t *in = w->input + y * w->input_step_y + c;
-    const int8_t *f = w->filter + y * w->filter_step_y + c;
-    for (x = w->cols; x > 0; --x, in += w->input_step_x, f += w->channels) {
-      const int32_t weights = cmsis_read4(f), values = cmsis_read4(in);
-      const int32_t w02 = __sxtb16(weights), w13 = cmsis_sxtb16_ror8(weights);
-      const int32_t x02 = __sxtab16(offsets, values), x13 = cmsis_sxtab16_ror8(offsets, values);
-      a0 = __smlabb(w02, x02, a0);
-      a2 = __smlatt(w02, x02, a2);
-      a1 = __smlabb(w13, x13, a1);
-      a3 = __smlatt(w13, x13, a3);
-    }
+  const int8_t *in = w->input + c, *f = w->filter + c;
+  const int32_t in_step = w->input_step, f_step = w->filter_step;
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], y, x;
+  for (y = w->rows; y > 0; --y, in += w->input_skip, f += w->filter_skip) {
+    for (x = w->cols; x > 0; --x, in += in_step, f += f_step) DW_TAP4(in, f);
   }
+  acc[0] = a0;
+  acc[1] = a1;
+  acc[2] = a2;
+  acc[3] = a3;
+}
+
+/* One row of a 3x3 window of multiplier 1 (3 taps step bytes apart in the input and the
+ * filter), then in += row and f += 3 * step: acc[j] += w[j] * (x[j] + offset) per tap, the
+ * offset added by SXTAB16.  Written in assembly: compiled from C, gcc hoists the loads of the
+ * window and spills accumulators. */
+#define DW_ROW3_ASM                                                                      \
+  __asm__(                                                                               \
+      "ldr %[w], [%[f]]\n\t"                                                             \
+      "ldr %[x], [%[i]]\n\t"                                                             \
+      "sxtb16 %[t], %[w]\n\t"                                                            \
+      "sxtab16 %[u], %[o], %[x]\n\t"                                                     \
+      "smlabb %[a0], %[t], %[u], %[a0]\n\t"                                              \
+      "smlatt %[a2], %[t], %[u], %[a2]\n\t"                                              \
+      "sxtb16 %[t], %[w], ror #8\n\t"                                                    \
+      "sxtab16 %[u], %[o], %[x], ror #8\n\t"                                             \
+      "smlabb %[a1], %[t], %[u], %[a1]\n\t"                                              \
+      "smlatt %[a3], %[t], %[u], %[a3]\n\t"                                              \
+      "ldr %[w], [%[f], %[s]]\n\t"                                                       \
+      "ldr %[x], [%[i], %[s]]\n\t"                                                       \
+      "sxtb16 %[t], %[w]\n\t"                                                            \
+      "sxtab16 %[u], %[o], %[x]\n\t"                                                     \
+      "smlabb %[a0], %[t], %[u], %[a0]\n\t"                                              \
+      "smlatt %[a2], %[t], %[u], %[a2]\n\t"                                              \
+      "sxtb16 %[t], %[w], ror #8\n\t"                                                    \
+      "sxtab16 %[u], %[o], %[x], ror #8\n\t"                                             \
+      "smlabb %[a1], %[t], %[u], %[a1]\n\t"                                              \
+      "smlatt %[a3], %[t], %[u], %[a3]\n\t"                                              \
+      "ldr %[w], [%[f], %[s], lsl #1]\n\t"                                               \
+      "ldr %[x], [%[i], %[s], lsl #1]\n\t"                                               \
+      "sxtb16 %[t], %[w]\n\t"                                                            \
+      "sxtab16 %[u], %[o], %[x]\n\t"                                                     \
+      "smlabb %[a0], %[t], %[u], %[a0]\n\t"                                              \
+      "smlatt %[a2], %[t], %[u], %[a2]\n\t"                                              \
+      "sxtb16 %[t], %[w], ror #8\n\t"                                                    \
+      "sxtab16 %[u], %[o], %[x], ror #8\n\t"                                             \
+      "smlabb %[a1], %[t], %[u], %[a1]\n\t"                                              \
+      "smlatt %[a3], %[t], %[u], %[a3]\n\t"                                              \
+      "add %[i], %[i], %[r]\n\t"                                                         \
+      "add %[f], %[f], %[s]\n\t"                                                         \
+      "add %[f], %[f], %[s], lsl #1\n\t"                                                 \
+      : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [i] "+r"(in),        \
+        [f] "+r"(f), [w] "=&r"(w), [x] "=&r"(x), [t] "=&r"(t), [u] "=&r"(u)              \
+      : [s] "r"(step), [r] "r"(row), [o] "r"(offsets)                                    \
+      : "memory")
+
+/* Multiplier 1, the whole 3x3 window inside the input, no dilation: 9 taps unrolled.
+ * row: bytes between input rows; step: Cin == Cout, bytes between taps. */
+static __attribute__((noinline)) void block4_3x3(const int8_t *in, const int8_t *f, int32_t row,
+                                                 int32_t step, int32_t offset, int32_t acc[4]) {
+  const int32_t offsets = (int32_t)(((uint32_t)offset & 0xffffu) * 0x10001u);
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], w, x, t, u;
+  DW_ROW3_ASM;
+  DW_ROW3_ASM;
+  DW_ROW3_ASM;
   acc[0] = a0;
   acc[1] = a1;
   acc[2] = a2;
@@ -101,11 +178,10 @@ static __attribute__((noinline)) void block4_separate(const dw_window_t *w, int3
 /* Depth multiplier a multiple of 4: one input value for the 4 channels. */
 static __attribute__((noinline)) void block4_shared(const dw_window_t *w, int32_t in_c,
                                                     int32_t c, int32_t offset, int32_t acc[4]) {
-  int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, y, x;
-  for (y = 0; y < w->rows; ++y) {
-    const int8_t *in = w->input + y * w->input_step_y + in_c;
-    const int8_t *f = w->filter + y * w->filter_step_y + c;
-    for (x = w->cols; x > 0; --x, in += w->input_step_x, f += w->channels) {
+  const int8_t *in = w->input + in_c, *f = w->filter + c;
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], y, x;
+  for (y = w->rows; y > 0; --y, in += w->input_skip, f += w->filter_skip) {
+    for (x = w->cols; x > 0; --x, in += w->input_step, f += w->filter_step) {
       const int32_t weights = cmsis_read4(f), value = *in + offset;
       const int32_t w02 = __sxtb16(weights), w13 = cmsis_sxtb16_ror8(weights);
       a0 = __smlabb(w02, value, a0);
@@ -132,11 +208,10 @@ static void block4(const dw_window_t *w, int32_t in_c, int32_t c, int32_t broadc
 static void block4(const dw_window_t *w, int32_t in_c, int32_t c, int32_t broadcast,
                    int32_t offset, int32_t acc[4]) {
   const int32_t step = broadcast ? 0 : 1;
-  int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, y, x;
-  for (y = 0; y < w->rows; ++y) {
-    const int8_t *in = w->input + y * w->input_step_y + in_c;
-    const int8_t *f = w->filter + y * w->filter_step_y + c;
-    for (x = 0; x < w->cols; ++x, in += w->input_step_x, f += w->channels) {
+  const int8_t *in = w->input + in_c, *f = w->filter + c;
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], y, x;
+  for (y = w->rows; y > 0; --y, in += w->input_skip, f += w->filter_skip) {
+    for (x = w->cols; x > 0; --x, in += w->input_step, f += w->filter_step) {
       a0 += f[0] * (in[0] + offset);
       a1 += f[1] * (in[step] + offset);
       a2 += f[2] * (in[2 * step] + offset);
@@ -152,52 +227,72 @@ static void block4(const dw_window_t *w, int32_t in_c, int32_t c, int32_t broadc
 
 /* One channel: sum over the window of filter[c] * (input[in_c] + offset). */
 static int32_t single(const dw_window_t *w, int32_t in_c, int32_t c, int32_t offset) {
+  const int8_t *in = w->input + in_c, *f = w->filter + c;
   int32_t acc = 0, y, x;
-  for (y = 0; y < w->rows; ++y) {
-    const int8_t *in = w->input + y * w->input_step_y + in_c;
-    const int8_t *f = w->filter + y * w->filter_step_y + c;
-    for (x = 0; x < w->cols; ++x, in += w->input_step_x, f += w->channels) {
+  for (y = w->rows; y > 0; --y, in += w->input_skip, f += w->filter_skip) {
+    for (x = w->cols; x > 0; --x, in += w->input_step, f += w->filter_step) {
       acc += *f * (*in + offset);
     }
   }
   return acc;
 }
 
-static int8_t finish(const tflm_conv_params_t *p, const tflm_requant_t *requant,
-                     const int32_t *bias, int32_t acc, int32_t c) {
-  if (bias != NULL) acc += bias[c];
-  return (int8_t)cmsis_requantize(acc, requant->multipliers[c], requant->shifts[c],
+static int8_t finish(const dw_job_t *job, int32_t acc, int32_t c) {
+  const tflm_conv_params_t *p = job->p;
+  if (job->bias != NULL) acc += job->bias[c];
+  return (int8_t)cmsis_requantize(acc, job->requant.multipliers[c], job->requant.shifts[c],
                                   p->output_offset, p->act_min, p->act_max);
 }
 
-/* finish for channels c .. c + 3, the parameters read once. */
-static void finish4(const tflm_conv_params_t *p, const tflm_requant_t *requant,
-                    const int32_t *bias, const int32_t acc[4], int32_t c, int8_t *out) {
-  const int32_t offset = p->output_offset, lo = p->act_min, hi = p->act_max;
-  const int32_t *multipliers = requant->multipliers + c, *shifts = requant->shifts + c;
+/* Requantises channels c .. c + 3 (bias already in acc) into out[c ..]. */
+static inline void finish4(const dw_job_t *job, const int32_t acc[4], int32_t c, int8_t *out) {
+  const int32_t offset = job->p->output_offset, lo = job->p->act_min, hi = job->p->act_max;
+  const int32_t *multipliers = job->requant.multipliers + c, *shifts = job->requant.shifts + c;
   int32_t j;
-  for (j = 0; j < 4; ++j) {
-    const int32_t sum = acc[j] + (bias != NULL ? bias[c + j] : 0);
-    out[c + j] = (int8_t)cmsis_requantize(sum, multipliers[j], shifts[j], offset, lo, hi);
+  if (job->fast) {
+    cmsis_requantize4_fast(acc, multipliers, shifts, offset, lo, hi, out + c);
+  } else {
+    for (j = 0; j < 4; ++j) {
+      out[c + j] = (int8_t)cmsis_requantize(acc[j], multipliers[j], shifts[j], offset, lo, hi);
+    }
   }
+}
+
+/* The block's accumulators, started at the bias. */
+static void start4(const dw_job_t *job, int32_t c, int32_t acc[4]) {
+  int32_t j;
+  for (j = 0; j < 4; ++j) acc[j] = job->bias != NULL ? job->bias[c + j] : 0;
 }
 
 /* All output channels of one pixel. */
-static void pixel_int8(const tflm_conv_params_t *p, const tflm_requant_t *requant,
-                       const dw_window_t *w, const int32_t *bias, int8_t *out) {
+static void pixel_int8(const dw_job_t *job, const dw_window_t *w, int8_t *out) {
+  const tflm_conv_params_t *p = job->p;
   const int32_t m = p->depth_multiplier, offset = p->input_offset;
   const int32_t blocks = (m == 1 || m % 4 == 0) ? p->output_c & ~3 : 0;
   int32_t c, acc[4];
-  for (c = 0; c < blocks; c += 4) {
-    block4(w, c / m, c, m != 1, offset, acc);
-    finish4(p, requant, bias, acc, c, out);
+#if defined(CMSIS_DSP) && !defined(CMSIS_MVE)
+  if (job->square3 && w->rows == 3 && w->cols == 3) {
+    const int32_t row = p->input_w * p->input_c;
+    for (c = 0; c < blocks; c += 4) {
+      start4(job, c, acc);
+      block4_3x3(w->input + c, w->filter + c, row, p->input_c, offset, acc);
+      finish4(job, acc, c, out);
+    }
+    for (; c < p->output_c; ++c) out[c] = finish(job, single(w, c, c, offset), c);
+    return;
   }
-  for (; c < p->output_c; ++c) out[c] = finish(p, requant, bias, single(w, c / m, c, offset), c);
+#endif
+  for (c = 0; c < blocks; c += 4) {
+    start4(job, c, acc);
+    block4(w, c / m, c, m != 1, offset, acc);
+    finish4(job, acc, c, out);
+  }
+  for (; c < p->output_c; ++c) out[c] = finish(job, single(w, c / m, c, offset), c);
 }
 
-static void depthwise_int8(const tflm_conv_params_t *p, const tflm_requant_t *requant,
-                           const int8_t *input, const int8_t *filter, const int32_t *bias,
+static void depthwise_int8(const dw_job_t *job, const int8_t *input, const int8_t *filter,
                            int8_t *output) {
+  const tflm_conv_params_t *p = job->p;
   int32_t b, oy, ox;
   dw_window_t w;
   for (b = 0; b < p->batches; ++b) {
@@ -205,10 +300,23 @@ static void depthwise_int8(const tflm_conv_params_t *p, const tflm_requant_t *re
     for (oy = 0; oy < p->output_h; ++oy) {
       for (ox = 0; ox < p->output_w; ++ox, output += p->output_c) {
         window_of(p, image, filter, oy, ox, &w);
-        pixel_int8(p, requant, &w, bias, output);
+        pixel_int8(job, &w, output);
       }
     }
   }
+}
+
+static void run_int8(const tflm_conv_params_t *p, const tflm_requant_t *requant,
+                     const int8_t *input, const int8_t *filter, const int32_t *bias,
+                     int8_t *output) {
+  dw_job_t job;
+  job.p = p;
+  job.requant = *requant;
+  job.bias = bias;
+  job.fast = cmsis_requant_is_fast(requant->shifts, p->output_c);
+  job.square3 = p->filter_h == 3 && p->filter_w == 3 && p->depth_multiplier == 1 &&
+                p->dilation_h == 1 && p->dilation_w == 1;
+  depthwise_int8(&job, input, filter, output);
 }
 
 static tflm_status_t cmsis_depthwise_eval(tflm_context_t *ctx, tflm_node_t *node) {
@@ -227,8 +335,8 @@ static tflm_status_t cmsis_depthwise_eval(tflm_context_t *ctx, tflm_node_t *node
                                   (const float *)bias, (float *)output);
       return TFLM_OK;
     case TFLM_TYPE_INT8:
-      depthwise_int8(p, &requant, (const int8_t *)input, (const int8_t *)filter,
-                     (const int32_t *)bias, (int8_t *)output);
+      run_int8(p, &requant, (const int8_t *)input, (const int8_t *)filter,
+               (const int32_t *)bias, (int8_t *)output);
       return TFLM_OK;
     case TFLM_TYPE_INT16:
       tflm_depthwise_conv_int16(p, &requant, (const int16_t *)input, (const int8_t *)filter,

@@ -2,7 +2,8 @@
 /* FULLY_CONNECTED for the cmsis tag: int8 with symmetric weights (filter zero point 0, the
  * int8 schema's rule) as dot products of several weight rows at once (cmsis_simd.h):
  *   MVE  4 weight rows per pass over the input row, 16 MACs per VMLADAVA;
- *   DSP  the input rows widened to int16 (offset added) once, then 2 rows x 2 weight rows;
+ *   DSP  the input rows widened to int16 (offset added) once, then 2 rows x 2 weight rows
+ *        (a single or last odd row: 1 row x 2 weight rows);
  *   C    one dot product at a time.
  * Integer sums are exact, so the result is the reference's.  float32, int16 and weights
  * with a zero point run the reference kernels (fully_connected_reference.c).
@@ -31,12 +32,18 @@ typedef struct {
   const int8_t *filter;
   const int32_t *bias; /* NULL when absent */
   int8_t *scratch;
+  int32_t fast;        /* 1: cmsis_requantize_fast is exact for every channel */
 } cmsis_fc_job_t;
 
 static int8_t finish(const cmsis_fc_job_t *job, int32_t acc, int32_t oc) {
   const tflm_fc_params_t *p = job->p;
   const int32_t q = oc * p->channel_step;
   if (job->bias != NULL) acc += job->bias[oc];
+  if (job->fast) {
+    return (int8_t)cmsis_requantize_fast(acc, job->requant.multipliers[q],
+                                         -job->requant.shifts[q], p->output_offset,
+                                         p->act_min, p->act_max);
+  }
   return (int8_t)cmsis_requantize(acc, job->requant.multipliers[q], job->requant.shifts[q],
                                   p->output_offset, p->act_min, p->act_max);
 }
@@ -60,15 +67,30 @@ static void fc_rows(const cmsis_fc_job_t *job, const int8_t *input, int8_t *outp
   }
 }
 #elif defined(CMSIS_DSP)
+/* One input row (the last of an odd count) against two weight rows at a time. */
+static void fc_one_row(const cmsis_fc_job_t *job, const int8_t *input, int8_t *output) {
+  const int32_t depth = job->p->accum_depth, outputs = job->p->output_depth;
+  int16_t *row = (int16_t *)(void *)job->scratch;
+  int32_t oc;
+  cmsis_widen_row(input, row, depth, job->p->input_offset);
+  for (oc = 0; oc < outputs; oc += 2) {
+    const int8_t *w0 = job->filter + oc * depth;
+    int32_t acc[2] = {0, 0};
+    cmsis_dot_1x2(row, w0, oc + 1 < outputs ? w0 + depth : w0, depth, acc);
+    output[oc] = finish(job, acc[0], oc);
+    if (oc + 1 < outputs) output[oc + 1] = finish(job, acc[1], oc + 1);
+  }
+}
+
+/* Pairs of input rows x pairs of weight rows; a missing second weight row repeats the first. */
 static void fc_rows(const cmsis_fc_job_t *job, const int8_t *input, int8_t *output) {
   const int32_t depth = job->p->accum_depth, outputs = job->p->output_depth;
   int16_t *pair = (int16_t *)(void *)job->scratch;
   int32_t b, oc;
-  for (b = 0; b < job->p->batches; b += 2) {
-    const int32_t two = b + 1 < job->p->batches;
+  for (b = 0; b + 1 < job->p->batches; b += 2) {
     int8_t *out0 = output + b * outputs;
     int8_t *out1 = out0 + outputs;
-    cmsis_widen_pair(input + b * depth, input + (b + two) * depth, pair, depth,
+    cmsis_widen_pair(input + b * depth, input + (b + 1) * depth, pair, depth,
                      job->p->input_offset);
     for (oc = 0; oc < outputs; oc += 2) {
       const int8_t *w0 = job->filter + oc * depth;
@@ -76,13 +98,14 @@ static void fc_rows(const cmsis_fc_job_t *job, const int8_t *input, int8_t *outp
       int32_t acc[4] = {0, 0, 0, 0};
       cmsis_dot_2x2(pair, w0, w1, depth, acc);
       out0[oc] = finish(job, acc[0], oc);
-      if (two) out1[oc] = finish(job, acc[2], oc);
+      out1[oc] = finish(job, acc[2], oc);
       if (oc + 1 < outputs) {
         out0[oc + 1] = finish(job, acc[1], oc + 1);
-        if (two) out1[oc + 1] = finish(job, acc[3], oc + 1);
+        out1[oc + 1] = finish(job, acc[3], oc + 1);
       }
     }
   }
+  if (b < job->p->batches) fc_one_row(job, input + b * depth, output + b * outputs);
 }
 #else
 static void fc_rows(const cmsis_fc_job_t *job, const int8_t *input, int8_t *output) {
@@ -132,6 +155,7 @@ static void fc_int8(tflm_context_t *ctx, const cmsis_fc_node_t *mine,
   job.filter = filter;
   job.bias = bias;
   job.scratch = (int8_t *)tflm_get_scratch(ctx, mine->scratch);
+  job.fast = cmsis_requant_is_fast(requant->shifts, p->channels);
   fc_rows(&job, input, output);
 }
 
