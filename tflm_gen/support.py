@@ -25,8 +25,8 @@ def _is_constant(model: ir.Model, tensor: ir.Tensor) -> bool:
 
 
 # Ops whose data input is not the first one (TRANSPOSE_CONV: output_shape, weights, input;
-# SELECT_V2: condition, x, y).
-DATA_INPUT = {"TRANSPOSE_CONV": 2, "SELECT_V2": 1}
+# SELECT_V2: condition, x, y; EMBEDDING_LOOKUP: ids, table).
+DATA_INPUT = {"TRANSPOSE_CONV": 2, "SELECT_V2": 1, "EMBEDDING_LOOKUP": 1}
 
 
 def activation_tensor(model: ir.Model, op: ir.Operator) -> int:

@@ -37,6 +37,7 @@ OPTIONS_TYPES = {
     "LOGISTIC": "NONE",
     "TANH": "NONE",
     "REDUCE_MIN": "ReducerOptions",
+    "REDUCE_ALL": "ReducerOptions",
     "SPACE_TO_BATCH_ND": "SpaceToBatchNDOptions",
     "BATCH_TO_SPACE_ND": "BatchToSpaceNDOptions",
 }
