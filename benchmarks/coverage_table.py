@@ -16,7 +16,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from tflm_gen.kernels import kernel_catalogue  # noqa: E402
+from tflm_gen.kernels import kernel_catalogue
 
 MAIN_TYPES = ("float32", "int8", "int16")
 
