@@ -16,7 +16,8 @@
 #include "tflm_quant.h"
 
 /* Persistent op data (fixed-width fields only), followed by `channels` int32 multipliers
- * and `channels` int32 shifts for the quantised types. */
+ * and `channels` int32 shifts for the quantised types unless the generator precomputed
+ * them into the model (tflm_node_requant). */
 typedef struct {
   int32_t type;                 /* activation type */
   int32_t bias_type;            /* TFLM_TYPE_* of the bias, -1 when absent */
@@ -31,7 +32,16 @@ typedef struct {
   int32_t act_min, act_max;     /* quantised clamp */
   float float_min, float_max;   /* float clamp */
   int32_t channels;             /* entries of each per-channel array (0 for float) */
+  int32_t requant_in_model;     /* 1: the arrays are in the model's flash */
 } tflm_transpose_conv_params_t;
+
+/* What one invoke reads: the tensors' data and the requantisation arrays. */
+typedef struct {
+  const void *image;  /* the current batch's input */
+  const void *filter;
+  const void *bias;   /* NULL when absent */
+  tflm_requant_t requant;
+} tc_data_t;
 
 /* TFLM's padding: the conv that maps the output back onto the input, SAME or VALID. */
 static int32_t transpose_conv_padding(int32_t padding, int32_t stride, int32_t out_size,
@@ -126,7 +136,7 @@ static tflm_status_t tc_quantization(tflm_context_t *ctx, tflm_node_t *node,
   int32_t c;
   TFLM_KERNEL_CHECK(ctx, node, v->filter.nscales == 1 || v->filter.nscales == p->channels,
                     TFLM_ERR_BAD_PARAMS);
-  for (c = 0; c < p->channels; ++c) {
+  for (c = 0; c < p->channels && !p->requant_in_model; ++c) {
     const double real = (double)v->input.scale * (double)tflm_tensor_scale(&v->filter, c) /
                         (double)v->output.scale;
     tflm_quantize_multiplier(real, &multipliers[c], &shifts[c]);
@@ -144,16 +154,20 @@ static tflm_status_t tc_prepare(tflm_context_t *ctx, tflm_node_t *node) {
       tflm_opt_int(node, TFLM_OPT_TRANSPOSE_CONV_FUSED_ACTIVATION_FUNCTION, TFLM_ACT_NONE);
   tc_views_t v;
   tflm_transpose_conv_params_t *p;
-  int32_t channels;
+  int32_t channels, precomputed = 0, in_model;
   tflm_status_t status = tc_views(ctx, node, &v);
   if (status == TFLM_OK) status = tc_types(ctx, node, &v);
   if (status != TFLM_OK) return status;
   TFLM_KERNEL_CHECK(ctx, node, activation >= TFLM_ACT_NONE && activation <= TFLM_ACT_RELU6,
                     TFLM_ERR_BAD_PARAMS);
   channels = v.input.type == TFLM_TYPE_FLOAT32 ? 0 : v.output.dims[3];
+  /* Arrays the generator precomputed into the model stay in flash, out of the arena. */
+  in_model = channels > 0 && tflm_node_requant(ctx, node, &precomputed) != NULL &&
+             precomputed == channels;
   p = (tflm_transpose_conv_params_t *)tflm_alloc_persistent(
-      ctx, (uint32_t)sizeof(*p) + (uint32_t)channels * 8u);
+      ctx, (uint32_t)sizeof(*p) + (in_model ? 0u : (uint32_t)channels * 8u));
   TFLM_KERNEL_CHECK(ctx, node, p != NULL, TFLM_ERR_ARENA_TOO_SMALL);
+  p->requant_in_model = in_model;
   p->type = v.input.type;
   p->bias_type = v.bias.data != NULL ? v.bias.type : -1;
   p->channels = channels;
@@ -242,10 +256,10 @@ static int64_t tc_dot_int16(const tflm_transpose_conv_params_t *p, const tc_wind
 
 /* One output value of channel oc at window w; `out` indexes the output element. */
 static void tc_output(const tflm_transpose_conv_params_t *p, const tc_window_t *w,
-                      const void *image, const void *filter, const void *bias, int32_t oc,
-                      void *out, int32_t index) {
-  const int32_t *multipliers = tc_multipliers(p);
-  const int32_t *shifts = multipliers + p->channels;
+                      const tc_data_t *d, int32_t oc, void *out, int32_t index) {
+  const void *image = d->image, *filter = d->filter, *bias = d->bias;
+  const int32_t *multipliers = d->requant.multipliers;
+  const int32_t *shifts = d->requant.shifts;
   if (p->type == TFLM_TYPE_FLOAT32) {
     float acc = tc_dot_float(p, w, (const float *)image, (const float *)filter, oc);
     if (bias != NULL) acc += ((const float *)bias)[oc];
@@ -278,18 +292,23 @@ static tflm_status_t tc_eval(tflm_context_t *ctx, tflm_node_t *node) {
   const void *filter = tflm_node_input_data(ctx, node, 1);
   const void *bias = node->inputs_count == 4 ? tflm_node_input_data(ctx, node, 3) : NULL;
   void *out = tflm_node_output_data(ctx, node, 0);
-  int32_t b, oy, ox, oc, index = 0;
+  int32_t b, oy, ox, oc, index = 0, channels = 0;
   tc_window_t w;
+  tc_data_t d;
   TFLM_KERNEL_CHECK(ctx, node, p != NULL && input != NULL && filter != NULL && out != NULL,
                     TFLM_ERR_NOT_READY);
+  d.filter = filter;
+  d.bias = bias;
+  d.requant.multipliers = p->requant_in_model ? tflm_node_requant(ctx, node, &channels)
+                                              : tc_multipliers(p);
+  d.requant.shifts = d.requant.multipliers + p->channels;
   for (b = 0; b < p->batches; ++b) {
-    const void *image = input + (ptrdiff_t)b * p->in_h * p->in_w * p->in_c *
-                                    tc_element_size(p->type);
+    d.image = input + (ptrdiff_t)b * p->in_h * p->in_w * p->in_c * tc_element_size(p->type);
     for (oy = 0; oy < p->out_h; ++oy) {
       for (ox = 0; ox < p->out_w; ++ox) {
         tc_window(p, oy, ox, &w);
         for (oc = 0; oc < p->out_c; ++oc, ++index) {
-          tc_output(p, &w, image, filter, bias, oc, out, index);
+          tc_output(p, &w, &d, oc, out, index);
         }
       }
     }

@@ -18,7 +18,9 @@ import numpy as np
 from tflm_gen.model import ir
 
 METADATA_NAME = "tflm_gen.requant"
-CONV_OPS = {"CONV_2D", "DEPTHWISE_CONV_2D"}
+CONV_OPS = {"CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV"}
+# Where each op's (data input, weights) are: TRANSPOSE_CONV leads with its output shape.
+OPERANDS = {"TRANSPOSE_CONV": (2, 1)}
 QUANTIZED = {"int8", "int16"}
 
 
@@ -43,10 +45,12 @@ def _scales(tensor: ir.Tensor) -> list[float]:
 
 def _real_multipliers(graph: ir.SubGraph, op: ir.Operator) -> list[float] | None:
     """The per-channel real multipliers a kernel would compute, or None for other ops."""
-    if op.opcode not in CONV_OPS | {"FULLY_CONNECTED"} or len(op.inputs) < 2:
+    data, weight = OPERANDS.get(op.opcode, (0, 1))
+    if op.opcode not in CONV_OPS | {"FULLY_CONNECTED"} or len(op.inputs) <= max(data, weight):
         return None
     tensors = graph.tensors
-    source, weights, out = tensors[op.inputs[0]], tensors[op.inputs[1]], tensors[op.outputs[0]]
+    source, weights = tensors[op.inputs[data]], tensors[op.inputs[weight]]
+    out = tensors[op.outputs[0]]
     if source.dtype not in QUANTIZED or not (_scales(source) and _scales(weights) and _scales(out)):
         return None
     in_scale, out_scale = _scales(source)[0], _scales(out)[0]
