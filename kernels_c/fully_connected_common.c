@@ -64,11 +64,13 @@ static tflm_status_t fill_shapes(tflm_context_t *ctx, tflm_node_t *node, const f
   p->accum_depth = v->filter.dims[filter_dims - 1];
   p->output_depth = v->output.dims[v->output.ndims - 1];
   TFLM_KERNEL_CHECK(ctx, node, p->output_depth > 0 && p->accum_depth > 0, TFLM_ERR_BAD_SHAPE);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_tensor_elements(&v->filter) ==
-                                   p->output_depth * p->accum_depth,
+  /* Products in 64 bits: a corrupt model must fail the check, not overflow it. */
+  TFLM_KERNEL_CHECK(ctx, node, (int64_t)tflm_tensor_elements(&v->filter) ==
+                                   (int64_t)p->output_depth * p->accum_depth,
                     TFLM_ERR_BAD_SHAPE);
   p->batches = tflm_tensor_elements(&v->output) / p->output_depth;
-  TFLM_KERNEL_CHECK(ctx, node, tflm_tensor_elements(&v->input) == p->batches * p->accum_depth,
+  TFLM_KERNEL_CHECK(ctx, node, (int64_t)tflm_tensor_elements(&v->input) ==
+                                   (int64_t)p->batches * p->accum_depth,
                     TFLM_ERR_BAD_SHAPE);
   TFLM_KERNEL_CHECK(ctx, node, v->bias.data == NULL ||
                                    tflm_tensor_elements(&v->bias) == p->output_depth,

@@ -45,6 +45,10 @@ void tflm_quantize_multiplier(double real_multiplier, int32_t *multiplier, int32
     exponent = 0;
     fixed = 0;
   }
+  if (exponent > 31) { /* only a corrupt scale gets here: saturate, never shift by 32+ */
+    exponent = 31;
+    fixed = INT32_C(0x7FFFFFFF);
+  }
   *multiplier = (int32_t)fixed;
   *shift = (int32_t)exponent;
 }

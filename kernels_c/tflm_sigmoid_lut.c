@@ -32,8 +32,14 @@ const uint16_t tflm_sigmoid_table_uint16[256] = {
     65534, 65534, 65534, 65535,
 };
 
+/* Valid models give shifts of a few bits; a corrupt scale must not make a shift undefined. */
+static int32_t bounded_shift(int32_t shift, int32_t most) {
+  return shift < 0 ? 0 : (shift > most ? most : shift);
+}
+
 /* TFLM's input rescaling: returns the multiplier and shift actually applied. */
 static void effective_scaling(int32_t *multiplier, int32_t *left_shift) {
+  *left_shift = bounded_shift(*left_shift, *multiplier == 0 ? 29 : 30);
   if (*multiplier == 0) {
     *multiplier = (int32_t)3 << *left_shift;
     *left_shift = 0;

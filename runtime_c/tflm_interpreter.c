@@ -203,11 +203,13 @@ static int is_planned(const tflm_interpreter_t *it, const int16_t *first, uint32
   return it->tensor_location[t] == TFLM_NOWHERE && first[t] >= 0;
 }
 
-/* The offline offset of tensor t, TFLM_PLAN_ONLINE when none; 0 on a nonsense offset. */
+/* The offline offset of tensor t, TFLM_PLAN_ONLINE when none; 0 on a nonsense offset
+ * (negative other than -1, too large, or not a multiple of the arena alignment). */
 static int offline_offset(tflm_interpreter_t *it, uint32_t plan, uint32_t t, uint32_t *offset) {
   int32_t value = plan != 0 ? tflm_model_int_at(it, plan, t) : -1;
   *offset = value < 0 ? TFLM_PLAN_ONLINE : (uint32_t)value;
-  return value >= -1 && value <= 0x3FFFFFFF;
+  return value == -1 ||
+         (value >= 0 && value <= 0x3FFFFFFF && value % (int32_t)TFLM_ARENA_ALIGN == 0);
 }
 
 /* Fills plan buffers: planned tensors in index order, then scratch buffers. */

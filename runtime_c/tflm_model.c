@@ -60,12 +60,49 @@ static uint32_t constant_length(tflm_interpreter_t *it, uint32_t tensor) {
   return (uint32_t)tflm_fb_int(&it->fb, buffer, BUFFER_SIZE, 8, 0);
 }
 
+/* Zero points must lie in their type's range: kernels add them to accumulators, and a
+ * corrupt one would overflow the arithmetic. */
+static int zero_points_valid(tflm_interpreter_t *it, uint32_t tensor, uint32_t quant) {
+  int32_t type = tflm_fb_int(&it->fb, tensor, TENSOR_TYPE, 1, 0), low, high;
+  uint32_t count, i, zero_points = tflm_fb_vector(&it->fb, quant, QUANT_ZERO_POINT, 8, &count);
+  if (type == TFLM_TYPE_INT8) {
+    low = -128, high = 127;
+  } else if (type == TFLM_TYPE_UINT8) {
+    low = 0, high = 255;
+  } else if (type == TFLM_TYPE_INT16) {
+    low = -32768, high = 32767;
+  } else {
+    return 1;
+  }
+  for (i = 0; i < count; ++i) {
+    const uint8_t *p = it->fb.data + zero_points + 8u * i;
+    int32_t value = (int32_t)tflm_fb_read_u32(p);
+    uint32_t upper = tflm_fb_read_u32(p + 4);
+    if (upper != (value < 0 ? 0xFFFFFFFFu : 0u) || value < low || value > high) return 0;
+  }
+  return 1;
+}
+
+/* Every dimension non-negative and the element count below 2^31: kernels multiply dims
+ * in int32_t. */
+static int shape_valid(tflm_interpreter_t *it, uint32_t tensor) {
+  uint32_t count, i, shape = tflm_fb_vector(&it->fb, tensor, TENSOR_SHAPE, 4, &count);
+  uint32_t elements = 1;
+  for (i = 0; i < count; ++i) {
+    int32_t dim = tflm_model_int_at(it, shape, i);
+    if (dim < 0 || (dim > 0 && elements > 0x7FFFFFFFu / (uint32_t)dim)) return 0;
+    elements *= (uint32_t)dim;
+  }
+  return 1;
+}
+
 static tflm_status_t check_tensor(tflm_interpreter_t *it, int32_t t) {
   uint32_t tensor = tflm_model_tensor(it, t), count, quant;
   int32_t buffer;
   if (tensor == 0) return TFLM_ERR_MODEL;
   tflm_fb_vector(&it->fb, tensor, TENSOR_SHAPE, 4, &count);
   if (count > TFLM_MAX_DIMS) return TFLM_ERR_BAD_SHAPE;
+  if (!shape_valid(it, tensor)) return TFLM_ERR_MODEL;
   buffer = tflm_fb_int(&it->fb, tensor, TENSOR_BUFFER, 4, 0);
   if (buffer < 0 || (uint32_t)buffer >= it->buffers_count) return TFLM_ERR_MODEL;
   quant = tflm_fb_table(&it->fb, tensor, TENSOR_QUANTIZATION);
@@ -74,6 +111,7 @@ static tflm_status_t check_tensor(tflm_interpreter_t *it, int32_t t) {
     tflm_fb_vector(&it->fb, quant, QUANT_SCALE, 4, &scales);
     tflm_fb_vector(&it->fb, quant, QUANT_ZERO_POINT, 8, &zero_points);
     if (zero_points != 0 && zero_points != scales) return TFLM_ERR_MODEL;
+    if (!zero_points_valid(it, tensor, quant)) return TFLM_ERR_MODEL;
   }
   if (tflm_model_constant_data(it, tensor) != 0 &&
       constant_length(it, tensor) < tflm_model_tensor_bytes(it, tensor)) {
@@ -246,6 +284,24 @@ uint32_t tflm_model_offline_plan(tflm_interpreter_t *it) {
   return data + 12u;
 }
 
+/* True when every record of the requantisation words lies inside them and every shift
+ * is one the kernels can apply (|shift| <= 31); a corrupt table is then never used. */
+static int requant_records_valid(tflm_interpreter_t *it, uint32_t data, uint32_t words) {
+  uint32_t op, c;
+  for (op = 0; op < it->operators_count; ++op) {
+    uint32_t record = (uint32_t)tflm_model_int_at(it, data, 2u + op), count;
+    if (record == 0) continue;
+    if (record < 2u + it->operators_count || record >= words) return 0;
+    count = (uint32_t)tflm_model_int_at(it, data, record);
+    if (count > (words - record - 1u) / 2u) return 0;
+    for (c = 0; c < count; ++c) {
+      int32_t shift = tflm_model_int_at(it, data, record + 1u + count + c);
+      if (shift < -31 || shift > 31) return 0;
+    }
+  }
+  return 1;
+}
+
 uint32_t tflm_model_requant(tflm_interpreter_t *it, uint32_t *words) {
   uint32_t length, data = find_metadata(it, "tflm_gen.requant", &length);
   *words = length / 4u;
@@ -253,7 +309,7 @@ uint32_t tflm_model_requant(tflm_interpreter_t *it, uint32_t *words) {
    * read the records through int32 pointers, so they must be 4-byte aligned. */
   if (data == 0 || *words < 2u + it->operators_count || tflm_model_int_at(it, data, 0) != 1 ||
       tflm_model_int_at(it, data, 1) != (int32_t)it->operators_count ||
-      ((uintptr_t)(it->fb.data + data) & 3u) != 0) {
+      ((uintptr_t)(it->fb.data + data) & 3u) != 0 || !requant_records_valid(it, data, *words)) {
     *words = 0;
     return 0;
   }

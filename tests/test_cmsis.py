@@ -1,11 +1,14 @@
 """The `cmsis` tag (kernels_c/cmsis/): optimised int8 kernels, bit-exact with TFLM.
 
 Randomised multi-op models (the per-op generators of test_ops_conv,
-test_ops_fully_connected and test_ops_elementwise: CONV_2D, DEPTHWISE_CONV_2D,
-FULLY_CONNECTED, ADD, int8 plus a float32 and an int16 case that take the reference
+test_ops_fully_connected, test_ops_elementwise, test_ops_pooling, test_ops_binary and
+test_ops_softmax: CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, ADD, AVERAGE_POOL_2D,
+MAX_POOL_2D, MUL, SOFTMAX, int8 plus float32 and int16 cases that take the reference
 fallbacks, and shapes aimed at the tag's fast paths: 3x3 depthwise windows of multiplier 1,
-4-channel blocks, single-row and odd-row FULLY_CONNECTED, table ADDs, and output scales whose
-shifts fall inside and outside the fast requantisation's range) run in the host build (plain
+4-channel blocks, single-row and odd-row FULLY_CONNECTED, table ADDs, pooling channel counts
+around the 4-, 8- and 16-channel blocks and windows of more than 256 values, same-shape and
+broadcast MULs, short and long softmax rows, and output scales whose shifts fall inside and
+outside the fast requantisation's range) run in the host build (plain
 C version), on the Cortex-M4 (DSP version) and on the Cortex-M55 (MVE version), each compared
 with the TFLM oracle.  Every shared int8 corpus model runs on the M4 with the tag, a few on the M55;
 the generated project's embedded expected output comes from the oracle."""
@@ -14,9 +17,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import test_ops_binary as binary_cases
 import test_ops_conv as conv_cases
 import test_ops_elementwise as add_cases
 import test_ops_fully_connected as fc_cases
+import test_ops_pooling as pool_cases
+import test_ops_softmax as softmax_cases
 from conftest import need_corpus, need_tool
 from op_oracle import assert_bit_exact, run_tflm
 
@@ -115,6 +121,60 @@ def fast_path_cases(b: ModelBuilder, rng) -> list:
     return cases
 
 
+def pool_case(rng, channels: int, window: int | None = None) -> dict:
+    """A random pooling geometry of `channels` channels; `window` makes one VALID window of
+    window x window values over an input of that size (more than 256 values: int32 sums)."""
+    case = pool_cases.random_case(rng)
+    case["c"] = channels
+    if window is not None:
+        case.update(h=window, w=window, fh=window, fw=window, sh=1, sw=1, padding="VALID",
+                    oh=1, ow=1)
+    return case
+
+
+def pooling_mul_softmax_cases(b: ModelBuilder, rng) -> list:
+    """(op, input data list, description) of AVERAGE_POOL_2D, MAX_POOL_2D, MUL and SOFTMAX:
+    channel counts around the 4-, 8- and 16-channel blocks, same-shape and broadcast MULs
+    with output shifts inside and outside the fast requantisation's range, softmax rows
+    shorter and longer than the DSP max's 8, and float32 / int16 cases of the fallbacks (int16 only for SOFTMAX)."""
+    cases = []
+    for op in ("AVERAGE_POOL_2D", "MAX_POOL_2D"):
+        for channels in (1, 4, 5, 8, 19, 32):
+            case = pool_case(rng, channels)
+            cases.append((op, [pool_cases.add_pool(b, op, "int8", case, rng)], case))
+        case = pool_case(rng, 6, window=17)
+        cases.append((op, [pool_cases.add_pool(b, op, "int8", case, rng)], case))
+        for dtype in ("float32", "int16"):
+            case = pool_case(rng, 3)
+            cases.append((f"{op} {dtype}", [pool_cases.add_pool(b, op, dtype, case, rng)], case))
+    mul_shapes = [([1, 6, 6, 5], [1, 6, 6, 5]), ([7], [7]), ([2, 3, 8], [2, 3, 8]),
+                  ([1, 4, 4, 3], [1, 1, 1, 3]), ([3, 1], [1, 5])]
+    for factor in SCALE_FACTORS:
+        for shape1, shape2 in mul_shapes:
+            case = binary_cases.make_case(rng, "int8", 4)
+            case.update(shape1=shape1, shape2=shape2)
+            case["quant"][2]["scale"] *= factor
+            options = {"fused_activation_function": case["activation"]}
+            data = binary_cases.add_binary(b, "MUL", "int8", case, rng, options)
+            cases.append(("MUL", data, case))
+    for dtype in ("float32", "int16"):
+        case = binary_cases.make_case(rng, dtype, 3)
+        data = binary_cases.add_binary(b, "MUL", dtype, case, rng, {})
+        cases.append((f"MUL {dtype}", data, case))
+    for out_dtype in ("int8", "int16"):
+        for depth in (1, 5, 8, 13, 64, 300):
+            case = softmax_cases.quantized_case(rng)
+            case["shape"] = [int(rng.integers(1, 4)), depth]
+            data = softmax_cases.add_softmax(b, case, "int8", out_dtype, rng)
+            cases.append((f"SOFTMAX int8->{out_dtype}", [data], case))
+    # The int16 fallback (float32 softmax calls expf, whose last bit differs between libms).
+    case = softmax_cases.quantized_case(rng)
+    case.update(scale=float(10 ** rng.uniform(-4.5, -2.5)), zero_point=0)
+    cases.append(("SOFTMAX int16", [softmax_cases.add_softmax(b, case, "int16", "int16", rng)],
+                  case))
+    return cases
+
+
 def mixed_model(seed: int):
     """One model of independent random ops: (model bytes, inputs, case descriptions)."""
     rng = np.random.default_rng(7000 + seed)
@@ -129,6 +189,7 @@ def mixed_model(seed: int):
     cases.append(("DEPTHWISE_CONV_2D int16",) + conv_cases.add_case(b, rng, "int16", True))
     cases.append(("FULLY_CONNECTED int16",) + fc_cases.add_case(b, rng, "int16"))
     cases = [(op, [data], g) for op, data, g in cases] + fast_path_cases(b, rng)
+    cases += pooling_mul_softmax_cases(b, rng)
     inputs = [array for _, data, _ in cases for array in data]
     return b.build(), inputs, [(op, g) for op, _, g in cases]
 
@@ -178,10 +239,14 @@ def test_corpus_model_bit_exact_with_tag(target, name):
 
 def test_tag_replaces_the_reference_kernels():
     from tflm_gen.kernels import kernel_files
-    files = kernel_files(["CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD"], TAGS)
-    for name in ("conv.c", "depthwise_conv.c", "fully_connected.c", "add.c", "cmsis_simd.h"):
+    files = kernel_files(["CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MUL",
+                          "AVERAGE_POOL_2D", "MAX_POOL_2D", "SOFTMAX"], TAGS)
+    for name in ("conv.c", "depthwise_conv.c", "fully_connected.c", "add.c", "mul.c",
+                 "pooling.c", "softmax.c", "cmsis_simd.h"):
         assert files[name].parent.name == "cmsis", name
     # Shared prepare and the reference loops of other types come from the reference set.
     for name in ("conv_common.c", "conv_reference.c", "depthwise_reference.c",
-                 "fully_connected_reference.c", "add_common.c", "add_reference.c"):
+                 "fully_connected_reference.c", "add_common.c", "add_reference.c",
+                 "mul_common.c", "mul_reference.c", "pooling_common.c", "pooling_reference.c",
+                 "softmax_common.c", "softmax_reference.c"):
         assert files[name].parent.name == "kernels_c", name

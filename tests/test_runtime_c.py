@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import need_tool
+from conftest import need_corpus, need_tool
 
 from tflm_gen.schema_header import HEADER_PATH, render_schema_header
 from tflm_gen.status import status_code, status_table
@@ -186,3 +186,84 @@ def test_profiler_hooks_cover_init_and_every_operator(tmp_path):
                          check=False)
     assert run.returncode == 0, (run.returncode, run.stderr)
     assert "profile: op 2 2 ticks" in run.stderr
+
+
+TRIALS = 5000
+_FUZZ_HARNESS = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include "tflm/model_ops.h"
+#include "tflm/tflm_interpreter.h"
+
+/* Reads (length, bytes) records and runs init (and invoke when init succeeds) on each,
+ * every model in its own heap block so AddressSanitizer sees any read past its end. */
+int main(int argc, char **argv) {
+  static tflm_interpreter_t it;
+  static union { tflm_max_align_t align; unsigned char bytes[1 << 16]; } arena;
+  FILE *f = fopen(argv[1], "rb");
+  unsigned char header[4];
+  int ok = 0, refused = 0;
+  (void)argc;
+  while (fread(header, 1, 4, f) == 4) {
+    uint32_t n = header[0] | header[1] << 8 | (uint32_t)header[2] << 16 | (uint32_t)header[3] << 24;
+    unsigned char *model = (unsigned char *)malloc(n ? n : 1);
+    if (fread(model, 1, n, f) != n) return 2;
+    if (tflm_interpreter_init(&it, model, n, &tflm_model_resolver, arena.bytes,
+                              sizeof(arena.bytes)) == TFLM_OK) {
+      tflm_interpreter_invoke(&it);
+      ++ok;
+    } else {
+      ++refused;
+    }
+    free(model);
+  }
+  printf("ran %d refused %d\n", ok, refused);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("name", ["sine_int8", "test_conv_model", "keyword_scrambled",
+                                  "trained_lstm_int8"])
+def test_corrupt_models_never_crash_the_c_loader(name, tmp_path):
+    """Seeded byte mutations and truncations of real models through the C runtime under
+    AddressSanitizer and UndefinedBehaviorSanitizer: errors, never bad reads."""
+    import numpy as np
+
+    from tflm_gen.optimize import device_model
+    from tflm_gen.output import write_tree
+    from tflm_gen.project import generate
+
+    compiler = need_tool("gcc")
+    if name == "sine_int8":
+        model = (REPO / "examples" / "sine" / "sine_int8.tflite").read_bytes()
+    else:
+        model = (need_corpus() / f"{name}.tflite").read_bytes()
+    write_tree(generate(model), tmp_path / "p")
+    planned, _ = device_model(model)
+    rng = np.random.default_rng(0)
+    records = bytearray()
+    for trial in range(TRIALS):
+        data = bytearray(planned)
+        if trial % 5 == 0:
+            data = data[: int(rng.integers(0, len(data)))]
+        else:
+            for _ in range(int(rng.integers(1, 9))):
+                data[int(rng.integers(0, len(data)))] = int(rng.integers(0, 256))
+        records += len(data).to_bytes(4, "little") + bytes(data)
+    (tmp_path / "models.bin").write_bytes(bytes(records))
+    (tmp_path / "p" / "fuzz.c").write_text(_FUZZ_HARNESS)
+    sources = ["fuzz.c", *sorted(f"tflm/{p.name}" for p in (tmp_path / "p" / "tflm").glob("*.c"))]
+    # Signed overflow is left out: a corrupt weight or bias makes the arithmetic wrap, in
+    # TFLM as here (garbage in, garbage out); memory errors, bad shifts and the rest are
+    # still fatal.
+    flags = ["-std=c99", "-g", "-O1", "-fsanitize=address,undefined",
+             "-fno-sanitize=signed-integer-overflow", "-fno-sanitize-recover=all"]
+    build = subprocess.run([compiler, *flags, *sources, "-o", "fuzz", "-lm"], cwd=tmp_path / "p",
+                           capture_output=True, text=True, check=False)
+    assert build.returncode == 0, build.stderr
+    run = subprocess.run(["./fuzz", str(tmp_path / "models.bin")], cwd=tmp_path / "p",
+                         capture_output=True, text=True, timeout=600, check=False)
+    assert run.returncode == 0, run.stderr[-3000:]
+    ran, refused = map(int, run.stdout.split()[1::2])
+    assert ran + refused == TRIALS and refused > TRIALS // 6
