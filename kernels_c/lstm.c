@@ -19,7 +19,6 @@
 #include "tflm_kernel.h"
 #include "tflm_quant.h"
 #include "tflm_sigmoid_lut.h"
-#include "tflm_state.h"
 
 /* Tensor data of one invoke and the position inside the sequence. */
 typedef struct {
@@ -233,11 +232,6 @@ static tflm_status_t lstm_eval(tflm_context_t *ctx, tflm_node_t *node) {
   return TFLM_OK;
 }
 
-/* TFLM resets the int8 hidden state to its zero point, not to zero bytes. */
-static void lstm_reset(tflm_context_t *ctx, tflm_node_t *node) {
-  tflm_state_reset_int8(ctx, node, TFLM_LSTM_HIDDEN_STATE);
-}
-
 const tflm_registration_t tflm_op_unidirectional_sequence_lstm = {
     NULL, 44 /* BuiltinOperator UNIDIRECTIONAL_SEQUENCE_LSTM */, NULL, tflm_lstm_prepare,
-    lstm_eval, lstm_reset, NULL};
+    lstm_eval, NULL, NULL}; /* the runtime resets the state tensors as TFLM does */

@@ -5,7 +5,6 @@
 #include <stddef.h>
 
 #include "tflm_quant.h"
-#include "tflm_state.h"
 
 /* Inputs TFLM's kernel does not support: peephole, projection and layer norm. */
 static const int32_t unsupported_inputs[] = {9, 10, 11, 16, 17, 20, 21, 22, 23};
@@ -170,7 +169,6 @@ tflm_status_t tflm_lstm_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   if (status != TFLM_OK) return status;
   cell_bytes = p->type == TFLM_TYPE_INT8 ? 2u : 4u;
   node->user_data = p;
-  tflm_state_reset_int8(ctx, node, TFLM_LSTM_HIDDEN_STATE); /* TFLM's initial state */
   return tflm_request_scratch(
       ctx, 4u * (uint32_t)(p->batches * p->units) * cell_bytes, &p->scratch);
 }

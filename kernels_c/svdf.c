@@ -22,7 +22,6 @@
 
 #include "tflm_kernel.h"
 #include "tflm_quant.h"
-#include "tflm_state.h"
 
 typedef struct {
   int32_t type;        /* input type TFLM_TYPE_FLOAT32 or TFLM_TYPE_INT8 */
@@ -304,14 +303,8 @@ static tflm_status_t svdf_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   status = p->type == TFLM_TYPE_INT8 ? fill_int8(ctx, node, &v, p) : fill_float32(ctx, node, &v, p);
   if (status != TFLM_OK) return status;
   node->user_data = p;
-  tflm_state_reset_int8(ctx, node, 4); /* TFLM starts an int8 state at its zero point */
   return tflm_request_scratch(ctx, (uint32_t)(p->batches * p->filters) * 4u, &p->scratch_filters);
 }
 
-/* TFLM resets an int8 state to its zero point, not to zero bytes. */
-static void svdf_reset(tflm_context_t *ctx, tflm_node_t *node) {
-  tflm_state_reset_int8(ctx, node, 4);
-}
-
 const tflm_registration_t tflm_op_svdf = {
-    NULL, 27 /* BuiltinOperator SVDF */, NULL, svdf_prepare, svdf_eval, svdf_reset, NULL};
+    NULL, 27 /* BuiltinOperator SVDF */, NULL, svdf_prepare, svdf_eval, NULL, NULL};
