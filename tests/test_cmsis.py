@@ -104,7 +104,7 @@ def fast_path_cases(b: ModelBuilder, rng) -> list:
     """(op, input data list, description) of the cases aimed at the tag's fast paths."""
     cases = []
     for factor in SCALE_FACTORS:
-        for channels in (4, 8, 6):
+        for channels in (4, 8, 6, 27):  # 27: the MVE 16-, 8- and 4-channel blocks + 3
             g = conv_geometry(rng, True, 3, channels, channels)
             data, g = add_conv(b, rng, g, True, factor)
             cases.append(("DEPTHWISE_CONV_2D 3x3", [data], g))
@@ -250,3 +250,93 @@ def test_tag_replaces_the_reference_kernels():
                  "mul_common.c", "mul_reference.c", "pooling_common.c", "pooling_reference.c",
                  "softmax_common.c", "softmax_reference.c"):
         assert files[name].parent.name == "kernels_c", name
+
+
+# The MVE requantisation (cmsis_mve_mul_by_qm / cmsis_mve_requantize) against the scalar
+# tflm_multiply_by_quantized_multiplier / tflm_requantize, lane by lane, on the Cortex-M55:
+# a sweep of small accumulators over every right shift of a multiplier of 2^30 (exact ties,
+# negative and positive), the extremes, and pseudo-random values over all shifts.
+MVE_REQUANT_MAIN = r"""
+#include "tflm/cmsis_simd.h"
+#include "tflm/tflm_printf.h"
+
+static uint32_t state = 12345u;
+static int32_t next(void) {
+  state ^= state << 13;
+  state ^= state >> 17;
+  state ^= state << 5;
+  return (int32_t)state;
+}
+
+static uint32_t failures, checked;
+
+static void check(const int32_t acc[4], const int32_t mul[4], const int32_t shift[4]) {
+  int32_t got[4], clamped[4], j;
+  vst1q_s32(got, cmsis_mve_mul_by_qm(vld1q_s32(acc), vld1q_s32(mul), vld1q_s32(shift)));
+  vst1q_s32(clamped, cmsis_mve_requantize(vld1q_s32(acc), vld1q_s32(mul), vld1q_s32(shift),
+                                          -3, -128, 127));
+  for (j = 0; j < 4; ++j) {
+    const int32_t want = tflm_multiply_by_quantized_multiplier(acc[j], mul[j], shift[j]);
+    ++checked;
+    if (got[j] != want || clamped[j] != tflm_requantize(acc[j], mul[j], shift[j], -3, -128, 127)) {
+      if (failures++ < 8) {
+        tflm_printf("acc %ld mul %ld shift %ld: %ld != %ld\n", (long)acc[j], (long)mul[j],
+                    (long)shift[j], (long)got[j], (long)want);
+      }
+    }
+  }
+}
+
+int main(void) {
+  static const int32_t extremes[] = {INT32_MIN, INT32_MIN + 1, -1, 0, 1, INT32_MAX,
+                                     INT32_MAX - 1, 1 << 30, -(1 << 30)};
+  int32_t acc[4], mul[4], shift[4], x, e, i, j, k;
+  for (e = 0; e >= -31; --e) {
+    for (x = -4096; x < 4096; x += 4) {
+      for (j = 0; j < 4; ++j) {
+        acc[j] = (x + j) << (e < -12 ? 12 : -e);
+        mul[j] = 1 << 30;
+        shift[j] = e;
+      }
+      check(acc, mul, shift);
+    }
+  }
+  for (i = 0; i < 9; ++i) {
+    for (k = 0; k < 9; ++k) {
+      for (e = -31; e <= 30; e += 4) {
+        for (j = 0; j < 4; ++j) {
+          acc[j] = extremes[i];
+          mul[j] = extremes[k];
+          shift[j] = e + j;
+        }
+        check(acc, mul, shift);
+      }
+    }
+  }
+  for (i = 0; i < 20000; ++i) {
+    for (j = 0; j < 4; ++j) {
+      const int32_t r = next();
+      acc[j] = (i & 1) ? next() : next() >> (r & 31);
+      mul[j] = (i & 2) ? next() : (int32_t)(0x40000000u | ((uint32_t)r & 0x3fffffffu));
+      shift[j] = (int32_t)(((uint32_t)next() % 62u)) - 31;
+    }
+    check(acc, mul, shift);
+  }
+  tflm_printf("checked %lu, failures %lu\n", (unsigned long)checked, (unsigned long)failures);
+  if (failures == 0) tflm_printf("~~~ALL TESTS PASSED~~~\n");
+  return failures != 0;
+}
+"""
+
+
+def test_mve_requantize_is_bit_exact():
+    need_board("qemu-cortex-m55")
+    rng = np.random.default_rng(3)
+    b = ModelBuilder()
+    add_conv(b, rng, conv_geometry(rng, False, 1, 8, 8), False, 1.0)
+    files = qemu.project_files(b.build(), "qemu-cortex-m55", TAGS)
+    assert "tflm/cmsis_simd.h" in files
+    files["main.c"] = MVE_REQUANT_MAIN.encode()
+    completed = qemu.run(qemu.build(files, "qemu-cortex-m55"))
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert qemu.PASSED in completed.stdout, completed.stdout

@@ -271,6 +271,33 @@ static __attribute__((noinline, unused)) void cmsis_dot_1x2(const int16_t *row,
 #endif /* CMSIS_DSP */
 
 #ifdef CMSIS_MVE
+/* tflm_multiply_by_quantized_multiplier on 4 lanes, each with its own multiplier and shift,
+ * bit-exact for every input and shift in [-31, 31]:
+ *   the left shift is VSHL (wraps, like the scalar's unsigned shift);
+ *   VQRDMULH is (2ab + 2^31) >> 32 saturated, which is gemmlowp's nudge-then-truncate
+ *     doubling high multiply for every a, b (INT32_MIN^2 saturates in both);
+ *   VRSHL by -e rounds ties up, (h + 2^(e-1)) >> e in full precision; subtracting 1 first
+ *     from negative h (only when e > 0) turns that into ties away from zero, as
+ *     tflm_rounding_divide_by_pot does.  The subtraction saturates: h == INT32_MIN stays,
+ *     whose quotient -2^(31-e) is exact either way. */
+static inline int32x4_t cmsis_mve_mul_by_qm(int32x4_t acc, int32x4_t multiplier,
+                                            int32x4_t shift) {
+  const int32x4_t zero = vdupq_n_s32(0);
+  const int32x4_t right = vminq_s32(shift, zero); /* minus the right shift */
+  int32x4_t high = vqrdmulhq_s32(vshlq_s32(acc, vmaxq_s32(shift, zero)), multiplier);
+  /* -1 in the lanes where high < 0 and right < 0: the sign bit of high & right. */
+  high = vqaddq_s32(high, vshrq_n_s32(vandq_s32(high, right), 31));
+  return vrshlq_s32(high, right);
+}
+
+/* cmsis_mve_mul_by_qm, plus offset, clamped to [lo, hi]. */
+static inline int32x4_t cmsis_mve_requantize(int32x4_t acc, int32x4_t multiplier,
+                                             int32x4_t shift, int32_t offset, int32_t lo,
+                                             int32_t hi) {
+  const int32x4_t value = vaddq_n_s32(cmsis_mve_mul_by_qm(acc, multiplier, shift), offset);
+  return vminq_s32(vmaxq_s32(value, vdupq_n_s32(lo)), vdupq_n_s32(hi));
+}
+
 /* dot[j] = sum over i < n of a_j[i] * b[i] for four int8 rows a_j and one row b, and
  * *sum_b = the sum of b (the input offset is applied afterwards: sum a*(b+o) =
  * dot + o * sum b, exact in wrapping int32).  Tails are predicated, never over-read. */

@@ -5,7 +5,8 @@
  * order) is either read in place (1x1 filters without padding) or gathered into the scratch
  * buffer, padding taps filled with the input zero point so that they add exactly 0, as the
  * reference's skipped taps do.  Then per instruction set (cmsis_simd.h):
- *   MVE  4 patches x 1 output channel per pass, 16 MACs per VMLADAVA;
+ *   MVE  4 patches x 1 output channel per pass, 16 MACs per VMLADAVA, the 4 results
+ *        requantised at once (cmsis_mve_requantize) and scattered to the 4 pixels;
  *   DSP  2 patches widened to int16 (offset added) x 2 output channels, SMLAD; 4 channels
  *        per pass, each pixel's 4 bytes requantised and clamped in one word, when every
  *        shift suits cmsis_requantize_fast;
@@ -90,6 +91,7 @@ static const int8_t *patch_of(const cmsis_conv_job_t *job, int32_t pixel, int32_
   return dst;
 }
 
+#if !defined(CMSIS_MVE)
 /* Bias, requantisation and clamp of output channel oc; returns the int8 value. */
 static int8_t finish(const cmsis_conv_job_t *job, int32_t acc, int32_t oc) {
   const tflm_conv_params_t *p = job->p;
@@ -97,22 +99,63 @@ static int8_t finish(const cmsis_conv_job_t *job, int32_t acc, int32_t oc) {
   return (int8_t)cmsis_requantize(acc, job->requant.multipliers[oc], job->requant.shifts[oc],
                                   p->output_offset, p->act_min, p->act_max);
 }
+#endif
 
 #if defined(CMSIS_MVE)
-/* Four pixels per pass; pixels past the end repeat the first one and are not stored. */
+/* Four pixels per pass; pixels past the end repeat the first one and are not stored.  The
+ * four accumulators of one output channel are requantised together (cmsis_mve_requantize,
+ * that channel's multiplier and shift in every lane) and stored with one scatter. */
+/* The accumulators of 4 patches for one filter row w of n values: sum over i of
+ * w[i] * (patch_j[i] + offset) + bias, as sum w * patch + offset * sum w (exact in wrapping
+ * int32).  Full blocks of 16 bytes unpredicated, then one predicated tail. */
+static __attribute__((noinline)) int32x4_t dot4(const int8_t *p0, const int8_t *p1,
+                                                const int8_t *p2, const int8_t *p3,
+                                                const int8_t *w, int32_t n, int32_t bias,
+                                                int32_t offset) {
+  int32_t d0 = 0, d1 = 0, d2 = 0, d3 = 0, s = 0, i;
+  int32x4_t sums;
+  for (i = n >> 4; i > 0; --i, w += 16, p0 += 16, p1 += 16, p2 += 16, p3 += 16) {
+    const int8x16_t vw = vld1q_s8(w);
+    s = vaddvaq_s8(s, vw);
+    d0 = vmladavaq_s8(d0, vld1q_s8(p0), vw);
+    d1 = vmladavaq_s8(d1, vld1q_s8(p1), vw);
+    d2 = vmladavaq_s8(d2, vld1q_s8(p2), vw);
+    d3 = vmladavaq_s8(d3, vld1q_s8(p3), vw);
+  }
+  if (n & 15) {
+    const mve_pred16_t lanes = vctp8q((uint32_t)(n & 15));
+    const int8x16_t vw = vldrbq_z_s8(w, lanes);
+    s = vaddvaq_s8(s, vw);
+    d0 = vmladavaq_s8(d0, vldrbq_z_s8(p0, lanes), vw);
+    d1 = vmladavaq_s8(d1, vldrbq_z_s8(p1, lanes), vw);
+    d2 = vmladavaq_s8(d2, vldrbq_z_s8(p2, lanes), vw);
+    d3 = vmladavaq_s8(d3, vldrbq_z_s8(p3, lanes), vw);
+  }
+  sums = vsetq_lane_s32(d3, vsetq_lane_s32(d2, vsetq_lane_s32(d1, vdupq_n_s32(d0), 1), 2), 3);
+  return vaddq_n_s32(sums, (int32_t)((uint32_t)bias + (uint32_t)offset * (uint32_t)s));
+}
+
 static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
-  const int32_t k = job->patch, cout = job->p->output_c, offset = job->p->input_offset;
+  const tflm_conv_params_t *p = job->p;
+  const int32_t k = job->patch, cout = p->output_c, offset = p->input_offset;
+  const uint32x4_t rows = vmulq_n_u32(vidupq_n_u32(0u, 1), (uint32_t)cout);
   const int8_t *patches[4];
-  int32_t pixel, oc, j, dot[4], sum_w;
+  int32_t pixel, oc, j;
   for (pixel = 0; pixel < pixels; pixel += 4) {
     const int32_t count = pixels - pixel < 4 ? pixels - pixel : 4;
+    const mve_pred16_t store = vctp32q((uint32_t)count);
+    int8_t *out = job->output + pixel * cout;
+    const int8_t *w = job->filter;
     for (j = 0; j < 4; ++j) patches[j] = j < count ? patch_of(job, pixel + j, j) : patches[0];
-    for (oc = 0; oc < cout; ++oc) {
-      cmsis_mve_dot4(patches, job->filter + oc * k, k, dot, &sum_w);
-      for (j = 0; j < count; ++j) {
-        const int32_t acc = (int32_t)((uint32_t)dot[j] + (uint32_t)offset * (uint32_t)sum_w);
-        job->output[(pixel + j) * cout + oc] = finish(job, acc, oc);
-      }
+    for (oc = 0; oc < cout; ++oc, w += k) {
+      const int32x4_t acc = dot4(patches[0], patches[1], patches[2], patches[3], w, k,
+                                 job->bias != NULL ? job->bias[oc] : 0, offset);
+      vstrbq_scatter_offset_p_s32(
+          out + oc, rows,
+          cmsis_mve_requantize(acc, vdupq_n_s32(job->requant.multipliers[oc]),
+                               vdupq_n_s32(job->requant.shifts[oc]), p->output_offset,
+                               p->act_min, p->act_max),
+          store);
     }
   }
 }

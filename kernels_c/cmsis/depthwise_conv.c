@@ -5,9 +5,11 @@
  * taps), then each block of 4 consecutive output channels sums over the window's taps with
  * its 4 accumulators (started at the bias) in registers, and is requantised at once: with
  * depth multiplier 1 the 4 channels read 4 input channels (one word), with a multiplier
- * divisible by 4 they share one input channel.  Per instruction set (cmsis_simd.h): MVE one
- * multiply over 4 int32 lanes per tap; DSP SXTB16 and SMLABB/SMLATT, the 3x3 window of
- * multiplier 1 unrolled; C four scalar MACs.  Other multipliers and the channel tail use the
+ * divisible by 4 they share one input channel.  Per instruction set (cmsis_simd.h): MVE, for
+ * multiplier 1, 16 (or 8) channels per pass widened to int16 lanes, offset added, with
+ * widening multiplies into int32 even / odd lanes, then cmsis_mve_requantize (gathered
+ * per-channel parameters, scattered bytes), other multipliers 4 int32 lanes per tap; DSP
+ * SXTB16 and SMLABB/SMLATT, the 3x3 window of multiplier 1 unrolled; C four scalar MACs.  Other multipliers and the channel tail use the
  * scalar loop; float32 and int16 run the reference kernels (depthwise_reference.c).
  * Integer sums are exact, so every order gives the reference's result.  No scratch. */
 #include <stddef.h>
@@ -71,11 +73,76 @@ static void window_of(const tflm_conv_params_t *p, const int8_t *image, const in
 }
 
 #if defined(CMSIS_MVE)
-/* acc[j] += sum over the window of filter[c + j] * (input[in_c (+ j)] + offset). */
-static __attribute__((noinline)) void block4(const dw_window_t *w, int32_t in_c, int32_t c,
-                                             int32_t broadcast, int32_t offset, int32_t acc[4]) {
+/* Requantises acc, the sums of channels c + lanes[j] (bias not yet added), into out[c +
+ * lanes[j]]: per-lane multipliers, shifts and bias gathered, the bytes scattered. */
+static inline void mve_store(const dw_job_t *job, int32x4_t acc, int32_t c, uint32x4_t lanes,
+                             int8_t *out) {
+  const tflm_conv_params_t *p = job->p;
+  const int32x4_t multiplier = vldrwq_gather_shifted_offset_s32(job->requant.multipliers + c,
+                                                                lanes);
+  const int32x4_t shift = vldrwq_gather_shifted_offset_s32(job->requant.shifts + c, lanes);
+  if (job->bias != NULL) {
+    acc = vaddq_s32(acc, vldrwq_gather_shifted_offset_s32(job->bias + c, lanes));
+  }
+  vstrbq_scatter_offset_s32(out + c, lanes, cmsis_mve_requantize(acc, multiplier, shift,
+                                                                 p->output_offset,
+                                                                 p->act_min, p->act_max));
+}
+
+/* One tap of 8 channels, multiplier 1: int8 widened to int16 lanes, the input offset added
+ * (|x + offset| <= 255), products exact in int32: even channels to e, odd ones to o. */
+#define DW_TAP8(in_ptr, f_ptr, e, o)                                                       \
+  do {                                                                                     \
+    const int16x8_t x_ = vaddq_n_s16(vldrbq_s16(in_ptr), offset);                          \
+    const int16x8_t w_ = vldrbq_s16(f_ptr);                                                \
+    e = vaddq_s32(e, vmullbq_int_s16(x_, w_));                                             \
+    o = vaddq_s32(o, vmulltq_int_s16(x_, w_));                                             \
+  } while (0)
+
+/* Multiplier 1: channels c .. c + 15 summed over the window, then requantised. */
+static __attribute__((noinline)) void block16(const dw_job_t *job, const dw_window_t *w,
+                                              int32_t c, int8_t *out) {
+  const int16_t offset = (int16_t)job->p->input_offset;
+  const int8_t *in = w->input + c, *f = w->filter + c;
+  const uint32x4_t even = vidupq_n_u32(0u, 2);
+  int32x4_t e0 = vdupq_n_s32(0), o0 = e0, e1 = e0, o1 = e0;
+  int32_t y, x;
+  for (y = w->rows; y > 0; --y, in += w->input_skip, f += w->filter_skip) {
+    for (x = w->cols; x > 0; --x, in += w->input_step, f += w->filter_step) {
+      DW_TAP8(in, f, e0, o0);
+      DW_TAP8(in + 8, f + 8, e1, o1);
+    }
+  }
+  mve_store(job, e0, c, even, out);
+  mve_store(job, o0, c + 1, even, out);
+  mve_store(job, e1, c + 8, even, out);
+  mve_store(job, o1, c + 9, even, out);
+}
+
+/* The same for channels c .. c + 7. */
+static __attribute__((noinline)) void block8(const dw_job_t *job, const dw_window_t *w,
+                                             int32_t c, int8_t *out) {
+  const int16_t offset = (int16_t)job->p->input_offset;
+  const int8_t *in = w->input + c, *f = w->filter + c;
+  const uint32x4_t even = vidupq_n_u32(0u, 2);
+  int32x4_t e0 = vdupq_n_s32(0), o0 = e0;
+  int32_t y, x;
+  for (y = w->rows; y > 0; --y, in += w->input_skip, f += w->filter_skip) {
+    for (x = w->cols; x > 0; --x, in += w->input_step, f += w->filter_step) {
+      DW_TAP8(in, f, e0, o0);
+    }
+  }
+  mve_store(job, e0, c, even, out);
+  mve_store(job, o0, c + 1, even, out);
+}
+
+/* Channels c .. c + 3 (input channel in_c (+ j)), one int32 lane each, requantised. */
+static __attribute__((noinline)) void block4(const dw_job_t *job, const dw_window_t *w,
+                                             int32_t in_c, int32_t c, int32_t broadcast,
+                                             int8_t *out) {
+  const int32_t offset = job->p->input_offset;
   const int8_t *in = w->input + in_c, *f = w->filter + c;
-  int32x4_t sum = vld1q_s32(acc);
+  int32x4_t sum = vdupq_n_s32(0);
   int32_t y, x;
   for (y = w->rows; y > 0; --y, in += w->input_skip, f += w->filter_skip) {
     for (x = w->cols; x > 0; --x, in += w->input_step, f += w->filter_step) {
@@ -84,7 +151,7 @@ static __attribute__((noinline)) void block4(const dw_window_t *w, int32_t in_c,
       sum = vaddq_s32(sum, vmulq_s32(vldrbq_s32(f), values));
     }
   }
-  vst1q_s32(acc, sum);
+  mve_store(job, sum, c, vidupq_n_u32(0u, 1), out);
 }
 #elif defined(CMSIS_DSP)
 /* One tap of 4 channels, multiplier 1: SXTAB16 adds the input offset to both halves. */
@@ -244,6 +311,7 @@ static int8_t finish(const dw_job_t *job, int32_t acc, int32_t c) {
                                   p->output_offset, p->act_min, p->act_max);
 }
 
+#if !defined(CMSIS_MVE)
 /* Requantises channels c .. c + 3 (bias already in acc) into out[c ..]. */
 static inline void finish4(const dw_job_t *job, const int32_t acc[4], int32_t c, int8_t *out) {
   const int32_t offset = job->p->output_offset, lo = job->p->act_min, hi = job->p->act_max;
@@ -264,7 +332,26 @@ static void start4(const dw_job_t *job, int32_t c, int32_t acc[4]) {
   for (j = 0; j < 4; ++j) acc[j] = job->bias != NULL ? job->bias[c + j] : 0;
 }
 
+#endif
+
 /* All output channels of one pixel. */
+#if defined(CMSIS_MVE)
+static void pixel_int8(const dw_job_t *job, const dw_window_t *w, int8_t *out) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t m = p->depth_multiplier, offset = p->input_offset;
+  const int32_t blocks = (m == 1 || m % 4 == 0) ? p->output_c & ~3 : 0;
+  int32_t c = 0;
+  if (m == 1) {
+    for (; c + 16 <= p->output_c; c += 16) block16(job, w, c, out);
+    if (c + 8 <= p->output_c) {
+      block8(job, w, c, out);
+      c += 8;
+    }
+  }
+  for (; c < blocks; c += 4) block4(job, w, c / m, c, m != 1, out);
+  for (; c < p->output_c; ++c) out[c] = finish(job, single(w, c / m, c, offset), c);
+}
+#else
 static void pixel_int8(const dw_job_t *job, const dw_window_t *w, int8_t *out) {
   const tflm_conv_params_t *p = job->p;
   const int32_t m = p->depth_multiplier, offset = p->input_offset;
@@ -289,6 +376,8 @@ static void pixel_int8(const dw_job_t *job, const dw_window_t *w, int8_t *out) {
   }
   for (; c < p->output_c; ++c) out[c] = finish(job, single(w, c / m, c, offset), c);
 }
+
+#endif
 
 static void depthwise_int8(const dw_job_t *job, const int8_t *input, const int8_t *filter,
                            int8_t *output) {
