@@ -2,14 +2,9 @@
 #include "conv_common.h"
 
 #include "tflm_quant.h"
+#include "weighted_common.h"
 
-/* The tensors of a convolution node. */
-typedef struct {
-  tflm_tensor_t input;
-  tflm_tensor_t filter;
-  tflm_tensor_t bias; /* data == NULL when absent */
-  tflm_tensor_t output;
-} conv_views_t;
+typedef tflm_weighted_views_t conv_views_t;
 
 /* Option slots differ between Conv2DOptions and DepthwiseConv2DOptions. */
 typedef struct {
@@ -33,11 +28,8 @@ static const conv_option_slots_t depthwise_slots = {
 
 void tflm_conv_requant(tflm_context_t *ctx, const tflm_node_t *node,
                        const tflm_conv_params_t *params, tflm_requant_t *requant) {
-  int32_t channels = 0;
-  const int32_t *arrays = params->requant_in_model ? tflm_node_requant(ctx, node, &channels)
-                                                   : (const int32_t *)(const void *)(params + 1);
-  requant->multipliers = arrays;
-  requant->shifts = arrays + params->channels;
+  tflm_weighted_requant(ctx, node, params->requant_in_model,
+                        (const int32_t *)(const void *)(params + 1), params->channels, requant);
 }
 
 void tflm_conv_padding(int32_t padding, int32_t stride, int32_t dilation, int32_t in_size,
@@ -54,47 +46,16 @@ void tflm_conv_padding(int32_t padding, int32_t stride, int32_t dilation, int32_
   *pad_before = total > 0 ? total / 2 : 0;
 }
 
-static tflm_status_t fetch_views(tflm_context_t *ctx, tflm_node_t *node, conv_views_t *v) {
-  tflm_status_t status;
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 2 || node->inputs_count == 3,
-                    TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node, node->outputs_count == 1, TFLM_ERR_BAD_PARAMS);
-  status = tflm_node_input(ctx, node, 0, &v->input);
-  if (status == TFLM_OK) status = tflm_node_input(ctx, node, 1, &v->filter);
-  if (status == TFLM_OK) status = tflm_node_output(ctx, node, 0, &v->output);
+/* The shared type rule, 4-D tensors, and one bias per output channel. */
+static tflm_status_t check_types(tflm_context_t *ctx, tflm_node_t *node, const conv_views_t *v) {
+  tflm_status_t status = tflm_weighted_types(ctx, node, v);
   if (status != TFLM_OK) return status;
-  v->bias.data = NULL;
-  v->bias.ndims = 0;
-  if (node->inputs_count == 3) {
-    status = tflm_node_input(ctx, node, 2, &v->bias);
-    if (status != TFLM_OK) return status;
-  }
   TFLM_KERNEL_CHECK(ctx, node, v->input.ndims == 4, TFLM_ERR_BAD_SHAPE);
   TFLM_KERNEL_CHECK(ctx, node, v->filter.ndims == 4, TFLM_ERR_BAD_SHAPE);
   TFLM_KERNEL_CHECK(ctx, node, v->output.ndims == 4, TFLM_ERR_BAD_SHAPE);
-  return TFLM_OK;
-}
-
-/* float32 x float32 (+ float32 bias), int8 x int8 (+ int32), int16 x int8 (+ int64). */
-static tflm_status_t check_types(tflm_context_t *ctx, tflm_node_t *node, const conv_views_t *v) {
-  const int32_t type = v->input.type;
-  int32_t filter_type = TFLM_TYPE_INT8;
-  int32_t bias_type = TFLM_TYPE_INT32;
-  TFLM_KERNEL_CHECK(ctx, node, v->output.type == type, TFLM_ERR_UNSUPPORTED_TYPE);
-  if (type == TFLM_TYPE_FLOAT32) {
-    filter_type = TFLM_TYPE_FLOAT32;
-    bias_type = TFLM_TYPE_FLOAT32;
-  } else if (type == TFLM_TYPE_INT16) {
-    bias_type = TFLM_TYPE_INT64;
-  } else {
-    TFLM_KERNEL_CHECK(ctx, node, type == TFLM_TYPE_INT8, TFLM_ERR_UNSUPPORTED_TYPE);
-  }
-  TFLM_KERNEL_CHECK(ctx, node, v->filter.type == filter_type, TFLM_ERR_UNSUPPORTED_TYPE);
-  if (v->bias.data != NULL) {
-    TFLM_KERNEL_CHECK(ctx, node, v->bias.type == bias_type, TFLM_ERR_UNSUPPORTED_TYPE);
-    TFLM_KERNEL_CHECK(ctx, node, tflm_tensor_elements(&v->bias) == v->output.dims[3],
-                      TFLM_ERR_BAD_SHAPE);
-  }
+  TFLM_KERNEL_CHECK(ctx, node, v->bias.data == NULL ||
+                                   tflm_tensor_elements(&v->bias) == v->output.dims[3],
+                    TFLM_ERR_BAD_SHAPE);
   return TFLM_OK;
 }
 
@@ -102,10 +63,8 @@ static tflm_status_t check_types(tflm_context_t *ctx, tflm_node_t *node, const c
 static tflm_conv_params_t *alloc_params(tflm_context_t *ctx, const tflm_node_t *node,
                                         const conv_views_t *v) {
   const int32_t channels = v->input.type == TFLM_TYPE_FLOAT32 ? 0 : v->output.dims[3];
-  int32_t precomputed = 0;
   /* Arrays the generator precomputed into the model stay in flash, out of the arena. */
-  const int in_model = channels > 0 && tflm_node_requant(ctx, node, &precomputed) != NULL &&
-                       precomputed == channels;
+  const int32_t in_model = tflm_weighted_requant_in_model(ctx, node, channels);
   const uint32_t arrays = in_model ? 0u : (uint32_t)channels * 2u * (uint32_t)sizeof(int32_t);
   tflm_conv_params_t *p =
       (tflm_conv_params_t *)tflm_alloc_persistent(ctx, (uint32_t)sizeof(tflm_conv_params_t) + arrays);
@@ -182,7 +141,7 @@ static tflm_status_t prepare_common(tflm_context_t *ctx, tflm_node_t *node,
                                     conv_views_t *v, tflm_conv_params_t **out) {
   int32_t activation = tflm_opt_int(node, slots->activation, TFLM_ACT_NONE);
   tflm_conv_params_t *p;
-  tflm_status_t status = fetch_views(ctx, node, v);
+  tflm_status_t status = tflm_weighted_views(ctx, node, v);
   if (status == TFLM_OK) status = check_types(ctx, node, v);
   if (status != TFLM_OK) return status;
   /* TFLM silently ignores fused TANH / SIGN_BIT here; refusing beats a wrong answer. */

@@ -2,58 +2,14 @@
 #include "fully_connected_common.h"
 
 #include "tflm_quant.h"
+#include "weighted_common.h"
 
-typedef struct {
-  tflm_tensor_t input;
-  tflm_tensor_t filter;
-  tflm_tensor_t bias; /* data == NULL when absent */
-  tflm_tensor_t output;
-} fc_views_t;
+typedef tflm_weighted_views_t fc_views_t;
 
 void tflm_fully_connected_requant(tflm_context_t *ctx, const tflm_node_t *node,
                                   const tflm_fc_params_t *params, tflm_requant_t *requant) {
-  int32_t channels = 0;
-  const int32_t *arrays = params->requant_in_model ? tflm_node_requant(ctx, node, &channels)
-                                                   : (const int32_t *)(const void *)(params + 1);
-  requant->multipliers = arrays;
-  requant->shifts = arrays + params->channels;
-}
-
-static tflm_status_t fetch_views(tflm_context_t *ctx, tflm_node_t *node, fc_views_t *v) {
-  tflm_status_t status;
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 2 || node->inputs_count == 3,
-                    TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node, node->outputs_count == 1, TFLM_ERR_BAD_PARAMS);
-  status = tflm_node_input(ctx, node, 0, &v->input);
-  if (status == TFLM_OK) status = tflm_node_input(ctx, node, 1, &v->filter);
-  if (status == TFLM_OK) status = tflm_node_output(ctx, node, 0, &v->output);
-  if (status != TFLM_OK) return status;
-  v->bias.data = NULL;
-  v->bias.ndims = 0;
-  if (node->inputs_count == 3) {
-    status = tflm_node_input(ctx, node, 2, &v->bias);
-  }
-  return status;
-}
-
-/* float32 x float32 (+ float32 bias), int8 x int8 (+ int32), int16 x int8 (+ int64). */
-static tflm_status_t check_types(tflm_context_t *ctx, tflm_node_t *node, const fc_views_t *v) {
-  const int32_t type = v->input.type;
-  int32_t filter_type = TFLM_TYPE_INT8;
-  int32_t bias_type = TFLM_TYPE_INT32;
-  TFLM_KERNEL_CHECK(ctx, node, v->output.type == type, TFLM_ERR_UNSUPPORTED_TYPE);
-  if (type == TFLM_TYPE_FLOAT32) {
-    filter_type = TFLM_TYPE_FLOAT32;
-    bias_type = TFLM_TYPE_FLOAT32;
-  } else if (type == TFLM_TYPE_INT16) {
-    bias_type = TFLM_TYPE_INT64;
-  } else {
-    TFLM_KERNEL_CHECK(ctx, node, type == TFLM_TYPE_INT8, TFLM_ERR_UNSUPPORTED_TYPE);
-  }
-  TFLM_KERNEL_CHECK(ctx, node, v->filter.type == filter_type, TFLM_ERR_UNSUPPORTED_TYPE);
-  TFLM_KERNEL_CHECK(ctx, node, v->bias.data == NULL || v->bias.type == bias_type,
-                    TFLM_ERR_UNSUPPORTED_TYPE);
-  return TFLM_OK;
+  tflm_weighted_requant(ctx, node, params->requant_in_model,
+                        (const int32_t *)(const void *)(params + 1), params->channels, requant);
 }
 
 /* batches x accum_depth input, output_depth x accum_depth filter, batches x output_depth out. */
@@ -126,10 +82,8 @@ static tflm_fc_params_t *alloc_params(tflm_context_t *ctx, const tflm_node_t *no
   const int32_t per_channel = type != TFLM_TYPE_FLOAT32 && v->filter.nscales > 1;
   const int32_t channels =
       type == TFLM_TYPE_FLOAT32 ? 0 : (per_channel ? v->filter.nscales : 1);
-  int32_t precomputed = 0;
   /* Arrays the generator precomputed into the model stay in flash, out of the arena. */
-  const int in_model = channels > 0 && tflm_node_requant(ctx, node, &precomputed) != NULL &&
-                       precomputed == channels;
+  const int32_t in_model = tflm_weighted_requant_in_model(ctx, node, channels);
   const uint32_t bytes = (uint32_t)sizeof(tflm_fc_params_t) +
                          (in_model ? 0u : (uint32_t)channels * 2u * (uint32_t)sizeof(int32_t));
   tflm_fc_params_t *p = (tflm_fc_params_t *)tflm_alloc_persistent(ctx, bytes);
@@ -152,8 +106,8 @@ tflm_status_t tflm_fully_connected_prepare(tflm_context_t *ctx, tflm_node_t *nod
       tflm_opt_int(node, TFLM_OPT_FULLY_CONNECTED_FUSED_ACTIVATION_FUNCTION, TFLM_ACT_NONE);
   fc_views_t v;
   tflm_fc_params_t *p;
-  tflm_status_t status = fetch_views(ctx, node, &v);
-  if (status == TFLM_OK) status = check_types(ctx, node, &v);
+  tflm_status_t status = tflm_weighted_views(ctx, node, &v);
+  if (status == TFLM_OK) status = tflm_weighted_types(ctx, node, &v);
   if (status != TFLM_OK) return status;
   /* Only the DEFAULT weights format (shuffled int8 weights are a TFLite-only layout). */
   TFLM_KERNEL_CHECK(ctx, node, tflm_opt_int(node, TFLM_OPT_FULLY_CONNECTED_WEIGHTS_FORMAT, 0) == 0,

@@ -14,6 +14,7 @@
 
 #include "tflm_kernel.h"
 #include "tflm_quant.h"
+#include "weighted_common.h"
 
 /* Persistent op data (fixed-width fields only), followed by `channels` int32 multipliers
  * and `channels` int32 shifts for the quantised types unless the generator precomputed
@@ -154,7 +155,7 @@ static tflm_status_t tc_prepare(tflm_context_t *ctx, tflm_node_t *node) {
       tflm_opt_int(node, TFLM_OPT_TRANSPOSE_CONV_FUSED_ACTIVATION_FUNCTION, TFLM_ACT_NONE);
   tc_views_t v;
   tflm_transpose_conv_params_t *p;
-  int32_t channels, precomputed = 0, in_model;
+  int32_t channels, in_model;
   tflm_status_t status = tc_views(ctx, node, &v);
   if (status == TFLM_OK) status = tc_types(ctx, node, &v);
   if (status != TFLM_OK) return status;
@@ -162,8 +163,7 @@ static tflm_status_t tc_prepare(tflm_context_t *ctx, tflm_node_t *node) {
                     TFLM_ERR_BAD_PARAMS);
   channels = v.input.type == TFLM_TYPE_FLOAT32 ? 0 : v.output.dims[3];
   /* Arrays the generator precomputed into the model stay in flash, out of the arena. */
-  in_model = channels > 0 && tflm_node_requant(ctx, node, &precomputed) != NULL &&
-             precomputed == channels;
+  in_model = tflm_weighted_requant_in_model(ctx, node, channels);
   p = (tflm_transpose_conv_params_t *)tflm_alloc_persistent(
       ctx, (uint32_t)sizeof(*p) + (in_model ? 0u : (uint32_t)channels * 8u));
   TFLM_KERNEL_CHECK(ctx, node, p != NULL, TFLM_ERR_ARENA_TOO_SMALL);
@@ -292,16 +292,15 @@ static tflm_status_t tc_eval(tflm_context_t *ctx, tflm_node_t *node) {
   const void *filter = tflm_node_input_data(ctx, node, 1);
   const void *bias = node->inputs_count == 4 ? tflm_node_input_data(ctx, node, 3) : NULL;
   void *out = tflm_node_output_data(ctx, node, 0);
-  int32_t b, oy, ox, oc, index = 0, channels = 0;
+  int32_t b, oy, ox, oc, index = 0;
   tc_window_t w;
   tc_data_t d;
   TFLM_KERNEL_CHECK(ctx, node, p != NULL && input != NULL && filter != NULL && out != NULL,
                     TFLM_ERR_NOT_READY);
   d.filter = filter;
   d.bias = bias;
-  d.requant.multipliers = p->requant_in_model ? tflm_node_requant(ctx, node, &channels)
-                                              : tc_multipliers(p);
-  d.requant.shifts = d.requant.multipliers + p->channels;
+  tflm_weighted_requant(ctx, node, p->requant_in_model, tc_multipliers(p), p->channels,
+                        &d.requant);
   for (b = 0; b < p->batches; ++b) {
     d.image = input + (ptrdiff_t)b * p->in_h * p->in_w * p->in_c * tc_element_size(p->type);
     for (oy = 0; oy < p->out_h; ++oy) {

@@ -1,0 +1,55 @@
+/* Prepare and eval pieces shared by the ops with weights; see weighted_common.h. */
+#include "weighted_common.h"
+
+#include <stddef.h>
+
+tflm_status_t tflm_weighted_views(tflm_context_t *ctx, tflm_node_t *node,
+                                  tflm_weighted_views_t *v) {
+  tflm_status_t status;
+  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 2 || node->inputs_count == 3,
+                    TFLM_ERR_BAD_PARAMS);
+  TFLM_KERNEL_CHECK(ctx, node, node->outputs_count == 1, TFLM_ERR_BAD_PARAMS);
+  status = tflm_node_input(ctx, node, 0, &v->input);
+  if (status == TFLM_OK) status = tflm_node_input(ctx, node, 1, &v->filter);
+  if (status == TFLM_OK) status = tflm_node_output(ctx, node, 0, &v->output);
+  if (status != TFLM_OK) return status;
+  v->bias.data = NULL;
+  v->bias.ndims = 0;
+  if (node->inputs_count == 3) status = tflm_node_input(ctx, node, 2, &v->bias);
+  return status;
+}
+
+tflm_status_t tflm_weighted_types(tflm_context_t *ctx, tflm_node_t *node,
+                                  const tflm_weighted_views_t *v) {
+  const int32_t type = v->input.type;
+  int32_t filter_type = TFLM_TYPE_INT8;
+  int32_t bias_type = TFLM_TYPE_INT32;
+  TFLM_KERNEL_CHECK(ctx, node, v->output.type == type, TFLM_ERR_UNSUPPORTED_TYPE);
+  if (type == TFLM_TYPE_FLOAT32) {
+    filter_type = TFLM_TYPE_FLOAT32;
+    bias_type = TFLM_TYPE_FLOAT32;
+  } else if (type == TFLM_TYPE_INT16) {
+    bias_type = TFLM_TYPE_INT64;
+  } else {
+    TFLM_KERNEL_CHECK(ctx, node, type == TFLM_TYPE_INT8, TFLM_ERR_UNSUPPORTED_TYPE);
+  }
+  TFLM_KERNEL_CHECK(ctx, node, v->filter.type == filter_type, TFLM_ERR_UNSUPPORTED_TYPE);
+  TFLM_KERNEL_CHECK(ctx, node, v->bias.data == NULL || v->bias.type == bias_type,
+                    TFLM_ERR_UNSUPPORTED_TYPE);
+  return TFLM_OK;
+}
+
+void tflm_weighted_requant(tflm_context_t *ctx, const tflm_node_t *node, int32_t in_model,
+                           const int32_t *own, int32_t channels, tflm_requant_t *requant) {
+  int32_t count = 0;
+  const int32_t *arrays = in_model ? tflm_node_requant(ctx, node, &count) : own;
+  requant->multipliers = arrays;
+  requant->shifts = arrays + channels;
+}
+
+int32_t tflm_weighted_requant_in_model(tflm_context_t *ctx, const tflm_node_t *node,
+                                       int32_t channels) {
+  int32_t precomputed = 0;
+  return channels > 0 && tflm_node_requant(ctx, node, &precomputed) != NULL &&
+         precomputed == channels;
+}

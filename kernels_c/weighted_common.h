@@ -1,0 +1,43 @@
+/* What the ops with weights (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, TRANSPOSE_CONV
+ * and their tag replacements) share in prepare and eval: their four tensors, TFLM's type rule, and where
+ * their per-channel requantisation arrays are. */
+#ifndef TFLM_WEIGHTED_COMMON_H
+#define TFLM_WEIGHTED_COMMON_H
+
+#include <stdint.h>
+
+#include "tflm_kernel.h"
+#include "tflm_quant.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Input, weights, optional bias (data == NULL when absent) and output. */
+typedef struct {
+  tflm_tensor_t input;
+  tflm_tensor_t filter;
+  tflm_tensor_t bias;
+  tflm_tensor_t output;
+} tflm_weighted_views_t;
+
+/* Fills the views of a node with 2 or 3 inputs (the bias optional) and 1 output. */
+tflm_status_t tflm_weighted_views(tflm_context_t *ctx, tflm_node_t *node,
+                                  tflm_weighted_views_t *v);
+/* float32 x float32 (+ float32 bias), int8 x int8 (+ int32), int16 x int8 (+ int64). */
+tflm_status_t tflm_weighted_types(tflm_context_t *ctx, tflm_node_t *node,
+                                  const tflm_weighted_views_t *v);
+/* True when the generator precomputed this node's `channels` multipliers and shifts into
+ * the model, so prepare keeps them in flash instead of persistent memory. */
+int32_t tflm_weighted_requant_in_model(tflm_context_t *ctx, const tflm_node_t *node,
+                                       int32_t channels);
+/* The per-channel arrays of a prepared node: precomputed in the model when `in_model`,
+ * else `own` (channels multipliers followed by channels shifts in persistent memory). */
+void tflm_weighted_requant(tflm_context_t *ctx, const tflm_node_t *node, int32_t in_model,
+                           const int32_t *own, int32_t channels, tflm_requant_t *requant);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TFLM_WEIGHTED_COMMON_H */
