@@ -11,4 +11,13 @@
 #define TFLM_ALIGNED16 /* the enclosing union still gives scalar alignment */
 #endif
 
+/* Float kernels must add and multiply exactly as TFLM does, so a multiply-add must never
+ * be fused into one rounding.  ISO modes (-std=c99) already forbid it; GNU dialects, the
+ * default of many IDEs, fuse on FPUs with FMA (Cortex-M4F and up) unless told not to. */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
 #endif /* TFLM_COMPILER_H */

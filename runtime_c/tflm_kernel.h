@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tflm_compiler.h"
 #include "tflm_schema.h"
 #include "tflm_status.h"
 

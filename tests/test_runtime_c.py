@@ -267,3 +267,18 @@ def test_corrupt_models_never_crash_the_c_loader(name, tmp_path):
     assert run.returncode == 0, run.stderr[-3000:]
     ran, refused = map(int, run.stdout.split()[1::2])
     assert ran + refused == TRIALS and refused > TRIALS // 6
+
+
+def test_float_kernels_never_fuse_multiply_add_even_in_gnu_mode(tmp_path):
+    """IDEs compile with GNU dialects, where gcc fuses a*b+c on an FPU with FMA; TFLM's
+    float results need the two roundings, so the kernels forbid the fusion themselves."""
+    compiler = need_tool("arm-none-eabi-gcc")
+    for folder in ("runtime_c", "kernels_c"):
+        for path in (REPO / folder).glob("*.[ch]"):
+            (tmp_path / path.name).write_bytes(path.read_bytes())
+    for source in ("conv_reference.c", "fully_connected_reference.c", "depthwise_reference.c"):
+        assembly = subprocess.run(
+            [compiler, "-std=gnu11", "-O2", "-mcpu=cortex-m4", "-mthumb", "-mfpu=fpv4-sp-d16",
+             "-mfloat-abi=hard", "-S", "-o", "-", str(tmp_path / source)],
+            capture_output=True, text=True, check=True).stdout
+        assert not re.search(r"\bv(fma|fms|mla|mls)\.f32", assembly), source
