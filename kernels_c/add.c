@@ -12,22 +12,7 @@ static tflm_status_t tflm_add_eval(tflm_context_t *ctx, tflm_node_t *node) {
   const void *a = tflm_node_input_data(ctx, node, 0);
   const void *b = tflm_node_input_data(ctx, node, 1);
   void *out = tflm_node_output_data(ctx, node, 0);
-  tflm_add_row_fn row = tflm_add_float;
-  int32_t size = 4;
-  if (p->type == TFLM_TYPE_INT8) {
-    row = tflm_add_int8;
-    size = 1;
-  } else if (p->type == TFLM_TYPE_INT16) {
-    row = tflm_add_int16;
-    size = 2;
-  } else if (p->type == TFLM_TYPE_INT32) {
-    row = tflm_add_int32;
-  }
-  if (!p->broadcast) {
-    row(p, a, 1, b, 1, out, p->count);
-  } else if (p->count > 0) {
-    tflm_add_broadcast(p, (const uint8_t *)a, (const uint8_t *)b, (uint8_t *)out, size, row);
-  }
+  tflm_add_reference(p, a, b, out);
   return TFLM_OK;
 }
 

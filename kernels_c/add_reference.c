@@ -100,3 +100,21 @@ void tflm_add_broadcast(const tflm_add_params_t *p, const uint8_t *a, const uint
   }
 }
 
+void tflm_add_reference(const tflm_add_params_t *p, const void *a, const void *b, void *out) {
+  tflm_add_row_fn row = tflm_add_float;
+  int32_t size = 4;
+  if (p->type == TFLM_TYPE_INT8) {
+    row = tflm_add_int8;
+    size = 1;
+  } else if (p->type == TFLM_TYPE_INT16) {
+    row = tflm_add_int16;
+    size = 2;
+  } else if (p->type == TFLM_TYPE_INT32) {
+    row = tflm_add_int32;
+  }
+  if (!p->broadcast) {
+    row(p, a, 1, b, 1, out, p->count);
+  } else if (p->count > 0) {
+    tflm_add_broadcast(p, (const uint8_t *)a, (const uint8_t *)b, (uint8_t *)out, size, row);
+  }
+}

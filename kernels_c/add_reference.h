@@ -29,6 +29,9 @@ void tflm_add_int16(const tflm_add_params_t *p, const void *a, int32_t a_step, c
 /* Runs `row` over every innermost row of the broadcast output (element size `size` bytes). */
 void tflm_add_broadcast(const tflm_add_params_t *p, const uint8_t *a, const uint8_t *b,
                         uint8_t *out, int32_t size, tflm_add_row_fn row);
+/* The whole ADD with the reference loops: one flat row, or broadcast by the prepared
+ * strides (used by tags for what they do not speed up). */
+void tflm_add_reference(const tflm_add_params_t *p, const void *a, const void *b, void *out);
 
 #ifdef __cplusplus
 }

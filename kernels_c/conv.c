@@ -6,29 +6,27 @@
 #include "conv_reference.h"
 #include "tflm_kernel.h"
 #include "tflm_quant.h"
+#include "weighted_common.h"
 
 static tflm_status_t conv_eval(tflm_context_t *ctx, tflm_node_t *node) {
   const tflm_conv_params_t *p = (const tflm_conv_params_t *)node->user_data;
-  const void *input = tflm_node_input_data(ctx, node, 0);
-  const void *filter = tflm_node_input_data(ctx, node, 1);
-  const void *bias = node->inputs_count > 2 ? tflm_node_input_data(ctx, node, 2) : NULL;
-  void *output = tflm_node_output_data(ctx, node, 0);
-  TFLM_KERNEL_CHECK(ctx, node, p != NULL && input != NULL && filter != NULL && output != NULL,
+  tflm_weighted_data_t d;
+  TFLM_KERNEL_CHECK(ctx, node, p != NULL && tflm_weighted_data(ctx, node, &d),
                     TFLM_ERR_NOT_READY);
   tflm_requant_t requant;
   tflm_conv_requant(ctx, node, p, &requant);
   switch (p->type) {
     case TFLM_TYPE_FLOAT32:
-      tflm_conv_float32(p, (const float *)input, (const float *)filter, (const float *)bias,
-                        (float *)output);
+      tflm_conv_float32(p, (const float *)d.input, (const float *)d.filter, (const float *)d.bias,
+                        (float *)d.output);
       return TFLM_OK;
     case TFLM_TYPE_INT8:
-      tflm_conv_int8(p, &requant, (const int8_t *)input, (const int8_t *)filter, (const int32_t *)bias,
-                     (int8_t *)output);
+      tflm_conv_int8(p, &requant, (const int8_t *)d.input, (const int8_t *)d.filter, (const int32_t *)d.bias,
+                     (int8_t *)d.output);
       return TFLM_OK;
     case TFLM_TYPE_INT16:
-      tflm_conv_int16(p, &requant, (const int16_t *)input, (const int8_t *)filter, (const int64_t *)bias,
-                      (int16_t *)output);
+      tflm_conv_int16(p, &requant, (const int16_t *)d.input, (const int8_t *)d.filter, (const int64_t *)d.bias,
+                      (int16_t *)d.output);
       return TFLM_OK;
     default:
       return TFLM_ERR_UNSUPPORTED_TYPE;

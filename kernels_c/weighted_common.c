@@ -53,3 +53,12 @@ int32_t tflm_weighted_requant_in_model(tflm_context_t *ctx, const tflm_node_t *n
   return channels > 0 && tflm_node_requant(ctx, node, &precomputed) != NULL &&
          precomputed == channels;
 }
+
+int32_t tflm_weighted_data(tflm_context_t *ctx, const tflm_node_t *node,
+                           tflm_weighted_data_t *d) {
+  d->input = tflm_node_input_data(ctx, node, 0);
+  d->filter = tflm_node_input_data(ctx, node, 1);
+  d->bias = node->inputs_count > 2 ? tflm_node_input_data(ctx, node, 2) : NULL;
+  d->output = tflm_node_output_data(ctx, node, 0);
+  return d->input != NULL && d->filter != NULL && d->output != NULL;
+}

@@ -27,6 +27,17 @@ tflm_status_t tflm_weighted_views(tflm_context_t *ctx, tflm_node_t *node,
 /* float32 x float32 (+ float32 bias), int8 x int8 (+ int32), int16 x int8 (+ int64). */
 tflm_status_t tflm_weighted_types(tflm_context_t *ctx, tflm_node_t *node,
                                   const tflm_weighted_views_t *v);
+/* The data of a node's tensors in eval. */
+typedef struct {
+  const void *input;
+  const void *filter;
+  const void *bias; /* NULL when absent */
+  void *output;
+} tflm_weighted_data_t;
+
+/* Fills `d`; 0 when input, filter or output has no data (the node is not ready). */
+int32_t tflm_weighted_data(tflm_context_t *ctx, const tflm_node_t *node,
+                           tflm_weighted_data_t *d);
 /* True when the generator precomputed this node's `channels` multipliers and shifts into
  * the model, so prepare keeps them in flash instead of persistent memory. */
 int32_t tflm_weighted_requant_in_model(tflm_context_t *ctx, const tflm_node_t *node,
