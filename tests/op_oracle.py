@@ -37,3 +37,20 @@ def check_model(model: bytes, inputs: list[np.ndarray], cases: list) -> None:
     assert len(ours) == len(theirs) == len(cases)
     for mine, reference, case in zip(ours, theirs, cases):
         assert_bit_exact(mine, reference, case)
+
+
+def compare_invokes(model: bytes, runs: int = 3) -> None:
+    """`runs` invokes in both runtimes, a reset of both, then `runs` invokes again: state
+    carried across invokes and cleared by reset must match TFLM's."""
+    from tflm_gen.inputs import random_inputs
+    from tflm_gen.oracle import Oracle
+
+    ours, theirs = host.HostInterpreter(model), Oracle(model)
+    for phase in ("first", "after reset"):
+        for run in range(runs):
+            inputs = random_inputs(ours.model, seed=run)
+            for index, (mine, reference) in enumerate(zip(ours.run(inputs), theirs.run(inputs))):
+                reference = np.asarray(reference).reshape(mine.shape)
+                assert_bit_exact(mine, reference, f"{phase} invoke {run + 1}, output {index}")
+        ours.reset()
+        theirs.reset()

@@ -17,31 +17,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import need_corpus
-from op_oracle import assert_bit_exact, run_tflm
+from op_oracle import compare_invokes, run_tflm
 
-from tflm_gen.host import HostInterpreter
-from tflm_gen.inputs import random_inputs
 from tflm_gen.model import ir
 from tflm_gen.model.builder import ModelBuilder, make_options
-from tflm_gen.oracle import Oracle
 from tflm_gen.verify import verify
 
 REPO = Path(__file__).resolve().parent.parent
 OPS_PER_MODEL = 3
 GATES = 4  # input, forget, cell, output
-
-
-def compare_invokes(model: bytes, runs: int = 3) -> None:
-    """`runs` invokes in both runtimes, a reset of both, then `runs` invokes again."""
-    ours, theirs = HostInterpreter(model), Oracle(model)
-    for phase in ("first", "after reset"):
-        for run in range(runs):
-            inputs = random_inputs(ours.model, seed=run)
-            for index, (mine, reference) in enumerate(zip(ours.run(inputs), theirs.run(inputs))):
-                reference = np.asarray(reference).reshape(mine.shape)
-                assert_bit_exact(mine, reference, f"{phase} invoke {run + 1}, output {index}")
-        ours.reset()
-        theirs.reset()
 
 
 def random_case(rng: np.random.Generator) -> dict:
