@@ -1,0 +1,84 @@
+"""The model zoo (tests/zoo/<source>/): models made by the project's own scripts with the
+converters users bring models from (Keras through TensorFlow's converter, PyTorch through
+litert-torch and onnx2tf). Each one is bit-exact with tflite-micro over three invokes on
+the host, and the int8 ones also on an emulated Cortex-M4 with and without `--tags cmsis`,
+or it is refused with the reason its manifest row states.
+
+Manifest (`tests/zoo/<source>/MANIFEST.tsv`, tab-separated, one header row):
+file, converter, dtype (int8 | int16x8 | float32 | hybrid), ops (comma-separated builtins),
+versions (the converter stack that made it), sha256, expect (`ok`, or `refused: <text the
+one-line error must contain>`)."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tflm_gen import qemu
+from tflm_gen.cli import main
+from tflm_gen.verify import verify
+
+ZOO = Path(__file__).resolve().parent / "zoo"
+COLUMNS = ["file", "converter", "dtype", "ops", "versions", "sha256", "expect"]
+MAX_MODEL_BYTES = 1 << 20
+MAX_ZOO_BYTES = 25 << 20
+
+
+def zoo_rows() -> list[dict]:
+    rows = []
+    for manifest in sorted(ZOO.glob("*/MANIFEST.tsv")):
+        with manifest.open(newline="") as handle:
+            reader = csv.DictReader(handle, delimiter="\t")
+            assert reader.fieldnames == COLUMNS, (manifest, reader.fieldnames)
+            for row in reader:
+                rows.append(dict(row, path=manifest.parent / row["file"]))
+    return rows
+
+
+ROWS = zoo_rows()
+IDS = [f"{row['path'].parent.name}/{row['file']}" for row in ROWS]
+INT8_OK = [row for row in ROWS if row["dtype"] == "int8" and row["expect"] == "ok"]
+
+
+def test_zoo_is_complete_and_small():
+    """Every manifest row names a committed model with its hash; every model is listed."""
+    listed = {row["path"] for row in ROWS}
+    on_disk = set(ZOO.glob("*/*.tflite"))
+    assert listed == on_disk
+    total = 0
+    for row in ROWS:
+        data = row["path"].read_bytes()
+        assert hashlib.sha256(data).hexdigest() == row["sha256"], row["file"]
+        assert len(data) < MAX_MODEL_BYTES, row["file"]
+        total += len(data)
+    assert total < MAX_ZOO_BYTES
+
+
+@pytest.mark.parametrize("row", ROWS, ids=IDS)
+def test_zoo_model_is_bit_exact_on_host_or_refused(row):
+    if row["expect"].startswith("refused:"):
+        reason = row["expect"].split(":", 1)[1].strip()
+        result = CliRunner().invoke(main, ["verify", str(row["path"])])
+        assert result.exit_code == 2, result.output
+        assert reason in result.output and "Traceback" not in result.output
+        return
+    assert row["expect"] == "ok", row["expect"]
+    report = verify(row["path"].read_bytes(), "tflm", runs=3)
+    assert report.outputs, "the model has no outputs to compare"
+    assert report.bit_exact, [(o.index, o.differing, o.max_abs_diff) for o in report.outputs]
+
+
+@pytest.mark.parametrize("tags", [(), ("cmsis",)], ids=["reference", "cmsis"])
+@pytest.mark.parametrize("row", INT8_OK, ids=[f"{r['path'].parent.name}/{r['file']}"
+                                              for r in INT8_OK])
+def test_zoo_int8_model_is_bit_exact_on_cortex_m4(row, tags):
+    from test_qemu import need_board
+
+    need_board("qemu-cortex-m4")
+    _, completed = qemu.run_project(row["path"].read_bytes(), "qemu-cortex-m4", tags)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert qemu.PASSED in completed.stdout
