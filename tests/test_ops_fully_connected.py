@@ -2,7 +2,8 @@
 
 Seeded random ops over input ranks (2-D, 3-D with and without keep_num_dims, 4-D
 flattened), fused activations, bias present or absent, and quantisation parameters
-(per-tensor and per-channel int8 filters) for float32, int8 and int16x8.  Several
+(per-tensor and per-channel int8 filters) for float32, int8 and int16x8 (per-channel 16x8
+is what onnx2tf writes for a classifier's dense head).  Several
 independent ops share one model because the host library compiles once per model.
 """
 
@@ -85,8 +86,8 @@ def float_tensors(rng, s):
 def add_case(b: ModelBuilder, rng: np.random.Generator, dtype: str):
     """Adds one random op with its own input and output to b; returns (input data, case)."""
     s = random_shapes(rng)
-    # tflite-micro supports per-channel filters with int8 activations only.
-    s["per_channel"] = dtype == "int8" and bool(rng.random() < 0.5)
+    # tflite-micro takes per-channel filters with int8 and int16 activations.
+    s["per_channel"] = dtype != "float32" and bool(rng.random() < 0.5)
     s["bias"] = str(rng.choice(["yes", "yes", "absent", "omitted"]))
     s["activation"] = str(rng.choice(ACTIVATIONS))
     t = float_tensors(rng, s) if dtype == "float32" else quantized_tensors(
@@ -139,3 +140,21 @@ def test_requantization_ties_match_tflm(filter_scale: float) -> None:
     model = b.build()
     data = np.arange(-128, 128, dtype=np.int8).reshape(256, 1)
     assert_bit_exact(np.asarray(host.run_model(model, [data])[0]), run_tflm(model, [data])[0])
+
+
+def test_int16_per_channel_head_matches_tflm() -> None:
+    """A 16x8 classifier head at real size (1280 inputs, 100 classes, one filter scale per
+    class, int64 bias), as onnx2tf writes it; we once refused per-channel int16 filters."""
+    rng = np.random.default_rng(3100)
+    s = {"depth": 1280, "units": 100}
+    t = quantized_tensors(rng, s, "int16", per_channel=True)
+    b = ModelBuilder()
+    x = b.input("x", [1, 1280], "int16", quantization=t["in_q"])
+    w = b.constant("w", t["weights"], quantization=t["filter_q"])
+    bias = b.constant("b", t["bias"], quantization=t["bias_q"])
+    b.output(b.add_op("FULLY_CONNECTED", [x, w, bias], [1, 100], "int16", quantization=t["out_q"]))
+    model = b.build()
+    data = rng.integers(-32768, 32768, size=[1, 1280]).astype(np.int16)
+    expected = run_tflm(model, [data])[0]
+    assert len(np.unique(expected)) > 50, "outputs too coarse to tell rounding apart"
+    assert_bit_exact(np.asarray(host.run_model(model, [data])[0]), expected)
