@@ -274,13 +274,15 @@ def global_pool_head() -> nn.Module:
 
 
 def audio_conv1d() -> nn.Module:
-    """A keyword-spotting style 1-D network over 40 MFCC features x 49 frames."""
+    """A keyword-spotting style 1-D network over 40 MFCC features x 49 frames, ending in
+    logits: litert-torch leaves a final softmax in float32 after a DEQUANTIZE, and float
+    exp on a Cortex-M4 (newlib) is not the host's, so an int8 model stays int8 to the end."""
     def block(inputs, outputs, stride):
         return [nn.Conv1d(inputs, inputs, 5, stride, 2, groups=inputs), nn.BatchNorm1d(inputs),
                 nn.ReLU(), nn.Conv1d(inputs, outputs, 1), nn.BatchNorm1d(outputs), nn.ReLU()]
     return nn.Sequential(nn.Conv1d(40, 32, 3, padding=1), nn.ReLU(), *block(32, 48, 2),
                          *block(48, 64, 2), nn.AdaptiveAvgPool1d(1), nn.Flatten(),
-                         nn.Linear(64, 12), nn.Softmax(dim=-1))
+                         nn.Linear(64, 12))
 
 
 def randomize_batch_norm(model: nn.Module, generator: torch.Generator) -> None:
@@ -305,8 +307,11 @@ ARCHITECTURES = {
     "global_pool": (global_pool_head, (1, 16, 7, 7)),
     "audio_conv1d": (audio_conv1d, (1, 40, 49)),
     "transformer": (EncoderBlock, (1, 16, 32)),
-    "gru": (lambda: Recurrent(nn.GRU), (1, 12, 8)),
-    "lstm": (lambda: Recurrent(nn.LSTM), (1, 12, 8)),
+    "transformer_relu": (lambda: EncoderBlock(activation=nn.ReLU), (1, 16, 32)),
+    # 8 steps: the converters unroll the sequence and concatenate every step's output, and
+    # TFLM's CONCATENATION takes at most 10 inputs.
+    "gru": (lambda: Recurrent(nn.GRU), (1, 8, 8)),
+    "lstm": (lambda: Recurrent(nn.LSTM), (1, 8, 8)),
     "unet": (UNet, (1, 1, 32, 32)),
 }
 
