@@ -1,15 +1,18 @@
 """Make the PyTorch half of the zoo: tests/zoo/torch/*.tflite and MANIFEST.tsv.
 
-    # a venv with torch==2.13.0 and litert-torch (PT2E int8 path):
+    # Two venvs, each made by `pip install torch==2.13.0` first, then the converter with
+    # `-c constraints.txt` holding `torch==2.13.0`, so nothing upgrades torch (and pulls CUDA):
+    #   litert: litert-torch tflite          onnx: onnx2tf tensorflow tf_keras onnx
+    #   onnx_graphsurgeon sng4onnx psutil ai-edge-litert onnxsim onnxruntime tflite
     /work/venvs/litert/bin/python tests/zoo/make_torch_zoo.py litert-torch
-    # a venv with torch==2.13.0, onnx2tf, tensorflow, tf_keras, onnx, onnx_graphsurgeon, ...:
-    /work/venvs/onnx/bin/python tests/zoo/make_torch_zoo.py onnx2tf
+    /work/venvs/onnx/bin/python tests/zoo/make_torch_zoo.py onnx2tf [--only unet ...]
 
 Each run rewrites that converter's models and manifest rows and keeps the other's, so the
 two converters may live in separate environments. Weights (torch.manual_seed) and
 calibration data (numpy, seeded) are fixed, so a rerun with the same versions makes the
 same models. Expectations (`ok`, `refused: ...`, `defect: ...`) are kept in EXPECT below,
-found by running tests/test_zoo.py; a rerun never changes them.
+found by running tests/test_zoo.py; a rerun never changes them, and
+`python3 tests/zoo/make_torch_zoo.py expectations` writes them alone into the manifest.
 """
 
 from __future__ import annotations
@@ -33,7 +36,9 @@ sys.path.insert(0, str(HERE.parent.parent))  # tflm_gen, for the op names of a m
 COLUMNS = ["file", "converter", "dtype", "ops", "versions", "sha256", "expect"]
 CALIBRATION_SAMPLES = 16
 
-# converter: {architecture: dtypes to write}
+# converter: {architecture: dtypes to write}. litert-torch 0.10.0's PT2E quantizer fails on
+# gru int8 (its GRU annotator wants an explicit h0 and both outputs used) and unet int8 (an
+# assertion in prepare_pt2e on a skip connection): printed as NOT CONVERTED, no file.
 PLAN = {
     "litert-torch": {
         "squeezenet": ["int8"], "shufflenetv2": ["int8"], "mobilenetv3": ["int8", "float32"],
