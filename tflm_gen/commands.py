@@ -90,17 +90,19 @@ def run_command(model_path, input_paths, output_path, tags, arena_bytes, target)
 
 @click.command("verify")
 @click.argument("model_path", type=click.Path(dir_okay=False))
-@click.option("--against", type=click.Choice(ORACLES), default="tflm", show_default=True)
+@click.option("--against", type=click.Choice(("auto", *ORACLES)), default="auto",
+              show_default=True, help="auto: tflm, or litert for ops TFLM cannot run")
 @click.option("--runs", type=int, default=3, show_default=True)
 @click.option("--tags", default="")
 def verify_command(model_path, against, runs, tags):
     """Compare the C runtime with the reference runtime; exit 0 only when bit-exact."""
     report = verify(_model_bytes(model_path), against, runs, _tags(tags))
+    click.echo(f"oracle: {report.against} ({report.reason})")
     for result in report.outputs:
         click.echo(f"output_{result.index}: max abs diff {result.max_abs_diff:g}, "
                    f"{result.differing} of {result.elements} elements differ")
     verdict = "bit-exact" if report.bit_exact else "NOT bit-exact"
-    click.echo(f"{verdict} with {against} over {runs} invokes")
+    click.echo(f"{verdict} with {report.against} over {runs} invokes")
     raise SystemExit(0 if report.bit_exact else 1)
 
 

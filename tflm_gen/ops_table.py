@@ -1,5 +1,6 @@
 """`tflm-gen ops`: every TFLite builtin operator, the activation dtypes tflm-gen's kernels
-support, and whether TFLM has it.
+support, and whether TFLM has it.  Dtypes that TFLM cannot run (GELU, RELU_0_TO_1, hybrid
+weights) are checked against LiteRT's reference kernels instead and marked "(LiteRT)".
 
 TFLM's list is a fact about the tflite-micro wheel, cached in tflm_builtin_ops.txt beside
 this module so the command needs no oracle: the wheel's Python interpreter resolves ops
@@ -74,13 +75,26 @@ def render_tflm_ops_file(ops: list[str], version: str) -> str:
 
 
 def ops_rows() -> list[dict]:
-    """One row per builtin: code, name, our dtypes (empty when we have no kernel), TFLM."""
+    """One row per builtin: code, name, our dtypes (empty when we have no kernel), TFLM,
+    and, only where there are some, `litert`: the dtypes (or "hybrid") whose oracle is
+    LiteRT."""
     catalogue, tflm = kernel_catalogue(), tflm_ops()
-    return [
-        {"code": code, "op": name, "tflm": name in tflm,
-         "dtypes": sorted(catalogue[name].dtypes) if name in catalogue else []}
-        for code, name in builtin_operators()
-    ]  # fmt: skip
+    rows = []
+    for code, name in builtin_operators():
+        spec = catalogue.get(name)
+        row = {"code": code, "op": name, "tflm": name in tflm,
+               "dtypes": sorted(spec.dtypes) if spec else []}  # fmt: skip
+        if spec and spec.litert:
+            row["litert"] = sorted(spec.litert)
+        rows.append(row)
+    return rows
+
+
+def _dtypes_text(row: dict) -> str:
+    """"float32,int8(LiteRT),hybrid(LiteRT)": the oracle of each dtype shown."""
+    litert = row.get("litert", [])
+    names = row["dtypes"] + [name for name in litert if name not in row["dtypes"]]
+    return ",".join(name + ("(LiteRT)" if name in litert else "") for name in names)
 
 
 def summary(rows: list[dict]) -> dict:
@@ -94,7 +108,7 @@ def format_table(rows: list[dict], total: dict) -> str:
     """The text table of `rows`, closed by the summary of all builtins."""
     lines = [f"{'code':>4}  {'op':<36} {'tflm':<5} tflm-gen dtypes"]
     for row in rows:
-        dtypes = ",".join(row["dtypes"]) or "-"
+        dtypes = _dtypes_text(row) or "-"
         lines.append(f"{row['code']:>4}  {row['op']:<36} {'yes' if row['tflm'] else '-':<5} {dtypes}")
     lines.append(
         f"{total['builtins']} builtins; TFLM registers {total['tflm']}; tflm-gen runs "

@@ -5,10 +5,26 @@ from __future__ import annotations
 
 import numpy as np
 
-from tflm_gen.errors import ToolchainError
+from tflm_gen.errors import InputError, ToolchainError
 from tflm_gen.model.reader import read_model
+from tflm_gen.support import litert_only
 
 ORACLES = ("tflm", "litert")
+ORACLE_NAMES = {"tflm": "TFLM reference kernels", "litert": "LiteRT reference kernels"}
+
+
+def choose_oracle(model_bytes: bytes, against: str = "auto") -> tuple[str, str]:
+    """The oracle for a model and why: TFLM, unless the model has operators only LiteRT's
+    reference kernels run (GELU, RELU_0_TO_1, hybrid weights), which TFLM cannot run.
+    An explicit `against` is kept, except TFLM for such a model (it would only fail)."""
+    needs = litert_only(read_model(model_bytes))
+    if against == "tflm" and needs:
+        raise InputError("TFLM cannot run " + ", ".join(needs) + "; verify against litert")
+    if against != "auto":
+        return against, "requested"
+    if needs:
+        return "litert", "TFLM cannot run " + ", ".join(needs)
+    return "tflm", "TFLM runs every operator"
 
 
 def oracle_available(against: str = "tflm") -> bool:

@@ -3,10 +3,10 @@ run, so the user sees the whole list at once (in one line: the CLI prints it as 
 
 Three kinds of problem, each listed per operator:
 - operators without a kernel (with their versions);
-- hybrid operators: float32 activations with int8/int4 constant weights.  We refuse them
-  rather than run them: TFLM (our oracle, and the runtime users compare against) refuses
-  them too ("Hybrid models are not supported on TFLite Micro"), so there is nothing to be
-  bit-exact with; the fix is a fully quantised (or a float) conversion of the model;
+- hybrid operators: float32 activations with int8/int4 constant weights.  TFLM refuses
+  them ("Hybrid models are not supported on TFLite Micro"); we run those whose kernel
+  declares `litert: hybrid` with int8 weights, bit-exact with LiteRT's reference kernels
+  (the oracle then), and refuse the rest (int4 weights, other ops);
 - operators whose activation dtype is not among the kernel's declared dtypes
   (the `types:` of its marker line, see tflm_gen.kernels).
 """
@@ -56,18 +56,32 @@ def _name(tensor: ir.Tensor, index: int) -> str:
     return f"#{index} '{name}'" if name else f"#{index}"
 
 
-def hybrid_problem(model: ir.Model, position: int, op: ir.Operator) -> str | None:
+def hybrid_weights(model: ir.Model, op: ir.Operator) -> list[int]:
+    """The op's constant int8/int4 inputs when its activation is float32 (a hybrid op)."""
     graph, activation = model.subgraph, activation_tensor(model, op)
     if activation < 0 or graph.tensors[activation].dtype != "float32":
-        return None
-    weights = [
-        f"{_name(graph.tensors[index], index)} {graph.tensors[index].dtype}"
-        for index in op.inputs
+        return []
+    return [
+        index for index in op.inputs
         if index >= 0 and _is_constant(model, graph.tensors[index])
         and graph.tensors[index].dtype in HYBRID_WEIGHT_DTYPES
     ]  # fmt: skip
-    if not weights:
+
+
+def _runs_hybrid(model: ir.Model, op: ir.Operator, weights: list[int]) -> bool:
+    """Our kernel runs this hybrid op: it declares `litert: hybrid`, the weights are int8."""
+    spec = kernel_catalogue().get(op.opcode)
+    dtypes = {model.subgraph.tensors[index].dtype for index in weights}
+    return spec is not None and "hybrid" in spec.litert and dtypes == {"int8"}
+
+
+def hybrid_problem(model: ir.Model, position: int, op: ir.Operator) -> str | None:
+    graph, indices = model.subgraph, hybrid_weights(model, op)
+    if not indices or _runs_hybrid(model, op, indices):
         return None
+    activation = activation_tensor(model, op)
+    weights = [f"{_name(graph.tensors[index], index)} {graph.tensors[index].dtype}"
+               for index in indices]  # fmt: skip
     return (f"{op.opcode} op {position} (input {_name(graph.tensors[activation], activation)} "
             f"float32, weights {', '.join(weights)})")  # fmt: skip
 
@@ -82,6 +96,25 @@ def _dtype_problem(model: ir.Model, position: int, op: ir.Operator) -> str | Non
         return None
     return (f"{op.opcode} op {position} ({tensor.dtype} input {_name(tensor, activation)}; "
             f"supported: {', '.join(sorted(spec.dtypes))})")  # fmt: skip
+
+
+def litert_only(model: ir.Model) -> list[str]:
+    """The operators only LiteRT's reference kernels can check (TFLM lacks the op, the
+    dtype or hybrid support), e.g. "GELU op 3 (int8)"; empty when TFLM can be the oracle."""
+    catalogue, found = kernel_catalogue(), []
+    for position, op in enumerate(model.subgraph.operators):
+        spec = catalogue.get(op.opcode)
+        if spec is None or not spec.litert:
+            continue
+        weights = hybrid_weights(model, op)
+        if weights and _runs_hybrid(model, op, weights):
+            found.append(f"{op.opcode} op {position} (hybrid)")
+            continue
+        activation = activation_tensor(model, op)
+        dtype = model.subgraph.tensors[activation].dtype if activation >= 0 else ""
+        if dtype in spec.litert:
+            found.append(f"{op.opcode} op {position} ({dtype})")
+    return found
 
 
 def unsupported_report(model: ir.Model) -> dict[str, list[str]]:
@@ -111,8 +144,9 @@ def unsupported_message(report: dict[str, list[str]]) -> str:
         parts.append("model uses operators tflm-gen does not support: "
                      + ", ".join(report["operators"]))  # fmt: skip
     if report["hybrid"]:
-        parts.append("hybrid operators (float32 activations with int8/int4 weights; TFLM does "
-                     "not run them either, convert the model fully quantised or float): "
+        parts.append("hybrid operators (float32 activations with int8/int4 weights) that "
+                     "tflm-gen does not run (TFLM runs none; convert the model fully quantised "
+                     "or float): "
                      + "; ".join(report["hybrid"]))  # fmt: skip
     if report["dtypes"]:
         parts.append("operators with unsupported activation types: " + "; ".join(report["dtypes"]))

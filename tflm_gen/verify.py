@@ -10,7 +10,7 @@ import numpy as np
 from tflm_gen.host import HostInterpreter
 from tflm_gen.inputs import random_inputs
 from tflm_gen.optimize import device_model
-from tflm_gen.oracle import Oracle
+from tflm_gen.oracle import Oracle, choose_oracle
 
 
 @dataclass
@@ -25,6 +25,7 @@ class OutputComparison:
 class VerifyReport:
     against: str
     runs: int
+    reason: str = ""  # why this oracle (see oracle.choose_oracle)
     outputs: list[OutputComparison] = field(default_factory=list)
 
     @property
@@ -42,13 +43,14 @@ def _compare(ours: np.ndarray, theirs: np.ndarray, result: OutputComparison) -> 
         result.max_abs_diff = max(result.max_abs_diff, float(np.nanmax(difference)))
 
 
-def verify(model_bytes: bytes, against: str = "tflm", runs: int = 3, tags=()) -> VerifyReport:
+def verify(model_bytes: bytes, against: str = "auto", runs: int = 3, tags=()) -> VerifyReport:
     """Compares `runs` successive invokes of our runtime, on the model as a generated
     project embeds it (offline plan, precomputed requantisation), with the oracle on the
-    user's model."""
+    user's model ("auto": TFLM, or LiteRT for a model only LiteRT runs)."""
     ours = HostInterpreter(device_model(model_bytes)[0], tuple(tags))
+    against, reason = choose_oracle(model_bytes, against)
     theirs = Oracle(model_bytes, against)
-    report = VerifyReport(against, runs)
+    report = VerifyReport(against, runs, reason=reason)
     for run in range(runs):
         inputs = random_inputs(ours.model, seed=run)
         our_outputs = ours.run(inputs)

@@ -1,0 +1,125 @@
+"""Ops TFLM lacks, checked against LiteRT's reference kernels (the oracle where TFLM cannot
+run a model): GELU int8 / int16 (exact and tanh forms), RELU_0_TO_1 float32 / int8; and
+`verify` / `project` choosing LiteRT by themselves for such models.
+
+Seeded.  int8 inputs hold every stored value; int16 inputs span the whole range.  Each
+case must give the oracle enough distinct outputs to tell a wrong table from a right one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from op_oracle import assert_bit_exact
+
+from tflm_gen import host
+from tflm_gen.cli import main
+from tflm_gen.model.builder import ModelBuilder
+from tflm_gen.model.ir import Quantization
+from tflm_gen.oracle import Oracle, choose_oracle
+from tflm_gen.project import GenerateOptions, generate
+
+SIZE = 4096  # int8: every stored value many times; int16: ~1 in 16 values
+
+
+def quant(scale: float, zero_point: int) -> Quantization:
+    return Quantization([scale], [zero_point])
+
+
+def unary_model(op: str, dtype: str, in_q, out_q, options=None, size: int = SIZE) -> bytes:
+    b = ModelBuilder()
+    x = b.input("x", [1, size], dtype, quantization=in_q)
+    b.output(b.add_op(op, [x], [1, size], dtype, quantization=out_q, options=options))
+    return b.build()
+
+
+def values(dtype: str, seed: int, size: int = SIZE) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    if dtype == "float32":
+        data = (rng.standard_normal(size) * 1.5).astype(np.float32)
+        data[:6] = [0.0, -0.0, 1.0, -1e-30, 1.0000001, np.nan]
+        return rng.permutation(data)[None]
+    info = np.iinfo(dtype)
+    data = rng.integers(info.min, info.max, size=size, endpoint=True)
+    data[:2] = [info.min, info.max]
+    if dtype == "int8":
+        data[:256] = np.arange(-128, 128)
+    return rng.permutation(data).astype(dtype)[None]
+
+
+def check_litert(model: bytes, inputs: list[np.ndarray], min_distinct: int) -> None:
+    theirs = Oracle(model, "litert").run(inputs)[0]
+    ours = host.run_model(model, inputs)[0]
+    assert len(np.unique(theirs)) >= min_distinct, "case too weak to fail"
+    assert_bit_exact(ours, theirs)
+
+
+# (input scale, zero point, output scale, zero point): moderate, extreme zero points, and
+# scales whose ratio is far from 1.
+INT8_CASES = [(0.05, 3, 0.02, -5), (0.1, -128, 0.07, -128), (0.031, 127, 0.0041, -20),
+              (0.0025, -7, 0.0015, 100)]  # fmt: skip
+INT16_CASES = [(1 / 4096, 0, 1 / 8192, 0), (3e-4, 0, 2.5e-4, 0), (1e-4, 11, 4e-4, -9)]
+
+
+@pytest.mark.parametrize("approximate", [False, True])
+@pytest.mark.parametrize("case", INT8_CASES)
+def test_gelu_int8(approximate, case):
+    model = unary_model("GELU", "int8", quant(*case[:2]), quant(*case[2:]),
+                        {"approximate": approximate})  # fmt: skip
+    check_litert(model, [values("int8", 1)], 8)
+
+
+@pytest.mark.parametrize("approximate", [False, True])
+@pytest.mark.parametrize("case", INT16_CASES)
+def test_gelu_int16(approximate, case):
+    model = unary_model("GELU", "int16", quant(*case[:2]), quant(*case[2:]),
+                        {"approximate": approximate})  # fmt: skip
+    check_litert(model, [values("int16", 2)], 256)
+
+
+def test_relu_0_to_1_float32():
+    check_litert(unary_model("RELU_0_TO_1", "float32", None, None), [values("float32", 3)], 256)
+
+
+@pytest.mark.parametrize("case", [(0.02, -3, 1 / 255, -128), (0.013, 10, 0.0071, -100),
+                                  (0.004, -128, 0.009, 127 - 111)])  # fmt: skip
+def test_relu_0_to_1_int8(case):
+    model = unary_model("RELU_0_TO_1", "int8", quant(*case[:2]), quant(*case[2:]))
+    check_litert(model, [values("int8", 4)], 8)
+
+
+def test_float32_gelu_is_refused_by_name():
+    model = unary_model("GELU", "float32", None, None, {"approximate": False}, 8)
+    path = "gelu_float32.tflite"
+    with CliRunner().isolated_filesystem():
+        with open(path, "wb") as file:
+            file.write(model)
+        result = CliRunner().invoke(main, ["verify", path])
+    assert result.exit_code == 2, result.output
+    assert "GELU op 0 (float32 input" in result.output
+
+
+def test_verify_picks_litert_and_says_why():
+    model = unary_model("GELU", "int8", quant(0.05, 3), quant(0.02, -5), size=64)
+    with CliRunner().isolated_filesystem():
+        with open("gelu.tflite", "wb") as file:
+            file.write(model)
+        result = CliRunner().invoke(main, ["verify", "gelu.tflite"])
+        explicit = CliRunner().invoke(main, ["verify", "--against", "tflm", "gelu.tflite"])
+    assert result.exit_code == 0, result.output
+    assert "oracle: litert (TFLM cannot run GELU op 0 (int8))" in result.output
+    assert "bit-exact with litert" in result.output
+    assert explicit.exit_code == 2 and "TFLM cannot run GELU op 0" in explicit.output
+
+
+def test_tflm_stays_the_oracle_of_tflm_models():
+    model = unary_model("RELU", "int8", quant(0.05, 3), quant(0.02, -5), size=64)
+    assert choose_oracle(model)[0] == "tflm"
+
+
+def test_project_embeds_litert_outputs():
+    model = unary_model("RELU_0_TO_1", "int8", quant(0.02, -3), quant(1 / 255, -128), size=32)
+    files = generate(model, GenerateOptions("make"))
+    test_data = next(data for path, data in files.items() if path.endswith("test_data.h"))
+    assert b"LiteRT reference kernels" in test_data
