@@ -1,11 +1,10 @@
-/* tflm-op: GELU tflm_op_gelu types: int8,int16 litert: int8,int16 */
+/* tflm-op: GELU tflm_op_gelu types: float32,int8,int16 litert: float32,int8,int16 */
 /* GELU (PyTorch's exact and tanh forms, option `approximate`), bit-exact with LiteRT's
  * reference kernel (TFLM has no GELU, so LiteRT is the oracle):
  *   exact:       0.5 * x * erfc(-x / sqrt(2))  (erfc, not 1 + erf: no cancellation)
  *   approximate: 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))
- *   float32 is refused: LiteRT evaluates it with Eigen's vectorised tanh / erfc
- *   approximations, which neither libm nor a portable C loop reproduces bit for bit yet
- *   (measured: libm's tanhf / erfcf differ from LiteRT on about a third of inputs).
+ *   float32: Eigen's tanh / erfc approximations, as LiteRT evaluates them (gelu_float.h;
+ *   libm's tanhf / erfcf differ from LiteRT on about a third of inputs).
  *   int8: a 256-entry table built in prepare, each stored value dequantised, transformed
  *   with libm's erfcf / tanhf as LiteRT's table does, rescaled, rounded half away from
  *   zero, offset and clamped.
@@ -17,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gelu_float.h"
 #include "tflm_kernel.h"
 #include "tflm_lut.h"
 
@@ -75,7 +75,8 @@ static tflm_status_t tflm_gelu_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, &out) == TFLM_OK, TFLM_ERROR);
   TFLM_KERNEL_CHECK(ctx, node,
                     in.type == out.type &&
-                        (in.type == TFLM_TYPE_INT8 || in.type == TFLM_TYPE_INT16),
+                        (in.type == TFLM_TYPE_FLOAT32 || in.type == TFLM_TYPE_INT8 ||
+                         in.type == TFLM_TYPE_INT16),
                     TFLM_ERR_UNSUPPORTED_TYPE);
   TFLM_KERNEL_CHECK(ctx, node, tflm_tensor_elements(&in) == tflm_tensor_elements(&out),
                     TFLM_ERR_BAD_SHAPE);
@@ -85,7 +86,8 @@ static tflm_status_t tflm_gelu_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   p->count = tflm_tensor_elements(&in);
   p->approximate = tflm_opt_int(node, TFLM_OPT_GELU_APPROXIMATE, 0) != 0;
   transform = p->approximate ? tflm_gelu_tanh_libm : tflm_gelu_exact_libm;
-  TFLM_KERNEL_CHECK(ctx, node, out.scale > 0.0f, TFLM_ERR_BAD_PARAMS);
+  TFLM_KERNEL_CHECK(ctx, node, in.type == TFLM_TYPE_FLOAT32 || out.scale > 0.0f,
+                    TFLM_ERR_BAD_PARAMS);
   if (in.type == TFLM_TYPE_INT8) {
     tflm_gelu_table8(&in, &out, transform, p->table8);
   } else if (in.type == TFLM_TYPE_INT16) {
@@ -101,7 +103,9 @@ static tflm_status_t tflm_gelu_eval(tflm_context_t *ctx, tflm_node_t *node) {
   void *out = tflm_node_output_data(ctx, node, 0);
   int32_t i;
   TFLM_KERNEL_CHECK(ctx, node, p != NULL && in != NULL && out != NULL, TFLM_ERR_NOT_READY);
-  if (p->type == TFLM_TYPE_INT8) {
+  if (p->type == TFLM_TYPE_FLOAT32) {
+    tflm_gelu_float(p->approximate, (const float *)in, (float *)out, p->count);
+  } else if (p->type == TFLM_TYPE_INT8) {
     for (i = 0; i < p->count; ++i) {
       ((int8_t *)out)[i] = p->table8[(uint8_t)((const int8_t *)in)[i]];
     }

@@ -1,5 +1,6 @@
 """Ops TFLM lacks, checked against LiteRT's reference kernels (the oracle where TFLM cannot
-run a model): GELU int8 / int16 (exact and tanh forms), RELU_0_TO_1 float32 / int8; and
+run a model): GELU float32 / int8 / int16 (exact and tanh forms), RELU_0_TO_1 float32 /
+int8; and
 `verify` / `project` choosing LiteRT by themselves for such models.
 
 Seeded.  int8 inputs hold every stored value; int16 inputs span the whole range.  Each
@@ -89,15 +90,41 @@ def test_relu_0_to_1_int8(case):
     check_litert(model, [values("int8", 4)], 8)
 
 
-def test_float32_gelu_is_refused_by_name():
-    model = unary_model("GELU", "float32", None, None, {"approximate": False}, 8)
-    path = "gelu_float32.tflite"
-    with CliRunner().isolated_filesystem():
-        with open(path, "wb") as file:
-            file.write(model)
-        result = CliRunner().invoke(main, ["verify", path])
-    assert result.exit_code == 2, result.output
-    assert "GELU op 0 (float32 input" in result.output
+def gelu_floats(seed: int, size: int) -> np.ndarray:
+    """Every region of LiteRT's float GELU: tiny and subnormal magnitudes, |x| < sqrt(2)
+    (erfc's polynomial), beyond (its exp branch, where Eigen's exp changes its ldexp above
+    |x| = 13.2 and flushes to 0 above 14.4), and past the +-11 clamp."""
+    rng = np.random.default_rng(seed)
+    quarter = size // 4
+    data = np.concatenate([
+        rng.normal(0, 3, quarter), rng.uniform(-16, 16, quarter),
+        np.sign(rng.normal(size=quarter)) * 10 ** rng.uniform(-40, 1.3, quarter),
+        rng.uniform(-15, -12, size - 3 * quarter)]).astype(np.float32)  # fmt: skip
+    if size >= 8:
+        data[:4] = [0.0, -0.0, 1.4142135, -1.4142137]
+    return rng.permutation(data)[None]
+
+
+# Sizes not a multiple of 4: LiteRT computes the last size % 4 elements one by one.
+@pytest.mark.parametrize("size", [65539, 5, 1])
+@pytest.mark.parametrize("approximate", [False, True])
+def test_gelu_float32(approximate, size):
+    model = unary_model("GELU", "float32", None, None, {"approximate": approximate}, size)
+    check_litert(model, [gelu_floats(5, size)], min(size // 2 + 1, 256))
+
+
+def test_gelu_float32_last_elements_use_the_c_library_exp():
+    """The exact form's last size % 4 elements take erfc's exp from libm, the others from
+    Eigen: the same value must give LiteRT's (different) results in both places."""
+    model = unary_model("GELU", "float32", None, None, {"approximate": False}, 5)
+    theirs, ours = Oracle(model, "litert"), host.HostInterpreter(model)
+    differing = 0
+    for value in np.random.default_rng(6).uniform(-13, -4, 64).astype(np.float32):
+        inputs = [np.full((1, 5), value, np.float32)]
+        reference = theirs.run(inputs)[0]
+        assert_bit_exact(ours.run(inputs)[0], reference, float(value))
+        differing += int(reference.view(np.uint32)[0, 0] != reference.view(np.uint32)[0, 4])
+    assert differing > 0, "no value tells the two exps apart: the case cannot fail"
 
 
 def test_verify_picks_litert_and_says_why():
