@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import need_tool
 from op_oracle import assert_bit_exact
 
-from tflm_gen import host
+from tflm_gen import host, qemu
 from tflm_gen.errors import UnsupportedModelError
 from tflm_gen.model.builder import ModelBuilder
 from tflm_gen.model.ir import Quantization
@@ -148,3 +149,22 @@ def test_int4_hybrid_weights_are_refused_by_name():
     graph.subgraph.tensors[1].dtype = "int4"
     with pytest.raises(UnsupportedModelError, match="FULLY_CONNECTED op 0 .*int4"):
         check_supported(graph)
+
+
+@pytest.mark.parametrize("tags", TAGS)
+@pytest.mark.parametrize("case", [FC_CASES[6], CONV_CASES[1], CONV_CASES[6]])
+def test_hybrid_on_cortex_m4(case, tags):
+    """On the board too: asymmetric per-channel FULLY_CONNECTED, per-channel CONV_2D and
+    DEPTHWISE_CONV_2D."""
+    board = qemu.board_of("qemu-cortex-m4")
+    need_tool(board["toolchain"] + "gcc")
+    need_tool(board["qemu"])
+    rng = np.random.default_rng(15)
+    if len(case) == 7:
+        model, shape = fc_model(rng, *case), list(case[:2])
+    else:
+        model, shape = conv_model(rng, *case)
+    data = (rng.normal(0.1, 1.5, shape) * (0.1 if len(case) == 7 else 1)).astype(np.float32)
+    theirs = Oracle(model, "litert").run([data])[0]
+    ours = qemu.run_on_target(model, "qemu-cortex-m4", [data], tags).outputs[0]
+    assert_bit_exact(ours.reshape(theirs.shape), theirs, tags)

@@ -12,9 +12,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import need_tool
 from op_oracle import assert_bit_exact
 
-from tflm_gen import host
+from tflm_gen import host, qemu
 from tflm_gen.cli import main
 from tflm_gen.model.builder import ModelBuilder
 from tflm_gen.model.ir import Quantization
@@ -150,3 +151,37 @@ def test_project_embeds_litert_outputs():
     files = generate(model, GenerateOptions("make"))
     test_data = next(data for path, data in files.items() if path.endswith("test_data.h"))
     assert b"LiteRT reference kernels" in test_data
+
+
+def litert_ops_model() -> tuple[bytes, list[np.ndarray]]:
+    """Every op and dtype of this file side by side, one input and output each."""
+    b = ModelBuilder()
+    cases = [("GELU", "int8", quant(0.05, 3), quant(0.02, -5), {"approximate": False}),
+             ("GELU", "int16", quant(3e-4, 0), quant(2.5e-4, 0), {"approximate": True}),
+             ("GELU", "float32", None, None, {"approximate": False}),
+             ("GELU", "float32", None, None, {"approximate": True}),
+             ("RELU_0_TO_1", "int8", quant(0.02, -3), quant(1 / 255, -128), None),
+             ("RELU_0_TO_1", "float32", None, None, None)]  # fmt: skip
+    inputs = []
+    for index, (op, dtype, in_q, out_q, options) in enumerate(cases):
+        size = 1027 if dtype == "float32" else 1024  # float: 3 elements past Eigen's packets
+        x = b.input(f"x{index}", [1, size], dtype, quantization=in_q)
+        b.output(b.add_op(op, [x], [1, size], dtype, quantization=out_q, options=options))
+        inputs.append(gelu_floats(index, size) if dtype == "float32" else
+                      values(dtype, index, size))  # fmt: skip
+    return b.build(), inputs
+
+
+@pytest.mark.parametrize("tags", [(), ("cmsis",)])
+def test_litert_ops_on_cortex_m4(tags):
+    """On the board, with newlib's libm building the GELU tables and computing the last
+    float elements: still LiteRT's outputs bit for bit."""
+    board = qemu.board_of("qemu-cortex-m4")
+    need_tool(board["toolchain"] + "gcc")
+    need_tool(board["qemu"])
+    model, inputs = litert_ops_model()
+    theirs = Oracle(model, "litert").run(inputs)
+    ours = qemu.run_on_target(model, "qemu-cortex-m4", inputs, tags).outputs
+    assert len(ours) == len(theirs)
+    for index, (mine, reference) in enumerate(zip(ours, theirs)):
+        assert_bit_exact(mine.reshape(reference.shape), reference, f"output {index}")
