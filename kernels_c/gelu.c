@@ -42,19 +42,6 @@ static float tflm_gelu_tanh_libm(float x) {
   return 0.5f * x * (1.0f + tanhf(TFLM_GELU_SQRT_2_OVER_PI * (x + 0.044715f * x * x * x)));
 }
 
-static void tflm_gelu_table8(const tflm_tensor_t *in, const tflm_tensor_t *out,
-                             float (*transform)(float), int8_t *table) {
-  const float inverse_scale = 1.0f / out->scale;
-  int32_t v;
-  for (v = -128; v <= 127; ++v) {
-    const float x = in->scale * (float)(v - in->zero_point);
-    const float rescaled = roundf(transform(x) * inverse_scale);
-    int32_t q = (int32_t)(rescaled + (float)out->zero_point);
-    q = q < -128 ? -128 : (q > 127 ? 127 : q);
-    table[(uint8_t)(int8_t)v] = (int8_t)q;
-  }
-}
-
 static void tflm_gelu_table16(const tflm_tensor_t *in, const tflm_tensor_t *out,
                               float (*transform)(float), int16_t *table) {
   /* The real values of the int16 extremes, in float as LiteRT computes them. */
@@ -89,7 +76,8 @@ static tflm_status_t tflm_gelu_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   TFLM_KERNEL_CHECK(ctx, node, in.type == TFLM_TYPE_FLOAT32 || out.scale > 0.0f,
                     TFLM_ERR_BAD_PARAMS);
   if (in.type == TFLM_TYPE_INT8) {
-    tflm_gelu_table8(&in, &out, transform, p->table8);
+    tflm_lut_generate_int8(transform, in.scale, in.zero_point, out.scale, out.zero_point,
+                           p->table8);
   } else if (in.type == TFLM_TYPE_INT16) {
     tflm_gelu_table16(&in, &out, transform, p->table16);
   }
@@ -106,9 +94,7 @@ static tflm_status_t tflm_gelu_eval(tflm_context_t *ctx, tflm_node_t *node) {
   if (p->type == TFLM_TYPE_FLOAT32) {
     tflm_gelu_float(p->approximate, (const float *)in, (float *)out, p->count);
   } else if (p->type == TFLM_TYPE_INT8) {
-    for (i = 0; i < p->count; ++i) {
-      ((int8_t *)out)[i] = p->table8[(uint8_t)((const int8_t *)in)[i]];
-    }
+    tflm_lut_apply_int8(p->table8, (const int8_t *)in, (int8_t *)out, p->count);
   } else {
     for (i = 0; i < p->count; ++i) {
       ((int16_t *)out)[i] = tflm_lut_lookup_int16(((const int16_t *)in)[i], p->table16);
