@@ -21,6 +21,7 @@ from tflm_gen.model.builder import ModelBuilder
 from tflm_gen.model.ir import Quantization
 from tflm_gen.oracle import Oracle, choose_oracle
 from tflm_gen.project import GenerateOptions, generate
+from tflm_gen.verify import verify
 
 SIZE = 4096  # int8: every stored value many times; int16: ~1 in 16 values
 
@@ -185,3 +186,41 @@ def test_litert_ops_on_cortex_m4(tags):
     assert len(ours) == len(theirs)
     for index, (mine, reference) in enumerate(zip(ours, theirs)):
         assert_bit_exact(mine.reshape(reference.shape), reference, f"output {index}")
+
+
+def mixed_model(dtype: str) -> bytes:
+    """A transformer-like block around the LiteRT-only ops: FULLY_CONNECTED, GELU, MEAN,
+    SOFTMAX, LOGISTIC, RELU_0_TO_1 and ADD; with LiteRT as the oracle, TFLM's ops are
+    checked against LiteRT's reference kernels too."""
+    rng = np.random.default_rng(7)
+    q = (lambda s, z: quant(s, z)) if dtype == "int8" else (lambda s, z: None)
+    b = ModelBuilder()
+    x = b.input("x", [4, 32], dtype, quantization=q(0.05, 2))
+    if dtype == "int8":
+        w = b.constant("w", rng.integers(-127, 128, (32, 32)).astype(np.int8),
+                       quantization=quant(0.004, 0))  # fmt: skip
+        bias = b.constant("b", rng.integers(-500, 500, 32).astype(np.int32),
+                          quantization=quant(0.0002, 0))  # fmt: skip
+    else:
+        w = b.constant("w", rng.normal(0, 0.2, (32, 32)).astype(np.float32))
+        bias = b.constant("b", rng.normal(0, 0.1, 32).astype(np.float32))
+    h = b.add_op("FULLY_CONNECTED", [x, w, bias], [4, 32], dtype, quantization=q(0.06, -3))
+    g = b.add_op("GELU", [h], [4, 32], dtype, quantization=q(0.04, -100),
+                 options={"approximate": dtype == "int8"})  # fmt: skip
+    axis = b.constant("axis", np.array([1], np.int32))
+    mean = b.add_op("MEAN", [g, axis], [4], dtype, quantization=q(0.01, -50))
+    soft = b.add_op("SOFTMAX", [g], [4, 32], dtype, quantization=q(1 / 256, -128),
+                    options={"beta": 1.0})  # fmt: skip
+    logistic = b.add_op("LOGISTIC", [g], [4, 32], dtype, quantization=q(1 / 256, -128))
+    clamp = b.add_op("RELU_0_TO_1", [g], [4, 32], dtype, quantization=q(1 / 255, -128))
+    total = b.add_op("ADD", [g, clamp], [4, 32], dtype, quantization=q(0.05, -90))
+    b.output(mean, soft, logistic, total)
+    return b.build()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int8"])
+def test_mixed_model_verifies_against_litert(dtype):
+    report = verify(mixed_model(dtype), "auto", runs=3)
+    assert report.against == "litert" and "GELU op 1" in report.reason
+    assert len(report.outputs) == 4 and all(o.elements > 0 for o in report.outputs)
+    assert report.bit_exact, [(o.index, o.differing, o.max_abs_diff) for o in report.outputs]
