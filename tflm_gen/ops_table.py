@@ -21,7 +21,8 @@ from pathlib import Path
 import click
 import tflite
 
-from tflm_gen.kernels import kernel_catalogue
+from tflm_gen.kernels import kernel_catalogue, supported_ops
+from tflm_gen.op_dtypes import differences, tflm_dtypes
 
 TFLM_OPS_FILE = Path(__file__).with_name("tflm_builtin_ops.txt")
 # Mangled `tflite::Register_X()` and `tflite::micro::Register_X()` (not the signal
@@ -74,11 +75,13 @@ def render_tflm_ops_file(ops: list[str], version: str) -> str:
 
 
 def ops_rows() -> list[dict]:
-    """One row per builtin: code, name, our dtypes (empty when we have no kernel), TFLM."""
-    catalogue, tflm = kernel_catalogue(), tflm_ops()
+    """One row per builtin: code, name, our dtypes (empty when we have no kernel), whether
+    TFLM registers it and the input dtypes TFLM's kernel accepts (tflm_op_dtypes.tsv)."""
+    catalogue, tflm, theirs = kernel_catalogue(), tflm_ops(), tflm_dtypes()
     return [
         {"code": code, "op": name, "tflm": name in tflm,
-         "dtypes": sorted(catalogue[name].dtypes) if name in catalogue else []}
+         "dtypes": sorted(catalogue[name].dtypes) if name in catalogue else [],
+         "tflm_dtypes": theirs.get(name, [])}
         for code, name in builtin_operators()
     ]  # fmt: skip
 
@@ -86,20 +89,31 @@ def ops_rows() -> list[dict]:
 def summary(rows: list[dict]) -> dict:
     ours = {row["op"] for row in rows if row["dtypes"]}
     tflm = {row["op"] for row in rows if row["tflm"]}
+    pairs = differences(supported_ops(), frozenset(tflm))
+    tflm_pairs = sum(len(row["tflm_dtypes"]) for row in rows)
     return {"builtins": len(rows), "tflm": len(tflm), "tflm_gen": len(ours),
-            "tflm_gen_of_tflm": len(ours & tflm), "tflm_missing": sorted(tflm - ours)}  # fmt: skip
+            "tflm_gen_of_tflm": len(ours & tflm), "tflm_missing": sorted(tflm - ours),
+            "dtype_pairs_tflm": tflm_pairs,
+            "dtype_pairs_both": tflm_pairs - len(pairs["tflm_only"]),
+            "dtype_pairs_differ": pairs}  # fmt: skip
 
 
 def format_table(rows: list[dict], total: dict) -> str:
     """The text table of `rows`, closed by the summary of all builtins."""
-    lines = [f"{'code':>4}  {'op':<36} {'tflm':<5} tflm-gen dtypes"]
+    lines = [f"{'code':>4}  {'op':<36} {'tflm':<5} {'tflm-gen dtypes':<40} tflm dtypes"]
     for row in rows:
-        dtypes = ",".join(row["dtypes"]) or "-"
-        lines.append(f"{row['code']:>4}  {row['op']:<36} {'yes' if row['tflm'] else '-':<5} {dtypes}")
+        ours, theirs = ",".join(row["dtypes"]) or "-", ",".join(row["tflm_dtypes"]) or "-"
+        lines.append(f"{row['code']:>4}  {row['op']:<36} {'yes' if row['tflm'] else '-':<5} "
+                     f"{ours:<40} {'same' if ours == theirs else theirs}")  # fmt: skip
     lines.append(
         f"{total['builtins']} builtins; TFLM registers {total['tflm']}; tflm-gen runs "
         f"{total['tflm_gen']} ({total['tflm_gen_of_tflm']} of TFLM's {total['tflm']})"
     )
+    differ = total["dtype_pairs_differ"]
+    lines.append(f"(op, dtype) pairs: TFLM runs {total['dtype_pairs_tflm']}, tflm-gen runs "
+                 f"{total['dtype_pairs_both']} of them; TFLM only: "
+                 f"{'; '.join(differ['tflm_only']) or 'none'}; tflm-gen only: "
+                 f"{'; '.join(differ['tflm_gen_only']) or 'none'}")  # fmt: skip
     return "\n".join(lines)
 
 
