@@ -9,9 +9,11 @@ from tflite_micro.python.tflite_micro import runtime
 from tflm_gen import host
 
 
-def run_tflm(model: bytes, inputs: list[np.ndarray], outputs: int | None = None) -> list:
+def run_tflm(
+    model: bytes, inputs: list[np.ndarray], outputs: int | None = None, arena_size: int = 1 << 22
+) -> list:
     """Outputs of one TFLM invoke; `outputs` defaults to one output per input."""
-    interpreter = runtime.Interpreter.from_bytes(model, arena_size=1 << 22)
+    interpreter = runtime.Interpreter.from_bytes(model, arena_size=arena_size)
     for index, value in enumerate(inputs):
         interpreter.set_input(value, index)
     interpreter.invoke()
