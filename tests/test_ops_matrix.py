@@ -547,6 +547,5 @@ def test_every_pair_tflm_refuses_is_refused_in_one_line() -> None:
 
 
 def test_documented_refusals_are_refused() -> None:
-    for op, dtype in [("GREATER", "int16"), ("SELECT_V2", "bool"),
-                      ("UNIDIRECTIONAL_SEQUENCE_LSTM", "int16")]:  # fmt: skip
+    for op, dtype in [("GREATER", "int16"), ("SELECT_V2", "bool"), ("LOGICAL_AND", "int8")]:
         assert (op, dtype) in REFUSED

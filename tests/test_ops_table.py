@@ -47,7 +47,7 @@ def test_ops_text_has_header_rows_and_summary() -> None:
     lines = result.output.strip().splitlines()
     assert lines[0].split()[:3] == ["code", "op", "tflm"]
     assert len(lines) == len(tflm_ops()) + 3
-    assert any(line.split()[1:4] == ["UNIDIRECTIONAL_SEQUENCE_LSTM", "yes", "float32,int8"]
+    assert any(line.split()[1:5] == ["UNIDIRECTIONAL_SEQUENCE_LSTM", "yes", "float32,int16,int8", "same"]
                for line in lines[1:-1])  # fmt: skip
     summary = f"{len(builtin_operators())} builtins; TFLM registers {len(tflm_ops())}; tflm-gen runs"
     assert lines[-2].startswith(summary)
