@@ -59,23 +59,25 @@ def expected_pairs(ours: dict[str, set[str]]) -> set[tuple[str, str]]:
             if pair.tflm_gen == "run" or (pair.tflm_gen == "pending" and pair.op in ours)}  # fmt: skip
 
 
-def _label(op: str, dtype: str, notes: dict[tuple[str, str], TflmPair]) -> str:
-    pair = notes.get((op, dtype))
-    documented = pair is not None and pair.tflm_gen != "run"
-    return f"{op} {dtype}" + (f" ({pair.tflm_gen}: {pair.notes})" if documented else "")
+def _grouped(pairs: set[tuple[str, str]], notes: dict[tuple[str, str], TflmPair]) -> list[str]:
+    """"OP dtype,dtype (status: note)", one entry per op and documented reason."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for op, dtype in sorted(pairs):
+        pair = notes.get((op, dtype))
+        reason = f" ({pair.tflm_gen}: {pair.notes})" if pair and pair.tflm_gen != "run" else ""
+        groups.setdefault((op, reason), []).append(dtype)
+    return [f"{op} {','.join(dtypes)}{reason}" for (op, reason), dtypes in groups.items()]
 
 
 def differences(ours: dict[str, set[str]], tflm_ops: frozenset[str]) -> dict[str, list[str]]:
     """Pairs where tflm-gen and TFLM differ, over TFLM's ops only (LiteRT-only ops have no
-    TFLM side): "tflm_only" (TFLM runs them, we refuse; documented rows say why) and
-    "tflm_gen_only" (we run them, TFLM refuses: always a defect)."""
+    TFLM side), grouped per op: "tflm_only" (TFLM runs them, we refuse; documented rows say
+    why) and "tflm_gen_only" (we run them, TFLM refuses: always a defect)."""
     tflm = {(pair.op, pair.dtype) for pair in tflm_pairs()}
     mine = {(op, dtype) for op, dtypes in ours.items() if op in tflm_ops for dtype in dtypes}
     by_pair = {(pair.op, pair.dtype): pair for pair in tflm_pairs()}
-    return {
-        "tflm_only": [_label(op, dtype, by_pair) for op, dtype in sorted(tflm - mine)],
-        "tflm_gen_only": [f"{op} {dtype}" for op, dtype in sorted(mine - tflm)],
-    }
+    return {"tflm_only": _grouped(tflm - mine, by_pair),
+            "tflm_gen_only": _grouped(mine - tflm, by_pair)}  # fmt: skip
 
 
 def undocumented(ours: dict[str, set[str]], tflm_ops: frozenset[str]) -> list[str]:

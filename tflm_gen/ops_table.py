@@ -90,11 +90,12 @@ def summary(rows: list[dict]) -> dict:
     ours = {row["op"] for row in rows if row["dtypes"]}
     tflm = {row["op"] for row in rows if row["tflm"]}
     pairs = differences(supported_ops(), frozenset(tflm))
-    tflm_pairs = sum(len(row["tflm_dtypes"]) for row in rows)
+    tflm_pairs = {(row["op"], dtype) for row in rows for dtype in row["tflm_dtypes"]}
+    ours_pairs = {(row["op"], dtype) for row in rows for dtype in row["dtypes"]}
     return {"builtins": len(rows), "tflm": len(tflm), "tflm_gen": len(ours),
             "tflm_gen_of_tflm": len(ours & tflm), "tflm_missing": sorted(tflm - ours),
-            "dtype_pairs_tflm": tflm_pairs,
-            "dtype_pairs_both": tflm_pairs - len(pairs["tflm_only"]),
+            "dtype_pairs_tflm": len(tflm_pairs),
+            "dtype_pairs_both": len(tflm_pairs & ours_pairs),
             "dtype_pairs_differ": pairs}  # fmt: skip
 
 
