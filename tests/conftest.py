@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-CORPUS_DIR = REPO_ROOT.parent / "shared" / "models"
+# TFLM_GEN_CORPUS points elsewhere, e.g. from a git worktree that is not beside ../shared.
+CORPUS_DIR = Path(os.environ.get("TFLM_GEN_CORPUS") or REPO_ROOT.parent / "shared" / "models")
 
 
 def _required(variable: str) -> bool:

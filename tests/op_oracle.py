@@ -7,20 +7,26 @@ import numpy as np
 from tflite_micro.python.tflite_micro import runtime
 
 from tflm_gen import host
+from tflm_gen.model.reader import read_model
 
 
 def run_tflm(model: bytes, inputs: list[np.ndarray], outputs: int | None = None) -> list:
-    """Outputs of one TFLM invoke; `outputs` defaults to one output per input."""
+    """Outputs of one TFLM invoke: all the model's outputs, which must be `outputs` when
+    given (so a caller never compares fewer than the model has)."""
     interpreter = runtime.Interpreter.from_bytes(model, arena_size=1 << 22)
     for index, value in enumerate(inputs):
         interpreter.set_input(value, index)
     interpreter.invoke()
-    count = len(inputs) if outputs is None else outputs
+    count = len(read_model(model).subgraph.outputs)
+    assert outputs is None or outputs == count, f"the model has {count} outputs, not {outputs}"
     return [interpreter.get_output(index) for index in range(count)]
 
 
 def assert_bit_exact(ours: np.ndarray, theirs: np.ndarray, context=None) -> None:
-    assert ours.dtype == theirs.dtype and ours.shape == theirs.shape, context
+    ours, theirs = np.asarray(ours), np.asarray(theirs)
+    assert ours.dtype == theirs.dtype and ours.shape == theirs.shape, (
+        f"ours {ours.dtype} {list(ours.shape)}, tflm {theirs.dtype} {list(theirs.shape)}; {context}"
+    )
     if ours.dtype == np.float32:  # compare bits: -0.0 vs 0.0 and NaN payloads count
         ours, theirs = ours.view(np.uint32), theirs.view(np.uint32)
     mismatches = np.flatnonzero(ours != theirs)
@@ -49,8 +55,9 @@ def compare_invokes(model: bytes, runs: int = 3) -> None:
     for phase in ("first", "after reset"):
         for run in range(runs):
             inputs = random_inputs(ours.model, seed=run)
-            for index, (mine, reference) in enumerate(zip(ours.run(inputs), theirs.run(inputs))):
-                reference = np.asarray(reference).reshape(mine.shape)
-                assert_bit_exact(mine, reference, f"{phase} invoke {run + 1}, output {index}")
+            mine, reference = ours.run(inputs), theirs.run(inputs)
+            assert len(mine) == len(reference), f"{len(mine)} outputs, tflm {len(reference)}"
+            for index, (one, other) in enumerate(zip(mine, reference)):
+                assert_bit_exact(one, other, f"{phase} invoke {run + 1}, output {index}")
         ours.reset()
         theirs.reset()
