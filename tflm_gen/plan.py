@@ -100,7 +100,10 @@ def _in_place_input(model: ir.Model, op: ir.Operator, step: int, groups: _Groups
         same_layout = tensor.shape == out.shape and tensor.dtype == out.dtype
         dies_here = groups.span[groups.root(t)][1] == step
         shared = sum(groups.root(u) == groups.root(t) for u in inputs) > 1
-        if same_layout and dies_here and not shared and t not in graph.inputs:
+        # A graph input or output "dies" at the last step only because lifetimes end
+        # there; the caller reads it after invoke, so it must not be overwritten.
+        boundary = t in graph.inputs or t in graph.outputs
+        if same_layout and dies_here and not shared and not boundary:
             return t
     return None
 

@@ -1,0 +1,25 @@
+"""Regression: the planner let an in-place op at the last step (TANH, ADD, ...) write over
+its input when that input was itself a graph output, because a graph output's lifetime
+ends at the last step like a tensor that dies there.  Found by `verify --per-op`, which
+makes every intermediate a graph output."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tflm_gen.model import ir
+from tflm_gen.model.builder import ModelBuilder
+from tflm_gen.verify import verify
+
+
+def test_a_graph_output_read_by_the_last_in_place_op_keeps_its_values():
+    b = ModelBuilder()
+    x = b.input("x", [1, 8], "int8", scale=0.05, zero_point=-3)
+    weights = b.constant("w", np.arange(-16, 16, dtype=np.int8).reshape(4, 8), "int8",
+                         quantization=ir.Quantization([0.02], [0]))  # fmt: skip
+    logits = b.add_op("FULLY_CONNECTED", [x, weights], [1, 4], "int8", scale=0.05, zero_point=2)
+    squashed = b.add_op("TANH", [logits], [1, 4], "int8", scale=1 / 128, zero_point=0)
+    b.output(logits, squashed)
+    report = verify(b.build(), runs=2)
+    assert len(report.outputs) == 2
+    assert report.bit_exact, [o.summary() for o in report.outputs]
