@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from click.testing import CliRunner
-from conftest import corpus_models, need_corpus
+from conftest import corpus_models, corpus_path
 
 from tflm_gen.cli import main
 from tflm_gen.verify import verify
@@ -17,7 +17,7 @@ MODELS = corpus_models() + [f"seanet/{name}" for name in corpus_models("seanet")
 
 @pytest.mark.parametrize("name", MODELS)
 def test_corpus_model_is_bit_exact_or_refused(name):
-    path = need_corpus() / name
+    path = corpus_path(name)
     if name in REFUSED:
         result = CliRunner().invoke(main, ["verify", str(path)])
         assert result.exit_code == 2

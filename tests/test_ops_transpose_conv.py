@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import CORPUS_DIR, corpus_models, need_corpus
+from conftest import corpus_models, corpus_path
 from layout_cases import Case
 
 from tflm_gen.model import ir
@@ -19,8 +19,7 @@ from tflm_gen.verify import verify
 DTYPES = ["float32", "int8", "int16"]
 BIAS_DTYPE = {"float32": np.float32, "int8": np.int32, "int16": np.int64}
 CASES = 6
-SEANET = [name for name in corpus_models("seanet")
-          if name.startswith(("pad_", "strided_slice_", "transpose_conv_"))]  # fmt: skip
+SEANET = corpus_models("seanet", ("pad_", "strided_slice_", "transpose_conv_"))
 
 
 def tc_geometry(c: Case) -> dict:
@@ -113,6 +112,5 @@ def test_transpose_conv_and_batch_matmul_match_tflm(dtype: str) -> None:
 
 @pytest.mark.parametrize("model_name", SEANET)
 def test_seanet_layout_models_verify_bit_exact(model_name: str) -> None:
-    need_corpus()
-    report = verify((CORPUS_DIR / "seanet" / model_name).read_bytes(), runs=2)
+    report = verify(corpus_path(f"seanet/{model_name}").read_bytes(), runs=2)
     assert report.bit_exact, [(o.index, o.differing, o.max_abs_diff) for o in report.outputs]
