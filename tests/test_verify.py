@@ -187,3 +187,22 @@ def test_unusable_input_files_are_input_errors(tmp_path, files):
     (tmp_path / "junk.npy").write_bytes(b"not numpy")
     with pytest.raises(InputError):
         load_samples(tuple(str(tmp_path / f) for f in files), read_model(CHAIN))
+
+
+def test_a_model_the_oracle_refuses_is_one_line_and_exit_2(tmp_path):
+    """LiteRT rejects a quantized dimension beyond a tensor's rank (TFLM ignores it on a
+    bias, as person_detect's converter wrote it)."""
+    b = ModelBuilder()
+    x = b.input("x", [1, 4, 4, 2], "int8", **Q)
+    weights = b.constant("w", np.ones([1, 2, 2, 2], np.int8), "int8",
+                         quantization=ir.Quantization([0.01, 0.02], [0, 0], 3))  # fmt: skip
+    options = {"padding": "VALID", "stride_h": 1, "stride_w": 1, "depth_multiplier": 1}
+    bias = b.constant("b", np.zeros(2, np.int32), quantization=ir.Quantization(
+        [0.0005, 0.001], [0, 0], 3))  # fmt: skip
+    b.output(b.add_op("DEPTHWISE_CONV_2D", [x, weights, bias], [1, 3, 3, 2], "int8",
+                      options=options,
+                      scale=0.1, zero_point=0))  # fmt: skip
+    result = CliRunner().invoke(main, ["verify", "--against", "litert", _write(b.build(), tmp_path)])
+    assert result.exit_code == 2, result.output
+    assert "litert oracle cannot load the model" in result.output
+    assert len(result.output.strip().splitlines()) == 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tflm_gen.errors import ToolchainError
+from tflm_gen.errors import ModelError, ToolchainError
 from tflm_gen.model.reader import read_model
 
 ORACLES = ("tflm", "litert")
@@ -42,7 +42,14 @@ class Oracle:
     def __init__(self, model_bytes: bytes, against: str = "tflm"):
         self.against = against
         self._output_count = len(read_model(model_bytes).subgraph.outputs)
-        module = _import(against)
+        try:
+            self._load(_import(against), model_bytes)
+        except (RuntimeError, ValueError) as error:  # the binding's way of refusing a model
+            reason = " ".join(str(error).split())[:200]
+            raise ModelError(f"the {against} oracle cannot load the model: {reason}") from None
+
+    def _load(self, module, model_bytes: bytes) -> None:
+        against = self.against
         if against == "tflm":
             # The default arena (10x the file) is too small for small models with big tensors.
             arena = max(4 << 20, 10 * len(model_bytes))
