@@ -206,3 +206,41 @@ def test_a_model_the_oracle_refuses_is_one_line_and_exit_2(tmp_path):
     assert result.exit_code == 2, result.output
     assert "litert oracle cannot load the model" in result.output
     assert len(result.output.strip().splitlines()) == 1
+
+
+def _perturbing(base, position: int):
+    """A runtime class like `base` whose run() changes one element of output `position`
+    by one step: a test-only stand-in for a runtime that differs."""
+
+    class Perturbed(base):
+        def run(self, inputs):
+            outputs = [np.array(array) for array in super().run(inputs)]
+            outputs[position].flat[0] ^= 1
+            return outputs
+
+    return Perturbed
+
+
+def test_cli_names_an_intermediate_difference_even_when_outputs_match(monkeypatch, tmp_path):
+    import tflm_gen.per_op as per_op_module
+
+    model, tensors, _ = our_intermediates(CHAIN, samples(1)[0])
+    relu = tensors.index(model.subgraph.operators[1].outputs[0])
+    monkeypatch.setattr(per_op_module, "Oracle", _perturbing(per_op_module.Oracle, relu))
+    result = CliRunner().invoke(main, ["verify", "--per-op", "--runs", "1", _write(CHAIN, tmp_path)])
+    assert result.exit_code == 1, result.output
+    lines = result.output.splitlines()
+    assert lines[1] == "bit-exact with tflm over 1 invokes"
+    assert lines[2] == "first operator that differs from tflm: #1 RELU (invoke 1)"
+    assert lines[3].startswith("  input 0: 'added' int8 [1, 4, 4, 2] scale 0.05 zero point -3")
+    assert "1 of 32 elements differ, max abs diff 1; first at [0, 0, 0, 0]" in lines[4]
+
+
+def test_per_op_reports_final_outputs_that_change_with_intermediates_kept(monkeypatch):
+    import tflm_gen.per_op as per_op_module
+
+    monkeypatch.setattr(per_op_module, "HostInterpreter",
+                        _perturbing(per_op_module.HostInterpreter, 0))  # fmt: skip
+    report = verify(CHAIN, runs=2, per_operator=True).per_op_report
+    assert report.invokes == 1 and len(report.notes) == 1
+    assert report.notes[0].startswith("ours: output_0 changes when every intermediate is kept")
