@@ -23,3 +23,20 @@ def test_a_graph_output_read_by_the_last_in_place_op_keeps_its_values():
     report = verify(b.build(), runs=2)
     assert len(report.outputs) == 2
     assert report.bit_exact, [o.summary() for o in report.outputs]
+
+
+def test_a_graph_output_aliasing_the_last_in_place_op_input_keeps_its_values():
+    """The same through an alias: the graph output is a RESHAPE of the tensor that the last
+    op (TANH) would overwrite in place."""
+    b = ModelBuilder()
+    x = b.input("x", [1, 8], "int8", scale=0.05, zero_point=-3)
+    weights = b.constant("w", np.arange(-16, 16, dtype=np.int8).reshape(4, 8), "int8",
+                         quantization=ir.Quantization([0.02], [0]))  # fmt: skip
+    logits = b.add_op("FULLY_CONNECTED", [x, weights], [1, 4], "int8", scale=0.05, zero_point=2)
+    shape = b.constant("shape", np.array([2, 2], np.int32))
+    square = b.add_op("RESHAPE", [logits, shape], [2, 2], "int8", scale=0.05, zero_point=2)
+    squashed = b.add_op("TANH", [logits], [1, 4], "int8", scale=1 / 128, zero_point=0)
+    b.output(square, squashed)
+    report = verify(b.build(), runs=2)
+    assert len(report.outputs) == 2
+    assert report.bit_exact, [o.summary() for o in report.outputs]
