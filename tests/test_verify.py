@@ -244,3 +244,5 @@ def test_per_op_reports_final_outputs_that_change_with_intermediates_kept(monkey
     report = verify(CHAIN, runs=2, per_operator=True).per_op_report
     assert report.invokes == 1 and len(report.notes) == 1
     assert report.notes[0].startswith("ours: output_0 changes when every intermediate is kept")
+    result = CliRunner().invoke(main, ["verify", "--per-op", _write(CHAIN)])
+    assert result.exit_code == 1 and "note: ours: output_0 changes" in result.output
