@@ -233,7 +233,8 @@ def test_cli_names_an_intermediate_difference_even_when_outputs_match(monkeypatc
     assert lines[1] == "bit-exact with tflm over 1 invokes"
     assert lines[2] == "first operator that differs from tflm: #1 RELU (invoke 1)"
     assert lines[3].startswith("  input 0: 'added' int8 [1, 4, 4, 2] scale 0.05 zero point -3")
-    assert "1 of 32 elements differ, max abs diff 1; first at [0, 0, 0, 0]" in lines[4]
+    assert lines[4].endswith("1 of 32 elements differ, max abs diff 1 (ours - tflm from 1 to 1); "
+                             "first at [0, 0, 0, 0]: ours -3, tflm -4")
 
 
 def test_per_op_reports_final_outputs_that_change_with_intermediates_kept(monkeypatch):
@@ -246,3 +247,21 @@ def test_per_op_reports_final_outputs_that_change_with_intermediates_kept(monkey
     assert report.notes[0].startswith("ours: output_0 changes when every intermediate is kept")
     result = CliRunner().invoke(main, ["verify", "--per-op", _write(CHAIN)])
     assert result.exit_code == 1 and "note: ours: output_0 changes" in result.output
+
+
+def test_difference_counts_bits_and_signed_range():
+    from tflm_gen.compare import Difference
+
+    difference = Difference()
+    difference.add(np.array([0.0, 1.0, np.nan, 5.0], np.float32),
+                   np.array([-0.0, 1.0, 2.0, 3.0], np.float32), "tflm")  # fmt: skip
+    assert (difference.differing, difference.elements) == (3, 4)
+    assert (difference.lowest, difference.highest, difference.max_abs_diff) == (2, 2, 2)
+    assert difference.first == "at [0]: ours 0.0, tflm -0.0"
+    scalar = Difference()
+    scalar.add(np.array(7, np.int16), np.array(9, np.int16), "litert")
+    assert scalar.summary() == ("1 of 1 elements differ, max abs diff 2 (ours - litert from -2 "
+                                "to -2); first at []: ours 7, litert 9")  # fmt: skip
+    empty = Difference()
+    empty.add(np.zeros([0, 3], np.int8), np.zeros([0, 3], np.int8), "tflm")
+    assert empty.bit_exact and empty.elements == 0

@@ -25,8 +25,11 @@ class Difference:
     differing: int = 0  # elements whose bytes differ
     elements: int = 0
     max_abs_diff: float = 0.0  # NaN against a number is counted in `differing` only
+    lowest: float = np.inf  # the least and greatest (ours - oracle) of differing elements
+    highest: float = -np.inf
     mismatch: str = ""  # dtype or shape disagree: the elements were not compared
     first: str = ""  # the first differing element, "at [i, j]: ours a, tflm b"
+    against: str = "oracle"  # the name of the other side, for the summary
 
     @property
     def bit_exact(self) -> bool:
@@ -34,6 +37,7 @@ class Difference:
 
     def add(self, ours: np.ndarray, theirs: np.ndarray, against: str) -> None:
         ours, theirs = np.asarray(ours), np.asarray(theirs)
+        self.against = against
         if ours.dtype != theirs.dtype or ours.shape != theirs.shape:
             self.mismatch = f"ours {describe(ours)}, {against} {describe(theirs)}"
             return
@@ -42,10 +46,12 @@ class Difference:
         if same.all():
             return
         self.differing += int(np.count_nonzero(~same))
-        difference = np.abs(ours.astype(np.float64) - theirs.astype(np.float64)).reshape(-1)
-        finite = difference[~np.isnan(difference)]
+        signed = (ours.astype(np.float64) - theirs.astype(np.float64)).reshape(-1)[~same]
+        finite = signed[~np.isnan(signed) & (signed != 0)]  # -0.0 against 0.0 differs by 0
         if finite.size:
-            self.max_abs_diff = max(self.max_abs_diff, float(finite.max()))
+            self.lowest = min(self.lowest, float(finite.min()))
+            self.highest = max(self.highest, float(finite.max()))
+            self.max_abs_diff = max(self.max_abs_diff, float(np.abs(finite).max()))
         if not self.first:
             flat = int(np.flatnonzero(~same)[0])
             at = [int(i) for i in np.unravel_index(flat, ours.shape)] if ours.ndim else []
@@ -57,5 +63,8 @@ class Difference:
             return f"dtype or shape differ ({self.mismatch})"
         text = f"{self.differing} of {self.elements} elements differ"
         if self.differing:
-            text += f", max abs diff {self.max_abs_diff:g}; first {self.first}"
+            text += f", max abs diff {self.max_abs_diff:g}"
+            if self.lowest <= self.highest:
+                text += f" (ours - {self.against} from {self.lowest:g} to {self.highest:g})"
+            text += f"; first {self.first}"
         return text
