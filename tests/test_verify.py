@@ -265,3 +265,16 @@ def test_difference_counts_bits_and_signed_range():
     empty = Difference()
     empty.add(np.zeros([0, 3], np.int8), np.zeros([0, 3], np.int8), "tflm")
     assert empty.bit_exact and empty.elements == 0
+
+
+def test_per_op_runs_when_the_kept_intermediates_outgrow_the_default_arenas():
+    """Ten 512 KiB activations alive at once exceed TFLM's default 4 MiB arena."""
+    b = ModelBuilder()
+    tensor = b.input("x", [1, 256, 256, 8], "int8", **Q)
+    for step in range(10):
+        opcode, quant = ("RELU", Q) if step % 2 else ("TANH", {"scale": 1 / 128, "zero_point": 0})
+        tensor = b.add_op(opcode, [tensor], [1, 256, 256, 8], "int8", **quant)
+    b.output(tensor)
+    report = verify(b.build(), runs=1, per_operator=True)
+    assert report.bit_exact and report.per_op_report.tensors == 10
+    assert report.per_op_report.first is None and not report.per_op_report.notes

@@ -39,20 +39,21 @@ def _import(against: str):
 class Oracle:
     """One model loaded in the reference runtime; invokes keep state like ours do."""
 
-    def __init__(self, model_bytes: bytes, against: str = "tflm"):
+    def __init__(self, model_bytes: bytes, against: str = "tflm", arena_bytes: int = 0):
+        """arena_bytes: TFLM's arena when the default guess is too small (0: the guess)."""
         self.against = against
         self._output_count = len(read_model(model_bytes).subgraph.outputs)
         try:
-            self._load(_import(against), model_bytes)
+            self._load(_import(against), model_bytes, arena_bytes)
         except (RuntimeError, ValueError) as error:  # the binding's way of refusing a model
             reason = " ".join(str(error).split())[:200]
             raise ModelError(f"the {against} oracle cannot load the model: {reason}") from None
 
-    def _load(self, module, model_bytes: bytes) -> None:
+    def _load(self, module, model_bytes: bytes, arena_bytes: int) -> None:
         against = self.against
         if against == "tflm":
             # The default arena (10x the file) is too small for small models with big tensors.
-            arena = max(4 << 20, 10 * len(model_bytes))
+            arena = max(4 << 20, 10 * len(model_bytes), arena_bytes)
             self._interpreter = module.Interpreter.from_bytes(model_bytes, arena_size=arena)
         else:
             resolver = module.OpResolverType.BUILTIN_REF
