@@ -36,6 +36,15 @@ def _import(against: str):
     raise ToolchainError(f"unknown oracle '{against}'; choose one of {', '.join(ORACLES)}")
 
 
+def arena_upper_bound(model) -> int:
+    """More than TFLM can need: every activation alive at once, plus as much again for its
+    own structures and scratch.  TFLM's default guess (10x the file) fails big activations."""
+    from tflm_gen.model import ir
+
+    tensors = model.subgraph.tensors
+    return 2 * sum(ir.tensor_bytes(t) for t in tensors if not ir.is_constant(model, t))
+
+
 class Oracle:
     """One model loaded in the reference runtime; invokes keep state like ours do."""
 

@@ -21,7 +21,7 @@ from tflm_gen.model import ir
 from tflm_gen.model.reader import read_model
 from tflm_gen.model.writer import write_model
 from tflm_gen.optimize import device_model
-from tflm_gen.oracle import Oracle
+from tflm_gen.oracle import Oracle, arena_upper_bound
 from tflm_gen.plan import OFFLINE_PLAN_NAME
 
 
@@ -90,13 +90,6 @@ def _final_output_notes(runtime: str, expanded: list, original: list, against: s
     return notes
 
 
-def _kept_alive_bytes(model: ir.Model) -> int:
-    """Room for every activation at once plus as much again for TFLM's own structures and
-    scratch: the rewrite keeps all intermediates alive, beyond TFLM's default arena."""
-    tensors = model.subgraph.tensors
-    return 2 * sum(ir.tensor_bytes(t) for t in tensors if not ir.is_constant(model, t))
-
-
 def per_op(model_bytes: bytes, samples: list, against: str, tags=(),
            original: list | None = None) -> PerOpReport:
     """Runs the rewrite on every sample in turn and stops at the first invoke with a
@@ -105,7 +98,7 @@ def per_op(model_bytes: bytes, samples: list, against: str, tags=(),
     model = read_model(model_bytes)
     expanded, tensors = expose_intermediates(model)
     data = write_model(expanded)
-    room = _kept_alive_bytes(expanded)
+    room = arena_upper_bound(expanded)  # every intermediate is alive at once
     ours = HostInterpreter(device_model(data)[0], tuple(tags), max(DEFAULT_ARENA_BYTES, room))
     theirs = Oracle(data, against, arena_bytes=room)
     report = PerOpReport(len(model.subgraph.operators), len(tensors), 0)

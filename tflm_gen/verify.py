@@ -13,7 +13,7 @@ from tflm_gen.host import HostInterpreter
 from tflm_gen.inputs import random_inputs
 from tflm_gen.model.reader import read_model
 from tflm_gen.optimize import device_model
-from tflm_gen.oracle import Oracle
+from tflm_gen.oracle import Oracle, arena_upper_bound
 from tflm_gen.per_op import PerOpReport, per_op
 
 
@@ -52,10 +52,11 @@ def verify(model_bytes: bytes, against: str = "tflm", runs: int = 3, tags=(),
     embeds it (offline plan, precomputed requantisation), with the oracle on the user's
     model: one invoke per sample, or `runs` invokes on seeded random inputs.  With
     `per_operator`, also finds the first operator whose output differs."""
-    if not read_model(model_bytes).subgraph.outputs:
+    model = read_model(model_bytes)
+    if not model.subgraph.outputs:
         raise ModelError("the model has no outputs: there is nothing to verify")
     ours = HostInterpreter(device_model(model_bytes)[0], tuple(tags))
-    theirs = Oracle(model_bytes, against)
+    theirs = Oracle(model_bytes, against, arena_bytes=arena_upper_bound(model))
     if samples is None:
         samples = [random_inputs(ours.model, seed=run) for run in range(runs)]
     report = VerifyReport(against, len(samples))
