@@ -278,3 +278,8 @@ def test_per_op_runs_when_the_kept_intermediates_outgrow_the_default_arenas():
     report = verify(b.build(), runs=1, per_operator=True)
     assert report.bit_exact and report.per_op_report.tensors == 10
     assert report.per_op_report.first is None and not report.per_op_report.notes
+
+
+def test_zero_runs_is_an_input_error():
+    with pytest.raises(InputError, match="nothing to compare"):
+        verify(CHAIN, runs=0)

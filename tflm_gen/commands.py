@@ -98,7 +98,7 @@ def run_command(model_path, input_paths, output_path, tags, arena_bytes, target)
               help="invokes on seeded random inputs (when no -i is given)")
 @click.option("-i", "--input", "input_paths", multiple=True,
               help="your own inputs: one .npy per model input, a .npz, or a folder of them; "
-                   "a leading sample axis holds several samples (see tflm_gen/samples.py)")
+                   "a leading sample axis holds several samples (README: your own data)")
 @click.option("--per-op", is_flag=True,
               help="also compare every intermediate tensor and name the first operator "
                    "whose output differs")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tflm_gen.compare import Difference
-from tflm_gen.errors import ModelError
+from tflm_gen.errors import InputError, ModelError
 from tflm_gen.host import HostInterpreter
 from tflm_gen.inputs import random_inputs
 from tflm_gen.model.reader import read_model
@@ -59,6 +59,8 @@ def verify(model_bytes: bytes, against: str = "tflm", runs: int = 3, tags=(),
     theirs = Oracle(model_bytes, against, arena_bytes=arena_upper_bound(model))
     if samples is None:
         samples = [random_inputs(ours.model, seed=run) for run in range(runs)]
+    if not samples:
+        raise InputError("nothing to compare: give at least one run or one sample")
     report = VerifyReport(against, len(samples))
     finals = []
     for inputs in samples:
