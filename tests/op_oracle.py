@@ -45,6 +45,15 @@ def check_model(model: bytes, inputs: list[np.ndarray], cases: list) -> None:
         assert_bit_exact(mine, reference, case)
 
 
+def per_op_explanation(model: bytes, runs: int = 3, tags=()) -> str:
+    """For an assertion message: `verify --per-op`'s account of where the model first
+    differs (run only when an assertion has already failed)."""
+    from tflm_gen.verify import report_lines, verify
+
+    report = verify(model, "tflm", runs, tags, per_operator=True)
+    return "\n".join(report_lines(report, read_model(model)))
+
+
 def compare_invokes(model: bytes, runs: int = 3) -> None:
     """`runs` invokes in both runtimes, a reset of both, then `runs` invokes again: state
     carried across invokes and cleared by reset must match TFLM's."""

@@ -17,6 +17,7 @@ from op_oracle import (
     assert_informative,
     centred_square,
     output_quantization,
+    per_op_explanation,
     real_rms,
     run_tflm,
 )
@@ -146,5 +147,5 @@ def test_transpose_conv_and_batch_matmul_match_tflm(dtype: str) -> None:
 
 @pytest.mark.parametrize("model_name", SEANET)
 def test_seanet_layout_models_verify_bit_exact(model_name: str) -> None:
-    report = verify(corpus_path(f"seanet/{model_name}").read_bytes(), runs=2)
-    assert report.bit_exact, [(o.index, o.differing, o.max_abs_diff) for o in report.outputs]
+    data = corpus_path(f"seanet/{model_name}").read_bytes()
+    assert verify(data, runs=2).bit_exact, per_op_explanation(data, runs=2)

@@ -15,11 +15,10 @@ from tflm_gen.model.reader import read_model
 from tflm_gen.optimize import device_model
 from tflm_gen.oracle import ORACLES
 from tflm_gen.output import write_tree
-from tflm_gen.per_op import PerOpReport, describe_difference
 from tflm_gen.project import GenerateOptions, generate
 from tflm_gen.samples import load_samples
 from tflm_gen.targets import list_targets, load_target
-from tflm_gen.verify import verify
+from tflm_gen.verify import report_lines, verify
 
 
 def _tags(text: str) -> tuple[str, ...]:
@@ -108,28 +107,11 @@ def verify_command(model_path, against, runs, input_paths, per_op, tags):
     data = _model_bytes(model_path)
     samples = load_samples(input_paths, read_model(data)) if input_paths else None
     report = verify(data, against, runs, _tags(tags), samples, per_op)
-    for result in report.outputs:
-        click.echo(f"output_{result.index}: {result.summary()}")
-    verdict = "bit-exact" if report.bit_exact else "NOT bit-exact"
-    click.echo(f"{verdict} with {against} over {report.runs} invokes")
-    if report.per_op_report is not None:
-        _echo_per_op(report.per_op_report, read_model(data), against)
-    elif not report.bit_exact:
+    for line in report_lines(report, read_model(data)):
+        click.echo(line)
+    if report.per_op_report is None and not report.bit_exact:
         click.echo("rerun with --per-op to name the first operator whose output differs")
-    found = report.per_op_report
-    exact = report.bit_exact and not (found and (found.first or found.notes))
-    raise SystemExit(0 if exact else 1)
-
-
-def _echo_per_op(found: PerOpReport, model, against: str) -> None:
-    for note in found.notes:
-        click.echo(f"note: {note}")
-    if found.first is not None:
-        for line in describe_difference(model, found.first, against):
-            click.echo(line)
-    elif not found.notes:
-        click.echo(f"per-op: all {found.tensors} tensors written by the {found.operators} "
-               f"operators are bit-exact over {found.invokes} invokes")
+    raise SystemExit(0 if report.passed else 1)
 
 
 @click.command("plan")

@@ -11,10 +11,11 @@ from tflm_gen.compare import Difference
 from tflm_gen.errors import InputError, ModelError
 from tflm_gen.host import HostInterpreter
 from tflm_gen.inputs import random_inputs
+from tflm_gen.model import ir
 from tflm_gen.model.reader import read_model
 from tflm_gen.optimize import device_model
 from tflm_gen.oracle import Oracle, arena_upper_bound
-from tflm_gen.per_op import PerOpReport, per_op
+from tflm_gen.per_op import PerOpReport, describe_difference, per_op
 
 
 @dataclass
@@ -32,6 +33,12 @@ class VerifyReport:
     @property
     def bit_exact(self) -> bool:
         return bool(self.outputs) and all(o.bit_exact for o in self.outputs)
+
+    @property
+    def passed(self) -> bool:
+        """Bit-exact outputs, and with per_operator no differing operator either."""
+        found = self.per_op_report
+        return self.bit_exact and not (found and (found.first or found.notes))
 
 
 def _compare_outputs(ours: list, theirs: list, report: VerifyReport) -> None:
@@ -69,3 +76,21 @@ def verify(model_bytes: bytes, against: str = "tflm", runs: int = 3, tags=(),
     if per_operator:
         report.per_op_report = per_op(model_bytes, samples, against, tags, finals)
     return report
+
+
+def report_lines(report: VerifyReport, model: ir.Model) -> list[str]:
+    """What `tflm-gen verify` prints: each output, the verdict, and with per_operator the
+    first operator that differs (or that none does)."""
+    lines = [f"output_{result.index}: {result.summary()}" for result in report.outputs]
+    verdict = "bit-exact" if report.bit_exact else "NOT bit-exact"
+    lines.append(f"{verdict} with {report.against} over {report.runs} invokes")
+    found = report.per_op_report
+    if found is None:
+        return lines
+    lines += [f"note: {note}" for note in found.notes]
+    if found.first is not None:
+        lines += describe_difference(model, found.first, report.against)
+    elif not found.notes:
+        lines.append(f"per-op: all {found.tensors} tensors written by the {found.operators} "
+                     f"operators are bit-exact over {found.invokes} invokes")
+    return lines
