@@ -35,16 +35,18 @@ static tflm_status_t fill_shapes(tflm_context_t *ctx, tflm_node_t *node, const f
   return TFLM_OK;
 }
 
-/* TFLM's two recipes: per-channel scales in double, but the per-tensor product
- * input_scale * filter_scale is rounded to float before the division in double. */
+/* The real multiplier input_scale * filter_scale / output_scale in double, per channel or
+ * per tensor.  (TFLM's source rounds the per-tensor product to float first, but the
+ * tflite-micro build we are bit-exact with behaves as double: the float product gives int8
+ * and int16 outputs one off near rounding ties, tests/test_ops_fully_connected.py.) */
 static void fill_multipliers(const fc_views_t *v, tflm_fc_params_t *p) {
   int32_t *multipliers = (int32_t *)(void *)(p + 1);
   int32_t *shifts = multipliers + p->channels;
   int32_t c;
   if (p->requant_in_model) return;
   if (p->channel_step == 0) {
-    const float product = v->input.scale * v->filter.scale;
-    tflm_quantize_multiplier((double)product / (double)v->output.scale, multipliers, shifts);
+    const double product = (double)v->input.scale * (double)v->filter.scale;
+    tflm_quantize_multiplier(product / (double)v->output.scale, multipliers, shifts);
     return;
   }
   for (c = 0; c < p->channels; ++c) {

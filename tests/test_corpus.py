@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 from click.testing import CliRunner
-from conftest import corpus_models, need_corpus
+from conftest import corpus_models, corpus_path
+from op_oracle import per_op_explanation
 
 from tflm_gen.cli import main
 from tflm_gen.verify import verify
@@ -21,12 +22,13 @@ MODELS = corpus_models() + [f"seanet/{name}" for name in corpus_models("seanet")
 
 @pytest.mark.parametrize("name", MODELS)
 def test_corpus_model_is_bit_exact_or_refused(name):
-    path = need_corpus() / name
+    path = corpus_path(name)
     if name in REFUSED:
         result = CliRunner().invoke(main, ["verify", str(path)])
         assert result.exit_code == 2
         assert REFUSED[name] in result.output and "Traceback" not in result.output
         return
-    report = verify(path.read_bytes(), "auto", runs=3)
+    data = path.read_bytes()
+    report = verify(data, "auto", runs=3)
     assert report.against == ("litert" if name in LITERT else "tflm"), report.reason
-    assert report.bit_exact, [(o.index, o.differing, o.max_abs_diff) for o in report.outputs]
+    assert report.bit_exact, per_op_explanation(data)

@@ -55,9 +55,6 @@ def _real_multipliers(graph: ir.SubGraph, op: ir.Operator) -> list[float] | None
         return None
     in_scale, out_scale = _scales(source)[0], _scales(out)[0]
     filter_scales = _scales(weights)
-    if op.opcode == "FULLY_CONNECTED" and len(filter_scales) == 1:
-        product = float(np.float32(in_scale) * np.float32(filter_scales[0]))  # float, as TFLM
-        return [product / out_scale]
     channels = out.shape[-1] if op.opcode in CONV_OPS else len(filter_scales)
     scale = (lambda c: filter_scales[c]) if len(filter_scales) > 1 else (lambda c: filter_scales[0])
     return [in_scale * scale(c) / out_scale for c in range(channels)]

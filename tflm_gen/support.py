@@ -25,8 +25,18 @@ def _is_constant(model: ir.Model, tensor: ir.Tensor) -> bool:
 
 
 # Ops whose data input is not the first one (TRANSPOSE_CONV: output_shape, weights, input;
-# SELECT_V2: condition, x, y; EMBEDDING_LOOKUP: ids, table).
-DATA_INPUT = {"TRANSPOSE_CONV": 2, "SELECT_V2": 1, "EMBEDDING_LOOKUP": 1}
+# SELECT_V2: condition, x, y; EMBEDDING_LOOKUP: ids, table; FILL: dims, value; SPLIT:
+# axis, input).
+DATA_INPUT = {"TRANSPOSE_CONV": 2, "SELECT_V2": 1, "EMBEDDING_LOOKUP": 1, "FILL": 1, "SPLIT": 1}
+# Ops whose first input is the data and whose other inputs are indices, shapes or axes of
+# another type: the first input selects the kernel even when it is constant (a GATHER from
+# a constant table with computed positions is a float or int8 GATHER, not an int32 one).
+DATA_INPUT.update(dict.fromkeys((
+    "GATHER", "GATHER_ND", "SLICE", "STRIDED_SLICE", "PAD", "PADV2", "MIRROR_PAD", "RESHAPE",
+    "TRANSPOSE", "EXPAND_DIMS", "BROADCAST_TO", "REVERSE_V2", "SPLIT_V", "DYNAMIC_UPDATE_SLICE",
+    "CUMSUM", "ARG_MAX", "ARG_MIN", "MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PROD",
+    "REDUCE_ALL", "BATCH_TO_SPACE_ND", "SPACE_TO_BATCH_ND", "RESIZE_BILINEAR",
+    "RESIZE_NEAREST_NEIGHBOR", "TILE"), 0))  # fmt: skip
 
 
 def activation_tensor(model: ir.Model, op: ir.Operator) -> int:
