@@ -9,6 +9,8 @@ case must give the oracle enough distinct outputs to tell a wrong table from a r
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from click.testing import CliRunner
@@ -224,3 +226,16 @@ def test_mixed_model_verifies_against_litert(dtype):
     assert report.against == "litert" and "GELU op 1" in report.reason
     assert len(report.outputs) == 4 and all(o.elements > 0 for o in report.outputs)
     assert report.bit_exact, [(o.index, o.differing, o.max_abs_diff) for o in report.outputs]
+
+
+def test_ops_names_the_litert_oracle():
+    """`tflm-gen ops` marks what only LiteRT checks; TFLM's own pairs stay unmarked."""
+    result = CliRunner().invoke(main, ["ops", "--json"])
+    rows = {row["op"]: row for row in json.loads(result.output)["ops"]}
+    assert rows["GELU"]["litert"] == ["float32", "int16", "int8"]
+    assert rows["RELU_0_TO_1"]["litert"] == ["float32", "int8"]
+    for op in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"):
+        assert rows[op]["litert"] == ["hybrid"] and "hybrid" not in rows[op]["dtypes"]
+    assert "litert" not in rows["SOFTMAX"]
+    text = CliRunner().invoke(main, ["ops"]).output
+    assert "float32(LiteRT),int16(LiteRT),int8(LiteRT)" in text and "int8,hybrid(LiteRT)" in text

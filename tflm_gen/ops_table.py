@@ -114,11 +114,11 @@ def summary(rows: list[dict]) -> dict:
 
 def format_table(rows: list[dict], total: dict) -> str:
     """The text table of `rows`, closed by the summary of all builtins."""
-    lines = [f"{'code':>4}  {'op':<36} {'tflm':<5} {'tflm-gen dtypes':<40} tflm dtypes"]
+    lines = [f"{'code':>4}  {'op':<36} {'tflm':<5} {'tflm-gen dtypes':<44} tflm dtypes"]
     for row in rows:
         ours, theirs = ",".join(row["dtypes"]) or "-", ",".join(row["tflm_dtypes"]) or "-"
         lines.append(f"{row['code']:>4}  {row['op']:<36} {'yes' if row['tflm'] else '-':<5} "
-                     f"{_dtypes_text(row) or '-':<40} {'same' if ours == theirs else theirs}")  # fmt: skip
+                     f"{_dtypes_text(row) or '-':<44} {'same' if ours == theirs else theirs}")  # fmt: skip
     lines.append(
         f"{total['builtins']} builtins; TFLM registers {total['tflm']}; tflm-gen runs "
         f"{total['tflm_gen']} ({total['tflm_gen_of_tflm']} of TFLM's {total['tflm']})"
