@@ -3,10 +3,16 @@ where TFLM cannot run a model.  Our C output is compared with these, never with 
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+import tempfile
+
 import numpy as np
 
-from tflm_gen.errors import ToolchainError
+from tflm_gen.errors import ModelError, ToolchainError
 from tflm_gen.model.reader import read_model
+from tflm_gen.text import one_line
 
 ORACLES = ("tflm", "litert")
 
@@ -36,6 +42,28 @@ def _import(against: str):
     raise ToolchainError(f"unknown oracle '{against}'; choose one of {', '.join(ORACLES)}")
 
 
+@contextlib.contextmanager
+def _reference_errors(against: str):
+    """The reference runtimes print their reasons from C++ straight to file descriptor 2
+    and then raise a bare RuntimeError: collect what they print and raise one ModelError
+    line holding both."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield
+        except RuntimeError as error:
+            os.dup2(saved, 2)
+            sink.seek(0)
+            log = one_line(sink.read().decode(errors="replace"))
+            raise ModelError(f"the {against} reference runtime refused the model: "
+                             f"{one_line(str(error))}{'; its log: ' + log if log else ''}") from None
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
 class Oracle:
     """One model loaded in the reference runtime; invokes keep state like ours do."""
 
@@ -43,6 +71,11 @@ class Oracle:
         self.against = against
         self._output_count = len(read_model(model_bytes).subgraph.outputs)
         module = _import(against)
+        with _reference_errors(against):
+            self._load(module, model_bytes)
+
+    def _load(self, module, model_bytes: bytes) -> None:
+        against = self.against
         if against == "tflm":
             # The default arena (10x the file) is too small for small models with big tensors.
             arena = max(4 << 20, 10 * len(model_bytes))
@@ -55,9 +88,10 @@ class Oracle:
             self._interpreter.allocate_tensors()
 
     def run(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
-        if self.against == "tflm":
-            return self._run_tflm(inputs)
-        return self._run_litert(inputs)
+        with _reference_errors(self.against):
+            if self.against == "tflm":
+                return self._run_tflm(inputs)
+            return self._run_litert(inputs)
 
     def _run_tflm(self, inputs):
         for index, array in enumerate(inputs):
