@@ -214,3 +214,21 @@ def test_every_shared_model_passes():
     assert len(models) > 10
     for path in models:
         read_model(path)
+
+
+def test_tensor_of_more_than_2_to_the_31_bytes_is_refused():
+    builder = ModelBuilder()
+    x = builder.input("x", [1 << 29, 4], "float32")  # 2^31 elements would be refused first
+    builder.graph.tensors[x].shape = [1 << 29, 2]  # 2^30 elements, 2^32 bytes
+    builder.output(builder.add_op("RELU", [x], [1, 1], "float32"))
+    _refused(builder.model, r"tensor 0 'x' takes 4294967296 bytes; the limit is 2\^31 - 1")
+
+
+def test_activations_beyond_int32_offsets_together_are_refused():
+    """Each tensor fits, but no arena plan of them can (a fuzzed model overflowed the
+    offline plan's int32 offsets)."""
+    builder = ModelBuilder()
+    x = builder.input("x", [1 << 28], "float32")  # 1 GiB each
+    y = builder.add_op("RELU", [x], [1 << 28], "float32")
+    builder.output(builder.add_op("RELU", [y], [1], "float32"))
+    _refused(builder.model, r"subgraph 0: its activation tensors take \d+ bytes together")

@@ -18,6 +18,8 @@ from tflm_gen.model import ir
 from tflm_gen.text import printable
 
 MAX_ELEMENTS = (1 << 31) - 1  # the runtime counts elements and bytes in int32
+MAX_BYTES = (1 << 31) - 1  # tensor sizes and arena offsets (the offline plan) are int32
+PLAN_ALIGNMENT = 16  # the planner may round each buffer up to this
 # TFLite ops that legitimately write no tensor (they act on resource variables or subgraphs).
 OPS_WITHOUT_OUTPUTS = frozenset({"ASSIGN_VARIABLE", "CALL_ONCE"})
 
@@ -30,6 +32,7 @@ def graph_problems(model: ir.Model):
         where = f"subgraph {number}"
         for index, tensor in enumerate(graph.tensors):
             yield from _tensor_problems(tensor, f"{where} tensor {index} {_quoted(tensor)}")
+        yield from _arena_problems(model, graph, where)
         yield from _dataflow_problems(model, graph, where)
 
 
@@ -41,11 +44,24 @@ def _tensor_problems(tensor: ir.Tensor, where: str):
     if ir.element_count(tensor) > MAX_ELEMENTS:
         yield f"{where} has {ir.element_count(tensor)} elements (shape {tensor.shape}); " \
               f"the limit is 2^31 - 1"
+    elif ir.tensor_bytes(tensor) > MAX_BYTES:
+        yield f"{where} takes {ir.tensor_bytes(tensor)} bytes; the limit is 2^31 - 1"
     quant = tensor.quantization
     for scale in quant.scale if quant else []:
         if not (math.isfinite(scale) and scale > 0):
             yield f"{where} has quantization scale {scale}; scales must be finite and positive"
             return
+
+
+def _arena_problems(model: ir.Model, graph: ir.SubGraph, where: str):
+    """All activations together, each rounded as the planner may, must stay addressable
+    by int32 offsets: no plan of them can then overflow."""
+    sizes = [ir.tensor_bytes(tensor) for tensor in graph.tensors
+             if not ir.is_constant(model, tensor)]
+    total = sum(size + PLAN_ALIGNMENT for size in sizes)
+    if total > MAX_BYTES:
+        yield (f"{where}: its activation tensors take {total} bytes together; the limit is "
+               "2^31 - 1 (arena offsets are int32)")
 
 
 def _ready_without_producer(model: ir.Model, tensor: ir.Tensor) -> bool:
