@@ -232,3 +232,16 @@ def test_activations_beyond_int32_offsets_together_are_refused():
     y = builder.add_op("RELU", [x], [1 << 28], "float32")
     builder.output(builder.add_op("RELU", [y], [1], "float32"))
     _refused(builder.model, r"subgraph 0: its activation tensors take \d+ bytes together")
+
+
+def test_graph_input_listed_twice_is_refused():
+    builder = _chain()
+    builder.graph.inputs.append(0)
+    _refused(builder.model, r"subgraph 0: graph input tensor 0 'x' is listed twice")
+
+
+def test_graph_input_that_is_a_constant_is_refused():
+    builder = _chain()
+    constant = builder.constant("c", np.ones((1, 4), np.int8))
+    builder.graph.inputs = [0, constant]
+    _refused(builder.model, r"subgraph 0: graph input tensor 3 'c' is a constant")

@@ -79,7 +79,19 @@ def _producers(graph: ir.SubGraph) -> dict[int, int]:
     return found
 
 
+def _input_problems(model: ir.Model, graph: ir.SubGraph, where: str):
+    """A graph input is written by the caller: it must not also be a constant (the data
+    would land on the weights) nor be listed twice."""
+    for position, index in enumerate(graph.inputs):
+        named = f"tensor {index} {_quoted(graph.tensors[index])}"
+        if index in graph.inputs[:position]:
+            yield f"{where}: graph input {named} is listed twice"
+        elif ir.is_constant(model, graph.tensors[index]):
+            yield f"{where}: graph input {named} is a constant"
+
+
 def _dataflow_problems(model: ir.Model, graph: ir.SubGraph, where: str):
+    yield from _input_problems(model, graph, where)
     producers, written = _producers(graph), set(graph.inputs)
     for number, op in enumerate(graph.operators):
         here = f"{where} operator {number} ({_op_name(op)})"
