@@ -16,6 +16,7 @@ from tflm_gen.options import ARENA_BYTES, tags_option, target_choice
 from tflm_gen.oracle import ORACLES
 from tflm_gen.output import save_outputs, write_file, write_tree
 from tflm_gen.project import GenerateOptions, generate
+from tflm_gen.qemu import qemu_targets
 from tflm_gen.targets import list_targets, load_target
 from tflm_gen.verify import verify
 
@@ -64,7 +65,8 @@ def project_command(model_paths, target, tags, out_dir, force):
 @click.option("-o", "--output", "output_path", help="write outputs to this .npz")
 @tags_option("comma-separated kernel/runtime tags")
 @click.option("--arena-bytes", type=ARENA_BYTES, default=None, help="run with exactly this arena")
-@click.option("--target", type=target_choice("host"), default="host", show_default=True,
+@click.option("--target", type=click.Choice(["host", *qemu_targets()]), default="host",
+              show_default=True,
               help="host, or a qemu-* target (cross-compiled, run under QEMU)")
 def run_command(model_path, input_paths, output_path, tags, arena_bytes, target):
     """Run MODEL once on the host-compiled C runtime, or on --target under QEMU."""

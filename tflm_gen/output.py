@@ -186,7 +186,8 @@ def _umask() -> int:
 def _write_file_atomically(path: Path, data: bytes) -> None:
     """The file replaced by one rename, so a reader sees the old or the new bytes."""
     temporary = path.parent / f"{TEMPORARY_PREFIX}{secrets.token_hex(6)}"
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    descriptor = os.open(temporary, flags, 0o666)
     try:
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(data)

@@ -44,7 +44,7 @@ def _renameat2():
     """libc's renameat2, or None (not Linux, or a C library older than glibc 2.28)."""
     try:
         function = ctypes.CDLL(None, use_errno=True).renameat2
-    except (OSError, AttributeError):
+    except (OSError, AttributeError, TypeError):  # TypeError: Windows has no CDLL(None)
         return None
     function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
                          ctypes.c_uint]
