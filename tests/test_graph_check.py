@@ -245,3 +245,35 @@ def test_graph_input_that_is_a_constant_is_refused():
     constant = builder.constant("c", np.ones((1, 4), np.int8))
     builder.graph.inputs = [0, constant]
     _refused(builder.model, r"subgraph 0: graph input tensor 3 'c' is a constant")
+
+
+def test_zero_points_not_matching_the_scales_are_refused():
+    builder = _chain()
+    builder.graph.tensors[1].quantization = ir.Quantization([0.5, 0.5, 0.5, 0.5], [0, 0], 1)
+    _refused(builder.model, r"tensor 1 'relu_0' has 4 quantization scales but 2 zero points")
+
+
+def test_per_channel_weight_scales_not_matching_the_output_channels_are_refused():
+    """requant indexed past the scales (IndexError) before this was checked."""
+    builder = ModelBuilder()
+    x = builder.input("x", [1, 4, 4, 2], "int8", scale=0.5, zero_point=0)
+    weights = builder.constant("w", np.ones((4, 3, 3, 2), np.int8),
+                               quantization=ir.Quantization([0.1, 0.2], [0, 0], 0))
+    bias = builder.constant("b", np.zeros(4, np.int32),
+                            quantization=ir.Quantization([0.05] * 4, [0] * 4))
+    builder.output(builder.add_op("CONV_2D", [x, weights, bias], [1, 4, 4, 4], "int8",
+                                  scale=0.5, zero_point=0, options={"padding": "SAME"}))
+    from tflm_gen.optimize import device_model
+
+    with pytest.raises(ModelError, match=r"CONV_2D weights 'w' have 2 per-channel scales for 4 "
+                                         r"output channels"):
+        device_model(builder.build())
+
+
+@pytest.mark.parametrize("dtype, zero_point", [("int8", 128), ("int8", -129), ("int8", 1000),
+                                               ("int16", 40000)])
+def test_zero_point_outside_the_dtype_is_refused(dtype, zero_point):
+    builder = ModelBuilder()
+    x = builder.input("x", [1, 4], dtype, scale=0.5, zero_point=0)
+    builder.output(builder.add_op("RELU", [x], [1, 4], dtype, scale=0.5, zero_point=zero_point))
+    _refused(builder.model, f"tensor 1 'relu_0' has a zero point outside the range of {dtype}")

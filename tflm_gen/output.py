@@ -173,8 +173,10 @@ def _collisions(foreign: list[str], files: dict):
 
 def _may_swap(root: Path) -> bool:
     """A whole-folder swap replaces root's inode: not for the current folder (a shell in
-    it would be left in a deleted folder) nor a mount point (it cannot move)."""
-    return root != Path.cwd().resolve() and not os.path.ismount(root)
+    it would be left in a deleted folder), a mount point (it cannot move), nor a folder
+    whose parent we may not write (no room for the staging folder)."""
+    return (root != Path.cwd().resolve() and not os.path.ismount(root)
+            and os.access(root.parent, os.W_OK))
 
 
 def _umask() -> int:

@@ -15,7 +15,9 @@ import math
 
 import numpy as np
 
+from tflm_gen.errors import ModelError
 from tflm_gen.model import ir
+from tflm_gen.text import printable
 
 METADATA_NAME = "tflm_gen.requant"
 CONV_OPS = {"CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV"}
@@ -59,6 +61,10 @@ def _real_multipliers(graph: ir.SubGraph, op: ir.Operator) -> list[float] | None
         product = float(np.float32(in_scale) * np.float32(filter_scales[0]))  # float, as TFLM
         return [product / out_scale]
     channels = out.shape[-1] if op.opcode in CONV_OPS else len(filter_scales)
+    if len(filter_scales) > 1 and len(filter_scales) != channels:  # TFLM refuses it too
+        raise ModelError(f"{op.opcode} weights {printable(weights.name)!r} have "
+                         f"{len(filter_scales)} per-channel scales for {channels} output "
+                         "channels")
     scale = (lambda c: filter_scales[c]) if len(filter_scales) > 1 else (lambda c: filter_scales[0])
     return [in_scale * scale(c) / out_scale for c in range(channels)]
 

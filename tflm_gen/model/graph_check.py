@@ -20,6 +20,8 @@ from tflm_gen.text import printable
 MAX_ELEMENTS = (1 << 31) - 1  # the runtime counts elements and bytes in int32
 MAX_BYTES = (1 << 31) - 1  # tensor sizes and arena offsets (the offline plan) are int32
 PLAN_ALIGNMENT = 16  # the planner may round each buffer up to this
+INTEGER_BOUNDS = {"int4": (-8, 7), "int8": (-128, 127), "uint8": (0, 255),
+                  "int16": (-32768, 32767), "uint16": (0, 65535)}  # a zero point must fit
 # TFLite ops that legitimately write no tensor (they act on resource variables or subgraphs).
 OPS_WITHOUT_OUTPUTS = frozenset({"ASSIGN_VARIABLE", "CALL_ONCE"})
 
@@ -51,6 +53,12 @@ def _tensor_problems(tensor: ir.Tensor, where: str):
         if not (math.isfinite(scale) and scale > 0):
             yield f"{where} has quantization scale {scale}; scales must be finite and positive"
             return
+    if quant and len(quant.zero_point) not in (0, 1, len(quant.scale)):
+        yield (f"{where} has {len(quant.scale)} quantization scales but "
+               f"{len(quant.zero_point)} zero points")
+    bounds = INTEGER_BOUNDS.get(tensor.dtype)
+    if quant and bounds and any(not bounds[0] <= zero <= bounds[1] for zero in quant.zero_point):
+        yield f"{where} has a zero point outside the range of {tensor.dtype}"
 
 
 def _arena_problems(model: ir.Model, graph: ir.SubGraph, where: str):
