@@ -277,3 +277,60 @@ def test_zero_point_outside_the_dtype_is_refused(dtype, zero_point):
     x = builder.input("x", [1, 4], dtype, scale=0.5, zero_point=0)
     builder.output(builder.add_op("RELU", [x], [1, 4], dtype, scale=0.5, zero_point=zero_point))
     _refused(builder.model, f"tensor 1 'relu_0' has a zero point outside the range of {dtype}")
+
+
+def _zero_weights_model(weight_scale: float, bias_scale: float) -> bytes:
+    """int8 FC whose weights and bias are all zero with the scales converters give them
+    (Keras int16x8 GRUs carry inf and NaN scales there)."""
+    builder = ModelBuilder()
+    x = builder.input("x", [1, 4], "int8", scale=0.5, zero_point=-3)
+    weights = builder.constant("w", np.zeros((3, 4), np.int8),
+                               quantization=ir.Quantization([weight_scale] * 3, [0] * 3, 0))
+    bias = builder.constant("b", np.zeros(3, np.int32),
+                            quantization=ir.Quantization([bias_scale] * 3, [0] * 3, 0))
+    builder.output(builder.add_op("FULLY_CONNECTED", [x, weights, bias], [1, 3], "int8",
+                                  scale=0.25, zero_point=5))
+    return builder.build()
+
+
+@pytest.mark.parametrize("weight_scale, bias_scale", [(math.inf, math.nan), (0.0, 0.0),
+                                                      (math.nan, math.inf)])
+def test_degenerate_scales_on_all_zero_constants_run_like_tflm(weight_scale, bias_scale):
+    from tflm_gen.verify import verify
+
+    model = _zero_weights_model(weight_scale, bias_scale)
+    read_model(model)
+    report = verify(model, "tflm", runs=2)
+    assert report.bit_exact, [(o.differing, o.max_abs_diff) for o in report.outputs]
+
+
+def test_degenerate_scales_elsewhere_are_still_refused():
+    with pytest.raises(ModelError, match="scale -1.0"):
+        read_model(_zero_weights_model(-1.0, 0.5))
+    builder = ModelBuilder()
+    x = builder.input("x", [1, 4], "int8", scale=0.5, zero_point=0)
+    weights = builder.constant("w", np.ones((3, 4), np.int8),
+                               quantization=ir.Quantization([math.inf], [0]))
+    builder.output(builder.add_op("FULLY_CONNECTED", [x, weights, -1], [1, 3], "int8",
+                                  scale=0.25, zero_point=0))
+    _refused(builder.model, r"tensor 1 'w' has quantization scale inf")
+
+
+def test_zero_scale_on_a_fill_of_zeros_is_allowed():
+    builder = ModelBuilder()
+    x = builder.input("x", [1, 4], "int16", scale=0.5, zero_point=0)
+    dims = builder.constant("dims", np.array([1, 4], np.int32))
+    zero = builder.constant("zero", np.zeros((), np.int16),
+                            quantization=ir.Quantization([0.0], [0]))
+    state = builder.add_op("FILL", [dims, zero], [1, 4], "int16", scale=0.0, zero_point=0)
+    builder.output(builder.add_op("ADD", [x, state], [1, 4], "int16", scale=0.5, zero_point=0))
+    read_model(builder.build())
+    builder.model.buffers[builder.graph.tensors[zero].buffer] = ir.Buffer(b"\x01\x00")
+    builder.graph.tensors[zero].quantization = ir.Quantization([0.5], [0])
+    _refused(builder.model, r"tensor 3 'fill_0' has quantization scale 0.0")
+
+
+def test_non_finite_multipliers_quantize_to_zero():
+    from tflm_gen.requant import quantize_multiplier
+
+    assert [quantize_multiplier(v) for v in (math.inf, -math.inf, math.nan)] == [(0, 0)] * 3

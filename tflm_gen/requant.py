@@ -28,7 +28,9 @@ QUANTIZED = {"int8", "int16"}
 
 def quantize_multiplier(real: float) -> tuple[int, int]:
     """(Q31 significand, shift) exactly as tflm_quantize_multiplier in C."""
-    if real == 0.0:
+    if real == 0.0 or not math.isfinite(real):
+        # Non-finite: only from the NaN/inf scales converters give all-zero weights (the
+        # graph check allows no others); TFLM's cast of inf/NaN to int64 leaves 0 here.
         return 0, 0
     significand, exponent = math.frexp(real)
     scaled = significand * (1 << 31)

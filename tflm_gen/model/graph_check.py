@@ -32,8 +32,10 @@ def graph_problems(model: ir.Model):
         yield "model has no operators (nothing to run)"
     for number, graph in enumerate(model.subgraphs):
         where = f"subgraph {number}"
+        zeros = _zero_tensors(model, graph)
         for index, tensor in enumerate(graph.tensors):
-            yield from _tensor_problems(tensor, f"{where} tensor {index} {_quoted(tensor)}")
+            yield from _tensor_problems(tensor, f"{where} tensor {index} {_quoted(tensor)}",
+                                        index in zeros)
         yield from _arena_problems(model, graph, where)
         yield from _dataflow_problems(model, graph, where)
 
@@ -42,7 +44,26 @@ def _quoted(tensor: ir.Tensor) -> str:
     return f"'{printable(tensor.name)}'"
 
 
-def _tensor_problems(tensor: ir.Tensor, where: str):
+def _zero_tensors(model: ir.Model, graph: ir.SubGraph) -> set[int]:
+    """Tensors that can only hold zeros: constants whose data are all zero bytes, and
+    FILL outputs of such a value.  Converters give them NaN, infinite or zero scales
+    (Keras int16x8 GRUs: all-zero weights, the zeros of an initial state); any product
+    with them is zero whatever the scale, so those scales are allowed there."""
+    zeros = {index for index, tensor in enumerate(graph.tensors)
+             if ir.is_constant(model, tensor) and not any(model.buffers[tensor.buffer].data)}
+    for op in graph.operators:
+        if op.opcode == "FILL" and len(op.inputs) == 2 and op.inputs[1] in zeros:
+            zeros.update(op.outputs)
+    return zeros
+
+
+def _scale_problem(scale: float, only_zeros: bool) -> bool:
+    if only_zeros:
+        return scale < 0  # NaN, inf and 0 are the converter's; negative is corrupt
+    return not (math.isfinite(scale) and scale > 0)
+
+
+def _tensor_problems(tensor: ir.Tensor, where: str, only_zeros: bool):
     if ir.element_count(tensor) > MAX_ELEMENTS:
         yield f"{where} has {ir.element_count(tensor)} elements (shape {tensor.shape}); " \
               f"the limit is 2^31 - 1"
@@ -50,7 +71,7 @@ def _tensor_problems(tensor: ir.Tensor, where: str):
         yield f"{where} takes {ir.tensor_bytes(tensor)} bytes; the limit is 2^31 - 1"
     quant = tensor.quantization
     for scale in quant.scale if quant else []:
-        if not (math.isfinite(scale) and scale > 0):
+        if _scale_problem(scale, only_zeros):
             yield f"{where} has quantization scale {scale}; scales must be finite and positive"
             return
     if quant and len(quant.zero_point) not in (0, 1, len(quant.scale)):
