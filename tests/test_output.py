@@ -344,3 +344,57 @@ def test_concurrent_writers_leave_one_whole_tree(tmp_path):
     assert len(generated) == 1 and contents["common.h"] == "same"
     assert contents[MANIFEST] == "".join(f"{n}\n" for n in sorted([*generated, "common.h"]))
     no_leftovers(tmp_path)
+
+
+def _write_forever(out: Path, force: bool) -> None:
+    trees = [{f"tflm/f{i}.c": bytes(2000) for i in range(60)}, NEW]
+    for turn in range(10_000):
+        write_tree(trees[turn % 2], out, force)
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_random_kills_never_lose_a_users_entry(tmp_path, force):
+    """SIGKILL at random moments of repeated writes (fixed seed); after each, the next
+    run gives the exact tree, the user's entries intact, no staging folder left."""
+    import random
+    import signal
+    import time
+
+    rng = random.Random(17)
+    out = tmp_path / "out"
+    write_tree(OLD, out)
+    (out / "build").mkdir()
+    (out / "build" / "app.o").write_text("object")
+    if force:
+        (out / "notes.txt").write_text("mine")
+    for _ in range(12):
+        child = multiprocessing.get_context("fork").Process(target=_write_forever,
+                                                             args=(out, force))
+        child.start()
+        time.sleep(rng.uniform(0.005, 0.15))
+        os.kill(child.pid, signal.SIGKILL)
+        child.join()
+        write_tree(OLD, out, force)
+        expected = {**ours(OLD), "build": "dir", "build/app.o": "object"}
+        assert tree(out) == ({**expected, "notes.txt": "mine"} if force else expected)
+        no_leftovers(tmp_path)
+
+
+def test_random_kills_of_swaps_leave_a_whole_tree(tmp_path):
+    """Without build/ every write is a swap: kills land before, inside or after it."""
+    import random
+    import signal
+    import time
+
+    rng = random.Random(23)
+    out = tmp_path / "out"
+    for _ in range(12):
+        child = multiprocessing.get_context("fork").Process(target=_write_forever,
+                                                             args=(out, False))
+        child.start()
+        time.sleep(rng.uniform(0.005, 0.15))
+        os.kill(child.pid, signal.SIGKILL)
+        child.join()
+        write_tree(NEW, out)
+        assert tree(out) == ours(NEW)
+        no_leftovers(tmp_path)
