@@ -128,10 +128,14 @@ def test_model_without_operators_is_one_line(tmp_path):
     (["inspect", SINE, "--memory", "--svg", "missing_dir/x.svg"], "missing_dir/x.svg"),
     (["plan", SINE, "-o", "."], "is a directory"),
     (["project", "--model", SINE, "-o", "/proc/tflm-gen-test/p"], "/proc/tflm-gen-test"),
+    (["project", "--model", SINE, "-o", "a_file/p"], "cannot write a_file/p: File exists"),
+    (["run", SINE, "-o", "a_file/y.npz"], "cannot write a_file/y.npz: Not a directory"),
 ])
 def test_output_paths_the_os_refuses_are_one_line(tmp_path, args, pattern):
+    (tmp_path / "a_file").write_text("the user's")
     assert_one_line(cli(*args, cwd=tmp_path), pattern)
-    assert sorted(os.listdir(tmp_path)) == []
+    assert sorted(os.listdir(tmp_path)) == ["a_file"]
+    assert (tmp_path / "a_file").read_text() == "the user's"
 
 
 def test_run_writes_npz_and_adds_the_suffix(tmp_path):
