@@ -398,3 +398,14 @@ def test_random_kills_of_swaps_leave_a_whole_tree(tmp_path):
         write_tree(NEW, out)
         assert tree(out) == ours(NEW)
         no_leftovers(tmp_path)
+
+
+def test_a_users_symlink_under_the_manifest_name_is_never_replaced(tmp_path):
+    out, elsewhere = tmp_path / "out", tmp_path / "elsewhere.txt"
+    out.mkdir()
+    elsewhere.write_text("precious")
+    (out / MANIFEST).symlink_to(elsewhere)
+    for force in (False, True):
+        with pytest.raises(OutputDirError, match=r"where it would write \(.tflm-gen-files\)"):
+            write_tree(NEW, out, force)
+    assert (out / MANIFEST).is_symlink() and elsewhere.read_text() == "precious"

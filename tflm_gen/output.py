@@ -123,8 +123,7 @@ def _read_manifest(root: Path) -> set[str] | None:
 def _survey(root: Path) -> _Survey:
     survey = _Survey(_read_manifest(root))
     listed = survey.previous or set()
-    folders = {str(PurePosixPath(name).parent) for name in listed}
-    folders |= {str(parent) for name in listed for parent in PurePosixPath(name).parents}
+    folders = {str(parent) for name in listed for parent in PurePosixPath(name).parents}
     _survey_folder(root, "", listed, folders, survey)
     return survey
 
@@ -166,6 +165,7 @@ def _shown(names: list[str]) -> str:
 def _collisions(foreign: list[str], files: dict):
     """Foreign entries at, above or below a path we would write."""
     taken = set(files) | {str(p) for name in files for p in PurePosixPath(name).parents}
+    taken.add(MANIFEST)  # a user's entry under our manifest's name is never replaced
     for name in foreign:
         if name in taken or any(path.startswith(name + "/") for path in files):
             yield name
