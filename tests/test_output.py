@@ -409,3 +409,23 @@ def test_a_users_symlink_under_the_manifest_name_is_never_replaced(tmp_path):
         with pytest.raises(OutputDirError, match=r"where it would write \(.tflm-gen-files\)"):
             write_tree(NEW, out, force)
     assert (out / MANIFEST).is_symlink() and elsewhere.read_text() == "precious"
+
+
+@pytest.mark.parametrize("previous", [None, OLD])
+def test_a_failed_write_leaves_the_previous_state_and_no_staging(tmp_path, monkeypatch,
+                                                                   previous):
+    out = tmp_path / "out"
+    if previous:
+        write_tree(previous, out)
+    real_write = output._write_file_atomically
+
+    def disk_full(path, data):
+        if path.name == "b.c":
+            raise OSError(28, "No space left on device", str(path))
+        real_write(path, data)
+
+    monkeypatch.setattr(output, "_write_file_atomically", disk_full)
+    with pytest.raises(OutputDirError, match="No space left on device"):
+        write_tree(NEW, out)
+    assert (tree(out) == ours(previous)) if previous else not out.exists()
+    no_leftovers(tmp_path)

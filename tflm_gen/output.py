@@ -216,9 +216,13 @@ def _new_staging(root: Path, files: dict[str, bytes]) -> Path:
     folder whose every file is listed (the next run removes it)."""
     staging = root.parent / stage_name(root.name, "new")
     staging.mkdir()
-    staging.chmod(0o777 & ~_umask())
-    _write_manifest(staging, files)
-    _fill(staging, files)
+    try:
+        staging.chmod(0o777 & ~_umask())
+        _write_manifest(staging, files)
+        _fill(staging, files)
+    except Exception:  # a full disk, say: nothing but our new files is in there
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
     return staging
 
 
