@@ -277,7 +277,7 @@ def test_reference_runtime_log_is_folded_into_one_model_error(capfd):
         os.write(2, b"Didn't find op for builtin opcode 'X'\nFailed to get registration\n")
         raise RuntimeError("TFLM failed to allocate tensors")
     assert str(caught.value) == (
-        "the tflm reference runtime refused the model: TFLM failed to allocate tensors; its "
+        "the tflm oracle cannot load the model: TFLM failed to allocate tensors; its "
         "log: Didn't find op for builtin opcode 'X' | Failed to get registration")
     assert capfd.readouterr().err == ""
     with _reference_errors("tflm"):  # no error: nothing raised, stderr restored

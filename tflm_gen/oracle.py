@@ -43,7 +43,7 @@ def _import(against: str):
 
 
 @contextlib.contextmanager
-def _reference_errors(against: str):
+def _reference_errors(against: str, action: str = "load"):
     """The reference runtimes print their reasons from C++ straight to file descriptor 2
     and then raise a bare RuntimeError: collect what they print and raise one ModelError
     line holding both."""
@@ -53,32 +53,41 @@ def _reference_errors(against: str):
         os.dup2(sink.fileno(), 2)
         try:
             yield
-        except RuntimeError as error:
+        except (RuntimeError, ValueError) as error:  # the binding's way of refusing a model
             os.dup2(saved, 2)
             sink.seek(0)
             log = one_line(sink.read().decode(errors="replace"))
-            raise ModelError(f"the {against} reference runtime refused the model: "
+            raise ModelError(f"the {against} oracle cannot {action} the model: "
                              f"{one_line(str(error))}{'; its log: ' + log if log else ''}") from None
         finally:
             os.dup2(saved, 2)
             os.close(saved)
 
 
+def arena_upper_bound(model) -> int:
+    """More than TFLM can need: every activation alive at once, plus as much again for its
+    own structures and scratch.  TFLM's default guess (10x the file) fails big activations."""
+    from tflm_gen.model import ir
+
+    tensors = model.subgraph.tensors
+    return 2 * sum(ir.tensor_bytes(t) for t in tensors if not ir.is_constant(model, t))
+
+
 class Oracle:
     """One model loaded in the reference runtime; invokes keep state like ours do."""
 
-    def __init__(self, model_bytes: bytes, against: str = "tflm"):
+    def __init__(self, model_bytes: bytes, against: str = "tflm", arena_bytes: int = 0):
+        """arena_bytes: TFLM's arena when the default guess is too small (0: the guess)."""
         self.against = against
         self._output_count = len(read_model(model_bytes).subgraph.outputs)
-        module = _import(against)
         with _reference_errors(against):
-            self._load(module, model_bytes)
+            self._load(_import(against), model_bytes, arena_bytes)
 
-    def _load(self, module, model_bytes: bytes) -> None:
+    def _load(self, module, model_bytes: bytes, arena_bytes: int) -> None:
         against = self.against
         if against == "tflm":
             # The default arena (10x the file) is too small for small models with big tensors.
-            arena = max(4 << 20, 10 * len(model_bytes))
+            arena = max(4 << 20, 10 * len(model_bytes), arena_bytes)
             self._interpreter = module.Interpreter.from_bytes(model_bytes, arena_size=arena)
         else:
             resolver = module.OpResolverType.BUILTIN_REF
@@ -88,7 +97,7 @@ class Oracle:
             self._interpreter.allocate_tensors()
 
     def run(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
-        with _reference_errors(self.against):
+        with _reference_errors(self.against, "run"):
             if self.against == "tflm":
                 return self._run_tflm(inputs)
             return self._run_litert(inputs)
