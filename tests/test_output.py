@@ -7,7 +7,10 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import random
+import signal
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -352,14 +355,19 @@ def _write_forever(out: Path, force: bool) -> None:
         write_tree(trees[turn % 2], out, force)
 
 
+def _kill_a_writer(out: Path, force: bool, rng: random.Random) -> None:
+    """Starts a process writing trees over and over and SIGKILLs it after a while."""
+    child = multiprocessing.get_context("fork").Process(target=_write_forever, args=(out, force))
+    child.start()
+    time.sleep(rng.uniform(0.005, 0.15))
+    os.kill(child.pid, signal.SIGKILL)
+    child.join()
+
+
 @pytest.mark.parametrize("force", [False, True])
 def test_random_kills_never_lose_a_users_entry(tmp_path, force):
     """SIGKILL at random moments of repeated writes (fixed seed); after each, the next
     run gives the exact tree, the user's entries intact, no staging folder left."""
-    import random
-    import signal
-    import time
-
     rng = random.Random(17)
     out = tmp_path / "out"
     write_tree(OLD, out)
@@ -368,12 +376,7 @@ def test_random_kills_never_lose_a_users_entry(tmp_path, force):
     if force:
         (out / "notes.txt").write_text("mine")
     for _ in range(12):
-        child = multiprocessing.get_context("fork").Process(target=_write_forever,
-                                                             args=(out, force))
-        child.start()
-        time.sleep(rng.uniform(0.005, 0.15))
-        os.kill(child.pid, signal.SIGKILL)
-        child.join()
+        _kill_a_writer(out, force, rng)
         write_tree(OLD, out, force)
         expected = {**ours(OLD), "build": "dir", "build/app.o": "object"}
         assert tree(out) == ({**expected, "notes.txt": "mine"} if force else expected)
@@ -382,19 +385,10 @@ def test_random_kills_never_lose_a_users_entry(tmp_path, force):
 
 def test_random_kills_of_swaps_leave_a_whole_tree(tmp_path):
     """Without build/ every write is a swap: kills land before, inside or after it."""
-    import random
-    import signal
-    import time
-
     rng = random.Random(23)
     out = tmp_path / "out"
     for _ in range(12):
-        child = multiprocessing.get_context("fork").Process(target=_write_forever,
-                                                             args=(out, False))
-        child.start()
-        time.sleep(rng.uniform(0.005, 0.15))
-        os.kill(child.pid, signal.SIGKILL)
-        child.join()
+        _kill_a_writer(out, False, rng)
         write_tree(NEW, out)
         assert tree(out) == ours(NEW)
         no_leftovers(tmp_path)
