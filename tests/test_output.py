@@ -423,3 +423,23 @@ def test_a_failed_write_leaves_the_previous_state_and_no_staging(tmp_path, monke
         write_tree(NEW, out)
     assert (tree(out) == ours(previous)) if previous else not out.exists()
     no_leftovers(tmp_path)
+
+
+def test_kill_while_removing_a_staging_folder_is_finished_next_run(tmp_path, monkeypatch):
+    """The manifest is removed last, so a half-removed staging folder is still ours."""
+    out = tmp_path / "out"
+    write_tree(OLD, out)
+    real_rmtree = output.shutil.rmtree
+
+    def killed(path, *args, **kwargs):
+        raise KeyboardInterrupt  # dies before the first folder of the old tree is gone
+
+    monkeypatch.setattr(output.shutil, "rmtree", killed)
+    with pytest.raises(KeyboardInterrupt):
+        write_tree(NEW, out)
+    monkeypatch.setattr(output.shutil, "rmtree", real_rmtree)
+    leftover = [name for name in os.listdir(tmp_path) if name.startswith(".tflm-gen")]
+    assert len(leftover) == 1 and not (tmp_path / leftover[0] / "a.c").exists()
+    write_tree(NEW, out)
+    assert tree(out) == ours(NEW)
+    no_leftovers(tmp_path)

@@ -265,11 +265,20 @@ def _remove_empty_parents(root: Path, folder: PurePosixPath) -> None:
 
 
 def _remove_ours(folder: Path) -> bool:
-    """Removes a staging folder if it holds only our files; True when it is gone."""
+    """Removes a staging folder if it holds only our files; True when it is gone.  The
+    manifest goes last: a kill midway leaves files it still lists, so still ours."""
     survey = _survey(folder)
     if survey.foreign:
         return False
-    shutil.rmtree(folder)
+    for entry in sorted(folder.iterdir()):
+        if entry.name == MANIFEST:
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+    (folder / MANIFEST).unlink(missing_ok=True)
+    folder.rmdir()
     return True
 
 
