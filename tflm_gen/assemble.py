@@ -10,7 +10,7 @@ import jinja2
 import numpy as np
 
 from tflm_gen import __version__
-from tflm_gen.kernels import kernel_catalogue, kernel_files, runtime_files
+from tflm_gen.kernels import check_tags, kernel_catalogue, kernel_files, runtime_files
 from tflm_gen.model import ir
 from tflm_gen.resources import resource_dir
 from tflm_gen.support import check_supported
@@ -71,6 +71,7 @@ def library_files(model: ir.Model | list[ir.Model], model_bytes: bytes,
                   tags: tuple[str, ...]) -> dict[str, bytes]:
     """Runtime + kernels + resolver: every C file the model (or models, sharing one
     resolver) needs, by file name."""
+    check_tags(tags)
     models = model if isinstance(model, list) else [model]
     for each in models:
         check_supported(each)

@@ -19,6 +19,7 @@ from tflm_gen.errors import ArenaError, InputError, ModelError, ToolchainError
 from tflm_gen.model import ir
 from tflm_gen.model.reader import read_model
 from tflm_gen.status import status_name, status_text
+from tflm_gen.text import one_line
 
 CFLAGS = ["-std=c99", "-O2", "-fPIC", "-shared", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 
@@ -49,6 +50,7 @@ typedef struct {
   uint32_t scratch_bytes;
 } tflm_memory_stats_t;
 void tflm_interpreter_memory(void *it, tflm_memory_stats_t *stats);
+const char *tflm_host_log_take(void);
 """
 
 _SHIM = b"""/* Host-only accessors for cffi (not part of generated projects). */
@@ -59,11 +61,44 @@ uint32_t tflm_host_interpreter_bytes(void) { return (uint32_t)sizeof(tflm_interp
 const void *tflm_host_resolver(void) { return &tflm_model_resolver; }
 """
 
+# The host library's DebugLog: it keeps the runtime's log lines for Python, which folds
+# them into its one-line error, instead of letting them reach stderr as extra lines.
+_LOG_SHIM = b"""/* Host-only DebugLog for cffi (not part of generated projects). */
+#include <string.h>
+
+#include "tflm_debug_log.h"
+
+#define TFLM_HOST_LOG_BYTES 2048
+static char tflm_host_log[TFLM_HOST_LOG_BYTES];
+static size_t tflm_host_log_used;
+static char tflm_host_log_copy[TFLM_HOST_LOG_BYTES];
+
+const char *tflm_host_log_take(void);
+
+void tflm_debug_log(const char *text) {
+  size_t room = TFLM_HOST_LOG_BYTES - 1 - tflm_host_log_used;
+  size_t length = strlen(text);
+  if (length > room) length = room; /* the first lines say why; later ones are dropped */
+  memcpy(tflm_host_log + tflm_host_log_used, text, length);
+  tflm_host_log_used += length;
+  tflm_host_log[tflm_host_log_used] = 0;
+}
+
+/* The log so far (valid until the next call), and a fresh start. */
+const char *tflm_host_log_take(void) {
+  memcpy(tflm_host_log_copy, tflm_host_log, tflm_host_log_used + 1);
+  tflm_host_log_used = 0;
+  tflm_host_log[0] = 0;
+  return tflm_host_log_copy;
+}
+"""
+
 _ffi = cffi.FFI()
 _ffi.cdef(_CDEF)
 
 # Room for any model the corpus holds when no arena size is given.
 DEFAULT_ARENA_BYTES = 64 * 1024 * 1024
+MAX_ARENA_BYTES = (1 << 32) - 1  # tflm_interpreter_init takes a uint32_t size
 
 
 def cache_dir() -> Path:
@@ -97,11 +132,24 @@ def _source_hash(files: dict[str, bytes], flags: list[str]) -> str:
 
 def build_library(files: dict[str, bytes]) -> Path:
     """Compiles the files into a shared library in the cache; returns its path."""
-    files = {**files, "tflm_host_shim.c": _SHIM}
+    ports = ("tflm_debug_log.c", "tflm_debug_log.cpp")  # the log goes to Python instead
+    files = {name: data for name, data in files.items() if name not in ports}
+    files.update({"tflm_debug_log.c": _LOG_SHIM, "tflm_host_shim.c": _SHIM})
     folder = cache_dir() / "host" / _source_hash(files, CFLAGS)
     library = folder / "libtflm_model.so"
     if library.is_file():
         return library
+    try:
+        _compile_into(files, folder)
+    except OSError as error:
+        raise ToolchainError(f"cannot write the build cache {folder.parent}: "
+                             f"{error.strerror or error}; set TFLM_GEN_CACHE to a writable "
+                             "folder") from None
+    return library
+
+
+def _compile_into(files: dict[str, bytes], folder: Path) -> None:
+    """Compiles in a scratch folder beside `folder`, then renames it into place."""
     folder.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=folder.parent) as scratch:
         for name, data in files.items():
@@ -114,8 +162,8 @@ def build_library(files: dict[str, bytes]) -> Path:
         try:
             os.replace(scratch, folder)
         except OSError:  # another process finished first; its library is identical
-            pass
-    return library
+            if not (folder / "libtflm_model.so").is_file():
+                raise
 
 
 @lru_cache(maxsize=64)
@@ -144,14 +192,26 @@ class HostInterpreter:
         self._model_buffer = _aligned_copy(model_bytes)
         self._state = _ffi.new("uint64_t[]", (self._lib.tflm_host_interpreter_bytes() + 7) // 8)
         size = DEFAULT_ARENA_BYTES if arena_bytes is None else int(arena_bytes)
-        self._arena = _ffi.new("uint64_t[]", max(1, (size + 7) // 8))
+        if not 0 <= size <= MAX_ARENA_BYTES:
+            raise ArenaError(f"arena of {size} bytes: the size must be 0 to {MAX_ARENA_BYTES}")
+        try:
+            self._arena = _ffi.new("uint64_t[]", max(1, (size + 7) // 8))
+        except MemoryError:
+            raise ArenaError(f"cannot allocate an arena of {size} bytes on this host") from None
+        self._lib.tflm_host_log_take()  # a fresh log for this init
         status = self._lib.tflm_interpreter_init(
             self._state, self._model_buffer, len(model_bytes), self._lib.tflm_host_resolver(),
             self._arena, size,
         )
         self._raise_for_init(status, size)
 
+    def _runtime_log(self) -> str:
+        """What the runtime logged since the last call, as `; runtime log: ...` (one line)."""
+        text = _ffi.string(self._lib.tflm_host_log_take()).decode("utf-8", "replace")
+        return f"; runtime log: {one_line(text)}" if text.strip() else ""
+
     def _raise_for_init(self, status: int, size: int) -> None:
+        log = self._runtime_log()
         if status == 0:
             return
         name = status_name(status)
@@ -159,8 +219,8 @@ class HostInterpreter:
             needed = measure_arena(self._model_bytes, self._tags)
             raise ArenaError(f"arena of {size} bytes is too small: this model needs {needed}")
         if name in ("TFLM_ERR_MODEL", "TFLM_ERR_MODEL_VERSION"):
-            raise ModelError(f"the runtime rejected the model: {status_text(status)}")
-        raise ModelError(f"runtime init failed: {name} ({status_text(status)})")
+            raise ModelError(f"the runtime rejected the model: {status_text(status)}{log}")
+        raise ModelError(f"runtime init failed: {name} ({status_text(status)}){log}")
 
     def _view(self, is_input: bool, index: int):
         view = _ffi.new("tflm_tensor_t *")
@@ -189,8 +249,9 @@ class HostInterpreter:
 
     def invoke(self) -> None:
         status = self._lib.tflm_interpreter_invoke(self._state)
+        log = self._runtime_log()
         if status != 0:
-            raise ModelError(f"invoke failed: {status_name(status)} ({status_text(status)})")
+            raise ModelError(f"invoke failed: {status_name(status)} ({status_text(status)}){log}")
 
     def outputs(self) -> list[np.ndarray]:
         count = self._lib.tflm_interpreter_outputs_count(self._state)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from tflm_gen.errors import InputError
 from tflm_gen.resources import resource_dir
 
 _MARKER = re.compile(r"tflm-op:\s*(\w+)\s+(\w+)\s+types:\s*([\w,]+)(?:\s+litert:\s*([\w,]+))?")
@@ -99,3 +100,19 @@ def kernel_files(ops: list[str], tags: tuple[str, ...]) -> dict[str, Path]:
     roots = sorted({catalogue[op].file for op in ops})
     files = _with_includes(resource_dir("kernels_c"), roots, tags)
     return dict(sorted(files.items()))
+
+
+def known_tags() -> list[str]:
+    """Every tag: the sub-folders of kernels_c/ and runtime_c/ (`cmsis`, `semihost`, ...)."""
+    folders = (resource_dir("kernels_c"), resource_dir("runtime_c"))
+    return sorted({path.name for base in folders for path in base.iterdir() if path.is_dir()
+                   and not path.name.startswith((".", "_"))})
+
+
+def check_tags(tags: tuple[str, ...]) -> None:
+    """Raises InputError for a tag that is not a known name: a tag is joined to paths
+    (`kernels_c/<tag>/f.c`), so `../x` must never reach choose_variant."""
+    unknown = [tag for tag in tags if tag not in known_tags()]
+    if unknown:
+        raise InputError(f"unknown tag {', '.join(repr(tag) for tag in unknown)}; known tags: "
+                         f"{', '.join(known_tags())}")

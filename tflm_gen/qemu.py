@@ -23,7 +23,7 @@ from tflm_gen.inputs import random_inputs
 from tflm_gen.model import ir
 from tflm_gen.model.reader import read_model
 from tflm_gen.optimize import device_model
-from tflm_gen.output import write_tree
+from tflm_gen.output import save_outputs, write_tree
 from tflm_gen.project import GenerateOptions, generate, host_tags
 from tflm_gen.targets import list_targets, load_target
 
@@ -218,4 +218,4 @@ def run_on_target_command(model_bytes: bytes, target: str, tags, inputs, output_
     same = "equal to" if result.matches_host else "DIFFERENT from"
     click.echo(f"arena {result.arena_bytes} bytes; {target} outputs {same} the host run's")
     if output_path:
-        np.savez(output_path, **{f"output_{i}": a for i, a in enumerate(result.outputs)})
+        save_outputs(output_path, result.outputs)

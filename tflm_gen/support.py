@@ -16,6 +16,7 @@ from __future__ import annotations
 from tflm_gen.errors import UnsupportedModelError
 from tflm_gen.kernels import kernel_catalogue
 from tflm_gen.model import ir
+from tflm_gen.text import printable
 
 HYBRID_WEIGHT_DTYPES = ("int8", "int4")
 
@@ -60,7 +61,7 @@ NAME_CHARS = 40  # converter names of fused tensors run to hundreds of character
 
 def _name(tensor: ir.Tensor, index: int) -> str:
     """`#index 'name'`, the name on one line and cut to NAME_CHARS."""
-    name = " ".join(tensor.name.split())
+    name = printable(" ".join(tensor.name.split()))
     if len(name) > NAME_CHARS:
         name = name[: NAME_CHARS - 3] + "..."
     return f"#{index} '{name}'" if name else f"#{index}"
@@ -134,7 +135,7 @@ def unsupported_report(model: ir.Model) -> dict[str, list[str]]:
     missing = set()
     for position, op in enumerate(model.subgraph.operators):
         if op.opcode not in catalogue:
-            missing.add((op.custom_code or op.opcode, op.version))
+            missing.add((printable(op.custom_code or op.opcode), op.version))
             continue
         hybrid = hybrid_problem(model, position, op)
         if hybrid:
