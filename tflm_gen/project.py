@@ -15,11 +15,14 @@ from tflm_gen.assemble import (
     c_bytes,
     library_files,
     model_data_files,
+    model_hash,
     render,
+    xml_banner,
 )
 from tflm_gen.errors import InputError, UnsupportedModelError
 from tflm_gen.host import HostInterpreter
 from tflm_gen.inputs import random_inputs
+from tflm_gen.licensing import license_files
 from tflm_gen.model.reader import read_model
 from tflm_gen.optimize import device_model
 from tflm_gen.oracle import ORACLE_NAMES, Oracle, choose_oracle, oracle_available
@@ -153,6 +156,7 @@ def generate(model_bytes: bytes, options: GenerateOptions = GenerateOptions()) -
     files = {f"{target.library_dir}/{name}": data for name, data in library.items()}
     values = _template_values(target, files, {
         "banner": banner(devices[0]), "banner_hash": banner(devices[0], "#"),
+        "banner_xml": xml_banner(devices[0]),
         "expected_source": source, "arena_bytes": arena,
         "inputs": [_array_entry(a) for a in inputs], "outputs": [_array_entry(a) for a in outputs],
         "models": [] if len(devices) == 1 else [
@@ -164,4 +168,6 @@ def generate(model_bytes: bytes, options: GenerateOptions = GenerateOptions()) -
         if len(devices) > 1 and template == "common/main.c.j2":
             template = MULTI_MAIN
         files[path] = render(template, **values, lib=_relative(target.library_dir, path))
+    files.update(license_files([f"the model of sha256 {model_hash(each)[:16]}"
+                                for each in originals]))
     return dict(sorted(files.items()))

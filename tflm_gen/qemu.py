@@ -158,7 +158,7 @@ def _entry(array: np.ndarray) -> dict:
 def _run_files(model_bytes: bytes, target: str, tags, inputs, expected) -> dict:
     """The project with the user's inputs embedded and a main that prints every output."""
     files = project_files(model_bytes, target, tags)
-    banner = files["main.c"].decode().split("\n", 1)[0] + "\n"
+    banner = "".join(files["main.c"].decode().splitlines(keepends=True)[:2])
     values = {"banner": banner, "expected_source": "tflm-gen host run", "lib": "tflm",
               "inputs": [_entry(a) for a in inputs], "outputs": [_entry(a) for a in expected],
               "board": board_of(target), "dump_outputs": True}
