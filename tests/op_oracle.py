@@ -39,18 +39,26 @@ def check_model(model: bytes, inputs: list[np.ndarray], cases: list) -> None:
         assert_bit_exact(mine, reference, case)
 
 
-def compare_invokes(model: bytes, runs: int = 3) -> None:
+def compare_invokes(model: bytes, runs: int = 3, inputs: list | None = None) -> list:
     """`runs` invokes in both runtimes, a reset of both, then `runs` invokes again: state
-    carried across invokes and cleared by reset must match TFLM's."""
+    carried across invokes and cleared by reset must match TFLM's.  `inputs` (one list of
+    arrays per invoke) replaces the seeded random inputs.  Returns TFLM's outputs of every
+    invoke, so a test can check that its inputs reached what it means to test."""
     from tflm_gen.inputs import random_inputs
     from tflm_gen.oracle import Oracle
 
     ours, theirs = host.HostInterpreter(model), Oracle(model)
+    runs = len(inputs) if inputs is not None else runs
+    seen = []
     for phase in ("first", "after reset"):
         for run in range(runs):
-            inputs = random_inputs(ours.model, seed=run)
-            for index, (mine, reference) in enumerate(zip(ours.run(inputs), theirs.run(inputs))):
+            arrays = inputs[run] if inputs is not None else random_inputs(ours.model, seed=run)
+            mine_all, their_all = ours.run(arrays), theirs.run(arrays)
+            assert len(mine_all) == len(their_all), f"{phase} invoke {run + 1}: output count"
+            for index, (mine, reference) in enumerate(zip(mine_all, their_all)):
                 reference = np.asarray(reference).reshape(mine.shape)
                 assert_bit_exact(mine, reference, f"{phase} invoke {run + 1}, output {index}")
+            seen.append([np.asarray(each) for each in their_all])
         ours.reset()
         theirs.reset()
+    return seen

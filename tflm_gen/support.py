@@ -20,6 +20,11 @@ from tflm_gen.model import ir
 HYBRID_WEIGHT_DTYPES = ("int8", "int4")
 
 
+def _where(position: int, subgraph: int) -> str:
+    """`op 3`, or `op 3 of subgraph 2` outside the main subgraph."""
+    return f"op {position}" if subgraph == 0 else f"op {position} of subgraph {subgraph}"
+
+
 def _is_constant(model: ir.Model, tensor: ir.Tensor) -> bool:
     return tensor.buffer > 0 and bool(model.buffers[tensor.buffer].data)
 
@@ -29,11 +34,11 @@ def _is_constant(model: ir.Model, tensor: ir.Tensor) -> bool:
 DATA_INPUT = {"TRANSPOSE_CONV": 2, "SELECT_V2": 1, "EMBEDDING_LOOKUP": 1}
 
 
-def activation_tensor(model: ir.Model, op: ir.Operator) -> int:
-    """The tensor whose dtype selects the kernel: the op's data input where it is not the
-    first, else the first non-constant input, else the first input, else the first
-    output; -1 when the op has no tensors."""
-    graph = model.subgraph
+def activation_tensor(model: ir.Model, op: ir.Operator, graph: ir.SubGraph | None = None) -> int:
+    """The tensor (of `graph`, the main subgraph by default) whose dtype selects the kernel:
+    the op's data input where it is not the first, else the first non-constant input, else
+    the first input, else the first output; -1 when the op has no tensors."""
+    graph = graph or model.subgraph
     position = DATA_INPUT.get(op.opcode)
     if position is not None and position < len(op.inputs) and op.inputs[position] >= 0:
         return op.inputs[position]
@@ -56,8 +61,9 @@ def _name(tensor: ir.Tensor, index: int) -> str:
     return f"#{index} '{name}'" if name else f"#{index}"
 
 
-def hybrid_problem(model: ir.Model, position: int, op: ir.Operator) -> str | None:
-    graph, activation = model.subgraph, activation_tensor(model, op)
+def hybrid_problem(model: ir.Model, position: int, op: ir.Operator, subgraph: int = 0) -> str | None:
+    graph = model.subgraphs[subgraph]
+    activation = activation_tensor(model, op, graph)
     if activation < 0 or graph.tensors[activation].dtype != "float32":
         return None
     weights = [
@@ -68,20 +74,32 @@ def hybrid_problem(model: ir.Model, position: int, op: ir.Operator) -> str | Non
     ]  # fmt: skip
     if not weights:
         return None
-    return (f"{op.opcode} op {position} (input {_name(graph.tensors[activation], activation)} "
-            f"float32, weights {', '.join(weights)})")  # fmt: skip
+    return (f"{op.opcode} {_where(position, subgraph)} (input "
+            f"{_name(graph.tensors[activation], activation)} float32, weights {', '.join(weights)})")  # fmt: skip
 
 
-def _dtype_problem(model: ir.Model, position: int, op: ir.Operator) -> str | None:
-    spec = kernel_catalogue()[op.opcode]
-    activation = activation_tensor(model, op)
+def _dtype_problem(model: ir.Model, position: int, op: ir.Operator, subgraph: int) -> str | None:
+    spec, graph = kernel_catalogue()[op.opcode], model.subgraphs[subgraph]
+    activation = activation_tensor(model, op, graph)
     if activation < 0 or not spec.dtypes:
         return None
-    tensor = model.subgraph.tensors[activation]
+    tensor = graph.tensors[activation]
     if tensor.dtype in spec.dtypes:
         return None
-    return (f"{op.opcode} op {position} ({tensor.dtype} input {_name(tensor, activation)}; "
-            f"supported: {', '.join(sorted(spec.dtypes))})")  # fmt: skip
+    return (f"{op.opcode} {_where(position, subgraph)} ({tensor.dtype} input "
+            f"{_name(tensor, activation)}; supported: {', '.join(sorted(spec.dtypes))})")  # fmt: skip
+
+
+def _operator_problem(model: ir.Model, subgraph: int, position: int, op: ir.Operator,
+                      report: dict[str, list[str]]) -> None:
+    """Adds what stops `op` from running to the report (kernels known to exist)."""
+    hybrid = hybrid_problem(model, position, op, subgraph)
+    if hybrid:
+        report["hybrid"].append(hybrid)
+        return
+    dtype = _dtype_problem(model, position, op, subgraph)
+    if dtype:
+        report["dtypes"].append(dtype)
 
 
 def unsupported_report(model: ir.Model) -> dict[str, list[str]]:
@@ -89,17 +107,12 @@ def unsupported_report(model: ir.Model) -> dict[str, list[str]]:
     catalogue = kernel_catalogue()
     report: dict[str, list[str]] = {"operators": [], "hybrid": [], "dtypes": []}
     missing = set()
-    for position, op in enumerate(model.subgraph.operators):
-        if op.opcode not in catalogue:
-            missing.add((op.custom_code or op.opcode, op.version))
-            continue
-        hybrid = hybrid_problem(model, position, op)
-        if hybrid:
-            report["hybrid"].append(hybrid)
-            continue
-        dtype = _dtype_problem(model, position, op)
-        if dtype:
-            report["dtypes"].append(dtype)
+    for subgraph, graph in enumerate(model.subgraphs):
+        for position, op in enumerate(graph.operators):
+            if op.opcode in catalogue:
+                _operator_problem(model, subgraph, position, op, report)
+            else:
+                missing.add((op.custom_code or op.opcode, op.version))
     report["operators"] = [f"{name} (version {version})" for name, version in sorted(missing)]
     return report
 
@@ -119,8 +132,20 @@ def unsupported_message(report: dict[str, list[str]]) -> str:
     return " | ".join(parts)
 
 
+def subgraph_problem(model: ir.Model) -> str:
+    """Why the subgraphs' calls cannot run ("" when they can): a subgraph that calls itself,
+    directly or not (TFLM would never return), or an index out of range."""
+    from tflm_gen.model.lifetimes import RecursiveSubgraphError, model_lifetimes
+
+    try:
+        model_lifetimes(model)
+    except RecursiveSubgraphError as error:
+        return str(error)
+    return ""
+
+
 def check_supported(model: ir.Model) -> None:
     """Raises UnsupportedModelError naming every op, hybrid op and dtype we cannot run."""
-    message = unsupported_message(unsupported_report(model))
+    message = unsupported_message(unsupported_report(model)) or subgraph_problem(model)
     if message:
         raise UnsupportedModelError(message)

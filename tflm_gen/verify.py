@@ -34,7 +34,9 @@ class VerifyReport:
 
 def _compare(ours: np.ndarray, theirs: np.ndarray, result: OutputComparison) -> None:
     theirs = np.asarray(theirs).reshape(ours.shape).astype(ours.dtype)
-    same = (ours.view(np.uint8) == theirs.view(np.uint8)).reshape(ours.shape + (-1,)).all(-1)
+    # Flat views: numpy cannot view a 0-d array (a scalar output) as bytes.
+    same = (ours.reshape(-1).view(np.uint8) == theirs.reshape(-1).view(np.uint8))
+    same = same.reshape(ours.shape + (-1,)).all(-1)
     result.differing += int(np.count_nonzero(~same))
     result.elements += int(ours.size)
     if not same.all():
