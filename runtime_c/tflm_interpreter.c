@@ -213,7 +213,12 @@ typedef struct {
   int16_t *window_lo, *window_hi;  /* per subgraph: steps of further call sites (-1: none) */
   uint8_t *visit;                  /* per subgraph: 0 new, 1 being marked, 2 marked */
   int32_t step;                    /* next free step */
+  int32_t depth;                   /* subgraphs being marked (nesting of calls) */
 } tflm_lifetimes_t;
+
+/* Deepest nesting of subgraph calls: marking here and invoking later recurse once per
+ * level, so a corrupt model must not be able to exhaust a small stack. */
+#define TFLM_MAX_CALL_DEPTH 16
 
 static void extend_span(int16_t *first, int16_t *last, int32_t step) {
   if (*first < 0 || step < *first) *first = (int16_t)step;
@@ -233,11 +238,14 @@ static void touch_list(tflm_interpreter_t *it, tflm_lifetimes_t *l, int32_t s,
   for (k = 0; k < count; ++k) touch(it, l, s, (int32_t)tflm_fb_read_u32(list + 4 * k), step);
 }
 
-/* A subgraph marked already runs again at steps [lo, hi]: so do the ones it calls. */
+/* A subgraph marked already runs again at steps [lo, hi]: so do the ones it calls.  A
+ * window that covers [lo, hi] already has been passed on to the callees (this keeps the
+ * walk linear however often a subgraph is called). */
 static void widen_window(tflm_interpreter_t *it, tflm_lifetimes_t *l, int32_t s, int32_t lo,
                          int32_t hi) {
   const tflm_subgraph_t *g = &it->subgraphs[s];
   uint32_t i;
+  if (l->window_lo[s] >= 0 && l->window_lo[s] <= lo && l->window_hi[s] >= hi) return;
   extend_span(&l->window_lo[s], &l->window_hi[s], lo);
   extend_span(&l->window_lo[s], &l->window_hi[s], hi);
   for (i = 0; i < g->operators_count; ++i) {
@@ -282,6 +290,7 @@ static tflm_status_t mark_subgraph(tflm_interpreter_t *it, tflm_lifetimes_t *l, 
   int32_t start = l->step;
   uint32_t i, k;
   tflm_status_t status = TFLM_OK;
+  if (++l->depth > TFLM_MAX_CALL_DEPTH) return TFLM_ERR_TOO_MANY;
   l->visit[s] = 1;
   for (k = 0; k < g->inputs_count; ++k) touch(it, l, s, tflm_model_int_at(it, g->inputs, k), start);
   for (i = 0; i < g->operators_count && status == TFLM_OK; ++i) {
@@ -292,6 +301,7 @@ static tflm_status_t mark_subgraph(tflm_interpreter_t *it, tflm_lifetimes_t *l, 
     touch(it, l, s, tflm_model_int_at(it, g->outputs, k), l->step - 1);
   }
   l->visit[s] = 2;
+  --l->depth;
   return status;
 }
 
@@ -328,6 +338,7 @@ static tflm_status_t compute_lifetimes(tflm_interpreter_t *it, tflm_lifetimes_t 
   fill_int16(l->window_hi, it->subgraphs_count);
   fill_bytes(l->visit, it->subgraphs_count, 0u);
   l->step = 0;
+  l->depth = 0;
   for (s = 0; s < it->subgraphs_count && status == TFLM_OK; ++s) {
     if (l->visit[s] == 0) status = mark_subgraph(it, l, (int32_t)s);
   }

@@ -25,7 +25,7 @@ from op_oracle import compare_invokes
 
 from tflm_gen import qemu
 from tflm_gen.cli import main
-from tflm_gen.errors import ArenaError, UnsupportedModelError
+from tflm_gen.errors import ArenaError, ModelError, UnsupportedModelError
 from tflm_gen.host import HostInterpreter
 from tflm_gen.inspect import inspect_model
 from tflm_gen.model.reader import read_model
@@ -108,9 +108,16 @@ def test_offline_plan_separates_everything_live_together(name):
     assert plan.head_bytes < sum(buffer.size for buffer in plan.buffers)
 
 
-def test_recursive_subgraphs_are_refused():
+def test_recursive_subgraphs_are_refused(monkeypatch):
     with pytest.raises(UnsupportedModelError, match="recursively"):
         check_supported(read_model(recursive_model()))
+    # The C runtime refuses the model by itself too (given a library with IF anyway).
+    import tflm_gen.host
+
+    library = tflm_gen.host.library_files(read_model(if_model()), if_model(), ())
+    monkeypatch.setattr(tflm_gen.host, "library_files", lambda *_: library)
+    with pytest.raises(ModelError, match="rejected the model"):
+        HostInterpreter(recursive_model())
 
 
 def test_ops_and_inspect_know_control_flow(tmp_path):
@@ -148,3 +155,39 @@ def test_cortex_m4_runs_control_flow_bit_exact(tags):
     assert qemu.PASSED in completed.stdout
     used, declared = re.search(r"arena used: (\d+) of (\d+)", completed.stdout).groups()
     assert used == declared
+
+
+@pytest.mark.parametrize("name", ["if", "variables"])
+def test_corrupt_control_flow_models_never_crash_the_c_loader(name, tmp_path):
+    """Seeded mutations of multi-subgraph models (subgraph indices, resource names, tensor
+    types) under AddressSanitizer and UBSan: errors, never bad reads, never endless
+    recursion.  (Models with a WHILE are left out: a mutated condition may loop for ever,
+    in TFLM as here.)"""
+    from test_runtime_c import _FUZZ_HARNESS
+
+    compiler = need_tool("gcc")
+    planned = device_model(MODELS[name]())[0]
+    write_tree(generate(MODELS[name]()), tmp_path / "p")
+    rng = np.random.default_rng(1)
+    records = bytearray()
+    for trial in range(3000):
+        data = bytearray(planned)
+        if trial % 5 == 0:
+            data = data[: int(rng.integers(0, len(data)))]
+        else:
+            for _ in range(int(rng.integers(1, 5))):
+                data[int(rng.integers(0, len(data)))] = int(rng.integers(0, 256))
+        records += len(data).to_bytes(4, "little") + bytes(data)
+    (tmp_path / "models.bin").write_bytes(bytes(records))
+    (tmp_path / "p" / "fuzz.c").write_text(_FUZZ_HARNESS)
+    sources = ["fuzz.c", *sorted(f"tflm/{p.name}" for p in (tmp_path / "p" / "tflm").glob("*.c"))]
+    flags = ["-std=c99", "-g", "-O1", "-fsanitize=address,undefined",
+             "-fno-sanitize=signed-integer-overflow", "-fno-sanitize-recover=all"]
+    build = subprocess.run([compiler, *flags, *sources, "-o", "fuzz", "-lm"], cwd=tmp_path / "p",
+                           capture_output=True, text=True, check=False)
+    assert build.returncode == 0, build.stderr
+    run = subprocess.run(["./fuzz", str(tmp_path / "models.bin")], cwd=tmp_path / "p",
+                         capture_output=True, text=True, timeout=600, check=False)
+    assert run.returncode == 0, run.stderr[-3000:]
+    ran, refused = map(int, run.stdout.split()[1::2])
+    assert ran + refused == 3000 and ran > 0 and refused > 0

@@ -76,7 +76,11 @@ def tensor_bases(model: ir.Model) -> list[int]:
 
 
 class RecursiveSubgraphError(ValueError):
-    """A subgraph that calls itself, directly or not: TFLM would never return."""
+    """A subgraph that calls itself, directly or not (TFLM would never return), calls
+    nested deeper than the runtime allows, or a subgraph index out of range."""
+
+
+MAX_CALL_DEPTH = 16  # runtime_c/tflm_interpreter.c TFLM_MAX_CALL_DEPTH
 
 
 class _Timeline:
@@ -103,6 +107,9 @@ class _Timeline:
             self._extend(self.spans, self.bases[s] + local, step)
 
     def widen(self, s: int, low: int, high: int) -> None:
+        window = self.windows.get(s)
+        if window and window[0] <= low and window[1] >= high:
+            return  # passed on to the callees already
         self._extend(self.windows, s, low)
         self._extend(self.windows, s, high)
         for op in self.model.subgraphs[s].operators:
@@ -130,6 +137,8 @@ class _Timeline:
 
     def mark(self, s: int) -> None:
         graph, start = self.model.subgraphs[s], self.step
+        if self.state.count(1) >= MAX_CALL_DEPTH:
+            raise RecursiveSubgraphError(f"subgraph calls nest deeper than {MAX_CALL_DEPTH}")
         self.state[s] = 1
         for index in graph.inputs:
             self.touch(s, index, start)
