@@ -206,3 +206,37 @@ def recursive_model() -> bytes:
                options={"then_subgraph_index": loop.index, "else_subgraph_index": loop.index})
     b.output(out)
     return b.build()
+
+
+def while_passing_model(dtype: str) -> bytes:
+    """WHILE(0, x) three times round, with x of `dtype` carried unchanged by the body: the
+    WHILE's kernel-selecting input (its first non-constant one) is of that dtype."""
+    b = ModelBuilder()
+    x = b.input("x", [2, 3], dtype)
+    zero = b.constant("zero", np.array(0, np.int32))
+    cond = b.subgraph("cond")
+    ci, cx = cond.tensor("ci", [], "int32"), cond.tensor("cx", [2, 3], dtype)
+    cond.inputs(ci, cx)
+    cond.output(cond.add_op("LESS", [ci, cond.constant("three", np.array(3, np.int32))], [], "bool"))
+    body = b.subgraph("body")
+    bi, bx = body.tensor("bi", [], "int32"), body.tensor("bx", [2, 3], dtype)
+    body.inputs(bi, bx)
+    body.output(body.add_op("ADD", [bi, body.constant("one", np.array(1, np.int32))], [], "int32"), bx)
+    i_out, x_out = b.tensor("i_out", [], "int32"), b.tensor("x_out", [2, 3], dtype)
+    b.operator("WHILE", [zero, x], [i_out, x_out],
+               options={"cond_subgraph_index": cond.index, "body_subgraph_index": body.index})
+    b.output(i_out, x_out)
+    return b.build()
+
+
+def int32_handle_model() -> bytes:
+    """ASSIGN_VARIABLE given the variable's id as a constant int32 tensor (TFLM accepts an
+    int32 handle): variable 0 is the one the VAR_HANDLE creates."""
+    b = ModelBuilder()
+    x = b.input("x", [1, 4], "float32")
+    value = b.tensor("value", [1, 4], "float32")
+    b.operator("READ_VARIABLE", [_handle(b, "v")], [value])
+    total = b.add_op("ADD", [value, x], [1, 4], "float32")
+    b.operator("ASSIGN_VARIABLE", [b.constant("id", np.array([0], np.int32)), total], [])
+    b.output(total)
+    return b.build()

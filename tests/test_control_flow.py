@@ -15,11 +15,13 @@ from click.testing import CliRunner
 from conftest import need_tool
 from control_flow_models import (
     if_model,
+    int32_handle_model,
     nested_model,
     recursive_model,
     variables_model,
     while_int8_model,
     while_model,
+    while_passing_model,
 )
 from op_oracle import compare_invokes
 
@@ -74,6 +76,29 @@ def test_variables_persist_across_invokes_and_reset_as_tflm():
     # The int8 variable starts from its zero point both times.
     assert np.array_equal(first[0][1], after_reset[0][1])
     assert not np.array_equal(first[1][1], first[0][1])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int8", "int16", "int32", "int64", "uint8",
+                                   "uint32", "bool"])
+def test_while_carries_every_dtype_tflm_does(dtype):
+    """The (WHILE, dtype) pairs of TFLM's matrix: a tensor of that type carried round the
+    loop three times (the kernel copies bytes, whatever the type)."""
+    seen = compare_invokes(while_passing_model(dtype))
+    assert {int(outputs[0]) for outputs in seen} == {3}
+
+
+def test_assign_variable_takes_an_int32_handle():
+    """TFLM's ASSIGN_VARIABLE also takes the id as an int32 tensor (a constant here)."""
+    seen = compare_invokes(int32_handle_model())
+    assert not np.array_equal(seen[1][0], seen[0][0])
+
+
+def test_if_with_a_non_bool_condition_is_refused():
+    """TFLM's IF takes a bool condition only: refused at generation, naming the op."""
+    model = read_model(if_model())
+    model.subgraph.tensors[model.subgraph.inputs[0]].dtype = "int8"
+    with pytest.raises(UnsupportedModelError, match=r"IF op 1 \(int8 input #0 'cond'"):
+        check_supported(model)
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))

@@ -29,9 +29,10 @@ def _is_constant(model: ir.Model, tensor: ir.Tensor) -> bool:
     return tensor.buffer > 0 and bool(model.buffers[tensor.buffer].data)
 
 
-# Ops whose data input is not the first one (TRANSPOSE_CONV: output_shape, weights, input;
-# SELECT_V2: condition, x, y; EMBEDDING_LOOKUP: ids, table).
-DATA_INPUT = {"TRANSPOSE_CONV": 2, "SELECT_V2": 1, "EMBEDDING_LOOKUP": 1}
+# Ops whose data input is not the first non-constant one (TRANSPOSE_CONV: output_shape,
+# weights, input; SELECT_V2: condition, x, y; EMBEDDING_LOOKUP: ids, table;
+# ASSIGN_VARIABLE: the handle, which may be a constant int32 id, then the value).
+DATA_INPUT = {"TRANSPOSE_CONV": 2, "SELECT_V2": 1, "EMBEDDING_LOOKUP": 1, "ASSIGN_VARIABLE": 0}
 
 
 def activation_tensor(model: ir.Model, op: ir.Operator, graph: ir.SubGraph | None = None) -> int:
