@@ -116,7 +116,8 @@ def unsupported_ops(model: ir.Model) -> list[dict]:
             name = op.custom_code if op.opcode == "CUSTOM" else op.opcode
             index = activation_tensor(model, op, graph)
             dtype = graph.tensors[index].dtype if index >= 0 else ""
-            if (name not in table or (table[name] and dtype not in table[name])
+            # An op without tensors (CALL_ONCE) has no dtype to check.
+            if (name not in table or (table[name] and index >= 0 and dtype not in table[name])
                     or hybrid_problem(model, position, op, subgraph)):
                 found.add((name, op.version, dtype))
     return [{"op": op, "version": v, "dtype": d} for op, v, d in sorted(found)]
