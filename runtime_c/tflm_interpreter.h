@@ -22,7 +22,7 @@
 extern "C" {
 #endif
 
-#define TFLM_RUNTIME_ABI_VERSION 1
+#define TFLM_RUNTIME_ABI_VERSION 2
 
 /* The operators an application links in: builtins by code, custom ops by name. */
 typedef struct {
