@@ -7,20 +7,29 @@ import numpy as np
 from tflite_micro.python.tflite_micro import runtime
 
 from tflm_gen import host
+from tflm_gen.model.reader import read_model
 
 
-def run_tflm(model: bytes, inputs: list[np.ndarray], outputs: int | None = None) -> list:
-    """Outputs of one TFLM invoke; `outputs` defaults to one output per input."""
-    interpreter = runtime.Interpreter.from_bytes(model, arena_size=1 << 22)
+def run_tflm(
+    model: bytes, inputs: list[np.ndarray], outputs: int | None = None, arena_size: int = 1 << 22
+) -> list:
+    """Outputs of one TFLM invoke: all the model's outputs, which must be `outputs` when
+    given (so a caller never compares fewer than the model has); `arena_size` for models
+    of real-size tensors."""
+    interpreter = runtime.Interpreter.from_bytes(model, arena_size=arena_size)
     for index, value in enumerate(inputs):
         interpreter.set_input(value, index)
     interpreter.invoke()
-    count = len(inputs) if outputs is None else outputs
+    count = len(read_model(model).subgraph.outputs)
+    assert outputs is None or outputs == count, f"the model has {count} outputs, not {outputs}"
     return [interpreter.get_output(index) for index in range(count)]
 
 
 def assert_bit_exact(ours: np.ndarray, theirs: np.ndarray, context=None) -> None:
-    assert ours.dtype == theirs.dtype and ours.shape == theirs.shape, context
+    ours, theirs = np.asarray(ours), np.asarray(theirs)
+    assert ours.dtype == theirs.dtype and ours.shape == theirs.shape, (
+        f"ours {ours.dtype} {list(ours.shape)}, tflm {theirs.dtype} {list(theirs.shape)}; {context}"
+    )
     if ours.dtype == np.float32:  # compare bits: -0.0 vs 0.0 and NaN payloads count
         ours, theirs = ours.view(np.uint32), theirs.view(np.uint32)
     mismatches = np.flatnonzero(ours != theirs)
@@ -39,6 +48,15 @@ def check_model(model: bytes, inputs: list[np.ndarray], cases: list) -> None:
         assert_bit_exact(mine, reference, case)
 
 
+def per_op_explanation(model: bytes, runs: int = 3, tags=()) -> str:
+    """For an assertion message: `verify --per-op`'s account of where the model first
+    differs (run only when an assertion has already failed)."""
+    from tflm_gen.verify import report_lines, verify
+
+    report = verify(model, "auto", runs, tags, per_operator=True)
+    return "\n".join(report_lines(report, read_model(model)))
+
+
 def compare_invokes(model: bytes, runs: int = 3, inputs: list | None = None) -> list:
     """`runs` invokes in both runtimes, a reset of both, then `runs` invokes again: state
     carried across invokes and cleared by reset must match TFLM's.  `inputs` (one list of
@@ -53,12 +71,11 @@ def compare_invokes(model: bytes, runs: int = 3, inputs: list | None = None) -> 
     for phase in ("first", "after reset"):
         for run in range(runs):
             arrays = inputs[run] if inputs is not None else random_inputs(ours.model, seed=run)
-            mine_all, their_all = ours.run(arrays), theirs.run(arrays)
-            assert len(mine_all) == len(their_all), f"{phase} invoke {run + 1}: output count"
-            for index, (mine, reference) in enumerate(zip(mine_all, their_all)):
-                reference = np.asarray(reference).reshape(mine.shape)
-                assert_bit_exact(mine, reference, f"{phase} invoke {run + 1}, output {index}")
-            seen.append([np.asarray(each) for each in their_all])
+            mine, reference = ours.run(arrays), theirs.run(arrays)
+            assert len(mine) == len(reference), f"{len(mine)} outputs, tflm {len(reference)}"
+            for index, (one, other) in enumerate(zip(mine, reference)):
+                assert_bit_exact(one, other, f"{phase} invoke {run + 1}, output {index}")
+            seen.append([np.asarray(each) for each in reference])
         ours.reset()
         theirs.reset()
     return seen

@@ -110,9 +110,12 @@ def _in_place_input(graph: ir.SubGraph, base: int, op: ir.Operator, step: int,
         same_layout = tensor.shape == out.shape and tensor.dtype == out.dtype
         dies_here = groups.span[groups.root(base + t)][1] == step
         shared = sum(groups.root(base + u) == groups.root(base + t) for u in inputs) > 1
-        # A graph output must keep its bytes even when an op after it is the last one.
-        io = t in graph.inputs or t in graph.outputs
-        if same_layout and dies_here and not shared and not io:
+        # A graph input or output "dies" at the last step only because lifetimes end
+        # there; the caller reads it after invoke, so neither it nor a tensor aliasing its
+        # bytes (a RESHAPE of it, or that it is a RESHAPE of) may be overwritten.
+        boundary = any(groups.root(base + u) == groups.root(base + t)
+                       for u in [*graph.inputs, *graph.outputs] if base + u in groups.parent)
+        if same_layout and dies_here and not shared and not boundary:
             return base + t
     return None
 
