@@ -1,5 +1,6 @@
-/* Reading the TFLite schema in place: positions of subgraph 0's tables and views of its
- * tensors.  Private to the runtime (kernels use tflm_kernel.h). */
+/* Reading the TFLite schema in place: positions of every subgraph's tables and views of
+ * their tensors, by global tensor and operator index (see tflm_subgraph_t).  Private to the
+ * runtime (kernels use tflm_kernel.h). */
 #ifndef TFLM_MODEL_H
 #define TFLM_MODEL_H
 
@@ -24,12 +25,24 @@ enum {
 };
 
 #define TFLM_BUILTIN_CUSTOM 32
+/* The builtins that run other subgraphs or name resource variables (BuiltinOperator). */
+#define TFLM_BUILTIN_IF 118
+#define TFLM_BUILTIN_WHILE 119
+#define TFLM_BUILTIN_CALL_ONCE 129
+#define TFLM_BUILTIN_VAR_HANDLE 142
 
-/* Finds subgraph 0 and checks every table the runtime will read later. */
+/* Finds every subgraph (their positions go to the arena tail) and checks every table the
+ * runtime will read later. */
 tflm_status_t tflm_model_open(tflm_interpreter_t *it, const void *model, uint32_t size);
-/* Position of tensor t's table (t already checked). */
+/* Position of global tensor t's table (0 when out of range). */
 uint32_t tflm_model_tensor(tflm_interpreter_t *it, int32_t t);
 uint32_t tflm_model_operator(tflm_interpreter_t *it, int32_t index);
+/* The subgraph that holds global tensor t (operator `node`); both already checked. */
+int32_t tflm_model_tensor_subgraph(const tflm_interpreter_t *it, int32_t t);
+int32_t tflm_model_node_subgraph(const tflm_interpreter_t *it, int32_t node);
+/* The subgraphs operator `node` (global) runs: IF then/else, WHILE cond/body, CALL_ONCE
+ * init.  Returns their count (0 for other ops); an index out of range gives -1. */
+int32_t tflm_model_called_subgraphs(tflm_interpreter_t *it, int32_t node, int32_t called[2]);
 /* Bytes of a tensor's data: element size times element count (0 for unknown types). */
 uint32_t tflm_model_tensor_bytes(tflm_interpreter_t *it, uint32_t tensor);
 /* Model offset of a tensor's constant data, 0 when the tensor has none. */
@@ -40,8 +53,8 @@ int32_t tflm_model_int_at(const tflm_interpreter_t *it, uint32_t elements, uint3
 tflm_status_t tflm_model_view(tflm_interpreter_t *it, int32_t t, tflm_tensor_t *view);
 /* The data address of tensor t, or NULL when it has none yet. */
 void *tflm_model_tensor_data(tflm_interpreter_t *it, int32_t t);
-/* Position of the offsets of an `OfflineMemoryAllocation` plan for subgraph 0 (one
- * little-endian int32 per tensor, -1 = plan online), or 0 when the model has none. */
+/* Position of the offsets of an `OfflineMemoryAllocation` plan (one little-endian int32
+ * per global tensor, -1 = plan online), or 0 when the model has none. */
 uint32_t tflm_model_offline_plan(tflm_interpreter_t *it);
 /* Position of the "tflm_gen.requant" metadata words and their count, or 0. */
 uint32_t tflm_model_requant(tflm_interpreter_t *it, uint32_t *words);

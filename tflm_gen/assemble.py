@@ -50,8 +50,8 @@ def xml_banner(model: bytes) -> str:
 
 
 def ops_used(model: ir.Model) -> list[str]:
-    """Distinct op names of subgraph 0 in order of first use."""
-    return list(dict.fromkeys(op.opcode for op in model.subgraph.operators))
+    """Distinct op names of all subgraphs in order of first use."""
+    return list(dict.fromkeys(op.opcode for graph in model.subgraphs for op in graph.operators))
 
 
 def _environment() -> jinja2.Environment:

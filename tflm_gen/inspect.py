@@ -41,7 +41,16 @@ def inspect_model(path: str | Path) -> dict:
         "weight_bytes": weight_bytes(model),
         "activation_lower_bound_bytes": activation_lower_bound(model),
         "unsupported_ops": unsupported_ops(model),
+        "subgraphs": [_subgraph_row(model, index) for index in range(1, len(model.subgraphs))],
     }
+
+
+def _subgraph_row(model: ir.Model, index: int) -> dict:
+    """A subgraph other than the main one (run by IF, WHILE or CALL_ONCE)."""
+    graph = model.subgraphs[index]
+    return {"index": index, "name": graph.name, "inputs": graph.inputs, "outputs": graph.outputs,
+            "operators": [_operator_row(model, position, op, graph)
+                          for position, op in enumerate(graph.operators)]}
 
 
 def _io_row(tensor: ir.Tensor) -> dict:
@@ -55,14 +64,15 @@ def _io_row(tensor: ir.Tensor) -> dict:
     }
 
 
-def _operator_row(model: ir.Model, index: int, op: ir.Operator) -> dict:
+def _operator_row(model: ir.Model, index: int, op: ir.Operator,
+                  graph: ir.SubGraph | None = None) -> dict:
     return {
         "index": index,
         "op": op.custom_code if op.opcode == "CUSTOM" else op.opcode,
         "version": op.version,
         "inputs": op.inputs,
         "outputs": op.outputs,
-        "macs": operator_macs(model.subgraph, op),
+        "macs": operator_macs(graph or model.subgraph, op),
     }
 
 
@@ -100,17 +110,19 @@ def operator_macs(graph: ir.SubGraph, op: ir.Operator) -> int:
 
 
 def unsupported_ops(model: ir.Model) -> list[dict]:
-    """Distinct (op, version, dtype) of the main subgraph that tflm-gen cannot run: ops
-    without a kernel, activation dtypes the kernel lacks, and hybrid ops (the same checks
-    as generation, tflm_gen.support)."""
-    table, graph, found = supported_ops(), model.subgraph, set()
-    for position, op in enumerate(graph.operators):
-        name = op.custom_code if op.opcode == "CUSTOM" else op.opcode
-        index = activation_tensor(model, op)
-        dtype = graph.tensors[index].dtype if index >= 0 else ""
-        if (name not in table or (table[name] and dtype not in table[name])
-                or hybrid_problem(model, position, op)):
-            found.add((name, op.version, dtype))
+    """Distinct (op, version, dtype) of all subgraphs that tflm-gen cannot run: ops without
+    a kernel, activation dtypes the kernel lacks, and hybrid ops (the same checks as
+    generation, tflm_gen.support)."""
+    table, found = supported_ops(), set()
+    for subgraph, graph in enumerate(model.subgraphs):
+        for position, op in enumerate(graph.operators):
+            name = op.custom_code if op.opcode == "CUSTOM" else op.opcode
+            index = activation_tensor(model, op, graph)
+            dtype = graph.tensors[index].dtype if index >= 0 else ""
+            # An op without tensors (CALL_ONCE) has no dtype to check.
+            if (name not in table or (table[name] and index >= 0 and dtype not in table[name])
+                    or hybrid_problem(model, position, op, subgraph)):
+                found.add((name, op.version, dtype))
     return [{"op": op, "version": v, "dtype": d} for op, v, d in sorted(found)]
 
 
@@ -127,6 +139,11 @@ def format_report(report: dict) -> str:
             f"  {row['index']:>4}  {printable(row['op']):<28} {row['version']:>3}  {row['macs']:>12}  "
             f"{row['inputs']} -> {row['outputs']}"
         )
+    for sub in report["subgraphs"]:
+        lines.append(f"subgraph {sub['index']} '{sub['name']}': inputs {sub['inputs']}, "
+                     f"outputs {sub['outputs']}, {len(sub['operators'])} operators")
+        lines += [f"  {row['index']:>4}  {row['op']:<28} {row['version']:>3}  {row['macs']:>12}  "
+                  f"{row['inputs']} -> {row['outputs']}" for row in sub["operators"]]
     lines.append(f"tensors: {report['tensor_count']}")
     lines.append(f"total MACs: {report['total_macs']}")
     lines.append(f"weight bytes: {report['weight_bytes']}")

@@ -19,14 +19,20 @@ def memory_report(model_bytes: bytes, tags: tuple[str, ...] = ()) -> dict:
     """
     planned, plan = device_model(model_bytes)
     stats = HostInterpreter(planned, tags).memory_stats()
-    tensors = read_model(model_bytes).subgraph.tensors
+    names = _tensor_names(read_model(model_bytes))
     buffers = [
-        {"tensors": [tensors[t].name or f"tensor {t}" for t in b.tensors],
+        {"tensors": [names[t] for t in b.tensors],
          "tensor_indices": b.tensors, "bytes": b.size, "offset": b.offset,
          "first_op": b.first, "last_op": b.last}
         for b in sorted(plan.buffers, key=lambda b: (b.offset, b.first))
     ]
     return {**stats, "lower_bound_bytes": plan.lower_bound_bytes, "plan": buffers}
+
+
+def _tensor_names(model) -> list[str]:
+    """Names by global tensor index; tensors of subgraph s > 0 are prefixed `s:`."""
+    return [(f"{s}:" if s else "") + (tensor.name or f"tensor {t}")
+            for s, graph in enumerate(model.subgraphs) for t, tensor in enumerate(graph.tensors)]
 
 
 def format_memory(report: dict) -> str:

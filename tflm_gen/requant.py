@@ -2,7 +2,8 @@
 `tflm_gen.requant` metadata, so the device keeps it in flash instead of the arena (and an
 8-bit MCU whose `double` is 32 bits still gets TFLM's exact multipliers).
 
-Words (little-endian int32): version 1, operator count N, then N record positions (word
+Words (little-endian int32): version 1, operator count N (over all subgraphs, in order),
+then N record positions (word
 index from the start, 0 = none); a record is `channels, multipliers[channels],
 shifts[channels]`.  The arithmetic is the runtime fallback's (kernels_c/*_common.c) and
 TFLM's: the real multiplier in double, split into a Q31 significand and a shift.
@@ -69,12 +70,13 @@ def _real_multipliers(graph: ir.SubGraph, op: ir.Operator) -> list[float] | None
 
 
 def requant_words(model: ir.Model) -> list[int] | None:
-    """The metadata words for the main subgraph, or None when no op needs them."""
-    graph = model.subgraph
-    header = [1, len(graph.operators)]
-    positions, records = [0] * len(graph.operators), []
+    """The metadata words for the operators of all subgraphs (numbered in order, as the
+    runtime numbers them), or None when no op needs them."""
+    ops = [(graph, op) for graph in model.subgraphs for op in graph.operators]
+    header = [1, len(ops)]
+    positions, records = [0] * len(ops), []
     next_word = len(header) + len(positions)
-    for index, op in enumerate(graph.operators):
+    for index, (graph, op) in enumerate(ops):
         reals = _real_multipliers(graph, op)
         if not reals:
             continue
