@@ -89,7 +89,7 @@ tflm_status_t tflm_conv_hybrid_eval(tflm_context_t *ctx, const tflm_conv_params_
   const tflm_hybrid_t *h = tflm_conv_hybrid_tail(p);
   const int32_t depthwise = h->depthwise;
   float *output = (float *)d->output;
-  tflm_hybrid_buffers_t buffers;
+  tflm_hybrid_buffers_t buffers = {NULL, NULL, NULL}; /* set when the input is not all zero */
   int32_t b, oy, ox, oc;
   tflm_hybrid_quantize(ctx, h, (const float *)d->input, &buffers);
   for (b = 0; b < p->batches; ++b) {

@@ -69,7 +69,7 @@ tflm_status_t tflm_fully_connected_hybrid_eval(tflm_context_t *ctx, const tflm_f
   const int32_t units = p->output_depth, depth = p->accum_depth;
   const int32_t zero = tflm_fc_hybrid_all_zero((const float *)d->input, p->batches * depth);
   float *out = (float *)d->output;
-  tflm_hybrid_buffers_t buffers;
+  tflm_hybrid_buffers_t buffers = {NULL, NULL, NULL}; /* set when the input is not all zero */
   int32_t b, u;
   if (!zero) tflm_hybrid_quantize(ctx, h, (const float *)d->input, &buffers);
   for (b = 0; b < p->batches; ++b) {
