@@ -13,8 +13,10 @@ import pytest
 from op_oracle import assert_bit_exact, run_tflm
 
 from tflm_gen import host
+from tflm_gen.errors import ModelError
 from tflm_gen.model import ir
 from tflm_gen.model.builder import ModelBuilder
+from tflm_gen.verify import verify
 
 ACTIVATIONS = ["NONE", "RELU", "RELU6", "RELU_N1_TO_1"]
 QRANGE = {"int8": (-128, 127), "int16": (-32768, 32767)}
@@ -139,3 +141,19 @@ def test_requantization_ties_match_tflm(filter_scale: float) -> None:
     model = b.build()
     data = np.arange(-128, 128, dtype=np.int8).reshape(256, 1)
     assert_bit_exact(np.asarray(host.run_model(model, [data])[0]), run_tflm(model, [data])[0])
+
+
+def test_non_finite_requantization_is_refused_like_tflm() -> None:
+    """The converter's int16x8 GRU gives the zero initial state a scale of 0 and the
+    recurrent weights a scale of inf: no multiplier exists. TFLM fails to allocate; we
+    name the op in one line instead of crashing on the NaN (a zoo model found it)."""
+    b = ModelBuilder()
+    x = b.input("x", [1, 4], "int16", quantization=ir.Quantization([0.0], [0]))
+    w = b.constant("w", np.ones([3, 4], np.int8), quantization=ir.Quantization([np.inf], [0]))
+    b.output(b.add_op("FULLY_CONNECTED", [x, w], [1, 3], "int16",
+                      quantization=ir.Quantization([0.01], [0])))
+    model = b.build()
+    with pytest.raises(ModelError, match="FULLY_CONNECTED op 0: requantization multiplier"):
+        verify(model, runs=1)
+    with pytest.raises(RuntimeError):
+        run_tflm(model, [np.zeros([1, 4], np.int16)])

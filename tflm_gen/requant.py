@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from tflm_gen.errors import ModelError
 from tflm_gen.model import ir
 
 METADATA_NAME = "tflm_gen.requant"
@@ -56,11 +57,25 @@ def _real_multipliers(graph: ir.SubGraph, op: ir.Operator) -> list[float] | None
     in_scale, out_scale = _scales(source)[0], _scales(out)[0]
     filter_scales = _scales(weights)
     if op.opcode == "FULLY_CONNECTED" and len(filter_scales) == 1:
-        product = float(np.float32(in_scale) * np.float32(filter_scales[0]))  # float, as TFLM
+        with np.errstate(invalid="ignore", over="ignore"):  # non-finite: _check_finite
+            product = float(np.float32(in_scale) * np.float32(filter_scales[0]))  # as TFLM
         return [product / out_scale]
     channels = out.shape[-1] if op.opcode in CONV_OPS else len(filter_scales)
     scale = (lambda c: filter_scales[c]) if len(filter_scales) > 1 else (lambda c: filter_scales[0])
     return [in_scale * scale(c) / out_scale for c in range(channels)]
+
+
+def _check_finite(graph: ir.SubGraph, index: int, op: ir.Operator, reals: list[float]) -> None:
+    """A zero, infinite or NaN scale (the converter writes them for a tensor it saw only as
+    zeros, e.g. an RNN's initial state) gives no multiplier; TFLM fails to allocate such a
+    model, and we say which op instead of crashing on the NaN."""
+    if all(math.isfinite(real) for real in reals):
+        return
+    data, weight = OPERANDS.get(op.opcode, (0, 1))
+    tensors = (op.inputs[data], op.inputs[weight], op.outputs[0])
+    scales = ", ".join(f"#{t} {_scales(graph.tensors[t])[:1]}" for t in tensors)
+    raise ModelError(f"{op.opcode} op {index}: requantization multiplier is not finite "
+                     f"(scales of input, weights, output: {scales})")
 
 
 def requant_words(model: ir.Model) -> list[int] | None:
@@ -73,6 +88,7 @@ def requant_words(model: ir.Model) -> list[int] | None:
         reals = _real_multipliers(graph, op)
         if not reals:
             continue
+        _check_finite(graph, index, op, reals)
         pairs = [quantize_multiplier(real) for real in reals]
         positions[index] = next_word
         record = [len(pairs), *(m for m, _ in pairs), *(s for _, s in pairs)]
