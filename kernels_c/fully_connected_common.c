@@ -60,8 +60,9 @@ static tflm_status_t fill_quantization(tflm_context_t *ctx, tflm_node_t *node,
   const int32_t qmax = p->type == TFLM_TYPE_INT16 ? 32767 : 127;
   TFLM_KERNEL_CHECK(ctx, node, v->filter.nscales >= 1, TFLM_ERR_BAD_PARAMS);
   if (p->channel_step == 1) {
-    /* TFLM supports per-channel filters for int8 activations only. */
-    TFLM_KERNEL_CHECK(ctx, node, p->type == TFLM_TYPE_INT8, TFLM_ERR_UNSUPPORTED_TYPE);
+    /* TFLM supports per-channel filters for int8 and int16 activations. */
+    TFLM_KERNEL_CHECK(ctx, node, p->type == TFLM_TYPE_INT8 || p->type == TFLM_TYPE_INT16,
+                      TFLM_ERR_UNSUPPORTED_TYPE);
     TFLM_KERNEL_CHECK(ctx, node, v->filter.nscales == p->output_depth &&
                                      v->filter.quantized_dimension == 0,
                       TFLM_ERR_BAD_PARAMS);
