@@ -58,6 +58,8 @@ def test_zoo_is_complete_and_small():
         assert len(data) < MAX_MODEL_BYTES, row["file"]
         total += len(data)
     assert total < MAX_ZOO_BYTES
+    # Issue 19: at least 40 models converted from Keras by TensorFlow's converter.
+    assert sum(row["path"].parent.name == "keras" for row in ROWS) >= 40
 
 
 @pytest.mark.parametrize("row", ROWS, ids=IDS)
