@@ -3,6 +3,26 @@
 
 #include <math.h>
 
+void tflm_lut_generate_int8(float (*func)(float), float input_scale, int32_t input_zero_point,
+                            float output_scale, int32_t output_zero_point, int8_t *lut) {
+  const float inverse_scale = 1.0f / output_scale;
+  int32_t v;
+  for (v = -128; v <= 127; ++v) {
+    const float rescaled = roundf(func(input_scale * (float)(v - input_zero_point)) *
+                                  inverse_scale);
+    int32_t q = (int32_t)(rescaled + (float)output_zero_point);
+    q = q < -128 ? -128 : (q > 127 ? 127 : q);
+    lut[(uint8_t)(int8_t)v] = (int8_t)q;
+  }
+}
+
+void tflm_lut_apply_int8(const int8_t *lut, const int8_t *input, int8_t *output, int32_t count) {
+  int32_t i;
+  for (i = 0; i < count; ++i) {
+    output[i] = lut[(uint8_t)input[i]];
+  }
+}
+
 static float tflm_lut_clamp_int16(float value) {
   value = value < -32768.0f ? -32768.0f : value; /* std::max, then std::min */
   return 32767.0f < value ? 32767.0f : value;

@@ -10,24 +10,41 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from op_oracle import assert_bit_exact, run_tflm
+from op_oracle import (
+    QRANGE,
+    accumulator_rms,
+    assert_bit_exact,
+    assert_informative,
+    output_quantization,
+    real_rms,
+    run_tflm,
+)
 
 from tflm_gen import host
 from tflm_gen.errors import ModelError
 from tflm_gen.model import ir
 from tflm_gen.model.builder import ModelBuilder
+from tflm_gen.optimize import device_model
 from tflm_gen.verify import verify
 
 ACTIVATIONS = ["NONE", "RELU", "RELU6", "RELU_N1_TO_1"]
-QRANGE = {"int8": (-128, 127), "int16": (-32768, 32767)}
 BIAS_DTYPE = {"float32": "float32", "int8": "int32", "int16": "int64"}
 OPS_PER_MODEL = 8
 MODELS_PER_DTYPE = 4
+MIN_OUTPUT_ELEMENTS = 32
 
 
 def random_shapes(rng: np.random.Generator) -> dict:
-    """Input and output shapes of one case; depth is the length of each dot product."""
-    depth, units, batches = (int(v) for v in rng.integers(1, [40, 12, 4]))
+    """Input and output shapes of one case, redrawn until the output has enough elements
+    to show many distinct values; depth is the length of each dot product."""
+    while True:
+        shapes = one_shape_draw(rng)
+        if np.prod(shapes["output"]) >= MIN_OUTPUT_ELEMENTS:
+            return shapes
+
+
+def one_shape_draw(rng: np.random.Generator) -> dict:
+    depth, units, batches = (int(v) for v in rng.integers(1, [40, 64, 4]))
     kind = str(rng.choice(["2d", "3d_keep", "3d_flat", "4d"]))
     if kind == "2d":
         return {
@@ -56,18 +73,20 @@ def random_shapes(rng: np.random.Generator) -> dict:
 
 
 def quantized_tensors(rng, s, dtype, per_channel):
-    lo, hi = QRANGE[dtype]
-    in_scale = float(10 ** rng.uniform(-3, 0))
+    """Scales follow the accumulator's spread (op_oracle.output_quantization), so outputs vary."""
     in_zp = int(rng.integers(-128, 128)) if dtype == "int8" else 0
     count = s["units"] if per_channel else 1
-    filter_scales = (10 ** rng.uniform(-3, -1, size=count)).astype(np.float32)
+    filter_scales = 10 ** rng.uniform(-3, -1) * 10 ** rng.uniform(-0.3, 0.3, size=count)
+    filter_scales = filter_scales.astype(np.float32)
     weights = rng.integers(-127, 128, size=[s["units"], s["depth"]]).astype(np.int8)
-    spread = (hi - lo) * np.sqrt(s["depth"]) * 40.0
-    out_scale = float(in_scale * float(filter_scales.mean()) * spread * 10 ** rng.uniform(-1, 0.5))
-    out_zp = int(rng.integers(-128, 128)) if dtype == "int8" else 0
+    accumulator = accumulator_rms(s["depth"], dtype, in_zp)
+    rms = real_rms(rng, s.get("activation", "NONE"))
+    in_scale = rms / (float(filter_scales.mean()) * accumulator)
+    # The bias adds about as much spread as the products (its RMS is accumulator / sqrt 3).
+    out_scale, out_zp = output_quantization(rng, dtype, rms * np.sqrt(4 / 3))
     bias_scales = [float(np.float32(in_scale) * v) for v in np.resize(filter_scales, s["units"])]
-    bias_limit = 2**20 if dtype == "int8" else 2**36
-    bias = rng.integers(-bias_limit, bias_limit, size=s["units"]).astype(BIAS_DTYPE[dtype])
+    limit = int(accumulator)
+    bias = rng.integers(-limit, limit + 1, size=s["units"]).astype(BIAS_DTYPE[dtype])
     return {
         "in_q": ir.Quantization([in_scale], [in_zp]),
         "out_q": ir.Quantization([out_scale], [out_zp]),
@@ -79,9 +98,13 @@ def quantized_tensors(rng, s, dtype, per_channel):
 
 
 def float_tensors(rng, s):
+    """Weights scaled so that dot products with inputs of RMS 2 have the RMS the fused
+    activation wants, as for the quantised cases."""
+    rms = real_rms(rng, s["activation"])
+    weights = rng.standard_normal([s["units"], s["depth"]]) * rms / (2 * np.sqrt(s["depth"]))
     return {"in_q": None, "out_q": None, "filter_q": None, "bias_q": None,
-            "weights": rng.standard_normal([s["units"], s["depth"]]).astype(np.float32),
-            "bias": rng.standard_normal(s["units"]).astype(np.float32)}  # fmt: skip
+            "weights": weights.astype(np.float32),
+            "bias": (rng.standard_normal(s["units"]) * rms / 2).astype(np.float32)}  # fmt: skip
 
 
 def add_case(b: ModelBuilder, rng: np.random.Generator, dtype: str):
@@ -110,14 +133,20 @@ def add_case(b: ModelBuilder, rng: np.random.Generator, dtype: str):
     return rng.integers(lo, hi + 1, size=s["input"]).astype(dtype), s
 
 
-def check_model(seed: int, dtype: str) -> None:
+def build_model(seed: int, dtype: str):
+    """A model of OPS_PER_MODEL independent random ops: (model, inputs, cases)."""
     rng = np.random.default_rng(seed)
     b = ModelBuilder()
     cases = [add_case(b, rng, dtype) for _ in range(OPS_PER_MODEL)]
-    model, inputs = b.build(), [data for data, _ in cases]
+    return b.build(), [data for data, _ in cases], [case for _, case in cases]
+
+
+def check_model(seed: int, dtype: str) -> None:
+    model, inputs, cases = build_model(seed, dtype)
     expected = run_tflm(model, inputs)
     ours = host.run_model(model, inputs)
-    for index, (_, case) in enumerate(cases):
+    for index, case in enumerate(cases):
+        assert_informative(expected[index], f"op {index} {case}")
         try:
             assert_bit_exact(np.asarray(ours[index]), expected[index])
         except AssertionError as error:
@@ -144,17 +173,68 @@ def test_requantization_ties_match_tflm(filter_scale: float) -> None:
     assert_bit_exact(np.asarray(host.run_model(model, [data])[0]), run_tflm(model, [data])[0])
 
 
+# Scales from a 16x8 model whose float product has a Q31 multiplier ending in exactly 0x8000,
+# where the 64-bit requantisation's Q15 multiplier rounds up from the float product but
+# down from the double one.
+Q15_TIE_SCALES = (2.5728176115080714e-4, 2.920374274253845e-3, 2.0**-12)
+
+
+def add_tie_fc(b: ModelBuilder, rng: np.random.Generator, dtype: str, inputs: list,
+               scales=None) -> None:  # fmt: skip
+    """A per-tensor FC whose outputs sit near rounding ties: the bias alone (zero input)
+    lands each output within 0.01 of a half, with an effective scale of 1e-7..0.5 and
+    accumulators up to 2^30, so a multiplier a few ulps off rounds some the other way."""
+    in_scale = float(np.float32(10 ** rng.uniform(-5, -2)))
+    w_scale = float(np.float32(10 ** rng.uniform(-3.5, -1.5)))
+    effective = float(10 ** rng.uniform(-7, np.log10(0.5)))
+    if scales:
+        in_scale, w_scale, out_scale = scales
+        effective = float(np.float32(in_scale) * np.float32(w_scale)) / out_scale
+    bias_scale = float(np.float32(in_scale) * np.float32(w_scale))
+    out_scale = bias_scale / effective
+    units, depth = 64, 4
+    top = min(30000 if dtype == "int16" else 120, 2**30 * effective)
+    target = rng.uniform(-top, top, units).round() + rng.choice([0.5, -0.5, 0.49, 0.51], units)
+    bias = np.round(target / effective).astype(BIAS_DTYPE[dtype])
+    x = b.input(f"x{len(inputs)}", [1, depth], dtype, scale=in_scale, zero_point=0)
+    weights = rng.integers(-127, 128, size=[units, depth]).astype(np.int8)
+    w = b.constant("w", weights, quantization=ir.Quantization([w_scale], [0]))
+    bb = b.constant("b", bias, quantization=ir.Quantization([bias_scale], [0]))
+    b.output(b.add_op("FULLY_CONNECTED", [x, w, bb], [1, units], dtype, scale=out_scale,
+                      zero_point=0))  # fmt: skip
+    inputs.append(np.zeros([1, depth], dtype))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16"])
+def test_per_tensor_multiplier_rounds_ties_like_tflm(dtype: str) -> None:
+    """Regression: the per-tensor multiplier with the scale product rounded to float (as
+    TFLM's source reads) put some of these int8 outputs and the int16 ones of
+    Q15_TIE_SCALES one off."""
+    rng = np.random.default_rng([331, len(dtype)])
+    b, inputs = ModelBuilder(), []
+    for _ in range(48):
+        add_tie_fc(b, rng, dtype, inputs)
+    add_tie_fc(b, rng, dtype, inputs, Q15_TIE_SCALES)
+    model = b.build()
+    theirs = run_tflm(model, inputs, len(inputs))
+    # Both the kernels' own multipliers and those the generator stores in flash.
+    for variant, candidate in (("arena", model), ("flash", device_model(model)[0])):
+        ours = host.run_model(candidate, inputs)
+        for index, (mine, reference) in enumerate(zip(ours, theirs)):
+            assert_bit_exact(mine, reference, f"{variant} FC {index}")
+
+
 def test_non_finite_requantization_is_refused_like_tflm() -> None:
     """The converter's int16x8 GRU gives the zero initial state a scale of 0 and the
     recurrent weights a scale of inf: no multiplier exists. TFLM fails to allocate; we
-    name the op in one line instead of crashing on the NaN (a zoo model found it)."""
+    refuse in one line instead of crashing on the NaN (a zoo model found it)."""
     b = ModelBuilder()
     x = b.input("x", [1, 4], "int16", quantization=ir.Quantization([0.0], [0]))
     w = b.constant("w", np.ones([3, 4], np.int8), quantization=ir.Quantization([np.inf], [0]))
     b.output(b.add_op("FULLY_CONNECTED", [x, w], [1, 3], "int16",
                       quantization=ir.Quantization([0.01], [0])))
     model = b.build()
-    with pytest.raises(ModelError, match="FULLY_CONNECTED op 0: requantization multiplier"):
+    with pytest.raises(ModelError, match="scales must be finite and positive"):
         verify(model, runs=1)
     with pytest.raises(RuntimeError):
         run_tflm(model, [np.zeros([1, 4], np.int16)])

@@ -37,6 +37,7 @@ BOARD_MODELS = {
         "ad01_int8.tflite", "person_detect.tflite", "vww_96_int8.tflite",
         "pretrainedResnet_quant.tflite", "test_conv_model.tflite", "simple_add_model.tflite",
         "model_ToyCar_quant_fullint.tflite",
+        "kws_ref_model_float32.tflite",  # hybrid: its expected output comes from LiteRT
     ],
     "qemu-cortex-m7": ["hello_world_int8.tflite", "sine_float.tflite", "kws_ref_model.tflite",
                        "ad01_int8.tflite", "test_conv_model.tflite"],

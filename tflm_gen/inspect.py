@@ -13,7 +13,10 @@ from tflm_gen.kernels import supported_ops
 from tflm_gen.model import ir
 from tflm_gen.model.lifetimes import activation_lower_bound
 from tflm_gen.model.reader import read_model
+from tflm_gen.options import target_choice
+from tflm_gen.output import write_file
 from tflm_gen.support import activation_tensor, hybrid_problem
+from tflm_gen.text import printable
 
 
 def read_model_bytes(path: Path) -> bytes:
@@ -113,7 +116,7 @@ def unsupported_ops(model: ir.Model) -> list[dict]:
 
 def format_report(report: dict) -> str:
     """The human-readable text of `tflm-gen inspect`."""
-    lines = [f"model: {report['model']}"]
+    lines = [f"model: {printable(report['model'])}"]
     for kind in ("inputs", "outputs"):
         lines.append(f"{kind}:")
         lines += [f"  {_io_text(row)}" for row in report[kind]]
@@ -121,7 +124,7 @@ def format_report(report: dict) -> str:
     lines.append(f"  {'#':>4}  {'op':<28} {'ver':>3}  {'macs':>12}  inputs -> outputs")
     for row in report["operators"]:
         lines.append(
-            f"  {row['index']:>4}  {row['op']:<28} {row['version']:>3}  {row['macs']:>12}  "
+            f"  {row['index']:>4}  {printable(row['op']):<28} {row['version']:>3}  {row['macs']:>12}  "
             f"{row['inputs']} -> {row['outputs']}"
         )
     lines.append(f"tensors: {report['tensor_count']}")
@@ -134,7 +137,7 @@ def format_report(report: dict) -> str:
 
 def _io_text(row: dict) -> str:
     shape = "x".join(str(dim) for dim in row["shape"]) or "scalar"
-    text = f"{row['name']}: {shape} {row['dtype']}"
+    text = f"{printable(row['name'])}: {shape} {row['dtype']}"
     if row["scale"] is not None:
         text += f" scale={row['scale']:.9g} zero_point={row['zero_point']}"
     return text
@@ -145,7 +148,8 @@ def _support_text(unsupported: list[dict]) -> list[str]:
         return ["supported: all operators"]
     lines = ["unsupported operators:"]
     for row in unsupported:
-        lines.append(f"  {row['op']} version {row['version']} ({row['dtype'] or 'no tensors'})")
+        lines.append(f"  {printable(row['op'])} version {row['version']} "
+                     f"({row['dtype'] or 'no tensors'})")
     return lines
 
 
@@ -155,7 +159,7 @@ def _support_text(unsupported: list[dict]) -> list[str]:
 @click.option("--memory", is_flag=True, help="Show the arena, its sections and the head plan.")
 @click.option("--svg", "svg_path", type=click.Path(dir_okay=False, path_type=Path),
               help="With --memory: write a picture of the plan here.")
-@click.option("--target", default=None,
+@click.option("--target", type=target_choice(), default=None,
               help="With --memory: the target (arena sizes are the same on every target).")
 def inspect_command(model: Path, as_json: bool, memory: bool, svg_path, target) -> None:
     """Show a model's inputs, outputs, operators, memory needs and unsupported ops."""
@@ -174,5 +178,5 @@ def _inspect_memory(model: Path, as_json: bool, svg_path, target) -> None:
     report = memory_report(read_model_bytes(model), tags)
     report["target"] = target or "host"
     if svg_path:
-        svg_path.write_text(plan_svg(report))
+        write_file(svg_path, plan_svg(report).encode())
     click.echo(json.dumps(report, indent=2) if as_json else format_memory(report))

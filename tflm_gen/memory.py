@@ -8,6 +8,7 @@ import html
 from tflm_gen.host import HostInterpreter
 from tflm_gen.model.reader import read_model
 from tflm_gen.optimize import device_model
+from tflm_gen.text import printable
 
 
 def memory_report(model_bytes: bytes, tags: tuple[str, ...] = ()) -> dict:
@@ -42,7 +43,7 @@ def format_memory(report: dict) -> str:
     ]
     for buffer in report["plan"]:
         steps = f"{buffer['first_op']}-{buffer['last_op']}"
-        names = ", ".join(buffer["tensors"])
+        names = printable(", ".join(buffer["tensors"]))
         names = names if len(names) <= 70 else names[:67] + "..."
         lines.append(f"{buffer['offset']:>8} {buffer['bytes']:>8} {steps:>9}  {names}")
     return "\n".join(lines)

@@ -17,6 +17,7 @@ import numpy as np
 
 from tflm_gen.errors import ModelError
 from tflm_gen.model import ir
+from tflm_gen.text import printable
 
 METADATA_NAME = "tflm_gen.requant"
 CONV_OPS = {"CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV"}
@@ -27,7 +28,9 @@ QUANTIZED = {"int8", "int16"}
 
 def quantize_multiplier(real: float) -> tuple[int, int]:
     """(Q31 significand, shift) exactly as tflm_quantize_multiplier in C."""
-    if real == 0.0:
+    if real == 0.0 or not math.isfinite(real):
+        # Non-finite: only from the NaN/inf scales converters give all-zero weights (the
+        # graph check allows no others); TFLM's cast of inf/NaN to int64 leaves 0 here.
         return 0, 0
     significand, exponent = math.frexp(real)
     scaled = significand * (1 << 31)
@@ -56,26 +59,13 @@ def _real_multipliers(graph: ir.SubGraph, op: ir.Operator) -> list[float] | None
         return None
     in_scale, out_scale = _scales(source)[0], _scales(out)[0]
     filter_scales = _scales(weights)
-    if op.opcode == "FULLY_CONNECTED" and len(filter_scales) == 1:
-        with np.errstate(invalid="ignore", over="ignore"):  # non-finite: _check_finite
-            product = float(np.float32(in_scale) * np.float32(filter_scales[0]))  # as TFLM
-        return [product / out_scale]
     channels = out.shape[-1] if op.opcode in CONV_OPS else len(filter_scales)
+    if len(filter_scales) > 1 and len(filter_scales) != channels:  # TFLM refuses it too
+        raise ModelError(f"{op.opcode} weights {printable(weights.name)!r} have "
+                         f"{len(filter_scales)} per-channel scales for {channels} output "
+                         "channels")
     scale = (lambda c: filter_scales[c]) if len(filter_scales) > 1 else (lambda c: filter_scales[0])
     return [in_scale * scale(c) / out_scale for c in range(channels)]
-
-
-def _check_finite(graph: ir.SubGraph, index: int, op: ir.Operator, reals: list[float]) -> None:
-    """A zero, infinite or NaN scale (the converter writes them for a tensor it saw only as
-    zeros, e.g. an RNN's initial state) gives no multiplier; TFLM fails to allocate such a
-    model, and we say which op instead of crashing on the NaN."""
-    if all(math.isfinite(real) for real in reals):
-        return
-    data, weight = OPERANDS.get(op.opcode, (0, 1))
-    tensors = (op.inputs[data], op.inputs[weight], op.outputs[0])
-    scales = ", ".join(f"#{t} {_scales(graph.tensors[t])[:1]}" for t in tensors)
-    raise ModelError(f"{op.opcode} op {index}: requantization multiplier is not finite "
-                     f"(scales of input, weights, output: {scales})")
 
 
 def requant_words(model: ir.Model) -> list[int] | None:
@@ -88,7 +78,6 @@ def requant_words(model: ir.Model) -> list[int] | None:
         reals = _real_multipliers(graph, op)
         if not reals:
             continue
-        _check_finite(graph, index, op, reals)
         pairs = [quantize_multiplier(real) for real in reals]
         positions[index] = next_word
         record = [len(pairs), *(m for m, _ in pairs), *(s for _, s in pairs)]
