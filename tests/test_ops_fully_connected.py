@@ -22,9 +22,11 @@ from op_oracle import (
 )
 
 from tflm_gen import host
+from tflm_gen.errors import ModelError
 from tflm_gen.model import ir
 from tflm_gen.model.builder import ModelBuilder
 from tflm_gen.optimize import device_model
+from tflm_gen.verify import verify
 
 ACTIVATIONS = ["NONE", "RELU", "RELU6", "RELU_N1_TO_1"]
 BIAS_DTYPE = {"float32": "float32", "int8": "int32", "int16": "int64"}
@@ -109,7 +111,8 @@ def float_tensors(rng, s):
 def add_case(b: ModelBuilder, rng: np.random.Generator, dtype: str):
     """Adds one random op with its own input and output to b; returns (input data, case)."""
     s = random_shapes(rng)
-    # tflite-micro takes per-channel filters with int8 and int16 activations.
+    # tflite-micro takes per-channel filters with int8 and int16 activations (the
+    # converters' int16x8 Conv1D nets and classifier heads are per-channel).
     s["per_channel"] = dtype != "float32" and bool(rng.random() < 0.5)
     s["bias"] = str(rng.choice(["yes", "yes", "absent", "omitted"]))
     s["activation"] = str(rng.choice(ACTIVATIONS))
@@ -238,3 +241,19 @@ def test_per_tensor_multiplier_rounds_ties_like_tflm(dtype: str) -> None:
         ours = host.run_model(candidate, inputs)
         for index, (mine, reference) in enumerate(zip(ours, theirs)):
             assert_bit_exact(mine, reference, f"{variant} FC {index}")
+
+
+def test_non_finite_requantization_is_refused_like_tflm() -> None:
+    """The converter's int16x8 GRU gives the zero initial state a scale of 0 and the
+    recurrent weights a scale of inf: no multiplier exists. TFLM fails to allocate; we
+    refuse in one line instead of crashing on the NaN (a zoo model found it)."""
+    b = ModelBuilder()
+    x = b.input("x", [1, 4], "int16", quantization=ir.Quantization([0.0], [0]))
+    w = b.constant("w", np.ones([3, 4], np.int8), quantization=ir.Quantization([np.inf], [0]))
+    b.output(b.add_op("FULLY_CONNECTED", [x, w], [1, 3], "int16",
+                      quantization=ir.Quantization([0.01], [0])))
+    model = b.build()
+    with pytest.raises(ModelError, match="scales must be finite and positive"):
+        verify(model, runs=1)
+    with pytest.raises(RuntimeError):
+        run_tflm(model, [np.zeros([1, 4], np.int16)])
