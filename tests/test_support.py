@@ -107,3 +107,20 @@ def test_kws_float32_project_embeds_litert_outputs(tmp_path) -> None:
     assert result.exit_code == 0, result.output
     test_data = next(tmp_path.rglob("test_data.h")).read_text()
     assert "(LiteRT reference kernels)" in test_data
+
+
+def test_ops_beyond_tflm_limits_are_refused() -> None:
+    """TFLM refuses a 5-D STRIDED_SLICE and a CONCATENATION of more than 10 inputs, so
+    nothing could check our answer there: refused in one line naming both."""
+    b = ModelBuilder()
+    x = b.input("x", [1, 2, 2, 2, 4], "float32")
+    parts = [b.constant("begin", np.zeros(5, np.int32)), b.constant("end", np.ones(5, np.int32)),
+             b.constant("strides", np.ones(5, np.int32))]
+    b.output(b.add_op("STRIDED_SLICE", [x, *parts], [1, 1, 1, 1, 1], "float32"))
+    pieces = [b.input(f"p{k}", [1, 2], "float32") for k in range(11)]
+    b.output(b.add_op("CONCATENATION", pieces, [1, 22], "float32", options={"axis": 1}))
+    with pytest.raises(UnsupportedModelError) as error:
+        check_supported(read_model(b.build()))
+    message = str(error.value)
+    assert "STRIDED_SLICE op 0 (5 input dimensions; TFLM takes 4)" in message
+    assert "CONCATENATION op 1 (11 inputs; TFLM takes 10)" in message

@@ -15,7 +15,7 @@ from tflm_gen.model.lifetimes import activation_lower_bound
 from tflm_gen.model.reader import read_model
 from tflm_gen.options import target_choice
 from tflm_gen.output import write_file
-from tflm_gen.support import activation_tensor, hybrid_problem
+from tflm_gen.support import activation_tensor, hybrid_problem, limit_problem
 from tflm_gen.text import printable
 
 
@@ -111,8 +111,8 @@ def operator_macs(graph: ir.SubGraph, op: ir.Operator) -> int:
 
 def unsupported_ops(model: ir.Model) -> list[dict]:
     """Distinct (op, version, dtype) of all subgraphs that tflm-gen cannot run: ops without
-    a kernel, activation dtypes the kernel lacks, and hybrid ops (the same checks as
-    generation, tflm_gen.support)."""
+    a kernel, activation dtypes the kernel lacks, hybrid ops and ops beyond TFLM's limits
+    (the same checks as generation, tflm_gen.support)."""
     table, found = supported_ops(), set()
     for subgraph, graph in enumerate(model.subgraphs):
         for position, op in enumerate(graph.operators):
@@ -121,7 +121,8 @@ def unsupported_ops(model: ir.Model) -> list[dict]:
             dtype = graph.tensors[index].dtype if index >= 0 else ""
             # An op without tensors (CALL_ONCE) has no dtype to check.
             if (name not in table or (table[name] and index >= 0 and dtype not in table[name])
-                    or hybrid_problem(model, position, op, subgraph)):
+                    or hybrid_problem(model, position, op, subgraph)
+                    or limit_problem(position, op, graph, subgraph)):
                 found.add((name, op.version, dtype))
     return [{"op": op, "version": v, "dtype": d} for op, v, d in sorted(found)]
 

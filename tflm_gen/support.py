@@ -8,7 +8,9 @@ Three kinds of problem, each listed per operator:
   declares `litert: hybrid` with int8 weights, bit-exact with LiteRT's reference kernels
   (the oracle then), and refuse the rest (int4 weights, other ops);
 - operators whose activation dtype is not among the kernel's declared dtypes
-  (the `types:` of its marker line, see tflm_gen.kernels).
+  (the `types:` of its marker line, see tflm_gen.kernels);
+- operators beyond a limit of TFLM's kernels that ours do not have (TFLM refuses the model
+  there, so it has no oracle and nobody could check our answer).
 """
 
 from __future__ import annotations
@@ -120,6 +122,25 @@ def _dtype_problem(model: ir.Model, position: int, op: ir.Operator, subgraph: in
             f"{_name(tensor, activation)}; supported: {', '.join(sorted(spec.dtypes))})")  # fmt: skip
 
 
+# TFLM's structural limits, read from its kernels: op -> (what is counted, the most TFLM
+# takes).  STRIDED_SLICE: strided_slice_common.cc's kMaxDim; CONCATENATION: kMaxInputNum.
+TFLM_LIMITS = {"STRIDED_SLICE": ("input dimensions", 4), "CONCATENATION": ("inputs", 10)}
+
+
+def limit_problem(position: int, op: ir.Operator, graph: ir.SubGraph,
+                   subgraph: int) -> str | None:
+    if op.opcode not in TFLM_LIMITS:
+        return None
+    what, most = TFLM_LIMITS[op.opcode]
+    if op.opcode == "STRIDED_SLICE":
+        count = len(graph.tensors[op.inputs[0]].shape) if op.inputs else 0
+    else:
+        count = len([index for index in op.inputs if index >= 0])
+    if count <= most:
+        return None
+    return f"{op.opcode} {_where(position, subgraph)} ({count} {what}; TFLM takes {most})"
+
+
 def _operator_problem(model: ir.Model, subgraph: int, position: int, op: ir.Operator,
                       report: dict[str, list[str]]) -> None:
     """Adds what stops `op` from running to the report (kernels known to exist)."""
@@ -130,6 +151,9 @@ def _operator_problem(model: ir.Model, subgraph: int, position: int, op: ir.Oper
     dtype = _dtype_problem(model, position, op, subgraph)
     if dtype:
         report["dtypes"].append(dtype)
+    limit = limit_problem(position, op, model.subgraphs[subgraph], subgraph)
+    if limit:
+        report["limits"].append(limit)
 
 
 def litert_only(model: ir.Model) -> list[str]:
@@ -153,9 +177,10 @@ def litert_only(model: ir.Model) -> list[str]:
 
 
 def unsupported_report(model: ir.Model) -> dict[str, list[str]]:
-    """Problems by kind ("operators", "hybrid", "dtypes"); empty lists when all is well."""
+    """Problems by kind ("operators", "hybrid", "dtypes", "limits"); empty lists when all
+    is well."""
     catalogue = kernel_catalogue()
-    report: dict[str, list[str]] = {"operators": [], "hybrid": [], "dtypes": []}
+    report: dict[str, list[str]] = {"operators": [], "hybrid": [], "dtypes": [], "limits": []}
     missing = set()
     for subgraph, graph in enumerate(model.subgraphs):
         for position, op in enumerate(graph.operators):
@@ -180,6 +205,8 @@ def unsupported_message(report: dict[str, list[str]]) -> str:
                      + "; ".join(report["hybrid"]))  # fmt: skip
     if report["dtypes"]:
         parts.append("operators with unsupported activation types: " + "; ".join(report["dtypes"]))
+    if report["limits"]:
+        parts.append("operators beyond TFLM's limits: " + "; ".join(report["limits"]))
     return " | ".join(parts)
 
 
