@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "tflm_kernel.h"
+#include "tflm_quant.h"
 
 /* Persistent op data (fixed-width fields only). */
 typedef struct {
@@ -24,7 +25,8 @@ static void tflm_elu_table(const tflm_tensor_t *in, const tflm_tensor_t *out,
   for (v = -128; v <= 127; ++v) {
     const float x = in->scale * (float)(v - in->zero_point);
     const float y = x < 0.0f ? expf(x) - 1.0f : x;
-    int32_t q = (int32_t)(roundf(y * inverse_scale) + (float)out->zero_point);
+    int32_t q = tflm_float_to_int32_saturating(roundf(y * inverse_scale) +
+                                               (float)out->zero_point);
     q = q < -128 ? -128 : (q > 127 ? 127 : q);
     p->table[(uint8_t)(int8_t)v] = (int8_t)q;
   }

@@ -76,11 +76,14 @@ static int32_t tflm_sigmoid_quant_params(float input_scale, tflm_sigmoid_params_
   int exponent = 0;
   const double q = frexp(real, &exponent);
   double radius;
-  p->input_multiplier = (int32_t)round(q * 2147483648.0);
-  p->input_left_shift = (int32_t)exponent;
+  p->input_multiplier = 0;
+  p->input_left_shift = 0;
+  /* Checked before converting: rounding up to 2^31 would not fit an int32_t. */
   if (exponent < 0 || exponent > 31 || q * 2147483648.0 >= 2147483647.5) {
     return 0; /* TFLM would shift by a negative amount or overflow here */
   }
+  p->input_multiplier = (int32_t)round(q * 2147483648.0);
+  p->input_left_shift = (int32_t)exponent;
   radius = 1.0 * (double)(((int32_t)1 << bits) - 1) * (double)((int64_t)1 << (31 - bits)) /
            (double)((int64_t)1 << exponent);
   p->input_range_radius = (int32_t)floor(radius);

@@ -21,7 +21,9 @@ int32_t tflm_multiply_by_quantized_multiplier_64(int64_t x, int32_t multiplier, 
                               ? (multiplier + (INT32_C(1) << 15)) >> 16
                               : INT32_C(0x7FFF);
   const int32_t total_shift = 15 - shift;
-  const int64_t rounded = x * (int64_t)reduced + (INT64_C(1) << (total_shift - 1));
+  /* Wrapping multiply: a crafted int64 bias can push x past 48 bits. */
+  const int64_t rounded = (int64_t)((uint64_t)x * (uint64_t)(int64_t)reduced +
+                                    (UINT64_C(1) << (total_shift - 1)));
   return (int32_t)(rounded >> total_shift);
 }
 
@@ -29,9 +31,15 @@ void tflm_quantize_multiplier(double real_multiplier, int32_t *multiplier, int32
   int exponent = 0; /* frexp's own type */
   double significand;
   int64_t fixed;
-  if (real_multiplier == 0.0) {
+  /* Zero, and NaN (only a corrupt scale gives one; converting it would be undefined). */
+  if (real_multiplier == 0.0 || real_multiplier != real_multiplier) {
     *multiplier = 0;
     *shift = 0;
+    return;
+  }
+  if (real_multiplier > DBL_MAX || real_multiplier < -DBL_MAX) { /* infinite: saturate */
+    *multiplier = real_multiplier > 0.0 ? INT32_C(0x7FFFFFFF) : -INT32_C(0x7FFFFFFF);
+    *shift = 31;
     return;
   }
   /* real = significand * 2^exponent with significand in [0.5, 1). */
@@ -51,6 +59,13 @@ void tflm_quantize_multiplier(double real_multiplier, int32_t *multiplier, int32
   }
   *multiplier = (int32_t)fixed;
   *shift = (int32_t)exponent;
+}
+
+int32_t tflm_float_to_int32_saturating(float value) {
+  if (value != value) return 0;
+  if (value <= -2147483648.0f) return INT32_MIN;
+  if (value >= 2147483648.0f) return INT32_MAX;
+  return (int32_t)value;
 }
 
 /* zero_point + round(value / scale) in float, as TFLM quantises activation bounds.  Where

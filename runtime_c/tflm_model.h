@@ -25,6 +25,25 @@ enum {
 
 #define TFLM_BUILTIN_CUSTOM 32
 
+/* Positions and lengths of one subgraph's vectors (as tflm_fb_vector returns them). */
+typedef struct {
+  uint32_t tensors, tensors_count;
+  uint32_t operators, operators_count;
+  uint32_t inputs, inputs_count;
+  uint32_t outputs, outputs_count;
+} tflm_model_graph_t;
+
+/* Checks a subgraph whose tables and indices are already bounds-checked: scales finite and
+ * positive, constants aligned, every operator input written before it is read (a constant,
+ * variable, graph input or earlier output; -1 = absent optional input), every tensor
+ * written at most once, every operator with an output, every graph output written.  Uses
+ * temporary arena memory (one bit per tensor) and releases it.  tflm_graph_check.c. */
+tflm_status_t tflm_model_check_graph(tflm_interpreter_t *it, const tflm_model_graph_t *graph);
+
+/* Logs why the model is refused ("tflm: model: <status text> (<what> <index>)") and
+ * returns the status; silent with TFLM_NO_MESSAGES. */
+tflm_status_t tflm_model_reject(tflm_status_t status, const char *what, int32_t index);
+
 /* Finds subgraph 0 and checks every table the runtime will read later. */
 tflm_status_t tflm_model_open(tflm_interpreter_t *it, const void *model, uint32_t size);
 /* Position of tensor t's table (t already checked). */
