@@ -12,6 +12,7 @@ from pathlib import Path
 from tflm_gen.assemble import render, resolver_source
 from tflm_gen.kernels import kernel_catalogue, kernel_files, runtime_files
 
+
 def write_sources(out: Path, tags: tuple[str, ...]) -> list[str]:
     """Writes the files; returns the .c names to compile."""
     ops = sorted(kernel_catalogue())
