@@ -15,7 +15,8 @@ from pathlib import Path
 from fuzz.sources import write_sources
 
 HERE = Path(__file__).resolve().parent
-FLAGS = ["-std=c99", "-g", "-O1", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
+FLAGS = ["-std=c99", "-g", "-O1", "-fsanitize=address,undefined,float-cast-overflow",
+         "-fno-sanitize-recover=all",
          "-fno-omit-frame-pointer"]
 
 

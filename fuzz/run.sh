@@ -7,13 +7,15 @@
 # Seeds: fuzz/seeds.py (the shared models, the zoo, the examples, small built models and
 # tests/regression). The corpus grows in fuzz/build/<tag>/corpus; a crash leaves its input
 # in fuzz/build/<tag>/crash-* and the script exits non-zero.
-# Environment: CC (default clang), FUZZ_ARGS (extra libFuzzer flags, e.g. -max_len=4096).
+# Environment: CC (default clang), FUZZ_ARGS (extra libFuzzer flags, e.g. -max_len=4096),
+# FUZZ_WORK (the work folder instead of fuzz/build/<tag>), FUZZ_BUILD_ONLY=1 (build and
+# seed, then stop: for campaigns that run $FUZZ_WORK/fuzz_loader themselves).
 set -euo pipefail
 seconds="${1:?usage: fuzz/run.sh SECONDS [TAG]}"
 tag="${2:-reference}"
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(dirname "$here")"
-work="$here/build/$tag"
+work="${FUZZ_WORK:-$here/build/$tag}"
 cc="${CC:-clang}"
 export PYTHONPATH="$repo${PYTHONPATH:+:$PYTHONPATH}"
 
@@ -39,6 +41,7 @@ for source in "$work"/src/*.c; do
   objects+=("$object")
 done
 "$cc" "${flags[@]}" "${objects[@]}" -o "$work/fuzz_loader" -lm
+if [ "${FUZZ_BUILD_ONLY:-0}" = 1 ]; then exit 0; fi
 
 cd "$work"
 # shellcheck disable=SC2086

@@ -20,7 +20,9 @@ int32_t tflm_multiply_by_quantized_multiplier_64(int64_t x, int32_t multiplier, 
   const int32_t reduced = multiplier < INT32_C(0x7FFF0000)
                               ? (multiplier + (INT32_C(1) << 15)) >> 16
                               : INT32_C(0x7FFF);
-  const int32_t total_shift = 15 - shift;
+  /* Real models have shift <= 0 here (multipliers below 1); a corrupt scale ratio can give
+   * up to 31, where TFLM would shift by a negative amount.  Capping keeps it defined. */
+  const int32_t total_shift = shift < 15 ? 15 - shift : 1;
   /* Wrapping multiply: a crafted int64 bias can push x past 48 bits. */
   const int64_t rounded = (int64_t)((uint64_t)x * (uint64_t)(int64_t)reduced +
                                     (UINT64_C(1) << (total_shift - 1)));
