@@ -6,11 +6,11 @@
  * same).  Arithmetic as TFLM's reference kernels:
  *   float: each output accumulates its inputs in row-major input order (MEAN then divides
  *     by the element count as float; REDUCE_MAX starts from -FLT_MAX and skips NaN);
- *   int8/int16 MEAN with equal input and output quantisation: int32 sum / count,
- *     truncated toward zero;
- *   int8/int16 SUM, and MEAN otherwise: int32 sum minus zero_point * count, rescaled by
+ *   int8/int16 MEAN and SUM: int32 sum minus zero_point * count, rescaled by
  *     in_scale / out_scale (for MEAN with 1/count folded into the multiplier), plus the
- *     output zero point, saturated;
+ *     output zero point, saturated.  TFLM takes this path for MEAN with equal input and
+ *     output quantisation too, so there is no plain integer division (which truncates
+ *     where the multiplier rounds: off by one on global average pooling);
  *   int8 REDUCE_MAX: requires equal quantisation and takes the maximum.
  * Quantised MEAN and SUM need an int32 scratch buffer of one sum per output. */
 #include <float.h>
@@ -32,7 +32,6 @@ typedef struct {
   int32_t in_elements;               /* elements of the input */
   int32_t out_elements;              /* elements of the output */
   int32_t count;                     /* input elements per output */
-  int32_t plain_mean;                /* 1: integer MEAN with equal quantisation */
   int32_t multiplier, shift;         /* requantisation (MEAN: 1/count folded in) */
   int32_t input_zero_point;
   int32_t output_zero_point;
@@ -97,8 +96,6 @@ static tflm_status_t reduce_quantization(tflm_context_t *ctx, tflm_node_t *node,
   p->qmax = in->type == TFLM_TYPE_INT8 ? 127 : 32767;
   p->input_zero_point = in->zero_point;
   p->output_zero_point = out->zero_point;
-  p->plain_mean = p->kind == REDUCE_MEAN && in->zero_point == out->zero_point &&
-                  in->scale == out->scale;
   if (p->kind == REDUCE_MAX) {
     TFLM_KERNEL_CHECK(ctx, node, in->type == TFLM_TYPE_INT8, TFLM_ERR_UNSUPPORTED_TYPE);
     TFLM_KERNEL_CHECK(ctx, node, in->scale == out->scale && in->zero_point == out->zero_point,
@@ -131,7 +128,6 @@ static tflm_status_t reduce_prepare(tflm_context_t *ctx, tflm_node_t *node, int3
   p->type = in.type;
   p->kind = kind;
   p->scratch = -1;
-  p->plain_mean = 0;
   p->multiplier = 0;
   p->shift = 0;
   reduce_shapes(&in, mask, p);
@@ -203,16 +199,11 @@ static void reduce_int_sum(const tflm_reduce_params_t *p, const void *in, void *
     sums[at] = (int32_t)((uint32_t)sums[at] + (uint32_t)reduce_load(p, in, i));
   }
   for (i = 0; i < p->out_elements; ++i) {
-    int32_t v;
-    if (p->plain_mean) {
-      v = p->count > 0 ? sums[i] / p->count : 0;
-    } else {
-      const int32_t shifted =
-          (int32_t)((int64_t)sums[i] - (int64_t)p->input_zero_point * p->count);
-      v = tflm_multiply_by_quantized_multiplier(shifted, p->multiplier, p->shift) +
-          p->output_zero_point;
-      v = v < p->qmin ? p->qmin : (v > p->qmax ? p->qmax : v);
-    }
+    const int32_t shifted =
+        (int32_t)((int64_t)sums[i] - (int64_t)p->input_zero_point * p->count);
+    int32_t v = tflm_multiply_by_quantized_multiplier(shifted, p->multiplier, p->shift) +
+                p->output_zero_point;
+    v = v < p->qmin ? p->qmin : (v > p->qmax ? p->qmax : v);
     reduce_store(p, out, i, v);
   }
 }

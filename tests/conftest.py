@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-CORPUS_DIR = REPO_ROOT.parent / "shared" / "models"
+# TFLM_GEN_CORPUS points elsewhere, e.g. from a git worktree that is not beside ../shared.
+CORPUS_DIR = Path(os.environ.get("TFLM_GEN_CORPUS") or REPO_ROOT.parent / "shared" / "models")
 
 
 def _required(variable: str) -> bool:
@@ -42,17 +43,29 @@ def corpus_dir() -> Path:
     return need_corpus()
 
 
-def corpus_models(subdir: str = "") -> list[str]:
-    """Model file names in the corpus (for parametrize; empty when absent)."""
+MISSING = "<corpus missing>"
+
+
+def corpus_models(subdir: str = "", prefixes: tuple[str, ...] = ()) -> list[str]:
+    """Model file names in the corpus (or its `subdir`) starting with one of `prefixes`,
+    for parametrize.  When there are none, one sentinel name, so that the parameter set
+    is never empty: its test skips through need_corpus() when the corpus is absent and
+    fails on the missing file (corpus_path) when only the subfolder or models are."""
     folder = CORPUS_DIR / subdir if subdir else CORPUS_DIR
-    if not folder.is_dir():
-        return ["<corpus missing>"]
-    return sorted(p.name for p in folder.glob("*.tflite"))
+    names = sorted(p.name for p in folder.glob("*.tflite")) if folder.is_dir() else []
+    names = [name for name in names if name.startswith(prefixes or ("",))]
+    return names or [MISSING]
+
+
+def corpus_path(name: str) -> Path:
+    """The corpus file `name` (relative to the corpus): skips or fails as need_corpus()
+    does when the corpus is absent, fails when the corpus lacks this file."""
+    path = need_corpus() / name
+    assert path.is_file(), f"{path} is missing from the corpus"
+    return path
 
 
 @pytest.fixture
 def corpus_model(corpus_dir: Path, request) -> Path:
     """Path of the parametrized model name `model_name` inside the corpus."""
-    path = corpus_dir / request.param
-    assert path.is_file(), path
-    return path
+    return corpus_path(request.param)

@@ -7,20 +7,26 @@ import numpy as np
 from tflite_micro.python.tflite_micro import runtime
 
 from tflm_gen import host
+from tflm_gen.model.reader import read_model
 
 
 def run_tflm(model: bytes, inputs: list[np.ndarray], outputs: int | None = None) -> list:
-    """Outputs of one TFLM invoke; `outputs` defaults to one output per input."""
+    """Outputs of one TFLM invoke: all the model's outputs, which must be `outputs` when
+    given (so a caller never compares fewer than the model has)."""
     interpreter = runtime.Interpreter.from_bytes(model, arena_size=1 << 22)
     for index, value in enumerate(inputs):
         interpreter.set_input(value, index)
     interpreter.invoke()
-    count = len(inputs) if outputs is None else outputs
+    count = len(read_model(model).subgraph.outputs)
+    assert outputs is None or outputs == count, f"the model has {count} outputs, not {outputs}"
     return [interpreter.get_output(index) for index in range(count)]
 
 
 def assert_bit_exact(ours: np.ndarray, theirs: np.ndarray, context=None) -> None:
-    assert ours.dtype == theirs.dtype and ours.shape == theirs.shape, context
+    ours, theirs = np.asarray(ours), np.asarray(theirs)
+    assert ours.dtype == theirs.dtype and ours.shape == theirs.shape, (
+        f"ours {ours.dtype} {list(ours.shape)}, tflm {theirs.dtype} {list(theirs.shape)}; {context}"
+    )
     if ours.dtype == np.float32:  # compare bits: -0.0 vs 0.0 and NaN payloads count
         ours, theirs = ours.view(np.uint32), theirs.view(np.uint32)
     mismatches = np.flatnonzero(ours != theirs)
@@ -39,6 +45,15 @@ def check_model(model: bytes, inputs: list[np.ndarray], cases: list) -> None:
         assert_bit_exact(mine, reference, case)
 
 
+def per_op_explanation(model: bytes, runs: int = 3, tags=()) -> str:
+    """For an assertion message: `verify --per-op`'s account of where the model first
+    differs (run only when an assertion has already failed)."""
+    from tflm_gen.verify import report_lines, verify
+
+    report = verify(model, "tflm", runs, tags, per_operator=True)
+    return "\n".join(report_lines(report, read_model(model)))
+
+
 def compare_invokes(model: bytes, runs: int = 3) -> None:
     """`runs` invokes in both runtimes, a reset of both, then `runs` invokes again: state
     carried across invokes and cleared by reset must match TFLM's."""
@@ -49,8 +64,60 @@ def compare_invokes(model: bytes, runs: int = 3) -> None:
     for phase in ("first", "after reset"):
         for run in range(runs):
             inputs = random_inputs(ours.model, seed=run)
-            for index, (mine, reference) in enumerate(zip(ours.run(inputs), theirs.run(inputs))):
-                reference = np.asarray(reference).reshape(mine.shape)
-                assert_bit_exact(mine, reference, f"{phase} invoke {run + 1}, output {index}")
+            mine, reference = ours.run(inputs), theirs.run(inputs)
+            assert len(mine) == len(reference), f"{len(mine)} outputs, tflm {len(reference)}"
+            for index, (one, other) in enumerate(zip(mine, reference)):
+                assert_bit_exact(one, other, f"{phase} invoke {run + 1}, output {index}")
         ours.reset()
         theirs.reset()
+
+
+# --- quantisation that makes a weighted op's output informative -----------------------
+# Scales chosen blindly make most outputs constant (all zero point, or all saturated).
+# Instead: estimate the RMS of the integer accumulator from the value distributions, pick
+# the input scale so the real accumulator suits the fused activation, and the output scale
+# so that about the central 99% (+-2.6 RMS) of it spans the output type.
+
+QRANGE = {"int8": (-128, 127), "int16": (-32768, 32767)}
+WEIGHT_SQUARE = 127 * 128 / 3  # E[w^2] of int8 weights drawn uniformly from -127..127
+# Real RMS of the accumulator per fused activation: RELU6 and RELU_N1_TO_1 clamp in real
+# units, so the values must be of that size or the output is almost only the clamp.
+ACTIVATION_RMS = {"RELU6": 3.0, "RELU_N1_TO_1": 0.5}
+MIN_DISTINCT = 8
+MAX_SATURATED = 0.2
+
+
+def centred_square(dtype: str, zero_point: int) -> float:
+    """E[(x - zero_point)^2] for x drawn uniformly from the integers of `dtype`."""
+    lo, hi = QRANGE[dtype]
+    count = hi - lo + 1
+    return (count * count - 1) / 12 + ((lo + hi) / 2 - zero_point) ** 2
+
+
+def accumulator_rms(depth: int, dtype: str, in_zero_point: int) -> float:
+    """RMS of a sum of `depth` products of an input with zero-mean int8 weights."""
+    return float(np.sqrt(depth * WEIGHT_SQUARE * centred_square(dtype, in_zero_point)))
+
+
+def real_rms(rng: np.random.Generator, activation: str) -> float:
+    """The real accumulator RMS to aim at: set by a clamping activation, else free."""
+    return ACTIVATION_RMS.get(activation) or float(10 ** rng.uniform(-1.3, 1.7))
+
+
+def output_quantization(rng: np.random.Generator, dtype: str, rms: float) -> tuple[float, int]:
+    """(scale, zero point): +-2.6 `rms` (real) spans the type; zero point near the middle."""
+    lo, hi = QRANGE[dtype]
+    zero_point = int(rng.integers(-20, 21)) if dtype == "int8" else 0
+    return 2 * 2.6 * rms / (hi - lo), zero_point
+
+
+def assert_informative(theirs: np.ndarray, context=None) -> None:
+    """TFLM's output of a generated case can tell a wrong kernel from a right one: at least
+    MIN_DISTINCT values and under MAX_SATURATED of them at the type's limits."""
+    theirs = np.asarray(theirs)
+    distinct = np.unique(theirs).size
+    assert distinct >= MIN_DISTINCT, f"only {distinct} distinct output values; {context}"
+    if theirs.dtype.kind == "i":
+        info = np.iinfo(theirs.dtype)
+        saturated = float(np.mean((theirs == info.min) | (theirs == info.max)))
+        assert saturated < MAX_SATURATED, f"{saturated:.0%} of outputs saturate; {context}"

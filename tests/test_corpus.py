@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 from click.testing import CliRunner
-from conftest import corpus_models, need_corpus
+from conftest import corpus_models, corpus_path
+from op_oracle import per_op_explanation
 
 from tflm_gen.cli import main
 from tflm_gen.verify import verify
@@ -17,11 +18,11 @@ MODELS = corpus_models() + [f"seanet/{name}" for name in corpus_models("seanet")
 
 @pytest.mark.parametrize("name", MODELS)
 def test_corpus_model_is_bit_exact_or_refused(name):
-    path = need_corpus() / name
+    path = corpus_path(name)
     if name in REFUSED:
         result = CliRunner().invoke(main, ["verify", str(path)])
         assert result.exit_code == 2
         assert REFUSED[name] in result.output and "Traceback" not in result.output
         return
-    report = verify(path.read_bytes(), "tflm", runs=3)
-    assert report.bit_exact, [(o.index, o.differing, o.max_abs_diff) for o in report.outputs]
+    data = path.read_bytes()
+    assert verify(data, "tflm", runs=3).bit_exact, per_op_explanation(data)

@@ -10,18 +10,26 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from op_oracle import assert_bit_exact, run_tflm
+from op_oracle import (
+    QRANGE,
+    accumulator_rms,
+    assert_bit_exact,
+    assert_informative,
+    output_quantization,
+    real_rms,
+    run_tflm,
+)
 
 from tflm_gen import host
 from tflm_gen.model import ir
 from tflm_gen.model.builder import ModelBuilder
 
 ACTIVATIONS = ["NONE", "RELU", "RELU6", "RELU_N1_TO_1"]
-QRANGE = {"int8": (-128, 127), "int16": (-32768, 32767)}
 BIAS_DTYPE = {"float32": "float32", "int8": "int32", "int16": "int64"}
 # Each model holds several independent ops: the host library is compiled once per model.
 OPS_PER_MODEL = 8
 MODELS_PER_DTYPE = 4
+MIN_OUTPUT_ELEMENTS = 32
 
 
 def out_size(padding: str, size: int, kernel: int, stride: int, dilation: int) -> int:
@@ -32,7 +40,7 @@ def out_size(padding: str, size: int, kernel: int, stride: int, dilation: int) -
 
 
 def random_geometry(rng: np.random.Generator, depthwise: bool) -> dict:
-    """Shapes and options of one case, redrawn until VALID padding leaves an output."""
+    """Shapes and options of one case, redrawn until the output has enough elements."""
     while True:
         g = {
             "batches": int(rng.integers(1, 3)),
@@ -60,7 +68,12 @@ def random_geometry(rng: np.random.Generator, depthwise: bool) -> dict:
             g["cout"] = g["groups"] * int(rng.integers(1, 5))
         g["oh"] = out_size(g["padding"], g["h"], g["kh"], g["stride"][0], g["dilation"][0])
         g["ow"] = out_size(g["padding"], g["w"], g["kw"], g["stride"][1], g["dilation"][1])
-        if g["oh"] > 0 and g["ow"] > 0:
+        # Few output elements cannot show enough distinct values to tell kernels apart.
+        elements = g["batches"] * g["oh"] * g["ow"] * g["cout"]
+        # SAME padding of a size-1 input with dilation puts every tap in the padding: the
+        # output would be the bias alone, one value per channel.
+        dilated_one = (g["h"] == 1 and g["dilation"][0] > 1) or (g["w"] == 1 and g["dilation"][1] > 1)
+        if g["oh"] > 0 and g["ow"] > 0 and elements >= MIN_OUTPUT_ELEMENTS and not dilated_one:
             return g
 
 
@@ -70,25 +83,31 @@ def filter_shape(g: dict, depthwise: bool) -> list[int]:
     return [g["cout"], g["kh"], g["kw"], g["cin"] // g["groups"]]
 
 
+def window_depth(g: dict, depthwise: bool) -> int:
+    """Products summed into one output element."""
+    return g["kh"] * g["kw"] * (1 if depthwise else g["cin"] // g["groups"])
+
+
 def quantized_tensors(rng, g, dtype, depthwise):
-    """Input/output quantisation, filter values and quantisation, bias values and quantisation."""
-    lo, hi = QRANGE[dtype]
-    in_scale = float(10 ** rng.uniform(-3, 0))
+    """Input/output quantisation, filter values and quantisation, bias values and quantisation.
+    Scales follow the accumulator's spread (op_oracle.output_quantization), so outputs vary."""
     in_zp = int(rng.integers(-128, 128)) if dtype == "int8" else 0
     channels = g["cout"]
     count = channels if g["per_channel"] else 1
-    filter_scales = (10 ** rng.uniform(-3, -1, size=count)).astype(np.float32)
+    filter_scales = (10 ** rng.uniform(-3, -1) * 10 ** rng.uniform(-0.3, 0.3, size=count))
+    filter_scales = filter_scales.astype(np.float32)
     axis = 3 if depthwise else 0
     filter_q = ir.Quantization(list(filter_scales), [0] * count, quantized_dimension=axis)
     weights = rng.integers(-127, 128, size=filter_shape(g, depthwise)).astype(np.int8)
-    depth = g["kh"] * g["kw"] * (1 if depthwise else g["cin"] // g["groups"])
-    spread = (hi - lo) * np.sqrt(depth) * 40.0
-    out_scale = float(in_scale * float(filter_scales.mean()) * spread * 10 ** rng.uniform(-1, 0.5))
-    out_zp = int(rng.integers(-128, 128)) if dtype == "int8" else 0
+    accumulator = accumulator_rms(window_depth(g, depthwise), dtype, in_zp)
+    rms = real_rms(rng, g["activation"])
+    in_scale = rms / (float(filter_scales.mean()) * accumulator)
+    # The bias adds about as much spread as the products (its RMS is accumulator / sqrt 3).
+    out_scale, out_zp = output_quantization(rng, dtype, rms * np.sqrt(4 / 3))
     per_channel_scales = np.resize(filter_scales, channels).astype(np.float64)
     bias_scales = [float(np.float32(in_scale) * s) for s in per_channel_scales]
-    bias_limit = 2**20 if dtype == "int8" else 2**36
-    bias = rng.integers(-bias_limit, bias_limit, size=channels).astype(BIAS_DTYPE[dtype])
+    limit = int(accumulator)
+    bias = rng.integers(-limit, limit + 1, size=channels).astype(BIAS_DTYPE[dtype])
     bias_q = ir.Quantization(bias_scales, [0] * channels, quantized_dimension=0)
     return {
         "in_q": ir.Quantization([in_scale], [in_zp]),
@@ -98,8 +117,12 @@ def quantized_tensors(rng, g, dtype, depthwise):
 
 
 def float_tensors(rng, g, depthwise):
-    weights = rng.standard_normal(filter_shape(g, depthwise)).astype(np.float32)
-    bias = rng.standard_normal(g["cout"]).astype(np.float32)
+    """Weights scaled so that sums over the window (inputs of RMS 2) have the RMS the fused
+    activation wants, as for the quantised cases."""
+    rms = real_rms(rng, g["activation"])
+    scale = rms / (2 * np.sqrt(window_depth(g, depthwise)))
+    weights = (rng.standard_normal(filter_shape(g, depthwise)) * scale).astype(np.float32)
+    bias = (rng.standard_normal(g["cout"]) * rms / 2).astype(np.float32)
     return {"in_q": None, "out_q": None, "weights": weights, "filter_q": None, "bias": bias,
             "bias_q": None}  # fmt: skip
 
@@ -145,6 +168,7 @@ def check_model(seed: int, dtype: str, depthwise: bool) -> None:
     expected = run_tflm(model, inputs)
     ours = host.run_model(model, inputs)
     for index, geometry in enumerate(geometries):
+        assert_informative(expected[index], f"op {index} {geometry}")
         try:
             assert_bit_exact(np.asarray(ours[index]), expected[index])
         except AssertionError as error:

@@ -10,22 +10,38 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from op_oracle import assert_bit_exact, run_tflm
+from op_oracle import (
+    QRANGE,
+    accumulator_rms,
+    assert_bit_exact,
+    assert_informative,
+    output_quantization,
+    real_rms,
+    run_tflm,
+)
 
 from tflm_gen import host
 from tflm_gen.model import ir
 from tflm_gen.model.builder import ModelBuilder
 
 ACTIVATIONS = ["NONE", "RELU", "RELU6", "RELU_N1_TO_1"]
-QRANGE = {"int8": (-128, 127), "int16": (-32768, 32767)}
 BIAS_DTYPE = {"float32": "float32", "int8": "int32", "int16": "int64"}
 OPS_PER_MODEL = 8
 MODELS_PER_DTYPE = 4
+MIN_OUTPUT_ELEMENTS = 32
 
 
 def random_shapes(rng: np.random.Generator) -> dict:
-    """Input and output shapes of one case; depth is the length of each dot product."""
-    depth, units, batches = (int(v) for v in rng.integers(1, [40, 12, 4]))
+    """Input and output shapes of one case, redrawn until the output has enough elements
+    to show many distinct values; depth is the length of each dot product."""
+    while True:
+        shapes = one_shape_draw(rng)
+        if np.prod(shapes["output"]) >= MIN_OUTPUT_ELEMENTS:
+            return shapes
+
+
+def one_shape_draw(rng: np.random.Generator) -> dict:
+    depth, units, batches = (int(v) for v in rng.integers(1, [40, 64, 4]))
     kind = str(rng.choice(["2d", "3d_keep", "3d_flat", "4d"]))
     if kind == "2d":
         return {
@@ -54,18 +70,20 @@ def random_shapes(rng: np.random.Generator) -> dict:
 
 
 def quantized_tensors(rng, s, dtype, per_channel):
-    lo, hi = QRANGE[dtype]
-    in_scale = float(10 ** rng.uniform(-3, 0))
+    """Scales follow the accumulator's spread (op_oracle.output_quantization), so outputs vary."""
     in_zp = int(rng.integers(-128, 128)) if dtype == "int8" else 0
     count = s["units"] if per_channel else 1
-    filter_scales = (10 ** rng.uniform(-3, -1, size=count)).astype(np.float32)
+    filter_scales = 10 ** rng.uniform(-3, -1) * 10 ** rng.uniform(-0.3, 0.3, size=count)
+    filter_scales = filter_scales.astype(np.float32)
     weights = rng.integers(-127, 128, size=[s["units"], s["depth"]]).astype(np.int8)
-    spread = (hi - lo) * np.sqrt(s["depth"]) * 40.0
-    out_scale = float(in_scale * float(filter_scales.mean()) * spread * 10 ** rng.uniform(-1, 0.5))
-    out_zp = int(rng.integers(-128, 128)) if dtype == "int8" else 0
+    accumulator = accumulator_rms(s["depth"], dtype, in_zp)
+    rms = real_rms(rng, s.get("activation", "NONE"))
+    in_scale = rms / (float(filter_scales.mean()) * accumulator)
+    # The bias adds about as much spread as the products (its RMS is accumulator / sqrt 3).
+    out_scale, out_zp = output_quantization(rng, dtype, rms * np.sqrt(4 / 3))
     bias_scales = [float(np.float32(in_scale) * v) for v in np.resize(filter_scales, s["units"])]
-    bias_limit = 2**20 if dtype == "int8" else 2**36
-    bias = rng.integers(-bias_limit, bias_limit, size=s["units"]).astype(BIAS_DTYPE[dtype])
+    limit = int(accumulator)
+    bias = rng.integers(-limit, limit + 1, size=s["units"]).astype(BIAS_DTYPE[dtype])
     return {
         "in_q": ir.Quantization([in_scale], [in_zp]),
         "out_q": ir.Quantization([out_scale], [out_zp]),
@@ -77,9 +95,13 @@ def quantized_tensors(rng, s, dtype, per_channel):
 
 
 def float_tensors(rng, s):
+    """Weights scaled so that dot products with inputs of RMS 2 have the RMS the fused
+    activation wants, as for the quantised cases."""
+    rms = real_rms(rng, s["activation"])
+    weights = rng.standard_normal([s["units"], s["depth"]]) * rms / (2 * np.sqrt(s["depth"]))
     return {"in_q": None, "out_q": None, "filter_q": None, "bias_q": None,
-            "weights": rng.standard_normal([s["units"], s["depth"]]).astype(np.float32),
-            "bias": rng.standard_normal(s["units"]).astype(np.float32)}  # fmt: skip
+            "weights": weights.astype(np.float32),
+            "bias": (rng.standard_normal(s["units"]) * rms / 2).astype(np.float32)}  # fmt: skip
 
 
 def add_case(b: ModelBuilder, rng: np.random.Generator, dtype: str):
@@ -107,14 +129,20 @@ def add_case(b: ModelBuilder, rng: np.random.Generator, dtype: str):
     return rng.integers(lo, hi + 1, size=s["input"]).astype(dtype), s
 
 
-def check_model(seed: int, dtype: str) -> None:
+def build_model(seed: int, dtype: str):
+    """A model of OPS_PER_MODEL independent random ops: (model, inputs, cases)."""
     rng = np.random.default_rng(seed)
     b = ModelBuilder()
     cases = [add_case(b, rng, dtype) for _ in range(OPS_PER_MODEL)]
-    model, inputs = b.build(), [data for data, _ in cases]
+    return b.build(), [data for data, _ in cases], [case for _, case in cases]
+
+
+def check_model(seed: int, dtype: str) -> None:
+    model, inputs, cases = build_model(seed, dtype)
     expected = run_tflm(model, inputs)
     ours = host.run_model(model, inputs)
-    for index, (_, case) in enumerate(cases):
+    for index, case in enumerate(cases):
+        assert_informative(expected[index], f"op {index} {case}")
         try:
             assert_bit_exact(np.asarray(ours[index]), expected[index])
         except AssertionError as error:

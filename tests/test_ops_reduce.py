@@ -3,8 +3,9 @@ ARG_MAX, ARG_MIN, L2_NORMALIZATION, RESIZE_NEAREST_NEIGHBOR, RESIZE_BILINEAR.
 
 Seeded random shapes, axes (at most two, TFLM's limit for MEAN/SUM), keep_dims, resize
 flags and quantisation; quantised MEAN is drawn both with equal input/output quantisation
-(TFLM's plain integer mean) and with different ones (its rescaling path).  One model per
-dtype holds every case.
+and with different ones.  One model per dtype holds every case.  Small random shapes cannot
+tell truncation from rounding, so the global average pooling of real classifiers is tested
+apart, at their sizes.
 """
 
 from __future__ import annotations
@@ -101,4 +102,30 @@ def test_reduce_ops_match_tflm(dtype: str) -> None:
     for _ in range(REPEATS):
         for builder in BUILDERS:
             builder(c)
+    c.check()
+
+
+# Global average pooling as real classifiers end: (height, width, channels, keep_dims).
+# PyTorch's converters emit MEAN with equal input and output quantisation; Keras' often
+# with different ones.  A 7x7 mean of 1280 channels is MobileNetV2 224's; 1x1 and 2x2
+# reduce one or a few elements, 32x32 and 10x49 are long audio/image reductions.
+POOLS = [(7, 7, 1280, True), (7, 7, 1280, False), (3, 3, 576, True), (1, 1, 1024, False),
+         (2, 2, 96, True), (32, 32, 16, True), (10, 49, 64, False)]
+
+
+def add_global_pool(c: Case, h: int, w: int, channels: int, keep: bool, same: bool) -> None:
+    axis = c.b.constant("axis", np.asarray([1, 2], np.int32))
+    q_in = c.quant()
+    q_out = q_in if same else c.quant()
+    out = [1, 1, 1, channels] if keep else [1, channels]
+    c.op("MEAN", [c.input([1, h, w, channels], q_in), axis], [out], q_out,
+         {"keep_dims": keep}, options_type="ReducerOptions")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_global_average_pooling_matches_tflm_at_real_sizes(dtype: str) -> None:
+    c = Case(dtype, [DTYPES.index(dtype), 4949])
+    for h, w, channels, keep in POOLS:
+        for same in (True, False):
+            add_global_pool(c, h, w, channels, keep, same)
     c.check()

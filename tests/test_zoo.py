@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import os
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from op_oracle import per_op_explanation
 
 from tflm_gen import qemu
 from tflm_gen.cli import main
@@ -41,13 +43,29 @@ def zoo_rows() -> list[dict]:
     return rows
 
 
+# Stands for "no rows" so that no parameter set is empty (pytest then fails at collection).
+EMPTY = {"file": "<no zoo rows>", "path": ZOO / "<no zoo rows>"}
+
+
+def need_rows(row: dict) -> None:
+    """Fails on the EMPTY sentinel once tests/zoo/ exists (or when CI requires the corpus);
+    before the first models land, the folder is absent and the sentinel skips, saying so."""
+    if row is not EMPTY:
+        return
+    if ZOO.is_dir() or os.environ.get("TFLM_GEN_REQUIRE_CORPUS") == "1":
+        pytest.fail(f"no zoo model for this test in {ZOO}")
+    pytest.skip(f"{ZOO} does not exist yet")
+
+
 ROWS = zoo_rows()
+INT8_OK = [row for row in ROWS if row["dtype"] == "int8" and row["expect"] == "ok"] or [EMPTY]
+ROWS = ROWS or [EMPTY]
 IDS = [f"{row['path'].parent.name}/{row['file']}" for row in ROWS]
-INT8_OK = [row for row in ROWS if row["dtype"] == "int8" and row["expect"] == "ok"]
 
 
 def test_zoo_is_complete_and_small():
     """Every manifest row names a committed model with its hash; every model is listed."""
+    need_rows(ROWS[0])
     listed = {row["path"] for row in ROWS}
     on_disk = set(ZOO.glob("*/*.tflite"))
     assert listed == on_disk
@@ -62,6 +80,7 @@ def test_zoo_is_complete_and_small():
 
 @pytest.mark.parametrize("row", ROWS, ids=IDS)
 def test_zoo_model_is_bit_exact_on_host_or_refused(row, request):
+    need_rows(row)
     if row["expect"].startswith("refused:"):
         reason = row["expect"].split(":", 1)[1].strip()
         result = CliRunner().invoke(main, ["verify", str(row["path"])])
@@ -72,9 +91,8 @@ def test_zoo_model_is_bit_exact_on_host_or_refused(row, request):
         request.applymarker(pytest.mark.xfail(reason=row["expect"], strict=True))
     else:
         assert row["expect"] == "ok", row["expect"]
-    report = verify(row["path"].read_bytes(), "tflm", runs=3)
-    assert report.outputs, "the model has no outputs to compare"
-    assert report.bit_exact, [(o.index, o.differing, o.max_abs_diff) for o in report.outputs]
+    data = row["path"].read_bytes()
+    assert verify(data, "tflm", runs=3).bit_exact, per_op_explanation(data)
 
 
 @pytest.mark.parametrize("tags", [(), ("cmsis",)], ids=["reference", "cmsis"])
@@ -83,6 +101,7 @@ def test_zoo_model_is_bit_exact_on_host_or_refused(row, request):
 def test_zoo_int8_model_is_bit_exact_on_cortex_m4(row, tags):
     from test_qemu import need_board
 
+    need_rows(row)
     need_board("qemu-cortex-m4")
     _, completed = qemu.run_project(row["path"].read_bytes(), "qemu-cortex-m4", tags)
     assert completed.returncode == 0, completed.stdout + completed.stderr

@@ -24,8 +24,8 @@ def run(model_bytes, inputs, tags=()):
     return run_model(model_bytes, inputs, tags)
 
 
-def verify(model_bytes, against="tflm", runs=3, tags=()):
+def verify(model_bytes, against="tflm", runs=3, tags=(), samples=None, per_operator=False):
     """A VerifyReport comparing our runtime with the oracle (see tflm_gen.verify)."""
     from tflm_gen.verify import verify as _verify
 
-    return _verify(model_bytes, against, runs, tags)
+    return _verify(model_bytes, against, runs, tags, samples, per_operator)

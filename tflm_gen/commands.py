@@ -11,12 +11,14 @@ import numpy as np
 from tflm_gen.errors import InputError, ModelError
 from tflm_gen.host import HostInterpreter
 from tflm_gen.inputs import random_inputs
+from tflm_gen.model.reader import read_model
 from tflm_gen.optimize import device_model
 from tflm_gen.oracle import ORACLES
 from tflm_gen.output import write_tree
 from tflm_gen.project import GenerateOptions, generate
+from tflm_gen.samples import load_samples
 from tflm_gen.targets import list_targets, load_target
-from tflm_gen.verify import verify
+from tflm_gen.verify import report_lines, verify
 
 
 def _tags(text: str) -> tuple[str, ...]:
@@ -91,17 +93,25 @@ def run_command(model_path, input_paths, output_path, tags, arena_bytes, target)
 @click.command("verify")
 @click.argument("model_path", type=click.Path(dir_okay=False))
 @click.option("--against", type=click.Choice(ORACLES), default="tflm", show_default=True)
-@click.option("--runs", type=int, default=3, show_default=True)
+@click.option("--runs", type=int, default=3, show_default=True,
+              help="invokes on seeded random inputs (when no -i is given)")
+@click.option("-i", "--input", "input_paths", multiple=True,
+              help="your own inputs: one .npy per model input, a .npz, or a folder of them; "
+                   "a leading sample axis holds several samples (README: your own data)")
+@click.option("--per-op", is_flag=True,
+              help="also compare every intermediate tensor and name the first operator "
+                   "whose output differs")
 @click.option("--tags", default="")
-def verify_command(model_path, against, runs, tags):
+def verify_command(model_path, against, runs, input_paths, per_op, tags):
     """Compare the C runtime with the reference runtime; exit 0 only when bit-exact."""
-    report = verify(_model_bytes(model_path), against, runs, _tags(tags))
-    for result in report.outputs:
-        click.echo(f"output_{result.index}: max abs diff {result.max_abs_diff:g}, "
-                   f"{result.differing} of {result.elements} elements differ")
-    verdict = "bit-exact" if report.bit_exact else "NOT bit-exact"
-    click.echo(f"{verdict} with {against} over {runs} invokes")
-    raise SystemExit(0 if report.bit_exact else 1)
+    data = _model_bytes(model_path)
+    samples = load_samples(input_paths, read_model(data)) if input_paths else None
+    report = verify(data, against, runs, _tags(tags), samples, per_op)
+    for line in report_lines(report, read_model(data)):
+        click.echo(line)
+    if report.per_op_report is None and not report.bit_exact:
+        click.echo("rerun with --per-op to name the first operator whose output differs")
+    raise SystemExit(0 if report.passed else 1)
 
 
 @click.command("plan")

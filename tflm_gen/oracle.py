@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tflm_gen.errors import ToolchainError
+from tflm_gen.errors import ModelError, ToolchainError
 from tflm_gen.model.reader import read_model
 
 ORACLES = ("tflm", "litert")
@@ -36,16 +36,33 @@ def _import(against: str):
     raise ToolchainError(f"unknown oracle '{against}'; choose one of {', '.join(ORACLES)}")
 
 
+def arena_upper_bound(model) -> int:
+    """More than TFLM can need: every activation alive at once, plus as much again for its
+    own structures and scratch.  TFLM's default guess (10x the file) fails big activations."""
+    from tflm_gen.model import ir
+
+    tensors = model.subgraph.tensors
+    return 2 * sum(ir.tensor_bytes(t) for t in tensors if not ir.is_constant(model, t))
+
+
 class Oracle:
     """One model loaded in the reference runtime; invokes keep state like ours do."""
 
-    def __init__(self, model_bytes: bytes, against: str = "tflm"):
+    def __init__(self, model_bytes: bytes, against: str = "tflm", arena_bytes: int = 0):
+        """arena_bytes: TFLM's arena when the default guess is too small (0: the guess)."""
         self.against = against
         self._output_count = len(read_model(model_bytes).subgraph.outputs)
-        module = _import(against)
+        try:
+            self._load(_import(against), model_bytes, arena_bytes)
+        except (RuntimeError, ValueError) as error:  # the binding's way of refusing a model
+            reason = " ".join(str(error).split())[:200]
+            raise ModelError(f"the {against} oracle cannot load the model: {reason}") from None
+
+    def _load(self, module, model_bytes: bytes, arena_bytes: int) -> None:
+        against = self.against
         if against == "tflm":
             # The default arena (10x the file) is too small for small models with big tensors.
-            arena = max(4 << 20, 10 * len(model_bytes))
+            arena = max(4 << 20, 10 * len(model_bytes), arena_bytes)
             self._interpreter = module.Interpreter.from_bytes(model_bytes, arena_size=arena)
         else:
             resolver = module.OpResolverType.BUILTIN_REF

@@ -100,7 +100,12 @@ def _in_place_input(model: ir.Model, op: ir.Operator, step: int, groups: _Groups
         same_layout = tensor.shape == out.shape and tensor.dtype == out.dtype
         dies_here = groups.span[groups.root(t)][1] == step
         shared = sum(groups.root(u) == groups.root(t) for u in inputs) > 1
-        if same_layout and dies_here and not shared and t not in graph.inputs:
+        # A graph input or output "dies" at the last step only because lifetimes end
+        # there; the caller reads it after invoke, so neither it nor a tensor aliasing its
+        # bytes (a RESHAPE of it, or that it is a RESHAPE of) may be overwritten.
+        boundary = any(groups.root(u) == groups.root(t)
+                       for u in [*graph.inputs, *graph.outputs] if u in groups.parent)
+        if same_layout and dies_here and not shared and not boundary:
             return t
     return None
 

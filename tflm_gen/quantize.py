@@ -84,12 +84,25 @@ class DenseLayer:
     activation: str = "NONE"  # NONE, RELU or RELU6 (fused into the op)
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
-        y = x @ self.weights.T + self.bias
+        y = ordered_matmul(x, self.weights.T) + self.bias
         if self.activation == "RELU":
             return np.maximum(y, 0)
         if self.activation == "RELU6":
             return np.clip(y, 0, 6)
         return y
+
+
+def ordered_sum(values: np.ndarray, axis: int) -> np.ndarray:
+    """Sum along `axis` strictly left to right: `np.add.accumulate` has one order on every
+    CPU, where `sum`, `einsum` and BLAS pick SIMD widths and kernels by CPU at run time, so
+    calibration ranges and the example's training would change from machine to machine."""
+    return np.take(np.add.accumulate(values, axis=axis), -1, axis=axis)
+
+
+def ordered_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a @ b for 2-D arrays with `ordered_sum`'s summation order (elementwise products are
+    correctly rounded, so only the order of the sums could vary)."""
+    return ordered_sum(a[:, :, None] * b[None, :, :], axis=1)
 
 
 def run_dense(layers: list[DenseLayer], x: np.ndarray) -> list[np.ndarray]:

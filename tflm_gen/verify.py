@@ -1,24 +1,26 @@
-"""`verify`: our host run against the oracle on N deterministic random inputs, invoking
-both runtimes repeatedly so that state carried across invokes is compared too."""
+"""`verify`: our host run against the oracle on N deterministic random inputs (or on the
+user's own samples), invoking both runtimes in turn so that state carried across invokes
+is compared too.  Output count, dtype and shape are compared before any value: our outputs
+are never cast or reshaped to the oracle's."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
-
+from tflm_gen.compare import Difference
+from tflm_gen.errors import InputError, ModelError
 from tflm_gen.host import HostInterpreter
 from tflm_gen.inputs import random_inputs
+from tflm_gen.model import ir
+from tflm_gen.model.reader import read_model
 from tflm_gen.optimize import device_model
-from tflm_gen.oracle import Oracle
+from tflm_gen.oracle import Oracle, arena_upper_bound
+from tflm_gen.per_op import PerOpReport, describe_difference, per_op
 
 
 @dataclass
-class OutputComparison:
-    index: int
-    max_abs_diff: float = 0.0
-    differing: int = 0  # elements that differ, summed over runs
-    elements: int = 0
+class OutputComparison(Difference):
+    index: int = 0
 
 
 @dataclass
@@ -26,35 +28,69 @@ class VerifyReport:
     against: str
     runs: int
     outputs: list[OutputComparison] = field(default_factory=list)
+    per_op_report: PerOpReport | None = None  # with per_operator=True
 
     @property
     def bit_exact(self) -> bool:
-        return all(o.differing == 0 for o in self.outputs)
+        return bool(self.outputs) and all(o.bit_exact for o in self.outputs)
+
+    @property
+    def passed(self) -> bool:
+        """Bit-exact outputs, and with per_operator no differing operator either."""
+        found = self.per_op_report
+        return self.bit_exact and not (found and (found.first or found.notes))
 
 
-def _compare(ours: np.ndarray, theirs: np.ndarray, result: OutputComparison) -> None:
-    theirs = np.asarray(theirs).reshape(ours.shape).astype(ours.dtype)
-    same = (ours.view(np.uint8) == theirs.view(np.uint8)).reshape(ours.shape + (-1,)).all(-1)
-    result.differing += int(np.count_nonzero(~same))
-    result.elements += int(ours.size)
-    if not same.all():
-        difference = np.abs(ours.astype(np.float64) - theirs.astype(np.float64))
-        result.max_abs_diff = max(result.max_abs_diff, float(np.nanmax(difference)))
+def _compare_outputs(ours: list, theirs: list, report: VerifyReport) -> None:
+    if not report.outputs:
+        count = max(len(ours), len(theirs))
+        report.outputs = [OutputComparison(index=i) for i in range(count)]
+    for result in report.outputs:
+        if result.index >= min(len(ours), len(theirs)):
+            owner = "ours" if len(ours) > len(theirs) else report.against
+            result.mismatch = f"only {owner} has output {result.index}"
+        else:
+            result.add(ours[result.index], theirs[result.index], report.against)
 
 
-def verify(model_bytes: bytes, against: str = "tflm", runs: int = 3, tags=()) -> VerifyReport:
-    """Compares `runs` successive invokes of our runtime, on the model as a generated
-    project embeds it (offline plan, precomputed requantisation), with the oracle on the
-    user's model."""
+def verify(model_bytes: bytes, against: str = "tflm", runs: int = 3, tags=(),
+           samples: list | None = None, per_operator: bool = False) -> VerifyReport:
+    """Compares successive invokes of our runtime, on the model as a generated project
+    embeds it (offline plan, precomputed requantisation), with the oracle on the user's
+    model: one invoke per sample, or `runs` invokes on seeded random inputs.  With
+    `per_operator`, also finds the first operator whose output differs."""
+    model = read_model(model_bytes)
+    if not model.subgraph.outputs:
+        raise ModelError("the model has no outputs: there is nothing to verify")
     ours = HostInterpreter(device_model(model_bytes)[0], tuple(tags))
-    theirs = Oracle(model_bytes, against)
-    report = VerifyReport(against, runs)
-    for run in range(runs):
-        inputs = random_inputs(ours.model, seed=run)
-        our_outputs = ours.run(inputs)
-        their_outputs = theirs.run(inputs)
-        if not report.outputs:
-            report.outputs = [OutputComparison(i) for i in range(len(our_outputs))]
-        for mine, reference, result in zip(our_outputs, their_outputs, report.outputs):
-            _compare(mine, reference, result)
+    theirs = Oracle(model_bytes, against, arena_bytes=arena_upper_bound(model))
+    if samples is None:
+        samples = [random_inputs(ours.model, seed=run) for run in range(runs)]
+    if not samples:
+        raise InputError("nothing to compare: give at least one run or one sample")
+    report = VerifyReport(against, len(samples))
+    finals = []
+    for inputs in samples:
+        finals.append((ours.run(inputs), theirs.run(inputs)))
+        _compare_outputs(*finals[-1], report)
+    if per_operator:
+        report.per_op_report = per_op(model_bytes, samples, against, tags, finals)
     return report
+
+
+def report_lines(report: VerifyReport, model: ir.Model) -> list[str]:
+    """What `tflm-gen verify` prints: each output, the verdict, and with per_operator the
+    first operator that differs (or that none does)."""
+    lines = [f"output_{result.index}: {result.summary()}" for result in report.outputs]
+    verdict = "bit-exact" if report.bit_exact else "NOT bit-exact"
+    lines.append(f"{verdict} with {report.against} over {report.runs} invokes")
+    found = report.per_op_report
+    if found is None:
+        return lines
+    lines += [f"note: {note}" for note in found.notes]
+    if found.first is not None:
+        lines += describe_difference(model, found.first, report.against)
+    elif not found.notes:
+        lines.append(f"per-op: all {found.tensors} tensors written by the {found.operators} "
+                     f"operators are bit-exact over {found.invokes} invokes")
+    return lines

@@ -4,7 +4,10 @@
 
 The network is dense 1-16-16-1 with ReLU, trained full-batch with Adam on x in [0, 2*pi].
 The int8 model comes from tflm-gen's own post-training quantization (int8 input and output,
-like TFLM's hello_world). Everything is seeded, so each run writes the same bytes.
+like TFLM's hello_world). Everything is seeded and uses only arithmetic that gives the same
+bits on every CPU (correctly rounded elementwise +, -, *, /, sqrt and sums in a fixed
+order; no BLAS, no SIMD-dispatched reductions, no libm), so each run on any machine writes
+the same bytes.
 """
 
 from __future__ import annotations
@@ -16,7 +19,13 @@ from pathlib import Path
 
 import numpy as np
 
-from tflm_gen.quantize import DenseLayer, dense_float_model, quantize_dense
+from tflm_gen.quantize import (
+    DenseLayer,
+    dense_float_model,
+    ordered_matmul,
+    ordered_sum,
+    quantize_dense,
+)
 
 HERE = Path(__file__).resolve().parent
 SEED = 7
@@ -25,13 +34,27 @@ STEPS = 6000
 LEARNING_RATE = 0.01
 
 
+def series_sin(x: np.ndarray) -> np.ndarray:
+    """sin(x) for x in [0, 2*pi] from its Taylor series around pi (sin(x) = -sin(x - pi)),
+    in plain float64 arithmetic: np.sin is SIMD-dispatched and differs in the last bit
+    between CPUs.  24 terms are exact to double precision on [-pi, pi]."""
+    t = x - math.pi
+    term, total = -t, -t
+    for k in range(1, 24):
+        term = term * (-(t * t) / float((2 * k) * (2 * k + 1)))
+        total = total + term
+    return total
+
+
 def training_data() -> tuple[np.ndarray, np.ndarray]:
     x = np.linspace(0.0, 2 * math.pi, 512).reshape(-1, 1)
-    return x, np.sin(x)
+    return x, series_sin(x)
 
 
 def initial_parameters(rng: np.random.Generator) -> list[np.ndarray]:
-    """He-initialised [weights (inputs, units), bias] pairs, flattened into one list."""
+    """He-initialised [weights (inputs, units), bias] pairs, flattened into one list.  The
+    normal draws are table lookups and comparisons; libm's exp only decides the rare
+    rejections, where a last-bit difference could flip a comparison only at equality."""
     parameters = []
     for inputs, units in itertools.pairwise(SIZES):
         parameters.append(rng.normal(0.0, math.sqrt(2.0 / inputs), (inputs, units)))
@@ -39,16 +62,12 @@ def initial_parameters(rng: np.random.Generator) -> list[np.ndarray]:
     return parameters
 
 
-def _matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    # einsum without BLAS keeps the summation order, and so the trained bytes, reproducible.
-    return np.einsum("ij,jk->ik", a, b, optimize=False)
-
 
 def forward(parameters: list[np.ndarray], x: np.ndarray) -> list[np.ndarray]:
     """Activations of every layer, input first; ReLU on all but the last layer."""
     activations = [x]
     for layer in range(len(parameters) // 2):
-        y = _matmul(activations[-1], parameters[2 * layer]) + parameters[2 * layer + 1]
+        y = ordered_matmul(activations[-1], parameters[2 * layer]) + parameters[2 * layer + 1]
         activations.append(np.maximum(y, 0.0) if 2 * layer + 2 < len(parameters) else y)
     return activations
 
@@ -59,10 +78,10 @@ def gradients(parameters, x, target) -> list[np.ndarray]:
     delta = 2.0 * (activations[-1] - target) / len(x)
     grads = [None] * len(parameters)
     for layer in reversed(range(len(parameters) // 2)):
-        grads[2 * layer] = _matmul(activations[layer].T, delta)
-        grads[2 * layer + 1] = delta.sum(axis=0)
+        grads[2 * layer] = ordered_matmul(activations[layer].T, delta)
+        grads[2 * layer + 1] = ordered_sum(delta, axis=0)
         if layer:
-            delta = _matmul(delta, parameters[2 * layer].T) * (activations[layer] > 0)
+            delta = ordered_matmul(delta, parameters[2 * layer].T) * (activations[layer] > 0)
     return grads
 
 
@@ -74,12 +93,14 @@ def train() -> list[np.ndarray]:
     moments = [np.zeros_like(p) for p in parameters]
     velocities = [np.zeros_like(p) for p in parameters]
     beta1, beta2, epsilon = 0.9, 0.999, 1e-8
-    for step in range(1, STEPS + 1):
+    power1 = power2 = 1.0  # beta**step by products: pow() comes from libm
+    for _ in range(STEPS):
+        power1, power2 = power1 * beta1, power2 * beta2
         for index, grad in enumerate(gradients(parameters, x, target)):
             moments[index] = beta1 * moments[index] + (1 - beta1) * grad
             velocities[index] = beta2 * velocities[index] + (1 - beta2) * grad * grad
-            m_hat = moments[index] / (1 - beta1**step)
-            v_hat = velocities[index] / (1 - beta2**step)
+            m_hat = moments[index] / (1 - power1)
+            v_hat = velocities[index] / (1 - power2)
             step_size = LEARNING_RATE * m_hat / (np.sqrt(v_hat) + epsilon)
             parameters[index] = parameters[index] - step_size
     return parameters
