@@ -15,8 +15,10 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-# The shared corpus sits beside the checkout (or beside the folder of worktrees).
-SHARED_MODELS = [REPO.parent / "shared" / "models", REPO.parent.parent / "shared" / "models"]
+# The shared corpus: $TFLM_GEN_CORPUS (as the tests take it), else beside the checkout, or
+# beside the folder of worktrees.
+SHARED_MODELS = [Path(os.environ.get("TFLM_GEN_CORPUS") or REPO.parent / "shared" / "models"),
+                 REPO.parent.parent / "shared" / "models"]
 
 
 def _op_test_models(cache: Path) -> list[Path]:
