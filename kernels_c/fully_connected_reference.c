@@ -17,7 +17,9 @@ static int32_t dot_int8(const int8_t *weights, const int8_t *row, int32_t depth,
                         int32_t filter_offset, int32_t input_offset) {
   int32_t acc = 0, d;
   if (filter_offset == 0) { /* symmetric weights, the common case: one add less per step */
-    for (d = 0; d < depth; ++d) acc = tflm_mac_wrap(acc, weights[d], (int32_t)row[d] + input_offset);
+    for (d = 0; d < depth; ++d) {
+      acc = tflm_mac_wrap(acc, weights[d], (int32_t)row[d] + input_offset);
+    }
     return acc;
   }
   for (d = 0; d < depth; ++d) {

@@ -116,7 +116,9 @@ static void svdf_output_int8(const tflm_svdf_params_t *p, const int32_t *bias,
     for (u = 0; u < p->units; ++u) {
       int32_t *sum = &sums[b * p->units + u];
       *sum = bias != NULL ? bias[u] : 0;
-      for (r = 0; r < p->rank; ++r) *sum = tflm_add_wrap(*sum, scratch[b * p->filters + u * p->rank + r]);
+      for (r = 0; r < p->rank; ++r) {
+        *sum = tflm_add_wrap(*sum, scratch[b * p->filters + u * p->rank + r]);
+      }
     }
   }
   for (b = 0; b < p->batches * p->units; ++b) {

@@ -234,7 +234,9 @@ static int32_t tc_dot_int8(const tflm_transpose_conv_params_t *p, const tc_windo
     for (ix = w->x0; ix < w->x1; ++ix) {
       const int8_t *in = image + (iy * p->in_w + ix) * p->in_c;
       const int8_t *f = filter + tc_filter_at(p, w, oc, iy, ix);
-      for (c = 0; c < p->in_c; ++c) acc = tflm_mac_wrap(acc, (int32_t)in[c] + p->input_offset, f[c]);
+      for (c = 0; c < p->in_c; ++c) {
+        acc = tflm_mac_wrap(acc, (int32_t)in[c] + p->input_offset, f[c]);
+      }
     }
   }
   return acc;

@@ -79,7 +79,9 @@ static tflm_status_t mark_fixed(tflm_interpreter_t *it, const tflm_model_graph_t
   }
   for (i = 0; i < g->inputs_count; ++i) {
     int32_t t = tflm_model_int_at(it, g->inputs, i);
-    if (is_set(written, t)) return tflm_model_reject(TFLM_ERR_MODEL_TWO_PRODUCERS, "graph input", t);
+    if (is_set(written, t)) {
+      return tflm_model_reject(TFLM_ERR_MODEL_TWO_PRODUCERS, "graph input", t);
+    }
     set_bit(written, t);
   }
   return TFLM_OK;
@@ -103,7 +105,9 @@ static tflm_status_t check_dataflow(tflm_interpreter_t *it, const tflm_model_gra
   for (i = 0; i < outputs_count; ++i) {
     int32_t t = tflm_model_int_at(it, outputs, i);
     if (t < 0) continue; /* an output the operator does not produce */
-    if (is_set(written, t)) return tflm_model_reject(TFLM_ERR_MODEL_TWO_PRODUCERS, "operator", index);
+    if (is_set(written, t)) {
+      return tflm_model_reject(TFLM_ERR_MODEL_TWO_PRODUCERS, "operator", index);
+    }
     set_bit(written, t);
   }
   return TFLM_OK;
@@ -114,7 +118,9 @@ static tflm_status_t check_outputs(tflm_interpreter_t *it, const tflm_model_grap
   uint32_t i;
   for (i = 0; i < g->outputs_count; ++i) {
     int32_t t = tflm_model_int_at(it, g->outputs, i);
-    if (!is_set(written, t)) return tflm_model_reject(TFLM_ERR_MODEL_UNWRITTEN_INPUT, "graph output", t);
+    if (!is_set(written, t)) {
+      return tflm_model_reject(TFLM_ERR_MODEL_UNWRITTEN_INPUT, "graph output", t);
+    }
   }
   return TFLM_OK;
 }
