@@ -184,7 +184,7 @@ tflm_status_t tflm_conv_prepare(tflm_context_t *ctx, tflm_node_t *node) {
                     TFLM_ERR_BAD_SHAPE);
   /* Grouped convolution: Cin / filter_c groups, each with its own slice of the filters. */
   groups = p->input_c / p->filter_c;
-  TFLM_KERNEL_CHECK(ctx, node, p->output_c % groups == 0, TFLM_ERR_BAD_SHAPE);
+  TFLM_KERNEL_CHECK(ctx, node, groups > 0 && p->output_c % groups == 0, TFLM_ERR_BAD_SHAPE);
   p->filters_per_group = p->output_c / groups;
   p->depth_multiplier = 1;
   return TFLM_OK;
