@@ -1,6 +1,7 @@
 /* tflm-op: RELU tflm_op_relu types: float32,int8,int16 */
 /* tflm-op: RELU6 tflm_op_relu6 types: float32,int8,int16 */
 /* tflm-op: LEAKY_RELU tflm_op_leaky_relu types: float32,int8,int16 */
+/* tflm-op: RELU_0_TO_1 tflm_op_relu_0_to_1 types: float32,int8 litert: float32,int8 */
 /* RELU, RELU6 and LEAKY_RELU, bit-exact with TFLM's reference kernels.
  *   float32: x < 0 ? 0 : x; x > 6 ? 6 : (x < 0 ? 0 : x); x > 0 ? x : x * alpha.
  *   RELU int8 / int16: the input rescaled to the output's quantisation (scale_in / scale_out
@@ -9,7 +10,11 @@
  *   stored values clamped to [zp, zp + round(6 / scale)].
  *   LEAKY_RELU int8 / int16: (x - zp_in) rescaled by scale_in / scale_out when >= 0, by
  *   scale_in * alpha / scale_out otherwise, plus zp_out, clamped to the type.  Both
- *   multipliers are computed in double in prepare, as the installed TFLM does. */
+ *   multipliers are computed in double in prepare, as the installed TFLM does.
+ *   RELU_0_TO_1 (onnx2tf's HardSigmoid; TFLM lacks it, the oracle is LiteRT's reference
+ *   kernel): float32 x > 1 ? 1 : (x < 0 ? 0 : x); int8 as RELU with the clamp
+ *   [zp, zp + round(1 / scale)] and LiteRT's multiplier: scale_in / scale_out divided in
+ *   float, then widened to double. */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -92,6 +97,24 @@ static tflm_status_t tflm_relu6_prepare(tflm_context_t *ctx, tflm_node_t *node) 
   return TFLM_OK;
 }
 
+static tflm_status_t tflm_relu_0_to_1_prepare(tflm_context_t *ctx, tflm_node_t *node) {
+  tflm_tensor_t in, out;
+  tflm_act_params_t *p;
+  float one;
+  tflm_status_t status = tflm_act_begin(ctx, node, &in, &out, &p);
+  if (status != TFLM_OK || in.type == TFLM_TYPE_FLOAT32) {
+    return status;
+  }
+  TFLM_KERNEL_CHECK(ctx, node, in.type == TFLM_TYPE_INT8, TFLM_ERR_UNSUPPORTED_TYPE);
+  TFLM_KERNEL_CHECK(ctx, node, out.scale > 0.0f, TFLM_ERR_BAD_PARAMS);
+  tflm_quantize_multiplier((double)(in.scale / out.scale), &p->multiplier, &p->shift);
+  p->lo = out.zero_point > p->lo ? out.zero_point : p->lo;
+  /* zp + (int)roundf(1 / scale), computed in float; a huge quotient only means 127. */
+  one = roundf(1.0f / out.scale) + (float)out.zero_point;
+  p->hi = one < (float)p->hi ? (int32_t)one : p->hi;
+  return TFLM_OK;
+}
+
 static tflm_status_t tflm_leaky_relu_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   tflm_tensor_t in, out;
   tflm_act_params_t *p;
@@ -119,6 +142,8 @@ static void tflm_act_float(int32_t builtin, const tflm_act_params_t *p, const fl
       y[i] = v < 0.0f ? 0.0f : v;
     } else if (builtin == 21) { /* RELU6 */
       y[i] = v > 6.0f ? 6.0f : (v < 0.0f ? 0.0f : v);
+    } else if (builtin == 152) { /* RELU_0_TO_1 */
+      y[i] = v > 1.0f ? 1.0f : (v < 0.0f ? 0.0f : v);
     } else {                    /* LEAKY_RELU */
       y[i] = v > 0.0f ? v : v * p->alpha;
     }
@@ -131,7 +156,7 @@ static int32_t tflm_act_rescale(const tflm_act_params_t *p, int32_t builtin, int
   int32_t r;
   if (builtin == 21) { /* RELU6: clamp the stored value */
     r = x;
-  } else if (v >= 0 || builtin == 19) {
+  } else if (v >= 0 || builtin == 19 || builtin == 152) {
     r = tflm_add_wrap(p->output_offset,
                       tflm_multiply_by_quantized_multiplier(v, p->multiplier, p->shift));
   } else {
@@ -173,6 +198,10 @@ static tflm_status_t tflm_leaky_relu_eval(tflm_context_t *ctx, tflm_node_t *node
   return tflm_act_eval(ctx, node, 98);
 }
 
+static tflm_status_t tflm_relu_0_to_1_eval(tflm_context_t *ctx, tflm_node_t *node) {
+  return tflm_act_eval(ctx, node, 152);
+}
+
 const tflm_registration_t tflm_op_relu = {
     NULL, 19 /* BuiltinOperator RELU */, NULL, tflm_relu_prepare, tflm_relu_eval, NULL, NULL};
 const tflm_registration_t tflm_op_relu6 = {
@@ -181,3 +210,6 @@ const tflm_registration_t tflm_op_relu6 = {
 const tflm_registration_t tflm_op_leaky_relu = {
     NULL, 98 /* BuiltinOperator LEAKY_RELU */, NULL, tflm_leaky_relu_prepare,
     tflm_leaky_relu_eval, NULL, NULL};
+const tflm_registration_t tflm_op_relu_0_to_1 = {
+    NULL, 152 /* BuiltinOperator RELU_0_TO_1 */, NULL, tflm_relu_0_to_1_prepare,
+    tflm_relu_0_to_1_eval, NULL, NULL};

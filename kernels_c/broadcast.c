@@ -1,4 +1,4 @@
-/* tflm-op: BROADCAST_TO tflm_op_broadcast_to types: float32,int8,int16,int32 */
+/* tflm-op: BROADCAST_TO tflm_op_broadcast_to types: float32,int8,int16,int32,int64,uint8,uint32,bool */
 /* tflm-op: BROADCAST_ARGS tflm_op_broadcast_args types: int32,int64 */
 /* BROADCAST_TO: the input repeated numpy-style to the output shape (the shape input gives
  * the same shape; the output tensor's is used), a strided copy with input stride 0 on the

@@ -1,5 +1,5 @@
-/* tflm-op: CONCATENATION tflm_op_concatenation types: float32,int8,int16 */
-/* tflm-op: PACK tflm_op_pack types: float32,int8,int16 */
+/* tflm-op: CONCATENATION tflm_op_concatenation types: float32,int8,int16,int32,int64,bool */
+/* tflm-op: PACK tflm_op_pack types: float32,int8,int16,int32,int64 */
 /* CONCATENATION and PACK join their inputs along one axis.  Like TFLM's reference kernels
  * they copy elements unchanged: quantised inputs are not rescaled (TFLM requires them to
  * share the output's quantisation).  Both are "joins" of tflm_layout.h: the output is

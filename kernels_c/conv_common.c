@@ -1,6 +1,7 @@
 /* Prepare logic shared by CONV_2D and DEPTHWISE_CONV_2D; see conv_common.h. */
 #include "conv_common.h"
 
+#include "conv_hybrid.h"
 #include "tflm_quant.h"
 #include "weighted_common.h"
 
@@ -55,13 +56,17 @@ void tflm_conv_padding(int32_t padding, int32_t stride, int32_t dilation, int32_
   *pad_before = total > 0 ? (int32_t)(total / 2) : 0;
 }
 
-/* The shared type rule, 4-D tensors, and one bias per output channel. */
-static tflm_status_t check_types(tflm_context_t *ctx, tflm_node_t *node, const conv_views_t *v) {
-  tflm_status_t status = tflm_weighted_types(ctx, node, v);
+/* The shared type rule (or the hybrid one), 4-D tensors, one bias per output channel. */
+static tflm_status_t check_types(tflm_context_t *ctx, tflm_node_t *node, const conv_views_t *v,
+                                 int32_t quantized_dimension) {
+  tflm_status_t status;
+  TFLM_KERNEL_CHECK(ctx, node, v->output.ndims == 4, TFLM_ERR_BAD_SHAPE);
+  status = tflm_hybrid_views(v) ? tflm_hybrid_check(ctx, node, v, v->output.dims[3],
+                                                    quantized_dimension)
+                                : tflm_weighted_types(ctx, node, v);
   if (status != TFLM_OK) return status;
   TFLM_KERNEL_CHECK(ctx, node, v->input.ndims == 4, TFLM_ERR_BAD_SHAPE);
   TFLM_KERNEL_CHECK(ctx, node, v->filter.ndims == 4, TFLM_ERR_BAD_SHAPE);
-  TFLM_KERNEL_CHECK(ctx, node, v->output.ndims == 4, TFLM_ERR_BAD_SHAPE);
   TFLM_KERNEL_CHECK(ctx, node, v->bias.data == NULL ||
                                    tflm_tensor_elements(&v->bias) == v->output.dims[3],
                     TFLM_ERR_BAD_SHAPE);
@@ -74,7 +79,8 @@ static tflm_conv_params_t *alloc_params(tflm_context_t *ctx, const tflm_node_t *
   const int32_t channels = v->input.type == TFLM_TYPE_FLOAT32 ? 0 : v->output.dims[3];
   /* Arrays the generator precomputed into the model stay in flash, out of the arena. */
   const int32_t in_model = tflm_weighted_requant_in_model(ctx, node, channels);
-  const uint32_t arrays = in_model ? 0u : (uint32_t)channels * 2u * (uint32_t)sizeof(int32_t);
+  const uint32_t arrays = tflm_hybrid_views(v) ? tflm_hybrid_bytes(v->output.dims[3])
+                          : in_model ? 0u : (uint32_t)channels * 2u * (uint32_t)sizeof(int32_t);
   tflm_conv_params_t *p =
       (tflm_conv_params_t *)tflm_alloc_persistent(ctx, (uint32_t)sizeof(tflm_conv_params_t) + arrays);
   if (p != NULL) {
@@ -151,7 +157,7 @@ static tflm_status_t prepare_common(tflm_context_t *ctx, tflm_node_t *node,
   int32_t activation = tflm_opt_int(node, slots->activation, TFLM_ACT_NONE);
   tflm_conv_params_t *p;
   tflm_status_t status = tflm_weighted_views(ctx, node, v);
-  if (status == TFLM_OK) status = check_types(ctx, node, v);
+  if (status == TFLM_OK) status = check_types(ctx, node, v, quantized_dimension);
   if (status != TFLM_OK) return status;
   /* TFLM silently ignores fused TANH / SIGN_BIT here; refusing beats a wrong answer. */
   TFLM_KERNEL_CHECK(ctx, node, activation >= TFLM_ACT_NONE && activation <= TFLM_ACT_RELU6,
@@ -187,7 +193,7 @@ tflm_status_t tflm_conv_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   TFLM_KERNEL_CHECK(ctx, node, groups > 0 && p->output_c % groups == 0, TFLM_ERR_BAD_SHAPE);
   p->filters_per_group = p->output_c / groups;
   p->depth_multiplier = 1;
-  return TFLM_OK;
+  return tflm_hybrid_views(&v) ? tflm_conv_hybrid_setup(ctx, node, &v, 0, p) : TFLM_OK;
 }
 
 tflm_status_t tflm_depthwise_conv_prepare(tflm_context_t *ctx, tflm_node_t *node) {
@@ -203,5 +209,5 @@ tflm_status_t tflm_depthwise_conv_prepare(tflm_context_t *ctx, tflm_node_t *node
                     TFLM_ERR_BAD_SHAPE);
   p->depth_multiplier = p->output_c / p->input_c;
   p->filters_per_group = p->output_c;
-  return TFLM_OK;
+  return tflm_hybrid_views(&v) ? tflm_conv_hybrid_setup(ctx, node, &v, 1, p) : TFLM_OK;
 }

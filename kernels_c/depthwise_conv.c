@@ -1,8 +1,9 @@
-/* tflm-op: DEPTHWISE_CONV_2D tflm_op_depthwise_conv_2d types: float32,int8,int16 */
+/* tflm-op: DEPTHWISE_CONV_2D tflm_op_depthwise_conv_2d types: float32,int8,int16 litert: hybrid */
 /* DEPTHWISE_CONV_2D: the registration and its eval dispatch; the loops are in depthwise_reference.c. */
 #include <stddef.h>
 #include <stdint.h>
 
+#include "conv_hybrid.h"
 #include "depthwise_reference.h"
 #include "tflm_kernel.h"
 #include "tflm_quant.h"
@@ -16,6 +17,8 @@ static tflm_status_t depthwise_conv_eval(tflm_context_t *ctx, tflm_node_t *node)
   tflm_requant_t requant;
   tflm_conv_requant(ctx, node, p, &requant);
   switch (p->type) {
+    case TFLM_TYPE_HYBRID: /* float32 activations, int8 weights: LiteRT only */
+      return tflm_conv_hybrid_eval(ctx, p, &d);
     case TFLM_TYPE_FLOAT32:
       tflm_depthwise_conv_float32(p, (const float *)d.input, (const float *)d.filter,
                                   (const float *)d.bias, (float *)d.output);

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "tflm_kernel.h"
-#include "tflm_quant.h"
+#include "tflm_lut.h"
 
 /* Persistent op data (fixed-width fields only). */
 typedef struct {
@@ -18,19 +18,8 @@ typedef struct {
   int8_t table[256];  /* int8: output for stored input v at index (uint8_t)v */
 } tflm_elu_params_t;
 
-static void tflm_elu_table(const tflm_tensor_t *in, const tflm_tensor_t *out,
-                           tflm_elu_params_t *p) {
-  const float inverse_scale = 1.0f / out->scale;
-  int32_t v;
-  for (v = -128; v <= 127; ++v) {
-    const float x = in->scale * (float)(v - in->zero_point);
-    const float y = x < 0.0f ? expf(x) - 1.0f : x;
-    int32_t q = tflm_float_to_int32_saturating(roundf(y * inverse_scale) +
-                                               (float)out->zero_point);
-    q = q < -128 ? -128 : (q > 127 ? 127 : q);
-    p->table[(uint8_t)(int8_t)v] = (int8_t)q;
-  }
-}
+/* The transform of the int8 table (the float kernel uses expm1f, as TFLM does). */
+static float tflm_elu_transform(float x) { return x < 0.0f ? expf(x) - 1.0f : x; }
 
 static tflm_status_t tflm_elu_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   tflm_tensor_t in, out;
@@ -51,7 +40,8 @@ static tflm_status_t tflm_elu_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   p->count = tflm_tensor_elements(&in);
   if (in.type == TFLM_TYPE_INT8) {
     TFLM_KERNEL_CHECK(ctx, node, out.scale > 0.0f, TFLM_ERR_BAD_PARAMS);
-    tflm_elu_table(&in, &out, p);
+    tflm_lut_generate_int8(tflm_elu_transform, in.scale, in.zero_point, out.scale,
+                           out.zero_point, p->table);
   }
   node->user_data = p;
   return TFLM_OK;
@@ -69,9 +59,7 @@ static tflm_status_t tflm_elu_eval(tflm_context_t *ctx, tflm_node_t *node) {
       ((float *)out)[i] = x < 0.0f ? expm1f(x) : x;
     }
   } else {
-    for (i = 0; i < p->count; ++i) {
-      ((int8_t *)out)[i] = p->table[(uint8_t)((const int8_t *)in)[i]];
-    }
+    tflm_lut_apply_int8(p->table, (const int8_t *)in, (int8_t *)out, p->count);
   }
   return TFLM_OK;
 }

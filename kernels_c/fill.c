@@ -1,5 +1,5 @@
 /* tflm-op: FILL tflm_op_fill types: float32,int8,int32 */
-/* tflm-op: ZEROS_LIKE tflm_op_zeros_like types: float32,int32,int64 */
+/* tflm-op: ZEROS_LIKE tflm_op_zeros_like types: float32,int8,int32,int64 */
 /* FILL and ZEROS_LIKE, bit-exact with TFLM's reference kernels.
  *   FILL(dims, value): every output element is a copy of the scalar value (the output shape
  *   comes from the model; a constant dims tensor must agree with it, as TFLM checks).
@@ -96,8 +96,8 @@ static tflm_status_t tflm_zeros_like_prepare(tflm_context_t *ctx, tflm_node_t *n
     return status;
   }
   TFLM_KERNEL_CHECK(ctx, node,
-                    out.type == TFLM_TYPE_FLOAT32 || out.type == TFLM_TYPE_INT32 ||
-                        out.type == TFLM_TYPE_INT64,
+                    out.type == TFLM_TYPE_FLOAT32 || out.type == TFLM_TYPE_INT8 ||
+                        out.type == TFLM_TYPE_INT32 || out.type == TFLM_TYPE_INT64,
                     TFLM_ERR_UNSUPPORTED_TYPE);
   TFLM_KERNEL_CHECK(ctx, node, tflm_tensor_elements(&in) == tflm_tensor_elements(&out),
                     TFLM_ERR_BAD_SHAPE);

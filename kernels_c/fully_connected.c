@@ -1,8 +1,9 @@
-/* tflm-op: FULLY_CONNECTED tflm_op_fully_connected types: float32,int8,int16 */
+/* tflm-op: FULLY_CONNECTED tflm_op_fully_connected types: float32,int8,int16 litert: hybrid */
 /* FULLY_CONNECTED: the registration and its eval dispatch; the loops are in fully_connected_reference.c. */
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fully_connected_hybrid.h"
 #include "fully_connected_reference.h"
 #include "tflm_kernel.h"
 #include "tflm_quant.h"
@@ -16,6 +17,8 @@ static tflm_status_t fully_connected_eval(tflm_context_t *ctx, tflm_node_t *node
   tflm_requant_t requant;
   tflm_fully_connected_requant(ctx, node, p, &requant);
   switch (p->type) {
+    case TFLM_TYPE_HYBRID: /* float32 activations, int8 weights: LiteRT only */
+      return tflm_fully_connected_hybrid_eval(ctx, p, &d);
     case TFLM_TYPE_FLOAT32:
       tflm_fully_connected_float32(p, (const float *)d.input, (const float *)d.filter,
                                    (const float *)d.bias, (float *)d.output);

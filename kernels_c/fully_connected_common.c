@@ -1,6 +1,7 @@
 /* Prepare logic of FULLY_CONNECTED; see fully_connected_common.h. */
 #include "fully_connected_common.h"
 
+#include "fully_connected_hybrid.h"
 #include "tflm_quant.h"
 #include "weighted_common.h"
 
@@ -34,16 +35,18 @@ static tflm_status_t fill_shapes(tflm_context_t *ctx, tflm_node_t *node, const f
   return TFLM_OK;
 }
 
-/* TFLM's two recipes: per-channel scales in double, but the per-tensor product
- * input_scale * filter_scale is rounded to float before the division in double. */
+/* The real multiplier input_scale * filter_scale / output_scale in double, per channel or
+ * per tensor.  (TFLM's source rounds the per-tensor product to float first, but the
+ * tflite-micro build we are bit-exact with behaves as double: the float product gives int8
+ * and int16 outputs one off near rounding ties, tests/test_ops_fully_connected.py.) */
 static void fill_multipliers(const fc_views_t *v, tflm_fc_params_t *p) {
   int32_t *multipliers = (int32_t *)(void *)(p + 1);
   int32_t *shifts = multipliers + p->channels;
   int32_t c;
   if (p->requant_in_model) return;
   if (p->channel_step == 0) {
-    const float product = v->input.scale * v->filter.scale;
-    tflm_quantize_multiplier((double)product / (double)v->output.scale, multipliers, shifts);
+    const double product = (double)v->input.scale * (double)v->filter.scale;
+    tflm_quantize_multiplier(product / (double)v->output.scale, multipliers, shifts);
     return;
   }
   for (c = 0; c < p->channels; ++c) {
@@ -60,8 +63,10 @@ static tflm_status_t fill_quantization(tflm_context_t *ctx, tflm_node_t *node,
   const int32_t qmax = p->type == TFLM_TYPE_INT16 ? 32767 : 127;
   TFLM_KERNEL_CHECK(ctx, node, v->filter.nscales >= 1, TFLM_ERR_BAD_PARAMS);
   if (p->channel_step == 1) {
-    /* TFLM supports per-channel filters for int8 activations only. */
-    TFLM_KERNEL_CHECK(ctx, node, p->type == TFLM_TYPE_INT8, TFLM_ERR_UNSUPPORTED_TYPE);
+    /* TFLM takes per-channel filters with int8 and int16 activations (16x8 converters,
+     * e.g. onnx2tf, quantize dense layers per channel); filter offsets are then 0. */
+    TFLM_KERNEL_CHECK(ctx, node, p->type == TFLM_TYPE_INT8 || p->type == TFLM_TYPE_INT16,
+                      TFLM_ERR_UNSUPPORTED_TYPE);
     TFLM_KERNEL_CHECK(ctx, node, v->filter.nscales == p->output_depth &&
                                      v->filter.quantized_dimension == 0,
                       TFLM_ERR_BAD_PARAMS);
@@ -84,8 +89,9 @@ static tflm_fc_params_t *alloc_params(tflm_context_t *ctx, const tflm_node_t *no
       type == TFLM_TYPE_FLOAT32 ? 0 : (per_channel ? v->filter.nscales : 1);
   /* Arrays the generator precomputed into the model stay in flash, out of the arena. */
   const int32_t in_model = tflm_weighted_requant_in_model(ctx, node, channels);
+  const uint32_t arrays = in_model ? 0u : (uint32_t)channels * 2u * (uint32_t)sizeof(int32_t);
   const uint32_t bytes = (uint32_t)sizeof(tflm_fc_params_t) +
-                         (in_model ? 0u : (uint32_t)channels * 2u * (uint32_t)sizeof(int32_t));
+                         (tflm_hybrid_views(v) ? tflm_hybrid_bytes(v->filter.dims[0]) : arrays);
   tflm_fc_params_t *p = (tflm_fc_params_t *)tflm_alloc_persistent(ctx, bytes);
   if (p != NULL) {
     p->requant_in_model = in_model;
@@ -107,7 +113,10 @@ tflm_status_t tflm_fully_connected_prepare(tflm_context_t *ctx, tflm_node_t *nod
   fc_views_t v;
   tflm_fc_params_t *p;
   tflm_status_t status = tflm_weighted_views(ctx, node, &v);
-  if (status == TFLM_OK) status = tflm_weighted_types(ctx, node, &v);
+  if (status != TFLM_OK) return status;
+  TFLM_KERNEL_CHECK(ctx, node, v.filter.ndims >= 1, TFLM_ERR_BAD_SHAPE);
+  status = tflm_hybrid_views(&v) ? tflm_hybrid_check(ctx, node, &v, v.filter.dims[0], 0)
+                                 : tflm_weighted_types(ctx, node, &v);
   if (status != TFLM_OK) return status;
   /* Only the DEFAULT weights format (shuffled int8 weights are a TFLite-only layout). */
   TFLM_KERNEL_CHECK(ctx, node, tflm_opt_int(node, TFLM_OPT_FULLY_CONNECTED_WEIGHTS_FORMAT, 0) == 0,
@@ -120,9 +129,12 @@ tflm_status_t tflm_fully_connected_prepare(tflm_context_t *ctx, tflm_node_t *nod
   status = fill_shapes(ctx, node, &v, p);
   if (status != TFLM_OK) return status;
   tflm_activation_range_float(activation, &p->float_min, &p->float_max);
+  node->user_data = p;
+  if (tflm_hybrid_views(&v)) {
+    return tflm_fully_connected_hybrid_setup(ctx, node, &v, activation, p);
+  }
   if (p->type != TFLM_TYPE_FLOAT32) {
     status = fill_quantization(ctx, node, &v, activation, p);
   }
-  node->user_data = p;
   return status;
 }

@@ -1,11 +1,13 @@
-/* tflm-op: UNIDIRECTIONAL_SEQUENCE_LSTM tflm_op_unidirectional_sequence_lstm types: float32,int8 */
-/* UNIDIRECTIONAL_SEQUENCE_LSTM reference kernels (float32; int8 with an int16 cell state).
+/* tflm-op: UNIDIRECTIONAL_SEQUENCE_LSTM tflm_op_unidirectional_sequence_lstm types: float32,int8,int16 */
+/* UNIDIRECTIONAL_SEQUENCE_LSTM reference kernels (float32; int8 or int16 activations with
+ * int8 weights and an int16 cell state).
  * Layouts, types and the persistent block: lstm_common.h; prepare: lstm_common.c.
  *
  * One step, in TFLM's order so results are bit-identical:
  *   gate_g = act(W_g x + b_g + R_g h)       (sigmoid, or the cell activation for g = cell;
- *                                            int8: both products saturate to int16 Q3.12,
- *                                            then a saturating add)
+ *                                            quantised: both products saturate to int16
+ *                                            Q3.12, then a saturating add; int16 inputs
+ *                                            accumulate in 64 bits with int64 biases)
  *   c = forget * c;  c = c + input * cell_gate;  c clipped when cell_clip > 0
  *   h = tanh(c) * output_gate;  the step's output row is a copy of h.
  * time_major runs every batch in one step; otherwise each batch runs all its steps in turn.
@@ -36,7 +38,7 @@ typedef struct {
   int32_t output_offset;
 } lstm_run_t;
 
-/* --- int8 --------------------------------------------------------------------------- */
+/* --- int8 and int16 ----------------------------------------------------------------- */
 
 /* rows x units int16 results of an int8 product, saturated (TFLM's FC with int16 output). */
 static void fc_int8(const tflm_lstm_fc_t *fc, const int8_t *input, int32_t rows, int32_t depth,
@@ -54,6 +56,43 @@ static void fc_int8(const tflm_lstm_fc_t *fc, const int8_t *input, int32_t rows,
       out[r * units + u] = (int16_t)tflm_requantize(acc, fc->multiplier, fc->shift, 0, -32768, 32767);
     }
   }
+}
+
+/* The same for int16 inputs: a 64-bit accumulator and int64 biases (TFLM's 16x8 FC). */
+static void fc_int16(const tflm_lstm_fc_t *fc, const int16_t *input, int32_t rows, int32_t depth,
+                     int32_t units, const int8_t *weights, const int64_t *bias, int16_t *out) {
+  int32_t r, u, d, scaled;
+  for (r = 0; r < rows; ++r) {
+    for (u = 0; u < units; ++u) {
+      const int8_t *w = weights + u * depth;
+      int64_t acc = 0;
+      for (d = 0; d < depth; ++d) {
+        acc += (int64_t)(((int32_t)w[d] + fc->filter_offset) *
+                         ((int32_t)input[r * depth + d] + fc->input_offset));
+      }
+      if (bias != NULL) acc += bias[u];
+      scaled = tflm_multiply_by_quantized_multiplier_64(acc, fc->multiplier, fc->shift);
+      out[r * units + u] = (int16_t)(scaled < -32768 ? -32768 : (scaled > 32767 ? 32767 : scaled));
+    }
+  }
+}
+
+/* Input and recurrent products of gate g into out (int16 Q3.12), by activation type. */
+static void gate_products(const tflm_lstm_params_t *p, const lstm_run_t *run, int32_t g,
+                          int16_t *out, int16_t *temp) {
+  if (p->type == TFLM_TYPE_INT16) {
+    fc_int16(&p->input_fc[g], (const int16_t *)run->input + run->input_offset, run->rows,
+             p->input_size, p->units, (const int8_t *)run->input_weights[g],
+             (const int64_t *)run->bias[g], out);
+    fc_int16(&p->recurrent_fc[g], (const int16_t *)run->hidden + run->state_offset, run->rows,
+             p->units, p->units, (const int8_t *)run->recurrent_weights[g], NULL, temp);
+    return;
+  }
+  fc_int8(&p->input_fc[g], (const int8_t *)run->input + run->input_offset, run->rows,
+          p->input_size, p->units, (const int8_t *)run->input_weights[g],
+          (const int32_t *)run->bias[g], out);
+  fc_int8(&p->recurrent_fc[g], (const int8_t *)run->hidden + run->state_offset, run->rows,
+          p->units, p->units, (const int8_t *)run->recurrent_weights[g], NULL, temp);
 }
 
 static void add_saturating_int16(const int16_t *a, const int16_t *b, int32_t count, int16_t *out) {
@@ -78,14 +117,10 @@ static void mul_int16(const tflm_lstm_mul_t *m, const int16_t *a, const int16_t 
   }
 }
 
-static void gate_int8(const tflm_lstm_params_t *p, const lstm_run_t *run, int32_t g,
+static void gate_quantized(const tflm_lstm_params_t *p, const lstm_run_t *run, int32_t g,
                       int16_t *out, int16_t *temp) {
   const int32_t count = run->rows * p->units;
-  fc_int8(&p->input_fc[g], (const int8_t *)run->input + run->input_offset, run->rows,
-          p->input_size, p->units, (const int8_t *)run->input_weights[g],
-          (const int32_t *)run->bias[g], out);
-  fc_int8(&p->recurrent_fc[g], (const int8_t *)run->hidden + run->state_offset, run->rows,
-          p->units, p->units, (const int8_t *)run->recurrent_weights[g], NULL, temp);
+  gate_products(p, run, g, out, temp);
   add_saturating_int16(out, temp, count, out);
   if (g != 2) {
     tflm_logistic_int16(0, 0, count, out, out); /* Q3.12 input: the power-of-two case */
@@ -94,17 +129,33 @@ static void gate_int8(const tflm_lstm_params_t *p, const lstm_run_t *run, int32_
   }
 }
 
-static void step_int8(const tflm_lstm_params_t *p, const lstm_run_t *run) {
+/* The new hidden state tanh(cell) x output gate, written into the hidden state (int8 or
+ * int16) and copied to the step's output row. */
+static void update_hidden(const tflm_lstm_params_t *p, const lstm_run_t *run,
+                          const int16_t *tanh_cell, const int16_t *output_gate, int32_t count) {
+  int32_t i;
+  if (p->type == TFLM_TYPE_INT16) {
+    int16_t *hidden = (int16_t *)run->hidden + run->state_offset;
+    int16_t *output = (int16_t *)run->output + run->output_offset;
+    mul_int16(&p->hidden_mul, tanh_cell, output_gate, count, hidden, NULL);
+    for (i = 0; i < count; ++i) output[i] = hidden[i];
+  } else {
+    int8_t *hidden = (int8_t *)run->hidden + run->state_offset;
+    int8_t *output = (int8_t *)run->output + run->output_offset;
+    mul_int16(&p->hidden_mul, tanh_cell, output_gate, count, NULL, hidden);
+    for (i = 0; i < count; ++i) output[i] = hidden[i];
+  }
+}
+
+static void step_quantized(const tflm_lstm_params_t *p, const lstm_run_t *run) {
   const int32_t count = run->rows * p->units;
   int16_t *forget = (int16_t *)run->buffers, *input = forget + count;
   int16_t *cell_gate = input + count, *temp = cell_gate + count;
   int16_t *cell = (int16_t *)run->cell + run->state_offset;
-  int8_t *hidden = (int8_t *)run->hidden + run->state_offset;
-  int8_t *output = (int8_t *)run->output + run->output_offset;
   int32_t tanh_shift = 15 + p->cell_scale_power - 3, i;
-  gate_int8(p, run, 1, forget, temp);
-  gate_int8(p, run, 0, input, temp);
-  gate_int8(p, run, 2, cell_gate, temp);
+  gate_quantized(p, run, 1, forget, temp);
+  gate_quantized(p, run, 0, input, temp);
+  gate_quantized(p, run, 2, cell_gate, temp);
   mul_int16(&p->forget_mul, forget, cell, count, cell, NULL);
   mul_int16(&p->input_mul, input, cell_gate, count, input, NULL);
   add_saturating_int16(cell, input, count, cell);
@@ -115,12 +166,11 @@ static void step_int8(const tflm_lstm_params_t *p, const lstm_run_t *run) {
       cell[i] = low > (int16_t)-clip ? low : (int16_t)-clip;
     }
   }
-  gate_int8(p, run, 3, input, temp);
+  gate_quantized(p, run, 3, input, temp);
   /* tanh of the cell state: TFLM's shift handling for its power-of-two scale */
   tflm_tanh_int16(tanh_shift < 0 ? 3 : 0, tanh_shift < 0 ? -tanh_shift : tanh_shift, count, cell,
                   forget);
-  mul_int16(&p->hidden_mul, forget, input, count, NULL, hidden);
-  for (i = 0; i < count; ++i) output[i] = hidden[i];
+  update_hidden(p, run, forget, input, count);
 }
 
 /* --- float32 ------------------------------------------------------------------------ */
@@ -199,8 +249,8 @@ static void run_sequence(const tflm_lstm_params_t *p, lstm_run_t *run) {
   run->input_offset = run->output_offset = run->state_offset = 0;
   for (b = 0; b < outer; ++b) {
     for (t = 0; t < p->steps; ++t) {
-      if (p->type == TFLM_TYPE_INT8) {
-        step_int8(p, run);
+      if (p->type != TFLM_TYPE_FLOAT32) {
+        step_quantized(p, run);
       } else {
         step_float(p, run);
       }

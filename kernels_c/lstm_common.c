@@ -43,8 +43,11 @@ static tflm_status_t fill_shapes(tflm_context_t *ctx, tflm_node_t *node, tflm_ls
 /* Weights and biases of every gate: present, right shape, right type, per-tensor. */
 static tflm_status_t check_gate_tensors(tflm_context_t *ctx, tflm_node_t *node,
                                         const tflm_lstm_params_t *p) {
-  const int32_t weight_type = p->type == TFLM_TYPE_INT8 ? TFLM_TYPE_INT8 : TFLM_TYPE_FLOAT32;
-  const int32_t bias_type = p->type == TFLM_TYPE_INT8 ? TFLM_TYPE_INT32 : TFLM_TYPE_FLOAT32;
+  const int32_t quantized = p->type != TFLM_TYPE_FLOAT32;
+  const int32_t weight_type = quantized ? TFLM_TYPE_INT8 : TFLM_TYPE_FLOAT32;
+  const int32_t bias_type = p->type == TFLM_TYPE_INT16 ? TFLM_TYPE_INT64
+                            : quantized                ? TFLM_TYPE_INT32
+                                                       : TFLM_TYPE_FLOAT32;
   tflm_tensor_t in, rec, bias;
   int32_t g;
   for (g = 0; g < TFLM_LSTM_GATES; ++g) {
@@ -60,17 +63,19 @@ static tflm_status_t check_gate_tensors(tflm_context_t *ctx, tflm_node_t *node,
     TFLM_KERNEL_CHECK(ctx, node, in.type == weight_type && rec.type == weight_type &&
                                      bias.type == bias_type,
                       TFLM_ERR_UNSUPPORTED_TYPE);
-    TFLM_KERNEL_CHECK(ctx, node, p->type != TFLM_TYPE_INT8 || (in.nscales == 1 && rec.nscales == 1),
+    TFLM_KERNEL_CHECK(ctx, node, !quantized || (in.nscales == 1 && rec.nscales == 1),
                       TFLM_ERR_BAD_PARAMS);
   }
   return TFLM_OK;
 }
 
-/* TFLM's fully connected recipe: the scale product rounded to float, divided in double. */
+/* The gate products' multiplier: the scale product and the division in double.  (With the
+ * product rounded to float first, 16x8 LSTMs differ from TFLM by one on some gate values,
+ * where the Q15 multiplier of the 64-bit requantisation rounds the other way.) */
 static void fill_fc(tflm_lstm_fc_t *fc, const tflm_tensor_t *input, const tflm_tensor_t *weights,
                     float output_scale) {
-  const float product = input->scale * weights->scale;
-  tflm_quantize_multiplier((double)product / (double)output_scale, &fc->multiplier, &fc->shift);
+  const double product = (double)input->scale * (double)weights->scale;
+  tflm_quantize_multiplier(product / (double)output_scale, &fc->multiplier, &fc->shift);
   fc->input_offset = -input->zero_point;
   fc->filter_offset = -weights->zero_point;
 }
@@ -91,14 +96,15 @@ static int32_t scale_power(float scale) {
   return (int32_t)roundf(log2_scale);
 }
 
-static tflm_status_t fill_int8(tflm_context_t *ctx, tflm_node_t *node, tflm_lstm_params_t *p,
+/* int8 or int16 activations (the hidden state's type), int16 cell state. */
+static tflm_status_t fill_quantized(tflm_context_t *ctx, tflm_node_t *node, tflm_lstm_params_t *p,
                                const tflm_tensor_t *input, const tflm_tensor_t *hidden,
                                const tflm_tensor_t *cell) {
   const float gate_input_scale = 0.000244140625f;     /* 2^-12: Q3.12 */
   const float gate_output_scale = 0.000030517578125f; /* 2^-15: Q0.15 */
   double clip;
   int32_t g;
-  TFLM_KERNEL_CHECK(ctx, node, hidden->type == TFLM_TYPE_INT8 && cell->type == TFLM_TYPE_INT16,
+  TFLM_KERNEL_CHECK(ctx, node, hidden->type == p->type && cell->type == TFLM_TYPE_INT16,
                     TFLM_ERR_UNSUPPORTED_TYPE);
   TFLM_KERNEL_CHECK(ctx, node, cell->scale > 0.0f && hidden->scale > 0.0f, TFLM_ERR_BAD_PARAMS);
   for (g = 0; g < TFLM_LSTM_GATES; ++g) {
@@ -111,7 +117,7 @@ static tflm_status_t fill_int8(tflm_context_t *ctx, tflm_node_t *node, tflm_lstm
   fill_mul(&p->forget_mul, gate_output_scale, cell->scale, cell->scale, 0, 0);
   fill_mul(&p->input_mul, gate_output_scale, gate_output_scale, cell->scale, 0, 0);
   fill_mul(&p->hidden_mul, gate_output_scale, gate_output_scale, hidden->scale,
-           hidden->zero_point, 1);
+           hidden->zero_point, hidden->type == TFLM_TYPE_INT8);
   p->cell_scale_power = scale_power(cell->scale);
   clip = (double)p->cell_clip / (double)cell->scale;
   clip = clip > -32768.0 ? clip : -32768.0;
@@ -146,7 +152,8 @@ tflm_status_t tflm_lstm_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   tflm_status_t status = check_node(ctx, node);
   if (status == TFLM_OK) status = fetch_states(ctx, node, &input, &hidden, &cell, &output);
   if (status != TFLM_OK) return status;
-  TFLM_KERNEL_CHECK(ctx, node, (input.type == TFLM_TYPE_FLOAT32 || input.type == TFLM_TYPE_INT8) &&
+  TFLM_KERNEL_CHECK(ctx, node, (input.type == TFLM_TYPE_FLOAT32 || input.type == TFLM_TYPE_INT8 ||
+                                input.type == TFLM_TYPE_INT16) &&
                                    output.type == input.type,
                     TFLM_ERR_UNSUPPORTED_TYPE);
   p = (tflm_lstm_params_t *)tflm_alloc_persistent(ctx, (uint32_t)sizeof(*p));
@@ -160,14 +167,14 @@ tflm_status_t tflm_lstm_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   status = fill_shapes(ctx, node, p, &input, &hidden, &cell, &output);
   if (status == TFLM_OK) status = check_gate_tensors(ctx, node, p);
   if (status != TFLM_OK) return status;
-  if (p->type == TFLM_TYPE_INT8) {
-    status = fill_int8(ctx, node, p, &input, &hidden, &cell);
+  if (p->type != TFLM_TYPE_FLOAT32) {
+    status = fill_quantized(ctx, node, p, &input, &hidden, &cell);
   } else {
     TFLM_KERNEL_CHECK(ctx, node, hidden.type == TFLM_TYPE_FLOAT32 && cell.type == TFLM_TYPE_FLOAT32,
                       TFLM_ERR_UNSUPPORTED_TYPE);
   }
   if (status != TFLM_OK) return status;
-  cell_bytes = p->type == TFLM_TYPE_INT8 ? 2u : 4u;
+  cell_bytes = p->type == TFLM_TYPE_FLOAT32 ? 4u : 2u;
   node->user_data = p;
   return tflm_request_scratch(
       ctx, 4u * (uint32_t)(p->batches * p->units) * cell_bytes, &p->scratch);

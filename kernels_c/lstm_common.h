@@ -10,7 +10,8 @@
  * TFLM.  Output [batches, steps, units] (or time-major), a copy of the hidden state per step.
  *
  * Types: float32 throughout; or int8 input, hidden state and output, int8 per-tensor
- * weights, int32 biases and an int16 cell state whose scale is a power of two.  Gate
+ * weights, int32 biases and an int16 cell state whose scale is a power of two; or the same
+ * with int16 input, hidden state and output and int64 biases (TFLM's 16x8 LSTM).  Gate
  * pre-activations are int16 in Q3.12, gate outputs Q0.15 (fixed scales in TFLM: the
  * operator's intermediate tensors are not read).
  *
@@ -47,7 +48,7 @@ typedef struct {
 } tflm_lstm_mul_t;
 
 typedef struct {
-  int32_t type;             /* TFLM_TYPE_FLOAT32 or TFLM_TYPE_INT8 */
+  int32_t type;             /* TFLM_TYPE_FLOAT32, TFLM_TYPE_INT8 or TFLM_TYPE_INT16 */
   int32_t time_major;       /* 1: steps outermost, all batches per step */
   int32_t batches;
   int32_t steps;
@@ -56,7 +57,7 @@ typedef struct {
   int32_t cell_activation;  /* TFLM_ACT_TANH applies tanh to the cell gate; TFLM applies
                                nothing for other codes, and neither do we */
   float cell_clip;          /* > 0: cell state clipped to +-cell_clip */
-  int32_t cell_scale_power; /* int8: cell state scale = 2^cell_scale_power */
+  int32_t cell_scale_power; /* quantised: cell state scale = 2^cell_scale_power */
   int32_t quantized_cell_clip;
   tflm_lstm_fc_t input_fc[TFLM_LSTM_GATES];
   tflm_lstm_fc_t recurrent_fc[TFLM_LSTM_GATES];

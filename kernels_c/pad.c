@@ -1,5 +1,5 @@
-/* tflm-op: PAD tflm_op_pad types: float32,int8,int16 */
-/* tflm-op: PADV2 tflm_op_padv2 types: float32,int8,int16 */
+/* tflm-op: PAD tflm_op_pad types: float32,int8,int16,int32 */
+/* tflm-op: PADV2 tflm_op_padv2 types: float32,int8,int16,int32 */
 /* PAD and PADV2: the output is the input surrounded by a constant.  paddings is a constant
  * [rank, 2] int32/int64 tensor (before, after per axis; up to six axes).  The constant is,
  * as in TFLM: PADV2's scalar constant_values input when given; otherwise the output zero

@@ -1,4 +1,4 @@
-/* tflm-op: RESHAPE tflm_op_reshape types: float32,int8,int16,int32,uint8,int64,bool */
+/* tflm-op: RESHAPE tflm_op_reshape types: float32,int8,int16,int32,int64,uint8,uint32,bool */
 /* RESHAPE: the output holds the input's bytes unchanged; only the shape differs, and the
  * output tensor's shape is taken as given (the optional shape input is not read).  When the
  * runtime aliases output to input there is nothing to do; otherwise the bytes are copied

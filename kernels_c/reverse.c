@@ -1,4 +1,4 @@
-/* tflm-op: REVERSE_V2 tflm_op_reverse_v2 types: float32,int8,int16,int32 */
+/* tflm-op: REVERSE_V2 tflm_op_reverse_v2 types: float32,int8,int16,int32,int64,uint8,bool */
 /* REVERSE_V2: the input with the axes of a constant int32 axis tensor reversed (negative
  * axes count from the end).  A strided copy (tflm_layout.h) whose input strides are
  * negative on the reversed axes: whole elements move, so every dtype is bit-exact. */

@@ -1,8 +1,8 @@
-/* tflm-op: SELECT_V2 tflm_op_select_v2 types: float32,int8,int16,bool */
+/* tflm-op: SELECT_V2 tflm_op_select_v2 types: float32,int8,int16 */
 /* SELECT_V2(condition, x, y): condition ? x : y elementwise, all three broadcast to the
  * output shape (numpy-style, up to 6-D), as TFLM's reference kernel.  Values are copied as
- * stored bytes (float32, int8 and int16, the types TFLM accepts).  The marker lists bool
- * too: the generator picks kernels by the first non-constant input, here the condition. */
+ * stored bytes (float32, int8 and int16, the types TFLM accepts; the marker's types are
+ * those of x, tflm_gen.support.DATA_INPUT). */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>

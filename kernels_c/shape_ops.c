@@ -1,6 +1,6 @@
-/* tflm-op: SQUEEZE tflm_op_squeeze types: float32,int8,int16 */
+/* tflm-op: SQUEEZE tflm_op_squeeze types: float32,int8,int16,int32,int64,uint8,uint32,bool */
 /* tflm-op: EXPAND_DIMS tflm_op_expand_dims types: float32,int8,int16 */
-/* tflm-op: SHAPE tflm_op_shape types: float32,int8,int16 */
+/* tflm-op: SHAPE tflm_op_shape types: float32,int8,int16,int32,int64,uint8,uint32,bool */
 /* SQUEEZE and EXPAND_DIMS change only the shape: the bytes are copied (or left alone when
  * the runtime aliased output and input), the output tensor's shape is taken as given.
  * SHAPE writes the input's dimensions as int32 or int64 (the output tensor's type). */

@@ -1,5 +1,5 @@
-/* tflm-op: SLICE tflm_op_slice types: float32,int8,int16 */
-/* tflm-op: STRIDED_SLICE tflm_op_strided_slice types: float32,int8,int16 */
+/* tflm-op: SLICE tflm_op_slice types: float32,int8,int16,int32,bool */
+/* tflm-op: STRIDED_SLICE tflm_op_strided_slice types: float32,int8,int16,int32,bool */
 /* SLICE and STRIDED_SLICE copy a (strided) box of the input.  begin / size / end / strides
  * must be constant tensors (int32 or int64) with one entry per input dimension (up to six).
  * STRIDED_SLICE follows TFLM's index rules: negative indices count from the end, indices

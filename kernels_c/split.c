@@ -1,6 +1,6 @@
-/* tflm-op: SPLIT tflm_op_split types: float32,int8,int16 */
-/* tflm-op: SPLIT_V tflm_op_split_v types: float32,int8,int16 */
-/* tflm-op: UNPACK tflm_op_unpack types: float32,int8,int16 */
+/* tflm-op: SPLIT tflm_op_split types: float32,int8,int16,int32 */
+/* tflm-op: SPLIT_V tflm_op_split_v types: float32,int8,int16,int32 */
+/* tflm-op: UNPACK tflm_op_unpack types: float32,int8,int16,int32 */
 /* SPLIT, SPLIT_V and UNPACK cut their input along one axis into the outputs, copying
  * elements unchanged.  The piece sizes are taken from the output tensors' shapes (which the
  * converter computed from num_splits / size_splits), so only the axis is read: it must be a

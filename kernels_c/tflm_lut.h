@@ -1,5 +1,6 @@
-/* Interpolated 513-entry lookup tables for int16 activations (int16 SOFTMAX), built and
- * read with the arithmetic of TFLM's reference kernels so results are bit-exact. */
+/* Lookup tables of activations, built and read with the arithmetic of TFLM's (and
+ * LiteRT's) reference kernels so results are bit-exact: 256 entries for int8, interpolated
+ * 513-entry tables for int16 (int16 SOFTMAX, GELU). */
 #ifndef TFLM_LUT_H
 #define TFLM_LUT_H
 
@@ -8,6 +9,16 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* Fills the 256-entry int8 table of func: each stored value v dequantised
+ * (input_scale * (v - input_zero_point)), mapped, multiplied by 1 / output_scale, rounded
+ * half away from zero, offset by output_zero_point and clamped; the entry of v is at index
+ * (uint8_t)v.  Float arithmetic throughout (call from prepare). */
+void tflm_lut_generate_int8(float (*func)(float), float input_scale, int32_t input_zero_point,
+                            float output_scale, int32_t output_zero_point, int8_t *lut);
+
+/* output[i] = lut[(uint8_t)input[i]] for count elements. */
+void tflm_lut_apply_int8(const int8_t *lut, const int8_t *input, int8_t *output, int32_t count);
 
 /* Entries of an int16 -> int16 table: 512 segments plus the end point of the last one. */
 #define TFLM_LUT_INT16_SIZE 513

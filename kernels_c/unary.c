@@ -3,7 +3,7 @@
 /* tflm-op: EXP tflm_op_exp types: float32 */
 /* tflm-op: LOG tflm_op_log types: float32 */
 /* tflm-op: SQRT tflm_op_sqrt types: float32 */
-/* tflm-op: RSQRT tflm_op_rsqrt types: float32,int8 */
+/* tflm-op: RSQRT tflm_op_rsqrt types: float32,int8,int16 */
 /* tflm-op: SQUARE tflm_op_square types: float32 */
 /* tflm-op: SIN tflm_op_sin types: float32 */
 /* tflm-op: COS tflm_op_cos types: float32 */
@@ -14,8 +14,12 @@
  *   1 / sqrtf(x), x * x, sinf, cosf, floorf, ceilf).
  *   ABS int8 / int16: |x - zp_in|, rescaled by scale_in / scale_out when the scales differ
  *   (multiplier in double), plus zp_out, clamped; int16 without quantisation is plain |x|.
- *   RSQRT int8: 1 / sqrt(x - zp_in) as TFLM's fixed-point inverse square root, rescaled by
- *   1 / (sqrt(scale_in) * scale_out); x == zp gives 127.  TFLM fails on x < zp; so do we. */
+ *   RSQRT int8 / int16: 1 / sqrt(x - zp_in) as TFLM's fixed-point inverse square root,
+ *   rescaled by 1 / (sqrt(scale_in) * scale_out); x == zp gives the type's maximum.  TFLM
+ *   fails on x < zp; so do we.  TFLM's Prepare means to refuse int16 RSQRT, but its check
+ *   casts the type to a function pointer and never fails, so Eval's int16 case runs; int16
+ *   needs quantisation with zero points 0 (without it TFLM reads op data it never set, so
+ *   we refuse that). */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -41,7 +45,8 @@ static tflm_status_t tflm_unary_quant(tflm_context_t *ctx, tflm_node_t *node,
                                       tflm_unary_params_t *p) {
   p->quantized = in->nscales > 0;
   if (!p->quantized) {
-    TFLM_KERNEL_CHECK(ctx, node, in->type == TFLM_TYPE_INT16, TFLM_ERR_BAD_PARAMS);
+    TFLM_KERNEL_CHECK(ctx, node, in->type == TFLM_TYPE_INT16 && p->builtin == 101 /* ABS */,
+                      TFLM_ERR_BAD_PARAMS);
     return TFLM_OK;
   }
   TFLM_KERNEL_CHECK(ctx, node, out->nscales > 0 && out->scale > 0.0f, TFLM_ERR_BAD_PARAMS);
@@ -62,15 +67,13 @@ static tflm_status_t tflm_unary_quant(tflm_context_t *ctx, tflm_node_t *node,
   return TFLM_OK;
 }
 
-/* Types TFLM accepts per op: float32 everywhere, int8 for ABS and RSQRT, int16 for ABS. */
+/* Types TFLM accepts per op: float32 everywhere, int8 and int16 for ABS and RSQRT. */
 static int32_t tflm_unary_type_ok(int32_t builtin, int32_t type) {
   if (type == TFLM_TYPE_FLOAT32) {
     return 1;
   }
-  if (builtin == 101) { /* ABS */
-    return type == TFLM_TYPE_INT8 || type == TFLM_TYPE_INT16;
-  }
-  return builtin == 76 && type == TFLM_TYPE_INT8; /* RSQRT */
+  return (builtin == 101 || builtin == 76) && /* ABS, RSQRT */
+         (type == TFLM_TYPE_INT8 || type == TFLM_TYPE_INT16);
 }
 
 static tflm_status_t tflm_unary_prepare(tflm_context_t *ctx, tflm_node_t *node,
@@ -151,28 +154,40 @@ static int32_t tflm_rsqrt_quantized(const tflm_unary_params_t *p, int32_t x) {
                                  p->output_offset);
 }
 
+/* Quantised ABS or RSQRT of one stored value; 0 when RSQRT's input is below zp_in (no real
+ * result: TFLM fails the invoke), else 1 with the result in *y. */
+static int32_t tflm_unary_quantized(const tflm_unary_params_t *p, int32_t x, int32_t *y) {
+  if (p->builtin != 76) {
+    *y = tflm_abs_quantized(p, x);
+    return 1;
+  }
+  if (x < p->input_offset) {
+    return 0;
+  }
+  *y = tflm_rsqrt_quantized(p, x);
+  return 1;
+}
+
 static tflm_status_t tflm_unary_eval(tflm_context_t *ctx, tflm_node_t *node) {
   const tflm_unary_params_t *p = (const tflm_unary_params_t *)node->user_data;
   const void *in = tflm_node_input_data(ctx, node, 0);
   void *out = tflm_node_output_data(ctx, node, 0);
-  int32_t i;
+  int32_t i, y = 0;
   if (p->type == TFLM_TYPE_FLOAT32) {
     for (i = 0; i < p->count; ++i) {
       ((float *)out)[i] = tflm_unary_float(p->builtin, ((const float *)in)[i]);
     }
   } else if (p->type == TFLM_TYPE_INT16) {
     for (i = 0; i < p->count; ++i) {
-      ((int16_t *)out)[i] = (int16_t)tflm_abs_quantized(p, ((const int16_t *)in)[i]);
+      TFLM_KERNEL_CHECK(ctx, node, tflm_unary_quantized(p, ((const int16_t *)in)[i], &y),
+                        TFLM_ERROR);
+      ((int16_t *)out)[i] = (int16_t)y;
     }
   } else {
     for (i = 0; i < p->count; ++i) {
-      const int8_t x = ((const int8_t *)in)[i];
-      if (p->builtin == 76) {
-        TFLM_KERNEL_CHECK(ctx, node, x >= p->input_offset, TFLM_ERROR);
-        ((int8_t *)out)[i] = (int8_t)tflm_rsqrt_quantized(p, x);
-      } else {
-        ((int8_t *)out)[i] = (int8_t)tflm_abs_quantized(p, x);
-      }
+      TFLM_KERNEL_CHECK(ctx, node, tflm_unary_quantized(p, ((const int8_t *)in)[i], &y),
+                        TFLM_ERROR);
+      ((int8_t *)out)[i] = (int8_t)y;
     }
   }
   return TFLM_OK;

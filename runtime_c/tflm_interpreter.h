@@ -1,4 +1,5 @@
-/* The interpreter: runs subgraph 0 of a TFLite model read in place from memory.
+/* The interpreter: runs subgraph 0 of a TFLite model read in place from memory; control-flow
+ * kernels (IF, WHILE, CALL_ONCE) run the other subgraphs from inside it.
  *
  *   static tflm_interpreter_t interpreter;              (any storage; not in the arena)
  *   tflm_interpreter_init(&interpreter, model, model_size, &resolver, arena, arena_size);
@@ -21,7 +22,7 @@
 extern "C" {
 #endif
 
-#define TFLM_RUNTIME_ABI_VERSION 1
+#define TFLM_RUNTIME_ABI_VERSION 2
 
 /* The operators an application links in: builtins by code, custom ops by name. */
 typedef struct {
@@ -50,6 +51,28 @@ typedef struct {
 
 #define TFLM_NO_DATA 0xFFFFFFFFu
 
+/* Per-subgraph positions kept in the arena tail.  Tensors and operators of all subgraphs
+ * share one global numbering: subgraph s's tensor t is global tensor first_tensor + t. */
+typedef struct {
+  uint32_t tensors, tensors_count;     /* positions and lengths of the subgraph's vectors */
+  uint32_t operators, operators_count;
+  uint32_t inputs, inputs_count;
+  uint32_t outputs, outputs_count;
+  uint32_t first_tensor;               /* global index of the subgraph's tensor 0 */
+  uint32_t first_node;                 /* global index of its operator 0 */
+} tflm_subgraph_t;
+
+/* A resource variable (VAR_HANDLE's container and shared name), kept in the arena tail. */
+typedef struct {
+  uint32_t container;        /* model position of the container string, 0 when absent */
+  uint32_t container_length;
+  uint32_t name;             /* model position of the shared name, 0 when absent */
+  uint32_t name_length;
+  uint32_t data;             /* arena offset of its bytes, TFLM_NO_DATA until allocated */
+  uint32_t bytes;
+  uint32_t fill;             /* byte the value is reset to (TFLM: the zero point as int8) */
+} tflm_resource_t;
+
 /* Where the arena's bytes went, by category (the allocation audit). */
 typedef struct {
   uint32_t arena_bytes;     /* smallest arena that works: the peak during init */
@@ -69,12 +92,16 @@ struct tflm_context {
   tflm_arena_t arena;
   uint32_t opcodes, opcodes_count;     /* positions and lengths of the model's vectors */
   uint32_t buffers, buffers_count;
-  uint32_t tensors, tensors_count;
-  uint32_t operators, operators_count;
-  uint32_t inputs, inputs_count;
+  tflm_subgraph_t *subgraphs;   /* per subgraph */
+  uint32_t subgraphs_count;
+  uint32_t tensors_count;       /* tensors of all subgraphs */
+  uint32_t operators_count;     /* operators of all subgraphs */
+  uint32_t inputs, inputs_count;       /* subgraph 0's inputs and outputs */
   uint32_t outputs, outputs_count;
   uint32_t *tensor_location;    /* per tensor: arena offset, TFLM_IN_MODEL|model offset, or none */
   tflm_node_state_t *nodes;     /* per operator */
+  tflm_resource_t *resources;   /* resource variables, in the order VAR_HANDLEs created them */
+  uint32_t resources_count, resources_capacity;
   uint32_t *scratch_location;   /* per scratch buffer: arena offset */
   uint32_t scratch_count;
   uint32_t *scratch_request;    /* during prepare: (bytes, node) pairs in temporary memory */
@@ -105,7 +132,8 @@ tflm_status_t tflm_interpreter_init_profiled(tflm_interpreter_t *interpreter,
                                              const tflm_resolver_t *resolver, void *arena,
                                              uint32_t arena_size, const tflm_profiler_t *p);
 tflm_status_t tflm_interpreter_invoke(tflm_interpreter_t *interpreter);
-/* Zeroes variable tensors (RNN state) and calls each kernel's reset. */
+/* Zeroes variable tensors (RNN state), refills resource variables with their reset byte
+ * and calls each kernel's reset, in every subgraph (as TFLM's Reset does). */
 tflm_status_t tflm_interpreter_reset(tflm_interpreter_t *interpreter);
 void tflm_interpreter_set_profiler(tflm_interpreter_t *interpreter, const tflm_profiler_t *p);
 

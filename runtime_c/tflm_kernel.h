@@ -49,7 +49,8 @@ typedef struct {
 
 /* The node being initialised, prepared or evaluated (built by the runtime per call). */
 typedef struct {
-  int32_t index;             /* operator index in the subgraph */
+  int32_t index;             /* operator index in its subgraph */
+  int32_t subgraph;          /* the subgraph the operator belongs to (0: the main one) */
   int32_t version;           /* operator version from the model */
   int32_t inputs_count;
   int32_t outputs_count;
@@ -106,6 +107,35 @@ tflm_status_t tflm_request_scratch(tflm_context_t *ctx, uint32_t bytes, int32_t 
 /* The scratch buffer of a handle (eval only).  8-byte aligned. */
 void *tflm_get_scratch(tflm_context_t *ctx, int32_t handle);
 
+/* --- subgraphs (control flow: IF, WHILE, CALL_ONCE) ------------------------------- */
+
+int32_t tflm_subgraph_count(tflm_context_t *ctx);
+/* Inputs and outputs of a subgraph; -1 for a subgraph index out of range. */
+int32_t tflm_subgraph_inputs_count(tflm_context_t *ctx, int32_t subgraph);
+int32_t tflm_subgraph_outputs_count(tflm_context_t *ctx, int32_t subgraph);
+/* Views of input (output) i of a subgraph, as tflm_node_input gives them. */
+tflm_status_t tflm_subgraph_input(tflm_context_t *ctx, int32_t subgraph, int32_t i,
+                                  tflm_tensor_t *view);
+tflm_status_t tflm_subgraph_output(tflm_context_t *ctx, int32_t subgraph, int32_t i,
+                                   tflm_tensor_t *view);
+/* Runs every operator of a subgraph once (eval only).  Its tensors are planned in the same
+ * arena, apart from everything live while the calling operator runs. */
+tflm_status_t tflm_subgraph_invoke(tflm_context_t *ctx, int32_t subgraph);
+
+/* --- resource variables (VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE) --------------- */
+
+/* The id of the variable a (container, shared name) pair names: strings inside the model
+ * from tflm_opt_string, a NULL container matching any.  Creates the variable when none
+ * matches (prepare only); -1 when no id can be given. */
+int32_t tflm_resource_id(tflm_context_t *ctx, const uint8_t *container,
+                         uint32_t container_length, const uint8_t *name, uint32_t name_length);
+/* Gives variable `id` `bytes` of persistent memory, filled with `fill` now and at every
+ * reset, unless it has its memory already (prepare only). */
+tflm_status_t tflm_resource_allocate(tflm_context_t *ctx, int32_t id, uint32_t bytes,
+                                     uint8_t fill);
+/* The variable's bytes (their count in *bytes); NULL when it has none. */
+void *tflm_resource_data(tflm_context_t *ctx, int32_t id, uint32_t *bytes);
+
 /* --- builtin options (read in place from the model) -------------------------------- */
 
 /* `field` is a TFLM_OPT_<OPTIONS>_<FIELD> macro of tflm_schema.h (slot and width). */
@@ -113,6 +143,8 @@ int32_t tflm_opt_int(const tflm_node_t *node, int32_t field, int32_t default_val
 float tflm_opt_float(const tflm_node_t *node, int32_t field, float default_value);
 /* Copies up to max int32 elements of a vector field; returns the element count (-1 absent). */
 int32_t tflm_opt_int_vector(const tflm_node_t *node, int32_t field, int32_t *out, int32_t max);
+/* The bytes of a string field (not NUL-terminated) and their count; NULL when absent. */
+const uint8_t *tflm_opt_string(const tflm_node_t *node, int32_t field, uint32_t *length);
 
 /* --- errors ------------------------------------------------------------------------ */
 

@@ -4,16 +4,19 @@
 #include "tflm_model.h"
 #include "tflm_printf.h"
 
-static int32_t node_tensor(const tflm_node_t *node, const uint8_t *list, int32_t count,
-                           int32_t i) {
-  (void)node;
+/* The global index of entry i of a node's tensor list: -1 for an omitted tensor, -2 for
+ * i out of range. */
+static int32_t list_tensor(tflm_context_t *ctx, int32_t subgraph, const uint8_t *list,
+                           int32_t count, int32_t i) {
+  int32_t local;
   if (i < 0 || i >= count) return -2;
-  return (int32_t)tflm_fb_read_u32(list + 4 * i);
+  local = (int32_t)tflm_fb_read_u32(list + 4 * i);
+  return local < 0 ? -1 : local + (int32_t)ctx->subgraphs[subgraph].first_tensor;
 }
 
 tflm_status_t tflm_node_input(tflm_context_t *ctx, const tflm_node_t *node, int32_t i,
                               tflm_tensor_t *view) {
-  int32_t t = node_tensor(node, node->inputs_, node->inputs_count, i);
+  int32_t t = list_tensor(ctx, node->subgraph, node->inputs_, node->inputs_count, i);
   if (t == -2) {
     view->data = NULL;
     view->ndims = 0;
@@ -24,7 +27,7 @@ tflm_status_t tflm_node_input(tflm_context_t *ctx, const tflm_node_t *node, int3
 
 tflm_status_t tflm_node_output(tflm_context_t *ctx, const tflm_node_t *node, int32_t i,
                                tflm_tensor_t *view) {
-  int32_t t = node_tensor(node, node->outputs_, node->outputs_count, i);
+  int32_t t = list_tensor(ctx, node->subgraph, node->outputs_, node->outputs_count, i);
   if (t == -2) {
     view->data = NULL;
     view->ndims = 0;
@@ -34,11 +37,48 @@ tflm_status_t tflm_node_output(tflm_context_t *ctx, const tflm_node_t *node, int
 }
 
 void *tflm_node_input_data(tflm_context_t *ctx, const tflm_node_t *node, int32_t i) {
-  return tflm_model_tensor_data(ctx, node_tensor(node, node->inputs_, node->inputs_count, i));
+  return tflm_model_tensor_data(ctx, list_tensor(ctx, node->subgraph, node->inputs_, node->inputs_count, i));
 }
 
 void *tflm_node_output_data(tflm_context_t *ctx, const tflm_node_t *node, int32_t i) {
-  return tflm_model_tensor_data(ctx, node_tensor(node, node->outputs_, node->outputs_count, i));
+  return tflm_model_tensor_data(ctx, list_tensor(ctx, node->subgraph, node->outputs_, node->outputs_count, i));
+}
+
+int32_t tflm_subgraph_count(tflm_context_t *ctx) { return (int32_t)ctx->subgraphs_count; }
+
+static const tflm_subgraph_t *subgraph_at(tflm_context_t *ctx, int32_t s) {
+  return s >= 0 && (uint32_t)s < ctx->subgraphs_count ? &ctx->subgraphs[s] : NULL;
+}
+
+int32_t tflm_subgraph_inputs_count(tflm_context_t *ctx, int32_t s) {
+  const tflm_subgraph_t *g = subgraph_at(ctx, s);
+  return g != NULL ? (int32_t)g->inputs_count : -1;
+}
+
+int32_t tflm_subgraph_outputs_count(tflm_context_t *ctx, int32_t s) {
+  const tflm_subgraph_t *g = subgraph_at(ctx, s);
+  return g != NULL ? (int32_t)g->outputs_count : -1;
+}
+
+tflm_status_t tflm_subgraph_input(tflm_context_t *ctx, int32_t s, int32_t i,
+                                  tflm_tensor_t *view) {
+  const tflm_subgraph_t *g = subgraph_at(ctx, s);
+  int32_t t = g != NULL ? list_tensor(ctx, s, ctx->fb.data + g->inputs, (int32_t)g->inputs_count, i)
+                        : -2;
+  view->data = NULL;
+  view->ndims = 0;
+  return t < 0 ? TFLM_ERR_BAD_INDEX : tflm_model_view(ctx, t, view);
+}
+
+tflm_status_t tflm_subgraph_output(tflm_context_t *ctx, int32_t s, int32_t i,
+                                   tflm_tensor_t *view) {
+  const tflm_subgraph_t *g = subgraph_at(ctx, s);
+  int32_t t = g != NULL ? list_tensor(ctx, s, ctx->fb.data + g->outputs,
+                                      (int32_t)g->outputs_count, i)
+                        : -2;
+  view->data = NULL;
+  view->ndims = 0;
+  return t < 0 ? TFLM_ERR_BAD_INDEX : tflm_model_view(ctx, t, view);
 }
 
 float tflm_tensor_scale(const tflm_tensor_t *view, int32_t c) {
@@ -98,7 +138,9 @@ const int32_t *tflm_node_requant(tflm_context_t *ctx, const tflm_node_t *node, i
   uint32_t record, count;
   *channels = 0;
   if (ctx->requant == 0 || node->index < 0) return NULL;
-  record = (uint32_t)tflm_model_int_at(ctx, ctx->requant, 2u + (uint32_t)node->index);
+  /* Records are numbered by global operator index. */
+  record = (uint32_t)tflm_model_int_at(
+      ctx, ctx->requant, 2u + ctx->subgraphs[node->subgraph].first_node + (uint32_t)node->index);
   if (record < 2u || record >= ctx->requant_words) return NULL;
   count = (uint32_t)tflm_model_int_at(ctx, ctx->requant, record);
   if (count > (ctx->requant_words - record - 1u) / 2u) return NULL;
@@ -153,6 +195,24 @@ int32_t tflm_opt_int_vector(const tflm_node_t *node, int32_t field, int32_t *out
   if (length > (uint32_t)(node->model_end_ - vector - 4) / 4u) return -1;
   for (i = 0; i < length && (int32_t)i < max; ++i) out[i] = (int32_t)tflm_fb_read_u32(vector + 4 + 4 * i);
   return (int32_t)length;
+}
+
+const uint8_t *tflm_opt_string(const tflm_node_t *node, int32_t field, uint32_t *length) {
+  const uint8_t *p = option_field(node, field), *string;
+  uint32_t target;
+  *length = 0;
+  if (p == NULL) return NULL;
+  target = tflm_fb_read_u32(p);
+  if (target > (uint32_t)(node->model_end_ - p) || (uint32_t)(node->model_end_ - p) - target < 4) {
+    return NULL;
+  }
+  string = p + target;
+  *length = tflm_fb_read_u32(string);
+  if (*length > (uint32_t)(node->model_end_ - string - 4)) {
+    *length = 0;
+    return NULL;
+  }
+  return string + 4;
 }
 
 void tflm_kernel_log(tflm_context_t *ctx, const tflm_node_t *node, const char *message) {

@@ -8,6 +8,7 @@ static uint32_t element_bytes(int32_t type) {
     case TFLM_TYPE_INT8: case TFLM_TYPE_UINT8: case TFLM_TYPE_BOOL: return 1;
     case TFLM_TYPE_INT16: case TFLM_TYPE_UINT16: case TFLM_TYPE_FLOAT16: return 2;
     case TFLM_TYPE_FLOAT32: case TFLM_TYPE_INT32: case TFLM_TYPE_UINT32: return 4;
+    case TFLM_TYPE_RESOURCE: return 4; /* a resource variable's id, as in TFLM */
     case TFLM_TYPE_INT64: case TFLM_TYPE_UINT64: case TFLM_TYPE_FLOAT64:
     case TFLM_TYPE_COMPLEX64: return 8;
     default: return 0;
@@ -18,12 +19,31 @@ int32_t tflm_model_int_at(const tflm_interpreter_t *it, uint32_t elements, uint3
   return (int32_t)tflm_fb_read_u32(it->fb.data + elements + 4u * i);
 }
 
+int32_t tflm_model_tensor_subgraph(const tflm_interpreter_t *it, int32_t t) {
+  int32_t s = (int32_t)it->subgraphs_count - 1;
+  while (s > 0 && (uint32_t)t < it->subgraphs[s].first_tensor) --s;
+  return s;
+}
+
+int32_t tflm_model_node_subgraph(const tflm_interpreter_t *it, int32_t node) {
+  int32_t s = (int32_t)it->subgraphs_count - 1;
+  while (s > 0 && (uint32_t)node < it->subgraphs[s].first_node) --s;
+  return s;
+}
+
 uint32_t tflm_model_tensor(tflm_interpreter_t *it, int32_t t) {
-  return tflm_fb_vector_table(&it->fb, it->tensors, it->tensors_count, (uint32_t)t);
+  const tflm_subgraph_t *g;
+  if (t < 0 || (uint32_t)t >= it->tensors_count) return 0;
+  g = &it->subgraphs[tflm_model_tensor_subgraph(it, t)];
+  return tflm_fb_vector_table(&it->fb, g->tensors, g->tensors_count, (uint32_t)t - g->first_tensor);
 }
 
 uint32_t tflm_model_operator(tflm_interpreter_t *it, int32_t index) {
-  return tflm_fb_vector_table(&it->fb, it->operators, it->operators_count, (uint32_t)index);
+  const tflm_subgraph_t *g;
+  if (index < 0 || (uint32_t)index >= it->operators_count) return 0;
+  g = &it->subgraphs[tflm_model_node_subgraph(it, index)];
+  return tflm_fb_vector_table(&it->fb, g->operators, g->operators_count,
+                              (uint32_t)index - g->first_node);
 }
 
 uint32_t tflm_model_tensor_bytes(tflm_interpreter_t *it, uint32_t tensor) {
@@ -51,8 +71,7 @@ uint32_t tflm_model_constant_data(tflm_interpreter_t *it, uint32_t tensor) {
   return 0;
 }
 
-/* Bytes available at a constant tensor's data (for the size check at open). */
-static uint32_t constant_length(tflm_interpreter_t *it, uint32_t tensor) {
+uint32_t tflm_model_constant_length(tflm_interpreter_t *it, uint32_t tensor) {
   uint32_t index = (uint32_t)tflm_fb_int(&it->fb, tensor, TENSOR_BUFFER, 4, 0);
   uint32_t buffer = tflm_fb_vector_table(&it->fb, it->buffers, it->buffers_count, index);
   uint32_t length;
@@ -118,38 +137,42 @@ static tflm_status_t check_tensor(tflm_interpreter_t *it, int32_t t) {
     if (!zero_points_valid(it, tensor, quant)) return TFLM_ERR_MODEL;
   }
   if (tflm_model_constant_data(it, tensor) != 0 &&
-      constant_length(it, tensor) < tflm_model_tensor_bytes(it, tensor)) {
+      tflm_model_constant_length(it, tensor) < tflm_model_tensor_bytes(it, tensor)) {
     return it->fb.corrupt ? TFLM_ERR_MODEL : TFLM_ERR_MODEL_CONSTANT_SIZE;
   }
   return it->fb.corrupt ? TFLM_ERR_MODEL : TFLM_OK;
 }
 
-static int tensor_indices_valid(tflm_interpreter_t *it, uint32_t table, int32_t slot) {
+/* Operator tensor indices are local to the operator's subgraph (-1: omitted). */
+static int tensor_indices_valid(tflm_interpreter_t *it, uint32_t table, int32_t slot,
+                                uint32_t tensors_count) {
   uint32_t count, i, elements = tflm_fb_vector(&it->fb, table, slot, 4, &count);
   for (i = 0; i < count; ++i) {
     int32_t t = tflm_model_int_at(it, elements, i);
-    if (t < -1 || t >= (int32_t)it->tensors_count) return 0;
+    if (t < -1 || t >= (int32_t)tensors_count) return 0;
   }
   return 1;
 }
 
-static int graph_io_valid(tflm_interpreter_t *it, uint32_t elements, uint32_t count) {
+static int graph_io_valid(tflm_interpreter_t *it, uint32_t elements, uint32_t count,
+                          uint32_t tensors_count) {
   uint32_t i;
   for (i = 0; i < count; ++i) {
     int32_t t = tflm_model_int_at(it, elements, i);
-    if (t < 0 || t >= (int32_t)it->tensors_count) return 0;
+    if (t < 0 || t >= (int32_t)tensors_count) return 0;
   }
   return 1;
 }
 
 static tflm_status_t check_operator(tflm_interpreter_t *it, int32_t index) {
   uint32_t op = tflm_model_operator(it, index), options, length;
+  uint32_t local_tensors = it->subgraphs[tflm_model_node_subgraph(it, index)].tensors_count;
   int32_t opcode;
   if (op == 0) return TFLM_ERR_MODEL;
   opcode = tflm_fb_int(&it->fb, op, OPERATOR_OPCODE_INDEX, 4, 0);
   if (opcode < 0 || (uint32_t)opcode >= it->opcodes_count) return TFLM_ERR_MODEL;
-  if (!tensor_indices_valid(it, op, OPERATOR_INPUTS)) return TFLM_ERR_MODEL;
-  if (!tensor_indices_valid(it, op, OPERATOR_OUTPUTS)) return TFLM_ERR_MODEL;
+  if (!tensor_indices_valid(it, op, OPERATOR_INPUTS, local_tensors)) return TFLM_ERR_MODEL;
+  if (!tensor_indices_valid(it, op, OPERATOR_OUTPUTS, local_tensors)) return TFLM_ERR_MODEL;
   options = tflm_fb_table(&it->fb, op, OPERATOR_BUILTIN_OPTIONS);
   if (options != 0) tflm_fb_field(&it->fb, options, 0, 0); /* validates its vtable */
   tflm_fb_vector(&it->fb, op, OPERATOR_CUSTOM_OPTIONS, 1, &length);
@@ -157,23 +180,55 @@ static tflm_status_t check_operator(tflm_interpreter_t *it, int32_t index) {
   return it->fb.corrupt ? TFLM_ERR_MODEL : TFLM_OK;
 }
 
-static tflm_status_t find_subgraph(tflm_interpreter_t *it) {
-  uint32_t root = tflm_fb_root(&it->fb, "TFL3"), subgraphs, count, subgraph;
-  if (root == 0) return TFLM_ERR_MODEL;
-  if (tflm_fb_int(&it->fb, root, MODEL_VERSION, 4, 0) != 3) return TFLM_ERR_MODEL_VERSION;
-  subgraphs = tflm_fb_vector(&it->fb, root, MODEL_SUBGRAPHS, 4, &count);
-  subgraph = tflm_fb_vector_table(&it->fb, subgraphs, count, 0);
-  if (subgraph == 0) return TFLM_ERR_MODEL;
-  it->opcodes = tflm_fb_vector(&it->fb, root, MODEL_OPERATOR_CODES, 4, &it->opcodes_count);
-  it->buffers = tflm_fb_vector(&it->fb, root, MODEL_BUFFERS, 4, &it->buffers_count);
-  it->tensors = tflm_fb_vector(&it->fb, subgraph, SUBGRAPH_TENSORS, 4, &it->tensors_count);
-  it->operators = tflm_fb_vector(&it->fb, subgraph, SUBGRAPH_OPERATORS, 4, &it->operators_count);
-  it->inputs = tflm_fb_vector(&it->fb, subgraph, SUBGRAPH_INPUTS, 4, &it->inputs_count);
-  it->outputs = tflm_fb_vector(&it->fb, subgraph, SUBGRAPH_OUTPUTS, 4, &it->outputs_count);
-  if (it->fb.corrupt || it->tensors_count > 0x7FFFu || it->operators_count > 0x7FFFu) {
+/* Reads subgraph s's vectors into *g, numbering its tensors and operators after those of
+ * the subgraphs before it. */
+static tflm_status_t read_subgraph(tflm_interpreter_t *it, uint32_t subgraphs, uint32_t s,
+                                   tflm_subgraph_t *g) {
+  uint32_t table = tflm_fb_vector_table(&it->fb, subgraphs, it->subgraphs_count, s);
+  if (table == 0) return TFLM_ERR_MODEL;
+  g->tensors = tflm_fb_vector(&it->fb, table, SUBGRAPH_TENSORS, 4, &g->tensors_count);
+  g->operators = tflm_fb_vector(&it->fb, table, SUBGRAPH_OPERATORS, 4, &g->operators_count);
+  g->inputs = tflm_fb_vector(&it->fb, table, SUBGRAPH_INPUTS, 4, &g->inputs_count);
+  g->outputs = tflm_fb_vector(&it->fb, table, SUBGRAPH_OUTPUTS, 4, &g->outputs_count);
+  g->first_tensor = it->tensors_count;
+  g->first_node = it->operators_count;
+  /* Global counts stay below 2^15: the planner keeps steps and indices in int16. */
+  if (it->fb.corrupt || g->tensors_count > 0x7FFFu - it->tensors_count ||
+      g->operators_count > 0x7FFFu - it->operators_count) {
     return TFLM_ERR_MODEL;
   }
+  if (!graph_io_valid(it, g->inputs, g->inputs_count, g->tensors_count) ||
+      !graph_io_valid(it, g->outputs, g->outputs_count, g->tensors_count)) {
+    return TFLM_ERR_MODEL;
+  }
+  it->tensors_count += g->tensors_count;
+  it->operators_count += g->operators_count;
   return TFLM_OK;
+}
+
+/* Finds every subgraph; their positions go to the arena tail. */
+static tflm_status_t find_subgraphs(tflm_interpreter_t *it) {
+  uint32_t root = tflm_fb_root(&it->fb, "TFL3"), subgraphs, s;
+  tflm_status_t status = TFLM_OK;
+  if (root == 0) return TFLM_ERR_MODEL;
+  if (tflm_fb_int(&it->fb, root, MODEL_VERSION, 4, 0) != 3) return TFLM_ERR_MODEL_VERSION;
+  subgraphs = tflm_fb_vector(&it->fb, root, MODEL_SUBGRAPHS, 4, &it->subgraphs_count);
+  if (it->fb.corrupt || it->subgraphs_count == 0 || it->subgraphs_count > 0x7FFFu) {
+    return TFLM_ERR_MODEL;
+  }
+  it->opcodes = tflm_fb_vector(&it->fb, root, MODEL_OPERATOR_CODES, 4, &it->opcodes_count);
+  it->buffers = tflm_fb_vector(&it->fb, root, MODEL_BUFFERS, 4, &it->buffers_count);
+  it->subgraphs = (tflm_subgraph_t *)tflm_arena_alloc_tail(
+      &it->arena, (uint32_t)sizeof(tflm_subgraph_t) * it->subgraphs_count);
+  if (it->subgraphs == NULL) return TFLM_ERR_ARENA_TOO_SMALL;
+  for (s = 0; status == TFLM_OK && s < it->subgraphs_count; ++s) {
+    status = read_subgraph(it, subgraphs, s, &it->subgraphs[s]);
+  }
+  it->inputs = it->subgraphs[0].inputs;
+  it->inputs_count = it->subgraphs[0].inputs_count;
+  it->outputs = it->subgraphs[0].outputs;
+  it->outputs_count = it->subgraphs[0].outputs_count;
+  return it->fb.corrupt ? TFLM_ERR_MODEL : status;
 }
 
 tflm_status_t tflm_model_open(tflm_interpreter_t *it, const void *model, uint32_t size) {
@@ -182,7 +237,7 @@ tflm_status_t tflm_model_open(tflm_interpreter_t *it, const void *model, uint32_
   it->fb.data = (const uint8_t *)model;
   it->fb.size = size;
   it->fb.corrupt = model == NULL;
-  status = model == NULL ? TFLM_ERR_MODEL : find_subgraph(it);
+  status = model == NULL ? TFLM_ERR_MODEL : find_subgraphs(it);
   for (i = 0; status == TFLM_OK && i < (int32_t)it->tensors_count; ++i) {
     status = check_tensor(it, i);
     if (status != TFLM_OK) tflm_model_reject(status, "tensor", i);
@@ -191,17 +246,9 @@ tflm_status_t tflm_model_open(tflm_interpreter_t *it, const void *model, uint32_
     status = check_operator(it, i);
     if (status != TFLM_OK) tflm_model_reject(status, "operator", i);
   }
-  if (status == TFLM_OK && (!graph_io_valid(it, it->inputs, it->inputs_count) ||
-                            !graph_io_valid(it, it->outputs, it->outputs_count))) {
-    status = TFLM_ERR_MODEL;
-  }
-  if (status == TFLM_OK) {
-    tflm_model_graph_t graph;
-    graph.tensors = it->tensors, graph.tensors_count = it->tensors_count;
-    graph.operators = it->operators, graph.operators_count = it->operators_count;
-    graph.inputs = it->inputs, graph.inputs_count = it->inputs_count;
-    graph.outputs = it->outputs, graph.outputs_count = it->outputs_count;
-    status = tflm_model_check_graph(it, &graph);
+  /* Each subgraph against its own inputs, in its local tensor numbering. */
+  for (i = 0; status == TFLM_OK && i < (int32_t)it->subgraphs_count; ++i) {
+    status = tflm_model_check_graph(it, &it->subgraphs[i]);
   }
   return status;
 }
@@ -263,6 +310,26 @@ int32_t tflm_model_builtin_code(tflm_interpreter_t *it, uint32_t op, int32_t *ve
   return builtin > deprecated ? builtin : deprecated;
 }
 
+int32_t tflm_model_called_subgraphs(tflm_interpreter_t *it, int32_t node, int32_t called[2]) {
+  uint32_t op = tflm_model_operator(it, node), length, options;
+  const uint8_t *name;
+  int32_t version, code = tflm_model_builtin_code(it, op, &version, &name, &length), count, i;
+  /* IfOptions and WhileOptions hold two indices in slots 0 and 1, CallOnceOptions one. */
+  if (code == TFLM_BUILTIN_IF || code == TFLM_BUILTIN_WHILE) {
+    count = 2;
+  } else if (code == TFLM_BUILTIN_CALL_ONCE) {
+    count = 1;
+  } else {
+    return 0;
+  }
+  options = tflm_fb_table(&it->fb, op, OPERATOR_BUILTIN_OPTIONS);
+  for (i = 0; i < count; ++i) {
+    called[i] = tflm_fb_int(&it->fb, options, i, 4, 0);
+    if (called[i] < 0 || (uint32_t)called[i] >= it->subgraphs_count) return -1;
+  }
+  return count;
+}
+
 /* True when the string field equals `text` (NUL-terminated). */
 static int string_equals(tflm_interpreter_t *it, uint32_t table, int32_t slot, const char *text) {
   uint32_t length, i, position = tflm_fb_string(&it->fb, table, slot, &length);
@@ -291,7 +358,8 @@ static uint32_t find_metadata(tflm_interpreter_t *it, const char *name, uint32_t
 
 uint32_t tflm_model_offline_plan(tflm_interpreter_t *it) {
   uint32_t length, data = find_metadata(it, "OfflineMemoryAllocation", &length);
-  /* Words: version 1, subgraph 0, tensor count, then one offset per tensor. */
+  /* Words: version 1, subgraph 0, tensor count, then one offset per tensor of every
+   * subgraph in order (TFLM's format for multi-subgraph models). */
   if (data == 0 || length < 12u + 4u * it->tensors_count ||
       tflm_model_int_at(it, data, 0) != 1 || tflm_model_int_at(it, data, 1) != 0 ||
       tflm_model_int_at(it, data, 2) != (int32_t)it->tensors_count) {

@@ -1,5 +1,6 @@
-/* Reading the TFLite schema in place: positions of subgraph 0's tables and views of its
- * tensors.  Private to the runtime (kernels use tflm_kernel.h). */
+/* Reading the TFLite schema in place: positions of every subgraph's tables and views of
+ * their tensors, by global tensor and operator index (see tflm_subgraph_t).  Private to the
+ * runtime (kernels use tflm_kernel.h). */
 #ifndef TFLM_MODEL_H
 #define TFLM_MODEL_H
 
@@ -24,43 +25,62 @@ enum {
 };
 
 #define TFLM_BUILTIN_CUSTOM 32
+/* The builtins that run other subgraphs or name resource variables (BuiltinOperator). */
+#define TFLM_BUILTIN_IF 118
+#define TFLM_BUILTIN_WHILE 119
+#define TFLM_BUILTIN_CALL_ONCE 129
+#define TFLM_BUILTIN_VAR_HANDLE 142
 
-/* Positions and lengths of one subgraph's vectors (as tflm_fb_vector returns them). */
-typedef struct {
-  uint32_t tensors, tensors_count;
-  uint32_t operators, operators_count;
-  uint32_t inputs, inputs_count;
-  uint32_t outputs, outputs_count;
-} tflm_model_graph_t;
+/* One subgraph's vectors and where its numbering starts (tflm_interpreter.h). */
+typedef tflm_subgraph_t tflm_model_graph_t;
 
-/* Checks a subgraph whose tables and indices are already bounds-checked: scales finite and
- * positive, constants aligned, every operator input written before it is read (a constant,
- * variable, graph input or earlier output; -1 = absent optional input), every tensor
- * written at most once, every operator with an output, every graph output written.  Uses
- * temporary arena memory (one bit per tensor) and releases it.  tflm_graph_check.c. */
+/* The builtins that legitimately write no tensor (they act on resource variables or run a
+ * subgraph), and FILL, whose output holds only zeros when its value does. */
+#define TFLM_BUILTIN_FILL 94
+#define TFLM_BUILTIN_ASSIGN_VARIABLE 144
+
+/* Checks a subgraph whose tables and indices are already bounds-checked, in its own local
+ * tensor numbering, with the rules of tflm_gen/model/graph_check.py: scales finite and
+ * positive (NaN, infinite or zero allowed on tensors that can only hold zeros: constants
+ * whose data are all zero bytes and FILL outputs of such a value; negative never),
+ * constants aligned, every operator input ready before it is read (a constant, variable,
+ * graph input, tensor of no elements or earlier output; -1 = absent optional input), no
+ * graph input constant or listed twice, every tensor written by at most one operator and
+ * never a constant or graph input, every operator with an output (except ASSIGN_VARIABLE
+ * and CALL_ONCE), every graph output ready.  Uses temporary arena memory (bitmaps with one
+ * bit per tensor) and releases it.  Logged indices are global.  tflm_graph_check.c. */
 tflm_status_t tflm_model_check_graph(tflm_interpreter_t *it, const tflm_model_graph_t *graph);
 
 /* Logs why the model is refused ("tflm: model: <status text> (<what> <index>)") and
  * returns the status; silent with TFLM_NO_MESSAGES. */
 tflm_status_t tflm_model_reject(tflm_status_t status, const char *what, int32_t index);
 
-/* Finds subgraph 0 and checks every table the runtime will read later. */
+/* Finds every subgraph (their positions go to the arena tail) and checks every table the
+ * runtime will read later. */
 tflm_status_t tflm_model_open(tflm_interpreter_t *it, const void *model, uint32_t size);
-/* Position of tensor t's table (t already checked). */
+/* Position of global tensor t's table (0 when out of range). */
 uint32_t tflm_model_tensor(tflm_interpreter_t *it, int32_t t);
 uint32_t tflm_model_operator(tflm_interpreter_t *it, int32_t index);
+/* The subgraph that holds global tensor t (operator `node`); both already checked. */
+int32_t tflm_model_tensor_subgraph(const tflm_interpreter_t *it, int32_t t);
+int32_t tflm_model_node_subgraph(const tflm_interpreter_t *it, int32_t node);
+/* The subgraphs operator `node` (global) runs: IF then/else, WHILE cond/body, CALL_ONCE
+ * init.  Returns their count (0 for other ops); an index out of range gives -1. */
+int32_t tflm_model_called_subgraphs(tflm_interpreter_t *it, int32_t node, int32_t called[2]);
 /* Bytes of a tensor's data: element size times element count (0 for unknown types). */
 uint32_t tflm_model_tensor_bytes(tflm_interpreter_t *it, uint32_t tensor);
 /* Model offset of a tensor's constant data, 0 when the tensor has none. */
 uint32_t tflm_model_constant_data(tflm_interpreter_t *it, uint32_t tensor);
+/* Bytes of the buffer behind a constant tensor's data (the tensor already checked). */
+uint32_t tflm_model_constant_length(tflm_interpreter_t *it, uint32_t tensor);
 /* Element i of an int32 vector at `elements` (positions from tflm_fb_vector). */
 int32_t tflm_model_int_at(const tflm_interpreter_t *it, uint32_t elements, uint32_t i);
 /* Fills a view of tensor t (data from tensor_location when placed). */
 tflm_status_t tflm_model_view(tflm_interpreter_t *it, int32_t t, tflm_tensor_t *view);
 /* The data address of tensor t, or NULL when it has none yet. */
 void *tflm_model_tensor_data(tflm_interpreter_t *it, int32_t t);
-/* Position of the offsets of an `OfflineMemoryAllocation` plan for subgraph 0 (one
- * little-endian int32 per tensor, -1 = plan online), or 0 when the model has none. */
+/* Position of the offsets of an `OfflineMemoryAllocation` plan (one little-endian int32
+ * per global tensor, -1 = plan online), or 0 when the model has none. */
 uint32_t tflm_model_offline_plan(tflm_interpreter_t *it);
 /* Position of the "tflm_gen.requant" metadata words and their count, or 0. */
 uint32_t tflm_model_requant(tflm_interpreter_t *it, uint32_t *words);

@@ -66,11 +66,12 @@ class Case:
             f"{opcode} #{len(self.labels) + i} {options}" for i in range(len(outputs))
         )
 
-    def check(self) -> None:
-        """Every graph output of our host run equals TFLM's, bit for bit."""
+    def check(self, arena_size: int = 1 << 22) -> None:
+        """Every graph output of our host run equals TFLM's, bit for bit (`arena_size`: TFLM's
+        arena, for models of real-size tensors)."""
         model = self.b.build()
         ours = host.run_model(model, self.inputs)
-        theirs = run_tflm(model, self.inputs, len(self.labels))
+        theirs = run_tflm(model, self.inputs, len(self.labels), arena_size)
         assert len(ours) == len(theirs) == len(self.labels)
         for mine, reference, label in zip(ours, theirs, self.labels):
             assert_bit_exact(mine, reference, label)

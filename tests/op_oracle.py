@@ -10,10 +10,13 @@ from tflm_gen import host
 from tflm_gen.model.reader import read_model
 
 
-def run_tflm(model: bytes, inputs: list[np.ndarray], outputs: int | None = None) -> list:
+def run_tflm(
+    model: bytes, inputs: list[np.ndarray], outputs: int | None = None, arena_size: int = 1 << 22
+) -> list:
     """Outputs of one TFLM invoke: all the model's outputs, which must be `outputs` when
-    given (so a caller never compares fewer than the model has)."""
-    interpreter = runtime.Interpreter.from_bytes(model, arena_size=1 << 22)
+    given (so a caller never compares fewer than the model has); `arena_size` for models
+    of real-size tensors."""
+    interpreter = runtime.Interpreter.from_bytes(model, arena_size=arena_size)
     for index, value in enumerate(inputs):
         interpreter.set_input(value, index)
     interpreter.invoke()
@@ -50,26 +53,32 @@ def per_op_explanation(model: bytes, runs: int = 3, tags=()) -> str:
     differs (run only when an assertion has already failed)."""
     from tflm_gen.verify import report_lines, verify
 
-    report = verify(model, "tflm", runs, tags, per_operator=True)
+    report = verify(model, "auto", runs, tags, per_operator=True)
     return "\n".join(report_lines(report, read_model(model)))
 
 
-def compare_invokes(model: bytes, runs: int = 3) -> None:
+def compare_invokes(model: bytes, runs: int = 3, inputs: list | None = None) -> list:
     """`runs` invokes in both runtimes, a reset of both, then `runs` invokes again: state
-    carried across invokes and cleared by reset must match TFLM's."""
+    carried across invokes and cleared by reset must match TFLM's.  `inputs` (one list of
+    arrays per invoke) replaces the seeded random inputs.  Returns TFLM's outputs of every
+    invoke, so a test can check that its inputs reached what it means to test."""
     from tflm_gen.inputs import random_inputs
     from tflm_gen.oracle import Oracle
 
     ours, theirs = host.HostInterpreter(model), Oracle(model)
+    runs = len(inputs) if inputs is not None else runs
+    seen = []
     for phase in ("first", "after reset"):
         for run in range(runs):
-            inputs = random_inputs(ours.model, seed=run)
-            mine, reference = ours.run(inputs), theirs.run(inputs)
+            arrays = inputs[run] if inputs is not None else random_inputs(ours.model, seed=run)
+            mine, reference = ours.run(arrays), theirs.run(arrays)
             assert len(mine) == len(reference), f"{len(mine)} outputs, tflm {len(reference)}"
             for index, (one, other) in enumerate(zip(mine, reference)):
                 assert_bit_exact(one, other, f"{phase} invoke {run + 1}, output {index}")
+            seen.append([np.asarray(each) for each in reference])
         ours.reset()
         theirs.reset()
+    return seen
 
 
 # --- quantisation that makes a weighted op's output informative -----------------------

@@ -18,7 +18,7 @@ from tflm_gen.model import ir
 from tflm_gen.model.builder import ModelBuilder
 from tflm_gen.status import status_code, status_name, status_text
 
-OPS = ["ADD", "FULLY_CONNECTED"]
+OPS = ["ADD", "FILL", "FULLY_CONNECTED"]
 ARENA_BYTES = 1 << 16
 
 
@@ -180,9 +180,10 @@ def _short_constant():
     (_too_many_bytes, "TFLM_ERR_MODEL_TOO_LARGE"),
     (_short_constant, "TFLM_ERR_MODEL_CONSTANT_SIZE"),
 ])
-def test_invalid_graph_refused_with_its_own_status(library, make, status, capfd):
+def test_invalid_graph_refused_with_its_own_status(library, make, status):
+    library.tflm_host_log_take()
     assert init_status(library, make().build()) == status
-    log = capfd.readouterr().err
+    log = host._ffi.string(library.tflm_host_log_take()).decode()
     text = status_text(status_code(status))
     assert f"tflm: model: {text}" in log, log
 
@@ -190,6 +191,37 @@ def test_invalid_graph_refused_with_its_own_status(library, make, status, capfd)
 @pytest.mark.parametrize("scale", [math.nan, math.inf, -math.inf, 0.0, -0.5])
 def test_bad_scale_refused(library, scale):
     assert init_status(library, int8_add(scale)) == "TFLM_ERR_MODEL_SCALE"
+
+
+def int8_add_constant(scale: float, value: int, fill: bool = False) -> bytes:
+    """x + c where c (scale `scale`) holds `value` everywhere: a constant, or with `fill`
+    the output of FILL(dims, constant value) that carries the scale."""
+    b = ModelBuilder()
+    x = b.input("x", [1, 4], "int8", scale=0.5, zero_point=0)
+    if fill:
+        dims = b.constant("dims", np.array([1, 4], np.int32))
+        v = b.constant("v", np.array(value, np.int8), quantization=ir.Quantization([scale], [0]))
+        c = b.add_op("FILL", [dims, v], [1, 4], "int8", scale=scale, zero_point=0)
+    else:
+        c = b.constant("c", np.full([1, 4], value, np.int8),
+                       quantization=ir.Quantization([scale], [0]))
+    b.output(b.add_op("ADD", [x, c], [1, 4], "int8", scale=0.5, zero_point=0))
+    return b.build()
+
+
+@pytest.mark.parametrize("fill", [False, True])
+@pytest.mark.parametrize("scale", [math.nan, math.inf, 0.0, -0.0])
+def test_degenerate_scale_allowed_on_zeros(library, scale, fill):
+    """As in tflm_gen/model/graph_check.py: converters give all-zero constants and FILLs
+    of them NaN, infinite or zero scales (Keras int16x8 GRUs), and TFLM runs them."""
+    assert init_status(library, int8_add_constant(scale, 0, fill)) != "TFLM_ERR_MODEL_SCALE"
+
+
+@pytest.mark.parametrize("fill", [False, True])
+@pytest.mark.parametrize("scale,value", [(math.nan, 1), (0.0, 1), (-0.5, 0), (-math.inf, 0)])
+def test_degenerate_scale_refused_elsewhere(library, scale, value, fill):
+    """A tensor that may hold a non-zero value, or a negative scale anywhere."""
+    assert init_status(library, int8_add_constant(scale, value, fill)) == "TFLM_ERR_MODEL_SCALE"
 
 
 @pytest.mark.parametrize("scale", [1e-30, 1e30])

@@ -88,10 +88,13 @@ def test_options_of_every_type_roundtrip():
     from tflm_gen.model.flatbuf import fields_of
     from tflm_gen.model.reader import OPTION_NAMES
 
-    graph = ir.SubGraph(tensors=[ir.Tensor("t", [1], "float32")], inputs=[0], outputs=[0])
+    graph = ir.SubGraph(tensors=[ir.Tensor("t0", [1], "float32")], inputs=[0])
     for name in sorted(set(OPTION_NAMES.values()) - {"NONE"}):
         options = {field.name: _sample(field) for field in fields_of(getattr(tflite, name))}
-        graph.operators.append(ir.Operator("CUSTOM", [0], [0], 1, "x", name, options))
+        count = len(graph.tensors)  # a chain: each op reads the previous op's output
+        graph.tensors.append(ir.Tensor(f"t{count}", [1], "float32"))
+        graph.operators.append(ir.Operator("CUSTOM", [count - 1], [count], 1, "x", name, options))
+    graph.outputs = [len(graph.tensors) - 1]
     model = ir.Model(subgraphs=[graph])
     assert read_model(write_model(model)) == model
 

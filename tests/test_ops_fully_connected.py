@@ -2,7 +2,8 @@
 
 Seeded random ops over input ranks (2-D, 3-D with and without keep_num_dims, 4-D
 flattened), fused activations, bias present or absent, and quantisation parameters
-(per-tensor and per-channel int8 filters) for float32, int8 and int16x8.  Several
+(per-tensor and per-channel int8 filters) for float32, int8 and int16x8 (per-channel 16x8
+is what onnx2tf writes for a classifier's dense head).  Several
 independent ops share one model because the host library compiles once per model.
 """
 
@@ -21,8 +22,11 @@ from op_oracle import (
 )
 
 from tflm_gen import host
+from tflm_gen.errors import ModelError
 from tflm_gen.model import ir
 from tflm_gen.model.builder import ModelBuilder
+from tflm_gen.optimize import device_model
+from tflm_gen.verify import verify
 
 ACTIVATIONS = ["NONE", "RELU", "RELU6", "RELU_N1_TO_1"]
 BIAS_DTYPE = {"float32": "float32", "int8": "int32", "int16": "int64"}
@@ -107,8 +111,9 @@ def float_tensors(rng, s):
 def add_case(b: ModelBuilder, rng: np.random.Generator, dtype: str):
     """Adds one random op with its own input and output to b; returns (input data, case)."""
     s = random_shapes(rng)
-    # tflite-micro supports per-channel filters with int8 activations only.
-    s["per_channel"] = dtype == "int8" and bool(rng.random() < 0.5)
+    # tflite-micro takes per-channel filters with int8 and int16 activations (the
+    # converters' int16x8 Conv1D nets and classifier heads are per-channel).
+    s["per_channel"] = dtype != "float32" and bool(rng.random() < 0.5)
     s["bias"] = str(rng.choice(["yes", "yes", "absent", "omitted"]))
     s["activation"] = str(rng.choice(ACTIVATIONS))
     t = float_tensors(rng, s) if dtype == "float32" else quantized_tensors(
@@ -167,3 +172,88 @@ def test_requantization_ties_match_tflm(filter_scale: float) -> None:
     model = b.build()
     data = np.arange(-128, 128, dtype=np.int8).reshape(256, 1)
     assert_bit_exact(np.asarray(host.run_model(model, [data])[0]), run_tflm(model, [data])[0])
+
+
+def test_int16_per_channel_head_matches_tflm() -> None:
+    """A 16x8 classifier head at real size (1280 inputs, 100 classes, one filter scale per
+    class, int64 bias), as onnx2tf writes it; we once refused per-channel int16 filters."""
+    rng = np.random.default_rng(3100)
+    s = {"depth": 1280, "units": 100}
+    t = quantized_tensors(rng, s, "int16", per_channel=True)
+    b = ModelBuilder()
+    x = b.input("x", [1, 1280], "int16", quantization=t["in_q"])
+    w = b.constant("w", t["weights"], quantization=t["filter_q"])
+    bias = b.constant("b", t["bias"], quantization=t["bias_q"])
+    b.output(b.add_op("FULLY_CONNECTED", [x, w, bias], [1, 100], "int16", quantization=t["out_q"]))
+    model = b.build()
+    data = rng.integers(-32768, 32768, size=[1, 1280]).astype(np.int16)
+    expected = run_tflm(model, [data])[0]
+    assert len(np.unique(expected)) > 50, "outputs too coarse to tell rounding apart"
+    assert_bit_exact(np.asarray(host.run_model(model, [data])[0]), expected)
+
+
+# Scales from a 16x8 model whose float product has a Q31 multiplier ending in exactly 0x8000,
+# where the 64-bit requantisation's Q15 multiplier rounds up from the float product but
+# down from the double one.
+Q15_TIE_SCALES = (2.5728176115080714e-4, 2.920374274253845e-3, 2.0**-12)
+
+
+def add_tie_fc(b: ModelBuilder, rng: np.random.Generator, dtype: str, inputs: list,
+               scales=None) -> None:  # fmt: skip
+    """A per-tensor FC whose outputs sit near rounding ties: the bias alone (zero input)
+    lands each output within 0.01 of a half, with an effective scale of 1e-7..0.5 and
+    accumulators up to 2^30, so a multiplier a few ulps off rounds some the other way."""
+    in_scale = float(np.float32(10 ** rng.uniform(-5, -2)))
+    w_scale = float(np.float32(10 ** rng.uniform(-3.5, -1.5)))
+    effective = float(10 ** rng.uniform(-7, np.log10(0.5)))
+    if scales:
+        in_scale, w_scale, out_scale = scales
+        effective = float(np.float32(in_scale) * np.float32(w_scale)) / out_scale
+    bias_scale = float(np.float32(in_scale) * np.float32(w_scale))
+    out_scale = bias_scale / effective
+    units, depth = 64, 4
+    top = min(30000 if dtype == "int16" else 120, 2**30 * effective)
+    target = rng.uniform(-top, top, units).round() + rng.choice([0.5, -0.5, 0.49, 0.51], units)
+    bias = np.round(target / effective).astype(BIAS_DTYPE[dtype])
+    x = b.input(f"x{len(inputs)}", [1, depth], dtype, scale=in_scale, zero_point=0)
+    weights = rng.integers(-127, 128, size=[units, depth]).astype(np.int8)
+    w = b.constant("w", weights, quantization=ir.Quantization([w_scale], [0]))
+    bb = b.constant("b", bias, quantization=ir.Quantization([bias_scale], [0]))
+    b.output(b.add_op("FULLY_CONNECTED", [x, w, bb], [1, units], dtype, scale=out_scale,
+                      zero_point=0))  # fmt: skip
+    inputs.append(np.zeros([1, depth], dtype))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16"])
+def test_per_tensor_multiplier_rounds_ties_like_tflm(dtype: str) -> None:
+    """Regression: the per-tensor multiplier with the scale product rounded to float (as
+    TFLM's source reads) put some of these int8 outputs and the int16 ones of
+    Q15_TIE_SCALES one off."""
+    rng = np.random.default_rng([331, len(dtype)])
+    b, inputs = ModelBuilder(), []
+    for _ in range(48):
+        add_tie_fc(b, rng, dtype, inputs)
+    add_tie_fc(b, rng, dtype, inputs, Q15_TIE_SCALES)
+    model = b.build()
+    theirs = run_tflm(model, inputs, len(inputs))
+    # Both the kernels' own multipliers and those the generator stores in flash.
+    for variant, candidate in (("arena", model), ("flash", device_model(model)[0])):
+        ours = host.run_model(candidate, inputs)
+        for index, (mine, reference) in enumerate(zip(ours, theirs)):
+            assert_bit_exact(mine, reference, f"{variant} FC {index}")
+
+
+def test_non_finite_requantization_is_refused_like_tflm() -> None:
+    """The converter's int16x8 GRU gives the zero initial state a scale of 0 and the
+    recurrent weights a scale of inf: no multiplier exists. TFLM fails to allocate; we
+    refuse in one line instead of crashing on the NaN (a zoo model found it)."""
+    b = ModelBuilder()
+    x = b.input("x", [1, 4], "int16", quantization=ir.Quantization([0.0], [0]))
+    w = b.constant("w", np.ones([3, 4], np.int8), quantization=ir.Quantization([np.inf], [0]))
+    b.output(b.add_op("FULLY_CONNECTED", [x, w], [1, 3], "int16",
+                      quantization=ir.Quantization([0.01], [0])))
+    model = b.build()
+    with pytest.raises(ModelError, match="scales must be finite and positive"):
+        verify(model, runs=1)
+    with pytest.raises(RuntimeError):
+        run_tflm(model, [np.zeros([1, 4], np.int16)])

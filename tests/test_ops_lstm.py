@@ -4,8 +4,8 @@ invokes and a reset.
 The hidden and cell states are variable tensors, so each model is invoked three times in
 both runtimes, then both are reset and invoked three times again.  Random models cover
 batch-major and time-major layouts, batches, steps, cell clipping, tanh or no cell
-activation, and for int8 the cell-state scales 2^-11..2^-15 (each takes a different path
-through TFLM's tanh rescaling) and asymmetric inputs and hidden states.  The sigmoid table
+activation, and for int8 and int16 (16x8) the cell-state scales 2^-11..2^-15 (each takes a different
+path through TFLM's tanh rescaling), and for int8 asymmetric inputs and hidden states.  The sigmoid table
 that the int16 gates share with TFLM is re-measured from the oracle and compared with ours.
 """
 
@@ -44,8 +44,17 @@ def variable(b: ModelBuilder, name: str, shape, dtype: str, quantization=None) -
     return index
 
 
-def add_lstm(b: ModelBuilder, s: dict, x: int, weights: list, biases: list, hidden: int,
-             cell: int, dtype: str, out_q=None) -> None:
+def add_lstm(
+    b: ModelBuilder,
+    s: dict,
+    x: int,
+    weights: list,
+    biases: list,
+    hidden: int,
+    cell: int,
+    dtype: str,
+    out_q=None,
+) -> None:
     inputs = [x, *weights[:GATES], *weights[GATES:], -1, -1, -1, *biases, -1, -1, hidden, cell]
     inputs += [-1] * 4
     b.output(b.add_op("UNIDIRECTIONAL_SEQUENCE_LSTM", inputs, s["output"], dtype,
@@ -70,13 +79,18 @@ def add_float_lstm(b: ModelBuilder, rng: np.random.Generator) -> None:
     add_lstm(b, s, x, weights, biases, hidden, variable(b, "cell", state, "float32"), "float32")
 
 
-def add_int8_lstm(b: ModelBuilder, rng: np.random.Generator) -> None:
+def add_int8_lstm(b: ModelBuilder, rng: np.random.Generator, dtype: str = "int8") -> None:
+    """int8 activations, or int16 ones (TFLM's 16x8 LSTM: zero points 0, int64 biases) with
+    scales 256 times finer, so both cover the same real ranges."""
     s = random_case(rng)
-    in_q = ir.Quantization([float(10 ** rng.uniform(-2.5, -1))], [int(rng.integers(-128, 128))])
-    hidden_q = ir.Quantization([float(10 ** rng.uniform(-2.5, -1.5))],
-                               [int(rng.choice([0, int(rng.integers(-20, 20))]))])  # fmt: skip
+    wide = dtype == "int16"
+    finer = 256.0 if wide else 1.0
+    in_q = ir.Quantization([float(10 ** rng.uniform(-2.5, -1)) / finer],
+                           [0 if wide else int(rng.integers(-128, 128))])  # fmt: skip
+    hidden_q = ir.Quantization([float(10 ** rng.uniform(-2.5, -1.5)) / finer],
+                               [0 if wide else int(rng.choice([0, int(rng.integers(-20, 20))]))])  # fmt: skip
     cell_q = ir.Quantization([2.0 ** -int(rng.integers(11, 16))], [0])
-    x = b.input(f"x{len(b.graph.inputs)}", s["input"], "int8", quantization=in_q)
+    x = b.input(f"x{len(b.graph.inputs)}", s["input"], dtype, quantization=in_q)
     weights, biases = [], []
     for gate in range(2 * GATES):
         depth = s["input_size"] if gate < GATES else s["units"]
@@ -86,23 +100,29 @@ def add_int8_lstm(b: ModelBuilder, rng: np.random.Generator) -> None:
         weights.append(b.constant("w", data, quantization=ir.Quantization([w_scale], [0])))
         if gate < GATES:
             bias_scale = float(np.float32(in_q.scale[0]) * np.float32(w_scale))
-            bias = rng.integers(-(2**12), 2**12, size=s["units"]).astype(np.int32)
+            reach = 2**12 * int(finer)
+            bias = rng.integers(-reach, reach, size=s["units"]).astype(
+                np.int64 if wide else np.int32
+            )
             biases.append(b.constant("b", bias, quantization=ir.Quantization([bias_scale], [0])))
     state = [s["batches"], s["units"]]
-    hidden = variable(b, "hidden", state, "int8", hidden_q)
+    hidden = variable(b, "hidden", state, dtype, hidden_q)
     cell = variable(b, "cell", state, "int16", cell_q)
-    add_lstm(b, s, x, weights, biases, hidden, cell, "int8", hidden_q)
+    add_lstm(b, s, x, weights, biases, hidden, cell, dtype, hidden_q)
 
 
 def random_model(seed: int, dtype: str) -> bytes:
     rng = np.random.default_rng(seed)
     b = ModelBuilder()
     for _ in range(OPS_PER_MODEL):
-        (add_float_lstm if dtype == "float32" else add_int8_lstm)(b, rng)
+        if dtype == "float32":
+            add_float_lstm(b, rng)
+        else:
+            add_int8_lstm(b, rng, dtype)
     return b.build()
 
 
-@pytest.mark.parametrize("dtype", ["float32", "int8"])
+@pytest.mark.parametrize("dtype", ["float32", "int8", "int16"])
 @pytest.mark.parametrize("seed", range(4))
 def test_lstm_matches_tflm_across_invokes_and_reset(seed: int, dtype: str) -> None:
     compare_invokes(random_model(8000 + seed, dtype))

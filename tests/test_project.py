@@ -197,10 +197,11 @@ def test_regenerating_over_a_built_project_works(tmp_path):
     assert (tmp_path / "build" / "model_test").is_file()
 
 
-def test_force_replaces_a_foreign_directory(tmp_path):
+def test_force_writes_beside_a_foreign_file_and_keeps_it(tmp_path):
     (tmp_path / "notes.txt").write_text("mine")
     write_tree({"a.c": b"1"}, tmp_path, force=True)
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".tflm-gen-files", "a.c"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".tflm-gen-files", "a.c", "notes.txt"]
+    assert (tmp_path / "notes.txt").read_text() == "mine"
 
 
 def test_writing_leaves_no_temporary_folders(tmp_path):
@@ -217,4 +218,4 @@ def test_cli_force_flag(tmp_path):
     refused = CliRunner().invoke(main, ["project", "--model", model, "-o", str(tmp_path)])
     assert refused.exit_code == 2 and "--force" in refused.output
     forced = CliRunner().invoke(main, ["project", "--model", model, "-o", str(tmp_path), "--force"])
-    assert forced.exit_code == 0 and not (tmp_path / "mine.txt").exists()
+    assert forced.exit_code == 0 and (tmp_path / "mine.txt").read_text() == "x"

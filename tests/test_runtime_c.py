@@ -223,11 +223,11 @@ int main(int argc, char **argv) {
 """
 
 
-@pytest.mark.parametrize("name", ["sine_int8", "test_conv_model", "keyword_scrambled",
-                                  "trained_lstm_int8"])
-def test_corrupt_models_never_crash_the_c_loader(name, tmp_path):
-    """Seeded byte mutations and truncations of real models through the C runtime under
-    AddressSanitizer and UndefinedBehaviorSanitizer: errors, never bad reads."""
+def fuzz_c_loader(model: bytes, tmp_path, trials: int = TRIALS, seed: int = 0,
+                  most_mutations: int = 8) -> tuple[int, int]:
+    """Seeded byte mutations and truncations of the model (as a project embeds it) through
+    the C runtime of its generated project under AddressSanitizer and UBSan; returns how
+    many inits succeeded (and were invoked) and how many were refused."""
     import numpy as np
 
     from tflm_gen.optimize import device_model
@@ -235,20 +235,16 @@ def test_corrupt_models_never_crash_the_c_loader(name, tmp_path):
     from tflm_gen.project import generate
 
     compiler = need_tool("gcc")
-    if name == "sine_int8":
-        model = (REPO / "examples" / "sine" / "sine_int8.tflite").read_bytes()
-    else:
-        model = (need_corpus() / f"{name}.tflite").read_bytes()
     write_tree(generate(model), tmp_path / "p")
     planned, _ = device_model(model)
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(seed)
     records = bytearray()
-    for trial in range(TRIALS):
+    for trial in range(trials):
         data = bytearray(planned)
         if trial % 5 == 0:
             data = data[: int(rng.integers(0, len(data)))]
         else:
-            for _ in range(int(rng.integers(1, 9))):
+            for _ in range(int(rng.integers(1, most_mutations + 1))):
                 data[int(rng.integers(0, len(data)))] = int(rng.integers(0, 256))
         records += len(data).to_bytes(4, "little") + bytes(data)
     (tmp_path / "models.bin").write_bytes(bytes(records))
@@ -266,7 +262,21 @@ def test_corrupt_models_never_crash_the_c_loader(name, tmp_path):
                          capture_output=True, text=True, timeout=600, check=False)
     assert run.returncode == 0, run.stderr[-3000:]
     ran, refused = map(int, run.stdout.split()[1::2])
-    assert ran + refused == TRIALS and refused > TRIALS // 6
+    assert ran + refused == trials
+    return ran, refused
+
+
+@pytest.mark.parametrize("name", ["sine_int8", "test_conv_model", "keyword_scrambled",
+                                  "trained_lstm_int8"])
+def test_corrupt_models_never_crash_the_c_loader(name, tmp_path):
+    """Seeded byte mutations and truncations of real models through the C runtime under
+    AddressSanitizer and UndefinedBehaviorSanitizer: errors, never bad reads."""
+    if name == "sine_int8":
+        model = (REPO / "examples" / "sine" / "sine_int8.tflite").read_bytes()
+    else:
+        model = (need_corpus() / f"{name}.tflite").read_bytes()
+    _, refused = fuzz_c_loader(model, tmp_path)
+    assert refused > TRIALS // 6
 
 
 def test_float_kernels_never_fuse_multiply_add_even_in_gnu_mode(tmp_path):

@@ -3,7 +3,7 @@
 Python API (the same verbs as the CLI):
     files = tflm_gen.generate(model_bytes, GenerateOptions(target="make"))
     outputs = tflm_gen.run(model_bytes, inputs)
-    report = tflm_gen.verify(model_bytes, against="tflm", runs=3)
+    report = tflm_gen.verify(model_bytes, against="auto", runs=3)  # or "tflm", "litert"
 """
 
 __version__ = "0.1.0"
@@ -24,7 +24,7 @@ def run(model_bytes, inputs, tags=()):
     return run_model(model_bytes, inputs, tags)
 
 
-def verify(model_bytes, against="tflm", runs=3, tags=(), samples=None, per_operator=False):
+def verify(model_bytes, against="auto", runs=3, tags=(), samples=None, per_operator=False):
     """A VerifyReport comparing our runtime with the oracle (see tflm_gen.verify)."""
     from tflm_gen.verify import verify as _verify
 

@@ -29,14 +29,18 @@ import click
 from tflm_gen import qemu
 from tflm_gen.errors import ModelError, ToolchainError
 from tflm_gen.host import cache_dir, compiler
+from tflm_gen.inspect import read_model_bytes
 from tflm_gen.kernels import runtime_files
 from tflm_gen.model.reader import read_model
+from tflm_gen.options import tags_option
+from tflm_gen.output import write_file
 from tflm_gen.targets import load_target
 
 PLUGIN_SOURCE = Path(__file__).resolve().parent / "qemu_plugin" / "tflm_count.c"
 PLUGIN_API_VERSION = 1  # QEMU 7.2's QEMU_PLUGIN_VERSION
 MARKERS = ("tflm_bench_mark", "tflm_bench_op_begin", "tflm_bench_op_end")
 FRAME_FUNCTIONS = ("tflm_interpreter_invoke", "tflm_bench_op_begin", "tflm_bench_op_end")
+OPT_FLAGS = ["-O0", "-O1", "-O2", "-O3", "-Os", "-Og"]  # a choice: it reaches the compiler
 JSON_KEYS = ("instructions_per_invoke", "init_instructions", "interpreter_overhead_pct", "ops",
              "arena_bytes", "text", "data", "bss", "text_runtime", "text_kernels", "model_bytes")
 
@@ -227,21 +231,23 @@ def compare_with_reference(model: bytes, target: str, opt: str, tagged: dict) ->
 
 @click.command("bench")
 @click.argument("model_path", type=click.Path(dir_okay=False, exists=True))
-@click.option("--target", default="qemu-cortex-m4", show_default=True, help="a qemu-* target")
-@click.option("--tags", default="", help="comma-separated kernel/runtime tags, later wins")
-@click.option("--opt", default=qemu.DEFAULT_OPT, show_default=True, help="optimisation flag")
+@click.option("--target", type=click.Choice(qemu.qemu_targets()), default="qemu-cortex-m4",
+              show_default=True, help="a qemu-* target")
+@tags_option()
+@click.option("--opt", type=click.Choice(OPT_FLAGS), default=qemu.DEFAULT_OPT,
+              show_default=True, help="optimisation flag")
 @click.option("--json", "json_path", help="also write the figures to this JSON file")
 @click.option("--compare/--no-compare", default=True, show_default=True,
               help="with --tags, also run the reference kernels and report the ratio")
 def bench_command(model_path, target, tags, opt, json_path, compare):
     """Count the instructions MODEL executes on a QEMU board, per invoke and per operator."""
-    tag_list = tuple(tag for tag in tags.split(",") if tag)
-    model = Path(model_path).read_bytes()
+    tag_list = tags
+    model = read_model_bytes(Path(model_path))
     result = bench(model, target, tag_list, opt)
     _report(result)
     if compare and tag_list:
         result["reference"] = compare_with_reference(model, target, opt, result)
     if json_path:
-        Path(json_path).write_text(json.dumps(result, indent=2) + "\n")
+        write_file(json_path, (json.dumps(result, indent=2) + "\n").encode())
     exact = result["bit_exact"] and result.get("reference", {}).get("bit_exact", True)
     raise SystemExit(0 if exact else 1)

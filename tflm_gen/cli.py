@@ -2,23 +2,78 @@
 
 from __future__ import annotations
 
-import sys
+import errno
+import os
 
 import click
 
 from tflm_gen import __version__
 from tflm_gen.errors import TflmGenError
+from tflm_gen.text import one_line
+
+# Set to 1 to see the traceback of an unexpected error instead of its one-line summary.
+TRACEBACK_VARIABLE = "TFLM_GEN_TRACEBACK"
+
+
+class OneLineError(click.ClickException):
+    """Any failure, shown as `tflm-gen: error: ...` on one line; exit status 2."""
+
+    exit_code = 2
+
+    def show(self, file=None) -> None:
+        click.echo(f"tflm-gen: error: {one_line(self.message)}", err=True)
+
+
+def os_error_text(error: OSError) -> str:
+    """`path: reason` for an OSError that escaped (an output path, a cache folder)."""
+    reason = error.strerror or str(error)
+    return f"{error.filename}: {reason}" if error.filename else reason
+
+
+def _usage_text(error: click.ClickException) -> str:
+    text = error.format_message()
+    context = getattr(error, "ctx", None)
+    if isinstance(error, click.UsageError) and context is not None:
+        text = f"{text.rstrip('.')} (see `{context.command_path} --help`)"
+    return text
+
+
+def _one_line_errors(call):
+    """Runs call(); whatever a user can cause leaves as OneLineError (click's usage errors
+    included, which click would otherwise print as three lines)."""
+    try:
+        return call()
+    except (click.exceptions.Exit, click.exceptions.Abort, OneLineError):
+        raise
+    except click.exceptions.NoArgsIsHelpError as error:  # bare `tflm-gen`: asking for help
+        click.echo(error.ctx.get_help())
+        raise click.exceptions.Exit(0) from None
+    except click.ClickException as error:
+        raise OneLineError(_usage_text(error)) from None
+    except TflmGenError as error:
+        raise OneLineError(str(error)) from None
+    except OSError as error:
+        if error.errno == errno.EPIPE:  # click quiets a closed pipe (`| head`) itself
+            raise
+        raise OneLineError(os_error_text(error)) from None
+    except MemoryError:
+        raise OneLineError("out of memory") from None
+    except Exception as error:
+        if os.environ.get(TRACEBACK_VARIABLE) == "1":
+            raise
+        raise OneLineError(f"internal error: {type(error).__name__}: {error} (please report "
+                           f"it; {TRACEBACK_VARIABLE}=1 shows the traceback)") from None
 
 
 class _Group(click.Group):
-    """Turns TflmGenError from any command into a one-line message and exit status 2."""
+    """Parses and runs every command under _one_line_errors."""
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        return _one_line_errors(lambda: super(_Group, self).make_context(
+            info_name, args, parent, **extra))
 
     def invoke(self, ctx):
-        try:
-            return super().invoke(ctx)
-        except TflmGenError as error:
-            click.echo(f"tflm-gen: error: {error}", err=True)
-            sys.exit(2)
+        return _one_line_errors(lambda: super(_Group, self).invoke(ctx))
 
 
 @click.group(cls=_Group)

@@ -13,16 +13,14 @@ from tflm_gen.host import HostInterpreter
 from tflm_gen.inputs import random_inputs
 from tflm_gen.model.reader import read_model
 from tflm_gen.optimize import device_model
+from tflm_gen.options import ARENA_BYTES, tags_option, target_choice
 from tflm_gen.oracle import ORACLES
-from tflm_gen.output import write_tree
+from tflm_gen.output import save_outputs, write_file, write_tree
 from tflm_gen.project import GenerateOptions, generate
+from tflm_gen.qemu import qemu_targets
 from tflm_gen.samples import load_samples
 from tflm_gen.targets import list_targets, load_target
 from tflm_gen.verify import report_lines, verify
-
-
-def _tags(text: str) -> tuple[str, ...]:
-    return tuple(tag for tag in (text or "").split(",") if tag)
 
 
 def _model_bytes(path: str) -> bytes:
@@ -46,18 +44,20 @@ def _load_inputs(paths: tuple[str, ...]) -> list[np.ndarray]:
 @click.option("--model", "model_paths", required=True, multiple=True,
               type=click.Path(dir_okay=False),
               help="the model; give it several times for models sharing one arena")
-@click.option("--target", default="make", show_default=True, help="see `tflm-gen targets`")
-@click.option("--tags", default="", help="comma-separated kernel/runtime tags, later wins")
+@click.option("--target", type=target_choice(), default="make", show_default=True,
+              help="see `tflm-gen targets`")
+@tags_option()
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False))
-@click.option("--force", is_flag=True, help="replace DIR even if it holds files tflm-gen did not write")
+@click.option("--force", is_flag=True,
+              help="accepted for old scripts; tflm-gen never removes files it did not write")
 def project_command(model_paths, target, tags, out_dir, force):
     """Generate a self-contained C project for the model(s)."""
     models = [_model_bytes(path) for path in model_paths]
-    options = GenerateOptions(target, _tags(tags), extra_models=tuple(models[1:]))
+    options = GenerateOptions(target, tags, extra_models=tuple(models[1:]))
     files = generate(models[0], options)
     write_tree(files, out_dir, force)
     click.echo(f"wrote {len(files)} files to {out_dir} (target {target})")
-    for note in load_target(target).notes(_tags(tags)):
+    for note in load_target(target).notes(tags):
         click.echo(f"note: {note}")
 
 
@@ -65,19 +65,20 @@ def project_command(model_paths, target, tags, out_dir, force):
 @click.argument("model_path", type=click.Path(dir_okay=False))
 @click.option("-i", "--input", "input_paths", multiple=True, help=".npy file per model input")
 @click.option("-o", "--output", "output_path", help="write outputs to this .npz")
-@click.option("--tags", default="")
-@click.option("--arena-bytes", type=int, default=None, help="run with exactly this arena")
-@click.option("--target", default="host", show_default=True,
+@tags_option("comma-separated kernel/runtime tags")
+@click.option("--arena-bytes", type=ARENA_BYTES, default=None, help="run with exactly this arena")
+@click.option("--target", type=click.Choice(["host", *qemu_targets()]), default="host",
+              show_default=True,
               help="host, or a qemu-* target (cross-compiled, run under QEMU)")
 def run_command(model_path, input_paths, output_path, tags, arena_bytes, target):
     """Run MODEL once on the host-compiled C runtime, or on --target under QEMU."""
     if target != "host":
         from tflm_gen.qemu import run_on_target_command
 
-        return run_on_target_command(_model_bytes(model_path), target, _tags(tags),
+        return run_on_target_command(_model_bytes(model_path), target, tags,
                                      _load_inputs(input_paths), output_path, arena_bytes)
     model, _ = device_model(_model_bytes(model_path))
-    interpreter = HostInterpreter(model, _tags(tags), arena_bytes)
+    interpreter = HostInterpreter(model, tags, arena_bytes)
     inputs = _load_inputs(input_paths) if input_paths else random_inputs(interpreter.model)
     start = time.perf_counter()
     outputs = interpreter.run(inputs)
@@ -87,13 +88,14 @@ def run_command(model_path, input_paths, output_path, tags, arena_bytes, target)
                    f"min {array.min()} max {array.max()}")
     click.echo(f"arena {interpreter.arena_used_bytes} bytes; invoke {elapsed:.0f} us")
     if output_path:
-        np.savez(output_path, **{f"output_{i}": a for i, a in enumerate(outputs)})
+        save_outputs(output_path, outputs)
 
 
 @click.command("verify")
 @click.argument("model_path", type=click.Path(dir_okay=False))
-@click.option("--against", type=click.Choice(ORACLES), default="tflm", show_default=True)
-@click.option("--runs", type=int, default=3, show_default=True,
+@click.option("--against", type=click.Choice(("auto", *ORACLES)), default="auto",
+              show_default=True, help="auto: tflm, or litert for ops TFLM cannot run")
+@click.option("--runs", type=click.IntRange(1, 1000), default=3, show_default=True,
               help="invokes on seeded random inputs (when no -i is given)")
 @click.option("-i", "--input", "input_paths", multiple=True,
               help="your own inputs: one .npy per model input, a .npz, or a folder of them; "
@@ -101,12 +103,14 @@ def run_command(model_path, input_paths, output_path, tags, arena_bytes, target)
 @click.option("--per-op", is_flag=True,
               help="also compare every intermediate tensor and name the first operator "
                    "whose output differs")
-@click.option("--tags", default="")
+@tags_option("comma-separated kernel/runtime tags")
 def verify_command(model_path, against, runs, input_paths, per_op, tags):
     """Compare the C runtime with the reference runtime; exit 0 only when bit-exact."""
     data = _model_bytes(model_path)
     samples = load_samples(input_paths, read_model(data)) if input_paths else None
-    report = verify(data, against, runs, _tags(tags), samples, per_op)
+    report = verify(data, against, runs, tags, samples, per_op)
+    if report.against != "tflm":  # the default oracle goes unsaid; another one is explained
+        click.echo(f"oracle: {report.against} ({report.reason})")
     for line in report_lines(report, read_model(data)):
         click.echo(line)
     if report.per_op_report is None and not report.bit_exact:
@@ -120,7 +124,7 @@ def verify_command(model_path, against, runs, input_paths, per_op, tags):
 def plan_command(model_path, output_path):
     """Write MODEL with an offline memory plan (and flash requantisation) embedded."""
     planned, plan = device_model(_model_bytes(model_path))
-    Path(output_path).write_bytes(planned)
+    write_file(output_path, planned)
     click.echo(f"head {plan.head_bytes} bytes (lower bound {plan.lower_bound_bytes}); "
                f"wrote {output_path}")
 

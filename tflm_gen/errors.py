@@ -26,4 +26,5 @@ class ToolchainError(TflmGenError):
 
 
 class OutputDirError(TflmGenError):
-    """The output directory holds files that tflm-gen did not write."""
+    """The output directory holds entries tflm-gen did not write where it would write, is
+    one it refuses (/, home), or cannot be written; likewise a single output file."""

@@ -13,7 +13,10 @@ from tflm_gen.kernels import supported_ops
 from tflm_gen.model import ir
 from tflm_gen.model.lifetimes import activation_lower_bound
 from tflm_gen.model.reader import read_model
+from tflm_gen.options import target_choice
+from tflm_gen.output import write_file
 from tflm_gen.support import activation_tensor, hybrid_problem
+from tflm_gen.text import printable
 
 
 def read_model_bytes(path: Path) -> bytes:
@@ -38,7 +41,16 @@ def inspect_model(path: str | Path) -> dict:
         "weight_bytes": weight_bytes(model),
         "activation_lower_bound_bytes": activation_lower_bound(model),
         "unsupported_ops": unsupported_ops(model),
+        "subgraphs": [_subgraph_row(model, index) for index in range(1, len(model.subgraphs))],
     }
+
+
+def _subgraph_row(model: ir.Model, index: int) -> dict:
+    """A subgraph other than the main one (run by IF, WHILE or CALL_ONCE)."""
+    graph = model.subgraphs[index]
+    return {"index": index, "name": graph.name, "inputs": graph.inputs, "outputs": graph.outputs,
+            "operators": [_operator_row(model, position, op, graph)
+                          for position, op in enumerate(graph.operators)]}
 
 
 def _io_row(tensor: ir.Tensor) -> dict:
@@ -52,14 +64,15 @@ def _io_row(tensor: ir.Tensor) -> dict:
     }
 
 
-def _operator_row(model: ir.Model, index: int, op: ir.Operator) -> dict:
+def _operator_row(model: ir.Model, index: int, op: ir.Operator,
+                  graph: ir.SubGraph | None = None) -> dict:
     return {
         "index": index,
         "op": op.custom_code if op.opcode == "CUSTOM" else op.opcode,
         "version": op.version,
         "inputs": op.inputs,
         "outputs": op.outputs,
-        "macs": operator_macs(model.subgraph, op),
+        "macs": operator_macs(graph or model.subgraph, op),
     }
 
 
@@ -97,23 +110,25 @@ def operator_macs(graph: ir.SubGraph, op: ir.Operator) -> int:
 
 
 def unsupported_ops(model: ir.Model) -> list[dict]:
-    """Distinct (op, version, dtype) of the main subgraph that tflm-gen cannot run: ops
-    without a kernel, activation dtypes the kernel lacks, and hybrid ops (the same checks
-    as generation, tflm_gen.support)."""
-    table, graph, found = supported_ops(), model.subgraph, set()
-    for position, op in enumerate(graph.operators):
-        name = op.custom_code if op.opcode == "CUSTOM" else op.opcode
-        index = activation_tensor(model, op)
-        dtype = graph.tensors[index].dtype if index >= 0 else ""
-        if (name not in table or (table[name] and dtype not in table[name])
-                or hybrid_problem(model, position, op)):
-            found.add((name, op.version, dtype))
+    """Distinct (op, version, dtype) of all subgraphs that tflm-gen cannot run: ops without
+    a kernel, activation dtypes the kernel lacks, and hybrid ops (the same checks as
+    generation, tflm_gen.support)."""
+    table, found = supported_ops(), set()
+    for subgraph, graph in enumerate(model.subgraphs):
+        for position, op in enumerate(graph.operators):
+            name = op.custom_code if op.opcode == "CUSTOM" else op.opcode
+            index = activation_tensor(model, op, graph)
+            dtype = graph.tensors[index].dtype if index >= 0 else ""
+            # An op without tensors (CALL_ONCE) has no dtype to check.
+            if (name not in table or (table[name] and index >= 0 and dtype not in table[name])
+                    or hybrid_problem(model, position, op, subgraph)):
+                found.add((name, op.version, dtype))
     return [{"op": op, "version": v, "dtype": d} for op, v, d in sorted(found)]
 
 
 def format_report(report: dict) -> str:
     """The human-readable text of `tflm-gen inspect`."""
-    lines = [f"model: {report['model']}"]
+    lines = [f"model: {printable(report['model'])}"]
     for kind in ("inputs", "outputs"):
         lines.append(f"{kind}:")
         lines += [f"  {_io_text(row)}" for row in report[kind]]
@@ -121,9 +136,14 @@ def format_report(report: dict) -> str:
     lines.append(f"  {'#':>4}  {'op':<28} {'ver':>3}  {'macs':>12}  inputs -> outputs")
     for row in report["operators"]:
         lines.append(
-            f"  {row['index']:>4}  {row['op']:<28} {row['version']:>3}  {row['macs']:>12}  "
+            f"  {row['index']:>4}  {printable(row['op']):<28} {row['version']:>3}  {row['macs']:>12}  "
             f"{row['inputs']} -> {row['outputs']}"
         )
+    for sub in report["subgraphs"]:
+        lines.append(f"subgraph {sub['index']} '{sub['name']}': inputs {sub['inputs']}, "
+                     f"outputs {sub['outputs']}, {len(sub['operators'])} operators")
+        lines += [f"  {row['index']:>4}  {row['op']:<28} {row['version']:>3}  {row['macs']:>12}  "
+                  f"{row['inputs']} -> {row['outputs']}" for row in sub["operators"]]
     lines.append(f"tensors: {report['tensor_count']}")
     lines.append(f"total MACs: {report['total_macs']}")
     lines.append(f"weight bytes: {report['weight_bytes']}")
@@ -134,7 +154,7 @@ def format_report(report: dict) -> str:
 
 def _io_text(row: dict) -> str:
     shape = "x".join(str(dim) for dim in row["shape"]) or "scalar"
-    text = f"{row['name']}: {shape} {row['dtype']}"
+    text = f"{printable(row['name'])}: {shape} {row['dtype']}"
     if row["scale"] is not None:
         text += f" scale={row['scale']:.9g} zero_point={row['zero_point']}"
     return text
@@ -145,7 +165,8 @@ def _support_text(unsupported: list[dict]) -> list[str]:
         return ["supported: all operators"]
     lines = ["unsupported operators:"]
     for row in unsupported:
-        lines.append(f"  {row['op']} version {row['version']} ({row['dtype'] or 'no tensors'})")
+        lines.append(f"  {printable(row['op'])} version {row['version']} "
+                     f"({row['dtype'] or 'no tensors'})")
     return lines
 
 
@@ -155,7 +176,7 @@ def _support_text(unsupported: list[dict]) -> list[str]:
 @click.option("--memory", is_flag=True, help="Show the arena, its sections and the head plan.")
 @click.option("--svg", "svg_path", type=click.Path(dir_okay=False, path_type=Path),
               help="With --memory: write a picture of the plan here.")
-@click.option("--target", default=None,
+@click.option("--target", type=target_choice(), default=None,
               help="With --memory: the target (arena sizes are the same on every target).")
 def inspect_command(model: Path, as_json: bool, memory: bool, svg_path, target) -> None:
     """Show a model's inputs, outputs, operators, memory needs and unsupported ops."""
@@ -174,5 +195,5 @@ def _inspect_memory(model: Path, as_json: bool, svg_path, target) -> None:
     report = memory_report(read_model_bytes(model), tags)
     report["target"] = target or "host"
     if svg_path:
-        svg_path.write_text(plan_svg(report))
+        write_file(svg_path, plan_svg(report).encode())
     click.echo(json.dumps(report, indent=2) if as_json else format_memory(report))

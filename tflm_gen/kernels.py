@@ -1,7 +1,9 @@
 """The catalogue of C kernels and the tag rule that picks each file's variant.
 
 A kernel file declares the ops it implements in marker comments
-(`/* tflm-op: CONV_2D tflm_op_conv_2d types: float32,int8 */`); helper files come along
+(`/* tflm-op: CONV_2D tflm_op_conv_2d types: float32,int8 */`); an optional
+`litert: float32,hybrid` after the types names what TFLM cannot run, so LiteRT's reference
+kernels are the oracle there (`hybrid`: float32 activations with int8 weights); helper files come along
 when a chosen file includes them.  For an ordered tag list (an implicit `reference`
 first), `<dir>/<tag>/f.c` replaces `<dir>/f.c` and the last tag that has the file wins.
 """
@@ -13,9 +15,10 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from tflm_gen.errors import InputError
 from tflm_gen.resources import resource_dir
 
-_MARKER = re.compile(r"tflm-op:\s*(\w+)\s+(\w+)\s+types:\s*([\w,]+)")
+_MARKER = re.compile(r"tflm-op:\s*(\w+)\s+(\w+)\s+types:\s*([\w,]+)(?:\s+litert:\s*([\w,]+))?")
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 
 
@@ -25,6 +28,7 @@ class KernelSpec:
     symbol: str  # the tflm_registration_t defined by the file
     file: str  # file name inside kernels_c/
     dtypes: frozenset[str]  # activation dtypes the kernel supports
+    litert: frozenset[str] = frozenset()  # dtypes (or "hybrid") only LiteRT can check
 
 
 @cache
@@ -32,8 +36,9 @@ def kernel_catalogue() -> dict[str, KernelSpec]:
     """Every op implemented in kernels_c/ (reference variants), by op name."""
     catalogue = {}
     for path in sorted(resource_dir("kernels_c").glob("*.c")):
-        for op, symbol, types in _MARKER.findall(path.read_text()):
-            catalogue[op] = KernelSpec(op, symbol, path.name, frozenset(types.split(",")))
+        for op, symbol, types, litert in _MARKER.findall(path.read_text()):
+            catalogue[op] = KernelSpec(op, symbol, path.name, frozenset(types.split(",")),
+                                       frozenset(litert.split(",")) - {""})
     return catalogue
 
 
@@ -95,3 +100,19 @@ def kernel_files(ops: list[str], tags: tuple[str, ...]) -> dict[str, Path]:
     roots = sorted({catalogue[op].file for op in ops})
     files = _with_includes(resource_dir("kernels_c"), roots, tags)
     return dict(sorted(files.items()))
+
+
+def known_tags() -> list[str]:
+    """Every tag: the sub-folders of kernels_c/ and runtime_c/ (`cmsis`, `semihost`, ...)."""
+    folders = (resource_dir("kernels_c"), resource_dir("runtime_c"))
+    return sorted({path.name for base in folders for path in base.iterdir() if path.is_dir()
+                   and not path.name.startswith((".", "_"))})
+
+
+def check_tags(tags: tuple[str, ...]) -> None:
+    """Raises InputError for a tag that is not a known name: a tag is joined to paths
+    (`kernels_c/<tag>/f.c`), so `../x` must never reach choose_variant."""
+    unknown = [tag for tag in tags if tag not in known_tags()]
+    if unknown:
+        raise InputError(f"unknown tag {', '.join(repr(tag) for tag in unknown)}; known tags: "
+                         f"{', '.join(known_tags())}")

@@ -8,6 +8,7 @@ import html
 from tflm_gen.host import HostInterpreter
 from tflm_gen.model.reader import read_model
 from tflm_gen.optimize import device_model
+from tflm_gen.text import printable
 
 
 def memory_report(model_bytes: bytes, tags: tuple[str, ...] = ()) -> dict:
@@ -18,14 +19,20 @@ def memory_report(model_bytes: bytes, tags: tuple[str, ...] = ()) -> dict:
     """
     planned, plan = device_model(model_bytes)
     stats = HostInterpreter(planned, tags).memory_stats()
-    tensors = read_model(model_bytes).subgraph.tensors
+    names = _tensor_names(read_model(model_bytes))
     buffers = [
-        {"tensors": [tensors[t].name or f"tensor {t}" for t in b.tensors],
+        {"tensors": [names[t] for t in b.tensors],
          "tensor_indices": b.tensors, "bytes": b.size, "offset": b.offset,
          "first_op": b.first, "last_op": b.last}
         for b in sorted(plan.buffers, key=lambda b: (b.offset, b.first))
     ]
     return {**stats, "lower_bound_bytes": plan.lower_bound_bytes, "plan": buffers}
+
+
+def _tensor_names(model) -> list[str]:
+    """Names by global tensor index; tensors of subgraph s > 0 are prefixed `s:`."""
+    return [(f"{s}:" if s else "") + (tensor.name or f"tensor {t}")
+            for s, graph in enumerate(model.subgraphs) for t, tensor in enumerate(graph.tensors)]
 
 
 def format_memory(report: dict) -> str:
@@ -42,7 +49,7 @@ def format_memory(report: dict) -> str:
     ]
     for buffer in report["plan"]:
         steps = f"{buffer['first_op']}-{buffer['last_op']}"
-        names = ", ".join(buffer["tensors"])
+        names = printable(", ".join(buffer["tensors"]))
         names = names if len(names) <= 70 else names[:67] + "..."
         lines.append(f"{buffer['offset']:>8} {buffer['bytes']:>8} {steps:>9}  {names}")
     return "\n".join(lines)

@@ -1,5 +1,6 @@
 """`tflm-gen ops`: every TFLite builtin operator, the activation dtypes tflm-gen's kernels
-support, and whether TFLM has it.
+support, and whether TFLM has it.  Dtypes that TFLM cannot run (GELU, RELU_0_TO_1, hybrid
+weights) are checked against LiteRT's reference kernels instead and marked "(LiteRT)".
 
 TFLM's list is a fact about the tflite-micro wheel, cached in tflm_builtin_ops.txt beside
 this module so the command needs no oracle: the wheel's Python interpreter resolves ops
@@ -21,7 +22,8 @@ from pathlib import Path
 import click
 import tflite
 
-from tflm_gen.kernels import kernel_catalogue
+from tflm_gen.kernels import kernel_catalogue, supported_ops
+from tflm_gen.op_dtypes import differences, tflm_dtypes
 
 TFLM_OPS_FILE = Path(__file__).with_name("tflm_builtin_ops.txt")
 # Mangled `tflite::Register_X()` and `tflite::micro::Register_X()` (not the signal
@@ -74,32 +76,58 @@ def render_tflm_ops_file(ops: list[str], version: str) -> str:
 
 
 def ops_rows() -> list[dict]:
-    """One row per builtin: code, name, our dtypes (empty when we have no kernel), TFLM."""
-    catalogue, tflm = kernel_catalogue(), tflm_ops()
-    return [
-        {"code": code, "op": name, "tflm": name in tflm,
-         "dtypes": sorted(catalogue[name].dtypes) if name in catalogue else []}
-        for code, name in builtin_operators()
-    ]  # fmt: skip
+    """One row per builtin: code, name, our dtypes (empty when we have no kernel), whether
+    TFLM registers it and the input dtypes TFLM's kernel accepts (tflm_op_dtypes.tsv); and,
+    only where there are some, `litert`: our dtypes (or "hybrid") whose oracle is LiteRT."""
+    catalogue, tflm, theirs = kernel_catalogue(), tflm_ops(), tflm_dtypes()
+    rows = []
+    for code, name in builtin_operators():
+        spec = catalogue.get(name)
+        row = {"code": code, "op": name, "tflm": name in tflm,
+               "dtypes": sorted(spec.dtypes) if spec else [],
+               "tflm_dtypes": theirs.get(name, [])}  # fmt: skip
+        if spec and spec.litert:
+            row["litert"] = sorted(spec.litert)
+        rows.append(row)
+    return rows
+
+
+def _dtypes_text(row: dict) -> str:
+    """"float32,int8,hybrid(LiteRT)": our dtypes, each marked where LiteRT is its oracle."""
+    litert = row.get("litert", [])
+    names = row["dtypes"] + [name for name in litert if name not in row["dtypes"]]
+    return ",".join(name + ("(LiteRT)" if name in litert else "") for name in names)
 
 
 def summary(rows: list[dict]) -> dict:
     ours = {row["op"] for row in rows if row["dtypes"]}
     tflm = {row["op"] for row in rows if row["tflm"]}
+    pairs = differences(supported_ops(), frozenset(tflm))
+    tflm_pairs = {(row["op"], dtype) for row in rows for dtype in row["tflm_dtypes"]}
+    ours_pairs = {(row["op"], dtype) for row in rows for dtype in row["dtypes"]}
     return {"builtins": len(rows), "tflm": len(tflm), "tflm_gen": len(ours),
-            "tflm_gen_of_tflm": len(ours & tflm), "tflm_missing": sorted(tflm - ours)}  # fmt: skip
+            "tflm_gen_of_tflm": len(ours & tflm), "tflm_missing": sorted(tflm - ours),
+            "dtype_pairs_tflm": len(tflm_pairs),
+            "dtype_pairs_both": len(tflm_pairs & ours_pairs),
+            "dtype_pairs_differ": pairs}  # fmt: skip
 
 
 def format_table(rows: list[dict], total: dict) -> str:
     """The text table of `rows`, closed by the summary of all builtins."""
-    lines = [f"{'code':>4}  {'op':<36} {'tflm':<5} tflm-gen dtypes"]
+    lines = [f"{'code':>4}  {'op':<36} {'tflm':<5} {'tflm-gen dtypes':<44} tflm dtypes"]
     for row in rows:
-        dtypes = ",".join(row["dtypes"]) or "-"
-        lines.append(f"{row['code']:>4}  {row['op']:<36} {'yes' if row['tflm'] else '-':<5} {dtypes}")
+        ours, theirs = ",".join(row["dtypes"]) or "-", ",".join(row["tflm_dtypes"]) or "-"
+        lines.append(f"{row['code']:>4}  {row['op']:<36} {'yes' if row['tflm'] else '-':<5} "
+                     f"{_dtypes_text(row) or '-':<44} {'same' if ours == theirs else theirs}")  # fmt: skip
     lines.append(
         f"{total['builtins']} builtins; TFLM registers {total['tflm']}; tflm-gen runs "
         f"{total['tflm_gen']} ({total['tflm_gen_of_tflm']} of TFLM's {total['tflm']})"
     )
+    differ = total["dtype_pairs_differ"]
+    lines.append(f"(op, dtype) pairs: TFLM runs {total['dtype_pairs_tflm']}, tflm-gen runs "
+                 f"{total['dtype_pairs_both']} of them; TFLM only: "
+                 f"{'; '.join(differ['tflm_only']) or 'none'}; tflm-gen only: "
+                 f"{'; '.join(differ['tflm_gen_only']) or 'none'}")  # fmt: skip
     return "\n".join(lines)
 
 

@@ -3,12 +3,34 @@ where TFLM cannot run a model.  Our C output is compared with these, never with 
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+import tempfile
+
 import numpy as np
 
-from tflm_gen.errors import ModelError, ToolchainError
+from tflm_gen.errors import InputError, ModelError, ToolchainError
 from tflm_gen.model.reader import read_model
+from tflm_gen.support import litert_only
+from tflm_gen.text import one_line
 
 ORACLES = ("tflm", "litert")
+ORACLE_NAMES = {"tflm": "TFLM reference kernels", "litert": "LiteRT reference kernels"}
+
+
+def choose_oracle(model_bytes: bytes, against: str = "auto") -> tuple[str, str]:
+    """The oracle for a model and why: TFLM, unless the model has operators only LiteRT's
+    reference kernels run (GELU, RELU_0_TO_1, hybrid weights), which TFLM cannot run.
+    An explicit `against` is kept, except TFLM for such a model (it would only fail)."""
+    needs = litert_only(read_model(model_bytes))
+    if against == "tflm" and needs:
+        raise InputError("TFLM cannot run " + ", ".join(needs) + "; verify against litert")
+    if against != "auto":
+        return against, "requested"
+    if needs:
+        return "litert", "TFLM cannot run " + ", ".join(needs)
+    return "tflm", "TFLM runs every operator"
 
 
 def oracle_available(against: str = "tflm") -> bool:
@@ -36,6 +58,28 @@ def _import(against: str):
     raise ToolchainError(f"unknown oracle '{against}'; choose one of {', '.join(ORACLES)}")
 
 
+@contextlib.contextmanager
+def _reference_errors(against: str, action: str = "load"):
+    """The reference runtimes print their reasons from C++ straight to file descriptor 2
+    and then raise a bare RuntimeError: collect what they print and raise one ModelError
+    line holding both."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield
+        except (RuntimeError, ValueError) as error:  # the binding's way of refusing a model
+            os.dup2(saved, 2)
+            sink.seek(0)
+            log = one_line(sink.read().decode(errors="replace"))
+            raise ModelError(f"the {against} oracle cannot {action} the model: "
+                             f"{one_line(str(error))}{'; its log: ' + log if log else ''}") from None
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
 def arena_upper_bound(model) -> int:
     """More than TFLM can need: every activation alive at once, plus as much again for its
     own structures and scratch.  TFLM's default guess (10x the file) fails big activations."""
@@ -52,11 +96,8 @@ class Oracle:
         """arena_bytes: TFLM's arena when the default guess is too small (0: the guess)."""
         self.against = against
         self._output_count = len(read_model(model_bytes).subgraph.outputs)
-        try:
+        with _reference_errors(against):
             self._load(_import(against), model_bytes, arena_bytes)
-        except (RuntimeError, ValueError) as error:  # the binding's way of refusing a model
-            reason = " ".join(str(error).split())[:200]
-            raise ModelError(f"the {against} oracle cannot load the model: {reason}") from None
 
     def _load(self, module, model_bytes: bytes, arena_bytes: int) -> None:
         against = self.against
@@ -72,9 +113,10 @@ class Oracle:
             self._interpreter.allocate_tensors()
 
     def run(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
-        if self.against == "tflm":
-            return self._run_tflm(inputs)
-        return self._run_litert(inputs)
+        with _reference_errors(self.against, "run"):
+            if self.against == "tflm":
+                return self._run_tflm(inputs)
+            return self._run_litert(inputs)
 
     def _run_tflm(self, inputs):
         for index, array in enumerate(inputs):

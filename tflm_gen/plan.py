@@ -6,6 +6,9 @@ Two ideas beyond greedy first-fit-decreasing:
   * several orders are tried and the smallest head is kept;
   * tensors share memory where semantics allow: a RESHAPE/SQUEEZE/EXPAND_DIMS output is the
     same bytes as its input, and an elementwise op may write over an input that dies there.
+
+Tensors of all subgraphs are planned together, by global index (tflm_gen.model.lifetimes):
+a subgraph's tensors live while the operator that runs it does.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import random
 from dataclasses import dataclass, field
 
 from tflm_gen.model import ir
-from tflm_gen.model.lifetimes import tensor_lifetimes
+from tflm_gen.model.lifetimes import model_lifetimes, tensor_bases
 
 OFFLINE_PLAN_NAME = "OfflineMemoryAllocation"
 ALIGN = 8  # runtime_c/tflm_arena.h TFLM_ARENA_ALIGN
@@ -55,20 +58,27 @@ class Plan:
         return offsets
 
 
+def all_tensors(model: ir.Model) -> list[ir.Tensor]:
+    """The tensors of every subgraph, by global index."""
+    return [tensor for graph in model.subgraphs for tensor in graph.tensors]
+
+
 def planned_lifetimes(model: ir.Model) -> dict[int, tuple[int, int]]:
-    """Lifetimes of the tensors the runtime places in the head (variables live in the tail)."""
-    graph = model.subgraph
-    return {t: span for t, span in tensor_lifetimes(model).items()
-            if not graph.tensors[t].is_variable}
+    """Lifetimes of the tensors the runtime places in the head, by global index (variables
+    and resource handles live in the tail)."""
+    tensors = all_tensors(model)
+    return {t: span for t, span in model_lifetimes(model)[0].items()
+            if not tensors[t].is_variable and tensors[t].dtype != "resource"}
 
 
 class _Groups:
     """Union-find over tensors; each root keeps its group's lifetime and size."""
 
     def __init__(self, model: ir.Model, lifetimes: dict[int, tuple[int, int]]):
+        tensors = all_tensors(model)
         self.parent = {t: t for t in lifetimes}
         self.span = {t: list(span) for t, span in lifetimes.items()}
-        self.size = {t: aligned(ir.tensor_bytes(model.subgraph.tensors[t])) for t in lifetimes}
+        self.size = {t: aligned(ir.tensor_bytes(tensors[t])) for t in lifetimes}
 
     def root(self, t: int) -> int:
         while self.parent[t] != t:
@@ -90,38 +100,41 @@ class _Groups:
         return list(groups.values())
 
 
-def _in_place_input(model: ir.Model, op: ir.Operator, step: int, groups: _Groups) -> int | None:
-    """An input of `op` whose bytes the output may take over, or None."""
-    graph = model.subgraph
+def _in_place_input(graph: ir.SubGraph, base: int, op: ir.Operator, step: int,
+                    groups: _Groups) -> int | None:
+    """A (global) input of `op` whose bytes the output may take over, or None."""
     out = graph.tensors[op.outputs[0]]
-    inputs = [t for t in op.inputs if t in groups.parent]
+    inputs = [t for t in op.inputs if t >= 0 and base + t in groups.parent]
     for t in inputs:
         tensor = graph.tensors[t]
         same_layout = tensor.shape == out.shape and tensor.dtype == out.dtype
-        dies_here = groups.span[groups.root(t)][1] == step
-        shared = sum(groups.root(u) == groups.root(t) for u in inputs) > 1
+        dies_here = groups.span[groups.root(base + t)][1] == step
+        shared = sum(groups.root(base + u) == groups.root(base + t) for u in inputs) > 1
         # A graph input or output "dies" at the last step only because lifetimes end
         # there; the caller reads it after invoke, so neither it nor a tensor aliasing its
         # bytes (a RESHAPE of it, or that it is a RESHAPE of) may be overwritten.
-        boundary = any(groups.root(u) == groups.root(t)
-                       for u in [*graph.inputs, *graph.outputs] if u in groups.parent)
+        boundary = any(groups.root(base + u) == groups.root(base + t)
+                       for u in [*graph.inputs, *graph.outputs] if base + u in groups.parent)
         if same_layout and dies_here and not shared and not boundary:
-            return t
+            return base + t
     return None
 
 
 def share_buffers(model: ir.Model, lifetimes: dict[int, tuple[int, int]]) -> list[list[int]]:
-    """Groups of tensors that can live in one buffer."""
+    """Groups of tensors (global indices) that can live in one buffer."""
     groups = _Groups(model, lifetimes)
-    for step, op in enumerate(model.subgraph.operators):
-        if len(op.outputs) != 1 or op.outputs[0] not in groups.parent or not op.inputs:
-            continue
-        if op.opcode in ALIAS_OPS and op.inputs[0] in groups.parent:
-            groups.merge(op.inputs[0], op.outputs[0])
-        elif op.opcode in IN_PLACE_OPS:
-            source = _in_place_input(model, op, step, groups)
-            if source is not None:
-                groups.merge(source, op.outputs[0])
+    op_spans = model_lifetimes(model)[1]
+    for s, (graph, base) in enumerate(zip(model.subgraphs, tensor_bases(model))):
+        for position, op in enumerate(graph.operators):
+            out = base + op.outputs[0] if len(op.outputs) == 1 and op.outputs[0] >= 0 else -1
+            if out not in groups.parent or not op.inputs:
+                continue
+            if op.opcode in ALIAS_OPS and op.inputs[0] >= 0 and base + op.inputs[0] in groups.parent:
+                groups.merge(base + op.inputs[0], out)
+            elif op.opcode in IN_PLACE_OPS:
+                source = _in_place_input(graph, base, op, op_spans[(s, position)][1], groups)
+                if source is not None:
+                    groups.merge(source, out)
     return groups.members()
 
 
@@ -168,7 +181,7 @@ def _orders(buffers: list[Buffer], trials: int):
 def make_plan(model: ir.Model, trials: int = ORDER_TRIALS) -> Plan:
     """The smallest head found over several orders, with buffer sharing."""
     lifetimes = planned_lifetimes(model)
-    tensors = model.subgraph.tensors
+    tensors = all_tensors(model)
     buffers = []
     for group in share_buffers(model, lifetimes):
         spans = [lifetimes[t] for t in group]
@@ -189,7 +202,8 @@ def make_plan(model: ir.Model, trials: int = ORDER_TRIALS) -> Plan:
 
 
 def offline_plan_words(plan: Plan, tensor_count: int) -> list[int]:
-    """The metadata buffer: format version 1, subgraph 0, n, then n offsets (-1: online)."""
+    """The metadata buffer: format version 1, subgraph 0, n, then n offsets (-1: online)
+    for the tensors of all subgraphs in order (TFLM's format)."""
     return [1, 0, tensor_count, *plan.tensor_offsets(tensor_count)]
 
 
@@ -200,7 +214,7 @@ def embed_plan(model: ir.Model, plan: Plan) -> ir.Model:
     import numpy as np
 
     planned = copy.deepcopy(model)
-    words = offline_plan_words(plan, len(planned.subgraph.tensors))
+    words = offline_plan_words(plan, len(all_tensors(planned)))
     planned.buffers.append(ir.Buffer(np.asarray(words, dtype="<i4").tobytes()))
     planned.metadata = [m for m in planned.metadata if m[0] != OFFLINE_PLAN_NAME]
     planned.metadata.append((OFFLINE_PLAN_NAME, len(planned.buffers) - 1))

@@ -1,6 +1,7 @@
 """`generate`: a whole project for a target as {relative path: bytes}; `write_project` puts
 it on disk.  The test input is deterministic and the expected output comes from the
-oracle (TFLM) when installed, else from the host run of the same C files."""
+oracle (TFLM, or LiteRT for a model only LiteRT runs) when installed, else from the host
+run of the same C files."""
 
 from __future__ import annotations
 
@@ -14,14 +15,17 @@ from tflm_gen.assemble import (
     c_bytes,
     library_files,
     model_data_files,
+    model_hash,
     render,
+    xml_banner,
 )
 from tflm_gen.errors import InputError, UnsupportedModelError
 from tflm_gen.host import HostInterpreter
 from tflm_gen.inputs import random_inputs
+from tflm_gen.licensing import license_files
 from tflm_gen.model.reader import read_model
 from tflm_gen.optimize import device_model
-from tflm_gen.oracle import Oracle, oracle_available
+from tflm_gen.oracle import ORACLE_NAMES, Oracle, choose_oracle, oracle_available
 from tflm_gen.resources import resource_dir
 from tflm_gen.targets import Target, load_target
 
@@ -46,11 +50,19 @@ def _array_entry(array: np.ndarray) -> dict:
             "bytes": c_bytes(data)}
 
 
+def reference_runtime(model_bytes: bytes, host: HostInterpreter):
+    """The runtime whose outputs a project embeds, and its name: the model's oracle when
+    installed, else the host run of the same C files."""
+    against, _ = choose_oracle(model_bytes)
+    if oracle_available(against):
+        return Oracle(model_bytes, against), ORACLE_NAMES[against]
+    return host, "tflm-gen host run"
+
+
 def expected_outputs(model_bytes: bytes, inputs, host: HostInterpreter) -> tuple[list, str]:
     """The reference outputs for `inputs` and where they came from."""
-    if oracle_available("tflm"):
-        return Oracle(model_bytes, "tflm").run(inputs), "TFLM reference kernels"
-    return host.run(inputs), "tflm-gen host run"
+    reference, source = reference_runtime(model_bytes, host)
+    return reference.run(inputs), source
 
 
 def host_tags(tags: tuple[str, ...]) -> tuple[str, ...]:
@@ -90,7 +102,7 @@ def _model_entry(index: int, device: bytes, original: bytes, host: HostInterpret
     reference outputs (state carries across invokes, as on the device)."""
     inputs = random_inputs(host.model, seed)
     rounds = []
-    reference = Oracle(original, "tflm") if oracle_available("tflm") else host
+    reference, _ = reference_runtime(original, host)
     for _ in range(ROUNDS):
         rounds.append([_array_entry(a) for a in reference.run(inputs)])
     stem = "model_data" if index == 0 else f"model_data_{index}"
@@ -144,6 +156,7 @@ def generate(model_bytes: bytes, options: GenerateOptions = GenerateOptions()) -
     files = {f"{target.library_dir}/{name}": data for name, data in library.items()}
     values = _template_values(target, files, {
         "banner": banner(devices[0]), "banner_hash": banner(devices[0], "#"),
+        "banner_xml": xml_banner(devices[0]),
         "expected_source": source, "arena_bytes": arena,
         "inputs": [_array_entry(a) for a in inputs], "outputs": [_array_entry(a) for a in outputs],
         "models": [] if len(devices) == 1 else [
@@ -155,4 +168,6 @@ def generate(model_bytes: bytes, options: GenerateOptions = GenerateOptions()) -
         if len(devices) > 1 and template == "common/main.c.j2":
             template = MULTI_MAIN
         files[path] = render(template, **values, lib=_relative(target.library_dir, path))
+    files.update(license_files([f"the model of sha256 {model_hash(each)[:16]}"
+                                for each in originals]))
     return dict(sorted(files.items()))

@@ -23,7 +23,7 @@ from tflm_gen.inputs import random_inputs
 from tflm_gen.model import ir
 from tflm_gen.model.reader import read_model
 from tflm_gen.optimize import device_model
-from tflm_gen.output import write_tree
+from tflm_gen.output import save_outputs, write_tree
 from tflm_gen.project import GenerateOptions, generate, host_tags
 from tflm_gen.targets import list_targets, load_target
 
@@ -158,7 +158,7 @@ def _entry(array: np.ndarray) -> dict:
 def _run_files(model_bytes: bytes, target: str, tags, inputs, expected) -> dict:
     """The project with the user's inputs embedded and a main that prints every output."""
     files = project_files(model_bytes, target, tags)
-    banner = files["main.c"].decode().split("\n", 1)[0] + "\n"
+    banner = "".join(files["main.c"].decode().splitlines(keepends=True)[:2])
     values = {"banner": banner, "expected_source": "tflm-gen host run", "lib": "tflm",
               "inputs": [_entry(a) for a in inputs], "outputs": [_entry(a) for a in expected],
               "board": board_of(target), "dump_outputs": True}
@@ -218,4 +218,4 @@ def run_on_target_command(model_bytes: bytes, target: str, tags, inputs, output_
     same = "equal to" if result.matches_host else "DIFFERENT from"
     click.echo(f"arena {result.arena_bytes} bytes; {target} outputs {same} the host run's")
     if output_path:
-        np.savez(output_path, **{f"output_{i}": a for i, a in enumerate(result.outputs)})
+        save_outputs(output_path, result.outputs)

@@ -2,7 +2,8 @@
 `tflm_gen.requant` metadata, so the device keeps it in flash instead of the arena (and an
 8-bit MCU whose `double` is 32 bits still gets TFLM's exact multipliers).
 
-Words (little-endian int32): version 1, operator count N, then N record positions (word
+Words (little-endian int32): version 1, operator count N (over all subgraphs, in order),
+then N record positions (word
 index from the start, 0 = none); a record is `channels, multipliers[channels],
 shifts[channels]`.  The arithmetic is the runtime fallback's (kernels_c/*_common.c) and
 TFLM's: the real multiplier in double, split into a Q31 significand and a shift.
@@ -15,7 +16,9 @@ import math
 
 import numpy as np
 
+from tflm_gen.errors import ModelError
 from tflm_gen.model import ir
+from tflm_gen.text import printable
 
 METADATA_NAME = "tflm_gen.requant"
 CONV_OPS = {"CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV"}
@@ -26,7 +29,9 @@ QUANTIZED = {"int8", "int16"}
 
 def quantize_multiplier(real: float) -> tuple[int, int]:
     """(Q31 significand, shift) exactly as tflm_quantize_multiplier in C."""
-    if real == 0.0:
+    if real == 0.0 or not math.isfinite(real):
+        # Non-finite: only from the NaN/inf scales converters give all-zero weights (the
+        # graph check allows no others); TFLM's cast of inf/NaN to int64 leaves 0 here.
         return 0, 0
     significand, exponent = math.frexp(real)
     scaled = significand * (1 << 31)
@@ -55,21 +60,23 @@ def _real_multipliers(graph: ir.SubGraph, op: ir.Operator) -> list[float] | None
         return None
     in_scale, out_scale = _scales(source)[0], _scales(out)[0]
     filter_scales = _scales(weights)
-    if op.opcode == "FULLY_CONNECTED" and len(filter_scales) == 1:
-        product = float(np.float32(in_scale) * np.float32(filter_scales[0]))  # float, as TFLM
-        return [product / out_scale]
     channels = out.shape[-1] if op.opcode in CONV_OPS else len(filter_scales)
+    if len(filter_scales) > 1 and len(filter_scales) != channels:  # TFLM refuses it too
+        raise ModelError(f"{op.opcode} weights {printable(weights.name)!r} have "
+                         f"{len(filter_scales)} per-channel scales for {channels} output "
+                         "channels")
     scale = (lambda c: filter_scales[c]) if len(filter_scales) > 1 else (lambda c: filter_scales[0])
     return [in_scale * scale(c) / out_scale for c in range(channels)]
 
 
 def requant_words(model: ir.Model) -> list[int] | None:
-    """The metadata words for the main subgraph, or None when no op needs them."""
-    graph = model.subgraph
-    header = [1, len(graph.operators)]
-    positions, records = [0] * len(graph.operators), []
+    """The metadata words for the operators of all subgraphs (numbered in order, as the
+    runtime numbers them), or None when no op needs them."""
+    ops = [(graph, op) for graph in model.subgraphs for op in graph.operators]
+    header = [1, len(ops)]
+    positions, records = [0] * len(ops), []
     next_word = len(header) + len(positions)
-    for index, op in enumerate(graph.operators):
+    for index, (graph, op) in enumerate(ops):
         reals = _real_multipliers(graph, op)
         if not reals:
             continue

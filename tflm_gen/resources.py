@@ -15,3 +15,11 @@ def resource_dir(name: str) -> Path:
         if (base / name).is_dir():
             return base / name
     raise FileNotFoundError(f"tflm-gen installation is missing its '{name}' folder")
+
+
+def resource_file(name: str) -> Path:
+    """A file shipped beside those folders (LICENSE)."""
+    for base in (_PACKAGE_DATA, _REPO_ROOT):
+        if (base / name).is_file():
+            return base / name
+    raise FileNotFoundError(f"tflm-gen installation is missing its '{name}' file")

@@ -38,7 +38,7 @@ def _option_slots(options_class) -> list[tuple[str, int]]:
     """
     slots = []
     for name, method in vars(options_class).items():
-        if name.startswith(("_", "Init")) or not callable(method):
+        if name.startswith("_") or name == "Init" or not callable(method):
             continue
         source = inspect.getsource(method)
         match = re.search(r"\.Offset\((\d+)\)", source)

@@ -3,10 +3,10 @@ run, so the user sees the whole list at once (in one line: the CLI prints it as 
 
 Three kinds of problem, each listed per operator:
 - operators without a kernel (with their versions);
-- hybrid operators: float32 activations with int8/int4 constant weights.  We refuse them
-  rather than run them: TFLM (our oracle, and the runtime users compare against) refuses
-  them too ("Hybrid models are not supported on TFLite Micro"), so there is nothing to be
-  bit-exact with; the fix is a fully quantised (or a float) conversion of the model;
+- hybrid operators: float32 activations with int8/int4 constant weights.  TFLM refuses
+  them ("Hybrid models are not supported on TFLite Micro"); we run those whose kernel
+  declares `litert: hybrid` with int8 weights, bit-exact with LiteRT's reference kernels
+  (the oracle then), and refuse the rest (int4 weights, other ops);
 - operators whose activation dtype is not among the kernel's declared dtypes
   (the `types:` of its marker line, see tflm_gen.kernels).
 """
@@ -16,6 +16,7 @@ from __future__ import annotations
 from tflm_gen.errors import UnsupportedModelError
 from tflm_gen.kernels import kernel_catalogue
 from tflm_gen.model import ir
+from tflm_gen.text import printable
 
 HYBRID_WEIGHT_DTYPES = ("int8", "int4")
 
@@ -25,15 +26,33 @@ def _is_constant(model: ir.Model, tensor: ir.Tensor) -> bool:
 
 
 # Ops whose data input is not the first one (TRANSPOSE_CONV: output_shape, weights, input;
-# SELECT_V2: condition, x, y; EMBEDDING_LOOKUP: ids, table).
-DATA_INPUT = {"TRANSPOSE_CONV": 2, "SELECT_V2": 1, "EMBEDDING_LOOKUP": 1}
+# SELECT_V2: condition, x, y; EMBEDDING_LOOKUP: ids, table; FILL: dims, value; SPLIT:
+# axis, input).
+DATA_INPUT = {"TRANSPOSE_CONV": 2, "SELECT_V2": 1, "EMBEDDING_LOOKUP": 1, "FILL": 1, "SPLIT": 1}
+# ASSIGN_VARIABLE: the handle selects the kernel (resource, or an int32 id that may be a
+# constant), not the value assigned.
+DATA_INPUT["ASSIGN_VARIABLE"] = 0
+# Ops whose first input is the data and whose other inputs are indices, shapes or axes of
+# another type: the first input selects the kernel even when it is constant (a GATHER from
+# a constant table with computed positions is a float or int8 GATHER, not an int32 one).
+DATA_INPUT.update(dict.fromkeys((
+    "GATHER", "GATHER_ND", "SLICE", "STRIDED_SLICE", "PAD", "PADV2", "MIRROR_PAD", "RESHAPE",
+    "TRANSPOSE", "EXPAND_DIMS", "BROADCAST_TO", "REVERSE_V2", "SPLIT_V", "DYNAMIC_UPDATE_SLICE",
+    "CUMSUM", "ARG_MAX", "ARG_MIN", "MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PROD",
+    "REDUCE_ALL", "BATCH_TO_SPACE_ND", "SPACE_TO_BATCH_ND", "RESIZE_BILINEAR",
+    "RESIZE_NEAREST_NEIGHBOR", "TILE"), 0))  # fmt: skip
 
 
-def activation_tensor(model: ir.Model, op: ir.Operator) -> int:
-    """The tensor whose dtype selects the kernel: the op's data input where it is not the
-    first, else the first non-constant input, else the first input, else the first
-    output; -1 when the op has no tensors."""
-    graph = model.subgraph
+def _where(position: int, subgraph: int) -> str:
+    """`op 3`, or `op 3 of subgraph 2` outside the main subgraph."""
+    return f"op {position}" if subgraph == 0 else f"op {position} of subgraph {subgraph}"
+
+
+def activation_tensor(model: ir.Model, op: ir.Operator, graph: ir.SubGraph | None = None) -> int:
+    """The tensor (of `graph`, the main subgraph by default) whose dtype selects the kernel:
+    the op's data input where it is not the first, else the first non-constant input, else
+    the first input, else the first output; -1 when the op has no tensors."""
+    graph = graph or model.subgraph
     position = DATA_INPUT.get(op.opcode)
     if position is not None and position < len(op.inputs) and op.inputs[position] >= 0:
         return op.inputs[position]
@@ -50,38 +69,87 @@ NAME_CHARS = 40  # converter names of fused tensors run to hundreds of character
 
 def _name(tensor: ir.Tensor, index: int) -> str:
     """`#index 'name'`, the name on one line and cut to NAME_CHARS."""
-    name = " ".join(tensor.name.split())
+    name = printable(" ".join(tensor.name.split()))
     if len(name) > NAME_CHARS:
         name = name[: NAME_CHARS - 3] + "..."
     return f"#{index} '{name}'" if name else f"#{index}"
 
 
-def hybrid_problem(model: ir.Model, position: int, op: ir.Operator) -> str | None:
-    graph, activation = model.subgraph, activation_tensor(model, op)
+def hybrid_weights(model: ir.Model, op: ir.Operator, graph: ir.SubGraph | None = None) -> list[int]:
+    """The op's constant int8/int4 inputs when its activation is float32 (a hybrid op)."""
+    graph = graph or model.subgraph
+    activation = activation_tensor(model, op, graph)
     if activation < 0 or graph.tensors[activation].dtype != "float32":
-        return None
-    weights = [
-        f"{_name(graph.tensors[index], index)} {graph.tensors[index].dtype}"
-        for index in op.inputs
+        return []
+    return [
+        index for index in op.inputs
         if index >= 0 and _is_constant(model, graph.tensors[index])
         and graph.tensors[index].dtype in HYBRID_WEIGHT_DTYPES
     ]  # fmt: skip
-    if not weights:
+
+
+def _runs_hybrid(model: ir.Model, op: ir.Operator, weights: list[int],
+                 graph: ir.SubGraph | None = None) -> bool:
+    """Our kernel runs this hybrid op: it declares `litert: hybrid`, the weights are int8."""
+    spec = kernel_catalogue().get(op.opcode)
+    dtypes = {(graph or model.subgraph).tensors[index].dtype for index in weights}
+    return spec is not None and "hybrid" in spec.litert and dtypes == {"int8"}
+
+
+def hybrid_problem(model: ir.Model, position: int, op: ir.Operator, subgraph: int = 0) -> str | None:
+    graph = model.subgraphs[subgraph]
+    indices = hybrid_weights(model, op, graph)
+    if not indices or _runs_hybrid(model, op, indices, graph):
         return None
-    return (f"{op.opcode} op {position} (input {_name(graph.tensors[activation], activation)} "
-            f"float32, weights {', '.join(weights)})")  # fmt: skip
+    activation = activation_tensor(model, op, graph)
+    weights = [f"{_name(graph.tensors[index], index)} {graph.tensors[index].dtype}"
+               for index in indices]  # fmt: skip
+    return (f"{op.opcode} {_where(position, subgraph)} (input "
+            f"{_name(graph.tensors[activation], activation)} float32, weights {', '.join(weights)})")  # fmt: skip
 
 
-def _dtype_problem(model: ir.Model, position: int, op: ir.Operator) -> str | None:
-    spec = kernel_catalogue()[op.opcode]
-    activation = activation_tensor(model, op)
+def _dtype_problem(model: ir.Model, position: int, op: ir.Operator, subgraph: int) -> str | None:
+    spec, graph = kernel_catalogue()[op.opcode], model.subgraphs[subgraph]
+    activation = activation_tensor(model, op, graph)
     if activation < 0 or not spec.dtypes:
         return None
-    tensor = model.subgraph.tensors[activation]
+    tensor = graph.tensors[activation]
     if tensor.dtype in spec.dtypes:
         return None
-    return (f"{op.opcode} op {position} ({tensor.dtype} input {_name(tensor, activation)}; "
-            f"supported: {', '.join(sorted(spec.dtypes))})")  # fmt: skip
+    return (f"{op.opcode} {_where(position, subgraph)} ({tensor.dtype} input "
+            f"{_name(tensor, activation)}; supported: {', '.join(sorted(spec.dtypes))})")  # fmt: skip
+
+
+def _operator_problem(model: ir.Model, subgraph: int, position: int, op: ir.Operator,
+                      report: dict[str, list[str]]) -> None:
+    """Adds what stops `op` from running to the report (kernels known to exist)."""
+    hybrid = hybrid_problem(model, position, op, subgraph)
+    if hybrid:
+        report["hybrid"].append(hybrid)
+        return
+    dtype = _dtype_problem(model, position, op, subgraph)
+    if dtype:
+        report["dtypes"].append(dtype)
+
+
+def litert_only(model: ir.Model) -> list[str]:
+    """The operators only LiteRT's reference kernels can check (TFLM lacks the op, the
+    dtype or hybrid support), e.g. "GELU op 3 (int8)"; empty when TFLM can be the oracle."""
+    catalogue, found = kernel_catalogue(), []
+    for subgraph, graph in enumerate(model.subgraphs):
+        for position, op in enumerate(graph.operators):
+            spec = catalogue.get(op.opcode)
+            if spec is None or not spec.litert:
+                continue
+            weights = hybrid_weights(model, op, graph)
+            if weights and _runs_hybrid(model, op, weights, graph):
+                found.append(f"{op.opcode} {_where(position, subgraph)} (hybrid)")
+                continue
+            activation = activation_tensor(model, op, graph)
+            dtype = graph.tensors[activation].dtype if activation >= 0 else ""
+            if dtype in spec.litert:
+                found.append(f"{op.opcode} {_where(position, subgraph)} ({dtype})")
+    return found
 
 
 def unsupported_report(model: ir.Model) -> dict[str, list[str]]:
@@ -89,17 +157,12 @@ def unsupported_report(model: ir.Model) -> dict[str, list[str]]:
     catalogue = kernel_catalogue()
     report: dict[str, list[str]] = {"operators": [], "hybrid": [], "dtypes": []}
     missing = set()
-    for position, op in enumerate(model.subgraph.operators):
-        if op.opcode not in catalogue:
-            missing.add((op.custom_code or op.opcode, op.version))
-            continue
-        hybrid = hybrid_problem(model, position, op)
-        if hybrid:
-            report["hybrid"].append(hybrid)
-            continue
-        dtype = _dtype_problem(model, position, op)
-        if dtype:
-            report["dtypes"].append(dtype)
+    for subgraph, graph in enumerate(model.subgraphs):
+        for position, op in enumerate(graph.operators):
+            if op.opcode in catalogue:
+                _operator_problem(model, subgraph, position, op, report)
+            else:
+                missing.add((printable(op.custom_code or op.opcode), op.version))
     report["operators"] = [f"{name} (version {version})" for name, version in sorted(missing)]
     return report
 
@@ -111,16 +174,30 @@ def unsupported_message(report: dict[str, list[str]]) -> str:
         parts.append("model uses operators tflm-gen does not support: "
                      + ", ".join(report["operators"]))  # fmt: skip
     if report["hybrid"]:
-        parts.append("hybrid operators (float32 activations with int8/int4 weights; TFLM does "
-                     "not run them either, convert the model fully quantised or float): "
+        parts.append("hybrid operators (float32 activations with int8/int4 weights) that "
+                     "tflm-gen does not run (TFLM runs none; convert the model fully quantised "
+                     "or float): "
                      + "; ".join(report["hybrid"]))  # fmt: skip
     if report["dtypes"]:
         parts.append("operators with unsupported activation types: " + "; ".join(report["dtypes"]))
     return " | ".join(parts)
 
 
+def subgraph_problem(model: ir.Model) -> str:
+    """Why the subgraphs' calls cannot run ("" when they can): a subgraph that calls itself,
+    directly or not (TFLM would never return), calls nested too deep, or an index out of
+    range."""
+    from tflm_gen.model.lifetimes import RecursiveSubgraphError, model_lifetimes
+
+    try:
+        model_lifetimes(model)
+    except RecursiveSubgraphError as error:
+        return str(error)
+    return ""
+
+
 def check_supported(model: ir.Model) -> None:
     """Raises UnsupportedModelError naming every op, hybrid op and dtype we cannot run."""
-    message = unsupported_message(unsupported_report(model))
+    message = unsupported_message(unsupported_report(model)) or subgraph_problem(model)
     if message:
         raise UnsupportedModelError(message)

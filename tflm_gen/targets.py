@@ -31,9 +31,9 @@ def list_targets() -> list[str]:
 
 
 def load_target(name: str) -> Target:
+    if name not in list_targets():  # a name, never a path: `../x` must not reach the disk
+        raise InputError(f"unknown target {name!r}; known targets: {', '.join(list_targets())}")
     path = resource_dir("targets") / f"{name}.json"
-    if not path.is_file():
-        raise InputError(f"unknown target '{name}'; known targets: {', '.join(list_targets())}")
     data = json.loads(path.read_text())
     keys = ("library_dir", "test_data", "values", "tag_notes")
     optional = {key: data[key] for key in keys if key in data}

@@ -14,7 +14,7 @@ from tflm_gen.inputs import random_inputs
 from tflm_gen.model import ir
 from tflm_gen.model.reader import read_model
 from tflm_gen.optimize import device_model
-from tflm_gen.oracle import Oracle, arena_upper_bound
+from tflm_gen.oracle import Oracle, arena_upper_bound, choose_oracle
 from tflm_gen.per_op import PerOpReport, describe_difference, per_op
 
 
@@ -27,6 +27,7 @@ class OutputComparison(Difference):
 class VerifyReport:
     against: str
     runs: int
+    reason: str = ""  # why this oracle (see oracle.choose_oracle)
     outputs: list[OutputComparison] = field(default_factory=list)
     per_op_report: PerOpReport | None = None  # with per_operator=True
 
@@ -63,12 +64,13 @@ def verify(model_bytes: bytes, against: str = "tflm", runs: int = 3, tags=(),
     if not model.subgraph.outputs:
         raise ModelError("the model has no outputs: there is nothing to verify")
     ours = HostInterpreter(device_model(model_bytes)[0], tuple(tags))
+    against, reason = choose_oracle(model_bytes, against)
     theirs = Oracle(model_bytes, against, arena_bytes=arena_upper_bound(model))
     if samples is None:
         samples = [random_inputs(ours.model, seed=run) for run in range(runs)]
     if not samples:
         raise InputError("nothing to compare: give at least one run or one sample")
-    report = VerifyReport(against, len(samples))
+    report = VerifyReport(against, len(samples), reason=reason)
     finals = []
     for inputs in samples:
         finals.append((ours.run(inputs), theirs.run(inputs)))

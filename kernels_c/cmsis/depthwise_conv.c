@@ -1,4 +1,4 @@
-/* tflm-op: DEPTHWISE_CONV_2D tflm_op_depthwise_conv_2d types: float32,int8,int16 */
+/* tflm-op: DEPTHWISE_CONV_2D tflm_op_depthwise_conv_2d types: float32,int8,int16 litert: hybrid */
 /* DEPTHWISE_CONV_2D for the cmsis tag: int8 in blocks of 4 output channels.
  *
  * Per output pixel the filter window is clipped to the input once (the reference's skipped
@@ -17,6 +17,7 @@
 
 #include "cmsis_simd.h"
 #include "conv_common.h"
+#include "conv_hybrid.h"
 #include "depthwise_reference.h"
 #include "tflm_kernel.h"
 #include "tflm_quant.h"
@@ -417,6 +418,8 @@ static tflm_status_t cmsis_depthwise_eval(tflm_context_t *ctx, tflm_node_t *node
                     TFLM_ERR_NOT_READY);
   tflm_conv_requant(ctx, node, p, &requant);
   switch (p->type) {
+    case TFLM_TYPE_HYBRID: /* float32 activations, int8 weights: LiteRT only */
+      return tflm_conv_hybrid_eval(ctx, p, &d);
     case TFLM_TYPE_FLOAT32:
       tflm_depthwise_conv_float32(p, (const float *)d.input, (const float *)d.filter,
                                   (const float *)d.bias, (float *)d.output);

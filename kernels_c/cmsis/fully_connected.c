@@ -1,4 +1,4 @@
-/* tflm-op: FULLY_CONNECTED tflm_op_fully_connected types: float32,int8,int16 */
+/* tflm-op: FULLY_CONNECTED tflm_op_fully_connected types: float32,int8,int16 litert: hybrid */
 /* FULLY_CONNECTED for the cmsis tag: int8 with symmetric weights (filter zero point 0, the
  * int8 schema's rule) as dot products of several weight rows at once (cmsis_simd.h):
  *   MVE  4 weight rows per pass over the input row, 16 MACs per VMLADAVA;
@@ -15,6 +15,7 @@
 
 #include "cmsis_simd.h"
 #include "fully_connected_common.h"
+#include "fully_connected_hybrid.h"
 #include "fully_connected_reference.h"
 #include "tflm_kernel.h"
 #include "tflm_quant.h"
@@ -170,6 +171,8 @@ static tflm_status_t cmsis_fc_eval(tflm_context_t *ctx, tflm_node_t *node) {
                     TFLM_ERR_NOT_READY);
   tflm_fully_connected_requant(ctx, node, p, &requant);
   switch (p->type) {
+    case TFLM_TYPE_HYBRID: /* float32 activations, int8 weights: LiteRT only */
+      return tflm_fully_connected_hybrid_eval(ctx, p, &d);
     case TFLM_TYPE_FLOAT32:
       tflm_fully_connected_float32(p, (const float *)d.input, (const float *)d.filter,
                                    (const float *)d.bias, (float *)d.output);

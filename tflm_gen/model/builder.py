@@ -11,6 +11,11 @@
 Tensors are named by index (the int each call returns). Options start from the schema
 defaults; enum fields accept names ("RELU", "SAME"). Op versions follow TFLite's versioning
 for the dtype, which tflite-micro accepts.
+
+Control flow: `body = b.subgraph("body")` adds a subgraph that shares the model's buffers
+and returns a builder of its own (`body.index` is what IF, WHILE and CALL_ONCE options
+name); `b.operator(...)` appends an op with any number of existing output tensors (WHILE's
+several outputs, ASSIGN_VARIABLE's none).
 """
 
 from __future__ import annotations
@@ -107,9 +112,16 @@ def _quantization(quantization, scale, zero_point) -> ir.Quantization | None:
 class ModelBuilder:
     """Collects tensors, buffers and operators of one subgraph; `build()` gives .tflite bytes."""
 
-    def __init__(self, description: str = "tflm-gen ModelBuilder"):
-        self.graph = ir.SubGraph(name="main")
-        self.model = ir.Model(description=description, subgraphs=[self.graph])
+    def __init__(self, description: str = "tflm-gen ModelBuilder", _model: ir.Model | None = None,
+                 _name: str = "main"):
+        self.graph = ir.SubGraph(name=_name)
+        self.model = _model or ir.Model(description=description, subgraphs=[])
+        self.model.subgraphs.append(self.graph)
+        self.index = len(self.model.subgraphs) - 1
+
+    def subgraph(self, name: str) -> ModelBuilder:
+        """A builder for a new subgraph of the same model (buffers are shared)."""
+        return ModelBuilder(_model=self.model, _name=name)
 
     def tensor(self, name, shape, dtype, quantization=None, scale=None, zero_point=None) -> int:
         """Adds an activation tensor; returns its index."""
@@ -170,6 +182,22 @@ class ModelBuilder:
             )
         )
         return output
+
+    def operator(self, opcode, inputs, outputs, options=None, version=None) -> None:
+        """Appends an op writing existing tensors `outputs` (any number of them)."""
+        first = next((index for index in [*inputs, *outputs] if index >= 0), None)
+        dtype = self.graph.tensors[first].dtype if first is not None else ""
+        type_name = options_type(opcode)
+        self.graph.operators.append(ir.Operator(
+            opcode=opcode, inputs=list(inputs), outputs=list(outputs),
+            version=version or VERSIONS.get((opcode, dtype), 1),
+            builtin_options_type=type_name,
+            builtin_options=make_options(type_name, options or {}),
+        ))
+
+    def inputs(self, *indices: int) -> None:
+        """Marks existing tensors as inputs of this subgraph."""
+        self.graph.inputs.extend(indices)
 
     def output(self, *indices: int) -> None:
         self.graph.outputs.extend(indices)

@@ -14,6 +14,7 @@ from tflite.utils import BUILTIN_OPCODE2NAME
 from tflm_gen.errors import ModelError, UnsupportedModelError
 from tflm_gen.model import ir
 from tflm_gen.model.flatbuf import FormatError, Reader, fields_of, read_table
+from tflm_gen.model.graph_check import graph_problems
 
 OPTION_NAMES = {
     value: name for name, value in vars(tflite.BuiltinOptions).items() if not name.startswith("_")
@@ -215,6 +216,8 @@ def _problems(model: ir.Model):
     for signature in model.signature_defs:
         if not 0 <= signature.subgraph_index < len(model.subgraphs):
             yield f"signature {signature.key!r} refers to missing subgraph"
+    if model.subgraphs:  # every index is in range from here on (else we stopped above)
+        yield from graph_problems(model)
 
 
 def _subgraph_problems(model: ir.Model, graph: ir.SubGraph, where: str):
@@ -238,7 +241,8 @@ def _tensor_problems(model: ir.Model, tensor: ir.Tensor, where: str):
         return
     have = len(model.buffers[tensor.buffer].data)
     need = ir.tensor_bytes(tensor)
-    if 0 < have < need:
+    # Variable-size types (strings) have need 0: their data has its own layout.
+    if have and need and have != need:
         yield f"{where} needs {need} bytes of data but its buffer holds {have}"
 
 

@@ -1,0 +1,41 @@
+"""Click parameter types shared by the commands: names that must exist (targets, tags) are
+checked while parsing and listed in `--help`, so a path never reaches the file system."""
+
+from __future__ import annotations
+
+import click
+
+from tflm_gen.host import MAX_ARENA_BYTES
+from tflm_gen.kernels import known_tags
+from tflm_gen.targets import list_targets
+
+
+class TagList(click.ParamType):
+    """A comma-separated list of known tags, e.g. `cmsis` or `cmsis,semihost`."""
+
+    name = "TAGS"
+
+    def convert(self, value, param, ctx) -> tuple[str, ...]:
+        if isinstance(value, tuple):
+            return value
+        tags = tuple(tag.strip() for tag in (value or "").split(",") if tag.strip())
+        unknown = [tag for tag in tags if tag not in known_tags()]
+        if unknown:
+            self.fail(f"unknown tag {', '.join(repr(tag) for tag in unknown)}; known tags: "
+                      f"{', '.join(known_tags())}", param, ctx)
+        return tags
+
+    def get_metavar(self, param, ctx=None) -> str:
+        return "[" + "|".join(known_tags()) + "],..."
+
+
+def tags_option(help_text: str = "comma-separated kernel/runtime tags, later wins"):
+    return click.option("--tags", type=TagList(), default="", help=help_text)
+
+
+def target_choice(*extra: str) -> click.Choice:
+    """The project targets (plus `extra` names such as `host`) as a click choice."""
+    return click.Choice([*extra, *list_targets()])
+
+
+ARENA_BYTES = click.IntRange(0, MAX_ARENA_BYTES)

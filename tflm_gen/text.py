@@ -1,0 +1,23 @@
+"""Untrusted text (tensor names, custom op names, a runtime's log) made safe to print: a
+name holding a newline or a terminal escape must not forge lines or colours."""
+
+from __future__ import annotations
+
+
+def printable(text: str) -> str:
+    """`text` with every non-printable character (newline, tab, ESC, ...) and the
+    backslash written as a Python escape, so what is shown is unambiguous and one line."""
+    return _control_escaped(text.replace("\\", "\\\\"))
+
+
+def _control_escaped(text: str) -> str:
+    # '\n', '\x1b', '\u2028': the form Python itself prints
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
+
+
+def one_line(text: str) -> str:
+    """A multi-line message (a compiler's or runtime's output folded into an error) as one
+    line: lines stripped and joined with ' | ', then every control character escaped
+    (backslashes stay: the parts were escaped where they were made)."""
+    lines = [line.strip() for line in text.splitlines()]
+    return _control_escaped(" | ".join(line for line in lines if line))
