@@ -33,15 +33,14 @@ void tflm_quantize_multiplier(double real_multiplier, int32_t *multiplier, int32
   int exponent = 0; /* frexp's own type */
   double significand;
   int64_t fixed;
-  /* Zero, and NaN (only a corrupt scale gives one; converting it would be undefined). */
-  if (real_multiplier == 0.0 || real_multiplier != real_multiplier) {
+  /* Zero, NaN and infinity: converting the last two would be undefined.  They come from
+   * the NaN/inf scales converters give all-zero tensors (the graph check allows them on no
+   * others) or from a float ratio of extreme scales, and give 0 as in
+   * tflm_gen/requant.py's quantize_multiplier. */
+  if (real_multiplier == 0.0 || real_multiplier != real_multiplier ||
+      real_multiplier > DBL_MAX || real_multiplier < -DBL_MAX) {
     *multiplier = 0;
     *shift = 0;
-    return;
-  }
-  if (real_multiplier > DBL_MAX || real_multiplier < -DBL_MAX) { /* infinite: saturate */
-    *multiplier = real_multiplier > 0.0 ? INT32_C(0x7FFFFFFF) : -INT32_C(0x7FFFFFFF);
-    *shift = 31;
     return;
   }
   /* real = significand * 2^exponent with significand in [0.5, 1). */
