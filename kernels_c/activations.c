@@ -157,10 +157,11 @@ static int32_t tflm_act_rescale(const tflm_act_params_t *p, int32_t builtin, int
   if (builtin == 21) { /* RELU6: clamp the stored value */
     r = x;
   } else if (v >= 0 || builtin == 19 || builtin == 152) {
-    r = p->output_offset + tflm_multiply_by_quantized_multiplier(v, p->multiplier, p->shift);
+    r = tflm_add_wrap(p->output_offset,
+                      tflm_multiply_by_quantized_multiplier(v, p->multiplier, p->shift));
   } else {
-    r = p->output_offset +
-        tflm_multiply_by_quantized_multiplier(v, p->alpha_multiplier, p->alpha_shift);
+    r = tflm_add_wrap(p->output_offset, tflm_multiply_by_quantized_multiplier(
+                                            v, p->alpha_multiplier, p->alpha_shift));
   }
   r = r > p->lo ? r : p->lo;
   return r < p->hi ? r : p->hi;

@@ -136,8 +136,8 @@ static void matmul_int8(const tflm_batch_matmul_params_t *p, const int8_t *lhs,
     for (n = 0; n < p->cols; ++n) {
       int32_t total = 0, v;
       for (k = 0; k < p->depth; ++k) {
-        total += ((int32_t)rhs[k * p->rhs_k + n * p->rhs_col] + p->rhs_offset) *
-                 ((int32_t)lhs[m * p->lhs_row + k * p->lhs_k] + p->lhs_offset);
+        total = tflm_mac_wrap(total, (int32_t)rhs[k * p->rhs_k + n * p->rhs_col] + p->rhs_offset,
+                              (int32_t)lhs[m * p->lhs_row + k * p->lhs_k] + p->lhs_offset);
       }
       v = tflm_requantize(total, p->multiplier, p->shift, p->output_offset, p->qmin, p->qmax);
       out[m * p->cols + n] = (int8_t)v;

@@ -64,13 +64,27 @@ static void tflm_cast_write_int(void *data, int32_t type, int32_t i, int64_t v) 
   }
 }
 
+/* C leaves float-to-integer conversion of out-of-range values (and NaN) undefined; these
+ * give the bits x86's truncating conversion gives, which is what TFLM computes on the host:
+ * the "integer indefinite" INT_MIN of the width converted to, and for uint32 the low 32
+ * bits of the int64 conversion. */
+static int64_t tflm_cast_float_to_int64(float v) {
+  if (!(v >= -9223372036854775808.0f && v < 9223372036854775808.0f)) return INT64_MIN;
+  return (int64_t)v;
+}
+
+static int64_t tflm_cast_float_to_int32(float v) {
+  if (!(v >= -2147483648.0f && v < 2147483648.0f)) return INT32_MIN;
+  return (int64_t)(int32_t)v;
+}
+
 static void tflm_cast_from_float(void *data, int32_t type, int32_t i, float v) {
   if (type == TFLM_TYPE_BOOL) {
     ((uint8_t *)data)[i] = (uint8_t)(v != 0.0f);
   } else if (type == TFLM_TYPE_UINT32) {
-    ((uint32_t *)data)[i] = (uint32_t)v;
+    ((uint32_t *)data)[i] = (uint32_t)(uint64_t)tflm_cast_float_to_int64(v);
   } else {
-    tflm_cast_write_int(data, type, i, (int64_t)(int32_t)v);
+    tflm_cast_write_int(data, type, i, tflm_cast_float_to_int32(v));
   }
 }
 

@@ -35,16 +35,25 @@ void tflm_conv_requant(tflm_context_t *ctx, const tflm_node_t *node,
 
 void tflm_conv_padding(int32_t padding, int32_t stride, int32_t dilation, int32_t in_size,
                        int32_t filter_size, int32_t *out_size, int32_t *pad_before) {
-  const int32_t effective_filter = (filter_size - 1) * dilation + 1;
-  int32_t total;
+  /* In 64 bits: corrupt strides or dilations near 2^31 would overflow int32 here. */
+  const int64_t effective_filter = (int64_t)(filter_size - 1) * dilation + 1;
+  int64_t out, total;
   if (padding == TFLM_PADDING_SAME) {
-    *out_size = (in_size + stride - 1) / stride;
+    out = ((int64_t)in_size + stride - 1) / stride;
   } else {
-    *out_size = (in_size + stride - effective_filter) / stride;
+    out = ((int64_t)in_size + stride - effective_filter) / stride;
   }
+  /* Kernels compute window positions up to (out - 1) * stride + effective_filter in int32:
+   * a span beyond that (never from a valid model) gets an impossible output size. */
+  if (out < 0 || (out - 1) * stride + effective_filter > INT32_MAX) {
+    *out_size = -1;
+    *pad_before = 0;
+    return;
+  }
+  *out_size = (int32_t)out;
   /* SAME pads the odd extra row/column after the input, so only half goes before it. */
-  total = (*out_size - 1) * stride + effective_filter - in_size;
-  *pad_before = total > 0 ? total / 2 : 0;
+  total = (out - 1) * stride + effective_filter - in_size;
+  *pad_before = total > 0 ? (int32_t)(total / 2) : 0;
 }
 
 /* The shared type rule (or the hybrid one), 4-D tensors, one bias per output channel. */
@@ -181,7 +190,7 @@ tflm_status_t tflm_conv_prepare(tflm_context_t *ctx, tflm_node_t *node) {
                     TFLM_ERR_BAD_SHAPE);
   /* Grouped convolution: Cin / filter_c groups, each with its own slice of the filters. */
   groups = p->input_c / p->filter_c;
-  TFLM_KERNEL_CHECK(ctx, node, p->output_c % groups == 0, TFLM_ERR_BAD_SHAPE);
+  TFLM_KERNEL_CHECK(ctx, node, groups > 0 && p->output_c % groups == 0, TFLM_ERR_BAD_SHAPE);
   p->filters_per_group = p->output_c / groups;
   p->depth_multiplier = 1;
   return tflm_hybrid_views(&v) ? tflm_conv_hybrid_setup(ctx, node, &v, 0, p) : TFLM_OK;

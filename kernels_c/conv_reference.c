@@ -33,7 +33,7 @@ static int32_t conv_dot_int8(const tflm_conv_params_t *p, const int8_t *input,
       in = input + (in_y * p->input_w + in_x) * p->input_c + w->in_c0;
       f = filter + (fy * p->filter_w + fx) * p->filter_c;
       for (c = 0; c < p->filter_c; ++c) {
-        acc += (int32_t)f[c] * ((int32_t)in[c] + p->input_offset);
+        acc = tflm_mac_wrap(acc, f[c], (int32_t)in[c] + p->input_offset);
       }
     }
   }
@@ -113,7 +113,7 @@ void tflm_conv_int8(const tflm_conv_params_t *p, const tflm_requant_t *requant, 
           int32_t acc;
           conv_window(p, oy, ox, oc, &w);
           acc = conv_dot_int8(p, image, filter + oc * filter_size(p), &w);
-          if (bias != NULL) acc += bias[oc];
+          if (bias != NULL) acc = tflm_add_wrap(acc, bias[oc]);
           *output++ = (int8_t)tflm_requantize(acc, multipliers[oc], shifts[oc],
                                               p->output_offset, p->act_min, p->act_max);
         }
@@ -138,7 +138,7 @@ void tflm_conv_int16(const tflm_conv_params_t *p, const tflm_requant_t *requant,
           int32_t scaled;
           conv_window(p, oy, ox, oc, &w);
           acc = conv_dot_int16(p, image, filter + oc * filter_size(p), &w);
-          if (bias != NULL) acc += bias[oc];
+          if (bias != NULL) acc = tflm_add_wrap64(acc, bias[oc]);
           scaled = tflm_multiply_by_quantized_multiplier_64(acc, multipliers[oc], shifts[oc]);
           scaled = scaled > p->act_min ? scaled : p->act_min;
           *output++ = (int16_t)(scaled < p->act_max ? scaled : p->act_max);

@@ -37,8 +37,8 @@ static int32_t depthwise_dot_int8(const tflm_conv_params_t *p, const int8_t *inp
     for (fx = 0; fx < p->filter_w; ++fx) {
       const int32_t i = input_index(p, w, fy, fx);
       if (i < 0) continue;
-      acc += (int32_t)filter[(fy * p->filter_w + fx) * p->output_c + w->out_c] *
-             ((int32_t)input[i] + p->input_offset);
+      acc = tflm_mac_wrap(acc, filter[(fy * p->filter_w + fx) * p->output_c + w->out_c],
+                          (int32_t)input[i] + p->input_offset);
     }
   }
   return acc;
@@ -99,7 +99,7 @@ void tflm_depthwise_conv_int8(const tflm_conv_params_t *p, const tflm_requant_t 
           int32_t acc;
           depthwise_window(p, oy, ox, oc, &w);
           acc = depthwise_dot_int8(p, image, filter, &w);
-          if (bias != NULL) acc += bias[oc];
+          if (bias != NULL) acc = tflm_add_wrap(acc, bias[oc]);
           *output++ = (int8_t)tflm_requantize(acc, multipliers[oc], shifts[oc],
                                               p->output_offset, p->act_min, p->act_max);
         }
@@ -124,7 +124,7 @@ void tflm_depthwise_conv_int16(const tflm_conv_params_t *p, const tflm_requant_t
           int32_t scaled;
           depthwise_window(p, oy, ox, oc, &w);
           acc = depthwise_dot_int16(p, image, filter, &w);
-          if (bias != NULL) acc += bias[oc];
+          if (bias != NULL) acc = tflm_add_wrap64(acc, bias[oc]);
           scaled = tflm_multiply_by_quantized_multiplier_64(acc, multipliers[oc], shifts[oc]);
           scaled = scaled > p->act_min ? scaled : p->act_min;
           *output++ = (int16_t)(scaled < p->act_max ? scaled : p->act_max);

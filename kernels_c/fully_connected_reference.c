@@ -17,11 +17,13 @@ static int32_t dot_int8(const int8_t *weights, const int8_t *row, int32_t depth,
                         int32_t filter_offset, int32_t input_offset) {
   int32_t acc = 0, d;
   if (filter_offset == 0) { /* symmetric weights, the common case: one add less per step */
-    for (d = 0; d < depth; ++d) acc += (int32_t)weights[d] * ((int32_t)row[d] + input_offset);
+    for (d = 0; d < depth; ++d) {
+      acc = tflm_mac_wrap(acc, weights[d], (int32_t)row[d] + input_offset);
+    }
     return acc;
   }
   for (d = 0; d < depth; ++d) {
-    acc += ((int32_t)weights[d] + filter_offset) * ((int32_t)row[d] + input_offset);
+    acc = tflm_mac_wrap(acc, (int32_t)weights[d] + filter_offset, (int32_t)row[d] + input_offset);
   }
   return acc;
 }
@@ -41,7 +43,7 @@ void tflm_fully_connected_int8(const tflm_fc_params_t *p, const tflm_requant_t *
     const int8_t *row = input + b * depth;
     for (oc = 0; oc < outputs; ++oc) {
       int32_t acc = dot_int8(filter + oc * depth, row, depth, filter_offset, input_offset);
-      if (bias != NULL) acc += bias[oc];
+      if (bias != NULL) acc = tflm_add_wrap(acc, bias[oc]);
       if (step != 0) {
         multiplier = requant->multipliers[oc];
         left = requant->shifts[oc] > 0 ? requant->shifts[oc] : 0;
@@ -51,7 +53,8 @@ void tflm_fully_connected_int8(const tflm_fc_params_t *p, const tflm_requant_t *
       acc = tflm_rounding_divide_by_pot(
                 tflm_saturating_rounding_doubling_high_mul((int32_t)((uint32_t)acc << left),
                                                            multiplier),
-                right) + output_offset;
+                right);
+      acc = tflm_add_wrap(acc, output_offset);
       acc = acc > lo ? acc : lo;
       *output++ = (int8_t)(acc < hi ? acc : hi);
     }
@@ -75,7 +78,7 @@ void tflm_fully_connected_int16(const tflm_fc_params_t *p, const tflm_requant_t 
       for (d = 0; d < p->accum_depth; ++d) {
         acc += (int64_t)(((int32_t)weights[d] + p->filter_offset) * (int32_t)row[d]);
       }
-      if (bias != NULL) acc += bias[oc];
+      if (bias != NULL) acc = tflm_add_wrap64(acc, bias[oc]);
       scaled = tflm_multiply_by_quantized_multiplier_64(acc, multipliers[q], shifts[q]);
       scaled = scaled > p->act_min ? scaled : p->act_min;
       *output++ = (int16_t)(scaled < p->act_max ? scaled : p->act_max);

@@ -12,6 +12,7 @@
  *   TANH, 2^-11) the 256-entry table of tflm_sigmoid_lut.h is indexed directly; otherwise
  *   the input is first rescaled to 1 / (3 * 4096) by an integer multiplier below 2^15 and a
  *   right shift, found in prepare by doubling scale * 3 * 4096 as TFLM does. */
+#include <float.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -36,9 +37,13 @@ typedef struct {
 /* TFLM's CheckedLog2 (float arithmetic): rounded log2 of x, and whether x is a power of two
  * to within 1e-3 in the exponent. */
 static int32_t tflm_sigmoid_log2(float x, int32_t *log2_rounded) {
-  const float log2 = logf(x) * (1.0f / logf(2.0f));
-  const float rounded = roundf(log2);
-  *log2_rounded = (int32_t)rounded;
+  float log2, rounded;
+  *log2_rounded = 0;
+  /* A tensor without quantization reads as scale 0, whose log is -infinity. */
+  if (!(x > 0.0f && x <= FLT_MAX)) return 0;
+  log2 = logf(x) * (1.0f / logf(2.0f));
+  rounded = roundf(log2);
+  *log2_rounded = (int32_t)rounded; /* |log2| < 150 for positive finite floats */
   return fabsf(log2 - rounded) < 1e-3f;
 }
 
@@ -64,6 +69,8 @@ static tflm_status_t tflm_sigmoid_int16_params(tflm_context_t *ctx, tflm_node_t 
       ++p->input_left_shift;
       multiplier *= 2.0;
     }
+    /* Only a scale above 2^31 / 12288 gets here: no int32 multiplier exists for it. */
+    TFLM_KERNEL_CHECK(ctx, node, multiplier < 2147483648.0, TFLM_ERR_BAD_PARAMS);
     p->input_multiplier = (int32_t)multiplier;
   }
   return TFLM_OK;
@@ -76,11 +83,14 @@ static int32_t tflm_sigmoid_quant_params(float input_scale, tflm_sigmoid_params_
   int exponent = 0;
   const double q = frexp(real, &exponent);
   double radius;
-  p->input_multiplier = (int32_t)round(q * 2147483648.0);
-  p->input_left_shift = (int32_t)exponent;
+  p->input_multiplier = 0;
+  p->input_left_shift = 0;
+  /* Checked before converting: rounding up to 2^31 would not fit an int32_t. */
   if (exponent < 0 || exponent > 31 || q * 2147483648.0 >= 2147483647.5) {
     return 0; /* TFLM would shift by a negative amount or overflow here */
   }
+  p->input_multiplier = (int32_t)round(q * 2147483648.0);
+  p->input_left_shift = (int32_t)exponent;
   radius = 1.0 * (double)(((int32_t)1 << bits) - 1) * (double)((int64_t)1 << (31 - bits)) /
            (double)((int64_t)1 << exponent);
   p->input_range_radius = (int32_t)floor(radius);

@@ -49,9 +49,10 @@ static void fc_int8(const tflm_lstm_fc_t *fc, const int8_t *input, int32_t rows,
       const int8_t *w = weights + u * depth;
       int32_t acc = 0;
       for (d = 0; d < depth; ++d) {
-        acc += ((int32_t)w[d] + fc->filter_offset) * ((int32_t)input[r * depth + d] + fc->input_offset);
+        acc = tflm_mac_wrap(acc, (int32_t)w[d] + fc->filter_offset,
+                            (int32_t)input[r * depth + d] + fc->input_offset);
       }
-      if (bias != NULL) acc += bias[u];
+      if (bias != NULL) acc = tflm_add_wrap(acc, bias[u]);
       out[r * units + u] = (int16_t)tflm_requantize(acc, fc->multiplier, fc->shift, 0, -32768, 32767);
     }
   }

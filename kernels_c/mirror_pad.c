@@ -36,7 +36,8 @@ static tflm_status_t mirror_pad_fill(tflm_context_t *ctx, tflm_node_t *node,
     const int32_t limit = in->dims[k] - (p->symmetric ? 0 : 1);
     TFLM_KERNEL_CHECK(ctx, node, before >= 0 && after >= 0 && before <= limit && after <= limit,
                       TFLM_ERR_BAD_PARAMS);
-    TFLM_KERNEL_CHECK(ctx, node, out->dims[k] == before + in->dims[k] + after,
+    TFLM_KERNEL_CHECK(ctx, node,
+                      (int64_t)out->dims[k] == (int64_t)before + in->dims[k] + after,
                       TFLM_ERR_BAD_SHAPE);
     p->in_dims[k + shift] = in->dims[k];
     p->out_dims[k + shift] = out->dims[k];

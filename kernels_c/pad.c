@@ -62,7 +62,9 @@ static tflm_status_t pad_prepare(tflm_context_t *ctx, tflm_node_t *node) {
     const int32_t before = tflm_layout_read_index(&paddings, 2 * k);
     const int32_t after = tflm_layout_read_index(&paddings, 2 * k + 1);
     TFLM_KERNEL_CHECK(ctx, node, before >= 0 && after >= 0, TFLM_ERR_BAD_PARAMS);
-    TFLM_KERNEL_CHECK(ctx, node, out.dims[k] == before + in.dims[k] + after, TFLM_ERR_BAD_SHAPE);
+    /* In 64 bits: crafted paddings near 2^31 would overflow the int32 sum. */
+    TFLM_KERNEL_CHECK(ctx, node, (int64_t)out.dims[k] == (int64_t)before + in.dims[k] + after,
+                      TFLM_ERR_BAD_SHAPE);
     p->view.dims[k] = in.dims[k];
     p->view.in_strides[k] = in_strides[k];
     p->view.out_base += before * p->view.out_strides[k];

@@ -65,10 +65,10 @@ static tflm_status_t slice_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   for (k = 0; k < in.ndims; ++k) {
     start[k] = tflm_layout_read_index(&idx[0], k);
     count[k] = tflm_layout_read_index(&idx[1], k);
-    if (count[k] == -1) count[k] = in.dims[k] - start[k];
     step[k] = 1;
-    TFLM_KERNEL_CHECK(ctx, node, start[k] >= 0 && count[k] >= 0 &&
-                                     start[k] + count[k] <= in.dims[k],
+    TFLM_KERNEL_CHECK(ctx, node, start[k] >= 0 && start[k] <= in.dims[k], TFLM_ERR_BAD_PARAMS);
+    if (count[k] == -1) count[k] = in.dims[k] - start[k];
+    TFLM_KERNEL_CHECK(ctx, node, count[k] >= 0 && count[k] <= in.dims[k] - start[k],
                       TFLM_ERR_BAD_PARAMS);
   }
   return slice_keep(ctx, node, &in, &out, start, step, count);
@@ -96,7 +96,10 @@ static int32_t strided_start(const strided_masks_t *m, int32_t axis, int32_t siz
 static int32_t strided_end(const strided_masks_t *m, int32_t axis, int32_t size, int32_t start,
                            int32_t end, int32_t stride) {
   if (m->shrink_mask & (1 << axis)) return start >= size ? start : start + 1;
-  if (m->offset) end += start;
+  if (m->offset) { /* saturating: the clamp below gives what the exact sum would */
+    const int64_t sum = (int64_t)end + start;
+    end = sum > INT32_MAX ? INT32_MAX : (sum < INT32_MIN ? INT32_MIN : (int32_t)sum);
+  }
   if (end < 0) end += size;
   end = stride > 0 ? clamp(end, 0, size) : clamp(end, -1, size - 1);
   if (m->end_mask & (1 << axis)) end = stride > 0 ? size : -1;
@@ -105,9 +108,10 @@ static int32_t strided_end(const strided_masks_t *m, int32_t axis, int32_t size,
 
 /* Elements from start toward end (exclusive) in steps of stride. */
 static int32_t strided_count(int32_t start, int32_t end, int32_t stride) {
-  const int32_t span = stride > 0 ? end - start : start - end;
-  const int32_t step = stride > 0 ? stride : -stride;
-  return span > 0 ? (span + step - 1) / step : 0;
+  /* In 64 bits: a stride near +-2^31 would overflow the rounding up (or its negation). */
+  const int64_t span = stride > 0 ? (int64_t)end - start : (int64_t)start - end;
+  const int64_t step = stride > 0 ? (int64_t)stride : -(int64_t)stride;
+  return span > 0 ? (int32_t)((span + step - 1) / step) : 0;
 }
 
 /* STRIDED_SLICE: inputs (input, begin, end, strides). */
@@ -134,6 +138,9 @@ static tflm_status_t strided_slice_prepare(tflm_context_t *ctx, tflm_node_t *nod
                                                    tflm_layout_read_index(&idx[1], k), step[k]),
                              step[k]);
     if (count[k] == 0) start[k] = 0; /* nothing is read; keep the base inside the input */
+    /* One element or none: the stride is never applied, and a huge one would overflow
+     * the view's element stride (with two or more, |stride| * stride_k < the input). */
+    if (count[k] <= 1) step[k] = 1;
   }
   return slice_keep(ctx, node, &in, &out, start, step, count);
 }

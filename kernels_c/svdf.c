@@ -65,7 +65,7 @@ static void svdf_features_int8(const tflm_svdf_params_t *p, const int8_t *input,
       const int32_t slot = (b * p->filters + f) * p->memory + p->memory - 1;
       int32_t acc = 0;
       for (c = 0; c < p->input_size; ++c) {
-        acc += (int32_t)w[c] * ((int32_t)row[c] - p->input_zero_point);
+        acc = tflm_mac_wrap(acc, w[c], (int32_t)row[c] - p->input_zero_point);
       }
       acc = tflm_multiply_by_quantized_multiplier(acc, p->feature_multiplier,
                                                   p->feature_shift);
@@ -102,7 +102,7 @@ static void svdf_time_int8(const tflm_svdf_params_t *p, const void *weights_time
         w = ((const int8_t *)weights_time)[row + j];
         s = ((const int8_t *)state)[base + j];
       }
-      acc += w * (s - p->state_zero_point);
+      acc = tflm_mac_wrap(acc, w, s - p->state_zero_point);
     }
     scratch[i] = acc;
   }
@@ -116,13 +116,15 @@ static void svdf_output_int8(const tflm_svdf_params_t *p, const int32_t *bias,
     for (u = 0; u < p->units; ++u) {
       int32_t *sum = &sums[b * p->units + u];
       *sum = bias != NULL ? bias[u] : 0;
-      for (r = 0; r < p->rank; ++r) *sum += scratch[b * p->filters + u * p->rank + r];
+      for (r = 0; r < p->rank; ++r) {
+        *sum = tflm_add_wrap(*sum, scratch[b * p->filters + u * p->rank + r]);
+      }
     }
   }
   for (b = 0; b < p->batches * p->units; ++b) {
-    int32_t value = tflm_multiply_by_quantized_multiplier(sums[b], p->output_multiplier,
-                                                          p->output_shift) +
-                    p->output_zero_point;
+    int32_t value = tflm_add_wrap(
+        tflm_multiply_by_quantized_multiplier(sums[b], p->output_multiplier, p->output_shift),
+        p->output_zero_point);
     value = value < -128 ? -128 : (value > 127 ? 127 : value);
     output[b] = (int8_t)value;
   }

@@ -3,6 +3,14 @@
 
 #include <math.h>
 
+/* value clamped to [lo, hi] before the conversion, NaN as 0: a huge or tiny scale must not
+ * make the float-to-int conversion undefined (C leaves out-of-range and NaN undefined). */
+static int32_t tflm_lut_clamp_to_int(float value, float lo, float hi) {
+  if (value != value) return 0;
+  value = value < lo ? lo : value;
+  return (int32_t)(hi < value ? hi : value);
+}
+
 void tflm_lut_generate_int8(float (*func)(float), float input_scale, int32_t input_zero_point,
                             float output_scale, int32_t output_zero_point, int8_t *lut) {
   const float inverse_scale = 1.0f / output_scale;
@@ -10,9 +18,9 @@ void tflm_lut_generate_int8(float (*func)(float), float input_scale, int32_t inp
   for (v = -128; v <= 127; ++v) {
     const float rescaled = roundf(func(input_scale * (float)(v - input_zero_point)) *
                                   inverse_scale);
-    int32_t q = (int32_t)(rescaled + (float)output_zero_point);
-    q = q < -128 ? -128 : (q > 127 ? 127 : q);
-    lut[(uint8_t)(int8_t)v] = (int8_t)q;
+    /* Clamping in float first gives the int clamp's result for every finite value. */
+    lut[(uint8_t)(int8_t)v] =
+        (int8_t)tflm_lut_clamp_to_int(rescaled + (float)output_zero_point, -128.0f, 127.0f);
   }
 }
 
@@ -23,9 +31,9 @@ void tflm_lut_apply_int8(const int8_t *lut, const int8_t *input, int8_t *output,
   }
 }
 
-static float tflm_lut_clamp_int16(float value) {
-  value = value < -32768.0f ? -32768.0f : value; /* std::max, then std::min */
-  return 32767.0f < value ? 32767.0f : value;
+static int16_t tflm_lut_clamp_int16(float value) {
+  /* std::max, then std::min; NaN (only from degenerate ranges) as 0 */
+  return (int16_t)tflm_lut_clamp_to_int(value, -32768.0f, 32767.0f);
 }
 
 /* Entry i: the rounded sample at the segment start, minus half (rounded) of how far the
@@ -48,9 +56,9 @@ void tflm_lut_generate_int16(float (*func)(float), float input_min, float input_
   const float scaling = 65536.0f / (output_max - output_min); /* int16 levels per unit */
   int32_t i;
   for (i = 0; i < steps; ++i) {
-    lut[i] = (int16_t)tflm_lut_clamp_int16(tflm_lut_entry(func, input_min, step, scaling, i));
+    lut[i] = tflm_lut_clamp_int16(tflm_lut_entry(func, input_min, step, scaling, i));
   }
-  lut[steps] = (int16_t)tflm_lut_clamp_int16(roundf(func(input_max) * scaling));
+  lut[steps] = tflm_lut_clamp_int16(roundf(func(input_max) * scaling));
 }
 
 int16_t tflm_lut_lookup_int16(int16_t value, const int16_t *lut) {

@@ -20,8 +20,12 @@ int32_t tflm_multiply_by_quantized_multiplier_64(int64_t x, int32_t multiplier, 
   const int32_t reduced = multiplier < INT32_C(0x7FFF0000)
                               ? (multiplier + (INT32_C(1) << 15)) >> 16
                               : INT32_C(0x7FFF);
-  const int32_t total_shift = 15 - shift;
-  const int64_t rounded = x * (int64_t)reduced + (INT64_C(1) << (total_shift - 1));
+  /* Real models have shift <= 0 here (multipliers below 1); a corrupt scale ratio can give
+   * up to 31, where TFLM would shift by a negative amount.  Capping keeps it defined. */
+  const int32_t total_shift = shift < 15 ? 15 - shift : 1;
+  /* Wrapping multiply: a crafted int64 bias can push x past 48 bits. */
+  const int64_t rounded = (int64_t)((uint64_t)x * (uint64_t)(int64_t)reduced +
+                                    (UINT64_C(1) << (total_shift - 1)));
   return (int32_t)(rounded >> total_shift);
 }
 
@@ -29,7 +33,12 @@ void tflm_quantize_multiplier(double real_multiplier, int32_t *multiplier, int32
   int exponent = 0; /* frexp's own type */
   double significand;
   int64_t fixed;
-  if (real_multiplier == 0.0) {
+  /* Zero, NaN and infinity: converting the last two would be undefined.  They come from
+   * the NaN/inf scales converters give all-zero tensors (the graph check allows them on no
+   * others) or from a float ratio of extreme scales, and give 0 as in
+   * tflm_gen/requant.py's quantize_multiplier. */
+  if (real_multiplier == 0.0 || real_multiplier != real_multiplier ||
+      real_multiplier > DBL_MAX || real_multiplier < -DBL_MAX) {
     *multiplier = 0;
     *shift = 0;
     return;
@@ -51,6 +60,13 @@ void tflm_quantize_multiplier(double real_multiplier, int32_t *multiplier, int32
   }
   *multiplier = (int32_t)fixed;
   *shift = (int32_t)exponent;
+}
+
+int32_t tflm_float_to_int32_saturating(float value) {
+  if (value != value) return 0;
+  if (value <= -2147483648.0f) return INT32_MIN;
+  if (value >= 2147483648.0f) return INT32_MAX;
+  return (int32_t)value;
 }
 
 /* zero_point + round(value / scale) in float, as TFLM quantises activation bounds.  Where

@@ -9,6 +9,22 @@
 extern "C" {
 #endif
 
+/* Wrapping accumulation.  A crafted model (huge depth, extreme weights or bias) can
+ * overflow an accumulator, which is undefined for signed types in C; unsigned arithmetic
+ * wraps instead and gives the same bits as TFLM on every model where nothing overflows. */
+static inline int32_t tflm_add_wrap(int32_t a, int32_t b) {
+  return (int32_t)((uint32_t)a + (uint32_t)b);
+}
+
+/* acc + a * b modulo 2^32. */
+static inline int32_t tflm_mac_wrap(int32_t acc, int32_t a, int32_t b) {
+  return (int32_t)((uint32_t)acc + (uint32_t)a * (uint32_t)b);
+}
+
+static inline int64_t tflm_add_wrap64(int64_t a, int64_t b) {
+  return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+
 /* The three requantisation steps run once per output element, so they are static inline
  * here: a call across files costs more than the arithmetic on a Cortex-M. */
 
@@ -58,6 +74,9 @@ void tflm_quantize_multiplier(double real_multiplier, int32_t *multiplier, int32
 /* Clamp range of a fused activation for a quantised output type (qmin..qmax of the type). */
 void tflm_activation_range_quantized(int32_t activation, float scale, int32_t zero_point,
                                      int32_t qmin, int32_t qmax, int32_t *lo, int32_t *hi);
+/* A float rounded or truncated by the caller, as int32_t: values beyond the range saturate
+ * and NaN gives 0 (C leaves those conversions undefined; only extreme scales reach them). */
+int32_t tflm_float_to_int32_saturating(float value);
 /* Clamp range of a fused activation for float outputs. */
 void tflm_activation_range_float(int32_t activation, float *lo, float *hi);
 
@@ -67,7 +86,8 @@ void tflm_activation_range_float(int32_t activation, float *lo, float *hi);
  * output zero point), clamped to [lo, hi] (the fused activation range). */
 static inline int32_t tflm_requantize(int32_t acc, int32_t multiplier, int32_t shift,
                                       int32_t offset, int32_t lo, int32_t hi) {
-  int32_t value = tflm_multiply_by_quantized_multiplier(acc, multiplier, shift) + offset;
+  int32_t value = tflm_add_wrap(tflm_multiply_by_quantized_multiplier(acc, multiplier, shift),
+                                offset);
   value = value > lo ? value : lo;
   return value < hi ? value : hi;
 }

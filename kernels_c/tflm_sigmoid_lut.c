@@ -48,7 +48,9 @@ static void effective_scaling(int32_t *multiplier, int32_t *left_shift) {
 
 static int32_t rescale(int16_t x, int32_t multiplier, int32_t left_shift) {
   const int32_t round = left_shift > 0 ? (int32_t)1 << (left_shift - 1) : 0;
-  return ((int32_t)x * multiplier + round) >> left_shift;
+  /* Wrapping product: a corrupt or missing scale leaves multiplier 3 << 29 (see above). */
+  const uint32_t scaled = (uint32_t)(int32_t)x * (uint32_t)multiplier + (uint32_t)round;
+  return (int32_t)scaled >> left_shift;
 }
 
 void tflm_logistic_int16(int32_t multiplier, int32_t left_shift, int32_t count,
@@ -57,7 +59,7 @@ void tflm_logistic_int16(int32_t multiplier, int32_t left_shift, int32_t count,
   effective_scaling(&multiplier, &left_shift);
   for (i = 0; i < count; ++i) {
     const int32_t x = rescale(input[i], multiplier, left_shift);
-    const uint32_t magnitude = (uint32_t)(x < 0 ? -x : x);
+    const uint32_t magnitude = x < 0 ? 0u - (uint32_t)x : (uint32_t)x; /* INT32_MIN too */
     const uint32_t segment = magnitude >> 9; /* 7 input fraction bits plus the 3/4 scale */
     uint32_t result;
     if (segment >= UINT32_C(255)) {
@@ -80,7 +82,7 @@ void tflm_tanh_int16(int32_t multiplier, int32_t left_shift, int32_t count,
   effective_scaling(&multiplier, &left_shift);
   for (i = 0; i < count; ++i) {
     const int32_t x = rescale(input[i], multiplier, left_shift);
-    const uint32_t magnitude = (uint32_t)(x < 0 ? -x : x);
+    const uint32_t magnitude = x < 0 ? 0u - (uint32_t)x : (uint32_t)x; /* INT32_MIN too */
     const uint32_t segment = magnitude >> 8; /* tanh(x) = 2 sigmoid(2x) - 1 */
     int32_t result;
     if (segment >= UINT32_C(255)) {

@@ -234,7 +234,9 @@ static int32_t tc_dot_int8(const tflm_transpose_conv_params_t *p, const tc_windo
     for (ix = w->x0; ix < w->x1; ++ix) {
       const int8_t *in = image + (iy * p->in_w + ix) * p->in_c;
       const int8_t *f = filter + tc_filter_at(p, w, oc, iy, ix);
-      for (c = 0; c < p->in_c; ++c) acc += ((int32_t)in[c] + p->input_offset) * f[c];
+      for (c = 0; c < p->in_c; ++c) {
+        acc = tflm_mac_wrap(acc, (int32_t)in[c] + p->input_offset, f[c]);
+      }
     }
   }
   return acc;
@@ -266,15 +268,16 @@ static void tc_output(const tflm_transpose_conv_params_t *p, const tc_window_t *
     ((float *)out)[index] = tflm_clamp_float(acc, p->float_min, p->float_max);
   } else if (p->type == TFLM_TYPE_INT8) {
     int32_t acc = tc_dot_int8(p, w, (const int8_t *)image, (const int8_t *)filter, oc);
-    if (bias != NULL) acc += ((const int32_t *)bias)[oc];
+    if (bias != NULL) acc = tflm_add_wrap(acc, ((const int32_t *)bias)[oc]);
     ((int8_t *)out)[index] = (int8_t)tflm_requantize(acc, multipliers[oc], shifts[oc],
                                                      p->output_offset, p->act_min, p->act_max);
   } else {
     int64_t acc = tc_dot_int16(p, w, (const int16_t *)image, (const int8_t *)filter, oc);
     int32_t v;
     if (bias != NULL) {
-      acc += p->bias_type == TFLM_TYPE_INT16 ? (int64_t)((const int16_t *)bias)[oc]
-                                              : ((const int64_t *)bias)[oc];
+      acc = tflm_add_wrap64(acc, p->bias_type == TFLM_TYPE_INT16
+                                     ? (int64_t)((const int16_t *)bias)[oc]
+                                     : ((const int64_t *)bias)[oc]);
     }
     v = tflm_multiply_by_quantized_multiplier_64(acc, multipliers[oc], shifts[oc]);
     v = v > p->act_min ? v : p->act_min;

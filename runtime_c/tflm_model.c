@@ -71,8 +71,7 @@ uint32_t tflm_model_constant_data(tflm_interpreter_t *it, uint32_t tensor) {
   return 0;
 }
 
-/* Bytes available at a constant tensor's data (for the size check at open). */
-static uint32_t constant_length(tflm_interpreter_t *it, uint32_t tensor) {
+uint32_t tflm_model_constant_length(tflm_interpreter_t *it, uint32_t tensor) {
   uint32_t index = (uint32_t)tflm_fb_int(&it->fb, tensor, TENSOR_BUFFER, 4, 0);
   uint32_t buffer = tflm_fb_vector_table(&it->fb, it->buffers, it->buffers_count, index);
   uint32_t length;
@@ -103,26 +102,30 @@ static int zero_points_valid(tflm_interpreter_t *it, uint32_t tensor, uint32_t q
   return 1;
 }
 
-/* Every dimension non-negative and the element count below 2^31: kernels multiply dims
- * in int32_t. */
-static int shape_valid(tflm_interpreter_t *it, uint32_t tensor) {
+/* Every dimension non-negative (TFLM_ERR_MODEL otherwise) and the element count and byte
+ * size below 2^31 (TFLM_ERR_MODEL_TOO_LARGE): kernels multiply dims in int32_t. */
+static tflm_status_t check_shape(tflm_interpreter_t *it, uint32_t tensor) {
   uint32_t count, i, shape = tflm_fb_vector(&it->fb, tensor, TENSOR_SHAPE, 4, &count);
   uint32_t elements = 1;
   for (i = 0; i < count; ++i) {
     int32_t dim = tflm_model_int_at(it, shape, i);
-    if (dim < 0 || (dim > 0 && elements > 0x7FFFFFFFu / (uint32_t)dim)) return 0;
+    if (dim < 0) return TFLM_ERR_MODEL;
+    if (dim > 0 && elements > 0x7FFFFFFFu / (uint32_t)dim) return TFLM_ERR_MODEL_TOO_LARGE;
     elements *= (uint32_t)dim;
   }
-  return 1;
+  /* tflm_model_tensor_bytes saturates at 2^31 - 1 */
+  return tflm_model_tensor_bytes(it, tensor) >= 0x7FFFFFFFu ? TFLM_ERR_MODEL_TOO_LARGE : TFLM_OK;
 }
 
 static tflm_status_t check_tensor(tflm_interpreter_t *it, int32_t t) {
   uint32_t tensor = tflm_model_tensor(it, t), count, quant;
   int32_t buffer;
+  tflm_status_t status;
   if (tensor == 0) return TFLM_ERR_MODEL;
   tflm_fb_vector(&it->fb, tensor, TENSOR_SHAPE, 4, &count);
   if (count > TFLM_MAX_DIMS) return TFLM_ERR_BAD_SHAPE;
-  if (!shape_valid(it, tensor)) return TFLM_ERR_MODEL;
+  status = check_shape(it, tensor);
+  if (status != TFLM_OK) return it->fb.corrupt ? TFLM_ERR_MODEL : status;
   buffer = tflm_fb_int(&it->fb, tensor, TENSOR_BUFFER, 4, 0);
   if (buffer < 0 || (uint32_t)buffer >= it->buffers_count) return TFLM_ERR_MODEL;
   quant = tflm_fb_table(&it->fb, tensor, TENSOR_QUANTIZATION);
@@ -134,8 +137,8 @@ static tflm_status_t check_tensor(tflm_interpreter_t *it, int32_t t) {
     if (!zero_points_valid(it, tensor, quant)) return TFLM_ERR_MODEL;
   }
   if (tflm_model_constant_data(it, tensor) != 0 &&
-      constant_length(it, tensor) < tflm_model_tensor_bytes(it, tensor)) {
-    return TFLM_ERR_MODEL;
+      tflm_model_constant_length(it, tensor) < tflm_model_tensor_bytes(it, tensor)) {
+    return it->fb.corrupt ? TFLM_ERR_MODEL : TFLM_ERR_MODEL_CONSTANT_SIZE;
   }
   return it->fb.corrupt ? TFLM_ERR_MODEL : TFLM_OK;
 }
@@ -235,9 +238,17 @@ tflm_status_t tflm_model_open(tflm_interpreter_t *it, const void *model, uint32_
   it->fb.size = size;
   it->fb.corrupt = model == NULL;
   status = model == NULL ? TFLM_ERR_MODEL : find_subgraphs(it);
-  for (i = 0; status == TFLM_OK && i < (int32_t)it->tensors_count; ++i) status = check_tensor(it, i);
+  for (i = 0; status == TFLM_OK && i < (int32_t)it->tensors_count; ++i) {
+    status = check_tensor(it, i);
+    if (status != TFLM_OK) tflm_model_reject(status, "tensor", i);
+  }
   for (i = 0; status == TFLM_OK && i < (int32_t)it->operators_count; ++i) {
     status = check_operator(it, i);
+    if (status != TFLM_OK) tflm_model_reject(status, "operator", i);
+  }
+  /* Each subgraph against its own inputs, in its local tensor numbering. */
+  for (i = 0; status == TFLM_OK && i < (int32_t)it->subgraphs_count; ++i) {
+    status = tflm_model_check_graph(it, &it->subgraphs[i]);
   }
   return status;
 }

@@ -31,6 +31,30 @@ enum {
 #define TFLM_BUILTIN_CALL_ONCE 129
 #define TFLM_BUILTIN_VAR_HANDLE 142
 
+/* One subgraph's vectors and where its numbering starts (tflm_interpreter.h). */
+typedef tflm_subgraph_t tflm_model_graph_t;
+
+/* The builtins that legitimately write no tensor (they act on resource variables or run a
+ * subgraph), and FILL, whose output holds only zeros when its value does. */
+#define TFLM_BUILTIN_FILL 94
+#define TFLM_BUILTIN_ASSIGN_VARIABLE 144
+
+/* Checks a subgraph whose tables and indices are already bounds-checked, in its own local
+ * tensor numbering, with the rules of tflm_gen/model/graph_check.py: scales finite and
+ * positive (NaN, infinite or zero allowed on tensors that can only hold zeros: constants
+ * whose data are all zero bytes and FILL outputs of such a value; negative never),
+ * constants aligned, every operator input ready before it is read (a constant, variable,
+ * graph input, tensor of no elements or earlier output; -1 = absent optional input), no
+ * graph input constant or listed twice, every tensor written by at most one operator and
+ * never a constant or graph input, every operator with an output (except ASSIGN_VARIABLE
+ * and CALL_ONCE), every graph output ready.  Uses temporary arena memory (bitmaps with one
+ * bit per tensor) and releases it.  Logged indices are global.  tflm_graph_check.c. */
+tflm_status_t tflm_model_check_graph(tflm_interpreter_t *it, const tflm_model_graph_t *graph);
+
+/* Logs why the model is refused ("tflm: model: <status text> (<what> <index>)") and
+ * returns the status; silent with TFLM_NO_MESSAGES. */
+tflm_status_t tflm_model_reject(tflm_status_t status, const char *what, int32_t index);
+
 /* Finds every subgraph (their positions go to the arena tail) and checks every table the
  * runtime will read later. */
 tflm_status_t tflm_model_open(tflm_interpreter_t *it, const void *model, uint32_t size);
@@ -47,6 +71,8 @@ int32_t tflm_model_called_subgraphs(tflm_interpreter_t *it, int32_t node, int32_
 uint32_t tflm_model_tensor_bytes(tflm_interpreter_t *it, uint32_t tensor);
 /* Model offset of a tensor's constant data, 0 when the tensor has none. */
 uint32_t tflm_model_constant_data(tflm_interpreter_t *it, uint32_t tensor);
+/* Bytes of the buffer behind a constant tensor's data (the tensor already checked). */
+uint32_t tflm_model_constant_length(tflm_interpreter_t *it, uint32_t tensor);
 /* Element i of an int32 vector at `elements` (positions from tflm_fb_vector). */
 int32_t tflm_model_int_at(const tflm_interpreter_t *it, uint32_t elements, uint32_t i);
 /* Fills a view of tensor t (data from tensor_location when placed). */

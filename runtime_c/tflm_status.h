@@ -20,7 +20,14 @@ extern "C" {
   X(TFLM_ERR_ARENA_ALIGNMENT, "arena is not aligned")                           \
   X(TFLM_ERR_TOO_MANY, "a fixed runtime limit was exceeded")                    \
   X(TFLM_ERR_NOT_READY, "interpreter not initialised")                          \
-  X(TFLM_ERR_BAD_INDEX, "input or output index out of range")
+  X(TFLM_ERR_BAD_INDEX, "input or output index out of range")                   \
+  X(TFLM_ERR_MODEL_UNWRITTEN_INPUT, "operator input not written before it is read") \
+  X(TFLM_ERR_MODEL_TWO_PRODUCERS, "tensor written twice or a fixed tensor written") \
+  X(TFLM_ERR_MODEL_NO_OUTPUTS, "operator without outputs")                      \
+  X(TFLM_ERR_MODEL_SCALE, "quantization scale not finite and positive")         \
+  X(TFLM_ERR_MODEL_TOO_LARGE, "tensor of 2^31 or more elements or bytes")       \
+  X(TFLM_ERR_MODEL_CONSTANT_SIZE, "constant data smaller than its tensor")      \
+  X(TFLM_ERR_MODEL_ALIGNMENT, "constant data not aligned for its type")
 
 #define TFLM_STATUS_ENUM_ENTRY(name, text) name,
 typedef enum { TFLM_STATUS_LIST(TFLM_STATUS_ENUM_ENTRY) TFLM_STATUS_COUNT } tflm_status_t;

@@ -39,7 +39,7 @@ static inline int32_t cmsis_requantize(int32_t acc, int32_t multiplier, int32_t 
   const int32_t right = shift > 0 ? 0 : -shift;
   const int32_t x = (int32_t)((uint32_t)acc << left);
   const int32_t high = (int32_t)(((int64_t)x * multiplier + (INT64_C(1) << 30)) >> 31);
-  int32_t value = tflm_rounding_divide_by_pot(high, right) + offset;
+  int32_t value = tflm_add_wrap(tflm_rounding_divide_by_pot(high, right), offset);
   value = value > lo ? value : lo;
   return value < hi ? value : hi;
 }
@@ -80,7 +80,7 @@ static inline int32_t cmsis_requantize_fast(int32_t acc, int32_t multiplier, int
 #else
   int32_t value = high > INT32_MAX - nudge ? INT32_MAX : high + nudge;
 #endif
-  value = ((value + (high >> 31)) >> right) + offset;
+  value = tflm_add_wrap((value + (high >> 31)) >> right, offset);
   value = value > lo ? value : lo;
   return value < hi ? value : hi;
 }
@@ -204,10 +204,10 @@ static __attribute__((noinline, unused)) void cmsis_dot_2x2(const int16_t *pair,
         : "cc", "memory");
   }
   for (i = 0; i < tail; ++i) {
-    a00 += pa[i] * px[i];
-    a01 += pb[i] * px[i];
-    a10 += pa[i] * px[tail + i];
-    a11 += pb[i] * px[tail + i];
+    a00 = tflm_mac_wrap(a00, pa[i], px[i]);
+    a01 = tflm_mac_wrap(a01, pb[i], px[i]);
+    a10 = tflm_mac_wrap(a10, pa[i], px[tail + i]);
+    a11 = tflm_mac_wrap(a11, pb[i], px[tail + i]);
   }
   acc[0] = a00;
   acc[1] = a01;
@@ -262,8 +262,8 @@ static __attribute__((noinline, unused)) void cmsis_dot_1x2(const int16_t *row,
         : "cc", "memory");
   }
   for (i = 0; i < tail; ++i) {
-    a0 += pa[i] * px[i];
-    a1 += pb[i] * px[i];
+    a0 = tflm_mac_wrap(a0, pa[i], px[i]);
+    a1 = tflm_mac_wrap(a1, pb[i], px[i]);
   }
   acc[0] = a0;
   acc[1] = a1;
@@ -345,7 +345,7 @@ static inline void cmsis_mve_dot4_sum_a(const int8_t *const a[4], const int8_t *
 static inline int32_t cmsis_dot_offset(const int8_t *x, const int8_t *w, int32_t n,
                                        int32_t offset) {
   int32_t acc = 0, i;
-  for (i = 0; i < n; ++i) acc += (int32_t)w[i] * ((int32_t)x[i] + offset);
+  for (i = 0; i < n; ++i) acc = tflm_mac_wrap(acc, w[i], (int32_t)x[i] + offset);
   return acc;
 }
 

@@ -97,7 +97,7 @@ static const int8_t *patch_of(const cmsis_conv_job_t *job, int32_t pixel, int32_
 /* Bias, requantisation and clamp of output channel oc; returns the int8 value. */
 static int8_t finish(const cmsis_conv_job_t *job, int32_t acc, int32_t oc) {
   const tflm_conv_params_t *p = job->p;
-  if (job->bias != NULL) acc += job->bias[oc];
+  if (job->bias != NULL) acc = tflm_add_wrap(acc, job->bias[oc]);
   return (int8_t)cmsis_requantize(acc, job->requant.multipliers[oc], job->requant.shifts[oc],
                                   p->output_offset, p->act_min, p->act_max);
 }

@@ -281,10 +281,10 @@ static void block4(const dw_window_t *w, int32_t in_c, int32_t c, int32_t broadc
   int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], y, x;
   for (y = w->rows; y > 0; --y, in += w->input_skip, f += w->filter_skip) {
     for (x = w->cols; x > 0; --x, in += w->input_step, f += w->filter_step) {
-      a0 += f[0] * (in[0] + offset);
-      a1 += f[1] * (in[step] + offset);
-      a2 += f[2] * (in[2 * step] + offset);
-      a3 += f[3] * (in[3 * step] + offset);
+      a0 = tflm_mac_wrap(a0, f[0], in[0] + offset);
+      a1 = tflm_mac_wrap(a1, f[1], in[step] + offset);
+      a2 = tflm_mac_wrap(a2, f[2], in[2 * step] + offset);
+      a3 = tflm_mac_wrap(a3, f[3], in[3 * step] + offset);
     }
   }
   acc[0] = a0;
@@ -300,7 +300,7 @@ static int32_t single(const dw_window_t *w, int32_t in_c, int32_t c, int32_t off
   int32_t acc = 0, y, x;
   for (y = w->rows; y > 0; --y, in += w->input_skip, f += w->filter_skip) {
     for (x = w->cols; x > 0; --x, in += w->input_step, f += w->filter_step) {
-      acc += *f * (*in + offset);
+      acc = tflm_mac_wrap(acc, *f, *in + offset);
     }
   }
   return acc;
@@ -308,7 +308,7 @@ static int32_t single(const dw_window_t *w, int32_t in_c, int32_t c, int32_t off
 
 static int8_t finish(const dw_job_t *job, int32_t acc, int32_t c) {
   const tflm_conv_params_t *p = job->p;
-  if (job->bias != NULL) acc += job->bias[c];
+  if (job->bias != NULL) acc = tflm_add_wrap(acc, job->bias[c]);
   return (int8_t)cmsis_requantize(acc, job->requant.multipliers[c], job->requant.shifts[c],
                                   p->output_offset, p->act_min, p->act_max);
 }

@@ -40,7 +40,7 @@ typedef struct {
 static int8_t finish(const cmsis_fc_job_t *job, int32_t acc, int32_t oc) {
   const tflm_fc_params_t *p = job->p;
   const int32_t q = oc * p->channel_step;
-  if (job->bias != NULL) acc += job->bias[oc];
+  if (job->bias != NULL) acc = tflm_add_wrap(acc, job->bias[oc]);
   if (job->fast) {
     return (int8_t)cmsis_requantize_fast(acc, job->requant.multipliers[q],
                                          -job->requant.shifts[q], p->output_offset,
