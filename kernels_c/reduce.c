@@ -201,8 +201,11 @@ static void reduce_int_sum(const tflm_reduce_params_t *p, const void *in, void *
   for (i = 0; i < p->out_elements; ++i) {
     const int32_t shifted =
         (int32_t)((int64_t)sums[i] - (int64_t)p->input_zero_point * p->count);
-    int32_t v = tflm_multiply_by_quantized_multiplier(shifted, p->multiplier, p->shift) +
-                p->output_zero_point;
+    /* Wrapping add: the same bits as TFLM's int32 add on every valid model, and defined
+     * on crafted zero points. */
+    int32_t v = tflm_add_wrap(
+        tflm_multiply_by_quantized_multiplier(shifted, p->multiplier, p->shift),
+        p->output_zero_point);
     v = v < p->qmin ? p->qmin : (v > p->qmax ? p->qmax : v);
     reduce_store(p, out, i, v);
   }
