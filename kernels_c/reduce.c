@@ -58,25 +58,29 @@ static tflm_status_t reduce_axes(tflm_context_t *ctx, tflm_node_t *node, int32_t
   return TFLM_OK;
 }
 
-/* Shapes: dims right-aligned, output strides of the kept axes, counts. */
-static void reduce_shapes(const tflm_tensor_t *in, int32_t mask, tflm_reduce_params_t *p) {
+/* Shapes: dims right-aligned, output strides of the kept axes, counts.  Returns 0 when a
+ * count does not fit int32 (a zero-sized axis lets the others multiply past 2^31). */
+static int32_t reduce_shapes(const tflm_tensor_t *in, int32_t mask, tflm_reduce_params_t *p) {
   const int32_t shift = TFLM_MAX_DIMS - in->ndims;
-  int32_t k, stride = 1;
+  int64_t count = 1, stride = 1;
+  int32_t k;
   for (k = 0; k < TFLM_MAX_DIMS; ++k) {
     p->dims[k] = k < shift ? 1 : in->dims[k - shift];
     p->out_strides[k] = 0;
   }
-  p->count = 1;
   for (k = TFLM_MAX_DIMS - 1; k >= shift; --k) {
     if (mask & (1 << (k - shift))) {
-      p->count *= p->dims[k];
+      count *= p->dims[k];
     } else {
-      p->out_strides[k] = stride;
+      p->out_strides[k] = (int32_t)stride;
       stride *= p->dims[k];
     }
+    if (count > INT32_MAX || stride > INT32_MAX) return 0;
   }
-  p->out_elements = stride;
+  p->count = (int32_t)count;
+  p->out_elements = (int32_t)stride;
   p->in_elements = tflm_tensor_elements(in);
+  return 1;
 }
 
 /* TFLM folds 1/count into the multiplier at eval; the same integer steps, done once. */
@@ -130,7 +134,7 @@ static tflm_status_t reduce_prepare(tflm_context_t *ctx, tflm_node_t *node, int3
   p->scratch = -1;
   p->multiplier = 0;
   p->shift = 0;
-  reduce_shapes(&in, mask, p);
+  TFLM_KERNEL_CHECK(ctx, node, reduce_shapes(&in, mask, p), TFLM_ERR_BAD_SHAPE);
   TFLM_KERNEL_CHECK(ctx, node, tflm_tensor_elements(&out) == p->out_elements,
                     TFLM_ERR_BAD_SHAPE);
   node->user_data = p;

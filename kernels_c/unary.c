@@ -131,12 +131,13 @@ static int32_t tflm_abs_quantized(const tflm_unary_params_t *p, int32_t x) {
   if (!p->quantized) {
     return x < 0 ? -x : x; /* -(-32768) wraps to -32768 when stored, as TFLM's std::abs */
   }
-  v = x - p->input_offset;
-  v = v < 0 ? -v : v;
+  /* Wrapping arithmetic: TFLM's bits on every valid model, defined on crafted offsets. */
+  v = (int32_t)((uint32_t)x - (uint32_t)p->input_offset);
+  v = v < 0 ? (int32_t)(0u - (uint32_t)v) : v;
   if (p->needs_rescale) {
     v = tflm_multiply_by_quantized_multiplier(v, p->multiplier, p->shift);
   }
-  return tflm_unary_clamp(p, v + p->output_offset);
+  return tflm_unary_clamp(p, tflm_add_wrap(v, p->output_offset));
 }
 
 /* Quantised RSQRT of one stored value (x >= zp). */
