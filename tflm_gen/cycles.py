@@ -64,12 +64,12 @@ CORTEX_M33 = CORTEX_M4
 # instructions counted: an upper bound.
 CORTEX_M55 = CoreTimings(**{**CORTEX_M4.__dict__, "vector": 2})
 # Cortex-M7 (TRM DDI 0489 publishes no instruction table): one cycle per instruction, loads
-# and multiplies included, no dual issue and a refill of 1 (the branch predictor): an upper
-# bound for code that dual-issues.
+# and multiplies included, no dual issue and a refill of 1 (the branch predictor), floating
+# point as the M4: an upper bound for code that dual-issues.
 CORTEX_M7 = CoreTimings(refill=1, load=1, load_pipelined=1, store=1, store_register=1, pair=2,
                         multiple_base=0, multiply=1, multiply_accumulate=1, multiply_long=1,
                         multiply_long_accumulate=1, divide=12, table_branch=2, call=1,
-                        float_mac=3, float_divide=16, vector=0)
+                        float_mac=3, float_divide=14, vector=0)
 
 CORES = {"cortex-m0": CORTEX_M0, "cortex-m3": CORTEX_M3, "cortex-m4": CORTEX_M4,
          "cortex-m7": CORTEX_M7, "cortex-m33": CORTEX_M33, "cortex-m55": CORTEX_M55}
