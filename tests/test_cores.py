@@ -16,7 +16,8 @@ import subprocess
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import need_corpus, need_tool
+from conftest import need_corpus
+from test_qemu import need_board
 
 from tflm_gen import qemu
 from tflm_gen.bench import bench
@@ -32,14 +33,6 @@ NEW_CORES = {"qemu-cortex-m0": "micro_speech_quantized.tflite",
              "qemu-cortex-m3": "micro_speech_quantized.tflite",
              "qemu-cortex-m33": "kws_ref_model.tflite"}
 CASES = [(target, tags) for target in NEW_CORES for tags in ((), ("cmsis",))]
-
-
-def need_board(target: str) -> dict:
-    board = qemu.board_of(target)
-    need_tool(board["toolchain"] + "gcc")
-    need_tool(board["qemu"])
-    need_tool("make")
-    return board
 
 
 @pytest.fixture(scope="session")
