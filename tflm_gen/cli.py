@@ -94,9 +94,10 @@ def _register_commands() -> None:
     )
     from tflm_gen.inspect import inspect_command
     from tflm_gen.ops_table import ops_command
+    from tflm_gen.report import report_command
 
     for command in (inspect_command, project_command, run_command, verify_command,
-                    targets_command, bench_command, plan_command, ops_command):
+                    targets_command, bench_command, plan_command, ops_command, report_command):
         main.add_command(command)
 
 

@@ -184,17 +184,22 @@ def inspect_command(model: Path, as_json: bool, memory: bool, svg_path, target) 
     if memory:
         _inspect_memory(model, as_json, svg_path, target)
         return
+    if svg_path:
+        raise click.UsageError("--svg needs --memory (the picture is of the memory plan)")
     report = inspect_model(model)
     click.echo(json.dumps(report, indent=2) if as_json else format_report(report))
 
 
 def _inspect_memory(model: Path, as_json: bool, svg_path, target) -> None:
-    from tflm_gen.memory import format_memory, memory_report, plan_svg
+    from tflm_gen.charts import memory_plan_svg
+    from tflm_gen.memory import format_memory, memory_report
     from tflm_gen.targets import load_target
 
     tags = load_target(target).tags if target else ()
     report = memory_report(read_model_bytes(model), tags)
     report["target"] = target or "host"
     if svg_path:
-        write_file(svg_path, plan_svg(report).encode())
+        write_file(svg_path, memory_plan_svg(report).encode())
     click.echo(json.dumps(report, indent=2) if as_json else format_memory(report))
+    if svg_path:  # on stderr, so that --json output stays one JSON object
+        click.echo(f"wrote the memory plan picture to {svg_path}", err=True)
