@@ -19,7 +19,8 @@ SCRATCH_COLOUR = "#fff2a8"
 TAIL_PARTS = (("runtime_bytes", "tail: runtime state", "#4d4d4d"),
               ("kernel_bytes", "tail: kernel data", "#878787"),
               ("variable_bytes", "tail: variable tensors", "#bababa"))
-SERIES_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728"]
+# Bar series: colours none of the above uses, so each chart can be found in a screenshot.
+SERIES_COLOURS = ["#2b5c8a", "#e8702a", "#4c9a2a", "#b8336a"]
 FONT_POINTS = 8
 DPI = 100
 
