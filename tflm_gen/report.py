@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -35,7 +36,7 @@ CODE_PARTS = (("text_runtime", "runtime"), ("text_kernels", "kernels"), ("model_
 
 def build_report(model_path: Path, target: str | None, tags: tuple[str, ...]) -> dict:
     """Everything the page shows, as plain data (the JSON-ready core of the report)."""
-    from tflm_gen.qemu import qemu_targets
+    from tflm_gen.qemu import board_of, qemu_targets
 
     model_bytes = read_model_bytes(model_path)
     all_tags = (load_target(target).tags if target else ()) + tuple(tags)
@@ -47,7 +48,8 @@ def build_report(model_path: Path, target: str | None, tags: tuple[str, ...]) ->
         from tflm_gen.bench import bench
 
         data["profile"] = bench(model_bytes, target, tuple(tags))
-        data["code"] = {"source": f"linked program for {target} (arm-none-eabi-gcc "
+        compiler_name = board_of(target)["toolchain"] + "gcc"
+        data["code"] = {"source": f"linked program for {target} ({compiler_name} "
                                   f"{data['profile']['opt']})",
                         **{key: data["profile"][key] for key, _ in CODE_PARTS}}
     else:
@@ -70,26 +72,34 @@ def tflm_arena(model_bytes: bytes) -> dict | None:
 
 def host_code_size(model_bytes: bytes, tags: tuple[str, ...]) -> dict:
     """Code size from host objects (cc -Os), split as `bench` splits a linked program; the
-    model is the flatbuffer a project embeds."""
+    model is the flatbuffer a project embeds.  A board's port files (a Zephyr DebugLog)
+    do not build on the host: they are left out and named."""
     planned = device_model(model_bytes)[0]
     files = library_files(read_model(planned), planned, tags)
     runtime = {name for name in runtime_files(tags) if name.endswith(".c")}
     sizes = {"text_runtime": 0, "text_kernels": 0, "model_bytes": len(planned), "text_other": 0}
-    for name, text in _object_text_sizes(files).items():
+    built = _object_text_sizes(files)
+    for name, text in built.items():
         sizes["text_runtime" if name in runtime else "text_kernels"] += text
-    return {"source": "host objects (cc -Os; text and read-only data)", **sizes}
+    left_out = sorted(name for name in files if name.endswith((".c", ".cpp")) and name not in built)
+    note = f"; left out, as they build only for the board: {', '.join(left_out)}" if left_out else ""
+    return {"source": f"host objects (cc -Os; text and read-only data){note}", **sizes}
 
 
 def _object_text_sizes(files: dict[str, bytes]) -> dict[str, int]:
-    """text (code and constants) of every `.c` file compiled alone, by file name."""
+    """text (code and constants) of every `.c` file that compiles on the host, by name."""
+    if shutil.which("size") is None:
+        raise ToolchainError("binutils' `size` not found (install binutils)")
     sources = sorted(name for name in files if name.endswith(".c"))
     with tempfile.TemporaryDirectory() as scratch:
         for name, data in files.items():
             Path(scratch, name).write_bytes(data)
-        command = [compiler(), "-std=c99", "-Os", "-c", *sources]
-        subprocess.run(command, cwd=scratch, capture_output=True, check=True)
-        listed = subprocess.run(["size", *(name[:-2] + ".o" for name in sources)],
-                                cwd=scratch, capture_output=True, text=True, check=True).stdout
+        # One compiler run; a file that fails leaves no object and the others still build.
+        subprocess.run([compiler(), "-std=c99", "-Os", "-c", *sources], cwd=scratch,
+                       capture_output=True, check=False)
+        objects = [name[:-2] + ".o" for name in sources if Path(scratch, name[:-2] + ".o").is_file()]
+        listed = subprocess.run(["size", *objects], cwd=scratch, capture_output=True, text=True,
+                                check=True).stdout if objects else ""
     rows = [line.split() for line in listed.splitlines()[1:]]
     return {row[-1][:-2] + ".c": int(row[0]) for row in rows if row}
 
