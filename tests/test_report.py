@@ -6,7 +6,9 @@ from __future__ import annotations
 import re
 import subprocess
 from pathlib import Path
+from xml.etree import ElementTree
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from conftest import need_corpus, need_tool
@@ -14,7 +16,9 @@ from PIL import Image
 
 from tflm_gen.charts import BUFFER_COLOURS, SCRATCH_COLOUR, SERIES_COLOURS
 from tflm_gen.cli import main
+from tflm_gen.model.builder import ModelBuilder
 from tflm_gen.oracle import tflm_allocations
+from tflm_gen.report import profile_chart
 
 MODEL = "kws_ref_model"
 WINDOW = (1100, 3600)
@@ -72,7 +76,8 @@ def bars(image: Image.Image, colour: tuple[int, int, int]) -> int:
 
 
 def test_browser_draws_every_chart(profiled_report, tmp_path):
-    counts = colour_pixels(screenshot(profiled_report, tmp_path))
+    image = screenshot(profiled_report, tmp_path)
+    counts = colour_pixels(image)
     # The memory plan: 13 head buffers of kws_ref_model, each its own colour; the two
     # 16-byte ones are thinner than a pixel, the others are filled areas.
     drawn = [colour for colour in BUFFER_COLOURS if counts.get(rgb(colour), 0) >= 100]
@@ -82,12 +87,7 @@ def test_browser_draws_every_chart(profiled_report, tmp_path):
     # (second series) beside ours.
     assert counts.get(rgb(SERIES_COLOURS[0]), 0) >= 20_000
     assert counts.get(rgb(SERIES_COLOURS[1]), 0) >= 2_000
-
-
-def test_profile_bars_one_per_heavy_operator(profiled_report, tmp_path):
-    image = screenshot(profiled_report, tmp_path)
-    # The profile chart is the tallest column of first-series bars: its 9 convolutions at
-    # least, plus the arena, versus and code charts above and below it.
+    # Separate bars: the profile's 9 convolutions at least, and the code chart's 3 parts.
     assert bars(image, rgb(SERIES_COLOURS[0])) >= 9 + 3
 
 
@@ -130,3 +130,34 @@ def test_bad_options_are_one_line(tmp_path, monkeypatch, args, message):
     assert len(lines) == 1 and lines[0].startswith("tflm-gen: error: "), result.stderr
     assert message in lines[0], lines[0]
     assert sorted(path.name for path in tmp_path.iterdir()) == []
+
+
+def test_profile_chart_adds_estimated_cycles_when_bench_has_them():
+    ops = [{"index": 0, "op": "CONV_2D", "instructions": 5_000},
+           {"index": 1, "op": "SOFTMAX", "instructions": 700}]
+    profile = {"target": "qemu-cortex-m4", "machine": "mps2-an386", "ops": ops}
+    assert ">estimated cycles<" not in profile_chart(profile)
+    for op, cycles in zip(ops, (6_100, 950)):
+        op["estimated_cycles"] = cycles
+    chart = profile_chart(profile)
+    for text in (">instructions<", ">estimated cycles<", ">6,100<", ">5,000<", ">950<"):
+        assert text in chart
+
+
+def test_hostile_names_stay_text(tmp_path):
+    """Tensor names come from the model: markup, mathtext and control characters in them
+    must reach the page as plain text (and the SVG must stay well-formed XML)."""
+    name = "<b>evil</b>$x^{2}$\x1b[2J"
+    builder = ModelBuilder()
+    x = builder.input(name, [1, 2], "float32")
+    weights = builder.constant("w", np.ones((3, 2), np.float32))
+    builder.output(builder.add_op("FULLY_CONNECTED", [x, weights, -1], [1, 3], "float32"))
+    model, page = tmp_path / "m.tflite", tmp_path / "r.html"
+    model.write_bytes(builder.build())
+    result = cli("report", model, "-o", page)
+    assert result.exit_code == 0, result.output
+    text = page.read_text()
+    assert "<b>evil" not in text and "\x1b" not in text
+    assert "&lt;b&gt;evil&lt;/b&gt;$x^{2}$\\x1b[2J" in text
+    for svg in re.findall(r"<svg.*?</svg>", text, flags=re.DOTALL):
+        ElementTree.fromstring(svg)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import io
 
+from tflm_gen.text import printable
+
 # Tensor buffers take these in turn: 20 distinguishable colours (matplotlib's tab20).
 BUFFER_COLOURS = [
     "#1f77b4", "#aec7e8", "#ff7f0e", "#ffbb78", "#2ca02c", "#98df8a", "#d62728", "#ff9896",
@@ -65,7 +67,8 @@ def memory_plan_svg(report: dict) -> str:
             colour = BUFFER_COLOURS[number % len(BUFFER_COLOURS)]
             _block(axes, buffer, colour, _label(buffer["tensors"][0], number), scale)
         for number, scratch in enumerate(report["scratch"]):
-            _block(axes, scratch, SCRATCH_COLOUR, f"scratch {scratch['op']}", scale, "///")
+            _block(axes, scratch, SCRATCH_COLOUR, f"scratch {printable(scratch['op'])}", scale,
+                   "///")
         _tail(axes, report, steps, scale)
         _head_line(axes, report)
         axes.set_xlabel("operator step")
@@ -89,7 +92,7 @@ def _chart_settings():
 
 def _label(name: str, number: int) -> str:
     """`#n` and the end of the tensor's name (converters join fused names with `;`)."""
-    short = "/".join(name.split(";", 1)[0].split("/")[-2:])
+    short = printable("/".join(name.split(";", 1)[0].split("/")[-2:]))
     return f"#{number} {short if len(short) <= 28 else short[:25] + '...'}"
 
 
@@ -113,7 +116,7 @@ def _fit_text(axes, x: float, y: float, label: str, width_px: float, height_px: 
         if (max(map(len, lines)) * character_px <= width_px
                 and len(lines) * line_px <= height_px):
             axes.text(x, y, text, ha="center", va="center", fontsize=FONT_POINTS - 1,
-                      clip_on=True, linespacing=1.1)
+                      clip_on=True, linespacing=1.1, parse_math=False)
             return
 
 
@@ -173,7 +176,7 @@ def bar_chart_svg(title: str, labels: list[str], series: dict[str, list[int]], u
                 axes.text(value + top * 0.01, position, f"{value:,}", va="center",
                           fontsize=FONT_POINTS - 1)
         axes.set_yticks([row + height * (len(series) - 1) / 2 for row in range(len(labels))],
-                        labels)
+                        [printable(label) for label in labels], parse_math=False)
         axes.invert_yaxis()  # the first label on top
         axes.set_xlim(0, max(top, 1) * 1.15)
         axes.xaxis.set_major_formatter(FuncFormatter(thousands))

@@ -29,6 +29,7 @@ from tflm_gen.options import tags_option, target_choice
 from tflm_gen.output import write_file
 from tflm_gen.resources import resource_dir
 from tflm_gen.targets import load_target
+from tflm_gen.text import printable
 
 CODE_PARTS = (("text_runtime", "runtime"), ("text_kernels", "kernels"), ("model_bytes", "model"),
               ("text_other", "startup and C library"))
@@ -121,7 +122,7 @@ def charts(data: dict) -> dict[str, str]:
                                                                     tflm["total"]]},
                                         "bytes", "versus")
     if data["profile"]:
-        drawn["profile"] = _profile_chart(data["profile"])
+        drawn["profile"] = profile_chart(data["profile"])
     return drawn
 
 
@@ -149,7 +150,7 @@ def cycle_key(profile: dict) -> str | None:
     return min(keys) if keys else None
 
 
-def _profile_chart(profile: dict) -> str:
+def profile_chart(profile: dict) -> str:
     labels = [f"#{op['index']} {op['op']}" for op in profile["ops"]]
     series = {"instructions": [op["instructions"] for op in profile["ops"]]}
     key = cycle_key(profile)
@@ -164,6 +165,7 @@ def render_html(data: dict) -> str:
         loader=jinja2.FileSystemLoader(str(resource_dir("templates") / "report")),
         undefined=jinja2.StrictUndefined, autoescape=True, trim_blocks=True,
         lstrip_blocks=True, keep_trailing_newline=True)
+    environment.filters["printable"] = printable  # names come from the model: untrusted
     template = environment.get_template("report.html.j2")
     svgs = {name: jinja2.utils.markupsafe.Markup(svg) for name, svg in charts(data).items()}
     return template.render(data=data, charts=svgs, op_counts=op_counts)
