@@ -120,6 +120,12 @@ def test_plan_picture_shows_scratch_and_tail():
     for scratch in report["scratch"]:
         assert scratch["offset"] + scratch["bytes"] <= report["head_bytes"]
         assert scratch["first_op"] <= scratch["node"] <= scratch["last_op"]
+        for other in report["plan"] + [s for s in report["scratch"] if s is not scratch]:
+            same_time = (other["first_op"] <= scratch["last_op"]
+                         and scratch["first_op"] <= other["last_op"])
+            same_bytes = (other["offset"] < scratch["offset"] + scratch["bytes"]
+                          and scratch["offset"] < other["offset"] + other["bytes"])
+            assert not (same_time and same_bytes), (scratch, other)
     root = ElementTree.fromstring(memory_plan_svg(report))
     texts = [element.text for element in root.iter("{http://www.w3.org/2000/svg}text")]
     for label in ("operator step", "arena offset (bytes)", "tail: kernel data",
