@@ -18,7 +18,7 @@ from tflm_gen.charts import BUFFER_COLOURS, SCRATCH_COLOUR, SERIES_COLOURS
 from tflm_gen.cli import main
 from tflm_gen.model.builder import ModelBuilder
 from tflm_gen.oracle import tflm_allocations
-from tflm_gen.report import profile_chart
+from tflm_gen.report import build_report, profile_chart, render_html
 
 MODEL = "kws_ref_model"
 WINDOW = (1100, 3600)
@@ -132,16 +132,22 @@ def test_bad_options_are_one_line(tmp_path, monkeypatch, args, message):
     assert sorted(path.name for path in tmp_path.iterdir()) == []
 
 
-def test_profile_chart_adds_estimated_cycles_when_bench_has_them():
-    ops = [{"index": 0, "op": "CONV_2D", "instructions": 5_000},
-           {"index": 1, "op": "SOFTMAX", "instructions": 700}]
-    profile = {"target": "qemu-cortex-m4", "machine": "mps2-an386", "ops": ops}
-    assert ">estimated cycles<" not in profile_chart(profile)
-    for op, cycles in zip(ops, (6_100, 950)):
-        op["estimated_cycles"] = cycles
-    chart = profile_chart(profile)
-    for text in (">instructions<", ">estimated cycles<", ">6,100<", ">5,000<", ">950<"):
-        assert text in chart
+def test_estimated_cycles_are_shown_when_bench_has_them():
+    """bench may add per-operator estimated cycles: the chart gains a series and the table
+    a column (the figures here are placeholders: only the drawing is under test)."""
+    data = build_report(need_corpus() / "hello_world_int8.tflite", None, ())
+    ops = [{"index": row["index"], "op": row["op"], "instructions": 5_000 + row["index"]}
+           for row in data["summary"]["operators"]]
+    data["profile"] = {"target": "qemu-cortex-m4", "machine": "mps2-an386", "opt": "-O2",
+                       "ops": ops, "instructions_per_invoke": 15_003, "init_instructions": 1,
+                       "interpreter_overhead_pct": 0.0, "bit_exact": True}
+    assert ">estimated cycles<" not in profile_chart(data["profile"])
+    for op in ops:
+        op["estimated_cycles"] = 6_100 + op["index"]
+    page = render_html(data)
+    for text in (">instructions<", ">estimated cycles<", ">6,100<", ">5,000<",
+                 '<th class="n">estimated cycles</th>', '<td class="n">6,102</td>'):
+        assert text in page
 
 
 def test_hostile_names_stay_text(tmp_path):

@@ -168,7 +168,8 @@ def render_html(data: dict) -> str:
     environment.filters["printable"] = printable  # names come from the model: untrusted
     template = environment.get_template("report.html.j2")
     svgs = {name: jinja2.utils.markupsafe.Markup(svg) for name, svg in charts(data).items()}
-    return template.render(data=data, charts=svgs, op_counts=op_counts)
+    cycles = cycle_key(data["profile"]) if data["profile"] else None
+    return template.render(data=data, charts=svgs, op_counts=op_counts, cycle_key=cycles)
 
 
 def op_counts(summary: dict) -> list[tuple[str, int]]:
