@@ -17,6 +17,7 @@ import jinja2
 
 from tflm_gen import __version__
 from tflm_gen.assemble import library_files
+from tflm_gen.bench import bench
 from tflm_gen.charts import bar_chart_svg, memory_plan_svg
 from tflm_gen.errors import OutputDirError, ToolchainError
 from tflm_gen.host import compiler
@@ -27,6 +28,7 @@ from tflm_gen.model.reader import read_model
 from tflm_gen.optimize import device_model
 from tflm_gen.options import tags_option, target_choice
 from tflm_gen.output import write_file
+from tflm_gen.qemu import board_of, qemu_targets
 from tflm_gen.resources import resource_dir
 from tflm_gen.targets import load_target
 from tflm_gen.text import printable
@@ -37,8 +39,6 @@ CODE_PARTS = (("text_runtime", "runtime"), ("text_kernels", "kernels"), ("model_
 
 def build_report(model_path: Path, target: str | None, tags: tuple[str, ...]) -> dict:
     """Everything the page shows, as plain data (the JSON-ready core of the report)."""
-    from tflm_gen.qemu import board_of, qemu_targets
-
     model_bytes = read_model_bytes(model_path)
     all_tags = (load_target(target).tags if target else ()) + tuple(tags)
     data = {"model": model_path.name, "sha256": hashlib.sha256(model_bytes).hexdigest(),
@@ -46,8 +46,6 @@ def build_report(model_path: Path, target: str | None, tags: tuple[str, ...]) ->
             "summary": inspect_model(model_path), "memory": memory_report(model_bytes, all_tags),
             "tflm": tflm_arena(model_bytes), "profile": None}
     if target in qemu_targets():
-        from tflm_gen.bench import bench
-
         data["profile"] = bench(model_bytes, target, tuple(tags))
         compiler_name = board_of(target)["toolchain"] + "gcc"
         data["code"] = {"source": f"linked program for {target} ({compiler_name} "
