@@ -132,6 +132,9 @@ def test_plan_picture_shows_scratch_and_tail():
                   f"head: kernel scratch ({len(report['scratch'])})"):
         assert label in texts
     assert "#0 activation/Relu" in texts  # the first buffer, named where it fits
+    titles = [element.text for element in root.iter("{http://www.w3.org/2000/svg}title")]
+    assert len(titles) == len(report["plan"]) + len(report["scratch"])  # a tooltip each
+    assert titles[-1].startswith(f"scratch of operator {report['scratch'][-1]['node']} ")
 
 
 def test_svg_without_memory_is_refused(tmp_path):

@@ -7,6 +7,7 @@ matplotlib's bundled DejaVu Sans (browsers fall back to their sans-serif)."""
 
 from __future__ import annotations
 
+import html
 import io
 
 from tflm_gen.text import printable
@@ -65,10 +66,11 @@ def memory_plan_svg(report: dict) -> str:
         scale = (axes.bbox.width / steps, axes.bbox.height / arena)  # pixels per step, byte
         for number, buffer in enumerate(report["plan"]):
             colour = BUFFER_COLOURS[number % len(BUFFER_COLOURS)]
-            _block(axes, buffer, colour, _label(buffer["tensors"][0], number), scale)
+            _block(axes, buffer, colour, _label(buffer["tensors"][0], number), scale,
+                   f"buffer-{number}")
         for number, scratch in enumerate(report["scratch"]):
             _block(axes, scratch, SCRATCH_COLOUR, f"scratch {printable(scratch['op'])}", scale,
-                   "///")
+                   f"scratch-{number}", "///")
         _tail(axes, report, steps, scale)
         _head_line(axes, report)
         axes.set_xlabel("operator step")
@@ -80,7 +82,20 @@ def memory_plan_svg(report: dict) -> str:
                        f"tail {report['tail_bytes']:,}", fontsize=FONT_POINTS + 1)
         axes.legend(handles=_legend_handles(report), loc="upper center",
                     bbox_to_anchor=(0.5, -0.09), ncol=3, frameon=False)
-        return figure_svg(figure, "memory")
+        return _with_tooltips(figure_svg(figure, "memory"), report)
+
+
+def _with_tooltips(svg: str, report: dict) -> str:
+    """A `<title>` (the browser's tooltip) in every buffer's group: names, size, place."""
+    rows = [(f"buffer-{n}", f"#{n} " + ", ".join(b["tensors"]), b)
+            for n, b in enumerate(report["plan"])]
+    rows += [(f"scratch-{n}", f"scratch of operator {s['node']} {s['op']}", s)
+             for n, s in enumerate(report["scratch"])]
+    for gid, name, buffer in rows:
+        tip = (f"{printable(name)}: {buffer['bytes']:,} bytes at offset {buffer['offset']:,}, "
+               f"steps {buffer['first_op']}-{buffer['last_op']}")
+        svg = svg.replace(f'<g id="{gid}">', f'<g id="{gid}"><title>{html.escape(tip)}</title>', 1)
+    return svg
 
 
 def _chart_settings():
@@ -96,13 +111,13 @@ def _label(name: str, number: int) -> str:
     return f"#{number} {short if len(short) <= 28 else short[:25] + '...'}"
 
 
-def _block(axes, buffer: dict, colour: str, label: str, scale, hatch=None) -> None:
+def _block(axes, buffer: dict, colour: str, label: str, scale, gid: str, hatch=None) -> None:
     """One buffer: a rectangle from its first to its last step, labelled where it fits."""
     from matplotlib.patches import Rectangle
 
     x, width = buffer["first_op"] - 0.5, buffer["last_op"] - buffer["first_op"] + 1
     axes.add_patch(Rectangle((x, buffer["offset"]), width, buffer["bytes"], facecolor=colour,
-                             edgecolor="black", linewidth=0.4, hatch=hatch))
+                             edgecolor="black", linewidth=0.4, hatch=hatch, gid=gid))
     _fit_text(axes, x + width / 2, buffer["offset"] + buffer["bytes"] / 2, label,
               width * scale[0], buffer["bytes"] * scale[1])
 
