@@ -38,8 +38,7 @@ def figure_svg(figure, salt: str) -> str:
     """The figure as an SVG element (no XML prolog), byte-identical for identical input."""
     import matplotlib
 
-    settings = {"svg.hashsalt": f"tflm-gen-{salt}", "svg.fonttype": "none",
-                "font.family": "DejaVu Sans", "font.size": FONT_POINTS}
+    settings = {"svg.hashsalt": f"tflm-gen-{salt}", "svg.fonttype": "none"}
     with matplotlib.rc_context(settings):
         buffer = io.StringIO()
         figure.savefig(buffer, format="svg", metadata={"Date": None})

@@ -246,6 +246,7 @@ class HostInterpreter:
         """audit_scratch: record the kernels' scratch requests for `scratch_buffers`."""
         self.model = read_model(model_bytes)
         self._model_bytes, self._tags = model_bytes, tuple(tags)
+        self._audited = audit_scratch
         self._lib = _load(str(build_library(library_files(self.model, model_bytes, tuple(tags)))))
         self._model_buffer = _aligned_copy(model_bytes)
         self._state = _ffi.new("uint64_t[]", (self._lib.tflm_host_interpreter_bytes() + 7) // 8)
@@ -272,7 +273,10 @@ class HostInterpreter:
         return resolver
 
     def scratch_buffers(self) -> list[tuple[int, int, int]]:
-        """(bytes, node, arena offset) of every scratch buffer; needs audit_scratch=True."""
+        """(bytes, node, arena offset) of every scratch buffer; needs audit_scratch=True
+        (and is read before another audited init of the same op set overwrites the record)."""
+        if not self._audited:
+            raise ValueError("scratch_buffers needs HostInterpreter(..., audit_scratch=True)")
         found = []
         for index in range(self._lib.tflm_host_scratch_count(self._state)):
             fields = [_ffi.new("uint32_t *") for _ in range(3)]
