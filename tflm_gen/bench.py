@@ -34,6 +34,7 @@ from tflm_gen.kernels import runtime_files
 from tflm_gen.model.reader import read_model
 from tflm_gen.options import tags_option
 from tflm_gen.output import write_file
+from tflm_gen.progress import activity
 from tflm_gen.targets import load_target
 
 PLUGIN_SOURCE = Path(__file__).resolve().parent / "qemu_plugin" / "tflm_count.c"
@@ -57,7 +58,8 @@ def plugin_library() -> Path:
     library.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile(dir=library.parent, suffix=".so", delete=False) as scratch:
         command = [compiler(), *flags, str(PLUGIN_SOURCE), "-o", scratch.name]
-        made = subprocess.run(command, capture_output=True, text=True, check=False)
+        with activity("building the QEMU counting plugin"):
+            made = subprocess.run(command, capture_output=True, text=True, check=False)
         if made.returncode != 0:
             raise ToolchainError(f"building the QEMU plugin failed:\n{made.stderr.strip()}")
         Path(scratch.name).replace(library)

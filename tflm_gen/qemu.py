@@ -24,8 +24,10 @@ from tflm_gen.model import ir
 from tflm_gen.model.reader import read_model
 from tflm_gen.optimize import device_model
 from tflm_gen.output import save_outputs, write_tree
+from tflm_gen.progress import activity
 from tflm_gen.project import GenerateOptions, generate, host_tags
 from tflm_gen.targets import list_targets, load_target
+from tflm_gen.toolchains import install_hint
 
 DEFAULT_OPT = "-O2"  # the whole project; the Makefile's OPT
 RUN_TIMEOUT = 600  # seconds; vww under the counting plugin takes a few
@@ -72,8 +74,8 @@ def board_of(target: str) -> dict:
 def need_tools(board: dict) -> None:
     for tool in (board["toolchain"] + "gcc", board["qemu"], "make"):
         if shutil.which(tool) is None:
-            raise ToolchainError(f"'{tool}' not found; the {board['machine']} target needs it "
-                                 f"(see .ci/run for the Debian packages)")
+            raise ToolchainError(f"'{tool}' not found; the {board['machine']} target needs it; "
+                                 f"{install_hint(tool)}")
 
 
 def _files_hash(files: dict[str, bytes], opt: str) -> str:
@@ -112,7 +114,9 @@ def build(files: dict[str, bytes], target: str, opt: str = DEFAULT_OPT) -> Build
     with tempfile.TemporaryDirectory(dir=folder.parent) as scratch:
         write_tree(files, scratch)
         command = ["make", "-s", "-j2", f"OPT={opt}", "build/model.elf"]
-        made = subprocess.run(command, cwd=scratch, capture_output=True, text=True, check=False)
+        with activity(f"cross-compiling for {target} ({opt})"):
+            made = subprocess.run(command, cwd=scratch, capture_output=True, text=True,
+                                  check=False)
         if made.returncode != 0:
             too_big = _fit_error(made.stderr, target, board, files)
             if too_big:
@@ -131,8 +135,9 @@ def run(program: Build, extra: tuple[str, ...] = ()) -> subprocess.CompletedProc
     command = [board["qemu"], "-M", board["machine"], *board["qemu_flags"], *extra,
                "-kernel", str(program.elf)]
     try:
-        return subprocess.run(command, capture_output=True, text=True, check=False,
-                              timeout=RUN_TIMEOUT, stdin=subprocess.DEVNULL)
+        with activity(f"running on {board['machine']} under {board['qemu']}"):
+            return subprocess.run(command, capture_output=True, text=True, check=False,
+                                  timeout=RUN_TIMEOUT, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         raise ToolchainError(f"{board['qemu']} did not finish in {RUN_TIMEOUT} s") from None
 

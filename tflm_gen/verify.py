@@ -16,6 +16,7 @@ from tflm_gen.model.reader import read_model
 from tflm_gen.optimize import device_model
 from tflm_gen.oracle import Oracle, arena_upper_bound, choose_oracle
 from tflm_gen.per_op import PerOpReport, describe_difference, per_op
+from tflm_gen.progress import tracked
 
 
 @dataclass
@@ -72,7 +73,7 @@ def verify(model_bytes: bytes, against: str = "tflm", runs: int = 3, tags=(),
         raise InputError("nothing to compare: give at least one run or one sample")
     report = VerifyReport(against, len(samples), reason=reason)
     finals = []
-    for inputs in samples:
+    for inputs in tracked(samples, f"verifying against {against}"):
         finals.append((ours.run(inputs), theirs.run(inputs)))
         _compare_outputs(*finals[-1], report)
     if per_operator:
