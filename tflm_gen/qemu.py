@@ -13,17 +13,14 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import click
 import numpy as np
 
 from tflm_gen.assemble import c_bytes, render
 from tflm_gen.errors import InputError, ToolchainError, UnsupportedModelError
 from tflm_gen.host import HostInterpreter, cache_dir
-from tflm_gen.inputs import random_inputs
 from tflm_gen.model import ir
-from tflm_gen.model.reader import read_model
 from tflm_gen.optimize import device_model
-from tflm_gen.output import save_outputs, write_tree
+from tflm_gen.output import write_tree
 from tflm_gen.progress import activity
 from tflm_gen.project import GenerateOptions, generate, host_tags
 from tflm_gen.targets import list_targets, load_target
@@ -207,20 +204,3 @@ def run_on_target(model_bytes: bytes, target: str, inputs, tags=()) -> TargetRun
     arena = _ARENA_LINE.search(completed.stdout)
     return TargetRun(_outputs_from(completed.stdout, host.model), int(arena.group(1)),
                      PASSED in completed.stdout, completed.stdout)
-
-
-def run_on_target_command(model_bytes: bytes, target: str, tags, inputs, output_path,
-                          arena_bytes) -> None:
-    """`tflm-gen run --target`: the host run's report, from the emulated board."""
-    if arena_bytes is not None:
-        raise InputError("--arena-bytes applies to the host run; a target uses the exact arena")
-    if not inputs:
-        inputs = random_inputs(read_model(model_bytes))
-    result = run_on_target(model_bytes, target, inputs, tags)
-    for index, array in enumerate(result.outputs):
-        click.echo(f"output_{index}: {array.dtype} {list(array.shape)} "
-                   f"min {array.min()} max {array.max()}")
-    same = "equal to" if result.matches_host else "DIFFERENT from"
-    click.echo(f"arena {result.arena_bytes} bytes; {target} outputs {same} the host run's")
-    if output_path:
-        save_outputs(output_path, result.outputs)
