@@ -32,11 +32,12 @@ from tflm_gen.host import cache_dir, compiler
 from tflm_gen.inspect import read_model_bytes
 from tflm_gen.kernels import runtime_files
 from tflm_gen.model.reader import read_model
-from tflm_gen.options import examples, tags_option
+from tflm_gen.options import tags_option
 from tflm_gen.output import write_file
 from tflm_gen.progress import activity
 from tflm_gen.table import format_table
 from tflm_gen.targets import load_target
+from tflm_gen.text import examples
 
 PLUGIN_SOURCE = Path(__file__).resolve().parent / "qemu_plugin" / "tflm_count.c"
 PLUGIN_API_VERSION = 1  # QEMU 7.2's QEMU_PLUGIN_VERSION

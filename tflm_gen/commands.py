@@ -16,7 +16,7 @@ from tflm_gen.kernels import known_tags, tag_description
 from tflm_gen.model import ir
 from tflm_gen.model.reader import read_model
 from tflm_gen.optimize import device_model
-from tflm_gen.options import ARENA_BYTES, examples, tags_option, target_choice
+from tflm_gen.options import ARENA_BYTES, tags_option, target_choice
 from tflm_gen.oracle import ORACLES
 from tflm_gen.output import save_outputs, write_file, write_tree
 from tflm_gen.project import GenerateOptions, generate
@@ -24,7 +24,7 @@ from tflm_gen.qemu import qemu_targets
 from tflm_gen.samples import load_samples
 from tflm_gen.table import format_table
 from tflm_gen.targets import list_targets, load_target
-from tflm_gen.text import printable
+from tflm_gen.text import examples, printable
 from tflm_gen.verify import report_lines, verify
 
 
@@ -35,11 +35,14 @@ def _model_bytes(path: str) -> bytes:
         raise ModelError(f"cannot read model {path}: {error.strerror}") from None
 
 
+RANDOM_INPUTS_NOTE = ("note: no -i given: the run used random inputs (seed 0); give one .npy "
+                      "per input or an .npz keyed by input name")
+
+
 def _run_inputs(paths: tuple[str, ...], model: ir.Model) -> list[np.ndarray]:
-    """The one sample `run -i` names, or seeded random inputs, said on stderr."""
+    """The one sample `run -i` names, or seeded random inputs (RANDOM_INPUTS_NOTE says so
+    on stderr once the run succeeded: a failure stays one line)."""
     if not paths:
-        click.echo("note: no -i given: running on random inputs (seed 0); give one .npy per "
-                   "input or an .npz keyed by input name", err=True)
         return random_inputs(model)
     samples = load_samples(paths, model)
     if len(samples) != 1:
@@ -109,6 +112,8 @@ def run_command(model_path, input_paths, output_path, tags, arena_bytes, target)
     elapsed = (time.perf_counter() - start) * 1e6
     _report_outputs(outputs, interpreter.model, output_path)
     click.echo(f"arena {interpreter.arena_used_bytes:,} bytes; invoke {elapsed:,.0f} us")
+    if not input_paths:
+        click.echo(RANDOM_INPUTS_NOTE, err=True)
 
 
 def _run_on_target(data: bytes, target: str, tags, input_paths, output_path, arena_bytes):
@@ -122,6 +127,8 @@ def _run_on_target(data: bytes, target: str, tags, input_paths, output_path, are
     _report_outputs(result.outputs, model, output_path)
     same = "equal to" if result.matches_host else "DIFFERENT from"
     click.echo(f"arena {result.arena_bytes:,} bytes; {target} outputs {same} the host run's")
+    if not input_paths:
+        click.echo(RANDOM_INPUTS_NOTE, err=True)
 
 
 @click.command("verify", epilog=examples(

@@ -13,11 +13,11 @@ from tflm_gen.kernels import supported_ops
 from tflm_gen.model import ir
 from tflm_gen.model.lifetimes import activation_lower_bound
 from tflm_gen.model.reader import read_model
-from tflm_gen.options import examples, tags_option, target_choice
+from tflm_gen.options import tags_option, target_choice
 from tflm_gen.output import write_file
 from tflm_gen.support import activation_tensor, hybrid_problem, limit_problem
 from tflm_gen.table import format_table
-from tflm_gen.text import printable
+from tflm_gen.text import examples, printable
 
 
 def read_model_bytes(path: Path) -> bytes:

@@ -24,8 +24,8 @@ import tflite
 
 from tflm_gen.kernels import kernel_catalogue, supported_ops
 from tflm_gen.op_dtypes import differences, tflm_dtypes
-from tflm_gen.options import examples
 from tflm_gen.table import format_table
+from tflm_gen.text import examples
 
 TFLM_OPS_FILE = Path(__file__).with_name("tflm_builtin_ops.txt")
 # Mangled `tflite::Register_X()` and `tflite::micro::Register_X()` (not the signal

@@ -34,11 +34,6 @@ def tags_option(help_text: str = "comma-separated kernel/runtime tags, later win
     return click.option("--tags", type=TagList(), default="", help=help_text)
 
 
-def examples(*command_lines: str) -> str:
-    """A click epilog listing example command lines, kept as written (\\b stops click
-    from re-wrapping them)."""
-    return "Examples:\n\n\b\n" + "\n".join(f"  {line}" for line in command_lines)
-
 
 def target_choice(*extra: str) -> click.Choice:
     """The project targets (plus `extra` names such as `host`) as a click choice."""

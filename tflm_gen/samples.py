@@ -77,7 +77,11 @@ def _load_folder(folder: Path, specs) -> list[list[np.ndarray]]:
 def _read_npy(path) -> np.ndarray:
     try:
         return np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as error:
+    except ValueError as error:
+        # numpy reads any file that is not an array as pickled objects, which it refuses
+        reason = "not a .npy array" if "pickled" in str(error) else str(error)
+        raise InputError(f"cannot read input {path}: {reason}") from None
+    except OSError as error:
         raise InputError(f"cannot read input {path}: {error}") from None
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import click
 
 from tflm_gen.table import format_table
+from tflm_gen.text import examples
 
 WSL = "no native package: use WSL (Ubuntu) and the Debian command"
 
@@ -152,7 +153,7 @@ def format_doctor(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-@click.command("doctor", epilog="Example:\n\n\b\n  tflm-gen doctor\n  tflm-gen doctor --json")
+@click.command("doctor", epilog=examples("tflm-gen doctor", "tflm-gen doctor --json"))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
 def doctor_command(as_json: bool) -> None:
     """Check which compilers and emulators are installed, and how to install the others."""
