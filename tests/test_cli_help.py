@@ -22,7 +22,7 @@ from tflm_gen.oracle import Oracle
 from tflm_gen.project import GenerateOptions, generate
 from tflm_gen.qemu import board_of, need_tools
 from tflm_gen.targets import list_targets
-from tflm_gen.toolchains import TOOLS
+from tflm_gen.toolchains import TOOLS, WSL
 
 REPO = Path(__file__).resolve().parent.parent
 SINE = REPO / "examples" / "sine" / "sine_int8.tflite"
@@ -249,3 +249,17 @@ def test_progress_is_drawn_on_a_terminal_only(monkeypatch):
     with progress.activity("hidden"):
         assert list(progress.tracked(range(2), "hidden too")) == [0, 1]
     assert drawn.getvalue() == before
+
+
+def test_readme_and_ci_name_the_packages_of_the_toolchain_table():
+    readme = (REPO / "README.md").read_text()
+    ci_packages = set(re.search(r"apt-get install -y -q --no-install-recommends \\\n(.*?)\n\n",
+                                (REPO / ".ci" / "run").read_text(), re.S).group(1).split())
+    for tool in TOOLS:
+        windows = "WSL (Ubuntu)" if tool.windows == WSL else f"`{tool.windows}`"
+        row = rf"\| {re.escape(tool.name)} \| .* \| `{re.escape(tool.debian)}` \| "
+        row += rf"`{re.escape(tool.macos)}` \| {re.escape(windows)}"
+        assert re.search(row, readme), tool.name
+        packages = set(tool.debian.split("install", 1)[1].split())
+        if tool.name != "chromium":  # the report branch's browser test installs it in CI
+            assert packages <= ci_packages, (tool.name, packages - ci_packages)

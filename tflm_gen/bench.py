@@ -232,7 +232,7 @@ def compare_with_reference(model: bytes, target: str, opt: str, tagged: dict) ->
     rows = [[mine["index"], mine["op"], theirs["instructions"], mine["instructions"],
              f"{theirs['instructions'] / max(mine['instructions'], 1):.2f}x"]
             for mine, theirs in zip(tagged["ops"], reference["ops"])]
-    click.echo(format_table(["#", "op", "reference", ",".join(tagged["tags"]), "fewer"], rows,
+    click.echo(format_table(["#", "op", "reference", ",".join(tagged["tags"]), "ratio"], rows,
                             indent="  "))
     return {"instructions_per_invoke": reference["instructions_per_invoke"],
             "text_kernels": reference["text_kernels"], "arena_bytes": reference["arena_bytes"],

@@ -33,10 +33,16 @@ def _new_display():
         TextColumn,
         TimeElapsedColumn,
     )
+    from rich.text import Text
+
+    class CountColumn(MofNCompleteColumn):
+        """`3/10` for a counted task; nothing for one step of unknown length."""
+
+        def render(self, task):
+            return Text("") if task.total is None else super().render(task)
 
     return Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                    MofNCompleteColumn(), TimeElapsedColumn(), console=_console(),
-                    transient=True)
+                    CountColumn(), TimeElapsedColumn(), console=_console(), transient=True)
 
 
 @contextmanager

@@ -4,6 +4,7 @@ right-aligned, so that columns of sizes can be compared at a glance."""
 
 from __future__ import annotations
 
+import re
 from numbers import Integral, Real
 
 
@@ -17,10 +18,14 @@ def cell_text(value) -> str:
     return str(value)
 
 
+_NUMBER_TEXT = re.compile(r"^-?[\d,]+(\.\d+)?[%x]?$")  # "12.5%", "1.82x": read as numbers
+
+
 def _numeric(column: list) -> bool:
     present = [value for value in column if value not in ("", "-", None)]
-    return bool(present) and all(isinstance(value, Real) and not isinstance(value, bool)
-                                 for value in present)
+    return bool(present) and all(
+        (isinstance(value, Real) and not isinstance(value, bool))
+        or (isinstance(value, str) and _NUMBER_TEXT.match(value)) for value in present)
 
 
 def format_table(headers: list[str], rows: list[list], indent: str = "") -> str:

@@ -32,7 +32,8 @@ class Tool:
 
 
 ARDUINO_BUILDER_NOTE = (
-    "Debian's arduino-builder needs `-hardware /usr/share/arduino/hardware -hardware "
+    "off Debian, arduino-cli replaces arduino-builder (`arduino-cli compile --fqbn "
+    "arduino:avr:mega:cpu=atmega2560 SKETCH`). Debian's arduino-builder needs `-hardware /usr/share/arduino/hardware -hardware "
     "/usr/share/arduino-builder -tools /usr/share/arduino-builder` and, because the core's "
     "WString.cpp uses DECIMAL_DIG, which Debian's avr-gcc 5.4 <float.h> defines for C only, "
     "`-prefs compiler.cpp.extra_flags=-DDECIMAL_DIG=__DECIMAL_DIG__` (docs/targets.md)")
@@ -40,7 +41,8 @@ ARDUINO_BUILDER_NOTE = (
 TOOLS = (
     Tool("host cc", ("cc", "gcc", "clang"), "run, verify, inspect --memory (host builds)",
          "sudo apt-get install gcc libc6-dev", "xcode-select --install",
-         "winget install -e --id MSYS2.MSYS2, then in MSYS2: pacman -S mingw-w64-ucrt-x86_64-gcc"),
+         "winget install -e --id MSYS2.MSYS2 && "
+         "C:\\msys64\\usr\\bin\\bash -lc 'pacman -S --noconfirm mingw-w64-ucrt-x86_64-gcc'"),
     Tool("make", ("make",), "make target, QEMU builds (run/bench --target qemu-*)",
          "sudo apt-get install make", "xcode-select --install",
          "winget install -e --id ezwinports.make"),
@@ -61,10 +63,8 @@ TOOLS = (
          "brew install cmake", "winget install -e --id Kitware.CMake"),
     Tool("arduino-builder", ("arduino-builder",), "arduino target (AVR builds)",
          "sudo apt-get install arduino-builder arduino-core-avr",
-         "brew install arduino-cli && arduino-cli core install arduino:avr "
-         "(arduino-cli replaces arduino-builder)",
-         "winget install -e --id ArduinoSA.CLI, then: arduino-cli core install arduino:avr "
-         "(arduino-cli replaces arduino-builder)",
+         "brew install arduino-cli && arduino-cli core install arduino:avr",
+         "winget install -e --id ArduinoSA.CLI && arduino-cli core install arduino:avr",
          version_flag="-version", note=ARDUINO_BUILDER_NOTE),
     Tool("simavr", ("simavr",), "running the arduino target's AVR build",
          "sudo apt-get install simavr", "brew tap osx-cross/avr && brew install simavr", WSL,
@@ -92,7 +92,12 @@ def install_hint(executable: str) -> str:
     if tool is None:
         return "`tflm-gen doctor` lists what each target needs"
     return (f"install it: Debian/Ubuntu `{tool.debian}`; macOS `{tool.macos}`; Windows "
-            f"{tool.windows} (`tflm-gen doctor` checks every tool)")
+            f"{_command_text(tool.windows)} (`tflm-gen doctor` checks every tool)")
+
+
+def _command_text(install: str) -> str:
+    """A command in backquotes; advice (WSL) as it is."""
+    return install if install == WSL else f"`{install}`"
 
 
 def _cross_tool(executable: str) -> Tool | None:
