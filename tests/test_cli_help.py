@@ -254,7 +254,7 @@ def test_progress_is_drawn_on_a_terminal_only(monkeypatch):
 def test_readme_and_ci_name_the_packages_of_the_toolchain_table():
     readme = (REPO / "README.md").read_text()
     ci_packages = set(re.search(r"apt-get install -y -q --no-install-recommends \\\n(.*?)\n\n",
-                                (REPO / ".ci" / "run").read_text(), re.S).group(1).split())
+                                (REPO / ".ci" / "run").read_text(), re.DOTALL).group(1).split())
     for tool in TOOLS:
         windows = "WSL (Ubuntu)" if tool.windows == WSL else f"`{tool.windows}`"
         row = rf"\| {re.escape(tool.name)} \| .* \| `{re.escape(tool.debian)}` \| "

@@ -143,7 +143,7 @@ def test_targets_command_lists_every_target():
     assert header.split() == ["target", "tags", "description"] and set(rule) == {"-", " "}
     assert len(lines) == len(list_targets())
     listed = {line.split()[0] for line in lines}
-    assert re.search(r"^qemu-cortex-m4\s+semihost,cortexm\s", "\n".join(lines), re.M)
+    assert re.search(r"^qemu-cortex-m4\s+semihost,cortexm\s", "\n".join(lines), re.MULTILINE)
     assert set(TARGETS) | {"make"} <= listed
 
 
