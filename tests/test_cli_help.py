@@ -209,6 +209,9 @@ def test_run_names_outputs_and_inputs_by_tensor_name(tmp_path):
     assert set(saved.files) == {name, "output_0"} and f"output_0 '{name}'" in result.output
     expected = Oracle(SINE.read_bytes(), "tflm").run([x])[0]
     assert np.array_equal(saved[name], expected) and np.array_equal(saved["output_0"], expected)
+    verified = invoke("verify", SINE, "--runs", "1", "-i", tmp_path / "x.npz")
+    assert verified.exit_code == 0 and f"output_0 '{name}': 0 of 1 elements differ" in \
+        verified.output
 
 
 def _tensor_name(kind: str) -> str:
