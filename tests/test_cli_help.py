@@ -159,6 +159,10 @@ def test_doctor_names_the_package_of_a_missing_tool(tmp_path, monkeypatch):
     assert "sudo apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi" in result.output
     assert "brew install qemu" in result.output and "winget install" in result.output
     assert f"1 of {len(TOOLS)} tools found" in result.output
+    assert re.search(r"^all missing ones on Debian/Ubuntu: sudo apt-get install make "
+                     r"gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm .*simavr clang "
+                     r"libclang-rt-14-dev chromium$",
+                     result.output, re.M)
     assert "DECIMAL_DIG" in result.output  # the arduino-builder workaround
 
 

@@ -81,8 +81,9 @@ _VERSION = re.compile(r"\d+\.\d+")
 
 
 def tool_named(name: str) -> Tool | None:
-    """The table row of a tool by its name or one of its executables (`cc`, `gcc`)."""
-    return next((tool for tool in TOOLS if name == tool.name or name in tool.commands), None)
+    """The table row of a tool by its name, else by one of its executables (`cc`, `gcc`)."""
+    by_name = next((tool for tool in TOOLS if name == tool.name), None)
+    return by_name or next((tool for tool in TOOLS if name in tool.commands), None)
 
 
 def install_hint(executable: str) -> str:
@@ -153,8 +154,12 @@ def format_doctor(rows: list[dict]) -> str:
                       f"  Windows:       {tool.windows}"]
         if tool.note:
             lines += ["", f"note on {tool.name}: {tool.note}"]
-    missing = sum(not row["found"] for row in rows)
-    lines += ["", f"{len(rows) - missing} of {len(rows)} tools found"]
+    missing = [tool_named(row["tool"]) for row in rows if not row["found"]]
+    lines += ["", f"{len(rows) - len(missing)} of {len(rows)} tools found"]
+    if missing:
+        packages = " ".join(dict.fromkeys(
+            package for tool in missing for package in tool.debian.split("install", 1)[1].split()))
+        lines.append(f"all missing ones on Debian/Ubuntu: sudo apt-get install {packages}")
     return "\n".join(lines)
 
 
