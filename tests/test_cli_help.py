@@ -162,7 +162,7 @@ def test_doctor_names_the_package_of_a_missing_tool(tmp_path, monkeypatch):
     assert re.search(r"^all missing ones on Debian/Ubuntu: sudo apt-get install make "
                      r"gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm .*simavr clang "
                      r"libclang-rt-14-dev chromium$",
-                     result.output, re.M)
+                     result.output, re.MULTILINE)
     assert "DECIMAL_DIG" in result.output  # the arduino-builder workaround
 
 
