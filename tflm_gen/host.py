@@ -18,8 +18,10 @@ from tflm_gen.assemble import library_files
 from tflm_gen.errors import ArenaError, InputError, ModelError, ToolchainError
 from tflm_gen.model import ir
 from tflm_gen.model.reader import read_model
+from tflm_gen.progress import activity
 from tflm_gen.status import status_name, status_text
 from tflm_gen.text import one_line
+from tflm_gen.toolchains import install_hint
 
 CFLAGS = ["-std=c99", "-O2", "-fPIC", "-shared", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 
@@ -166,7 +168,8 @@ def cache_dir() -> Path:
 def compiler() -> str:
     cc = os.environ.get("CC", "cc")
     if shutil.which(cc) is None:
-        raise ToolchainError(f"no C compiler found ('{cc}'); install gcc or set CC")
+        raise ToolchainError(f"no C compiler found: '{cc}' is not on PATH; set CC, or "
+                             f"{install_hint('cc')}")
     return cc
 
 
@@ -212,7 +215,9 @@ def _compile_into(files: dict[str, bytes], folder: Path) -> None:
             Path(scratch, name).write_bytes(data)
         sources = sorted(name for name in files if name.endswith(".c"))
         command = [compiler(), *CFLAGS, *sources, "-o", "libtflm_model.so", "-lm"]
-        result = subprocess.run(command, cwd=scratch, capture_output=True, text=True, check=False)
+        with activity(f"compiling {len(sources)} C files for the host"):
+            result = subprocess.run(command, cwd=scratch, capture_output=True, text=True,
+                                    check=False)
         if result.returncode != 0:
             raise ToolchainError(f"host build failed:\n{result.stderr.strip()}")
         try:

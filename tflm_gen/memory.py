@@ -9,6 +9,7 @@ from tflm_gen.model import ir
 from tflm_gen.model.lifetimes import model_lifetimes
 from tflm_gen.model.reader import read_model
 from tflm_gen.optimize import device_model
+from tflm_gen.table import format_table
 from tflm_gen.text import printable
 
 
@@ -57,25 +58,30 @@ def _tensor_names(model) -> list[str]:
 
 
 def format_memory(report: dict) -> str:
+    where = report.get("target", "host")
+    tags = ",".join(report.get("tags", [])) or "none"
     lines = [
-        f"arena: {report['arena_bytes']} bytes (the exact size a project declares)",
-        (f"  head {report['head_bytes']} bytes (activation lower bound "
-         f"{report['lower_bound_bytes']}, kernel scratch {report['scratch_bytes']})"),
-        (f"  tail {report['tail_bytes']} bytes: runtime state {report['runtime_bytes']}, "
-         f"kernel data {report['kernel_bytes']}, variable tensors {report['variable_bytes']}"),
-        (f"  bottom at peak: {report['arena_bytes'] - report['tail_bytes']} bytes "
+        (f"arena: {report['arena_bytes']:,} bytes on {where}, tags {tags} (the exact size a "
+         "project declares)"),
+        (f"  head {report['head_bytes']:,} bytes (activation lower bound "
+         f"{report['lower_bound_bytes']:,}, kernel scratch {report['scratch_bytes']:,})"),
+        (f"  tail {report['tail_bytes']:,} bytes: runtime state {report['runtime_bytes']:,}, "
+         f"kernel data {report['kernel_bytes']:,}, variable tensors "
+         f"{report['variable_bytes']:,}"),
+        (f"  bottom at peak: {report['arena_bytes'] - report['tail_bytes']:,} bytes "
          "(the head, or init temporaries where larger)"),
         "",
-        f"{'offset':>8} {'bytes':>8} {'ops':>9}  tensors",
     ]
+    rows = []
     for buffer in report["plan"]:
-        steps = f"{buffer['first_op']}-{buffer['last_op']}"
         names = printable(", ".join(buffer["tensors"]))
         names = names if len(names) <= 70 else names[:67] + "..."
-        lines.append(f"{buffer['offset']:>8} {buffer['bytes']:>8} {steps:>9}  {names}")
+        rows.append([buffer["offset"], buffer["bytes"],
+                     f"{buffer['first_op']}-{buffer['last_op']}", names])
     for scratch in report["scratch"]:
-        steps = f"{scratch['first_op']}-{scratch['last_op']}"
-        lines.append(f"{scratch['offset']:>8} {scratch['bytes']:>8} {steps:>9}  "
-                     f"(scratch of operator {scratch['node']} {printable(scratch['op'])})")
+        rows.append([scratch["offset"], scratch["bytes"],
+                     f"{scratch['first_op']}-{scratch['last_op']}",
+                     f"(scratch of operator {scratch['node']} {printable(scratch['op'])})"])
+    lines.append(format_table(["offset", "bytes", "ops", "tensors"], rows))
     return "\n".join(lines)
 

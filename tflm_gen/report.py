@@ -31,7 +31,7 @@ from tflm_gen.output import write_file
 from tflm_gen.qemu import board_of, qemu_targets
 from tflm_gen.resources import resource_dir
 from tflm_gen.targets import load_target
-from tflm_gen.text import printable
+from tflm_gen.text import examples, printable
 
 CODE_PARTS = (("text_runtime", "runtime"), ("text_kernels", "kernels"), ("model_bytes", "model"),
               ("text_other", "startup and C library"))
@@ -187,7 +187,9 @@ def check_writable(path: Path) -> None:
         raise OutputDirError(f"cannot write {path}: no writable folder {folder}")
 
 
-@click.command("report")
+@click.command("report", epilog=examples(
+    "tflm-gen report model.tflite -o report.html",
+    "tflm-gen report model.tflite --target qemu-cortex-m4 --tags cmsis -o report.html"))
 @click.argument("model", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--target", type=target_choice(), default=None,
               help="a qemu-* target adds the per-operator profile and the linked code size")
