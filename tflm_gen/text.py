@@ -21,3 +21,9 @@ def one_line(text: str) -> str:
     (backslashes stay: the parts were escaped where they were made)."""
     lines = [line.strip() for line in text.splitlines()]
     return _control_escaped(" | ".join(line for line in lines if line))
+
+
+def examples(*command_lines: str) -> str:
+    """A click epilog listing example command lines, kept as written (\\b stops click
+    from re-wrapping them)."""
+    return "Examples:\n\n\b\n" + "\n".join(f"  {line}" for line in command_lines)
