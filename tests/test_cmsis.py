@@ -108,7 +108,10 @@ def fast_path_cases(b: ModelBuilder, rng) -> list:
             g = conv_geometry(rng, True, 3, channels, channels)
             data, g = add_conv(b, rng, g, True, factor)
             cases.append(("DEPTHWISE_CONV_2D 3x3", [data], g))
-        for kernel, cin, cout in ((1, 8, 8), (3, 3, 12), (3, 5, 6)):
+        # 1x1 GEMM blocks of 2 pixels x 2 or 4 channels: input channels below 4 and not a
+        # multiple of 4 (the scalar tail), odd output channel counts.
+        for kernel, cin, cout in ((1, 8, 8), (3, 3, 12), (3, 5, 6), (1, 6, 7), (1, 3, 5),
+                                  (1, 13, 9), (1, 32, 12)):
             data, g = add_conv(b, rng, conv_geometry(rng, False, kernel, cin, cout), False,
                                factor)
             cases.append(("CONV_2D", [data], g))

@@ -215,6 +215,58 @@ static __attribute__((noinline, unused)) void cmsis_dot_2x2(const int16_t *pair,
   acc[3] = a11;
 }
 
+/* Marks the parameters of a naked function: read by its assembly, which gcc cannot see. */
+#define CMSIS_IN_ASM __attribute__((unused))
+
+/* One group of 4 inputs of cmsis_dot_2x2_held: both pixels' widened words held in r8-r11,
+ * each weight word expanded once (SXTB16) and multiplied into both pixels. */
+#define CMSIS_DOT_2X2_GROUP                                                                \
+  "ldrd r10, r11, [r0, #8]\n\t"                                                          \
+  "ldrd r8, r9, [r0], #16\n\t"                                                           \
+  "ldr lr, [r1], #4\n\t"                                                                 \
+  "sxtb16 r12, lr\n\t"                                                                   \
+  "sxtb16 lr, lr, ror #8\n\t"                                                            \
+  "smlad r4, r12, r8, r4\n\t"                                                            \
+  "smlad r4, lr, r9, r4\n\t"                                                             \
+  "smlad r6, r12, r10, r6\n\t"                                                           \
+  "smlad r6, lr, r11, r6\n\t"                                                            \
+  "ldr lr, [r2], #4\n\t"                                                                 \
+  "sxtb16 r12, lr\n\t"                                                                   \
+  "sxtb16 lr, lr, ror #8\n\t"                                                            \
+  "smlad r5, r12, r8, r5\n\t"                                                            \
+  "smlad r5, lr, r9, r5\n\t"                                                             \
+  "smlad r7, r12, r10, r7\n\t"                                                           \
+  "smlad r7, lr, r11, r7\n\t"
+
+/* acc[2 * j + c] += dot(pixel j, w_c) over groups * 4 inputs (groups >= 1) for the pair
+ * widened by cmsis_widen_pair (arguments: r0 pair, r1 w0, r2 w1, r3 groups, [sp] acc).
+ * 16 MACs in 17 instructions, unrolled twice: both pixels stay in registers for the two
+ * weight words, which needs 14 registers, more than gcc gives an inline asm statement, so
+ * the whole function is assembly (naked: no prologue of gcc's; it saves r4-r11 itself). */
+__attribute__((naked, noinline, unused)) static void cmsis_dot_2x2_held(
+    const int16_t *pair CMSIS_IN_ASM, const int8_t *w0 CMSIS_IN_ASM,
+    const int8_t *w1 CMSIS_IN_ASM, int32_t groups CMSIS_IN_ASM, int32_t *acc CMSIS_IN_ASM) {
+  __asm__ volatile(
+      "push {r4-r11, lr}\n\t"
+      "ldr lr, [sp, #36]\n\t"
+      "ldm lr, {r4-r7}\n\t"
+      "tst r3, #1\n\t"
+      "beq 2f\n\t"
+      CMSIS_DOT_2X2_GROUP
+      "2:\n\t"
+      "lsrs r3, r3, #1\n\t"
+      "beq 3f\n\t"
+      "1:\n\t"
+      CMSIS_DOT_2X2_GROUP
+      CMSIS_DOT_2X2_GROUP
+      "subs r3, r3, #1\n\t"
+      "bne 1b\n\t"
+      "3:\n\t"
+      "ldr lr, [sp, #36]\n\t"
+      "stm lr, {r4-r7}\n\t"
+      "pop {r4-r11, pc}\n\t");
+}
+
 /* Widens one row of n int8 values to int16 (value + offset) in cmsis_widen_pair's order
  * for one row: per group of 4 inputs x0 x2 x1 x3, then the n % 4 tail in order.
  * dst holds round4(n) values. */
