@@ -85,24 +85,49 @@ static inline int32_t cmsis_requantize_fast(int32_t acc, int32_t multiplier, int
   return value < hi ? value : hi;
 }
 
-/* out[j] = cmsis_requantize_fast(acc[j], multipliers[j], -shifts[j], ...) for j < 4.
- * DSP: the 4 results are saturated to int8, packed into one word and clamped to [lo, hi]
- * with SSUB8 + SEL per bound (the same bytes: lo >= -128 and hi <= 127). */
-static inline void cmsis_requantize4_fast(const int32_t acc[4], const int32_t *multipliers,
-                                          const int32_t *shifts, int32_t offset, int32_t lo,
-                                          int32_t hi, int8_t *out) {
+/* The wide requantisation below applies when every channel's shift is in [-31, -2] or its
+ * multiplier is 0 (TFLM's flush to zero of scales below 2^-32, with shift 0). */
+static inline int32_t cmsis_requant_is_wide(const int32_t *multipliers, const int32_t *shifts,
+                                            int32_t channels) {
+  int32_t c;
+  for (c = 0; c < channels; ++c) {
+    if (multipliers[c] != 0 && (shifts[c] > -2 || shifts[c] < -31)) return 0;
+  }
+  return 1;
+}
+
+/* cmsis_requantize for a right shift r in [2, 31] (or multiplier 0), as one 64-bit
+ * multiply-accumulate (SMLAL) and one shift.  With X = acc * multiplier + 2^30, TFLM computes
+ * h = floor(X / 2^31) (the doubling high multiply; it cannot saturate, the multiplier being
+ * >= 0), then rounds h / 2^r half away from zero: floor((h + 2^(r-1) - [h < 0]) / 2^r).
+ * Floors compose, so that is floor(Y / 2^(31+r)) with
+ *   Y = acc * multiplier + 2^30 + 2^(30+r) - [h < 0] * 2^31,
+ * the high word of Y shifted right by r - 1.  [h < 0] is [acc < 0]: they differ only for
+ * acc == -1 with multiplier 2^30 or 0, where both forms give 0.  The constant's low word is
+ * 2^30 | (sign bit of acc), its high word 2^(r-2) - [acc < 0].  A zero multiplier takes
+ * r = 2 (any r gives 0).  Exact for every acc; no saturation to argue about. */
+static inline int32_t cmsis_requantize_wide(int32_t acc, int32_t multiplier, int32_t shift,
+                                            int32_t offset, int32_t lo, int32_t hi) {
+  const int32_t right = shift < -1 ? -shift : 2;
+  const uint32_t sign = (uint32_t)acc & 0x80000000u;
+  const uint32_t high_start = ((uint32_t)1 << (right - 2)) - (sign >> 31);
+  const int64_t start = (int64_t)(((uint64_t)high_start << 32) | (0x40000000u | sign));
+  const int64_t y = start + (int64_t)acc * multiplier;
+  int32_t value = ((int32_t)(y >> 32) >> (right - 1)) + offset;
+  value = value > lo ? value : lo;
+  return value < hi ? value : hi;
+}
+
 #ifdef CMSIS_DSP
-  const int32_t v0 = __ssat(cmsis_requantize_fast(acc[0], multipliers[0], -shifts[0], offset,
-                                                  INT32_MIN, INT32_MAX), 8);
-  const int32_t v1 = __ssat(cmsis_requantize_fast(acc[1], multipliers[1], -shifts[1], offset,
-                                                  INT32_MIN, INT32_MAX), 8);
-  const int32_t v2 = __ssat(cmsis_requantize_fast(acc[2], multipliers[2], -shifts[2], offset,
-                                                  INT32_MIN, INT32_MAX), 8);
-  const int32_t v3 = __ssat(cmsis_requantize_fast(acc[3], multipliers[3], -shifts[3], offset,
-                                                  INT32_MIN, INT32_MAX), 8);
+/* out[0..3] = v0..v3 (int32 values) saturated to int8 and clamped to [lo, hi]: packed into
+ * one word and clamped with SSUB8 + SEL per bound (the same bytes: lo >= -128, hi <= 127). */
+static inline void cmsis_store4_clamped(int32_t v0, int32_t v1, int32_t v2, int32_t v3,
+                                        int32_t lo, int32_t hi, int8_t *out) {
   /* (a & 0xffff) | b << 16 is one PKHBT. */
-  const uint32_t low = __uxtb16(((uint32_t)v0 & 0xffffu) | ((uint32_t)v2 << 16));
-  const uint32_t high = __uxtb16(((uint32_t)v1 & 0xffffu) | ((uint32_t)v3 << 16));
+  const uint32_t low = __uxtb16(((uint32_t)__ssat(v0, 8) & 0xffffu) |
+                                ((uint32_t)__ssat(v2, 8) << 16));
+  const uint32_t high = __uxtb16(((uint32_t)__ssat(v1, 8) & 0xffffu) |
+                                 ((uint32_t)__ssat(v3, 8) << 16));
   int32_t bytes = (int32_t)(low | (high << 8)), diff;
   const int32_t lo4 = (int32_t)(((uint32_t)lo & 0xffu) * 0x01010101u);
   const int32_t hi4 = (int32_t)(((uint32_t)hi & 0xffu) * 0x01010101u);
@@ -115,6 +140,20 @@ static inline void cmsis_requantize4_fast(const int32_t acc[4], const int32_t *m
           : [lo] "r"(lo4), [hi] "r"(hi4)
           : "cc");
   cmsis_write4(out, bytes);
+}
+#endif
+
+/* out[j] = cmsis_requantize_fast(acc[j], multipliers[j], -shifts[j], ...) for j < 4. */
+static inline void cmsis_requantize4_fast(const int32_t acc[4], const int32_t *multipliers,
+                                          const int32_t *shifts, int32_t offset, int32_t lo,
+                                          int32_t hi, int8_t *out) {
+#ifdef CMSIS_DSP
+  cmsis_store4_clamped(
+      cmsis_requantize_fast(acc[0], multipliers[0], -shifts[0], offset, INT32_MIN, INT32_MAX),
+      cmsis_requantize_fast(acc[1], multipliers[1], -shifts[1], offset, INT32_MIN, INT32_MAX),
+      cmsis_requantize_fast(acc[2], multipliers[2], -shifts[2], offset, INT32_MIN, INT32_MAX),
+      cmsis_requantize_fast(acc[3], multipliers[3], -shifts[3], offset, INT32_MIN, INT32_MAX),
+      lo, hi, out);
 #else
   int32_t j;
   for (j = 0; j < 4; ++j) {
@@ -123,6 +162,45 @@ static inline void cmsis_requantize4_fast(const int32_t acc[4], const int32_t *m
 #endif
 }
 
+/* out[j] = cmsis_requantize_wide(acc[j], multipliers[j], shifts[j], ...) for j < 4. */
+static inline void cmsis_requantize4_wide(const int32_t acc[4], const int32_t *multipliers,
+                                          const int32_t *shifts, int32_t offset, int32_t lo,
+                                          int32_t hi, int8_t *out) {
+#ifdef CMSIS_DSP
+  cmsis_store4_clamped(
+      cmsis_requantize_wide(acc[0], multipliers[0], shifts[0], offset, INT32_MIN, INT32_MAX),
+      cmsis_requantize_wide(acc[1], multipliers[1], shifts[1], offset, INT32_MIN, INT32_MAX),
+      cmsis_requantize_wide(acc[2], multipliers[2], shifts[2], offset, INT32_MIN, INT32_MAX),
+      cmsis_requantize_wide(acc[3], multipliers[3], shifts[3], offset, INT32_MIN, INT32_MAX),
+      lo, hi, out);
+#else
+  int32_t j;
+  for (j = 0; j < 4; ++j) {
+    out[j] = (int8_t)cmsis_requantize_wide(acc[j], multipliers[j], shifts[j], offset, lo, hi);
+  }
+#endif
+}
+
+/* Which requantisation is exact for every channel of a node: the fast one (the fewest
+ * instructions), else the wide one, else 0 (cmsis_requantize). */
+#define CMSIS_REQUANT_FAST 1
+#define CMSIS_REQUANT_WIDE 2
+static inline int32_t cmsis_requant_mode(const int32_t *multipliers, const int32_t *shifts,
+                                         int32_t channels) {
+  if (cmsis_requant_is_fast(shifts, channels)) return CMSIS_REQUANT_FAST;
+  return cmsis_requant_is_wide(multipliers, shifts, channels) ? CMSIS_REQUANT_WIDE : 0;
+}
+
+/* cmsis_requantize4_fast or _wide as mode says (never 0). */
+static inline void cmsis_requantize4(int32_t mode, const int32_t acc[4],
+                                     const int32_t *multipliers, const int32_t *shifts,
+                                     int32_t offset, int32_t lo, int32_t hi, int8_t *out) {
+  if (mode == CMSIS_REQUANT_FAST) {
+    cmsis_requantize4_fast(acc, multipliers, shifts, offset, lo, hi, out);
+  } else {
+    cmsis_requantize4_wide(acc, multipliers, shifts, offset, lo, hi, out);
+  }
+}
 
 #ifdef CMSIS_DSP
 /* Bytes 1 and 3 of x sign-extended into the two halfwords (SXTB16 with ROR #8, which gcc's

@@ -11,7 +11,7 @@
  *        pixels held in registers while each weight word is expanded once
  *        (cmsis_dot_2x2_held, 17 instructions per 16 MACs); 4 channels per pass, each
  *        pixel's 4 bytes requantised and clamped in one word, when every shift suits
- *        cmsis_requantize_fast, else 2;
+ *        cmsis_requantize_wide, else 2;
  *   C    1 patch x 1 output channel.
  * Integer sums are exact, so every order gives the reference's result.  Grouped int8
  * convolutions and the float32 / int16 types run the reference kernels (conv_reference.c).
@@ -50,7 +50,8 @@ typedef struct {
   int8_t *scratch;
   int32_t patch;         /* patch length */
   int32_t in_place;      /* 1: patches are read from the input (1x1, no padding) */
-  int32_t fast;          /* 1: cmsis_requantize_fast is exact for every channel */
+  int32_t fast;          /* CMSIS_REQUANT_FAST, _WIDE or 0: the requantisation that is
+                            exact for every channel (cmsis_requant_mode) */
 } cmsis_conv_job_t;
 
 /* Copies the patch of output pixel `pixel` into dst, padding taps set to the zero point. */
@@ -170,7 +171,7 @@ typedef struct {
   const int32_t *multipliers;
   const int32_t *shifts;
   int32_t offset, lo, hi;
-  int32_t fast; /* 1: cmsis_requantize_fast is exact for every channel */
+  int32_t fast; /* as cmsis_conv_job_t's */
 } requant_row_t;
 
 /* Sums acc0, acc1 of output channel oc (bias included) as two bytes, requantised. */
@@ -179,9 +180,12 @@ static inline __attribute__((always_inline)) uint32_t channel_bytes(const requan
                                                                    int32_t oc) {
   const int32_t multiplier = r->multipliers[oc], shift = r->shifts[oc];
   int32_t v0, v1;
-  if (r->fast) {
+  if (r->fast == CMSIS_REQUANT_FAST) {
     v0 = cmsis_requantize_fast(acc0, multiplier, -shift, r->offset, r->lo, r->hi);
     v1 = cmsis_requantize_fast(acc1, multiplier, -shift, r->offset, r->lo, r->hi);
+  } else if (r->fast == CMSIS_REQUANT_WIDE) {
+    v0 = cmsis_requantize_wide(acc0, multiplier, shift, r->offset, r->lo, r->hi);
+    v1 = cmsis_requantize_wide(acc1, multiplier, shift, r->offset, r->lo, r->hi);
   } else {
     v0 = cmsis_requantize(acc0, multiplier, shift, r->offset, r->lo, r->hi);
     v1 = cmsis_requantize(acc1, multiplier, shift, r->offset, r->lo, r->hi);
@@ -206,7 +210,7 @@ static void dot_tail(const int16_t *pair, const int8_t *w0, const int8_t *w1, in
 }
 
 /* Channels oc .. oc + 3 of the two widened pixels: two 2x2 dot products started at the bias,
- * each pixel's 4 results requantised into one word (cmsis_requantize4_fast). */
+ * each pixel's 4 results requantised (cmsis_requantize4_wide). */
 static void four_channels(const cmsis_conv_job_t *job, const int16_t *pair, int32_t oc,
                           int8_t *out0, int8_t *out1) {
   const int32_t k = job->patch;
@@ -234,11 +238,13 @@ static void four_channels(const cmsis_conv_job_t *job, const int16_t *pair, int3
   second[1] = a[3];
   second[2] = b[2];
   second[3] = b[3];
-  cmsis_requantize4_fast(first, job->requant.multipliers + oc, job->requant.shifts + oc,
-                         p->output_offset, p->act_min, p->act_max, out0 + oc);
+  cmsis_requantize4(job->fast, first, job->requant.multipliers + oc,
+                    job->requant.shifts + oc, p->output_offset, p->act_min, p->act_max,
+                    out0 + oc);
   if (out1 != NULL) {
-    cmsis_requantize4_fast(second, job->requant.multipliers + oc, job->requant.shifts + oc,
-                           p->output_offset, p->act_min, p->act_max, out1 + oc);
+    cmsis_requantize4(job->fast, second, job->requant.multipliers + oc,
+                      job->requant.shifts + oc, p->output_offset, p->act_min, p->act_max,
+                      out1 + oc);
   }
 }
 
@@ -313,7 +319,7 @@ static void conv_int8(tflm_context_t *ctx, const cmsis_conv_node_t *node_data,
   job.bias = bias;
   job.scratch = (int8_t *)tflm_get_scratch(ctx, node_data->scratch);
   job.patch = node_data->patch;
-  job.fast = cmsis_requant_is_fast(requant->shifts, p->output_c);
+  job.fast = cmsis_requant_mode(requant->multipliers, requant->shifts, p->output_c);
   job.in_place = p->filter_h == 1 && p->filter_w == 1 && p->pad_h == 0 && p->pad_w == 0;
   for (b = 0; b < p->batches; ++b) {
     job.image = input + b * p->input_h * p->input_w * p->input_c;
