@@ -343,3 +343,94 @@ def test_mve_requantize_is_bit_exact():
     completed = qemu.run(qemu.build(files, "qemu-cortex-m55"))
     assert completed.returncode == 0, completed.stdout + completed.stderr
     assert qemu.PASSED in completed.stdout, completed.stdout
+
+
+# The DSP wide requantisation (cmsis_requantize_wide, cmsis_requantize4_wide with its packed
+# clamp) against the scalar tflm_requantize on the Cortex-M4: every right shift it takes
+# (2..31) with a multiplier of 2^30 over small accumulators (exact ties, both signs), the
+# extremes, zeroed channels (multiplier 0, shift 0), and pseudo-random values.
+WIDE_REQUANT_MAIN = r"""
+#include "tflm/cmsis_simd.h"
+#include "tflm/tflm_printf.h"
+
+static uint32_t state = 12345u;
+static int32_t next(void) {
+  state ^= state << 13;
+  state ^= state >> 17;
+  state ^= state << 5;
+  return (int32_t)state;
+}
+
+static uint32_t failures, checked;
+
+static void check(const int32_t acc[4], const int32_t mul[4], const int32_t shift[4]) {
+  int8_t packed[4];
+  int32_t j;
+  cmsis_requantize4_wide(acc, mul, shift, -3, -100, 90, packed);
+  for (j = 0; j < 4; ++j) {
+    const int32_t want = tflm_requantize(acc[j], mul[j], shift[j], 7, INT32_MIN, INT32_MAX);
+    const int32_t got = cmsis_requantize_wide(acc[j], mul[j], shift[j], 7, INT32_MIN,
+                                              INT32_MAX);
+    ++checked;
+    if (got != want || packed[j] != tflm_requantize(acc[j], mul[j], shift[j], -3, -100, 90)) {
+      if (failures++ < 8) {
+        tflm_printf("acc %ld mul %ld shift %ld: %ld != %ld\n", (long)acc[j], (long)mul[j],
+                    (long)shift[j], (long)got, (long)want);
+      }
+    }
+  }
+}
+
+int main(void) {
+  static const int32_t extremes[] = {INT32_MIN, INT32_MIN + 1, -1, 0, 1, INT32_MAX,
+                                     INT32_MAX - 1, 1 << 30, -(1 << 30)};
+  static const int32_t multipliers[] = {1 << 30, (1 << 30) + 1, INT32_MAX, 0};
+  int32_t acc[4], mul[4], shift[4], x, e, i, j, k;
+  for (e = -2; e >= -31; --e) {
+    for (x = -4096; x < 4096; x += 4) {
+      for (j = 0; j < 4; ++j) {
+        acc[j] = (x + j) << (e < -12 ? 12 : -e);
+        mul[j] = 1 << 30;
+        shift[j] = e;
+      }
+      check(acc, mul, shift);
+    }
+  }
+  for (i = 0; i < 9; ++i) {
+    for (k = 0; k < 4; ++k) {
+      for (e = -31; e <= -2; ++e) {
+        for (j = 0; j < 4; ++j) {
+          acc[j] = extremes[(i + j) % 9];
+          mul[j] = multipliers[k];
+          shift[j] = multipliers[k] == 0 && j == 3 ? 0 : e;
+        }
+        check(acc, mul, shift);
+      }
+    }
+  }
+  for (i = 0; i < 20000; ++i) {
+    for (j = 0; j < 4; ++j) {
+      const int32_t r = next();
+      acc[j] = (i & 1) ? next() : next() >> (r & 31);
+      mul[j] = (int32_t)(0x40000000u | ((uint32_t)r & 0x3fffffffu));
+      shift[j] = -2 - (int32_t)(((uint32_t)next() % 30u));
+    }
+    check(acc, mul, shift);
+  }
+  tflm_printf("checked %lu, failures %lu\n", (unsigned long)checked, (unsigned long)failures);
+  if (failures == 0) tflm_printf("~~~ALL TESTS PASSED~~~\n");
+  return failures != 0;
+}
+"""
+
+
+def test_wide_requantize_is_bit_exact():
+    need_board("qemu-cortex-m4")
+    rng = np.random.default_rng(3)
+    b = ModelBuilder()
+    add_conv(b, rng, conv_geometry(rng, False, 1, 8, 8), False, 1.0)
+    files = qemu.project_files(b.build(), "qemu-cortex-m4", TAGS)
+    files["main.c"] = WIDE_REQUANT_MAIN.encode()
+    completed = qemu.run(qemu.build(files, "qemu-cortex-m4"))
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert qemu.PASSED in completed.stdout, completed.stdout
