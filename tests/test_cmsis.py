@@ -60,6 +60,14 @@ def conv_geometry(rng, depthwise: bool, kernel: int, channels: int, cout: int) -
     return g
 
 
+def padded_geometry(g: dict, stride: int) -> dict:
+    """g with SAME padding, `stride` and an odd 7x9 input: pixels inside and on every edge."""
+    g.update(h=7, w=9, stride=(stride, stride), padding="SAME")
+    g["oh"] = conv_cases.out_size("SAME", 7, g["kh"], stride, 1)
+    g["ow"] = conv_cases.out_size("SAME", 9, g["kw"], stride, 1)
+    return g
+
+
 def add_conv(b: ModelBuilder, rng, g: dict, depthwise: bool, scale_factor: float):
     """One int8 CONV_2D / DEPTHWISE_CONV_2D of geometry g; returns (input data, geometry)."""
     t = conv_cases.quantized_tensors(rng, g, "int8", depthwise)
@@ -108,6 +116,12 @@ def fast_path_cases(b: ModelBuilder, rng) -> list:
             g = conv_geometry(rng, True, 3, channels, channels)
             data, g = add_conv(b, rng, g, True, factor)
             cases.append(("DEPTHWISE_CONV_2D 3x3", [data], g))
+        # The DSP 3x3 pixels inside the input beside edge pixels padded on every side, both
+        # strides, odd sizes, channel counts with and without a tail after the 4-blocks.
+        for stride, channels in ((1, 5), (2, 12), (1, 16), (2, 7)):
+            g = padded_geometry(conv_geometry(rng, True, 3, channels, channels), stride)
+            data, g = add_conv(b, rng, g, True, factor)
+            cases.append(("DEPTHWISE_CONV_2D 3x3 padded", [data], g))
         # 1x1 GEMM blocks of 2 pixels x 2 or 4 channels: input channels below 4 and not a
         # multiple of 4 (the scalar tail), odd output channel counts.
         for kernel, cin, cout in ((1, 8, 8), (3, 3, 12), (3, 5, 6), (1, 6, 7), (1, 3, 5),

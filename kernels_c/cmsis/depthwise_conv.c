@@ -9,7 +9,9 @@
  * multiplier 1, 16 (or 8) channels per pass widened to int16 lanes, offset added, with
  * widening multiplies into int32 even / odd lanes, then cmsis_mve_requantize (gathered
  * per-channel parameters, scattered bytes), other multipliers 4 int32 lanes per tap; DSP
- * SXTB16 and SMLABB/SMLATT, the 3x3 window of multiplier 1 unrolled; C four scalar MACs.  Other multipliers and the channel tail use the
+ * SXTB16 and SMLABB/SMLATT, pixels whose 3x3 window of multiplier 1 lies inside the input
+ * found without clipping and all their channels summed in one function, 9 taps unrolled;
+ * C four scalar MACs.  Other multipliers and the channel tail use the
  * scalar loop; float32 and int16 run the reference kernels (depthwise_reference.c).
  * Integer sums are exact, so every order gives the reference's result.  No scratch. */
 #include <stddef.h>
@@ -229,21 +231,6 @@ static __attribute__((noinline)) void block4_separate(const dw_window_t *w, int3
       : [s] "r"(step), [r] "r"(row), [o] "r"(offsets)                                    \
       : "memory")
 
-/* Multiplier 1, the whole 3x3 window inside the input, no dilation: 9 taps unrolled.
- * row: bytes between input rows; step: Cin == Cout, bytes between taps. */
-static __attribute__((noinline)) void block4_3x3(const int8_t *in, const int8_t *f, int32_t row,
-                                                 int32_t step, int32_t offset, int32_t acc[4]) {
-  const int32_t offsets = (int32_t)(((uint32_t)offset & 0xffffu) * 0x10001u);
-  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], w, x, t, u;
-  DW_ROW3_ASM;
-  DW_ROW3_ASM;
-  DW_ROW3_ASM;
-  acc[0] = a0;
-  acc[1] = a1;
-  acc[2] = a2;
-  acc[3] = a3;
-}
-
 /* Depth multiplier a multiple of 4: one input value for the 4 channels. */
 static __attribute__((noinline)) void block4_shared(const dw_window_t *w, int32_t in_c,
                                                     int32_t c, int32_t offset, int32_t acc[4]) {
@@ -359,18 +346,6 @@ static void pixel_int8(const dw_job_t *job, const dw_window_t *w, int8_t *out) {
   const int32_t m = p->depth_multiplier, offset = p->input_offset;
   const int32_t blocks = (m == 1 || m % 4 == 0) ? p->output_c & ~3 : 0;
   int32_t c, acc[4];
-#if defined(CMSIS_DSP) && !defined(CMSIS_MVE)
-  if (job->square3 && w->rows == 3 && w->cols == 3) {
-    const int32_t row = p->input_w * p->input_c;
-    for (c = 0; c < blocks; c += 4) {
-      start4(job, c, acc);
-      block4_3x3(w->input + c, w->filter + c, row, p->input_c, offset, acc);
-      finish4(job, acc, c, out);
-    }
-    for (; c < p->output_c; ++c) out[c] = finish(job, single(w, c, c, offset), c);
-    return;
-  }
-#endif
   for (c = 0; c < blocks; c += 4) {
     start4(job, c, acc);
     block4(w, c / m, c, m != 1, offset, acc);
@@ -379,6 +354,83 @@ static void pixel_int8(const dw_job_t *job, const dw_window_t *w, int8_t *out) {
   for (; c < p->output_c; ++c) out[c] = finish(job, single(w, c / m, c, offset), c);
 }
 
+#endif
+
+#if defined(CMSIS_DSP) && !defined(CMSIS_MVE)
+/* All channels of one output pixel whose 3x3 window lies inside the input (multiplier 1, no
+ * dilation; window: its first tap, channel 0): per block of 4 channels the 9 taps unrolled
+ * in assembly (DW_ROW3_ASM) with the sums in registers from the bias on, then requantised;
+ * the output_c % 4 last channels one by one.  Everything is read into locals first: int8
+ * stores may alias anything, so fields read through job would be reloaded per block. */
+static void pixel_3x3_inside(const dw_job_t *job, const int8_t *window, const int8_t *filter,
+                             int8_t *out) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t *bias = job->bias, *multipliers = job->requant.multipliers;
+  const int32_t *shifts = job->requant.shifts;
+  const int32_t row = p->input_w * p->input_c, step = p->input_c, channels = p->output_c;
+  const int32_t fast = job->fast, out_offset = p->output_offset;
+  const int32_t lo = p->act_min, hi = p->act_max, input_offset = p->input_offset;
+  const int32_t offsets = (int32_t)(((uint32_t)input_offset & 0xffffu) * 0x10001u);
+  int32_t c, j;
+  for (c = 0; c + 4 <= channels; c += 4) {
+    const int8_t *in = window + c, *f = filter + c;
+    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, w, x, t, u, acc[4];
+    if (bias != NULL) {
+      a0 = bias[c];
+      a1 = bias[c + 1];
+      a2 = bias[c + 2];
+      a3 = bias[c + 3];
+    }
+    DW_ROW3_ASM;
+    DW_ROW3_ASM;
+    DW_ROW3_ASM;
+    acc[0] = a0;
+    acc[1] = a1;
+    acc[2] = a2;
+    acc[3] = a3;
+    if (fast) {
+      cmsis_requantize4_fast(acc, multipliers + c, shifts + c, out_offset, lo, hi, out + c);
+    } else {
+      for (j = 0; j < 4; ++j) {
+        out[c + j] = (int8_t)cmsis_requantize(acc[j], multipliers[c + j], shifts[c + j],
+                                              out_offset, lo, hi);
+      }
+    }
+  }
+  if (c < channels) {
+    dw_window_t w;
+    w.input = window;
+    w.filter = filter;
+    w.rows = w.cols = 3;
+    w.input_step = w.filter_step = step;
+    w.input_skip = row - 3 * step;
+    w.filter_skip = 0;
+    for (; c < channels; ++c) out[c] = finish(job, single(&w, c, c, input_offset), c);
+  }
+}
+
+/* Output pixel (oy, ox) by pixel_3x3_inside when its node and window suit it; 1 if done. */
+static int32_t pixel_inside(const dw_job_t *job, const int8_t *image, const int8_t *filter,
+                            int32_t oy, int32_t ox, int8_t *out) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t y0 = oy * p->stride_h - p->pad_h, x0 = ox * p->stride_w - p->pad_w;
+  if (!job->square3 || y0 < 0 || x0 < 0 || y0 + 3 > p->input_h || x0 + 3 > p->input_w) {
+    return 0;
+  }
+  pixel_3x3_inside(job, image + (y0 * p->input_w + x0) * p->input_c, filter, out);
+  return 1;
+}
+#else
+static int32_t pixel_inside(const dw_job_t *job, const int8_t *image, const int8_t *filter,
+                            int32_t oy, int32_t ox, int8_t *out) {
+  (void)job;
+  (void)image;
+  (void)filter;
+  (void)oy;
+  (void)ox;
+  (void)out;
+  return 0;
+}
 #endif
 
 static void depthwise_int8(const dw_job_t *job, const int8_t *input, const int8_t *filter,
@@ -390,6 +442,7 @@ static void depthwise_int8(const dw_job_t *job, const int8_t *input, const int8_
     const int8_t *image = input + b * p->input_h * p->input_w * p->input_c;
     for (oy = 0; oy < p->output_h; ++oy) {
       for (ox = 0; ox < p->output_w; ++ox, output += p->output_c) {
+        if (pixel_inside(job, image, filter, oy, ox, output)) continue;
         window_of(p, image, filter, oy, ox, &w);
         pixel_int8(job, &w, output);
       }
