@@ -187,49 +187,38 @@ static __attribute__((noinline)) void block4_separate(const dw_window_t *w, int3
   acc[3] = a3;
 }
 
-/* One row of a 3x3 window of multiplier 1 (3 taps step bytes apart in the input and the
- * filter), then in += row and f += 3 * step: acc[j] += w[j] * (x[j] + offset) per tap, the
- * offset added by SXTAB16.  Written in assembly: compiled from C, gcc hoists the loads of the
- * window and spills accumulators. */
-#define DW_ROW3_ASM                                                                      \
-  __asm__(                                                                               \
-      "ldr %[w], [%[f]]\n\t"                                                             \
-      "ldr %[x], [%[i]]\n\t"                                                             \
-      "sxtb16 %[t], %[w]\n\t"                                                            \
-      "sxtab16 %[u], %[o], %[x]\n\t"                                                     \
-      "smlabb %[a0], %[t], %[u], %[a0]\n\t"                                              \
-      "smlatt %[a2], %[t], %[u], %[a2]\n\t"                                              \
-      "sxtb16 %[t], %[w], ror #8\n\t"                                                    \
-      "sxtab16 %[u], %[o], %[x], ror #8\n\t"                                             \
-      "smlabb %[a1], %[t], %[u], %[a1]\n\t"                                              \
-      "smlatt %[a3], %[t], %[u], %[a3]\n\t"                                              \
-      "ldr %[w], [%[f], %[s]]\n\t"                                                       \
-      "ldr %[x], [%[i], %[s]]\n\t"                                                       \
-      "sxtb16 %[t], %[w]\n\t"                                                            \
-      "sxtab16 %[u], %[o], %[x]\n\t"                                                     \
-      "smlabb %[a0], %[t], %[u], %[a0]\n\t"                                              \
-      "smlatt %[a2], %[t], %[u], %[a2]\n\t"                                              \
-      "sxtb16 %[t], %[w], ror #8\n\t"                                                    \
-      "sxtab16 %[u], %[o], %[x], ror #8\n\t"                                             \
-      "smlabb %[a1], %[t], %[u], %[a1]\n\t"                                              \
-      "smlatt %[a3], %[t], %[u], %[a3]\n\t"                                              \
-      "ldr %[w], [%[f], %[s], lsl #1]\n\t"                                               \
-      "ldr %[x], [%[i], %[s], lsl #1]\n\t"                                               \
-      "sxtb16 %[t], %[w]\n\t"                                                            \
-      "sxtab16 %[u], %[o], %[x]\n\t"                                                     \
-      "smlabb %[a0], %[t], %[u], %[a0]\n\t"                                              \
-      "smlatt %[a2], %[t], %[u], %[a2]\n\t"                                              \
-      "sxtb16 %[t], %[w], ror #8\n\t"                                                    \
-      "sxtab16 %[u], %[o], %[x], ror #8\n\t"                                             \
-      "smlabb %[a1], %[t], %[u], %[a1]\n\t"                                              \
-      "smlatt %[a3], %[t], %[u], %[a3]\n\t"                                              \
-      "add %[i], %[i], %[r]\n\t"                                                         \
-      "add %[f], %[f], %[s]\n\t"                                                         \
-      "add %[f], %[f], %[s], lsl #1\n\t"                                                 \
-      : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [i] "+r"(in),        \
-        [f] "+r"(f), [w] "=&r"(w), [x] "=&r"(x), [t] "=&r"(t), [u] "=&r"(u)              \
-      : [s] "r"(step), [r] "r"(row), [o] "r"(offsets)                                    \
-      : "memory")
+/* One tap of 4 channels of multiplier 1 in assembly, the weights and inputs read at the
+ * addressing modes f_at and i_at: acc[j] += w[j] * (x[j] + offset), the offset added by
+ * SXTAB16. */
+#define DW_TAP_ASM(f_at, i_at)                                                           \
+  "ldr %[w], " f_at "\n\t"                                                               \
+  "ldr %[x], " i_at "\n\t"                                                               \
+  "sxtb16 %[t], %[w]\n\t"                                                                \
+  "sxtab16 %[u], %[o], %[x]\n\t"                                                         \
+  "smlabb %[a0], %[t], %[u], %[a0]\n\t"                                                  \
+  "smlatt %[a2], %[t], %[u], %[a2]\n\t"                                                  \
+  "sxtb16 %[t], %[w], ror #8\n\t"                                                        \
+  "sxtab16 %[u], %[o], %[x], ror #8\n\t"                                                 \
+  "smlabb %[a1], %[t], %[u], %[a1]\n\t"                                                  \
+  "smlatt %[a3], %[t], %[u], %[a3]\n\t"
+#define DW_TAP0 DW_TAP_ASM("[%[f]]", "[%[i]]")
+#define DW_TAP1 DW_TAP_ASM("[%[f], %[s]]", "[%[i], %[s]]")
+#define DW_TAP2 DW_TAP_ASM("[%[f], %[s], lsl #1]", "[%[i], %[s], lsl #1]")
+
+/* The taps of one row of a 3x3 window of multiplier 1 (step bytes apart in the input and the
+ * filter), then in += row and f += 3 * step, the next row of the window.  The taps are
+ * assembly: compiled from C, gcc hoists the loads of the window and spills accumulators.
+ * 12 register operands, as many as gcc can always give (the frame pointer aside). */
+#define DW_ROW_ASM(taps)                                                                 \
+  do {                                                                                   \
+    __asm__(taps                                                                         \
+            : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [w] "=&r"(w),  \
+              [x] "=&r"(x), [t] "=&r"(t), [u] "=&r"(u)                                   \
+            : [i] "r"(in), [f] "r"(f), [s] "r"(step), [o] "r"(offsets)                   \
+            : "memory");                                                                 \
+    in += row;                                                                           \
+    f += 3 * step;                                                                       \
+  } while (0)
 
 /* Depth multiplier a multiple of 4: one input value for the 4 channels. */
 static __attribute__((noinline)) void block4_shared(const dw_window_t *w, int32_t in_c,
@@ -357,13 +346,55 @@ static void pixel_int8(const dw_job_t *job, const dw_window_t *w, int8_t *out) {
 #endif
 
 #if defined(CMSIS_DSP) && !defined(CMSIS_MVE)
-/* All channels of one output pixel whose 3x3 window lies inside the input (multiplier 1, no
- * dilation; window: its first tap, channel 0): per block of 4 channels the 9 taps unrolled
- * in assembly (DW_ROW3_ASM) with the sums in registers from the bias on, then requantised;
- * the output_c % 4 last channels one by one.  Everything is read into locals first: int8
- * stores may alias anything, so fields read through job would be reloaded per block. */
-static void pixel_3x3_inside(const dw_job_t *job, const int8_t *window, const int8_t *filter,
-                             int8_t *out) {
+/* The part of a 3x3 window (multiplier 1, no dilation) inside the input. */
+typedef struct {
+  const int8_t *input;  /* its first tap, channel 0 */
+  const int8_t *filter; /* the filter tap of that tap, channel 0 */
+  int32_t rows, cols;   /* its taps inside the input, each in 0..3 */
+} dw_square3_t;
+
+/* Channels c .. c + 3 of window: the sums from the bias on, then one row at a time in
+ * assembly (all three columns, or the two or one the input holds). */
+static inline __attribute__((always_inline)) void sums3(const dw_square3_t *window,
+                                                        const int32_t *bias, int32_t c,
+                                                        int32_t row, int32_t step,
+                                                        int32_t offsets, int32_t acc[4]) {
+  const int8_t *in = window->input + c, *f = window->filter + c;
+  int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, w, x, t, u, y;
+  if (bias != NULL) {
+    a0 = bias[c];
+    a1 = bias[c + 1];
+    a2 = bias[c + 2];
+    a3 = bias[c + 3];
+  }
+  if (window->rows == 3 && window->cols == 3) { /* inside the input: no branch per row */
+    DW_ROW_ASM(DW_TAP0 DW_TAP1 DW_TAP2);
+    DW_ROW_ASM(DW_TAP0 DW_TAP1 DW_TAP2);
+    DW_ROW_ASM(DW_TAP0 DW_TAP1 DW_TAP2);
+    y = 0;
+  } else {
+    y = window->rows;
+  }
+  for (; y > 0; --y) {
+    if (window->cols == 3) {
+      DW_ROW_ASM(DW_TAP0 DW_TAP1 DW_TAP2);
+    } else if (window->cols == 2) {
+      DW_ROW_ASM(DW_TAP0 DW_TAP1);
+    } else if (window->cols == 1) {
+      DW_ROW_ASM(DW_TAP0);
+    }
+  }
+  acc[0] = a0;
+  acc[1] = a1;
+  acc[2] = a2;
+  acc[3] = a3;
+}
+
+/* All channels of one output pixel of a 3x3 node of multiplier 1 without dilation, blocks
+ * of 4 channels by sums3 then requantised, the output_c % 4 last channels one by one.
+ * Everything is read into locals first: int8 stores may alias anything, so fields read
+ * through job would be reloaded per block. */
+static void pixel_square3(const dw_job_t *job, const dw_square3_t *window, int8_t *out) {
   const tflm_conv_params_t *p = job->p;
   const int32_t *bias = job->bias, *multipliers = job->requant.multipliers;
   const int32_t *shifts = job->requant.shifts;
@@ -371,23 +402,9 @@ static void pixel_3x3_inside(const dw_job_t *job, const int8_t *window, const in
   const int32_t fast = job->fast, out_offset = p->output_offset;
   const int32_t lo = p->act_min, hi = p->act_max, input_offset = p->input_offset;
   const int32_t offsets = (int32_t)(((uint32_t)input_offset & 0xffffu) * 0x10001u);
-  int32_t c, j;
+  int32_t c, j, acc[4];
   for (c = 0; c + 4 <= channels; c += 4) {
-    const int8_t *in = window + c, *f = filter + c;
-    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, w, x, t, u, acc[4];
-    if (bias != NULL) {
-      a0 = bias[c];
-      a1 = bias[c + 1];
-      a2 = bias[c + 2];
-      a3 = bias[c + 3];
-    }
-    DW_ROW3_ASM;
-    DW_ROW3_ASM;
-    DW_ROW3_ASM;
-    acc[0] = a0;
-    acc[1] = a1;
-    acc[2] = a2;
-    acc[3] = a3;
+    sums3(window, bias, c, row, step, offsets, acc);
     if (fast) {
       cmsis_requantize4_fast(acc, multipliers + c, shifts + c, out_offset, lo, hi, out + c);
     } else {
@@ -399,30 +416,39 @@ static void pixel_3x3_inside(const dw_job_t *job, const int8_t *window, const in
   }
   if (c < channels) {
     dw_window_t w;
-    w.input = window;
-    w.filter = filter;
-    w.rows = w.cols = 3;
+    w.input = window->input;
+    w.filter = window->filter;
+    w.rows = window->rows;
+    w.cols = window->cols;
     w.input_step = w.filter_step = step;
-    w.input_skip = row - 3 * step;
-    w.filter_skip = 0;
+    w.input_skip = row - w.cols * step;
+    w.filter_skip = (3 - w.cols) * step;
     for (; c < channels; ++c) out[c] = finish(job, single(&w, c, c, input_offset), c);
   }
 }
 
-/* Output pixel (oy, ox) by pixel_3x3_inside when its node and window suit it; 1 if done. */
-static int32_t pixel_inside(const dw_job_t *job, const int8_t *image, const int8_t *filter,
-                            int32_t oy, int32_t ox, int8_t *out) {
+/* Output pixel (oy, ox) by pixel_square3 when the node suits it; 1 if done.  Its window is
+ * clipped to the input by bounds on the taps, never tested tap by tap. */
+static int32_t pixel_fast(const dw_job_t *job, const int8_t *image, const int8_t *filter,
+                          int32_t oy, int32_t ox, int8_t *out) {
   const tflm_conv_params_t *p = job->p;
   const int32_t y0 = oy * p->stride_h - p->pad_h, x0 = ox * p->stride_w - p->pad_w;
-  if (!job->square3 || y0 < 0 || x0 < 0 || y0 + 3 > p->input_h || x0 + 3 > p->input_w) {
-    return 0;
-  }
-  pixel_3x3_inside(job, image + (y0 * p->input_w + x0) * p->input_c, filter, out);
+  const int32_t fy0 = y0 < 0 ? -y0 : 0, fx0 = x0 < 0 ? -x0 : 0;
+  const int32_t fy1 = p->input_h - y0 < 3 ? p->input_h - y0 : 3;
+  const int32_t fx1 = p->input_w - x0 < 3 ? p->input_w - x0 : 3;
+  dw_square3_t window;
+  if (!job->square3) return 0;
+  window.rows = fy1 > fy0 ? fy1 - fy0 : 0;
+  window.cols = fx1 > fx0 ? fx1 - fx0 : 0;
+  if (window.cols == 0) window.rows = 0;
+  window.input = image + ((y0 + fy0) * p->input_w + x0 + fx0) * p->input_c;
+  window.filter = filter + (fy0 * 3 + fx0) * p->output_c;
+  pixel_square3(job, &window, out);
   return 1;
 }
 #else
-static int32_t pixel_inside(const dw_job_t *job, const int8_t *image, const int8_t *filter,
-                            int32_t oy, int32_t ox, int8_t *out) {
+static int32_t pixel_fast(const dw_job_t *job, const int8_t *image, const int8_t *filter,
+                          int32_t oy, int32_t ox, int8_t *out) {
   (void)job;
   (void)image;
   (void)filter;
@@ -442,7 +468,7 @@ static void depthwise_int8(const dw_job_t *job, const int8_t *input, const int8_
     const int8_t *image = input + b * p->input_h * p->input_w * p->input_c;
     for (oy = 0; oy < p->output_h; ++oy) {
       for (ox = 0; ox < p->output_w; ++ox, output += p->output_c) {
-        if (pixel_inside(job, image, filter, oy, ox, output)) continue;
+        if (pixel_fast(job, image, filter, oy, ox, output)) continue;
         window_of(p, image, filter, oy, ox, &w);
         pixel_int8(job, &w, output);
       }
