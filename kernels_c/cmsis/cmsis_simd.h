@@ -316,18 +316,21 @@ static __attribute__((noinline, unused)) void cmsis_dot_2x2(const int16_t *pair,
   "smlad r7, r12, r10, r7\n\t"                                                           \
   "smlad r7, lr, r11, r7\n\t"
 
-/* acc[2 * j + c] += dot(pixel j, w_c) over groups * 4 inputs (groups >= 1) for the pair
- * widened by cmsis_widen_pair (arguments: r0 pair, r1 w0, r2 w1, r3 groups, [sp] acc).
+/* sums_j[c] += dot(pixel j, w_c) over groups * 4 inputs (groups >= 1) for the pair widened
+ * by cmsis_widen_pair (arguments: r0 pair, r1 w0, r2 w1, r3 groups, [sp] sums0, then sums1).
  * 16 MACs in 17 instructions, unrolled twice: both pixels stay in registers for the two
  * weight words, which needs 14 registers, more than gcc gives an inline asm statement, so
  * the whole function is assembly (naked: no prologue of gcc's; it saves r4-r11 itself). */
 __attribute__((naked, noinline, unused)) static void cmsis_dot_2x2_held(
     const int16_t *pair CMSIS_IN_ASM, const int8_t *w0 CMSIS_IN_ASM,
-    const int8_t *w1 CMSIS_IN_ASM, int32_t groups CMSIS_IN_ASM, int32_t *acc CMSIS_IN_ASM) {
+    const int8_t *w1 CMSIS_IN_ASM, int32_t groups CMSIS_IN_ASM, int32_t *sums0 CMSIS_IN_ASM,
+    int32_t *sums1 CMSIS_IN_ASM) {
   __asm__ volatile(
       "push {r4-r11, lr}\n\t"
       "ldr lr, [sp, #36]\n\t"
-      "ldm lr, {r4-r7}\n\t"
+      "ldrd r4, r5, [lr]\n\t"
+      "ldr lr, [sp, #40]\n\t"
+      "ldrd r6, r7, [lr]\n\t"
       "tst r3, #1\n\t"
       "beq 2f\n\t"
       CMSIS_DOT_2X2_GROUP
@@ -341,7 +344,9 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_2x2_held(
       "bne 1b\n\t"
       "3:\n\t"
       "ldr lr, [sp, #36]\n\t"
-      "stm lr, {r4-r7}\n\t"
+      "strd r4, r5, [lr]\n\t"
+      "ldr lr, [sp, #40]\n\t"
+      "strd r6, r7, [lr]\n\t"
       "pop {r4-r11, pc}\n\t");
 }
 

@@ -193,58 +193,46 @@ static inline __attribute__((always_inline)) uint32_t channel_bytes(const requan
   return ((uint32_t)v0 & 0xffu) | ((uint32_t)v1 & 0xffu) << 8;
 }
 
-/* acc (as cmsis_dot_2x2_held's) += the k % 4 last inputs of the pair and of w0, w1. */
+/* sums0, sums1 (as cmsis_dot_2x2_held's) += the k % 4 last inputs of the pair and of w0, w1. */
 static void dot_tail(const int16_t *pair, const int8_t *w0, const int8_t *w1, int32_t k,
-                     int32_t acc[4]) {
+                     int32_t sums0[2], int32_t sums1[2]) {
   const int32_t groups = k >> 2, tail = k & 3;
   const int16_t *px = pair + 8 * groups;
   int32_t i;
   w0 += 4 * groups;
   w1 += 4 * groups;
   for (i = 0; i < tail; ++i) {
-    acc[0] = tflm_mac_wrap(acc[0], w0[i], px[i]);
-    acc[1] = tflm_mac_wrap(acc[1], w1[i], px[i]);
-    acc[2] = tflm_mac_wrap(acc[2], w0[i], px[tail + i]);
-    acc[3] = tflm_mac_wrap(acc[3], w1[i], px[tail + i]);
+    sums0[0] = tflm_mac_wrap(sums0[0], w0[i], px[i]);
+    sums0[1] = tflm_mac_wrap(sums0[1], w1[i], px[i]);
+    sums1[0] = tflm_mac_wrap(sums1[0], w0[i], px[tail + i]);
+    sums1[1] = tflm_mac_wrap(sums1[1], w1[i], px[tail + i]);
   }
 }
 
 /* Channels oc .. oc + 3 of the two widened pixels: two 2x2 dot products started at the bias,
- * each pixel's 4 results requantised (cmsis_requantize4_wide). */
-static void four_channels(const cmsis_conv_job_t *job, const int16_t *pair, int32_t oc,
-                          int8_t *out0, int8_t *out1) {
-  const int32_t k = job->patch;
-  const int8_t *w = job->filter + oc * k;
-  const tflm_conv_params_t *p = job->p;
-  int32_t a[4], b[4], first[4], second[4], j;
-  for (j = 0; j < 4; ++j) first[j] = job->bias != NULL ? job->bias[oc + j] : 0;
-  a[0] = a[2] = first[0];
-  a[1] = a[3] = first[1];
-  b[0] = b[2] = first[2];
-  b[1] = b[3] = first[3];
+ * written straight into each pixel's 4 sums, requantised (cmsis_requantize4). */
+static inline __attribute__((always_inline)) void four_channels(
+    const requant_row_t *r, const int32_t *bias, const int8_t *filter, int32_t k,
+    const int16_t *pair, int32_t oc, int8_t *out0, int8_t *out1) {
+  const int8_t *w = filter + oc * k;
+  int32_t first[4] = {0, 0, 0, 0}, second[4], j;
+  if (bias != NULL) {
+    for (j = 0; j < 4; ++j) first[j] = bias[oc + j];
+  }
+  for (j = 0; j < 4; ++j) second[j] = first[j];
   if (k >= 4) {
-    cmsis_dot_2x2_held(pair, w, w + k, k >> 2, a);
-    cmsis_dot_2x2_held(pair, w + 2 * k, w + 3 * k, k >> 2, b);
+    cmsis_dot_2x2_held(pair, w, w + k, k >> 2, first, second);
+    cmsis_dot_2x2_held(pair, w + 2 * k, w + 3 * k, k >> 2, first + 2, second + 2);
   }
   if (k & 3) {
-    dot_tail(pair, w, w + k, k, a);
-    dot_tail(pair, w + 2 * k, w + 3 * k, k, b);
+    dot_tail(pair, w, w + k, k, first, second);
+    dot_tail(pair, w + 2 * k, w + 3 * k, k, first + 2, second + 2);
   }
-  first[0] = a[0];
-  first[1] = a[1];
-  first[2] = b[0];
-  first[3] = b[1];
-  second[0] = a[2];
-  second[1] = a[3];
-  second[2] = b[2];
-  second[3] = b[3];
-  cmsis_requantize4(job->fast, first, job->requant.multipliers + oc,
-                    job->requant.shifts + oc, p->output_offset, p->act_min, p->act_max,
-                    out0 + oc);
+  cmsis_requantize4(r->fast, first, r->multipliers + oc, r->shifts + oc, r->offset, r->lo,
+                    r->hi, out0 + oc);
   if (out1 != NULL) {
-    cmsis_requantize4(job->fast, second, job->requant.multipliers + oc,
-                      job->requant.shifts + oc, p->output_offset, p->act_min, p->act_max,
-                      out1 + oc);
+    cmsis_requantize4(r->fast, second, r->multipliers + oc, r->shifts + oc, r->offset, r->lo,
+                      r->hi, out1 + oc);
   }
 }
 
@@ -271,16 +259,18 @@ static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
     const int8_t *first = patch_of(job, pixel, 0);
     cmsis_widen_pair(first, two ? patch_of(job, pixel + 1, 1) : first, pair, k,
                      job->p->input_offset);
-    for (oc = 0; oc < quads; oc += 4) four_channels(job, pair, oc, out0, two ? out1 : NULL);
+    for (oc = 0; oc < quads; oc += 4) {
+      four_channels(&r, bias, filter, k, pair, oc, out0, two ? out1 : NULL);
+    }
     for (; oc < cout; oc += 2) {
       const int32_t second = oc + 1 < cout;
       const int8_t *w0 = filter + oc * k, *w1 = second ? w0 + k : w0;
-      int32_t acc[4];
+      int32_t acc[4]; /* pixel 0's two sums, then pixel 1's */
       uint32_t low, high;
       acc[0] = acc[2] = bias != NULL ? bias[oc] : 0;
       acc[1] = acc[3] = bias != NULL ? bias[oc + second] : 0;
-      if (k >= 4) cmsis_dot_2x2_held(pair, w0, w1, k >> 2, acc);
-      if (k & 3) dot_tail(pair, w0, w1, k, acc);
+      if (k >= 4) cmsis_dot_2x2_held(pair, w0, w1, k >> 2, acc, acc + 2);
+      if (k & 3) dot_tail(pair, w0, w1, k, acc, acc + 2);
       low = channel_bytes(&r, acc[0], acc[2], oc);
       out0[oc] = (int8_t)(low & 0xffu);
       if (two) out1[oc] = (int8_t)(low >> 8);
