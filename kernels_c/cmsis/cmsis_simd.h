@@ -162,6 +162,27 @@ static inline void cmsis_requantize4_fast(const int32_t acc[4], const int32_t *m
 #endif
 }
 
+/* 1 when every shift is in [-31, -2] (cmsis_requantize_strict's range). */
+static inline int32_t cmsis_requant_is_strict(const int32_t *shifts, int32_t channels) {
+  int32_t c;
+  for (c = 0; c < channels; ++c) {
+    if (shifts[c] > -2 || shifts[c] < -31) return 0;
+  }
+  return 1;
+}
+
+/* cmsis_requantize_wide for a shift in [-31, -2], without its guard for other shifts and
+ * without the clamp: 2^(r-2) is 2^30 >> (shift + 32) and r - 1 is ~shift, so the constant
+ * and the final shift cost three instructions. */
+static inline int32_t cmsis_requantize_strict(int32_t acc, int32_t multiplier, int32_t shift,
+                                              int32_t offset) {
+  const uint32_t sign = (uint32_t)acc & 0x80000000u;
+  const uint32_t high_start = (0x40000000u >> (uint32_t)(shift + 32)) - (sign >> 31);
+  const int64_t start = (int64_t)(((uint64_t)high_start << 32) | (0x40000000u | sign));
+  const int64_t y = start + (int64_t)acc * multiplier;
+  return ((int32_t)(y >> 32) >> ~shift) + offset;
+}
+
 /* out[j] = cmsis_requantize_wide(acc[j], multipliers[j], shifts[j], ...) for j < 4. */
 static inline void cmsis_requantize4_wide(const int32_t acc[4], const int32_t *multipliers,
                                           const int32_t *shifts, int32_t offset, int32_t lo,
@@ -181,21 +202,45 @@ static inline void cmsis_requantize4_wide(const int32_t acc[4], const int32_t *m
 #endif
 }
 
-/* Which requantisation is exact for every channel of a node: the fast one (the fewest
- * instructions), else the wide one, else 0 (cmsis_requantize). */
+/* out[j] = the clamped cmsis_requantize_strict(acc[j], multipliers[j], shifts[j], ...). */
+static inline void cmsis_requantize4_strict(const int32_t acc[4], const int32_t *multipliers,
+                                            const int32_t *shifts, int32_t offset, int32_t lo,
+                                            int32_t hi, int8_t *out) {
+#ifdef CMSIS_DSP
+  cmsis_store4_clamped(cmsis_requantize_strict(acc[0], multipliers[0], shifts[0], offset),
+                       cmsis_requantize_strict(acc[1], multipliers[1], shifts[1], offset),
+                       cmsis_requantize_strict(acc[2], multipliers[2], shifts[2], offset),
+                       cmsis_requantize_strict(acc[3], multipliers[3], shifts[3], offset), lo,
+                       hi, out);
+#else
+  int32_t j, value;
+  for (j = 0; j < 4; ++j) {
+    value = cmsis_requantize_strict(acc[j], multipliers[j], shifts[j], offset);
+    value = value > lo ? value : lo;
+    out[j] = (int8_t)(value < hi ? value : hi);
+  }
+#endif
+}
+
+/* Which requantisation is exact for every channel of a node: the strict one (the fewest
+ * instructions), else the fast one, else the wide one, else 0 (cmsis_requantize). */
 #define CMSIS_REQUANT_FAST 1
 #define CMSIS_REQUANT_WIDE 2
+#define CMSIS_REQUANT_STRICT 3
 static inline int32_t cmsis_requant_mode(const int32_t *multipliers, const int32_t *shifts,
                                          int32_t channels) {
+  if (cmsis_requant_is_strict(shifts, channels)) return CMSIS_REQUANT_STRICT;
   if (cmsis_requant_is_fast(shifts, channels)) return CMSIS_REQUANT_FAST;
   return cmsis_requant_is_wide(multipliers, shifts, channels) ? CMSIS_REQUANT_WIDE : 0;
 }
 
-/* cmsis_requantize4_fast or _wide as mode says (never 0). */
+/* cmsis_requantize4_strict, _fast or _wide as mode says (never 0). */
 static inline void cmsis_requantize4(int32_t mode, const int32_t acc[4],
                                      const int32_t *multipliers, const int32_t *shifts,
                                      int32_t offset, int32_t lo, int32_t hi, int8_t *out) {
-  if (mode == CMSIS_REQUANT_FAST) {
+  if (mode == CMSIS_REQUANT_STRICT) {
+    cmsis_requantize4_strict(acc, multipliers, shifts, offset, lo, hi, out);
+  } else if (mode == CMSIS_REQUANT_FAST) {
     cmsis_requantize4_fast(acc, multipliers, shifts, offset, lo, hi, out);
   } else {
     cmsis_requantize4_wide(acc, multipliers, shifts, offset, lo, hi, out);

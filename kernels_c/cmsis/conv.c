@@ -180,7 +180,14 @@ static inline __attribute__((always_inline)) uint32_t channel_bytes(const requan
                                                                    int32_t oc) {
   const int32_t multiplier = r->multipliers[oc], shift = r->shifts[oc];
   int32_t v0, v1;
-  if (r->fast == CMSIS_REQUANT_FAST) {
+  if (r->fast == CMSIS_REQUANT_STRICT) {
+    v0 = cmsis_requantize_strict(acc0, multiplier, shift, r->offset);
+    v1 = cmsis_requantize_strict(acc1, multiplier, shift, r->offset);
+    v0 = v0 > r->lo ? v0 : r->lo;
+    v1 = v1 > r->lo ? v1 : r->lo;
+    v0 = v0 < r->hi ? v0 : r->hi;
+    v1 = v1 < r->hi ? v1 : r->hi;
+  } else if (r->fast == CMSIS_REQUANT_FAST) {
     v0 = cmsis_requantize_fast(acc0, multiplier, -shift, r->offset, r->lo, r->hi);
     v1 = cmsis_requantize_fast(acc1, multiplier, -shift, r->offset, r->lo, r->hi);
   } else if (r->fast == CMSIS_REQUANT_WIDE) {
@@ -237,13 +244,15 @@ static inline __attribute__((always_inline)) void four_channels(
 }
 
 /* Two pixels x two output channels per pass, the sums started at the bias; a missing second
- * pixel or channel repeats the first and is not stored. */
-static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
+ * pixel or channel repeats the first and is not stored.  mode: job->fast, a constant in each
+ * copy conv_pixels makes, so that each holds one requantisation. */
+static inline __attribute__((always_inline)) void pixels_with(const cmsis_conv_job_t *job,
+                                                              int32_t pixels, int32_t mode) {
   const int32_t k = job->patch, cout = job->p->output_c, round = CMSIS_ROUND4(k);
   const int32_t *bias = job->bias;
   const int8_t *filter = job->filter;
   int16_t *pair = (int16_t *)(void *)(job->scratch + 2 * round);
-  const int32_t quads = job->fast ? cout & ~3 : 0;
+  const int32_t quads = mode ? cout & ~3 : 0;
   requant_row_t r;
   int32_t pixel, oc;
   r.multipliers = job->requant.multipliers;
@@ -251,7 +260,7 @@ static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
   r.offset = job->p->output_offset;
   r.lo = job->p->act_min;
   r.hi = job->p->act_max;
-  r.fast = job->fast;
+  r.fast = mode;
   for (pixel = 0; pixel < pixels; pixel += 2) {
     const int32_t two = pixel + 1 < pixels;
     int8_t *out0 = job->output + pixel * cout;
@@ -280,6 +289,23 @@ static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
         if (two) out1[oc + 1] = (int8_t)(high >> 8);
       }
     }
+  }
+}
+
+static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
+  switch (job->fast) {
+    case CMSIS_REQUANT_STRICT:
+      pixels_with(job, pixels, CMSIS_REQUANT_STRICT);
+      break;
+    case CMSIS_REQUANT_FAST:
+      pixels_with(job, pixels, CMSIS_REQUANT_FAST);
+      break;
+    case CMSIS_REQUANT_WIDE:
+      pixels_with(job, pixels, CMSIS_REQUANT_WIDE);
+      break;
+    default:
+      pixels_with(job, pixels, 0);
+      break;
   }
 }
 #else
