@@ -359,8 +359,8 @@ def test_mve_requantize_is_bit_exact():
     assert qemu.PASSED in completed.stdout, completed.stdout
 
 
-# The DSP wide requantisation (cmsis_requantize_wide, cmsis_requantize4_wide with its packed
-# clamp) against the scalar tflm_requantize on the Cortex-M4: every right shift it takes
+# The DSP wide and strict requantisations (cmsis_requantize_wide / _strict and their 4-value
+# forms with the packed clamp) against the scalar tflm_requantize on the Cortex-M4: every right shift it takes
 # (2..31) with a multiplier of 2^30 over small accumulators (exact ties, both signs), the
 # extremes, zeroed channels (multiplier 0, shift 0), and pseudo-random values.
 WIDE_REQUANT_MAIN = r"""
@@ -378,15 +378,22 @@ static int32_t next(void) {
 static uint32_t failures, checked;
 
 static void check(const int32_t acc[4], const int32_t mul[4], const int32_t shift[4]) {
-  int8_t packed[4];
+  int8_t packed[4], strict[4];
+  const int32_t is_strict = cmsis_requant_is_strict(shift, 4);
   int32_t j;
   cmsis_requantize4_wide(acc, mul, shift, -3, -100, 90, packed);
+  if (is_strict) cmsis_requantize4_strict(acc, mul, shift, -3, -100, 90, strict);
   for (j = 0; j < 4; ++j) {
     const int32_t want = tflm_requantize(acc[j], mul[j], shift[j], 7, INT32_MIN, INT32_MAX);
+    const int32_t want8 = tflm_requantize(acc[j], mul[j], shift[j], -3, -100, 90);
     const int32_t got = cmsis_requantize_wide(acc[j], mul[j], shift[j], 7, INT32_MIN,
                                               INT32_MAX);
     ++checked;
-    if (got != want || packed[j] != tflm_requantize(acc[j], mul[j], shift[j], -3, -100, 90)) {
+    if (is_strict && (cmsis_requantize_strict(acc[j], mul[j], shift[j], 7) != want ||
+                      strict[j] != want8)) {
+      if (failures++ < 8) tflm_printf("strict: acc %ld shift %ld\n", (long)acc[j], (long)shift[j]);
+    }
+    if (got != want || packed[j] != want8) {
       if (failures++ < 8) {
         tflm_printf("acc %ld mul %ld shift %ld: %ld != %ld\n", (long)acc[j], (long)mul[j],
                     (long)shift[j], (long)got, (long)want);

@@ -42,7 +42,7 @@ typedef struct {
   const tflm_conv_params_t *p;
   tflm_requant_t requant;
   const int32_t *bias;  /* NULL when absent */
-  int32_t fast;         /* 1: cmsis_requantize_fast is exact for every channel */
+  int32_t fast;         /* CMSIS_REQUANT_* or 0 (cmsis_requant_mode) */
   int32_t square3;      /* 1: 3x3 filter, multiplier 1, no dilation (unrolled when inside) */
 } dw_job_t;
 
@@ -296,7 +296,7 @@ static inline void finish4(const dw_job_t *job, const int32_t acc[4], int32_t c,
   const int32_t *multipliers = job->requant.multipliers + c, *shifts = job->requant.shifts + c;
   int32_t j;
   if (job->fast) {
-    cmsis_requantize4_fast(acc, multipliers, shifts, offset, lo, hi, out + c);
+    cmsis_requantize4(job->fast, acc, multipliers, shifts, offset, lo, hi, out + c);
   } else {
     for (j = 0; j < 4; ++j) {
       out[c + j] = (int8_t)cmsis_requantize(acc[j], multipliers[j], shifts[j], offset, lo, hi);
@@ -390,29 +390,53 @@ static inline __attribute__((always_inline)) void sums3(const dw_square3_t *wind
   acc[3] = a3;
 }
 
-/* All channels of one output pixel of a 3x3 node of multiplier 1 without dilation, blocks
- * of 4 channels by sums3 then requantised, the output_c % 4 last channels one by one.
- * Everything is read into locals first: int8 stores may alias anything, so fields read
- * through job would be reloaded per block. */
-static void pixel_square3(const dw_job_t *job, const dw_square3_t *window, int8_t *out) {
+/* Channels 0 .. channels & ~3 of one output pixel of a 3x3 node of multiplier 1 without
+ * dilation: blocks of 4 by sums3, then requantised.  mode: job->fast, a constant in each
+ * copy pixel_square3 makes, so that each holds one requantisation.  Everything is read into
+ * locals first: int8 stores may alias anything, so fields read through job would be
+ * reloaded per block. */
+static inline __attribute__((always_inline)) void blocks_with(const dw_job_t *job,
+                                                              const dw_square3_t *window,
+                                                              int8_t *out, int32_t mode) {
   const tflm_conv_params_t *p = job->p;
   const int32_t *bias = job->bias, *multipliers = job->requant.multipliers;
   const int32_t *shifts = job->requant.shifts;
   const int32_t row = p->input_w * p->input_c, step = p->input_c, channels = p->output_c;
-  const int32_t fast = job->fast, out_offset = p->output_offset;
-  const int32_t lo = p->act_min, hi = p->act_max, input_offset = p->input_offset;
-  const int32_t offsets = (int32_t)(((uint32_t)input_offset & 0xffffu) * 0x10001u);
+  const int32_t out_offset = p->output_offset, lo = p->act_min, hi = p->act_max;
+  const int32_t offsets = (int32_t)(((uint32_t)p->input_offset & 0xffffu) * 0x10001u);
   int32_t c, j, acc[4];
   for (c = 0; c + 4 <= channels; c += 4) {
     sums3(window, bias, c, row, step, offsets, acc);
-    if (fast) {
-      cmsis_requantize4_fast(acc, multipliers + c, shifts + c, out_offset, lo, hi, out + c);
+    if (mode) {
+      cmsis_requantize4(mode, acc, multipliers + c, shifts + c, out_offset, lo, hi, out + c);
     } else {
       for (j = 0; j < 4; ++j) {
         out[c + j] = (int8_t)cmsis_requantize(acc[j], multipliers[c + j], shifts[c + j],
                                               out_offset, lo, hi);
       }
     }
+  }
+}
+
+/* All channels of one output pixel of a 3x3 node of multiplier 1 without dilation: the
+ * blocks of 4, then the output_c % 4 last channels one by one. */
+static void pixel_square3(const dw_job_t *job, const dw_square3_t *window, int8_t *out) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t step = p->input_c, channels = p->output_c;
+  int32_t c = channels & ~3;
+  switch (job->fast) {
+    case CMSIS_REQUANT_STRICT:
+      blocks_with(job, window, out, CMSIS_REQUANT_STRICT);
+      break;
+    case CMSIS_REQUANT_FAST:
+      blocks_with(job, window, out, CMSIS_REQUANT_FAST);
+      break;
+    case CMSIS_REQUANT_WIDE:
+      blocks_with(job, window, out, CMSIS_REQUANT_WIDE);
+      break;
+    default:
+      blocks_with(job, window, out, 0);
+      break;
   }
   if (c < channels) {
     dw_window_t w;
@@ -421,9 +445,9 @@ static void pixel_square3(const dw_job_t *job, const dw_square3_t *window, int8_
     w.rows = window->rows;
     w.cols = window->cols;
     w.input_step = w.filter_step = step;
-    w.input_skip = row - w.cols * step;
+    w.input_skip = p->input_w * step - w.cols * step;
     w.filter_skip = (3 - w.cols) * step;
-    for (; c < channels; ++c) out[c] = finish(job, single(&w, c, c, input_offset), c);
+    for (; c < channels; ++c) out[c] = finish(job, single(&w, c, c, p->input_offset), c);
   }
 }
 
@@ -483,7 +507,7 @@ static void run_int8(const tflm_conv_params_t *p, const tflm_requant_t *requant,
   job.p = p;
   job.requant = *requant;
   job.bias = bias;
-  job.fast = cmsis_requant_is_fast(requant->shifts, p->output_c);
+  job.fast = cmsis_requant_mode(requant->multipliers, requant->shifts, p->output_c);
   job.square3 = p->filter_h == 3 && p->filter_w == 3 && p->depth_multiplier == 1 &&
                 p->dilation_h == 1 && p->dilation_w == 1;
   depthwise_int8(&job, input, filter, output);
