@@ -295,8 +295,10 @@ static inline void finish4(const dw_job_t *job, const int32_t acc[4], int32_t c,
   const int32_t offset = job->p->output_offset, lo = job->p->act_min, hi = job->p->act_max;
   const int32_t *multipliers = job->requant.multipliers + c, *shifts = job->requant.shifts + c;
   int32_t j;
-  if (job->fast) {
-    cmsis_requantize4(job->fast, acc, multipliers, shifts, offset, lo, hi, out + c);
+  if (job->fast == CMSIS_REQUANT_STRICT) {
+    cmsis_requantize4_strict(acc, multipliers, shifts, offset, lo, hi, out + c);
+  } else if (job->fast == CMSIS_REQUANT_FAST) {
+    cmsis_requantize4_fast(acc, multipliers, shifts, offset, lo, hi, out + c);
   } else {
     for (j = 0; j < 4; ++j) {
       out[c + j] = (int8_t)cmsis_requantize(acc[j], multipliers[j], shifts[j], offset, lo, hi);
