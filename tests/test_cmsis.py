@@ -129,7 +129,10 @@ def fast_path_cases(b: ModelBuilder, rng) -> list:
             data, g = add_conv(b, rng, conv_geometry(rng, False, kernel, cin, cout), False,
                                factor)
             cases.append(("CONV_2D", [data], g))
-    for batches, depth, units in ((1, 37, 5), (1, 64, 8), (3, 20, 7)):
+    # Single rows take 4 weight rows per pass: depths below 4 and with a tail, unit counts
+    # with and without a remainder after the blocks of 4.
+    for batches, depth, units in ((1, 37, 5), (1, 64, 8), (3, 20, 7), (1, 3, 6),
+                                  (1, 130, 12)):
         data, s = add_fc(b, rng, batches, depth, units)
         cases.append(("FULLY_CONNECTED", [data], s))
     for shape in ([1, 16, 16, 3], [1, 5, 5, 3], [1, 9, 8, 8]):

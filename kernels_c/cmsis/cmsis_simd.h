@@ -395,6 +395,51 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_2x2_held(
       "pop {r4-r11, pc}\n\t");
 }
 
+/* One group of 4 inputs of cmsis_dot_1x4_held: the widened input words held in r8, r9,
+ * each weight row's word expanded (SXTB16) and multiplied into its sum. */
+#define CMSIS_DOT_1X4_ROW(pointer, sum)                                                    \
+  "ldr lr, [" pointer "], #4\n\t"                                                        \
+  "sxtb16 r12, lr\n\t"                                                                   \
+  "sxtb16 lr, lr, ror #8\n\t"                                                            \
+  "smlad " sum ", r12, r8, " sum "\n\t"                                                  \
+  "smlad " sum ", lr, r9, " sum "\n\t"
+#define CMSIS_DOT_1X4_GROUP                                                                \
+  "ldrd r8, r9, [r0], #8\n\t"                                                            \
+  CMSIS_DOT_1X4_ROW("r1", "r4") CMSIS_DOT_1X4_ROW("r2", "r5")                              \
+  CMSIS_DOT_1X4_ROW("r10", "r6") CMSIS_DOT_1X4_ROW("r11", "r7")
+
+/* sums[c] += dot(row, w0 + c * stride) for c < 4 over groups * 4 inputs (groups >= 1), the
+ * row widened by cmsis_widen_row (arguments: r0 row, r1 w0, r2 stride, r3 groups, [sp]
+ * sums).  16 MACs in 21 instructions, unrolled twice: four weight pointers, the row's two
+ * words, four sums and the loop need 14 registers, so the function is assembly, as
+ * cmsis_dot_2x2_held. */
+__attribute__((naked, noinline, unused)) static void cmsis_dot_1x4_held(
+    const int16_t *row CMSIS_IN_ASM, const int8_t *w0 CMSIS_IN_ASM,
+    int32_t stride CMSIS_IN_ASM, int32_t groups CMSIS_IN_ASM, int32_t *sums CMSIS_IN_ASM) {
+  __asm__ volatile(
+      "push {r4-r11, lr}\n\t"
+      "add r10, r1, r2, lsl #1\n\t"
+      "add r11, r10, r2\n\t"
+      "add r2, r1, r2\n\t"
+      "ldr lr, [sp, #36]\n\t"
+      "ldm lr, {r4-r7}\n\t"
+      "tst r3, #1\n\t"
+      "beq 2f\n\t"
+      CMSIS_DOT_1X4_GROUP
+      "2:\n\t"
+      "lsrs r3, r3, #1\n\t"
+      "beq 3f\n\t"
+      "1:\n\t"
+      CMSIS_DOT_1X4_GROUP
+      CMSIS_DOT_1X4_GROUP
+      "subs r3, r3, #1\n\t"
+      "bne 1b\n\t"
+      "3:\n\t"
+      "ldr lr, [sp, #36]\n\t"
+      "stm lr, {r4-r7}\n\t"
+      "pop {r4-r11, pc}\n\t");
+}
+
 /* Widens one row of n int8 values to int16 (value + offset) in cmsis_widen_pair's order
  * for one row: per group of 4 inputs x0 x2 x1 x3, then the n % 4 tail in order.
  * dst holds round4(n) values. */

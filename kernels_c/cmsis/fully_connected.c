@@ -3,7 +3,7 @@
  * int8 schema's rule) as dot products of several weight rows at once (cmsis_simd.h):
  *   MVE  4 weight rows per pass over the input row, 16 MACs per VMLADAVA;
  *   DSP  the input rows widened to int16 (offset added) once, then 2 rows x 2 weight rows
- *        (a single or last odd row: 1 row x 2 weight rows);
+ *        (a single or last odd row: 1 row x 4 weight rows, the input held in registers);
  *   C    one dot product at a time.
  * Integer sums are exact, so the result is the reference's.  float32, int16 and weights
  * with a zero point run the reference kernels (fully_connected_reference.c).
@@ -34,14 +34,20 @@ typedef struct {
   const int8_t *filter;
   const int32_t *bias; /* NULL when absent */
   int8_t *scratch;
-  int32_t fast;        /* 1: cmsis_requantize_fast is exact for every channel */
+  int32_t fast;        /* CMSIS_REQUANT_STRICT, _FAST or 0 (cmsis_requant_mode) */
 } cmsis_fc_job_t;
 
 static int8_t finish(const cmsis_fc_job_t *job, int32_t acc, int32_t oc) {
   const tflm_fc_params_t *p = job->p;
   const int32_t q = oc * p->channel_step;
   if (job->bias != NULL) acc = tflm_add_wrap(acc, job->bias[oc]);
-  if (job->fast) {
+  if (job->fast == CMSIS_REQUANT_STRICT) {
+    const int32_t value = cmsis_requantize_strict(acc, job->requant.multipliers[q],
+                                                  job->requant.shifts[q], p->output_offset);
+    return (int8_t)(value > p->act_min ? (value < p->act_max ? value : p->act_max)
+                                       : p->act_min);
+  }
+  if (job->fast == CMSIS_REQUANT_FAST) {
     return (int8_t)cmsis_requantize_fast(acc, job->requant.multipliers[q],
                                          -job->requant.shifts[q], p->output_offset,
                                          p->act_min, p->act_max);
@@ -69,13 +75,23 @@ static void fc_rows(const cmsis_fc_job_t *job, const int8_t *input, int8_t *outp
   }
 }
 #elif defined(CMSIS_DSP)
-/* One input row (the last of an odd count) against two weight rows at a time. */
+/* One input row (the last of an odd count) against four weight rows at a time
+ * (cmsis_dot_1x4_held), the output_depth % 4 last ones two at a time. */
 static void fc_one_row(const cmsis_fc_job_t *job, const int8_t *input, int8_t *output) {
   const int32_t depth = job->p->accum_depth, outputs = job->p->output_depth;
   int16_t *row = (int16_t *)(void *)job->scratch;
   int32_t oc;
   cmsis_widen_row(input, row, depth, job->p->input_offset);
-  for (oc = 0; oc < outputs; oc += 2) {
+  for (oc = 0; oc + 4 <= outputs && depth >= 4; oc += 4) {
+    const int8_t *w0 = job->filter + oc * depth;
+    int32_t acc[4] = {0, 0, 0, 0}, i, j;
+    cmsis_dot_1x4_held(row, w0, depth, depth >> 2, acc);
+    for (i = depth & ~3; i < depth; ++i) { /* the depth % 4 tail, in order after the groups */
+      for (j = 0; j < 4; ++j) acc[j] = tflm_mac_wrap(acc[j], w0[j * depth + i], row[i]);
+    }
+    for (j = 0; j < 4; ++j) output[oc + j] = finish(job, acc[j], oc + j);
+  }
+  for (; oc < outputs; oc += 2) {
     const int8_t *w0 = job->filter + oc * depth;
     int32_t acc[2] = {0, 0};
     cmsis_dot_1x2(row, w0, oc + 1 < outputs ? w0 + depth : w0, depth, acc);
@@ -157,7 +173,9 @@ static void fc_int8(tflm_context_t *ctx, const cmsis_fc_node_t *mine,
   job.filter = filter;
   job.bias = bias;
   job.scratch = (int8_t *)tflm_get_scratch(ctx, mine->scratch);
-  job.fast = cmsis_requant_is_fast(requant->shifts, p->channels);
+  job.fast = cmsis_requant_is_strict(requant->shifts, p->channels)  ? CMSIS_REQUANT_STRICT
+             : cmsis_requant_is_fast(requant->shifts, p->channels) ? CMSIS_REQUANT_FAST
+                                                                    : 0;
   fc_rows(&job, input, output);
 }
 
