@@ -21,11 +21,11 @@ REPO = Path(__file__).resolve().parent.parent
 # This checkout's tflm_gen and kernels, not an installed copy's.
 sys.path.insert(0, str(REPO))
 
-from cmsis_table import CMSIS_NN_M4  # noqa: E402  (the peer's counts, measured in issue 7)
+from cmsis_table import CMSIS_NN_M4  # the peer's counts, issue 7
 
-from tflm_gen.bench import bench  # noqa: E402
-from tflm_gen.inspect import operator_macs  # noqa: E402
-from tflm_gen.model.reader import read_model  # noqa: E402
+from tflm_gen.bench import bench
+from tflm_gen.inspect import operator_macs
+from tflm_gen.model.reader import read_model
 
 CORPUS = REPO.parent / "shared" / "models"
 TARGET = "qemu-cortex-m4"
@@ -45,6 +45,7 @@ def measure(models: Path) -> dict:
         figures[name] = {
             "reference": bench(data, TARGET)["instructions_per_invoke"],
             "cmsis": tagged["instructions_per_invoke"], "bit_exact": tagged["bit_exact"],
+            "arena": tagged["arena_bytes"], "kernel_text": tagged["text_kernels"],
             "ops": [[row["op"], row["instructions"], macs[row["index"]]]
                     for row in tagged["ops"]]}  # fmt: skip
     return figures
@@ -62,16 +63,19 @@ def per_mac(ops: list) -> dict:
 
 def print_tables(now: dict, before: dict) -> None:
     print("| model | ours reference | TFLM+CMSIS-NN | ours cmsis before | ours cmsis after | "
+          "before / after | after / TFLM+CMSIS-NN | arena before / after | kernel text "
           "before / after | bit-exact |")
-    print("|---|---:|---:|---:|---:|---:|---|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for name in MODELS:
-        after = now[name]["cmsis"]
-        then = before.get(name, {}).get("cmsis")
-        peer = CMSIS_NN_M4.get(name)
-        print(f"| {name} | {now[name]['reference']:,} | {f'{peer:,}' if peer else '-'} | "
+        row, old = now[name], before.get(name, {})
+        after, then, peer = row["cmsis"], old.get("cmsis"), CMSIS_NN_M4.get(name)
+        print(f"| {name} | {row['reference']:,} | {f'{peer:,}' if peer else '-'} | "
               f"{f'{then:,}' if then else '-'} | {after:,} | "
               f"{f'{then / after:.2f}x' if then else '-'} | "
-              f"{'yes' if now[name]['bit_exact'] else 'NO'} |")
+              f"{f'{after / peer:.2f}x' if peer else '-'} | "
+              f"{old.get('arena', '-')} / {row['arena']} | "
+              f"{old.get('kernel_text', '-')} / {row['kernel_text']} | "
+              f"{'yes' if row['bit_exact'] else 'NO'} |")
     print(f"\n{PER_MAC_MODEL}, instructions per MAC")
     print("| op | before | after |\n|---|---:|---:|")
     after_ops = per_mac(now[PER_MAC_MODEL]["ops"])

@@ -272,11 +272,9 @@ def test_tag_replaces_the_reference_kernels():
         assert files[name].parent.name == "kernels_c", name
 
 
-# The MVE requantisation (cmsis_mve_mul_by_qm / cmsis_mve_requantize) against the scalar
-# tflm_multiply_by_quantized_multiplier / tflm_requantize, lane by lane, on the Cortex-M55:
-# a sweep of small accumulators over every right shift of a multiplier of 2^30 (exact ties,
-# negative and positive), the extremes, and pseudo-random values over all shifts.
-MVE_REQUANT_MAIN = r"""
+# The start and the end of the requantisation checks' main.c: a fixed xorshift generator,
+# the counters, and the verdict line qemu.PASSED looks for.
+REQUANT_MAIN_START = r"""
 #include "tflm/cmsis_simd.h"
 #include "tflm/tflm_printf.h"
 
@@ -290,6 +288,36 @@ static int32_t next(void) {
 
 static uint32_t failures, checked;
 
+static void check(const int32_t acc[4], const int32_t mul[4], const int32_t shift[4]);
+
+/* Small accumulators (exact ties, both signs) times 2^30 at every shift from first down to
+ * last. */
+static void sweep_ties(int32_t first, int32_t last) {
+  int32_t acc[4], mul[4], shift[4], x, e, j;
+  for (e = first; e >= last; --e) {
+    for (x = -4096; x < 4096; x += 4) {
+      for (j = 0; j < 4; ++j) {
+        acc[j] = (x + j) << (e < -12 ? 12 : -e);
+        mul[j] = 1 << 30;
+        shift[j] = e;
+      }
+      check(acc, mul, shift);
+    }
+  }
+}
+"""
+REQUANT_MAIN_END = r"""  tflm_printf("checked %lu, failures %lu\n", (unsigned long)checked, (unsigned long)failures);
+  if (failures == 0) tflm_printf("~~~ALL TESTS PASSED~~~\n");
+  return failures != 0;
+}
+"""
+
+
+# The MVE requantisation (cmsis_mve_mul_by_qm / cmsis_mve_requantize) against the scalar
+# tflm_multiply_by_quantized_multiplier / tflm_requantize, lane by lane, on the Cortex-M55:
+# a sweep of small accumulators over every right shift of a multiplier of 2^30 (exact ties,
+# negative and positive), the extremes, and pseudo-random values over all shifts.
+MVE_REQUANT_MAIN = REQUANT_MAIN_START + r"""
 static void check(const int32_t acc[4], const int32_t mul[4], const int32_t shift[4]) {
   int32_t got[4], clamped[4], j;
   vst1q_s32(got, cmsis_mve_mul_by_qm(vld1q_s32(acc), vld1q_s32(mul), vld1q_s32(shift)));
@@ -310,17 +338,8 @@ static void check(const int32_t acc[4], const int32_t mul[4], const int32_t shif
 int main(void) {
   static const int32_t extremes[] = {INT32_MIN, INT32_MIN + 1, -1, 0, 1, INT32_MAX,
                                      INT32_MAX - 1, 1 << 30, -(1 << 30)};
-  int32_t acc[4], mul[4], shift[4], x, e, i, j, k;
-  for (e = 0; e >= -31; --e) {
-    for (x = -4096; x < 4096; x += 4) {
-      for (j = 0; j < 4; ++j) {
-        acc[j] = (x + j) << (e < -12 ? 12 : -e);
-        mul[j] = 1 << 30;
-        shift[j] = e;
-      }
-      check(acc, mul, shift);
-    }
-  }
+  int32_t acc[4], mul[4], shift[4], e, i, j, k;
+  sweep_ties(0, -31);
   for (i = 0; i < 9; ++i) {
     for (k = 0; k < 9; ++k) {
       for (e = -31; e <= 30; e += 4) {
@@ -342,44 +361,32 @@ int main(void) {
     }
     check(acc, mul, shift);
   }
-  tflm_printf("checked %lu, failures %lu\n", (unsigned long)checked, (unsigned long)failures);
-  if (failures == 0) tflm_printf("~~~ALL TESTS PASSED~~~\n");
-  return failures != 0;
-}
-"""
+""" + REQUANT_MAIN_END
 
 
-def test_mve_requantize_is_bit_exact():
-    need_board("qemu-cortex-m55")
+def run_requant_check(target: str, main_c: str) -> None:
+    """Builds a cmsis project of target with main_c as its main.c and runs it on the board."""
+    need_board(target)
     rng = np.random.default_rng(3)
     b = ModelBuilder()
     add_conv(b, rng, conv_geometry(rng, False, 1, 8, 8), False, 1.0)
-    files = qemu.project_files(b.build(), "qemu-cortex-m55", TAGS)
+    files = qemu.project_files(b.build(), target, TAGS)
     assert "tflm/cmsis_simd.h" in files
-    files["main.c"] = MVE_REQUANT_MAIN.encode()
-    completed = qemu.run(qemu.build(files, "qemu-cortex-m55"))
+    files["main.c"] = main_c.encode()
+    completed = qemu.run(qemu.build(files, target))
     assert completed.returncode == 0, completed.stdout + completed.stderr
     assert qemu.PASSED in completed.stdout, completed.stdout
+
+
+def test_mve_requantize_is_bit_exact():
+    run_requant_check("qemu-cortex-m55", MVE_REQUANT_MAIN)
 
 
 # The DSP wide and strict requantisations (cmsis_requantize_wide / _strict and their 4-value
 # forms with the packed clamp) against the scalar tflm_requantize on the Cortex-M4: every right shift it takes
 # (2..31) with a multiplier of 2^30 over small accumulators (exact ties, both signs), the
 # extremes, zeroed channels (multiplier 0, shift 0), and pseudo-random values.
-WIDE_REQUANT_MAIN = r"""
-#include "tflm/cmsis_simd.h"
-#include "tflm/tflm_printf.h"
-
-static uint32_t state = 12345u;
-static int32_t next(void) {
-  state ^= state << 13;
-  state ^= state >> 17;
-  state ^= state << 5;
-  return (int32_t)state;
-}
-
-static uint32_t failures, checked;
-
+WIDE_REQUANT_MAIN = REQUANT_MAIN_START + r"""
 static void check(const int32_t acc[4], const int32_t mul[4], const int32_t shift[4]) {
   int8_t packed[4], strict[4];
   const int32_t is_strict = cmsis_requant_is_strict(shift, 4);
@@ -409,17 +416,8 @@ int main(void) {
   static const int32_t extremes[] = {INT32_MIN, INT32_MIN + 1, -1, 0, 1, INT32_MAX,
                                      INT32_MAX - 1, 1 << 30, -(1 << 30)};
   static const int32_t multipliers[] = {1 << 30, (1 << 30) + 1, INT32_MAX, 0};
-  int32_t acc[4], mul[4], shift[4], x, e, i, j, k;
-  for (e = -2; e >= -31; --e) {
-    for (x = -4096; x < 4096; x += 4) {
-      for (j = 0; j < 4; ++j) {
-        acc[j] = (x + j) << (e < -12 ? 12 : -e);
-        mul[j] = 1 << 30;
-        shift[j] = e;
-      }
-      check(acc, mul, shift);
-    }
-  }
+  int32_t acc[4], mul[4], shift[4], e, i, j, k;
+  sweep_ties(-2, -31);
   for (i = 0; i < 9; ++i) {
     for (k = 0; k < 4; ++k) {
       for (e = -31; e <= -2; ++e) {
@@ -441,20 +439,8 @@ int main(void) {
     }
     check(acc, mul, shift);
   }
-  tflm_printf("checked %lu, failures %lu\n", (unsigned long)checked, (unsigned long)failures);
-  if (failures == 0) tflm_printf("~~~ALL TESTS PASSED~~~\n");
-  return failures != 0;
-}
-"""
+""" + REQUANT_MAIN_END
 
 
 def test_wide_requantize_is_bit_exact():
-    need_board("qemu-cortex-m4")
-    rng = np.random.default_rng(3)
-    b = ModelBuilder()
-    add_conv(b, rng, conv_geometry(rng, False, 1, 8, 8), False, 1.0)
-    files = qemu.project_files(b.build(), "qemu-cortex-m4", TAGS)
-    files["main.c"] = WIDE_REQUANT_MAIN.encode()
-    completed = qemu.run(qemu.build(files, "qemu-cortex-m4"))
-    assert completed.returncode == 0, completed.stdout + completed.stderr
-    assert qemu.PASSED in completed.stdout, completed.stdout
+    run_requant_check("qemu-cortex-m4", WIDE_REQUANT_MAIN)
