@@ -32,14 +32,20 @@ typedef struct {
   tflm_requant_t requant;
   const int8_t *filter;
   const int32_t *bias; /* NULL when absent */
-  int32_t fast;        /* 1: cmsis_requantize_fast is exact for every channel */
+  int32_t fast;        /* CMSIS_REQUANT_STRICT, _FAST or 0 (cmsis_requant_mode) */
 } cmsis_fc_job_t;
 
 static int8_t finish(const cmsis_fc_job_t *job, int32_t acc, int32_t oc) {
   const tflm_fc_params_t *p = job->p;
   const int32_t q = oc * p->channel_step;
   if (job->bias != NULL) acc = tflm_add_wrap(acc, job->bias[oc]);
-  if (job->fast) {
+  if (job->fast == CMSIS_REQUANT_STRICT) {
+    const int32_t value = cmsis_requantize_strict(acc, job->requant.multipliers[q],
+                                                  job->requant.shifts[q], p->output_offset);
+    return (int8_t)(value > p->act_min ? (value < p->act_max ? value : p->act_max)
+                                       : p->act_min);
+  }
+  if (job->fast == CMSIS_REQUANT_FAST) {
     return (int8_t)cmsis_requantize_fast(acc, job->requant.multipliers[q],
                                          -job->requant.shifts[q], p->output_offset,
                                          p->act_min, p->act_max);
@@ -174,7 +180,9 @@ static void fc_int8(const cmsis_fc_node_t *mine,
   job.requant = *requant;
   job.filter = filter;
   job.bias = bias;
-  job.fast = cmsis_requant_is_fast(requant->shifts, p->channels);
+  job.fast = cmsis_requant_is_strict(requant->shifts, p->channels)  ? CMSIS_REQUANT_STRICT
+             : cmsis_requant_is_fast(requant->shifts, p->channels) ? CMSIS_REQUANT_FAST
+                                                                    : 0;
   fc_rows(&job, input, output);
 }
 
