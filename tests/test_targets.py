@@ -265,6 +265,16 @@ def test_arduino_example_runs_on_avr_under_simavr(model, project, tmp_path):
     assert "~~~ALL TESTS PASSED~~~" in lines, lines
 
 
+def test_arduino_app_sketch_builds_for_avr_without_warnings(project, tmp_path):
+    """The app example (typed API, read_input() hook, loop()) as the IDE builds it."""
+    library = project("arduino")
+    name = load_target("arduino").values["library_name"]
+    log = arduino_build(library, library / "examples" / name / f"{name}.ino", tmp_path)
+    ours = [line for line in log.splitlines() if str(library) in line]
+    assert not [line for line in ours if "warning" in line], ours
+    assert (tmp_path / f"{name}.ino.elf").is_file()
+
+
 SWEEP_SKETCH = """#include <TflmModel.h>
 #include <avr/interrupt.h>
 #include <avr/sleep.h>
