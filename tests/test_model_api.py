@@ -225,7 +225,8 @@ def test_bad_names_are_refused_in_one_line(name, tmp_path):
 
 
 @pytest.mark.parametrize("stem,name", [("sine_int8", "sine_int8"), ("KWS Ref-Model", "kws_ref_model"),
-                                        ("2d-conv", "m_2d_conv"), ("tflm", "m_tflm"), ("---", "model")])
+                                        ("2d-conv", "m_2d_conv"), ("tflm", "m_tflm"), ("---", "model"),
+                                        ("tflm" + "x" * 50, "m_tflm" + "x" * 34)])
 def test_default_name_is_the_stem_made_an_identifier(stem, name, tmp_path):
     shutil.copy(SINE, tmp_path / f"{stem}.tflite")
     result = CliRunner().invoke(main, ["project", "--model", str(tmp_path / f"{stem}.tflite"),

@@ -35,7 +35,8 @@ def check_name(name: str) -> str:
 def default_name(stem: str) -> str:
     """The project name for a model file's stem: the stem made a C identifier."""
     name = c_identifier(stem, "model")
-    return "m_" + name if name.startswith(_RESERVED_PREFIX) else name[:40]
+    name = "m_" + name if name.startswith(_RESERVED_PREFIX) else name
+    return name[:40].rstrip("_")
 
 
 def _signature_names(model: ir.Model) -> tuple[dict[int, str], dict[int, str]]:
