@@ -216,17 +216,24 @@ def test_app_template_builds_and_runs_on_host_and_cortex_m4(tmp_path):
     assert ran.returncode == 0 and ran.stdout.count("score ") == 3, ran.stdout + ran.stderr
 
 
-@pytest.mark.parametrize("name", ["", "Model", "9lives", "tflm_x", "a-b", "x" * 41])
-def test_bad_names_are_refused_in_one_line(name, tmp_path):
+@pytest.mark.parametrize("name,why", [
+    ("", "is not a project name"), ("Model", "is not a project name"),
+    ("9lives", "is not a project name"), ("tflm_x", "is not a project name"),
+    ("a-b", "is not a project name"), ("x" * 41, "is not a project name"),
+    ("fully_connected", "is the name of a runtime or kernel file"),  # would replace a kernel
+    ("conv", "is the name of a runtime or kernel file"),  # one this model does not use
+])
+def test_bad_names_are_refused_in_one_line(name, why, tmp_path):
     result = CliRunner().invoke(main, ["project", "--model", str(SINE), "--name", name,
                                        "-o", str(tmp_path / "p")])
-    assert result.exit_code == 2 and "is not a project name" in result.output, result.output
+    assert result.exit_code == 2 and why in result.output, result.output
     assert len(result.output.strip().splitlines()) == 1 and not (tmp_path / "p").exists()
 
 
 @pytest.mark.parametrize("stem,name", [("sine_int8", "sine_int8"), ("KWS Ref-Model", "kws_ref_model"),
                                         ("2d-conv", "m_2d_conv"), ("tflm", "m_tflm"), ("---", "model"),
-                                        ("tflm" + "x" * 50, "m_tflm" + "x" * 34)])
+                                        ("tflm" + "x" * 50, "m_tflm" + "x" * 34),
+                                        ("softmax", "m_softmax")])
 def test_default_name_is_the_stem_made_an_identifier(stem, name, tmp_path):
     shutil.copy(SINE, tmp_path / f"{stem}.tflite")
     result = CliRunner().invoke(main, ["project", "--model", str(tmp_path / f"{stem}.tflite"),

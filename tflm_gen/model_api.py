@@ -12,6 +12,7 @@ import numpy as np
 from tflm_gen.assemble import banner, render
 from tflm_gen.errors import InputError
 from tflm_gen.model import ir
+from tflm_gen.resources import resource_dir
 from tflm_gen.text import c_identifier, printable
 
 # C element types of the tensor dtypes an input or output can have; others are bytes.
@@ -29,13 +30,24 @@ def check_name(name: str) -> str:
         raise InputError(f"--name {printable(name)!r} is not a project name: use a lowercase "
                          "C identifier of at most 40 characters ([a-z][a-z0-9_]*), not "
                          "starting with 'tflm' (the runtime's prefix)")
+    if name in _library_stems():
+        raise InputError(f"--name {name!r} is the name of a runtime or kernel file "
+                         f"(tflm/{name}.c or .h); choose another")
     return name
+
+
+def _library_stems() -> set[str]:
+    """Stems of every runtime and kernel file a project may hold: `<name>.c/.h` must not
+    replace one, in this project or in another whose folder is merged with it."""
+    folders = (resource_dir("runtime_c"), resource_dir("kernels_c"))
+    return {path.stem for folder in folders for path in folder.rglob("*.[ch]*")}
 
 
 def default_name(stem: str) -> str:
     """The project name for a model file's stem: the stem made a C identifier."""
     name = c_identifier(stem, "model")
-    name = "m_" + name if name.startswith(_RESERVED_PREFIX) else name
+    if name.startswith(_RESERVED_PREFIX) or name in _library_stems():
+        name = "m_" + name
     return name[:40].rstrip("_")
 
 
