@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tflm_gen.toolchains import install_hint
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # TFLM_GEN_CORPUS points elsewhere, e.g. from a git worktree that is not beside ../shared.
 CORPUS_DIR = Path(os.environ.get("TFLM_GEN_CORPUS") or REPO_ROOT.parent / "shared" / "models")
@@ -32,7 +34,7 @@ def need_tool(name: str) -> str:
     path = shutil.which(name)
     if path:
         return path
-    reason = f"{name} not found on PATH"
+    reason = f"{name} not found on PATH; {install_hint(name)}"
     if _required("TFLM_GEN_REQUIRE_TOOLCHAINS"):
         pytest.fail(reason + " and TFLM_GEN_REQUIRE_TOOLCHAINS=1")
     pytest.skip(reason)

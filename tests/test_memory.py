@@ -14,11 +14,12 @@ import pytest
 from click.testing import CliRunner
 from conftest import need_corpus, need_tool
 
+from tflm_gen.charts import memory_plan_svg
 from tflm_gen.cli import main
 from tflm_gen.errors import ArenaError
 from tflm_gen.host import HostInterpreter
 from tflm_gen.inputs import random_inputs
-from tflm_gen.memory import memory_report, plan_svg
+from tflm_gen.memory import memory_report
 from tflm_gen.model.reader import read_model
 from tflm_gen.model.writer import write_model
 from tflm_gen.optimize import device_model
@@ -102,14 +103,46 @@ def test_inspect_memory_json_and_svg(tmp_path):
     result = CliRunner().invoke(main, ["inspect", "--memory", "--json", "--svg", str(svg),
                                        str(corpus("kws_ref_model"))])
     assert result.exit_code == 0, result.output
-    report = json.loads(result.output)
-    for key in ("arena_bytes", "head_bytes", "tail_bytes", "lower_bound_bytes", "plan"):
+    report = json.loads(result.stdout)
+    assert result.stderr == f"wrote the memory plan picture to {svg}\n"
+    for key in ("arena_bytes", "head_bytes", "tail_bytes", "lower_bound_bytes", "plan", "scratch"):
         assert key in report
     assert report["arena_bytes"] == HostInterpreter(
         device_model(corpus("kws_ref_model").read_bytes())[0]).arena_used_bytes
-    rects = ElementTree.parse(svg).getroot().findall("{http://www.w3.org/2000/svg}rect")
-    assert len(rects) == len(report["plan"]) + 1  # one per buffer, plus the background
-    assert plan_svg(report) == svg.read_text()
+    assert memory_plan_svg(report) == svg.read_text()  # the same picture from the same plan
+
+
+def test_plan_picture_shows_scratch_and_tail():
+    report = memory_report(corpus("kws_ref_model").read_bytes(), ("cmsis",))
+    # The CMSIS convolutions ask for scratch: each lies inside the head, within its op's step.
+    assert len(report["scratch"]) >= 4
+    assert sum(s["bytes"] for s in report["scratch"]) == report["scratch_bytes"]
+    for scratch in report["scratch"]:
+        assert scratch["offset"] + scratch["bytes"] <= report["head_bytes"]
+        assert scratch["first_op"] <= scratch["node"] <= scratch["last_op"]
+        for other in report["plan"] + [s for s in report["scratch"] if s is not scratch]:
+            same_time = (other["first_op"] <= scratch["last_op"]
+                         and scratch["first_op"] <= other["last_op"])
+            same_bytes = (other["offset"] < scratch["offset"] + scratch["bytes"]
+                          and scratch["offset"] < other["offset"] + other["bytes"])
+            assert not (same_time and same_bytes), (scratch, other)
+    root = ElementTree.fromstring(memory_plan_svg(report))
+    texts = [element.text for element in root.iter("{http://www.w3.org/2000/svg}text")]
+    for label in ("operator step", "arena offset (bytes)", "tail: kernel data",
+                  f"head: kernel scratch ({len(report['scratch'])})"):
+        assert label in texts
+    assert "#0 activation/Relu" in texts  # the first buffer, named where it fits
+    titles = [element.text for element in root.iter("{http://www.w3.org/2000/svg}title")]
+    assert len(titles) == len(report["plan"]) + len(report["scratch"])  # a tooltip each
+    assert titles[-1].startswith(f"scratch of operator {report['scratch'][-1]['node']} ")
+
+
+def test_svg_without_memory_is_refused(tmp_path):
+    result = CliRunner().invoke(main, ["inspect", "--svg", str(tmp_path / "plan.svg"),
+                                       str(corpus("hello_world_int8"))])
+    assert result.exit_code == 2
+    assert "--svg needs --memory" in result.output
+    assert not (tmp_path / "plan.svg").exists()
 
 
 _SWEEP = r"""

@@ -46,7 +46,8 @@ def test_ops_text_has_header_rows_and_summary() -> None:
     assert result.exit_code == 0, result.output
     lines = result.output.strip().splitlines()
     assert lines[0].split()[:3] == ["code", "op", "tflm"]
-    assert len(lines) == len(tflm_ops()) + 3
+    assert set(lines[1]) == {"-", " "}  # the rule under the header
+    assert len(lines) == len(tflm_ops()) + 4
     assert any(line.split()[1:5] == ["UNIDIRECTIONAL_SEQUENCE_LSTM", "yes", "float32,int16,int8", "same"]
                for line in lines[1:-1])  # fmt: skip
     summary = f"{len(builtin_operators())} builtins; TFLM registers {len(tflm_ops())}; tflm-gen runs"

@@ -24,7 +24,8 @@ def test_wheel_installs_and_generates(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     for required in ("tflm_gen/_data/runtime_c/tflm_interpreter.c",
                      "tflm_gen/_data/kernels_c/conv.c", "tflm_gen/_data/templates/make/Makefile.j2",
-                     "tflm_gen/_data/targets/make.json"):
+                     "tflm_gen/_data/targets/make.json",
+                     "tflm_gen/_data/templates/report/report.html.j2"):
         assert required in names
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target",
                     str(target), str(wheel)], check=True, capture_output=True)

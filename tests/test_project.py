@@ -159,7 +159,8 @@ def test_cli_wrong_input_is_one_line_exit_2(tmp_path):
     np.save(tmp_path / "x.npy", np.zeros((2, 2), dtype=np.float32))
     result = CliRunner().invoke(main, ["run", model, "-i", str(tmp_path / "x.npy")])
     assert result.exit_code == 2
-    assert "expected int8 [1, 1], got float32 [2, 2]" in result.output
+    assert "must be int8 [1, 1] (or with a leading sample axis), got float32 [2, 2]" in \
+        result.output
 
 
 def test_cli_arena_too_small_says_needed(tmp_path):

@@ -141,9 +141,11 @@ def sources_of(folder: Path) -> list[Path]:
 
 
 def test_targets_command_lists_every_target():
-    lines = CliRunner().invoke(main, ["targets"]).output.strip().splitlines()
+    header, rule, *lines = CliRunner().invoke(main, ["targets"]).output.strip().splitlines()
+    assert header.split() == ["target", "tags", "description"] and set(rule) == {"-", " "}
     assert len(lines) == len(list_targets())
     listed = {line.split()[0] for line in lines}
+    assert re.search(r"^qemu-cortex-m4\s+semihost,cortexm\s", "\n".join(lines), re.MULTILINE)
     assert set(TARGETS) | {"make"} <= listed
 
 

@@ -34,7 +34,10 @@ from tflm_gen.kernels import runtime_files
 from tflm_gen.model.reader import read_model
 from tflm_gen.options import tags_option
 from tflm_gen.output import write_file
+from tflm_gen.progress import activity
+from tflm_gen.table import format_table
 from tflm_gen.targets import load_target
+from tflm_gen.text import examples
 
 PLUGIN_SOURCE = Path(__file__).resolve().parent / "qemu_plugin" / "tflm_count.c"
 PLUGIN_API_VERSION = 1  # QEMU 7.2's QEMU_PLUGIN_VERSION
@@ -57,7 +60,8 @@ def plugin_library() -> Path:
     library.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile(dir=library.parent, suffix=".so", delete=False) as scratch:
         command = [compiler(), *flags, str(PLUGIN_SOURCE), "-o", scratch.name]
-        made = subprocess.run(command, capture_output=True, text=True, check=False)
+        with activity("building the QEMU counting plugin"):
+            made = subprocess.run(command, capture_output=True, text=True, check=False)
         if made.returncode != 0:
             raise ToolchainError(f"building the QEMU plugin failed:\n{made.stderr.strip()}")
         Path(scratch.name).replace(library)
@@ -197,12 +201,17 @@ def bench(model_bytes: bytes, target: str, tags=(), opt: str = qemu.DEFAULT_OPT)
             **sizes(program, all_tags), "bit_exact": qemu.PASSED in completed.stdout}
 
 
+def _percent(part: int, whole: int) -> str:
+    return f"{100.0 * part / whole:.1f}%" if whole else "-"
+
+
 def _report(result: dict) -> None:
-    for op in result["ops"]:
-        click.echo(f"  {op['index']:3} {op['op']:24} {op['instructions']:>14,}")
-    click.echo(f"instructions per invoke {result['instructions_per_invoke']:,}; init "
-               f"{result['init_instructions']:,}; interpreter overhead "
-               f"{result['interpreter_overhead_pct']:.4f}%")
+    invoke = result["instructions_per_invoke"]
+    rows = [[op["index"], op["op"], op["instructions"], _percent(op["instructions"], invoke)]
+            for op in result["ops"]]
+    click.echo(format_table(["#", "op", "instructions", "of invoke"], rows, indent="  "))
+    click.echo(f"instructions per invoke {invoke:,}; init {result['init_instructions']:,}; "
+               f"interpreter overhead {result['interpreter_overhead_pct']:.2f}%")
     click.echo(f"arena {result['arena_bytes']:,} B; text {result['text']:,} B (runtime "
                f"{result['text_runtime']:,}, kernels {result['text_kernels']:,}, model "
                f"{result['model_bytes']:,}, other {result['text_other']:,}); data "
@@ -220,19 +229,23 @@ def compare_with_reference(model: bytes, target: str, opt: str, tagged: dict) ->
                f"{reference['instructions_per_invoke']:,}; kernels text "
                f"{reference['text_kernels']:,} B; tags {','.join(tagged['tags'])}: "
                f"{ratio:.2f}x fewer instructions")
-    for mine, theirs in zip(tagged["ops"], reference["ops"]):
-        click.echo(f"  {mine['index']:3} {mine['op']:24} {theirs['instructions']:>14,} -> "
-                   f"{mine['instructions']:>12,}")
+    rows = [[mine["index"], mine["op"], theirs["instructions"], mine["instructions"],
+             f"{theirs['instructions'] / max(mine['instructions'], 1):.2f}x"]
+            for mine, theirs in zip(tagged["ops"], reference["ops"])]
+    click.echo(format_table(["#", "op", "reference", ",".join(tagged["tags"]), "ratio"], rows,
+                            indent="  "))
     return {"instructions_per_invoke": reference["instructions_per_invoke"],
             "text_kernels": reference["text_kernels"], "arena_bytes": reference["arena_bytes"],
             "ops": reference["ops"], "bit_exact": reference["bit_exact"],
             "ratio": round(ratio, 4)}
 
 
-@click.command("bench")
+@click.command("bench", epilog=examples(
+    "tflm-gen bench model.tflite",
+    "tflm-gen bench model.tflite --target qemu-cortex-m55 --tags cmsis --json figures.json"))
 @click.argument("model_path", type=click.Path(dir_okay=False, exists=True))
 @click.option("--target", type=click.Choice(qemu.qemu_targets()), default="qemu-cortex-m4",
-              show_default=True, help="a qemu-* target")
+              show_default=True, help="the QEMU board (`tflm-gen targets`)")
 @tags_option()
 @click.option("--opt", type=click.Choice(OPT_FLAGS), default=qemu.DEFAULT_OPT,
               show_default=True, help="optimisation flag")

@@ -76,7 +76,15 @@ class _Group(click.Group):
         return _one_line_errors(lambda: super(_Group, self).invoke(ctx))
 
 
-@click.group(cls=_Group)
+@click.group(cls=_Group, epilog="""Examples:
+
+\b
+  tflm-gen doctor                     which compilers and emulators are installed
+  tflm-gen inspect model.tflite       what the model holds and whether it runs
+  tflm-gen verify model.tflite        bit-exact with TFLM?
+  tflm-gen project --model model.tflite -o out && make -C out test
+
+Every command has its own --help with examples.""")
 @click.version_option(__version__, prog_name="tflm-gen")
 def main() -> None:
     """Generate, run and verify C projects from TensorFlow Lite models."""
@@ -89,14 +97,18 @@ def _register_commands() -> None:
         plan_command,
         project_command,
         run_command,
+        tags_command,
         targets_command,
         verify_command,
     )
     from tflm_gen.inspect import inspect_command
     from tflm_gen.ops_table import ops_command
+    from tflm_gen.report import report_command
+    from tflm_gen.toolchains import doctor_command
 
     for command in (inspect_command, project_command, run_command, verify_command,
-                    targets_command, bench_command, plan_command, ops_command):
+                    targets_command, tags_command, bench_command, plan_command, ops_command,
+                    report_command, doctor_command):
         main.add_command(command)
 
 

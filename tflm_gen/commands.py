@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 import time
 from pathlib import Path
 
@@ -11,6 +12,8 @@ import numpy as np
 from tflm_gen.errors import InputError, ModelError
 from tflm_gen.host import HostInterpreter
 from tflm_gen.inputs import random_inputs
+from tflm_gen.kernels import known_tags, tag_description
+from tflm_gen.model import ir
 from tflm_gen.model.reader import read_model
 from tflm_gen.model_api import default_name
 from tflm_gen.optimize import device_model
@@ -20,7 +23,9 @@ from tflm_gen.output import save_outputs, write_file, write_tree
 from tflm_gen.project import GenerateOptions, generate
 from tflm_gen.qemu import qemu_targets
 from tflm_gen.samples import load_samples
+from tflm_gen.table import format_table
 from tflm_gen.targets import list_targets, load_target
+from tflm_gen.text import examples, printable
 from tflm_gen.verify import report_lines, verify
 
 
@@ -31,22 +36,40 @@ def _model_bytes(path: str) -> bytes:
         raise ModelError(f"cannot read model {path}: {error.strerror}") from None
 
 
-def _load_inputs(paths: tuple[str, ...]) -> list[np.ndarray]:
-    arrays = []
-    for path in paths:
-        try:
-            arrays.append(np.load(path, allow_pickle=False))
-        except (OSError, ValueError) as error:
-            raise InputError(f"cannot read input {path}: {error}") from None
-    return arrays
+RANDOM_INPUTS_NOTE = ("note: no -i given: the run used random inputs (seed 0); give one .npy "
+                      "per input or an .npz keyed by input name")
 
 
-@click.command("project")
+def _run_inputs(paths: tuple[str, ...], model: ir.Model) -> list[np.ndarray]:
+    """The one sample `run -i` names, or seeded random inputs (RANDOM_INPUTS_NOTE says so
+    on stderr once the run succeeded: a failure stays one line)."""
+    if not paths:
+        return random_inputs(model)
+    samples = load_samples(paths, model)
+    if len(samples) != 1:
+        raise InputError(f"the inputs hold {len(samples)} samples; `run` takes one "
+                         "(`verify -i` takes several)")
+    return samples[0]
+
+
+def _report_outputs(outputs: list[np.ndarray], model: ir.Model, output_path) -> None:
+    names = [model.subgraph.tensors[index].name for index in model.subgraph.outputs]
+    for index, (array, name) in enumerate(zip(outputs, names)):
+        click.echo(f"output_{index} '{printable(name)}': {array.dtype} {list(array.shape)} "
+                   f"min {array.min()} max {array.max()}")
+    if output_path:
+        save_outputs(output_path, outputs, names)
+
+
+@click.command("project", epilog=examples(
+    "tflm-gen project --model model.tflite -o out && make -C out test",
+    "tflm-gen project --model model.tflite --target arduino --tags cmsis -o TflmModel",
+    "tflm-gen project --model a.tflite --model b.tflite -o shared_arena"))
 @click.option("--model", "model_paths", required=True, multiple=True,
               type=click.Path(dir_okay=False),
               help="the model; give it several times for models sharing one arena")
 @click.option("--target", type=target_choice(), default="make", show_default=True,
-              help="see `tflm-gen targets`")
+              help="the project kind (`tflm-gen targets` describes each)")
 @tags_option()
 @click.option("--name", help="prefix of the model's files and C API (<name>.h, <name>_init, ...); "
               "default: the model file's name made a C identifier")
@@ -65,37 +88,57 @@ def project_command(model_paths, target, tags, name, out_dir, force):
         click.echo(f"note: {note}")
 
 
-@click.command("run")
+@click.command("run", epilog=examples(
+    "tflm-gen run model.tflite",
+    "tflm-gen run model.tflite -i x.npy -o y.npz",
+    "tflm-gen run model.tflite -i inputs.npz --target qemu-cortex-m4 --tags cmsis"))
 @click.argument("model_path", type=click.Path(dir_okay=False))
-@click.option("-i", "--input", "input_paths", multiple=True, help=".npy file per model input")
-@click.option("-o", "--output", "output_path", help="write outputs to this .npz")
-@tags_option("comma-separated kernel/runtime tags")
+@click.option("-i", "--input", "input_paths", multiple=True,
+              help="one .npy per model input, or one .npz keyed by input tensor name "
+                   "(or input_0, ...); random inputs when none is given")
+@click.option("-o", "--output", "output_path",
+              help="write the outputs to this .npz, keyed by output tensor name and output_0, ...")
+@tags_option()
 @click.option("--arena-bytes", type=ARENA_BYTES, default=None, help="run with exactly this arena")
 @click.option("--target", type=click.Choice(["host", *qemu_targets()]), default="host",
               show_default=True,
               help="host, or a qemu-* target (cross-compiled, run under QEMU)")
 def run_command(model_path, input_paths, output_path, tags, arena_bytes, target):
     """Run MODEL once on the host-compiled C runtime, or on --target under QEMU."""
+    data = _model_bytes(model_path)
     if target != "host":
-        from tflm_gen.qemu import run_on_target_command
-
-        return run_on_target_command(_model_bytes(model_path), target, tags,
-                                     _load_inputs(input_paths), output_path, arena_bytes)
-    model, _ = device_model(_model_bytes(model_path))
+        return _run_on_target(data, target, tags, input_paths, output_path, arena_bytes)
+    model, _ = device_model(data)
     interpreter = HostInterpreter(model, tags, arena_bytes)
-    inputs = _load_inputs(input_paths) if input_paths else random_inputs(interpreter.model)
+    inputs = _run_inputs(input_paths, interpreter.model)
     start = time.perf_counter()
     outputs = interpreter.run(inputs)
     elapsed = (time.perf_counter() - start) * 1e6
-    for index, array in enumerate(outputs):
-        click.echo(f"output_{index}: {array.dtype} {list(array.shape)} "
-                   f"min {array.min()} max {array.max()}")
-    click.echo(f"arena {interpreter.arena_used_bytes} bytes; invoke {elapsed:.0f} us")
-    if output_path:
-        save_outputs(output_path, outputs)
+    _report_outputs(outputs, interpreter.model, output_path)
+    click.echo(f"arena {interpreter.arena_used_bytes:,} bytes; invoke {elapsed:,.0f} us")
+    if not input_paths:
+        click.echo(RANDOM_INPUTS_NOTE, err=True)
 
 
-@click.command("verify")
+def _run_on_target(data: bytes, target: str, tags, input_paths, output_path, arena_bytes):
+    """`run --target`: the host run's report, from the emulated board."""
+    from tflm_gen.qemu import run_on_target
+
+    if arena_bytes is not None:
+        raise InputError("--arena-bytes applies to the host run; a target uses the exact arena")
+    model = read_model(data)
+    result = run_on_target(data, target, _run_inputs(input_paths, model), tags)
+    _report_outputs(result.outputs, model, output_path)
+    same = "equal to" if result.matches_host else "DIFFERENT from"
+    click.echo(f"arena {result.arena_bytes:,} bytes; {target} outputs {same} the host run's")
+    if not input_paths:
+        click.echo(RANDOM_INPUTS_NOTE, err=True)
+
+
+@click.command("verify", epilog=examples(
+    "tflm-gen verify model.tflite",
+    "tflm-gen verify model.tflite --runs 20 --tags cmsis",
+    "tflm-gen verify model.tflite -i my_samples/ --per-op"))
 @click.argument("model_path", type=click.Path(dir_okay=False))
 @click.option("--against", type=click.Choice(("auto", *ORACLES)), default="auto",
               show_default=True, help="auto: tflm, or litert for ops TFLM cannot run")
@@ -107,7 +150,7 @@ def run_command(model_path, input_paths, output_path, tags, arena_bytes, target)
 @click.option("--per-op", is_flag=True,
               help="also compare every intermediate tensor and name the first operator "
                    "whose output differs")
-@tags_option("comma-separated kernel/runtime tags")
+@tags_option()
 def verify_command(model_path, against, runs, input_paths, per_op, tags):
     """Compare the C runtime with the reference runtime; exit 0 only when bit-exact."""
     data = _model_bytes(model_path)
@@ -122,7 +165,7 @@ def verify_command(model_path, against, runs, input_paths, per_op, tags):
     raise SystemExit(0 if report.passed else 1)
 
 
-@click.command("plan")
+@click.command("plan", epilog=examples("tflm-gen plan model.tflite -o model_planned.tflite"))
 @click.argument("model_path", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", "output_path", required=True, type=click.Path(dir_okay=False))
 def plan_command(model_path, output_path):
@@ -133,8 +176,24 @@ def plan_command(model_path, output_path):
                f"wrote {output_path}")
 
 
-@click.command("targets")
+@click.command("targets", epilog=examples("tflm-gen targets",
+                                           "tflm-gen project --model m.tflite --target cmake -o out"))
 def targets_command():
-    """List the project targets."""
-    for name in list_targets():
-        click.echo(f"{name:12} {load_target(name).description}")
+    """List the project targets, the tags each implies and what each is."""
+    rows = [[name, ",".join(load_target(name).tags) or "-", load_target(name).description]
+            for name in list_targets()]
+    click.echo(format_table(["target", "tags", "description"], rows))
+
+
+@click.command("tags", epilog=examples("tflm-gen tags",
+                                        "tflm-gen project --model m.tflite --target make "
+                                        "--tags cmsis -o out"))
+def tags_command():
+    """Describe every tag: what it replaces, and which targets imply it."""
+    for tag in known_tags():
+        implied = [name for name in list_targets() if tag in load_target(name).tags]
+        click.echo(tag)
+        click.echo(textwrap.fill(tag_description(tag), 88, initial_indent="    ",
+                                 subsequent_indent="    "))
+        click.echo(f"    implied by the targets: {', '.join(implied) or 'none'}")
+    click.echo("\nGive tags as --tags a,b; where two replace the same file, the later wins.")

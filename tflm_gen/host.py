@@ -18,8 +18,10 @@ from tflm_gen.assemble import library_files
 from tflm_gen.errors import ArenaError, InputError, ModelError, ToolchainError
 from tflm_gen.model import ir
 from tflm_gen.model.reader import read_model
+from tflm_gen.progress import activity
 from tflm_gen.status import status_name, status_text
 from tflm_gen.text import one_line
+from tflm_gen.toolchains import install_hint
 
 CFLAGS = ["-std=c99", "-O2", "-fPIC", "-shared", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 
@@ -51,15 +53,70 @@ typedef struct {
 } tflm_memory_stats_t;
 void tflm_interpreter_memory(void *it, tflm_memory_stats_t *stats);
 const char *tflm_host_log_take(void);
+const void *tflm_host_audit_resolver(void);
+uint32_t tflm_host_scratch_count(void *it);
+void tflm_host_scratch(void *it, uint32_t index, uint32_t *bytes, uint32_t *node,
+                       uint32_t *offset);
 """
 
 _SHIM = b"""/* Host-only accessors for cffi (not part of generated projects); library_files names
  * the resolver after the default project name, "model". */
+#include <string.h>
+
 #include "model_model_ops.h"
 uint32_t tflm_host_interpreter_bytes(void);
 const void *tflm_host_resolver(void);
 uint32_t tflm_host_interpreter_bytes(void) { return (uint32_t)sizeof(tflm_interpreter_t); }
 const void *tflm_host_resolver(void) { return &model_resolver; }
+
+/* The audit resolver: the same kernels, but each prepare is followed by a copy of the
+ * scratch requests (bytes, node), which the runtime drops once it has planned them. */
+#define TFLM_HOST_MAX_OPS 256
+#define TFLM_HOST_MAX_SCRATCH 4096
+static tflm_registration_t tflm_host_copies[TFLM_HOST_MAX_OPS];
+static const tflm_registration_t *tflm_host_copy_list[TFLM_HOST_MAX_OPS];
+static tflm_resolver_t tflm_host_audit;
+static uint32_t tflm_host_requests[2 * TFLM_HOST_MAX_SCRATCH];
+
+static tflm_status_t tflm_host_audit_prepare(tflm_context_t *ctx, tflm_node_t *node) {
+  uint16_t registration = ctx->nodes[ctx->current_node].registration;
+  tflm_status_t status = model_resolver.ops[registration]->prepare(ctx, node);
+  uint32_t count = ctx->scratch_count < TFLM_HOST_MAX_SCRATCH ? ctx->scratch_count
+                                                              : TFLM_HOST_MAX_SCRATCH;
+  if (ctx->scratch_request != NULL) {
+    memcpy(tflm_host_requests, ctx->scratch_request, 2 * sizeof(uint32_t) * count);
+  }
+  return status;
+}
+
+const void *tflm_host_audit_resolver(void);
+const void *tflm_host_audit_resolver(void) {
+  int32_t i, count = model_resolver.count;
+  if (count > TFLM_HOST_MAX_OPS) return NULL;
+  for (i = 0; i < count; ++i) {
+    tflm_host_copies[i] = *model_resolver.ops[i];
+    if (tflm_host_copies[i].prepare != NULL) tflm_host_copies[i].prepare = tflm_host_audit_prepare;
+    tflm_host_copy_list[i] = &tflm_host_copies[i];
+  }
+  tflm_host_audit.ops = tflm_host_copy_list;
+  tflm_host_audit.count = count;
+  return &tflm_host_audit;
+}
+
+uint32_t tflm_host_scratch_count(tflm_interpreter_t *it);
+uint32_t tflm_host_scratch_count(tflm_interpreter_t *it) {
+  return it->scratch_count < TFLM_HOST_MAX_SCRATCH ? it->scratch_count : TFLM_HOST_MAX_SCRATCH;
+}
+
+/* Scratch buffer `index` of an interpreter initialised with the audit resolver. */
+void tflm_host_scratch(tflm_interpreter_t *it, uint32_t index, uint32_t *bytes, uint32_t *node,
+                       uint32_t *offset);
+void tflm_host_scratch(tflm_interpreter_t *it, uint32_t index, uint32_t *bytes, uint32_t *node,
+                       uint32_t *offset) {
+  *bytes = tflm_host_requests[2 * index];
+  *node = tflm_host_requests[2 * index + 1];
+  *offset = it->scratch_location[index];
+}
 """
 
 # The host library's DebugLog: it keeps the runtime's log lines for Python, which folds
@@ -112,7 +169,8 @@ def cache_dir() -> Path:
 def compiler() -> str:
     cc = os.environ.get("CC", "cc")
     if shutil.which(cc) is None:
-        raise ToolchainError(f"no C compiler found ('{cc}'); install gcc or set CC")
+        raise ToolchainError(f"no C compiler found: '{cc}' is not on PATH; set CC, or "
+                             f"{install_hint('cc')}")
     return cc
 
 
@@ -158,7 +216,9 @@ def _compile_into(files: dict[str, bytes], folder: Path) -> None:
             Path(scratch, name).write_bytes(data)
         sources = sorted(name for name in files if name.endswith(".c"))
         command = [compiler(), *CFLAGS, *sources, "-o", "libtflm_model.so", "-lm"]
-        result = subprocess.run(command, cwd=scratch, capture_output=True, text=True, check=False)
+        with activity(f"compiling {len(sources)} C files for the host"):
+            result = subprocess.run(command, cwd=scratch, capture_output=True, text=True,
+                                    check=False)
         if result.returncode != 0:
             raise ToolchainError(f"host build failed:\n{result.stderr.strip()}")
         try:
@@ -187,9 +247,12 @@ class HostInterpreter:
     and raises ArenaError when it is too small.
     """
 
-    def __init__(self, model_bytes: bytes, tags: tuple[str, ...] = (), arena_bytes=None):
+    def __init__(self, model_bytes: bytes, tags: tuple[str, ...] = (), arena_bytes=None,
+                 audit_scratch: bool = False):
+        """audit_scratch: record the kernels' scratch requests for `scratch_buffers`."""
         self.model = read_model(model_bytes)
         self._model_bytes, self._tags = model_bytes, tuple(tags)
+        self._audited = audit_scratch
         self._lib = _load(str(build_library(library_files(self.model, model_bytes, tuple(tags)))))
         self._model_buffer = _aligned_copy(model_bytes)
         self._state = _ffi.new("uint64_t[]", (self._lib.tflm_host_interpreter_bytes() + 7) // 8)
@@ -202,10 +265,30 @@ class HostInterpreter:
             raise ArenaError(f"cannot allocate an arena of {size} bytes on this host") from None
         self._lib.tflm_host_log_take()  # a fresh log for this init
         status = self._lib.tflm_interpreter_init(
-            self._state, self._model_buffer, len(model_bytes), self._lib.tflm_host_resolver(),
+            self._state, self._model_buffer, len(model_bytes), self._resolver(audit_scratch),
             self._arena, size,
         )
         self._raise_for_init(status, size)
+
+    def _resolver(self, audit_scratch: bool):
+        if not audit_scratch:
+            return self._lib.tflm_host_resolver()
+        resolver = self._lib.tflm_host_audit_resolver()
+        if resolver == _ffi.NULL:
+            raise ModelError("too many distinct operators for the scratch audit")
+        return resolver
+
+    def scratch_buffers(self) -> list[tuple[int, int, int]]:
+        """(bytes, node, arena offset) of every scratch buffer; needs audit_scratch=True
+        (and is read before another audited init of the same op set overwrites the record)."""
+        if not self._audited:
+            raise ValueError("scratch_buffers needs HostInterpreter(..., audit_scratch=True)")
+        found = []
+        for index in range(self._lib.tflm_host_scratch_count(self._state)):
+            fields = [_ffi.new("uint32_t *") for _ in range(3)]
+            self._lib.tflm_host_scratch(self._state, index, *fields)
+            found.append(tuple(int(field[0]) for field in fields))
+        return found
 
     def _runtime_log(self) -> str:
         """What the runtime logged since the last call, as `; runtime log: ...` (one line)."""

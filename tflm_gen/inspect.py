@@ -8,15 +8,16 @@ from pathlib import Path
 
 import click
 
-from tflm_gen.errors import ModelError
+from tflm_gen.errors import InputError, ModelError
 from tflm_gen.kernels import supported_ops
 from tflm_gen.model import ir
 from tflm_gen.model.lifetimes import activation_lower_bound
 from tflm_gen.model.reader import read_model
-from tflm_gen.options import target_choice
+from tflm_gen.options import tags_option, target_choice
 from tflm_gen.output import write_file
 from tflm_gen.support import activation_tensor, hybrid_problem, limit_problem
-from tflm_gen.text import printable
+from tflm_gen.table import format_table
+from tflm_gen.text import examples, printable
 
 
 def read_model_bytes(path: Path) -> bytes:
@@ -66,14 +67,22 @@ def _io_row(tensor: ir.Tensor) -> dict:
 
 def _operator_row(model: ir.Model, index: int, op: ir.Operator,
                   graph: ir.SubGraph | None = None) -> dict:
+    graph = graph or model.subgraph
     return {
         "index": index,
         "op": op.custom_code if op.opcode == "CUSTOM" else op.opcode,
         "version": op.version,
         "inputs": op.inputs,
         "outputs": op.outputs,
-        "macs": operator_macs(graph or model.subgraph, op),
+        "input_shapes": [_shape_of(graph, t) for t in op.inputs],
+        "output_shapes": [_shape_of(graph, t) for t in op.outputs],
+        "macs": operator_macs(graph, op),
     }
+
+
+def _shape_of(graph: ir.SubGraph, index: int) -> list[int] | None:
+    """The tensor's shape; None for an absent optional input (-1) or a bad index."""
+    return list(graph.tensors[index].shape) if 0 <= index < len(graph.tensors) else None
 
 
 def weight_bytes(model: ir.Model) -> int:
@@ -134,28 +143,39 @@ def format_report(report: dict) -> str:
         lines.append(f"{kind}:")
         lines += [f"  {_io_text(row)}" for row in report[kind]]
     lines.append(f"operators ({len(report['operators'])}):")
-    lines.append(f"  {'#':>4}  {'op':<28} {'ver':>3}  {'macs':>12}  inputs -> outputs")
-    for row in report["operators"]:
-        lines.append(
-            f"  {row['index']:>4}  {printable(row['op']):<28} {row['version']:>3}  {row['macs']:>12}  "
-            f"{row['inputs']} -> {row['outputs']}"
-        )
+    lines.append(_operator_table(report["operators"]))
     for sub in report["subgraphs"]:
-        lines.append(f"subgraph {sub['index']} '{sub['name']}': inputs {sub['inputs']}, "
-                     f"outputs {sub['outputs']}, {len(sub['operators'])} operators")
-        lines += [f"  {row['index']:>4}  {row['op']:<28} {row['version']:>3}  {row['macs']:>12}  "
-                  f"{row['inputs']} -> {row['outputs']}" for row in sub["operators"]]
-    lines.append(f"tensors: {report['tensor_count']}")
-    lines.append(f"total MACs: {report['total_macs']}")
-    lines.append(f"weight bytes: {report['weight_bytes']}")
-    lines.append(f"activation lower bound: {report['activation_lower_bound_bytes']} bytes")
+        lines.append(f"subgraph {sub['index']} '{printable(sub['name'])}': inputs "
+                     f"{sub['inputs']}, outputs {sub['outputs']}, "
+                     f"{len(sub['operators'])} operators")
+        lines.append(_operator_table(sub["operators"]))
+    lines.append(f"tensors: {report['tensor_count']:,}")
+    lines.append(f"total MACs: {report['total_macs']:,}")
+    lines.append(f"weight bytes: {report['weight_bytes']:,}")
+    lines.append(f"activation lower bound: {report['activation_lower_bound_bytes']:,} bytes")
     lines += _support_text(report["unsupported_ops"])
     return "\n".join(lines)
 
 
+def _operator_table(rows: list[dict]) -> str:
+    """One line per operator; tensors as `index:shape` (`-` for an absent optional input)."""
+    def tensors(indices: list[int], shapes: list) -> str:
+        return " ".join("-" if shape is None else f"{index}:{_shape_text(shape)}"
+                        for index, shape in zip(indices, shapes))
+
+    table = [[row["index"], printable(row["op"]), row["version"], row["macs"],
+              tensors(row["inputs"], row["input_shapes"]),
+              tensors(row["outputs"], row["output_shapes"])] for row in rows]
+    return format_table(["#", "op", "ver", "MACs", "inputs (tensor:shape)", "outputs"], table,
+                        indent="  ")
+
+
+def _shape_text(shape: list[int]) -> str:
+    return "x".join(str(dim) for dim in shape) or "scalar"
+
+
 def _io_text(row: dict) -> str:
-    shape = "x".join(str(dim) for dim in row["shape"]) or "scalar"
-    text = f"{printable(row['name'])}: {shape} {row['dtype']}"
+    text = f"{printable(row['name'])}: {_shape_text(row['shape'])} {row['dtype']}"
     if row["scale"] is not None:
         text += f" scale={row['scale']:.9g} zero_point={row['zero_point']}"
     return text
@@ -171,30 +191,46 @@ def _support_text(unsupported: list[dict]) -> list[str]:
     return lines
 
 
-@click.command("inspect")
+@click.command("inspect", epilog=examples(
+    "tflm-gen inspect model.tflite",
+    "tflm-gen inspect model.tflite --json",
+    "tflm-gen inspect model.tflite --memory --target qemu-cortex-m4 --tags cmsis"))
 @click.argument("model", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
 @click.option("--memory", is_flag=True, help="Show the arena, its sections and the head plan.")
 @click.option("--svg", "svg_path", type=click.Path(dir_okay=False, path_type=Path),
               help="With --memory: write a picture of the plan here.")
 @click.option("--target", type=target_choice(), default=None,
-              help="With --memory: the target (arena sizes are the same on every target).")
-def inspect_command(model: Path, as_json: bool, memory: bool, svg_path, target) -> None:
+              help="With --memory: the target, for the tags it implies (the arena is the same "
+                   "on every target for the same kernels).")
+@tags_option("With --memory: kernel/runtime tags, as `project --tags` (`tflm-gen tags`).")
+def inspect_command(model: Path, as_json: bool, memory: bool, svg_path, target, tags) -> None:
     """Show a model's inputs, outputs, operators, memory needs and unsupported ops."""
     if memory:
-        _inspect_memory(model, as_json, svg_path, target)
+        _inspect_memory(model, as_json, svg_path, target, tags)
         return
+    if svg_path:
+        raise click.UsageError("--svg needs --memory (the picture is of the memory plan)")
+    if tags:
+        raise InputError("--tags applies to --memory (the arena the kernels need)")
     report = inspect_model(model)
     click.echo(json.dumps(report, indent=2) if as_json else format_report(report))
 
 
-def _inspect_memory(model: Path, as_json: bool, svg_path, target) -> None:
-    from tflm_gen.memory import format_memory, memory_report, plan_svg
+def _inspect_memory(model: Path, as_json: bool, svg_path, target, tags) -> None:
+    from tflm_gen.charts import memory_plan_svg
+    from tflm_gen.memory import format_memory, memory_report
+    from tflm_gen.project import host_tags
     from tflm_gen.targets import load_target
 
-    tags = load_target(target).tags if target else ()
-    report = memory_report(read_model_bytes(model), tags)
+    # A board's runtime files (semihosting, Serial) do not build on the host and change no
+    # arena byte: the host run keeps the kernel tags only, as `project` does.
+    all_tags = (load_target(target).tags if target else ()) + tuple(tags)
+    report = memory_report(read_model_bytes(model), host_tags(all_tags))
     report["target"] = target or "host"
+    report["tags"] = list(all_tags)
     if svg_path:
-        write_file(svg_path, plan_svg(report).encode())
+        write_file(svg_path, memory_plan_svg(report).encode())
     click.echo(json.dumps(report, indent=2) if as_json else format_memory(report))
+    if svg_path:  # on stderr, so that --json output stays one JSON object
+        click.echo(f"wrote the memory plan picture to {svg_path}", err=True)

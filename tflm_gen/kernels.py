@@ -102,6 +102,24 @@ def kernel_files(ops: list[str], tags: tuple[str, ...]) -> dict[str, Path]:
     return dict(sorted(files.items()))
 
 
+# What each tag's files do; tests/test_cli_help.py checks that every tag has a line.
+TAG_DESCRIPTIONS = {
+    "cmsis": "int8 conv, depthwise conv, fully connected, add, mul, pooling and softmax "
+             "kernels using Cortex-M DSP or Helium (MVE) instructions where the compiler "
+             "offers them, plain C elsewhere; same integers as the reference kernels",
+    "arduino": "DebugLog over Arduino's Serial (C++)",
+    "cortexm": "tflm_timer over the Cortex-M DWT cycle counter",
+    "mbed": "DebugLog over the Mbed OS console UART (C++)",
+    "semihost": "DebugLog over semihosting (a debugger's or QEMU's console); the board's "
+                "startup provides the trap",
+    "zephyr": "DebugLog over Zephyr's printk",
+}
+
+
+def tag_description(tag: str) -> str:
+    return TAG_DESCRIPTIONS.get(tag, "(no description)")
+
+
 def known_tags() -> list[str]:
     """Every tag: the sub-folders of kernels_c/ and runtime_c/ (`cmsis`, `semihost`, ...)."""
     folders = (resource_dir("kernels_c"), resource_dir("runtime_c"))

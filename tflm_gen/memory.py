@@ -1,13 +1,15 @@
-"""`inspect --memory`: the arena a model needs on a device, the plan of its head, and a
-picture of the plan (buffers as rectangles: operator steps across, addresses up)."""
+"""`inspect --memory`: the arena a model needs on a device and the plan of its head:
+tensor buffers and kernel scratch with their offsets and lifetimes (the picture of it is
+`tflm_gen.charts.memory_plan_svg`)."""
 
 from __future__ import annotations
 
-import html
-
 from tflm_gen.host import HostInterpreter
+from tflm_gen.model import ir
+from tflm_gen.model.lifetimes import model_lifetimes
 from tflm_gen.model.reader import read_model
 from tflm_gen.optimize import device_model
+from tflm_gen.table import format_table
 from tflm_gen.text import printable
 
 
@@ -18,15 +20,35 @@ def memory_report(model_bytes: bytes, tags: tuple[str, ...] = ()) -> dict:
     the arena, so `arena_bytes` from this host run is what a 32- or 8-bit device uses.
     """
     planned, plan = device_model(model_bytes)
-    stats = HostInterpreter(planned, tags).memory_stats()
-    names = _tensor_names(read_model(model_bytes))
+    interpreter = HostInterpreter(planned, tags, audit_scratch=True)
+    stats = interpreter.memory_stats()
+    model = read_model(model_bytes)
+    names = _tensor_names(model)
     buffers = [
         {"tensors": [names[t] for t in b.tensors],
          "tensor_indices": b.tensors, "bytes": b.size, "offset": b.offset,
          "first_op": b.first, "last_op": b.last}
         for b in sorted(plan.buffers, key=lambda b: (b.offset, b.first))
     ]
-    return {**stats, "lower_bound_bytes": plan.lower_bound_bytes, "plan": buffers}
+    op_spans = model_lifetimes(model)[1]
+    return {**stats, "lower_bound_bytes": plan.lower_bound_bytes, "plan": buffers,
+            "scratch": _scratch_rows(model, op_spans, interpreter.scratch_buffers()),
+            "steps": max((last for _, last in op_spans.values()), default=-1) + 1}
+
+
+def _scratch_rows(model: ir.Model, op_spans: dict, found: list[tuple[int, int, int]]) -> list:
+    """Scratch buffers with the operator that asked for them and the steps it spans (a
+    control-flow node's span covers its callees, as in the runtime's planner)."""
+    operators = [(s, position, op) for s, graph in enumerate(model.subgraphs)
+                 for position, op in enumerate(graph.operators)]
+    rows = []
+    for size, node, offset in found:
+        s, position, op = operators[node]
+        first, last = op_spans[(s, position)]
+        rows.append({"op": op.custom_code if op.opcode == "CUSTOM" else op.opcode,
+                     "node": node, "bytes": size, "offset": offset, "first_op": first,
+                     "last_op": last})
+    return rows
 
 
 def _tensor_names(model) -> list[str]:
@@ -36,47 +58,30 @@ def _tensor_names(model) -> list[str]:
 
 
 def format_memory(report: dict) -> str:
+    where = report.get("target", "host")
+    tags = ",".join(report.get("tags", [])) or "none"
     lines = [
-        f"arena: {report['arena_bytes']} bytes (the exact size a project declares)",
-        (f"  head {report['head_bytes']} bytes (activation lower bound "
-         f"{report['lower_bound_bytes']}, kernel scratch {report['scratch_bytes']})"),
-        (f"  tail {report['tail_bytes']} bytes: runtime state {report['runtime_bytes']}, "
-         f"kernel data {report['kernel_bytes']}, variable tensors {report['variable_bytes']}"),
-        (f"  bottom at peak: {report['arena_bytes'] - report['tail_bytes']} bytes "
+        (f"arena: {report['arena_bytes']:,} bytes on {where}, tags {tags} (the exact size a "
+         "project declares)"),
+        (f"  head {report['head_bytes']:,} bytes (activation lower bound "
+         f"{report['lower_bound_bytes']:,}, kernel scratch {report['scratch_bytes']:,})"),
+        (f"  tail {report['tail_bytes']:,} bytes: runtime state {report['runtime_bytes']:,}, "
+         f"kernel data {report['kernel_bytes']:,}, variable tensors "
+         f"{report['variable_bytes']:,}"),
+        (f"  bottom at peak: {report['arena_bytes'] - report['tail_bytes']:,} bytes "
          "(the head, or init temporaries where larger)"),
         "",
-        f"{'offset':>8} {'bytes':>8} {'ops':>9}  tensors",
     ]
+    rows = []
     for buffer in report["plan"]:
-        steps = f"{buffer['first_op']}-{buffer['last_op']}"
         names = printable(", ".join(buffer["tensors"]))
         names = names if len(names) <= 70 else names[:67] + "..."
-        lines.append(f"{buffer['offset']:>8} {buffer['bytes']:>8} {steps:>9}  {names}")
+        rows.append([buffer["offset"], buffer["bytes"],
+                     f"{buffer['first_op']}-{buffer['last_op']}", names])
+    for scratch in report["scratch"]:
+        rows.append([scratch["offset"], scratch["bytes"],
+                     f"{scratch['first_op']}-{scratch['last_op']}",
+                     f"(scratch of operator {scratch['node']} {printable(scratch['op'])})"])
+    lines.append(format_table(["offset", "bytes", "ops", "tensors"], rows))
     return "\n".join(lines)
 
-
-def plan_svg(report: dict, width: int = 720, height: int = 420) -> str:
-    """An SVG picture of the head plan: x = operator step, y = address (0 at the bottom)."""
-    steps = max((b["last_op"] for b in report["plan"]), default=0) + 1
-    head = max(report["head_bytes"], 1)
-    margin, plot_w, plot_h = 50, width - 70, height - 70
-    parts = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-              f'font-family="sans-serif" font-size="11">'),
-             f'<rect width="{width}" height="{height}" fill="white"/>',
-             (f'<text x="{margin}" y="16">head plan: {report["head_bytes"]} bytes '
-              f'(lower bound {report["lower_bound_bytes"]}), {steps} operators</text>')]
-    for index, buffer in enumerate(report["plan"]):
-        x = margin + plot_w * buffer["first_op"] / steps
-        w = plot_w * (buffer["last_op"] - buffer["first_op"] + 1) / steps
-        h = plot_h * buffer["bytes"] / head
-        y = 30 + plot_h - plot_h * buffer["offset"] / head - h
-        hue = (index * 47) % 360
-        title = html.escape(f"{', '.join(buffer['tensors'])}: {buffer['bytes']} bytes at "
-                            f"{buffer['offset']}, ops {buffer['first_op']}-{buffer['last_op']}")
-        parts.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" '
-                     f'fill="hsl({hue},60%,70%)" stroke="black" stroke-width="0.5">'
-                     f'<title>{title}</title></rect>')
-    parts.append(f'<text x="{margin}" y="{height - 12}">operator step →</text>')
-    parts.append(f'<text x="4" y="{30 + plot_h / 2:.0f}">address ↑</text>')
-    parts.append("</svg>")
-    return "\n".join(parts) + "\n"

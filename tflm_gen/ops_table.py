@@ -24,6 +24,8 @@ import tflite
 
 from tflm_gen.kernels import kernel_catalogue, supported_ops
 from tflm_gen.op_dtypes import differences, tflm_dtypes
+from tflm_gen.table import format_table
+from tflm_gen.text import examples
 
 TFLM_OPS_FILE = Path(__file__).with_name("tflm_builtin_ops.txt")
 # Mangled `tflite::Register_X()` and `tflite::micro::Register_X()` (not the signal
@@ -112,13 +114,14 @@ def summary(rows: list[dict]) -> dict:
             "dtype_pairs_differ": pairs}  # fmt: skip
 
 
-def format_table(rows: list[dict], total: dict) -> str:
+def format_ops(rows: list[dict], total: dict) -> str:
     """The text table of `rows`, closed by the summary of all builtins."""
-    lines = [f"{'code':>4}  {'op':<36} {'tflm':<5} {'tflm-gen dtypes':<44} tflm dtypes"]
+    table = []
     for row in rows:
         ours, theirs = ",".join(row["dtypes"]) or "-", ",".join(row["tflm_dtypes"]) or "-"
-        lines.append(f"{row['code']:>4}  {row['op']:<36} {'yes' if row['tflm'] else '-':<5} "
-                     f"{_dtypes_text(row) or '-':<44} {'same' if ours == theirs else theirs}")  # fmt: skip
+        table.append([row["code"], row["op"], row["tflm"], _dtypes_text(row) or "-",
+                      "same" if ours == theirs else theirs])
+    lines = [format_table(["code", "op", "tflm", "tflm-gen dtypes", "tflm dtypes"], table)]
     lines.append(
         f"{total['builtins']} builtins; TFLM registers {total['tflm']}; tflm-gen runs "
         f"{total['tflm_gen']} ({total['tflm_gen_of_tflm']} of TFLM's {total['tflm']})"
@@ -131,7 +134,8 @@ def format_table(rows: list[dict], total: dict) -> str:
     return "\n".join(lines)
 
 
-@click.command("ops")
+@click.command("ops", epilog=examples("tflm-gen ops", "tflm-gen ops --tflm-only",
+                                      "tflm-gen ops --json"))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
 @click.option("--tflm-only", is_flag=True, help="Only the builtins TFLM registers.")
 def ops_command(as_json: bool, tflm_only: bool) -> None:
@@ -141,7 +145,7 @@ def ops_command(as_json: bool, tflm_only: bool) -> None:
     if as_json:
         click.echo(json.dumps({"ops": rows, "summary": summary(every)}, indent=2))
     else:
-        click.echo(format_table(rows, summary(every)))
+        click.echo(format_ops(rows, summary(every)))
 
 
 def main() -> None:

@@ -29,8 +29,10 @@ class TagList(click.ParamType):
         return "[" + "|".join(known_tags()) + "],..."
 
 
-def tags_option(help_text: str = "comma-separated kernel/runtime tags, later wins"):
+def tags_option(help_text: str = "comma-separated kernel/runtime tags, later wins "
+                                 "(`tflm-gen tags` describes each)"):
     return click.option("--tags", type=TagList(), default="", help=help_text)
+
 
 
 def target_choice(*extra: str) -> click.Choice:

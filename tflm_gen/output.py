@@ -304,8 +304,22 @@ def write_file(path: str | Path, data: bytes) -> None:
         raise OutputDirError(f"cannot write {path}: {error.strerror or error}") from None
 
 
-def save_outputs(path: str, outputs: list[np.ndarray]) -> None:
-    """The outputs as an .npz (output_0, ...); `.npz` is added when missing, as numpy does."""
+def output_keys(names: list[str]) -> list[list[str]]:
+    """The .npz keys of each output: its tensor name, then `output_<i>` (the old key, kept
+    as an alias); a name that is empty or already taken by an earlier key is left out."""
+    taken: set[str] = set()
+    keys = []
+    for index, name in enumerate(names):
+        own = [key for key in (name, f"output_{index}") if key and key not in taken]
+        taken.update(own)
+        keys.append(own)
+    return keys
+
+
+def save_outputs(path: str, outputs: list[np.ndarray], names: list[str] | None = None) -> None:
+    """The outputs as an .npz keyed by tensor name and by `output_<i>`; `.npz` is added
+    when missing, as numpy does."""
     buffer = io.BytesIO()
-    np.savez(buffer, **{f"output_{i}": array for i, array in enumerate(outputs)})
+    keys = output_keys(names or [""] * len(outputs))
+    np.savez(buffer, **{key: array for array, own in zip(outputs, keys) for key in own})
     write_file(path if path.endswith(".npz") else path + ".npz", buffer.getvalue())

@@ -23,6 +23,7 @@ from tflm_gen.model.writer import write_model
 from tflm_gen.optimize import device_model
 from tflm_gen.oracle import Oracle, arena_upper_bound
 from tflm_gen.plan import OFFLINE_PLAN_NAME
+from tflm_gen.progress import tracked
 
 
 @dataclass
@@ -103,7 +104,7 @@ def per_op(model_bytes: bytes, samples: list, against: str, tags=(),
     theirs = Oracle(data, against, arena_bytes=room)
     report = PerOpReport(len(model.subgraph.operators), len(tensors), 0)
     count = len(model.subgraph.outputs)
-    for invoke, inputs in enumerate(samples, start=1):
+    for invoke, inputs in enumerate(tracked(samples, "comparing every tensor"), start=1):
         mine, reference = ours.run(inputs), theirs.run(inputs)
         report.invokes = invoke
         if original is not None:

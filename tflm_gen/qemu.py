@@ -13,19 +13,18 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import click
 import numpy as np
 
 from tflm_gen.assemble import DEFAULT_NAME, c_bytes, render
 from tflm_gen.errors import InputError, ToolchainError, UnsupportedModelError
 from tflm_gen.host import HostInterpreter, cache_dir
-from tflm_gen.inputs import random_inputs
 from tflm_gen.model import ir
-from tflm_gen.model.reader import read_model
 from tflm_gen.optimize import device_model
-from tflm_gen.output import save_outputs, write_tree
+from tflm_gen.output import write_tree
+from tflm_gen.progress import activity
 from tflm_gen.project import GenerateOptions, generate, host_tags
 from tflm_gen.targets import list_targets, load_target
+from tflm_gen.toolchains import install_hint
 
 DEFAULT_OPT = "-O2"  # the whole project; the Makefile's OPT
 RUN_TIMEOUT = 600  # seconds; vww under the counting plugin takes a few
@@ -73,8 +72,8 @@ def board_of(target: str) -> dict:
 def need_tools(board: dict) -> None:
     for tool in (board["toolchain"] + "gcc", board["qemu"], "make"):
         if shutil.which(tool) is None:
-            raise ToolchainError(f"'{tool}' not found; the {board['machine']} target needs it "
-                                 f"(see .ci/run for the Debian packages)")
+            raise ToolchainError(f"'{tool}' not found; the {board['machine']} target needs it; "
+                                 f"{install_hint(tool)}")
 
 
 def _files_hash(files: dict[str, bytes], opt: str) -> str:
@@ -114,7 +113,9 @@ def build(files: dict[str, bytes], target: str, opt: str = DEFAULT_OPT) -> Build
     with tempfile.TemporaryDirectory(dir=folder.parent) as scratch:
         write_tree(files, scratch)
         command = ["make", "-s", "-j2", f"OPT={opt}", "build/model.elf"]
-        made = subprocess.run(command, cwd=scratch, capture_output=True, text=True, check=False)
+        with activity(f"cross-compiling for {target} ({opt})"):
+            made = subprocess.run(command, cwd=scratch, capture_output=True, text=True,
+                                  check=False)
         if made.returncode != 0:
             too_big = _fit_error(made.stderr, target, board, files)
             if too_big:
@@ -133,8 +134,9 @@ def run(program: Build, extra: tuple[str, ...] = ()) -> subprocess.CompletedProc
     command = [board["qemu"], "-M", board["machine"], *board["qemu_flags"], *extra,
                "-kernel", str(program.elf)]
     try:
-        return subprocess.run(command, capture_output=True, text=True, check=False,
-                              timeout=RUN_TIMEOUT, stdin=subprocess.DEVNULL)
+        with activity(f"running on {board['machine']} under {board['qemu']}"):
+            return subprocess.run(command, capture_output=True, text=True, check=False,
+                                  timeout=RUN_TIMEOUT, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         raise ToolchainError(f"{board['qemu']} did not finish in {RUN_TIMEOUT} s") from None
 
@@ -205,20 +207,3 @@ def run_on_target(model_bytes: bytes, target: str, inputs, tags=()) -> TargetRun
     arena = _ARENA_LINE.search(completed.stdout)
     return TargetRun(_outputs_from(completed.stdout, host.model), int(arena.group(1)),
                      PASSED in completed.stdout, completed.stdout)
-
-
-def run_on_target_command(model_bytes: bytes, target: str, tags, inputs, output_path,
-                          arena_bytes) -> None:
-    """`tflm-gen run --target`: the host run's report, from the emulated board."""
-    if arena_bytes is not None:
-        raise InputError("--arena-bytes applies to the host run; a target uses the exact arena")
-    if not inputs:
-        inputs = random_inputs(read_model(model_bytes))
-    result = run_on_target(model_bytes, target, inputs, tags)
-    for index, array in enumerate(result.outputs):
-        click.echo(f"output_{index}: {array.dtype} {list(array.shape)} "
-                   f"min {array.min()} max {array.max()}")
-    same = "equal to" if result.matches_host else "DIFFERENT from"
-    click.echo(f"arena {result.arena_bytes} bytes; {target} outputs {same} the host run's")
-    if output_path:
-        save_outputs(output_path, result.outputs)

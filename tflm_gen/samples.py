@@ -3,8 +3,8 @@
 `-i` may be given several times; each value is one of:
   * `FILE.npy`: one array per model input, in the model's input order (as `run -i` takes
     them); the `.npy` files given directly must be as many as the model has inputs.
-  * `FILE.npz`: every input of one or more samples; the array of input i is keyed
-    `input_<i>`, or `arr_<i>` as `np.savez(a, b)` writes it.
+  * `FILE.npz`: every input of one or more samples; the array of input i is keyed by the
+    input tensor's name, or `input_<i>`, or `arr_<i>` as `np.savez(a, b)` writes it.
   * `DIR`: every `.npz` in it, sorted by file name, and for a model with one input every
     `.npy` (one file per sample).
 Any array may carry a leading sample axis: shape (N, *input shape) holds N samples, and
@@ -57,7 +57,7 @@ def _load_source(path: Path, specs) -> list[list[np.ndarray]]:
     if path.is_dir():
         return _load_folder(path, specs)
     if path.suffix == ".npz":
-        return _split(_read_npz(path, len(specs)), specs, str(path))
+        return _split(_read_npz(path, specs), specs, str(path))
     raise InputError(f"cannot read input {path}: expected a .npy file, a .npz file or a folder")
 
 
@@ -69,7 +69,7 @@ def _load_folder(folder: Path, specs) -> list[list[np.ndarray]]:
         raise InputError(f"no {kinds} files in {folder} (a model with {len(specs)} inputs)")
     samples = []
     for file in files:
-        arrays = [_read_npy(file)] if file.suffix == ".npy" else _read_npz(file, len(specs))
+        arrays = [_read_npy(file)] if file.suffix == ".npy" else _read_npz(file, specs)
         samples += _split(arrays, specs, str(file))
     return samples
 
@@ -77,20 +77,34 @@ def _load_folder(folder: Path, specs) -> list[list[np.ndarray]]:
 def _read_npy(path) -> np.ndarray:
     try:
         return np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as error:
+    except ValueError as error:
+        # numpy reads any file that is not an array as pickled objects, which it refuses
+        reason = "not a .npy array" if "pickled" in str(error) else str(error)
+        raise InputError(f"cannot read input {path}: {reason}") from None
+    except OSError as error:
         raise InputError(f"cannot read input {path}: {error}") from None
 
 
-def _read_npz(path: Path, count: int) -> list[np.ndarray]:
-    """The arrays of inputs 0..count-1, keyed input_<i> or arr_<i>."""
+def _npz_keys(keys: set[str], specs) -> list[str] | None:
+    """The keys of inputs 0..n-1 in `keys`: the input tensors' names, input_<i> or arr_<i>."""
+    count = len(specs)
+    for wanted in ([name for name, _, _ in specs], [f"input_{i}" for i in range(count)],
+                   [f"arr_{i}" for i in range(count)]):
+        if len(set(wanted)) == count and set(wanted) == keys:
+            return wanted
+    return None
+
+
+def _read_npz(path: Path, specs) -> list[np.ndarray]:
+    """The arrays of the inputs in model order (see _npz_keys for the keys)."""
     try:
         with np.load(path, allow_pickle=False) as archive:
-            keys = set(archive.files)
-            prefix = "input_" if "input_0" in keys else "arr_"
-            wanted = [f"{prefix}{index}" for index in range(count)]
-            if set(wanted) != keys:
-                raise InputError(f"{path} holds {sorted(keys)}; a model with {count} inputs "
-                                 f"needs exactly input_0..input_{count - 1}")
+            wanted = _npz_keys(set(archive.files), specs)
+            if wanted is None:
+                names = ", ".join(repr(name) for name, _, _ in specs)
+                raise InputError(f"{path} holds {sorted(archive.files)}; a model with "
+                                 f"{len(specs)} inputs needs exactly its input names ({names}) "
+                                 f"or input_0..input_{len(specs) - 1}")
             return [archive[key] for key in wanted]
     except (OSError, ValueError, zipfile.BadZipFile) as error:
         raise InputError(f"cannot read input {path}: {error}") from None

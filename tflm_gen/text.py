@@ -38,3 +38,9 @@ def c_identifier(text: str, fallback: str) -> str:
 
 
 _IDENTIFIER_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def examples(*command_lines: str) -> str:
+    """A click epilog listing example command lines, kept as written (\\b stops click
+    from re-wrapping them)."""
+    return "Examples:\n\n\b\n" + "\n".join(f"  {line}" for line in command_lines)

@@ -16,6 +16,8 @@ from tflm_gen.model.reader import read_model
 from tflm_gen.optimize import device_model
 from tflm_gen.oracle import Oracle, arena_upper_bound, choose_oracle
 from tflm_gen.per_op import PerOpReport, describe_difference, per_op
+from tflm_gen.progress import tracked
+from tflm_gen.text import printable
 
 
 @dataclass
@@ -72,7 +74,7 @@ def verify(model_bytes: bytes, against: str = "tflm", runs: int = 3, tags=(),
         raise InputError("nothing to compare: give at least one run or one sample")
     report = VerifyReport(against, len(samples), reason=reason)
     finals = []
-    for inputs in samples:
+    for inputs in tracked(samples, f"verifying against {against}"):
         finals.append((ours.run(inputs), theirs.run(inputs)))
         _compare_outputs(*finals[-1], report)
     if per_operator:
@@ -80,10 +82,17 @@ def verify(model_bytes: bytes, against: str = "tflm", runs: int = 3, tags=(),
     return report
 
 
+def _name_text(names: list[str], index: int) -> str:
+    """` 'name'` of output `index`, or nothing for an output only one runtime has."""
+    return f" '{printable(names[index])}'" if index < len(names) and names[index] else ""
+
+
 def report_lines(report: VerifyReport, model: ir.Model) -> list[str]:
     """What `tflm-gen verify` prints: each output, the verdict, and with per_operator the
     first operator that differs (or that none does)."""
-    lines = [f"output_{result.index}: {result.summary()}" for result in report.outputs]
+    names = [model.subgraph.tensors[index].name for index in model.subgraph.outputs]
+    lines = [f"output_{result.index}{_name_text(names, result.index)}: {result.summary()}"
+             for result in report.outputs]
     verdict = "bit-exact" if report.bit_exact else "NOT bit-exact"
     lines.append(f"{verdict} with {report.against} over {report.runs} invokes")
     found = report.per_op_report
