@@ -197,7 +197,7 @@ def test_inspect_memory_works_for_every_target_and_tag():
             arenas.setdefault(tags, set()).add(_arena(result.output))
         # the same on every target, and what a project declares
         declared = generate(model.read_bytes(), GenerateOptions("make", tuple(filter(None, [tags]))))
-        size = re.search(rb"TFLM_MODEL_ARENA_BYTES (\d+)u", declared["tflm/model_data.h"])
+        size = re.search(rb"MODEL_ARENA_BYTES (\d+)u", declared["tflm/model_model_data.h"])
         assert arenas[tags] == {int(size.group(1))}, (tags, arenas)
 
 
