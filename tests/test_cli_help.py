@@ -48,7 +48,7 @@ def test_group_help_has_examples_and_every_tag_has_a_description():
     text = invoke("tags").output
     for tag in known_tags():
         assert re.search(rf"^{tag}\n    {re.escape(TAG_DESCRIPTIONS[tag][:30])}", text, re.MULTILINE)
-    assert "implied by the targets: qemu-cortex-m4" in text
+    assert re.search(r"implied by the targets: [^\n]*qemu-cortex-m4", text), text
 
 
 @pytest.mark.parametrize("name", ["run", "verify", "project", "bench", "inspect"])
@@ -197,7 +197,7 @@ def test_inspect_memory_works_for_every_target_and_tag():
             arenas.setdefault(tags, set()).add(_arena(result.output))
         # the same on every target, and what a project declares
         declared = generate(model.read_bytes(), GenerateOptions("make", tuple(filter(None, [tags]))))
-        size = re.search(rb"TFLM_MODEL_ARENA_BYTES (\d+)u", declared["tflm/model_data.h"])
+        size = re.search(rb"MODEL_ARENA_BYTES (\d+)u", declared["tflm/model_model_data.h"])
         assert arenas[tags] == {int(size.group(1))}, (tags, arenas)
 
 

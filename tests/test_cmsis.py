@@ -276,8 +276,8 @@ def test_tag_replaces_the_reference_kernels():
 # The start and the end of the requantisation checks' main.c: a fixed xorshift generator,
 # the counters, and the verdict line qemu.PASSED looks for.
 REQUANT_MAIN_START = r"""
-#include "tflm/cmsis_simd.h"
-#include "tflm/tflm_printf.h"
+#include "../tflm/cmsis_simd.h"
+#include "../tflm/tflm_printf.h"
 
 static uint32_t state = 12345u;
 static int32_t next(void) {
@@ -373,10 +373,10 @@ def run_requant_check(target: str, main_c: str) -> None:
     add_conv(b, rng, conv_geometry(rng, False, 1, 8, 8), False, 1.0)
     files = qemu.project_files(b.build(), target, TAGS)
     assert "tflm/cmsis_simd.h" in files
-    files["main.c"] = main_c.encode()
+    files[qemu.SELF_TEST_MAIN] = main_c.encode()  # the program qemu.build links
     completed = qemu.run(qemu.build(files, target))
     assert completed.returncode == 0, completed.stdout + completed.stderr
-    assert qemu.PASSED in completed.stdout, completed.stdout
+    assert qemu.PASSED in completed.stdout and "checked " in completed.stdout, completed.stdout
 
 
 def test_mve_requantize_is_bit_exact():

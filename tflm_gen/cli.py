@@ -82,7 +82,7 @@ class _Group(click.Group):
   tflm-gen doctor                     which compilers and emulators are installed
   tflm-gen inspect model.tflite       what the model holds and whether it runs
   tflm-gen verify model.tflite        bit-exact with TFLM?
-  tflm-gen project --model model.tflite -o out && make -C out run
+  tflm-gen project --model model.tflite -o out && make -C out test
 
 Every command has its own --help with examples.""")
 @click.version_option(__version__, prog_name="tflm-gen")

@@ -15,6 +15,7 @@ from tflm_gen.inputs import random_inputs
 from tflm_gen.kernels import known_tags, tag_description
 from tflm_gen.model import ir
 from tflm_gen.model.reader import read_model
+from tflm_gen.model_api import default_name
 from tflm_gen.optimize import device_model
 from tflm_gen.options import ARENA_BYTES, tags_option, target_choice
 from tflm_gen.oracle import ORACLES
@@ -61,7 +62,7 @@ def _report_outputs(outputs: list[np.ndarray], model: ir.Model, output_path) -> 
 
 
 @click.command("project", epilog=examples(
-    "tflm-gen project --model model.tflite -o out && make -C out run",
+    "tflm-gen project --model model.tflite -o out && make -C out test",
     "tflm-gen project --model model.tflite --target arduino --tags cmsis -o TflmModel",
     "tflm-gen project --model a.tflite --model b.tflite -o shared_arena"))
 @click.option("--model", "model_paths", required=True, multiple=True,
@@ -70,13 +71,16 @@ def _report_outputs(outputs: list[np.ndarray], model: ir.Model, output_path) -> 
 @click.option("--target", type=target_choice(), default="make", show_default=True,
               help="the project kind (`tflm-gen targets` describes each)")
 @tags_option()
+@click.option("--name", help="prefix of the model's files and C API (<name>.h, <name>_init, ...); "
+              "default: the model file's name made a C identifier")
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False))
 @click.option("--force", is_flag=True,
               help="accepted for old scripts; tflm-gen never removes files it did not write")
-def project_command(model_paths, target, tags, out_dir, force):
+def project_command(model_paths, target, tags, name, out_dir, force):
     """Generate a self-contained C project for the model(s)."""
     models = [_model_bytes(path) for path in model_paths]
-    options = GenerateOptions(target, tags, extra_models=tuple(models[1:]))
+    name = default_name(Path(model_paths[0]).stem) if name is None else name
+    options = GenerateOptions(target, tags, extra_models=tuple(models[1:]), name=name)
     files = generate(models[0], options)
     write_tree(files, out_dir, force)
     click.echo(f"wrote {len(files)} files to {out_dir} (target {target})")

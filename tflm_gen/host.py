@@ -59,14 +59,15 @@ void tflm_host_scratch(void *it, uint32_t index, uint32_t *bytes, uint32_t *node
                        uint32_t *offset);
 """
 
-_SHIM = b"""/* Host-only accessors for cffi (not part of generated projects). */
+_SHIM = b"""/* Host-only accessors for cffi (not part of generated projects); library_files names
+ * the resolver after the default project name, "model". */
 #include <string.h>
 
-#include "model_ops.h"
+#include "model_model_ops.h"
 uint32_t tflm_host_interpreter_bytes(void);
 const void *tflm_host_resolver(void);
 uint32_t tflm_host_interpreter_bytes(void) { return (uint32_t)sizeof(tflm_interpreter_t); }
-const void *tflm_host_resolver(void) { return &tflm_model_resolver; }
+const void *tflm_host_resolver(void) { return &model_resolver; }
 
 /* The audit resolver: the same kernels, but each prepare is followed by a copy of the
  * scratch requests (bytes, node), which the runtime drops once it has planned them. */
@@ -79,7 +80,7 @@ static uint32_t tflm_host_requests[2 * TFLM_HOST_MAX_SCRATCH];
 
 static tflm_status_t tflm_host_audit_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   uint16_t registration = ctx->nodes[ctx->current_node].registration;
-  tflm_status_t status = tflm_model_resolver.ops[registration]->prepare(ctx, node);
+  tflm_status_t status = model_resolver.ops[registration]->prepare(ctx, node);
   uint32_t count = ctx->scratch_count < TFLM_HOST_MAX_SCRATCH ? ctx->scratch_count
                                                               : TFLM_HOST_MAX_SCRATCH;
   if (ctx->scratch_request != NULL) {
@@ -90,10 +91,10 @@ static tflm_status_t tflm_host_audit_prepare(tflm_context_t *ctx, tflm_node_t *n
 
 const void *tflm_host_audit_resolver(void);
 const void *tflm_host_audit_resolver(void) {
-  int32_t i, count = tflm_model_resolver.count;
+  int32_t i, count = model_resolver.count;
   if (count > TFLM_HOST_MAX_OPS) return NULL;
   for (i = 0; i < count; ++i) {
-    tflm_host_copies[i] = *tflm_model_resolver.ops[i];
+    tflm_host_copies[i] = *model_resolver.ops[i];
     if (tflm_host_copies[i].prepare != NULL) tflm_host_copies[i].prepare = tflm_host_audit_prepare;
     tflm_host_copy_list[i] = &tflm_host_copies[i];
   }
