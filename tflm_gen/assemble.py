@@ -54,10 +54,12 @@ def ops_used(model: ir.Model) -> list[str]:
     return list(dict.fromkeys(op.opcode for graph in model.subgraphs for op in graph.operators))
 
 
-def _environment() -> jinja2.Environment:
+def environment(undefined: type = jinja2.StrictUndefined) -> jinja2.Environment:
+    """Templates fail on a missing value; `undefined` relaxes that only for reading a
+    template's macros without the values its text needs (readme.next_command)."""
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(resource_dir("templates"))),
-        undefined=jinja2.StrictUndefined,
+        undefined=undefined,
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -65,7 +67,7 @@ def _environment() -> jinja2.Environment:
 
 
 def render(template: str, **values) -> bytes:
-    return _environment().get_template(template).render(**values).encode()
+    return environment().get_template(template).render(**values).encode()
 
 
 def resolver_source(ops: list[str], model_bytes: bytes) -> bytes:

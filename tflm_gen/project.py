@@ -16,6 +16,7 @@ from tflm_gen.assemble import (
     library_files,
     model_data_files,
     model_hash,
+    ops_used,
     render,
     xml_banner,
 )
@@ -25,6 +26,7 @@ from tflm_gen.inputs import random_inputs
 from tflm_gen.licensing import license_files
 from tflm_gen.model.reader import read_model
 from tflm_gen.optimize import device_model
+from tflm_gen.readme import README, readme_file
 from tflm_gen.oracle import ORACLE_NAMES, Oracle, choose_oracle, oracle_available
 from tflm_gen.resources import resource_dir
 from tflm_gen.targets import Target, load_target
@@ -38,6 +40,7 @@ class GenerateOptions:
     tags: tuple[str, ...] = ()
     seed: int = 0  # of the embedded test input
     extra_models: tuple[bytes, ...] = ()  # further models sharing the arena (multitenancy)
+    command: str = ""  # the command line that asked for the project (README: regenerate)
 
 
 MULTI_MAIN = "common/main_multi.c.j2"  # replaces common/main.c.j2 for several models
@@ -170,4 +173,18 @@ def generate(model_bytes: bytes, options: GenerateOptions = GenerateOptions()) -
         files[path] = render(template, **values, lib=_relative(target.library_dir, path))
     files.update(license_files([f"the model of sha256 {model_hash(each)[:16]}"
                                 for each in originals]))
+    files[README] = readme_file(files, _readme_values(target, values, models, originals, devices),
+                                options.command, tags)
     return dict(sorted(files.items()))
+
+
+def _readme_values(target: Target, values: dict, models: list, originals: list[bytes],
+                   devices: list[bytes]) -> dict:
+    """What the README says beyond the templates' values: names, sizes, operators."""
+    label = ", ".join(f"model sha256 {model_hash(each)[:16]}" for each in originals)
+    return {**values, "project_title": target.values.get("name", "tflm-gen project"),
+            "model_label": label, "target_description": target.description,
+            "banner_text": values["banner"].splitlines()[1][3:].split("; do not")[0],
+            "model_bytes": sum(len(each) for each in devices), "test_data": target.test_data,
+            "operators": list(dict.fromkeys(op for model in models for op in ops_used(model))),
+            "tags": target.tags}
