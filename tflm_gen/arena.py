@@ -25,6 +25,7 @@ from tflm_gen.model import ir
 from tflm_gen.model.lifetimes import model_lifetimes, tensor_bases
 from tflm_gen.plan import OFFLINE_PLAN_NAME
 from tflm_gen.requant import _real_multipliers
+from tflm_gen.resources import resource_dir
 
 ALIGN = 8  # TFLM_ARENA_ALIGN
 # Sizes of the runtime's fixed-width records (runtime_c/tflm_interpreter.h, tflm_planner.h)
@@ -411,13 +412,22 @@ def _planning_temp_bytes(model: ir.Model, scratch_count: int) -> int:
             + aligned(PLAN_BUFFER_BYTES * count) + aligned(2 * count))
 
 
-def arena_bytes(model: ir.Model) -> int:
+def arena_sizes(model: ir.Model, tags: tuple[str, ...] = ()) -> tuple[int, int]:
     """The arena the runtime needs for `model` (a device model: offline plan and
-    requantisation embedded); raises NotModelled for what this module does not know."""
+    requantisation embedded) and its persistent tail, in bytes; raises NotModelled for
+    what this module does not know (kernels a tag replaces)."""
+    replaced = [tag for tag in tags if (resource_dir("kernels_c") / tag).is_dir()]
+    if replaced:
+        raise NotModelled(f"the {', '.join(replaced)} kernels")
     kernel_tail, scratch = 0, []
     for index, node in enumerate(_global_nodes(model)):
         allocations = kernel_allocations(node)
         kernel_tail += sum(aligned(size) for size in allocations.persistent)
         scratch += [(size, index) for size in allocations.scratch]
     tail = runtime_tail_bytes(model) + kernel_tail + aligned(4 * len(scratch))
-    return tail + max(_planning_temp_bytes(model, len(scratch)), head_bytes(model, scratch))
+    used = tail + max(_planning_temp_bytes(model, len(scratch)), head_bytes(model, scratch))
+    return used, tail
+
+
+def arena_bytes(model: ir.Model, tags: tuple[str, ...] = ()) -> int:
+    return arena_sizes(model, tags)[0]

@@ -4,10 +4,8 @@ the resolver, and the target's project files.  Pure: returns {relative path: byt
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
 
 import jinja2
-import numpy as np
 
 from tflm_gen import __version__
 from tflm_gen.kernels import check_tags, kernel_catalogue, kernel_files, runtime_files
@@ -17,18 +15,6 @@ from tflm_gen.resources import resource_dir
 from tflm_gen.support import check_supported
 
 LIBRARY_DIR = "tflm"  # folder of the runtime, kernels and model files inside a project
-
-
-@dataclass(frozen=True)
-class ProjectOptions:
-    """Everything a generated project depends on; the same options give the same bytes."""
-
-    model: bytes
-    target: str = "make"
-    tags: tuple[str, ...] = ()
-    test_inputs: tuple[np.ndarray, ...] = field(default=(), compare=False)
-    expected_outputs: tuple[np.ndarray, ...] = field(default=(), compare=False)
-    arena_bytes: int = 0  # measured by the host run when 0
 
 
 def model_hash(model: bytes) -> str:
