@@ -27,7 +27,7 @@ from tflm_gen.licensing import license_files
 from tflm_gen.measure import Measured
 from tflm_gen.model.reader import read_model
 from tflm_gen.optimize import device_model
-from tflm_gen.readme import README, readme_file
+from tflm_gen.readme import README, readme_file, tensor_entries
 from tflm_gen.resources import resource_dir
 from tflm_gen.support import check_supported
 from tflm_gen.targets import Target, load_target
@@ -177,7 +177,10 @@ def _readme_values(target: Target, values: dict, models: list, originals: list[b
                    devices: list[bytes]) -> dict:
     """What the README says beyond the templates' values: names, sizes, operators."""
     label = ", ".join(f"model sha256 {model_hash(each)[:16]}" for each in originals)
+    graph = models[0].subgraphs[0]
     return {**values, "project_title": target.values.get("name", "tflm-gen project"),
+            "model_inputs": tensor_entries(models[0], graph.inputs),
+            "model_outputs": tensor_entries(models[0], graph.outputs),
             "model_label": label, "target_description": target.description,
             "banner_text": values["banner"].splitlines()[1][3:].split("; do not")[0],
             "model_bytes": sum(len(each) for each in devices), "test_data": target.test_data,

@@ -15,6 +15,7 @@ import shlex
 import jinja2
 
 from tflm_gen.assemble import environment, render
+from tflm_gen.model import ir
 from tflm_gen.resources import resource_dir
 from tflm_gen.targets import Target
 
@@ -68,22 +69,22 @@ def readme_file(files: dict[str, bytes], values: dict, command: str,
     its templates saw (target, lib_root, arena_bytes, inputs, outputs, ...)."""
     library_dir = values["lib_root"]
     model_file = posixpath.join(library_dir, "model_data.c")
-    return render(f"{SECTIONS}/README.md.j2", **{**values, **_tensor_values(values)},
+    return render(f"{SECTIONS}/README.md.j2", **values,
                   section=section_template(values["target"]), paths=sorted(files),
                   file_rows=_file_rows(files, library_dir), model_file=model_file,
                   kernel_sources=_kernel_sources(files, library_dir),
                   regenerate=regenerate_command(command, values["target"], tags))
 
 
-def _tensor_values(values: dict) -> dict:
-    """The inputs and outputs with their C element type and element count."""
-    def described(entry: dict) -> dict:
-        count = 1
-        for size in entry["shape"]:
-            count *= size
-        return {**entry, "ctype": C_TYPES.get(entry["dtype"], "uint8_t"), "count": count}
-    return {"inputs": [described(each) for each in values["inputs"]],
-            "outputs": [described(each) for each in values["outputs"]]}
+def tensor_entries(model: ir.Model, indices: list[int]) -> list[dict]:
+    """The graph inputs or outputs `indices` of subgraph 0 as the README describes them."""
+    entries = []
+    for index in indices:
+        tensor = model.subgraphs[0].tensors[index]
+        entries.append({"dtype": tensor.dtype, "shape": tensor.shape,
+                        "size": ir.tensor_bytes(tensor), "count": ir.element_count(tensor),
+                        "ctype": C_TYPES.get(tensor.dtype, "uint8_t")})
+    return entries
 
 
 def next_command(target: Target, folder: str, paths: list[str]) -> str:
