@@ -56,6 +56,8 @@ class TflmSerialStub {
   operator bool() const { return true; }
 };
 extern TflmSerialStub Serial;
+unsigned long micros(void);
+void delay(unsigned long ms);
 """,
     "mbed.h": """#include <stddef.h>
 typedef int PinName;
@@ -89,7 +91,7 @@ def project(tmp_path_factory):
     def build(target: str, model: str = SINE) -> Path:
         if (target, model) not in _projects:
             folder = tmp_path_factory.mktemp(f"{target}_{model.split('.')[0]}")
-            leaf = load_target(target).values.get("name", "project")  # Arduino: library name
+            leaf = load_target(target).values.get("library_name", "project")  # Arduino: library name
             files = generate(model_path(model).read_bytes(), GenerateOptions(target))
             _projects[target, model] = write_tree(files, folder / leaf)
         return _projects[target, model]
@@ -255,7 +257,7 @@ def simavr_lines(elf: Path) -> list[str]:
 @pytest.mark.parametrize("model", MODELS[:2])
 def test_arduino_example_runs_on_avr_under_simavr(model, project, tmp_path):
     library = project("arduino", model)
-    name = load_target("arduino").values["name"]
+    name = load_target("arduino").values["library_name"] + "SelfTest"
     log = arduino_build(library, library / "examples" / name / f"{name}.ino", tmp_path)
     ours = [line for line in log.splitlines() if str(library) in line]
     assert not [line for line in ours if "warning" in line], ours
@@ -269,15 +271,15 @@ SWEEP_SKETCH = """#include <TflmModel.h>
 
 static union {
   tflm_max_align_t align;
-  uint8_t bytes[TFLM_MODEL_ARENA_BYTES];
+  uint8_t bytes[MODEL_ARENA_BYTES];
 } TFLM_ALIGNED16 arena;
 static tflm_interpreter_t interpreter;
 
 void setup() {
   int value;
   Serial.begin(115200);
-  if (tflm_interpreter_init(&interpreter, tflm_model_data, TFLM_MODEL_SIZE,
-                            &tflm_model_resolver, arena.bytes, sizeof(arena.bytes)) != TFLM_OK) {
+  if (tflm_interpreter_init(&interpreter, model_model_data, MODEL_MODEL_SIZE,
+                            &model_resolver, arena.bytes, sizeof(arena.bytes)) != TFLM_OK) {
     tflm_printf("init failed\\n");
   }
   for (value = -128; value < 128; ++value) {
@@ -332,9 +334,15 @@ def test_platformio_project_and_native_build(project, tmp_path):
     flags = re.search(r"^build_flags = (.*)$", ini, re.MULTILINE).group(1).split()
     libraries = [flag for flag in flags if flag.startswith("-l")]
     compile_flags = [flag for flag in flags if not flag.startswith("-l")]
-    sources = sources_of(folder / "src") + sources_of(folder / "lib" / "tflm")
-    run(["gcc", *compile_flags, *sources, "-o", tmp_path / "program", *libraries])
-    assert "~~~ALL TESTS PASSED~~~" in run([tmp_path / "program"]).stderr
+    filters = re.findall(r"^build_src_filter = (.*)$", ini, re.MULTILINE)
+    assert filters == ["+<*> -<test/>", "+<test/>"]  # native: the app; native_test: the self-test
+    library = sources_of(folder / "lib" / "tflm")
+    app = [p for p in sources_of(folder / "src") if "test" not in p.relative_to(folder / "src").parts]
+    self_test = sources_of(folder / "src" / "test")
+    for name, entry in (("app", app), ("self_test", self_test)):
+        run(["gcc", *compile_flags, *entry, *library, "-o", tmp_path / name, *libraries])
+    assert "score" in run([tmp_path / "app"]).stderr
+    assert "~~~ALL TESTS PASSED~~~" in run([tmp_path / "self_test"]).stderr
 
 
 # ---------------------------------------------------------------------------- CMake-based
@@ -393,9 +401,13 @@ def test_zephyr_module(project, tmp_path):
     assert "CONFIG_TFLM_MODEL=y" in (folder / "sample" / "prj.conf").read_text().splitlines()
     library = {p.resolve() for p in sources_of(folder / "tflm")}
     assert listed_sources(folder / "zephyr" / "CMakeLists.txt", tmp_path) == library
-    sample = (folder / "sample" / "CMakeLists.txt").read_text()
-    assert "find_package(Zephyr" in sample and "target_sources(app PRIVATE src/main.c)" in sample
-    assert (folder / "sample" / "src" / "main.c").is_file()
+    for app in ("sample", "test"):  # the user's app and the self-test
+        lists = (folder / app / "CMakeLists.txt").read_text()
+        assert "find_package(Zephyr" in lists and "target_sources(app PRIVATE src/main.c)" in lists
+        assert (folder / app / "src" / "main.c").is_file()
+        assert "CONFIG_TFLM_MODEL=y" in (folder / app / "prj.conf").read_text().splitlines()
+    assert "_init()" in (folder / "sample" / "src" / "main.c").read_text()
+    assert "~~~ALL TESTS PASSED~~~" in (folder / "test" / "src" / "main.c").read_text()
     assert "printk" in (folder / "tflm" / "tflm_debug_log.c").read_text()
 
 
@@ -421,20 +433,24 @@ def test_mbed_program(project, tmp_path):
     assert overrides["rtos.main-thread-stack-size"] >= 4096
     assert "build/*" in (folder / ".mbedignore").read_text().splitlines()
     assert "mbed::BufferedSerial" in (folder / "tflm" / "tflm_debug_log.cpp").read_text()
-    # main.cpp and the runtime link as C++ with C (the Mbed part is the one stubbed file).
-    objects = []
+    # main.cpp (the app) or the self-test (Mbed builds TESTS/ only for `mbed test`) and the
+    # runtime link as C++ with C (the Mbed part is the one stubbed file).
+    objects = {}
     for index, source in enumerate(sources_of(folder)):
         if uses_framework(source):
             continue
         compiler = "arm-none-eabi-g++" if source.suffix == ".cpp" else "arm-none-eabi-gcc"
-        objects.append(tmp_path / f"{index}.o")
-        run([compiler, *CORTEX_M4F, "-c", source, "-o", objects[-1]])
+        objects[source.relative_to(folder).as_posix()] = tmp_path / f"{index}.o"
+        run([compiler, *CORTEX_M4F, "-c", source, "-o", objects[source.relative_to(folder).as_posix()]])
+    entries = ["main.cpp", "TESTS/tflm/self_test/main.cpp"]
+    library = [obj for path, obj in objects.items() if path not in entries]
     log = tmp_path / "log.c"
     log.write_text('void tflm_debug_log(const char *text);\nvoid tflm_debug_log(const char *text) '
                    '{ (void)text; }\n')
     run(["arm-none-eabi-gcc", *CORTEX_M4F, "-c", log, "-o", tmp_path / "log.o"])
-    run(["arm-none-eabi-gcc", *CORTEX_M4F, "--specs=nosys.specs", *objects, tmp_path / "log.o",
-         "-lm", "-o", tmp_path / "main.elf"])
+    for entry in entries:
+        run(["arm-none-eabi-gcc", *CORTEX_M4F, "--specs=nosys.specs", objects[entry], *library,
+             tmp_path / "log.o", "-lm", "-o", tmp_path / "main.elf"])
 
 
 # ---------------------------------------------------------------------------- keil
@@ -443,7 +459,7 @@ def test_mbed_program(project, tmp_path):
 def test_keil_project_lists_every_file_with_its_type(project, tmp_path):
     need_tool("arm-none-eabi-gcc")
     folder = project("keil")
-    root = ElementTree.parse(folder / "tflm_model.uvprojx").getroot()
+    root = ElementTree.parse(folder / "model.uvprojx").getroot()
     assert root.tag == "Project" and root.findtext("SchemaVersion") == "2.1"
     target = root.find("Targets/Target")
     cads = target.find("TargetOption/TargetArmAds/Cads")

@@ -5,6 +5,7 @@ nothing and turns the model, the options and those measurements into files."""
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
 from dataclasses import dataclass
 from functools import lru_cache
@@ -12,10 +13,12 @@ from functools import lru_cache
 import numpy as np
 
 from tflm_gen.assemble import (
+    DEFAULT_NAME,
     banner,
     c_bytes,
     library_files,
     model_data_files,
+    model_data_names,
     model_hash,
     ops_used,
     render,
@@ -26,6 +29,7 @@ from tflm_gen.kernels import check_tags
 from tflm_gen.licensing import license_files
 from tflm_gen.measure import Measured
 from tflm_gen.model.reader import read_model
+from tflm_gen.model_api import api_values, check_name, model_api_files
 from tflm_gen.optimize import device_model
 from tflm_gen.readme import README, readme_file, tensor_entries
 from tflm_gen.resources import resource_dir
@@ -41,10 +45,14 @@ class GenerateOptions:
     tags: tuple[str, ...] = ()
     seed: int = 0  # of the embedded test input
     extra_models: tuple[bytes, ...] = ()  # further models sharing the arena (multitenancy)
+    name: str = DEFAULT_NAME  # prefix of the model's files and C symbols (`check_name`)
     command: str = ""  # the command line that asked for the project (README: regenerate)
 
 
-MULTI_MAIN = "common/main_multi.c.j2"  # replaces common/main.c.j2 for several models
+SELF_TEST = "common/self_test_main.c.j2"
+MULTI_SELF_TEST = "common/self_test_multi.c.j2"  # replaces SELF_TEST for several models
+# templates of a program's main file: each program is the shared files plus its entry
+ENTRY_TEMPLATES = ("common/app_main.c.j2", SELF_TEST, "qemu/self_test_main.c.j2")
 
 
 def _array_entry(array: np.ndarray) -> dict:
@@ -68,11 +76,18 @@ def _relative(path: str, start_file: str) -> str:
 def _template_values(target: Target, files: dict, values: dict) -> dict:
     """The values every target template sees; paths are relative to the project root."""
     outputs = [*files, target.test_data, *target.templates]
+    sources = sorted(p for p in outputs if p.endswith((".c", ".cpp")))
+    test_dir = posixpath.dirname(target.test_data) + "/"
+    entries = {p for p, template in target.templates.items() if template in ENTRY_TEMPLATES}
     return {
-        **values, **target.values, "target": target.name, "lib_root": target.library_dir,
-        "sources": sorted(p for p in outputs if p.endswith((".c", ".cpp"))),
+        **target.values, **values, "target": target.name, "lib_root": target.library_dir,
+        "sources": sources,
         "headers": sorted(p for p in outputs if p.endswith(".h")),
         "library_sources": sorted(p for p in files if p.endswith((".c", ".cpp"))),
+        # the files every program of the project links, then each program's entry files
+        "common_sources": [p for p in sources if p not in entries],
+        "app_sources": [p for p in sources if p in entries and not p.startswith(test_dir)],
+        "test_sources": [p for p in sources if p in entries and p.startswith(test_dir)],
     }
 
 
@@ -96,9 +111,22 @@ def check_fits_board(target: Target, model_bytes: int, arena_bytes: int) -> None
 
 
 def _check_multitenant(target: Target, count: int) -> None:
-    if count > 1 and "common/main.c.j2" not in target.templates.values():
+    if count > 1 and SELF_TEST not in target.templates.values():
         raise InputError(f"target {target.name} takes one model; several models sharing an "
                          "arena work with the make, cmake and IDE targets")
+
+
+def named_target(target: Target, name: str) -> Target:
+    """`target` with `{name}` in its output paths replaced by the project name, and `{Name}`
+    by it in CamelCase (kws_ref -> KwsRef, the Arduino convention)."""
+    camel = "".join(part[:1].upper() + part[1:] for part in name.split("_"))
+
+    def named(path: str) -> str:
+        return path.replace("{name}", name).replace("{Name}", camel)
+
+    return dataclasses.replace(
+        target, library_dir=named(target.library_dir), test_data=named(target.test_data),
+        templates={named(path): template for path, template in target.templates.items()})
 
 
 @lru_cache(maxsize=4)
@@ -109,17 +137,17 @@ def _device_models(originals: tuple[bytes, ...]) -> tuple[list[bytes], list]:
     return devices, [read_model(each) for each in devices]
 
 
-def _model_entries(measured: Measured) -> list[dict]:
+def _model_entries(measured: Measured, name: str) -> list[dict]:
     """Template data of each model of a multitenant project: inputs and, per invoke, the
     reference outputs (state carries across invokes, as on the device)."""
     entries = []
     for index, (inputs, rounds) in enumerate(zip(measured.model_inputs, measured.rounds)):
-        stem = "model_data" if index == 0 else f"model_data_{index}"
+        names = model_data_names(name, index)
         entries.append({
-            "index": index, "header": f"{stem}.h", "inputs": [_array_entry(a) for a in inputs],
+            "index": index, "header": f"{names['stem']}.h",
+            "inputs": [_array_entry(a) for a in inputs],
             "rounds": [[_array_entry(a) for a in outputs] for outputs in rounds],
-            "symbol": "tflm_model_data" if index == 0 else f"tflm_model_{index}_data",
-            "size_macro": "TFLM_MODEL_SIZE" if index == 0 else f"TFLM_MODEL_{index}_SIZE"})
+            "symbol": names["symbol"], "size_macro": names["size_macro"]})
     return entries
 
 
@@ -128,6 +156,7 @@ def generate(model_bytes: bytes, options: GenerateOptions = GenerateOptions()) -
     the host build and the oracle where they exist), then assemble (which runs nothing)."""
     from tflm_gen.measure import measure
 
+    check_name(options.name)
     target = load_target(options.target)
     originals = [model_bytes, *options.extra_models]
     _check_multitenant(target, len(originals))
@@ -142,29 +171,32 @@ def generate(model_bytes: bytes, options: GenerateOptions = GenerateOptions()) -
 def assemble(model_bytes: bytes, options: GenerateOptions, measured: Measured) -> dict[str, bytes]:
     """The project's files from the model, the options and the measurements; pure (no
     compiler, no oracle: every number it needs is in `measured`)."""
-    target = load_target(options.target)
+    name = check_name(options.name)
+    target = named_target(load_target(options.target), name)
     tags = target.tags + tuple(options.tags)
     originals = [model_bytes, *options.extra_models]
     _check_multitenant(target, len(originals))
     devices, models = _device_models(tuple(originals))
-    library = library_files(models, devices[0], tags)
+    library = library_files(models, devices[0], tags, name)
     arena = measured.arena_bytes
     check_fits_board(target, sum(len(each) for each in devices), arena)
     for index, device in enumerate(devices):
-        library.update(model_data_files(device, arena, index, len(devices)))
-    files = {f"{target.library_dir}/{name}": data for name, data in library.items()}
+        library.update(model_data_files(device, arena, index, len(devices), name))
+    library.update(model_api_files(models[0], devices[0], name))
+    files = {f"{target.library_dir}/{path}": data for path, data in library.items()}
     values = _template_values(target, files, {
+        **api_values(models[0], name), "self_test_hint": target.self_test_hint,
         "banner": banner(devices[0]), "banner_hash": banner(devices[0], "#"),
         "banner_xml": xml_banner(devices[0]),
         "expected_source": measured.expected_source, "arena_bytes": arena,
         "inputs": [_array_entry(a) for a in measured.inputs],
         "outputs": [_array_entry(a) for a in measured.outputs],
-        "models": [] if len(devices) == 1 else _model_entries(measured),
+        "models": [] if len(devices) == 1 else _model_entries(measured, name),
     })
     files[target.test_data] = render("common/test_data.h.j2", **values)
     for path, template in sorted(target.templates.items()):
-        if len(devices) > 1 and template == "common/main.c.j2":
-            template = MULTI_MAIN
+        if len(devices) > 1 and template == SELF_TEST:
+            template = MULTI_SELF_TEST
         files[path] = render(template, **values, lib=_relative(target.library_dir, path))
     files.update(license_files([f"the model of sha256 {model_hash(each)[:16]}"
                                 for each in originals]))
@@ -178,10 +210,9 @@ def _readme_values(target: Target, values: dict, models: list, originals: list[b
     """What the README says beyond the templates' values: names, sizes, operators."""
     label = ", ".join(f"model sha256 {model_hash(each)[:16]}" for each in originals)
     graph = models[0].subgraphs[0]
-    return {**values, "project_title": target.values.get("name", "tflm-gen project"),
+    return {**values, "model_label": label, "target_description": target.description,
             "model_inputs": tensor_entries(models[0], graph.inputs),
             "model_outputs": tensor_entries(models[0], graph.outputs),
-            "model_label": label, "target_description": target.description,
             "banner_text": values["banner"].splitlines()[1][3:].split("; do not")[0],
             "model_bytes": sum(len(each) for each in devices), "test_data": target.test_data,
             "operators": list(dict.fromkeys(op for model in models for op in ops_used(model))),

@@ -63,6 +63,16 @@ def _kernel_sources(files: dict[str, bytes], library_dir: str) -> list[str]:
                   and not name.startswith(("tflm_", "model_")))
 
 
+def layout_values(paths: list[str]) -> dict:
+    """Facts of the project's layout the steps name: the uVision project file, the
+    Arduino sketches (example folders), whether the self-test has its own folder."""
+    sketches = [path.split("/")[1] for path in paths
+                if path.startswith("examples/") and path.endswith(".ino")]
+    return {"paths": paths, "sketches": sketches,
+            "uvprojx": next((path for path in paths if path.endswith(".uvprojx")), ""),
+            "split_test": any(path.startswith("test/") for path in paths)}
+
+
 def readme_file(files: dict[str, bytes], values: dict, command: str,
                 tags: tuple[str, ...]) -> bytes:
     """README.md for the project whose other files are `files`; `values` are the values
@@ -70,7 +80,7 @@ def readme_file(files: dict[str, bytes], values: dict, command: str,
     library_dir = values["lib_root"]
     model_file = posixpath.join(library_dir, "model_data.c")
     return render(f"{SECTIONS}/README.md.j2", **values,
-                  section=section_template(values["target"]), paths=sorted(files),
+                  **layout_values(sorted(files)), section=section_template(values["target"]),
                   file_rows=_file_rows(files, library_dir), model_file=model_file,
                   kernel_sources=_kernel_sources(files, library_dir),
                   regenerate=regenerate_command(command, values["target"], tags))
@@ -91,5 +101,5 @@ def next_command(target: Target, folder: str, paths: list[str]) -> str:
     """What to run after `project` wrote `target`'s project (files `paths`) into `folder`."""
     # the section's text needs the project's values; its macro only the target's
     template = environment(jinja2.ChainableUndefined).get_template(section_template(target.name))
-    module = template.make_module({**target.values, "paths": paths})
+    module = template.make_module({**target.values, **layout_values(paths)})
     return str(module.next_command(shlex.quote(folder))).strip()
