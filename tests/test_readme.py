@@ -10,6 +10,7 @@ import shlex
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -42,9 +43,9 @@ def test_readme_states_the_projects_own_sizes_and_steps(target):
     assert text.startswith("<!-- SPDX-License-Identifier: Apache-2.0 -->\n")
     assert [line for line in text.splitlines() if line.startswith("## ")] == list(SECTIONS)
     library = load_target(target).library_dir
-    header = files[f"{library}/model_data.h"].decode()
-    arena = re.search(r"#define TFLM_MODEL_ARENA_BYTES (\d+)", header).group(1)
-    model = re.search(r"#define TFLM_MODEL_SIZE (\d+)", header).group(1)
+    header = files[f"{library}/model_model_data.h"].decode()  # the default name: model
+    arena = re.search(r"#define MODEL_ARENA_BYTES (\d+)", header).group(1)
+    model = re.search(r"#define MODEL_MODEL_SIZE (\d+)", header).group(1)
     assert f"| arena | {arena} bytes of RAM" in text
     assert f"| model | {model} bytes of flash" in text
     for path, size in re.findall(r"^\| `([^`]+)` \| (\d+) \|", text, re.MULTILINE):
@@ -70,7 +71,23 @@ def test_readme_example_compiles_and_runs_against_the_project(tmp_path):
     program = tmp_path / "example"
     subprocess.run([gcc, *STRICT, *map(str, sources), "-o", str(program), "-lm"], check=True)
     run = subprocess.run([str(program)], check=False, capture_output=True, text=True)
-    assert run.returncode == 0 and run.stdout.startswith("first output: "), run
+    assert run.returncode == 0, run
+    assert run.stdout == f"class 0: {_oracle_value_for_zero_input():f}\n"
+
+
+def _oracle_value_for_zero_input() -> float:
+    """The sine model's dequantised output, by the oracle, for the input the example
+    writes (0.0 quantised), as the example computes it (float32 scale times integer)."""
+    from tflm_gen.model.reader import read_model
+    from tflm_gen.oracle import Oracle
+
+    model = read_model(SINE.read_bytes())
+    graph = model.subgraphs[0]
+    source, sink = graph.tensors[graph.inputs[0]], graph.tensors[graph.outputs[0]]
+    zero = np.full(source.shape, source.quantization.zero_point[0], dtype=np.int8)
+    value = int(Oracle(SINE.read_bytes(), "tflm").run([zero])[0].reshape(-1)[0])
+    scale = np.float32(sink.quantization.scale[0])
+    return float(scale * np.float32(value - sink.quantization.zero_point[0]))
 
 
 def test_project_prints_a_next_command_that_works(tmp_path):
@@ -80,7 +97,7 @@ def test_project_prints_a_next_command_that_works(tmp_path):
     assert result.exit_code == 0, result.output
     line = next(line for line in result.output.splitlines() if line.startswith("next: "))
     command = line[len("next: "):]
-    assert command == f"make -C {shlex.quote(str(out))} run"
+    assert command == f"make -C {shlex.quote(str(out))} test"
     run = subprocess.run(shlex.split(command), check=False, capture_output=True, text=True)
     assert run.returncode == 0 and "~~~ALL TESTS PASSED~~~" in run.stdout + run.stderr
 

@@ -56,11 +56,12 @@ def _file_rows(files: dict[str, bytes], library_dir: str) -> list[dict]:
     return sorted(rows, key=lambda row: row["path"])
 
 
-def _kernel_sources(files: dict[str, bytes], library_dir: str) -> list[str]:
-    """The kernels' C files in the library folder (neither runtime nor model)."""
+def _kernel_sources(files: dict[str, bytes], library_dir: str, name: str) -> list[str]:
+    """The kernels' C files in the library folder (neither runtime nor the model's own)."""
+    own = (f"{name}.c", f"{name}_model_ops.c")
     names = (posixpath.basename(path) for path in files if path.startswith(library_dir + "/"))
-    return sorted(name for name in names if name.endswith((".c", ".cpp"))
-                  and not name.startswith(("tflm_", "model_")))
+    return sorted(each for each in names if each.endswith((".c", ".cpp"))
+                  and not each.startswith(("tflm_", f"{name}_model_data")) and each not in own)
 
 
 def layout_values(paths: list[str]) -> dict:
@@ -78,11 +79,11 @@ def readme_file(files: dict[str, bytes], values: dict, command: str,
     """README.md for the project whose other files are `files`; `values` are the values
     its templates saw (target, lib_root, arena_bytes, inputs, outputs, ...)."""
     library_dir = values["lib_root"]
-    model_file = posixpath.join(library_dir, "model_data.c")
+    model_file = posixpath.join(library_dir, f"{values['name']}_model_data.c")
     return render(f"{SECTIONS}/README.md.j2", **values,
                   **layout_values(sorted(files)), section=section_template(values["target"]),
                   file_rows=_file_rows(files, library_dir), model_file=model_file,
-                  kernel_sources=_kernel_sources(files, library_dir),
+                  kernel_sources=_kernel_sources(files, library_dir, values["name"]),
                   regenerate=regenerate_command(command, values["target"], tags))
 
 
