@@ -224,11 +224,67 @@ KERNELS = {
 }
 
 
-def kernel_allocations(node: NodeView) -> Allocations:
-    try:
-        describe = KERNELS[node.op.opcode]
-    except KeyError:
-        raise NotModelled(node.op.opcode) from None
+CMSIS_NODE_BYTES = 16  # the cmsis tag's block beside the reference one (cmsis_*_node_t)
+CMSIS_ADD_TABLE_MIN = 512  # kernels_c/cmsis/add.c: elements from which ADD uses tables
+
+
+def _round4(count: int) -> int:
+    return (count + 3) // 4 * 4
+
+
+def _beside(reference: Allocations, scratch: list[int]) -> Allocations:
+    """The reference prepare's allocations, then the tag's block and scratch requests."""
+    return Allocations([*reference.persistent, CMSIS_NODE_BYTES], [*reference.scratch, *scratch])
+
+
+def _cmsis_add(node: NodeView) -> Allocations:
+    """Two 256-entry int32 tables for int8 ADD of same-shape inputs of 512 elements or more."""
+    first, second = node.input(0), node.input(1)
+    tables = (node.input_type() == "int8" and first.shape == second.shape
+              and ir.element_count(node.output(0)) >= CMSIS_ADD_TABLE_MIN)
+    return _beside(KERNELS["ADD"](node), [2 * 256 * 4] if tables else [])
+
+
+def _cmsis_conv(node: NodeView) -> Allocations:
+    """Six rows of an im2col patch (rounded to 4) for int8 convolution that is not grouped."""
+    filter_shape, input_channels = node.input(1).shape, node.input(0).shape[3]
+    patch = filter_shape[1] * filter_shape[2] * filter_shape[3]
+    ungrouped = node.input_type() == "int8" and filter_shape[3] == input_channels
+    return _beside(_conv(node), [6 * _round4(patch)] if ungrouped else [])
+
+
+def _cmsis_fully_connected(node: NodeView) -> Allocations:
+    """Four rows of the input (rounded to 4) for int8 with a zero filter offset."""
+    weights = node.input(1)
+    scales = weights.quantization.scale if weights.quantization else []
+    zero_points = weights.quantization.zero_point if weights.quantization else [0]
+    offset_free = len(scales) > 1 or int(zero_points[0]) == 0
+    scratch = [4 * _round4(weights.shape[-1])] if node.input_type() == "int8" and offset_free \
+        else []
+    return _beside(_fully_connected(node), scratch)
+
+
+def _cmsis_softmax(node: NodeView) -> Allocations:
+    """An exp table of 256 int32 for int8 input."""
+    table = 256 * 4 if node.input_type() == "int8" else 0
+    return Allocations([*_softmax(node).persistent, CMSIS_NODE_BYTES + table])
+
+
+
+# Kernel tags: the ops whose prepare a tag's kernels_c/<tag>/ file changes (the others keep
+# the reference prepare, as DEPTHWISE_CONV_2D, MUL and the pools do under cmsis).
+TAG_KERNELS = {"cmsis": {"ADD": _cmsis_add, "CONV_2D": _cmsis_conv,
+                         "FULLY_CONNECTED": _cmsis_fully_connected, "SOFTMAX": _cmsis_softmax}}
+
+
+def kernel_allocations(node: NodeView, tags: tuple[str, ...] = ()) -> Allocations:
+    """The node's allocations with the kernels of `tags` (the last tag that has the op
+    wins, as for the files)."""
+    describe = KERNELS.get(node.op.opcode)
+    for tag in tags:
+        describe = TAG_KERNELS.get(tag, {}).get(node.op.opcode, describe)
+    if describe is None:
+        raise NotModelled(node.op.opcode)
     return describe(node)
 
 
@@ -416,12 +472,13 @@ def arena_sizes(model: ir.Model, tags: tuple[str, ...] = ()) -> tuple[int, int]:
     """The arena the runtime needs for `model` (a device model: offline plan and
     requantisation embedded) and its persistent tail, in bytes; raises NotModelled for
     what this module does not know (kernels a tag replaces)."""
-    replaced = [tag for tag in tags if (resource_dir("kernels_c") / tag).is_dir()]
-    if replaced:
-        raise NotModelled(f"the {', '.join(replaced)} kernels")
+    unknown = [tag for tag in tags
+               if (resource_dir("kernels_c") / tag).is_dir() and tag not in TAG_KERNELS]
+    if unknown:
+        raise NotModelled(f"the {', '.join(unknown)} kernels")
     kernel_tail, scratch = 0, []
     for index, node in enumerate(_global_nodes(model)):
-        allocations = kernel_allocations(node)
+        allocations = kernel_allocations(node, tags)
         kernel_tail += sum(aligned(size) for size in allocations.persistent)
         scratch += [(size, index) for size in allocations.scratch]
     tail = runtime_tail_bytes(model) + kernel_tail + aligned(4 * len(scratch))
