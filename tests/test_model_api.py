@@ -183,8 +183,8 @@ def test_two_named_projects_merge_into_one_program(tmp_path):
     merged = tmp_path / "merged" / "tflm"
     merged.mkdir(parents=True)
     for name in MODELS:
-        result = CliRunner().invoke(main, ["project", "--model", str(SINE if name == "sine" else
-                                                                     need_corpus() / MODELS[name]),
+        (tmp_path / f"{name}.tflite").write_bytes(model_bytes(name))
+        result = CliRunner().invoke(main, ["project", "--model", str(tmp_path / f"{name}.tflite"),
                                            "--name", name, "-o", str(tmp_path / name)])
         assert result.exit_code == 0, result.output
         for path in sorted((tmp_path / name / "tflm").iterdir()):
@@ -216,16 +216,24 @@ def test_app_template_builds_and_runs_on_host_and_cortex_m4(tmp_path):
     assert ran.returncode == 0 and ran.stdout.count("score ") == 3, ran.stdout + ran.stderr
 
 
-@pytest.mark.parametrize("name", ["", "Model", "9lives", "tflm_x", "a-b", "x" * 41])
-def test_bad_names_are_refused_in_one_line(name, tmp_path):
+@pytest.mark.parametrize("name,why", [
+    ("", "is not a project name"), ("Model", "is not a project name"),
+    ("9lives", "is not a project name"), ("tflm_x", "is not a project name"),
+    ("a-b", "is not a project name"), ("x" * 41, "is not a project name"),
+    ("fully_connected", "is the name of a runtime or kernel file"),  # would replace a kernel
+    ("conv", "is the name of a runtime or kernel file"),  # one this model does not use
+])
+def test_bad_names_are_refused_in_one_line(name, why, tmp_path):
     result = CliRunner().invoke(main, ["project", "--model", str(SINE), "--name", name,
                                        "-o", str(tmp_path / "p")])
-    assert result.exit_code == 2 and "is not a project name" in result.output, result.output
+    assert result.exit_code == 2 and why in result.output, result.output
     assert len(result.output.strip().splitlines()) == 1 and not (tmp_path / "p").exists()
 
 
 @pytest.mark.parametrize("stem,name", [("sine_int8", "sine_int8"), ("KWS Ref-Model", "kws_ref_model"),
-                                        ("2d-conv", "m_2d_conv"), ("tflm", "m_tflm"), ("---", "model")])
+                                        ("2d-conv", "m_2d_conv"), ("tflm", "m_tflm"), ("---", "model"),
+                                        ("tflm" + "x" * 50, "m_tflm" + "x" * 34),
+                                        ("softmax", "m_softmax")])
 def test_default_name_is_the_stem_made_an_identifier(stem, name, tmp_path):
     shutil.copy(SINE, tmp_path / f"{stem}.tflite")
     result = CliRunner().invoke(main, ["project", "--model", str(tmp_path / f"{stem}.tflite"),
@@ -234,3 +242,24 @@ def test_default_name_is_the_stem_made_an_identifier(stem, name, tmp_path):
     assert (tmp_path / "p" / "tflm" / f"{name}.h").is_file()
     assert re.search(rf"^int {name}_init\(void\);$", (tmp_path / "p" / "tflm" / f"{name}.h")
                      .read_text(), re.MULTILINE)
+
+
+def test_untrusted_tensor_names_become_safe_identifiers(tmp_path):
+    """A name that would end the comment and start a macro, the same name twice, and an
+    empty name: identifiers from the text, `input1` / `output0` where it cannot give one,
+    and the header still compiles with the app."""
+    need_tool("make")
+    builder = ModelBuilder()
+    quant = {"scale": 0.5, "zero_point": 3}
+    first = builder.input("x */\n#define evil 1", [1, 4], "int8", **quant)
+    second = builder.input("x */\n#define evil 1", [1, 4], "int8", **quant)
+    builder.output(builder.add_op("ADD", [first, second], [1, 4], "int8", **quant))
+    builder.graph.tensors[builder.graph.outputs[0]].name = ""
+    write_tree(generate(builder.build(), GenerateOptions("make", name="odd")), tmp_path)
+    header = (tmp_path / "tflm" / "odd.h").read_text()
+    declared = re.findall(r"^\w+ \*(odd_\w+)\(void\);$", header, re.MULTILINE)
+    assert declared == ["odd_input_x_define_evil_1", "odd_input_input1", "odd_output_output0"]
+    assert not re.search(r"^#define evil", header, re.MULTILINE)
+    assert header.count("*/") == header.count("/*")
+    flags = "CFLAGS=" + " ".join([*STRICT, "-O1"])
+    subprocess.run(["make", "-s", flags], cwd=tmp_path, check=True, capture_output=True)

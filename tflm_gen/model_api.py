@@ -12,6 +12,7 @@ import numpy as np
 from tflm_gen.assemble import banner, render
 from tflm_gen.errors import InputError
 from tflm_gen.model import ir
+from tflm_gen.resources import resource_dir
 from tflm_gen.text import c_identifier, printable
 
 # C element types of the tensor dtypes an input or output can have; others are bytes.
@@ -29,30 +30,57 @@ def check_name(name: str) -> str:
         raise InputError(f"--name {printable(name)!r} is not a project name: use a lowercase "
                          "C identifier of at most 40 characters ([a-z][a-z0-9_]*), not "
                          "starting with 'tflm' (the runtime's prefix)")
+    if name in _library_stems():
+        raise InputError(f"--name {name!r} is the name of a runtime or kernel file "
+                         f"(tflm/{name}.c or .h); choose another")
     return name
+
+
+def _library_stems() -> set[str]:
+    """Stems of every runtime and kernel file a project may hold: `<name>.c/.h` must not
+    replace one, in this project or in another whose folder is merged with it."""
+    folders = (resource_dir("runtime_c"), resource_dir("kernels_c"))
+    return {path.stem for folder in folders for path in folder.rglob("*.[ch]*")}
 
 
 def default_name(stem: str) -> str:
     """The project name for a model file's stem: the stem made a C identifier."""
     name = c_identifier(stem, "model")
-    return "m_" + name if name.startswith(_RESERVED_PREFIX) else name[:40]
+    if name.startswith(_RESERVED_PREFIX) or name in _library_stems():
+        name = "m_" + name
+    return name[:40].rstrip("_")
 
 
 def _signature_names(model: ir.Model) -> tuple[dict[int, str], dict[int, str]]:
     """Tensor index -> signature name of the first subgraph's inputs and outputs."""
     for signature in model.signature_defs:
         if signature.subgraph_index == 0:
-            return dict((t, n) for n, t in signature.inputs), dict((t, n) for n, t in signature.outputs)
+            inputs = {tensor: name for name, tensor in signature.inputs}
+            return inputs, {tensor: name for name, tensor in signature.outputs}
     return {}, {}
 
 
+MAX_TENSOR_ID = 32  # characters; past it, a name's last path segment is used
+
+
+def _tensor_identifier(text: str) -> str:
+    """A tensor's name as a readable identifier: whole when short; else the last '/'
+    segment of its first ';'-joined name (converters join fused ops' names with ';'),
+    e.g. "model/conv/BiasAdd;model/conv/Conv2D" -> "biasadd"."""
+    identifier = c_identifier(text, "")
+    if len(identifier) <= MAX_TENSOR_ID:
+        return identifier
+    segment = c_identifier(text.split(";")[0].rsplit("/", 1)[-1], "")
+    return segment[:MAX_TENSOR_ID].rstrip("_")
+
+
 def _identifiers(texts: list[str], kind: str) -> list[str]:
-    """One identifier per tensor: its name made an identifier, `<kind><i>` when that is
-    empty or already taken (by an earlier tensor or by another kind's fallback)."""
+    """One identifier per tensor (`_tensor_identifier`), `<kind><i>` when that is empty
+    or already taken (by an earlier tensor or by another kind's fallback)."""
     taken: set[str] = set()
     result = []
     for index, text in enumerate(texts):
-        identifier = c_identifier(text, "")
+        identifier = _tensor_identifier(text)
         if not identifier or identifier in taken or re.fullmatch(r"(input|output)\d+", identifier):
             identifier = f"{kind}{index}"
         taken.add(identifier)
