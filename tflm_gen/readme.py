@@ -66,12 +66,14 @@ def _kernel_sources(files: dict[str, bytes], library_dir: str, name: str) -> lis
 
 def layout_values(paths: list[str]) -> dict:
     """Facts of the project's layout the steps name: the uVision project file, the
-    Arduino sketches (example folders), whether the self-test has its own folder."""
+    Arduino sketches (example folders), whether the self-test has its own folder, and
+    whether this tflm-gen knows boards (`--board`)."""
     sketches = [path.split("/")[1] for path in paths
                 if path.startswith("examples/") and path.endswith(".ino")]
     return {"paths": paths, "sketches": sketches,
             "uvprojx": next((path for path in paths if path.endswith(".uvprojx")), ""),
-            "split_test": any(path.startswith("test/") for path in paths)}
+            "split_test": any(path.startswith("test/") for path in paths),
+            "boards_known": (resource_dir("targets") / "boards").is_dir()}
 
 
 def readme_file(files: dict[str, bytes], values: dict, command: str,
