@@ -4,10 +4,8 @@ the resolver, and the target's project files.  Pure: returns {relative path: byt
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
 
 import jinja2
-import numpy as np
 
 from tflm_gen import __version__
 from tflm_gen.kernels import check_tags, kernel_catalogue, kernel_files, runtime_files
@@ -17,18 +15,6 @@ from tflm_gen.resources import resource_dir
 from tflm_gen.support import check_supported
 
 LIBRARY_DIR = "tflm"  # folder of the runtime, kernels and model files inside a project
-
-
-@dataclass(frozen=True)
-class ProjectOptions:
-    """Everything a generated project depends on; the same options give the same bytes."""
-
-    model: bytes
-    target: str = "make"
-    tags: tuple[str, ...] = ()
-    test_inputs: tuple[np.ndarray, ...] = field(default=(), compare=False)
-    expected_outputs: tuple[np.ndarray, ...] = field(default=(), compare=False)
-    arena_bytes: int = 0  # measured by the host run when 0
 
 
 def model_hash(model: bytes) -> str:
@@ -54,10 +40,12 @@ def ops_used(model: ir.Model) -> list[str]:
     return list(dict.fromkeys(op.opcode for graph in model.subgraphs for op in graph.operators))
 
 
-def _environment() -> jinja2.Environment:
+def environment(undefined: type = jinja2.StrictUndefined) -> jinja2.Environment:
+    """Templates fail on a missing value; `undefined` relaxes that only for reading a
+    template's macros without the values its text needs (readme.next_command)."""
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(resource_dir("templates"))),
-        undefined=jinja2.StrictUndefined,
+        undefined=undefined,
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -65,7 +53,7 @@ def _environment() -> jinja2.Environment:
 
 
 def render(template: str, **values) -> bytes:
-    return _environment().get_template(template).render(**values).encode()
+    return environment().get_template(template).render(**values).encode()
 
 
 DEFAULT_NAME = "model"  # the project name when `generate` is called without one

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import textwrap
 import time
 from pathlib import Path
@@ -22,6 +23,7 @@ from tflm_gen.oracle import ORACLES
 from tflm_gen.output import save_outputs, write_file, write_tree
 from tflm_gen.project import GenerateOptions, generate
 from tflm_gen.qemu import qemu_targets
+from tflm_gen.readme import README, next_command
 from tflm_gen.samples import load_samples
 from tflm_gen.table import format_table
 from tflm_gen.targets import list_targets, load_target
@@ -80,12 +82,37 @@ def project_command(model_paths, target, tags, name, out_dir, force):
     """Generate a self-contained C project for the model(s)."""
     models = [_model_bytes(path) for path in model_paths]
     name = default_name(Path(model_paths[0]).stem) if name is None else name
-    options = GenerateOptions(target, tags, extra_models=tuple(models[1:]), name=name)
+    options = GenerateOptions(target, tags, extra_models=tuple(models[1:]), name=name,
+                              command=command_line(click.get_current_context()))
     files = generate(models[0], options)
     write_tree(files, out_dir, force)
     click.echo(f"wrote {len(files)} files to {out_dir} (target {target})")
     for note in load_target(target).notes(tags):
         click.echo(f"note: {note}")
+    click.echo(f"next: {next_command(load_target(target), out_dir, sorted(files))}")
+    click.echo(f"      (see {Path(out_dir) / README})")
+
+
+def _option_words(option: click.Option, value) -> list[str]:
+    """How `value` of `option` is written on a command line (nothing for its default)."""
+    flag = max(option.opts, key=len)
+    if option.is_flag:
+        return [flag] if value else []
+    if isinstance(value, tuple) and option.multiple:
+        return [word for each in value for word in (flag, str(each))]
+    if isinstance(value, tuple):  # a list type such as --tags
+        return [flag, ",".join(value)] if value else []
+    return [] if value is None or value == option.default else [flag, str(value)]
+
+
+def command_line(context: click.Context) -> str:
+    """The command being run, as the user could type it again: every option they gave
+    (defaults left out), in the command's order."""
+    words = ["tflm-gen", context.info_name]
+    for parameter in context.command.params:
+        if isinstance(parameter, click.Option):
+            words += _option_words(parameter, context.params[parameter.name])
+    return shlex.join(words)
 
 
 @click.command("run", epilog=examples(

@@ -1,13 +1,14 @@
-"""`generate`: a whole project for a target as {relative path: bytes}; `write_project` puts
-it on disk.  The test input is deterministic and the expected output comes from the
-oracle (TFLM, or LiteRT for a model only LiteRT runs) when installed, else from the host
-run of the same C files."""
+"""`generate`: a whole project for a target as {relative path: bytes}; `write_tree` puts it
+on disk.  Two stages: `measure` (tflm_gen.measure: the arena size, and the expected outputs
+of a deterministic test input from the oracle or the host run) and `assemble`, which runs
+nothing and turns the model, the options and those measurements into files."""
 
 from __future__ import annotations
 
 import dataclasses
 import posixpath
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -19,18 +20,20 @@ from tflm_gen.assemble import (
     model_data_files,
     model_data_names,
     model_hash,
+    ops_used,
     render,
     xml_banner,
 )
 from tflm_gen.errors import InputError, UnsupportedModelError
-from tflm_gen.host import HostInterpreter
-from tflm_gen.inputs import random_inputs
+from tflm_gen.kernels import check_tags
 from tflm_gen.licensing import license_files
+from tflm_gen.measure import Measured
 from tflm_gen.model.reader import read_model
 from tflm_gen.model_api import api_values, check_name, model_api_files
 from tflm_gen.optimize import device_model
-from tflm_gen.oracle import ORACLE_NAMES, Oracle, choose_oracle, oracle_available
+from tflm_gen.readme import README, readme_file, tensor_entries
 from tflm_gen.resources import resource_dir
+from tflm_gen.support import check_supported
 from tflm_gen.targets import Target, load_target
 
 
@@ -43,34 +46,19 @@ class GenerateOptions:
     seed: int = 0  # of the embedded test input
     extra_models: tuple[bytes, ...] = ()  # further models sharing the arena (multitenancy)
     name: str = DEFAULT_NAME  # prefix of the model's files and C symbols (`check_name`)
+    command: str = ""  # the command line that asked for the project (README: regenerate)
 
 
 SELF_TEST = "common/self_test_main.c.j2"
 MULTI_SELF_TEST = "common/self_test_multi.c.j2"  # replaces SELF_TEST for several models
 # templates of a program's main file: each program is the shared files plus its entry
 ENTRY_TEMPLATES = ("common/app_main.c.j2", SELF_TEST, "qemu/self_test_main.c.j2")
-ROUNDS = 2  # invokes per model in a multitenant test, alternating between models
 
 
 def _array_entry(array: np.ndarray) -> dict:
     data = np.ascontiguousarray(array).tobytes()
     return {"dtype": str(array.dtype), "shape": list(array.shape), "size": len(data),
             "bytes": c_bytes(data)}
-
-
-def reference_runtime(model_bytes: bytes, host: HostInterpreter):
-    """The runtime whose outputs a project embeds, and its name: the model's oracle when
-    installed, else the host run of the same C files."""
-    against, _ = choose_oracle(model_bytes)
-    if oracle_available(against):
-        return Oracle(model_bytes, against), ORACLE_NAMES[against]
-    return host, "tflm-gen host run"
-
-
-def expected_outputs(model_bytes: bytes, inputs, host: HostInterpreter) -> tuple[list, str]:
-    """The reference outputs for `inputs` and where they came from."""
-    reference, source = reference_runtime(model_bytes, host)
-    return reference.run(inputs), source
 
 
 def host_tags(tags: tuple[str, ...]) -> tuple[str, ...]:
@@ -105,28 +93,6 @@ def _template_values(target: Target, files: dict, values: dict) -> dict:
         "headers": sorted(p for p in outputs if p.endswith(".h")),
         "library_sources": sorted(p for p in files if p.endswith((".c", ".cpp"))),
     }
-
-
-def shared_arena_bytes(hosts: list[HostInterpreter]) -> int:
-    """The arena several interpreters need when each gets the space below the tails of the
-    ones before it (tflm_interpreter_arena_shared_size): the largest, over the models, of
-    the tails stacked above it plus its own peak."""
-    tails = [host.arena_tail_bytes for host in hosts]
-    return max(sum(tails[:k]) + host.arena_used_bytes for k, host in enumerate(hosts))
-
-
-def _model_entry(index: int, original: bytes, host: HostInterpreter, seed: int,
-                 name: str) -> dict:
-    """Template data of one model of a multitenant project: inputs and, per invoke, the
-    reference outputs (state carries across invokes, as on the device)."""
-    inputs = random_inputs(host.model, seed)
-    rounds = []
-    reference, _ = reference_runtime(original, host)
-    for _ in range(ROUNDS):
-        rounds.append([_array_entry(a) for a in reference.run(inputs)])
-    names = model_data_names(name, index)
-    return {"index": index, "header": f"{names['stem']}.h", "inputs": [_array_entry(a) for a in inputs],
-            "rounds": rounds, "symbol": names["symbol"], "size_macro": names["size_macro"]}
 
 
 def check_fits_board(target: Target, model_bytes: int, arena_bytes: int) -> None:
@@ -171,6 +137,28 @@ def named_target(target: Target, name: str) -> Target:
         templates={named(path): template for path, template in target.templates.items()})
 
 
+@lru_cache(maxsize=4)
+def _device_models(originals: tuple[bytes, ...]) -> tuple[list[bytes], list]:
+    """The device models (plan and requantisation embedded) and their IR; cached because
+    planning is the slow part and measure and assemble both need them."""
+    devices = [device_model(each)[0] for each in originals]
+    return devices, [read_model(each) for each in devices]
+
+
+def _model_entries(measured: Measured, name: str) -> list[dict]:
+    """Template data of each model of a multitenant project: inputs and, per invoke, the
+    reference outputs (state carries across invokes, as on the device)."""
+    entries = []
+    for index, (inputs, rounds) in enumerate(zip(measured.model_inputs, measured.rounds)):
+        names = model_data_names(name, index)
+        entries.append({
+            "index": index, "header": f"{names['stem']}.h",
+            "inputs": [_array_entry(a) for a in inputs],
+            "rounds": [[_array_entry(a) for a in outputs] for outputs in rounds],
+            "symbol": names["symbol"], "size_macro": names["size_macro"]})
+    return entries
+
+
 def _target_files(target: Target, values: dict) -> dict[str, bytes]:
     """The target's own files and the self-test's data, rendered with `values`."""
     files = {target.test_data: render("common/test_data.h.j2", **values)}
@@ -182,20 +170,34 @@ def _target_files(target: Target, values: dict) -> dict[str, bytes]:
 
 
 def generate(model_bytes: bytes, options: GenerateOptions = GenerateOptions()) -> dict[str, bytes]:
-    """All files of the project, by path relative to the project root."""
+    """All files of the project, by path relative to the project root: measure (which runs
+    the host build and the oracle where they exist), then assemble (which runs nothing)."""
+    from tflm_gen.measure import measure
+
+    check_name(options.name)
+    target = load_target(options.target)
+    originals = [model_bytes, *options.extra_models]
+    _check_multitenant(target, len(originals))
+    devices, models = _device_models(tuple(originals))
+    tags = target.tags + tuple(options.tags)
+    check_tags(tags)
+    for model in models:  # an unsupported model is refused before anything runs
+        check_supported(model)
+    return assemble(model_bytes, options, measure(originals, devices, models, tags, options.seed))
+
+
+def assemble(model_bytes: bytes, options: GenerateOptions, measured: Measured) -> dict[str, bytes]:
+    """The project's files from the model, the options and the measurements; pure (no
+    compiler, no oracle: every number it needs is in `measured`)."""
     name = check_name(options.name)
     target = named_target(load_target(options.target), name)
     tags = target.tags + tuple(options.tags)
     originals = [model_bytes, *options.extra_models]
     _check_multitenant(target, len(originals))
-    devices = [device_model(each)[0] for each in originals]
-    models = [read_model(each) for each in devices]
+    devices, models = _device_models(tuple(originals))
     library = library_files(models, devices[0], tags, name)
-    hosts = [HostInterpreter(each, host_tags(tags)) for each in devices]
-    arena = shared_arena_bytes(hosts)
+    arena = measured.arena_bytes
     check_fits_board(target, sum(len(each) for each in devices), arena)
-    inputs = random_inputs(models[0], options.seed)
-    outputs, source = expected_outputs(originals[0], inputs, hosts[0])
     for index, device in enumerate(devices):
         library.update(model_data_files(device, arena, index, len(devices), name))
     library.update(model_api_files(models[0], devices[0], name))
@@ -204,13 +206,28 @@ def generate(model_bytes: bytes, options: GenerateOptions = GenerateOptions()) -
         **api_values(models[0], name), "self_test_hint": target.self_test_hint,
         "banner": banner(devices[0]), "banner_hash": banner(devices[0], "#"),
         "banner_xml": xml_banner(devices[0]),
-        "expected_source": source, "arena_bytes": arena,
-        "inputs": [_array_entry(a) for a in inputs], "outputs": [_array_entry(a) for a in outputs],
-        "models": [] if len(devices) == 1 else [
-            _model_entry(k, originals[k], hosts[k], options.seed, name)
-            for k in range(len(devices))],
+        "expected_source": measured.expected_source, "arena_bytes": arena,
+        "inputs": [_array_entry(a) for a in measured.inputs],
+        "outputs": [_array_entry(a) for a in measured.outputs],
+        "models": [] if len(devices) == 1 else _model_entries(measured, name),
     })
     files.update(_target_files(target, values))
     files.update(license_files([f"the model of sha256 {model_hash(each)[:16]}"
                                 for each in originals]))
+    files[README] = readme_file(files, _readme_values(target, values, models, originals, devices),
+                                options.command, tags)
     return dict(sorted(files.items()))
+
+
+def _readme_values(target: Target, values: dict, models: list, originals: list[bytes],
+                   devices: list[bytes]) -> dict:
+    """What the README says beyond the templates' values: names, sizes, operators."""
+    label = ", ".join(f"model sha256 {model_hash(each)[:16]}" for each in originals)
+    graph = models[0].subgraphs[0]
+    return {**values, "model_label": label, "target_description": target.description,
+            "model_inputs": tensor_entries(models[0], graph.inputs),
+            "model_outputs": tensor_entries(models[0], graph.outputs),
+            "banner_text": values["banner"].splitlines()[1][3:].split("; do not")[0],
+            "model_bytes": sum(len(each) for each in devices), "test_data": target.test_data,
+            "operators": list(dict.fromkeys(op for model in models for op in ops_used(model))),
+            "tags": target.tags}

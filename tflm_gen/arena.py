@@ -1,0 +1,485 @@
+"""The arena a model needs, computed in Python without compiling or running anything: the
+number the C runtime measures (tflm_interpreter_arena_used_bytes) for the device model, so
+a project can be generated where no host C compiler exists (IDE users).
+
+The runtime's arena (runtime_c/tflm_arena.h) holds a head planned from the model's
+offline plan plus the kernels' scratch buffers, a tail of persistent allocations (the
+interpreter's tables, variable tensors, each kernel's parameters) and, during init, a
+temporary section for the planner.  Each part is rebuilt here from the model alone: the
+runtime's tables from the tensor and operator counts, the kernels' allocations per op
+from shapes and types (KERNELS below, one entry per op, each mirroring its C prepare), the
+head by the C planner's own first-fit rule.  tests/test_arena.py proves the result equals
+the C measurement for every model of the corpus and of the zoo.
+
+An op missing from KERNELS (or a case its entry does not cover) makes `arena_bytes`
+return None: the caller then needs the host run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tflm_gen.model import ir
+from tflm_gen.model.lifetimes import model_lifetimes, tensor_bases
+from tflm_gen.plan import OFFLINE_PLAN_NAME
+from tflm_gen.requant import _real_multipliers
+from tflm_gen.resources import resource_dir
+
+ALIGN = 8  # TFLM_ARENA_ALIGN
+# Sizes of the runtime's fixed-width records (runtime_c/tflm_interpreter.h, tflm_planner.h)
+SUBGRAPH_BYTES = 40  # tflm_subgraph_t
+NODE_STATE_BYTES = 20  # tflm_node_state_t
+RESOURCE_BYTES = 28  # tflm_resource_t
+PLAN_BUFFER_BYTES = 12  # tflm_plan_buffer_t
+SCRATCH_REQUEST_BYTES = 8  # two words per request, in temporary memory until planning
+RESOURCE_TENSOR_BYTES = 4  # a resource tensor holds a variable's id
+ONLINE = -1  # a buffer the planner places (TFLM_PLAN_ONLINE)
+LSTM_OUTPUT_STATE = 18  # UNIDIRECTIONAL_SEQUENCE_LSTM's hidden state input
+
+
+class NotModelled(Exception):
+    """An op or case whose allocations this module does not know."""
+
+
+def aligned(size: int) -> int:
+    return (size + ALIGN - 1) // ALIGN * ALIGN
+
+
+@dataclass
+class NodeView:
+    """What a kernel's prepare sees of one operator."""
+
+    model: ir.Model
+    graph: ir.SubGraph
+    op: ir.Operator
+
+    def input(self, k: int) -> ir.Tensor | None:
+        index = self.op.inputs[k] if k < len(self.op.inputs) else -1
+        return self.graph.tensors[index] if index >= 0 else None
+
+    def output(self, k: int) -> ir.Tensor:
+        return self.graph.tensors[self.op.outputs[k]]
+
+    def input_type(self) -> str:
+        return self.input(0).dtype
+
+
+@dataclass
+class Allocations:
+    """A kernel's persistent blocks and scratch requests, in bytes as requested."""
+
+    persistent: list[int] = field(default_factory=list)
+    scratch: list[int] = field(default_factory=list)
+
+
+# Sizes of the kernels' parameter records (kernels_c/, fixed-width fields only, so the same
+# on every target); a changed record shows up as a mismatch in tests/test_arena.py.
+PARAMS_BYTES = {
+    "act": 44, "add": 140, "add_n": 32, "arg": 24, "batch_matmul": 96, "cast": 12,
+    "cmp": 136, "control": 8, "conv": 108, "cumsum": 48, "dequantize": 16, "div": 144,
+    "elu": 264, "embedding_lookup": 24, "fill": 8, "fc": 56, "gather": 24, "gather_nd": 60,
+    "gelu": 1296, "hard_swish": 32, "l2_pool": 56, "l2norm": 16, "log_softmax": 32,
+    "logical": 108, "sigmoid": 24, "lstm": 232, "minmax": 112, "mirror_pad": 108,
+    "mul": 144, "pad": 100, "pool": 68, "prelu": 148, "quantize": 40, "reduce": 96,
+    "reduce_all": 56, "reduce_min": 60, "reshape": 4, "resize": 52, "var_handle": 4,
+    "floor": 112, "select": 108, "shape": 36, "softmax": 32, "softmax_int16": 2084,
+    "space_batch": 68, "sqdiff": 156, "sub": 164, "svdf": 72, "transpose_conv": 92,
+    "unary": 44, "layout_view": 84, "layout_pieces": 20, "hybrid": 32,
+}
+
+# Ops whose prepare allocates one fixed record (whatever the types), by record name.
+ONE_RECORD = {
+    "RELU": "act", "RELU6": "act", "LEAKY_RELU": "act", "RELU_0_TO_1": "act", "ADD": "add",
+    "ADD_N": "add_n", "ARG_MAX": "arg", "ARG_MIN": "arg", "BATCH_MATMUL": "batch_matmul",
+    "CAST": "cast", "EQUAL": "cmp", "NOT_EQUAL": "cmp", "LESS": "cmp", "LESS_EQUAL": "cmp",
+    "GREATER": "cmp", "GREATER_EQUAL": "cmp", "IF": "control", "WHILE": "control",
+    "CALL_ONCE": "control", "CUMSUM": "cumsum", "DEQUANTIZE": "dequantize", "DIV": "div",
+    "ELU": "elu", "EMBEDDING_LOOKUP": "embedding_lookup", "FILL": "fill", "ZEROS_LIKE": "fill",
+    "GATHER": "gather", "GATHER_ND": "gather_nd", "GELU": "gelu", "HARD_SWISH": "hard_swish",
+    "L2_POOL_2D": "l2_pool", "L2_NORMALIZATION": "l2norm", "LOG_SOFTMAX": "log_softmax",
+    "LOGICAL_AND": "logical", "LOGICAL_OR": "logical", "LOGICAL_NOT": "logical",
+    "LOGISTIC": "sigmoid", "TANH": "sigmoid", "MAXIMUM": "minmax", "MINIMUM": "minmax",
+    "MIRROR_PAD": "mirror_pad", "MUL": "mul", "PAD": "pad", "PADV2": "pad",
+    "AVERAGE_POOL_2D": "pool", "MAX_POOL_2D": "pool", "PRELU": "prelu", "QUANTIZE": "quantize",
+    "REDUCE_ALL": "reduce_all", "REDUCE_MIN": "reduce_min", "RESHAPE": "reshape",
+    "RESIZE_NEAREST_NEIGHBOR": "resize", "RESIZE_BILINEAR": "resize",
+    "VAR_HANDLE": "var_handle", "FLOOR_DIV": "floor", "FLOOR_MOD": "floor",
+    "SELECT_V2": "select", "SQUEEZE": "shape", "EXPAND_DIMS": "shape", "SHAPE": "shape",
+    "SPACE_TO_BATCH_ND": "space_batch", "BATCH_TO_SPACE_ND": "space_batch",
+    "SQUARED_DIFFERENCE": "sqdiff", "SUB": "sub", "BROADCAST_TO": "layout_view",
+    "DYNAMIC_UPDATE_SLICE": "layout_view", "REVERSE_V2": "layout_view",
+    "SLICE": "layout_view", "STRIDED_SLICE": "layout_view", "DEPTH_TO_SPACE": "layout_view",
+    "SPACE_TO_DEPTH": "layout_view", "TRANSPOSE": "layout_view",
+    **{op: "unary" for op in ("ABS", "NEG", "EXP", "LOG", "SQRT", "RSQRT", "SQUARE", "SIN",
+                              "COS", "FLOOR", "CEIL")},
+}
+NO_RECORD = {"ROUND", "BROADCAST_ARGS", "READ_VARIABLE", "ASSIGN_VARIABLE"}
+
+
+def _requant_in_model(node: NodeView, channels: int) -> bool:
+    """tflm_weighted_requant_in_model: the generator stored `channels` multipliers and
+    shifts for this op in the model (tflm_gen.requant), so the kernel keeps none."""
+    multipliers = _real_multipliers(node.graph, node.op)
+    return channels > 0 and multipliers is not None and len(multipliers) == channels
+
+
+def _hybrid(node: NodeView) -> bool:
+    filter_tensor = node.input(1)
+    return node.input_type() == "float32" and filter_tensor.dtype == "int8"
+
+
+def _requant_arrays(node: NodeView, channels: int) -> int:
+    return 0 if _requant_in_model(node, channels) else channels * 8
+
+
+def _hybrid_allocations(node: NodeView, record: str, channels: int, batches: int,
+                        batch_size: int) -> Allocations:
+    """A hybrid kernel keeps a float scale per channel and requests room to quantise its
+    input (one byte per value, rounded to 8) plus two words per batch."""
+    values = batches * batch_size
+    return Allocations([PARAMS_BYTES[record] + PARAMS_BYTES["hybrid"] + 4 * channels],
+                       [aligned(values) + 8 * batches])
+
+
+def _conv(node: NodeView) -> Allocations:
+    if _hybrid(node):
+        batches, height, width, depth = node.input(0).shape
+        return _hybrid_allocations(node, "conv", node.output(0).shape[3], batches,
+                                   height * width * depth)
+    channels = 0 if node.input_type() == "float32" else node.output(0).shape[3]
+    return Allocations([PARAMS_BYTES["conv"] + _requant_arrays(node, channels)])
+
+
+def _fully_connected(node: NodeView) -> Allocations:
+    if _hybrid(node):
+        output_depth, accum_depth = node.input(1).shape[0], node.input(1).shape[-1]
+        batches = ir.element_count(node.output(0)) // output_depth
+        return _hybrid_allocations(node, "fc", output_depth, batches, accum_depth)
+    scales = node.input(1).quantization.scale if node.input(1).quantization else []
+    channels = 0 if node.input_type() == "float32" else max(len(scales), 1)
+    return Allocations([PARAMS_BYTES["fc"] + _requant_arrays(node, channels)])
+
+
+def _transpose_conv(node: NodeView) -> Allocations:
+    data = node.input(2)  # inputs: output shape, filter, data
+    channels = 0 if data.dtype == "float32" else node.output(0).shape[3]
+    return Allocations([PARAMS_BYTES["transpose_conv"] + _requant_arrays(node, channels)])
+
+
+def _softmax(node: NodeView) -> Allocations:
+    record = "softmax_int16" if node.input_type() == "int16" else "softmax"
+    return Allocations([PARAMS_BYTES[record]])
+
+
+def _element_count(tensor: ir.Tensor) -> int:
+    return ir.element_count(tensor)
+
+
+def _reduce(node: NodeView) -> Allocations:
+    """MEAN and SUM of quantised values keep an int32 accumulator per output element."""
+    quantised = node.input_type() != "float32" and node.op.opcode != "REDUCE_MAX"
+    scratch = [_element_count(node.output(0)) * 4] if quantised else []
+    return Allocations([PARAMS_BYTES["reduce"]], scratch)
+
+
+def _pieces(count: int) -> Allocations:
+    return Allocations([PARAMS_BYTES["layout_pieces"] + 4 * count])
+
+
+def _svdf(node: NodeView) -> Allocations:
+    features, weights_time = node.input(1), node.input(2)
+    batches, filters = node.input(0).shape[0], features.shape[0]
+    rank = int(node.op.builtin_options.get("rank", 1))
+    scratch = [batches * filters * 4]
+    if node.input_type() == "int8":
+        scratch.insert(0, batches * (filters // rank) * 4)
+    del weights_time
+    return Allocations([PARAMS_BYTES["svdf"]], scratch)
+
+
+def _lstm(node: NodeView) -> Allocations:
+    """The gates' scratch: four int32 or float rows of batches x units (int16 cells for
+    quantised models count two bytes each)."""
+    time_major = bool(node.op.builtin_options.get("time_major", False))
+    batches = node.input(0).shape[1 if time_major else 0]
+    units = node.input(LSTM_OUTPUT_STATE).shape[1]
+    cell_bytes = 4 if node.input_type() == "float32" else 2
+    return Allocations([PARAMS_BYTES["lstm"]], [4 * batches * units * cell_bytes])
+
+
+KERNELS = {
+    "CONV_2D": _conv, "DEPTHWISE_CONV_2D": _conv, "FULLY_CONNECTED": _fully_connected,
+    "TRANSPOSE_CONV": _transpose_conv, "SOFTMAX": _softmax, "MEAN": _reduce, "SUM": _reduce,
+    "REDUCE_MAX": _reduce, "SVDF": _svdf, "UNIDIRECTIONAL_SEQUENCE_LSTM": _lstm,
+    "CONCATENATION": lambda node: _pieces(len(node.op.inputs)),
+    "PACK": lambda node: _pieces(len(node.op.inputs)),
+    "SPLIT": lambda node: _pieces(len(node.op.outputs)),
+    "SPLIT_V": lambda node: _pieces(len(node.op.outputs)),
+    "UNPACK": lambda node: _pieces(len(node.op.outputs)),
+    **{op: (lambda node, record=record: Allocations([PARAMS_BYTES[record]]))
+       for op, record in ONE_RECORD.items()},
+    **{op: (lambda node: Allocations()) for op in NO_RECORD},
+}
+
+
+CMSIS_NODE_BYTES = 16  # the cmsis tag's block beside the reference one (cmsis_*_node_t)
+CMSIS_ADD_TABLE_MIN = 512  # kernels_c/cmsis/add.c: elements from which ADD uses tables
+CMSIS_SOFTMAX_TABLE_MIN = 256  # kernels_c/cmsis/softmax.c CMSIS_SOFTMAX_TABLE_MIN_ELEMENTS
+
+
+def _round4(count: int) -> int:
+    return (count + 3) // 4 * 4
+
+
+def _beside(reference: Allocations, scratch: list[int]) -> Allocations:
+    """The reference prepare's allocations, then the tag's block and scratch requests."""
+    return Allocations([*reference.persistent, CMSIS_NODE_BYTES], [*reference.scratch, *scratch])
+
+
+def _cmsis_add(node: NodeView) -> Allocations:
+    """Two 256-entry int32 tables for int8 ADD of same-shape inputs of 512 elements or more."""
+    first, second = node.input(0), node.input(1)
+    tables = (node.input_type() == "int8" and first.shape == second.shape
+              and ir.element_count(node.output(0)) >= CMSIS_ADD_TABLE_MIN)
+    return _beside(KERNELS["ADD"](node), [2 * 256 * 4] if tables else [])
+
+
+def _cmsis_conv(node: NodeView) -> Allocations:
+    """Six rows of an im2col patch (rounded to 4) for int8 convolution that is not grouped."""
+    filter_shape, input_channels = node.input(1).shape, node.input(0).shape[3]
+    patch = filter_shape[1] * filter_shape[2] * filter_shape[3]
+    ungrouped = node.input_type() == "int8" and filter_shape[3] == input_channels
+    return _beside(_conv(node), [6 * _round4(patch)] if ungrouped else [])
+
+
+def _cmsis_fully_connected(node: NodeView) -> Allocations:
+    """The tag's block only: the DSP loop widens the input on the fly (no scratch row)."""
+    return _beside(_fully_connected(node), [])
+
+
+def _cmsis_softmax(node: NodeView) -> Allocations:
+    """An exp table of 256 int32 for an int8 input of CMSIS_SOFTMAX_TABLE_MIN elements or more."""
+    table = (node.input_type() == "int8"
+             and ir.element_count(node.input(0)) >= CMSIS_SOFTMAX_TABLE_MIN)
+    return Allocations([*_softmax(node).persistent, CMSIS_NODE_BYTES + (256 * 4 if table else 0)])
+
+
+# Kernel tags: the ops whose prepare a tag's kernels_c/<tag>/ file changes (the others keep
+# the reference prepare, as DEPTHWISE_CONV_2D, MUL and the pools do under cmsis).
+TAG_KERNELS = {"cmsis": {"ADD": _cmsis_add, "CONV_2D": _cmsis_conv,
+                         "FULLY_CONNECTED": _cmsis_fully_connected, "SOFTMAX": _cmsis_softmax}}
+
+
+def kernel_allocations(node: NodeView, tags: tuple[str, ...] = ()) -> Allocations:
+    """The node's allocations with the kernels of `tags` (the last tag that has the op
+    wins, as for the files)."""
+    describe = KERNELS.get(node.op.opcode)
+    for tag in tags:
+        describe = TAG_KERNELS.get(tag, {}).get(node.op.opcode, describe)
+    if describe is None:
+        raise NotModelled(node.op.opcode)
+    return describe(node)
+
+
+def _global_nodes(model: ir.Model) -> list[NodeView]:
+    """Every operator of every subgraph, in the runtime's global order."""
+    return [NodeView(model, graph, op) for graph in model.subgraphs for op in graph.operators]
+
+
+def _used_tensors(graph: ir.SubGraph) -> set[int]:
+    """Tensors the runtime's lifetime pass touches: graph inputs and outputs, operator
+    inputs and outputs (not intermediates)."""
+    used = {*graph.inputs, *graph.outputs}
+    for op in graph.operators:
+        used.update(op.inputs)
+        used.update(op.outputs)
+    used.discard(-1)
+    return used
+
+
+def _is_resource(model: ir.Model, tensor: ir.Tensor) -> bool:
+    return tensor.dtype == "resource" and not ir.is_constant(model, tensor)
+
+
+def _is_variable(model: ir.Model, tensor: ir.Tensor) -> bool:
+    return tensor.is_variable and not ir.is_constant(model, tensor) and not \
+        _is_resource(model, tensor)
+
+
+def _planned_tensors(model: ir.Model) -> list[int]:
+    """Global indices of the tensors the head holds, in index order (is_planned)."""
+    planned = []
+    for base, graph in zip(tensor_bases(model), model.subgraphs):
+        used = _used_tensors(graph)
+        for t, tensor in enumerate(graph.tensors):
+            fixed = ir.is_constant(model, tensor) or tensor.is_variable or \
+                _is_resource(model, tensor)
+            if t in used and not fixed:
+                planned.append(base + t)
+    return planned
+
+
+def _all_tensors(model: ir.Model) -> list[ir.Tensor]:
+    return [tensor for graph in model.subgraphs for tensor in graph.tensors]
+
+
+def _variable_resources(model: ir.Model) -> int:
+    """Tail bytes of resource variables: each distinct variable gets the bytes of the first
+    ASSIGN_VARIABLE prepared for it whose handle a VAR_HANDLE of its subgraph wrote."""
+    handles: dict[tuple[int, int], tuple[str, str]] = {}  # (subgraph, tensor) -> name
+    sized: dict[tuple[str, str], int] = {}
+    for s, graph in enumerate(model.subgraphs):
+        for op in graph.operators:
+            options = op.builtin_options
+            if op.opcode == "VAR_HANDLE":
+                handles[s, op.outputs[0]] = (options.get("container") or "",
+                                             options.get("shared_name") or "")
+            elif op.opcode == "ASSIGN_VARIABLE" and (s, op.inputs[0]) in handles:
+                name = handles[s, op.inputs[0]]
+                sized.setdefault(name, aligned(ir.tensor_bytes(graph.tensors[op.inputs[1]])))
+    return sum(sized.values())
+
+
+def runtime_tail_bytes(model: ir.Model) -> int:
+    """The interpreter's own persistent tables, resource tensors, variables."""
+    tensors, nodes = _all_tensors(model), _global_nodes(model)
+    var_handles = sum(node.op.opcode == "VAR_HANDLE" for node in nodes)
+    return (aligned(SUBGRAPH_BYTES * len(model.subgraphs)) + aligned(4 * len(tensors))
+            + aligned(NODE_STATE_BYTES * len(nodes)) + aligned(RESOURCE_BYTES * var_handles)
+            + sum(aligned(RESOURCE_TENSOR_BYTES) for t in tensors if _is_resource(model, t))
+            + sum(aligned(ir.tensor_bytes(t)) for t in tensors if _is_variable(model, t))
+            + _variable_resources(model))
+
+
+@dataclass
+class PlanBuffer:
+    """One buffer of the runtime's planner (tflm_plan_buffer_t)."""
+
+    bytes: int
+    offset: int  # ONLINE until placed
+    first: int
+    last: int
+
+
+def _overlap(a: PlanBuffer, b: PlanBuffer) -> bool:
+    return a.first <= b.last and b.first <= a.last
+
+
+def _first_fit(placed: list[PlanBuffer], candidate: PlanBuffer) -> int:
+    """tflm_planner.c first_fit: the lowest gap among the live placed buffers (sorted by
+    offset) that holds the candidate."""
+    gap_start = 0
+    for other in placed:
+        if not _overlap(other, candidate):
+            continue
+        if other.offset >= gap_start and other.offset - gap_start >= candidate.bytes:
+            break
+        gap_start = max(gap_start, other.offset + other.bytes)
+    return gap_start
+
+
+def plan_head(buffers: list[PlanBuffer]) -> int:
+    """tflm_plan: fixed buffers first, then larger before smaller (ties in order), each
+    at its first fit; returns the head size."""
+    order = sorted(range(len(buffers)), key=lambda i: (buffers[i].offset == ONLINE,
+                                                       -buffers[i].bytes, i))
+    placed: list[PlanBuffer] = []
+    head = 0
+    for index in order:
+        buffer = buffers[index]
+        if buffer.offset == ONLINE:
+            buffer.offset = _first_fit(placed, buffer)
+        position = len(placed)
+        while position > 0 and placed[position - 1].offset > buffer.offset:
+            position -= 1
+        placed.insert(position, buffer)
+        head = max(head, buffer.offset + buffer.bytes)
+    return head
+
+
+def _offline_offsets(model: ir.Model, tensor_count: int) -> list[int]:
+    """The offsets of the model's OfflineMemoryAllocation (ONLINE where none)."""
+    for name, buffer in model.metadata:
+        if name != OFFLINE_PLAN_NAME:
+            continue
+        words = list(np.frombuffer(model.buffers[buffer].data, "<i4"))
+        if len(words) >= 3 + tensor_count and words[:3] == [1, 0, tensor_count]:
+            return [int(word) if word >= 0 else ONLINE for word in words[3:3 + tensor_count]]
+    return [ONLINE] * tensor_count
+
+
+def _single_graph_spans(graph: ir.SubGraph) -> dict[int, tuple[int, int]]:
+    """Tensor spans of a model with one subgraph, as compute_lifetimes marks them: inputs
+    from step 0, operator i's tensors at step i, outputs to the last step."""
+    spans: dict[int, list[int]] = {}
+
+    def touch(t: int, step: int) -> None:
+        if t >= 0:
+            span = spans.setdefault(t, [step, step])
+            span[0], span[1] = min(span[0], step), max(span[1], step)
+
+    for t in graph.inputs:
+        touch(t, 0)
+    for step, op in enumerate(graph.operators):
+        for t in [*op.inputs, *op.outputs]:
+            touch(t, step)
+    for t in graph.outputs:
+        touch(t, max(len(graph.operators), 1) - 1)
+    return {t: (span[0], span[1]) for t, span in spans.items()}
+
+
+def _spans(model: ir.Model) -> tuple[dict[int, tuple[int, int]], list[tuple[int, int]]]:
+    """Tensor spans by global index and each global node's span of steps.  Several
+    subgraphs take the runtime's shared timeline (tflm_gen.model.lifetimes), which also
+    spans intermediates; the runtime ignores those, and so does one subgraph here."""
+    if len(model.subgraphs) == 1:
+        graph = model.subgraphs[0]
+        return _single_graph_spans(graph), [(i, i) for i in range(len(graph.operators))]
+    tensor_spans, op_spans = model_lifetimes(model)
+    return tensor_spans, [op_spans[s, i] for s, graph in enumerate(model.subgraphs)
+                          for i in range(len(graph.operators))]
+
+
+def head_bytes(model: ir.Model, scratch: list[tuple[int, int]]) -> int:
+    """The head the runtime plans: planned tensors at their offline offsets (or placed),
+    then scratch buffers (bytes, node) live over their node's steps."""
+    tensors, planned = _all_tensors(model), _planned_tensors(model)
+    offsets = _offline_offsets(model, len(tensors))
+    spans, node_spans = _spans(model)
+    buffers = [PlanBuffer(aligned(ir.tensor_bytes(tensors[t])), offsets[t], *spans[t])
+               for t in planned]
+    buffers += [PlanBuffer(aligned(size), ONLINE, *node_spans[node]) for size, node in scratch]
+    return plan_head(buffers)
+
+
+def _planning_temp_bytes(model: ir.Model, scratch_count: int) -> int:
+    """Temporary bytes while planning: scratch requests, lifetime arrays, plan buffers."""
+    tensors, nodes = len(_all_tensors(model)), len(_global_nodes(model))
+    subgraphs, count = len(model.subgraphs), len(_planned_tensors(model)) + scratch_count
+    return (SCRATCH_REQUEST_BYTES * scratch_count + 2 * aligned(2 * tensors)
+            + 2 * aligned(2 * nodes) + 2 * aligned(2 * subgraphs) + aligned(subgraphs)
+            + aligned(PLAN_BUFFER_BYTES * count) + aligned(2 * count))
+
+
+def arena_sizes(model: ir.Model, tags: tuple[str, ...] = ()) -> tuple[int, int]:
+    """The arena the runtime needs for `model` (a device model: offline plan and
+    requantisation embedded) and its persistent tail, in bytes; raises NotModelled for
+    what this module does not know (kernels a tag replaces)."""
+    unknown = [tag for tag in tags
+               if (resource_dir("kernels_c") / tag).is_dir() and tag not in TAG_KERNELS]
+    if unknown:
+        raise NotModelled(f"the {', '.join(unknown)} kernels")
+    kernel_tail, scratch = 0, []
+    for index, node in enumerate(_global_nodes(model)):
+        allocations = kernel_allocations(node, tags)
+        kernel_tail += sum(aligned(size) for size in allocations.persistent)
+        scratch += [(size, index) for size in allocations.scratch]
+    tail = runtime_tail_bytes(model) + kernel_tail + aligned(4 * len(scratch))
+    used = tail + max(_planning_temp_bytes(model, len(scratch)), head_bytes(model, scratch))
+    return used, tail
+
+
+def arena_bytes(model: ir.Model, tags: tuple[str, ...] = ()) -> int:
+    return arena_sizes(model, tags)[0]
