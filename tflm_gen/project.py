@@ -19,6 +19,7 @@ from tflm_gen.assemble import (
     render,
     xml_banner,
 )
+from tflm_gen.boards import BOARD_HEADER, board_target, check_board_tags
 from tflm_gen.errors import InputError, UnsupportedModelError
 from tflm_gen.host import HostInterpreter
 from tflm_gen.inputs import random_inputs
@@ -38,6 +39,7 @@ class GenerateOptions:
     tags: tuple[str, ...] = ()
     seed: int = 0  # of the embedded test input
     extra_models: tuple[bytes, ...] = ()  # further models sharing the arena (multitenancy)
+    board: str | None = None  # a board of targets/boards/ for the keil, stm32cube, platformio
 
 
 MULTI_MAIN = "common/main_multi.c.j2"  # replaces common/main.c.j2 for several models
@@ -139,8 +141,9 @@ def _check_multitenant(target: Target, count: int) -> None:
 
 def generate(model_bytes: bytes, options: GenerateOptions = GenerateOptions()) -> dict[str, bytes]:
     """All files of the project, by path relative to the project root."""
-    target = load_target(options.target)
+    target = board_target(load_target(options.target), options.board)
     tags = target.tags + tuple(options.tags)
+    check_board_tags(target, tags)
     originals = [model_bytes, *options.extra_models]
     _check_multitenant(target, len(originals))
     devices = [device_model(each)[0] for each in originals]
@@ -153,6 +156,9 @@ def generate(model_bytes: bytes, options: GenerateOptions = GenerateOptions()) -
     outputs, source = expected_outputs(originals[0], inputs, hosts[0])
     for index, device in enumerate(devices):
         library.update(model_data_files(device, arena, index, len(devices)))
+    if "board" in target.values:
+        library[BOARD_HEADER] = render("boards/tflm_board.h.j2", banner=banner(devices[0]),
+                                       board=target.values["board"])
     files = {f"{target.library_dir}/{name}": data for name, data in library.items()}
     values = _template_values(target, files, {
         "banner": banner(devices[0]), "banner_hash": banner(devices[0], "#"),
