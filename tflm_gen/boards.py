@@ -7,6 +7,7 @@ the target brings the templates of its startup code and linker files (`board_tem
 from __future__ import annotations
 
 import dataclasses
+import posixpath
 import json
 
 from tflm_gen.errors import InputError
@@ -46,8 +47,10 @@ def load_board(name: str) -> dict:
                      "length": _number(region["length"])}
               for kind, region in data["memory"].items()}
     title = data["description"].split(":")[0]
-    return {**data, "name": name, "title": title, "memory": memory,
-            "console": _console(data["console"])}
+    cpu = next(flag for flag in data["cpu_flags"] if flag.startswith("-mcpu="))[len("-mcpu="):]
+    float_flags = [flag for flag in data["cpu_flags"] if flag.startswith(("-mfpu=", "-mfloat-abi="))]
+    return {**data, "name": name, "title": title, "memory": memory, "cpu": cpu,
+            "float_flags": float_flags, "console": _console(data["console"])}
 
 
 def board_target(target: Target, board_name: str | None) -> Target:
@@ -73,3 +76,17 @@ def check_board_tags(target: Target, tags: tuple[str, ...]) -> None:
     if stray:
         raise InputError(f"tag {stray[0]!r} is a board port: give --board instead (known "
                          f"boards: {', '.join(list_boards())})")
+
+
+def build_configurations(paths: list[str]) -> list[dict]:
+    """The build configurations of an IDE project: Debug and Release build the project's
+    `main.c`; where the self-test has its own entry (`test/main.c`), a Test configuration
+    builds that one instead.  Each lists the entries it leaves out."""
+    entries = [path for path in paths if posixpath.basename(path) == "main.c"]
+    tests = [path for path in entries if posixpath.basename(posixpath.dirname(path)) == "test"]
+    apps = [path for path in entries if path not in tests]
+    configurations = [{"name": name, "entry": apps[0] if apps else None, "excluded": tests}
+                      for name in ("Debug", "Release")]
+    if tests:
+        configurations.append({"name": "Test", "entry": tests[0], "excluded": apps})
+    return configurations

@@ -19,7 +19,7 @@ from tflm_gen.assemble import (
     render,
     xml_banner,
 )
-from tflm_gen.boards import BOARD_HEADER, board_target, check_board_tags
+from tflm_gen.boards import BOARD_HEADER, board_target, build_configurations, check_board_tags
 from tflm_gen.errors import InputError, UnsupportedModelError
 from tflm_gen.host import HostInterpreter
 from tflm_gen.inputs import random_inputs
@@ -87,6 +87,7 @@ def _template_values(target: Target, files: dict, values: dict) -> dict:
         "sources": sorted(p for p in outputs if p.endswith((".c", ".cpp"))),
         "headers": sorted(p for p in outputs if p.endswith(".h")),
         "library_sources": sorted(p for p in files if p.endswith((".c", ".cpp"))),
+        "configurations": build_configurations(sorted(outputs)),
     }
 
 
