@@ -122,16 +122,17 @@ def check_fits_board(target: Target, model_bytes: int, arena_bytes: int) -> None
     memory = board.get("memory", {}) if isinstance(board, dict) else {}
     if not memory:
         return
+    where = f"{target.name} --board {board['name']}" if "name" in board else target.name
     code, data = memory["code"], memory["data"]
     ram = arena_bytes + int(board.get("stack_bytes", 0))
     if model_bytes > code["length"]:
         raise UnsupportedModelError(
-            f"the model ({model_bytes} bytes) does not fit {target.name}: {code['name']} holds "
+            f"the model ({model_bytes} bytes) does not fit {where}: {code['name']} holds "
             f"{code['length']} bytes for code and model together")
     if ram > data["length"]:
         raise UnsupportedModelError(
             f"the arena ({arena_bytes} bytes) and stack ({board.get('stack_bytes', 0)} bytes) "
-            f"do not fit {target.name}: {data['name']} holds {data['length']} bytes")
+            f"do not fit {where}: {data['name']} holds {data['length']} bytes")
 
 
 def _check_multitenant(target: Target, count: int) -> None:
