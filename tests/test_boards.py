@@ -33,6 +33,8 @@ from tflm_gen.cli import main as main_cli
 from tflm_gen.errors import InputError, UnsupportedModelError
 from tflm_gen.host import cache_dir
 from tflm_gen.model.builder import ModelBuilder
+from tflm_gen.model.reader import read_model
+from tflm_gen.oracle import Oracle
 from tflm_gen.output import write_tree
 from tflm_gen.project import GenerateOptions, generate
 
@@ -129,11 +131,11 @@ def _cdt_sources(project: Path, configuration: ElementTree.Element) -> list[Path
     return sorted(sources)
 
 
-def stm32cube_build(project: Path) -> tuple[list, list, list]:
-    """(sources, compile flags, link flags) of the Test configuration (Debug before the
-    self-test had its own entry) of the .cproject."""
+def stm32cube_build(project: Path, program: str) -> tuple[list, list, list]:
+    """(sources, compile flags, link flags) of the .cproject's configuration for `program`:
+    Test (the self-test) or Debug (the app)."""
     configuration = _configuration(ElementTree.parse(project / ".cproject").getroot(),
-                                   ("Test", "Debug"))
+                                   ("Test",) if program == "test" else ("Debug",))
     compile_flags, link_flags = list(CUBE_FIXED_COMPILE), list(CUBE_FIXED_LINK)
     for option in configuration.iter("option"):
         more_compile, more_link = _cube_option_flags(option, project)
@@ -142,7 +144,7 @@ def stm32cube_build(project: Path) -> tuple[list, list, list]:
     return _cdt_sources(project, configuration), compile_flags, link_flags
 
 
-def _pio_filter(source_dir: Path, filter_text: str) -> list[Path]:
+def platformio_source_filter(source_dir: Path, filter_text: str) -> list[Path]:
     """PlatformIO's build_src_filter: `+<glob>` adds, `-<glob>` removes, in order."""
     chosen: set[Path] = set()
     for sign, pattern in re.findall(r"([+-])<([^>]*)>", filter_text):
@@ -163,13 +165,13 @@ def _pio_extra_link_flags(project: Path, env: configparser.SectionProxy) -> list
     return flags
 
 
-def platformio_build(project: Path) -> tuple[list, list, list]:
-    """(sources, compile flags, link flags) of the board's test environment (the default
-    one before the self-test had its own entry)."""
+def platformio_build(project: Path, program: str) -> tuple[list, list, list]:
+    """(sources, compile flags, link flags) of the board's environment for `program`: the
+    default one (the app) or its `_test` twin (the self-test)."""
     ini = configparser.ConfigParser(inline_comment_prefixes=(";",))
     ini.read(project / "platformio.ini")
     default = ini["platformio"]["default_envs"]
-    env = ini[f"env:{default}_test"] if f"env:{default}_test" in ini else ini[f"env:{default}"]
+    env = ini[f"env:{default}_test" if program == "test" else f"env:{default}"]
     machine = [f"-mcpu={env['board_build.cpu']}", "-mthumb"]
     build_flags = shlex.split(env.get("build_flags", ""))
     compile_flags = machine + PIO_FIXED_COMPILE + [f for f in build_flags
@@ -177,7 +179,7 @@ def platformio_build(project: Path) -> tuple[list, list, list]:
     link_flags = (machine + PIO_FIXED_LINK + _pio_extra_link_flags(project, env)
                   + [f for f in build_flags if f.startswith(("-Wl,", "-l"))]
                   + ["-T", str(project / env["board_build.ldscript"])] + PIO_LIBS)
-    sources = _pio_filter(project / "src", env.get("build_src_filter", "+<*>"))
+    sources = platformio_source_filter(project / "src", env.get("build_src_filter", "+<*>"))
     for library in env.get("lib_deps", "").split():
         folder = next(p.parent for p in (project / "lib").glob("*/library.json")
                       if f'"name": "{library}"' in p.read_text())
@@ -200,12 +202,14 @@ def _scatter_regions(scatter: str) -> list[tuple[int, int]]:
     return [(int(load[0], 0), int(load[1], 0)), (ram_start, int(stack[0], 0) - ram_start)]
 
 
-def keil_build(project: Path) -> tuple[list, list, list]:
-    """(sources, compile flags, link flags) of the uVision target for the self-test, Arm
-    Compiler 6 options mapped to arm-none-eabi-gcc's."""
+def keil_build(project: Path, program: str) -> tuple[list, list, list]:
+    """(sources, compile flags, link flags) of the uVision target for `program` ("<name>
+    Test" for the self-test, "<name>" for the app), Arm Compiler 6 options mapped to
+    arm-none-eabi-gcc's."""
     root = ElementTree.parse(next(project.glob("*.uvprojx"))).getroot()
     targets = root.findall("./Targets/Target")
-    target = next((t for t in targets if t.findtext("TargetName").endswith(" Test")), targets[0])
+    target = next(t for t in targets
+                  if t.findtext("TargetName").endswith(" Test") == (program == "test"))
     cpu = target.findtext(".//TargetCommonOption/Cpu")
     core = re.search(r'CPUTYPE\("Cortex-(M\d+)"\)', cpu).group(1).lower()
     machine = [f"-mcpu=cortex-{core}", "-mthumb"] + [
@@ -271,17 +275,19 @@ def build_elf(project: Path, sources: list[Path], compile_flags: list, link_flag
     return elf
 
 
-def run_on_qemu(elf: Path) -> str:
-    """Console output of the ELF on netduinoplus2 until the self-test's verdict (or a fault,
-    or RUN_SECONDS); QEMU is then killed and reaped."""
+VERDICT = rb"~~~\w+ TESTS \w+~~~"
+
+
+def run_on_qemu(elf: Path, until: bytes = VERDICT) -> str:
+    """Console output of the ELF on netduinoplus2 until `until` (the self-test's verdict),
+    a fault, or RUN_SECONDS; QEMU is then killed and reaped."""
     process = subprocess.Popen(
         [QEMU, "-M", MACHINE, "-display", "none", "-monitor", "none", "-serial", "stdio",
          "-kernel", str(elf)], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT)
     output, deadline = b"", time.monotonic() + RUN_SECONDS
     try:
-        while time.monotonic() < deadline and not re.search(rb"~~~\w+ TESTS \w+~~~|fault:",
-                                                           output):
+        while time.monotonic() < deadline and not re.search(until + rb"|fault:", output):
             ready, _, _ = select.select([process.stdout], [], [], 1.0)
             if ready:
                 chunk = os.read(process.stdout.fileno(), 4096)
@@ -317,12 +323,39 @@ def test_board_project_builds_with_its_own_flags_and_passes_on_qemu(board_projec
     need_tool(CC)
     need_tool(QEMU)
     project = board_projects(ide, model)
-    sources, compile_flags, link_flags = BUILDERS[ide](project)
+    sources, compile_flags, link_flags = BUILDERS[ide](project, "test")
     assert any(path.name == "startup.c" for path in sources)
     output = run_on_qemu(build_elf(project, sources, compile_flags, link_flags))
     assert PASSED in output and FAILED not in output, output
     used, declared = re.search(r"arena used: (\d+) of (\d+)", output).groups()
     assert used == declared
+
+
+APP_MODEL = "kws_ref_model.tflite"  # 12 classes
+
+
+def _oracle_top_class_of_zero_input(model: bytes) -> int:
+    """What the app template computes: every input element the quantised 0.0 (the zero
+    point), one invoke in TFLM, the index of the largest output."""
+    graph = read_model(model).subgraph
+    tensor = graph.tensors[graph.inputs[0]]
+    zero = np.full(tensor.shape, tensor.quantization.zero_point[0], dtype=tensor.dtype)
+    return int(np.argmax(Oracle(model, "tflm").run([zero])[0]))
+
+
+@pytest.mark.parametrize("ide", IDES)
+def test_board_app_builds_with_its_own_flags_and_runs_on_qemu(board_projects, ide):
+    """The app configuration boots too: three invokes, and the top class TFLM gives."""
+    need_tool(CC)
+    need_tool(QEMU)
+    project = board_projects(ide, APP_MODEL)
+    sources, compile_flags, link_flags = BUILDERS[ide](project, "app")
+    assert not any(path.parent.name == "test" for path in sources)
+    output = run_on_qemu(build_elf(project, sources, compile_flags, link_flags),
+                         until=rb"invoke 2: \d+ ticks\r?\n[^\n]*\n")
+    tops = re.findall(r"\w+: top (\d+), score -?\d+\.\d+\n", output)
+    expected = _oracle_top_class_of_zero_input(corpus_path(APP_MODEL).read_bytes())
+    assert tops == [str(expected)] * 3, output
 
 
 def test_board_memory_map_reaches_linker_files():

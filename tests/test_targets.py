@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from conftest import need_corpus, need_tool
+from test_boards import platformio_source_filter
 
 from tflm_gen.cli import main
 from tflm_gen.host import HostInterpreter
@@ -89,7 +90,7 @@ def project(tmp_path_factory):
     def build(target: str, model: str = SINE) -> Path:
         if (target, model) not in _projects:
             folder = tmp_path_factory.mktemp(f"{target}_{model.split('.')[0]}")
-            leaf = load_target(target).values.get("name", "project")  # Arduino: library name
+            leaf = load_target(target).values.get("library_name", "project")  # Arduino: library name
             files = generate(model_path(model).read_bytes(), GenerateOptions(target))
             _projects[target, model] = write_tree(files, folder / leaf)
         return _projects[target, model]
@@ -255,7 +256,7 @@ def simavr_lines(elf: Path) -> list[str]:
 @pytest.mark.parametrize("model", MODELS[:2])
 def test_arduino_example_runs_on_avr_under_simavr(model, project, tmp_path):
     library = project("arduino", model)
-    name = load_target("arduino").values["name"]
+    name = load_target("arduino").values["library_name"]
     log = arduino_build(library, library / "examples" / name / f"{name}.ino", tmp_path)
     ours = [line for line in log.splitlines() if str(library) in line]
     assert not [line for line in ours if "warning" in line], ours
@@ -269,15 +270,15 @@ SWEEP_SKETCH = """#include <TflmModel.h>
 
 static union {
   tflm_max_align_t align;
-  uint8_t bytes[TFLM_MODEL_ARENA_BYTES];
+  uint8_t bytes[MODEL_ARENA_BYTES];
 } TFLM_ALIGNED16 arena;
 static tflm_interpreter_t interpreter;
 
 void setup() {
   int value;
   Serial.begin(115200);
-  if (tflm_interpreter_init(&interpreter, tflm_model_data, TFLM_MODEL_SIZE,
-                            &tflm_model_resolver, arena.bytes, sizeof(arena.bytes)) != TFLM_OK) {
+  if (tflm_interpreter_init(&interpreter, model_model_data, MODEL_MODEL_SIZE,
+                            &model_resolver, arena.bytes, sizeof(arena.bytes)) != TFLM_OK) {
     tflm_printf("init failed\\n");
   }
   for (value = -128; value < 128; ++value) {
@@ -320,21 +321,28 @@ def test_arduino_sine_on_avr_is_bit_exact_for_every_input(project, tmp_path):
 
 
 def test_platformio_project_and_native_build(project, tmp_path):
-    """pio itself downloads its toolchains; here the native environment's build is done by
-    hand: src/ and lib/tflm/ with the build_flags of platformio.ini, then run."""
+    """pio itself downloads its toolchains; here the native environments' builds are done
+    by hand: src/ (through the build_src_filter) and lib/tflm/ with the build_flags of
+    platformio.ini; the app runs, the self-test (native_test) passes."""
     need_tool("gcc")
     folder = project("platformio")
     ini = (folder / "platformio.ini").read_text()
-    assert re.search(r"^\[env:native\]\nplatform = native$", ini, re.MULTILINE)
     manifest = json.loads((folder / "lib" / "tflm" / "library.json").read_text())
     assert re.search(rf"^lib_deps = {manifest['name']}$", ini, re.MULTILINE)
     assert manifest["build"] == {"srcDir": ".", "includeDir": "."} and manifest["version"]
-    flags = re.search(r"^build_flags = (.*)$", ini, re.MULTILINE).group(1).split()
-    libraries = [flag for flag in flags if flag.startswith("-l")]
-    compile_flags = [flag for flag in flags if not flag.startswith("-l")]
-    sources = sources_of(folder / "src") + sources_of(folder / "lib" / "tflm")
-    run(["gcc", *compile_flags, *sources, "-o", tmp_path / "program", *libraries])
-    assert "~~~ALL TESTS PASSED~~~" in run([tmp_path / "program"]).stderr
+    envs = dict(re.findall(r"^\[env:(native\w*)\]\nplatform = native\n(.*?)\n\n", ini,
+                           re.MULTILINE | re.DOTALL))
+    assert sorted(envs) == ["native", "native_test"]
+    for env, body in envs.items():
+        flags = re.search(r"^build_flags = (.*)$", body, re.MULTILINE).group(1).split()
+        source_filter = re.search(r"^build_src_filter = (.*)$", body, re.MULTILINE).group(1)
+        libraries = [flag for flag in flags if flag.startswith("-l")]
+        compile_flags = [flag for flag in flags if not flag.startswith("-l")]
+        sources = (platformio_source_filter(folder / "src", source_filter)
+                   + sources_of(folder / "lib" / "tflm"))
+        run(["gcc", *compile_flags, *sources, "-o", tmp_path / env, *libraries])
+        output = run([tmp_path / env])
+        assert ("~~~ALL TESTS PASSED~~~" in output.stderr) == (env == "native_test")
 
 
 # ---------------------------------------------------------------------------- CMake-based
@@ -443,9 +451,11 @@ def test_mbed_program(project, tmp_path):
 def test_keil_project_lists_every_file_with_its_type(project, tmp_path):
     need_tool("arm-none-eabi-gcc")
     folder = project("keil")
-    root = ElementTree.parse(folder / "tflm_model.uvprojx").getroot()
+    root = ElementTree.parse(folder / "model.uvprojx").getroot()
     assert root.tag == "Project" and root.findtext("SchemaVersion") == "2.1"
-    target = root.find("Targets/Target")
+    targets = root.findall("Targets/Target")
+    assert [t.findtext("TargetName") for t in targets] == ["model", "model Test"]  # app, self-test
+    target = targets[0]
     cads = target.find("TargetOption/TargetArmAds/Cads")
     controls = cads.find("VariousControls")
     assert not controls.findtext("Define") and not controls.findtext("IncludePath")
@@ -454,7 +464,7 @@ def test_keil_project_lists_every_file_with_its_type(project, tmp_path):
     assert 'CPUTYPE("Cortex-M4")' in cpu and "FPU2" in cpu  # = CORTEX_M4F
     types = {".c": "1", ".cpp": "8", ".h": "5"}
     listed = {}
-    for entry in target.iter("File"):
+    for entry in root.iter("File"):
         path = folder / entry.findtext("FilePath").replace("\\", "/")
         assert path.is_file() and path.name == entry.findtext("FileName")
         assert entry.findtext("FileType") == types[path.suffix]
@@ -478,7 +488,7 @@ def test_stm32cube_project(project, tmp_path):
             "org.eclipse.cdt.managedbuilder.core.managedBuildNature"} <= natures
     cproject = ElementTree.parse(folder / ".cproject").getroot()
     configurations = list(cproject.iter("configuration"))
-    assert [c.get("name") for c in configurations] == ["Debug", "Release"]
+    assert [c.get("name") for c in configurations] == ["Debug", "Release", "Test"]
     for configuration in configurations:
         mcu = [o.get("value") for o in configuration.iter("option")
                if o.get("superClass", "").endswith(".option.target_mcu")]

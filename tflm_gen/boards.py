@@ -79,14 +79,20 @@ def check_board_tags(target: Target, tags: tuple[str, ...]) -> None:
 
 
 def build_configurations(paths: list[str]) -> list[dict]:
-    """The build configurations of an IDE project: Debug and Release build the project's
-    `main.c`; where the self-test has its own entry (`test/main.c`), a Test configuration
-    builds that one instead.  Each lists the entries it leaves out."""
-    entries = [path for path in paths if posixpath.basename(path) == "main.c"]
-    tests = [path for path in entries if posixpath.basename(posixpath.dirname(path)) == "test"]
-    apps = [path for path in entries if path not in tests]
-    configurations = [{"name": name, "entry": apps[0] if apps else None, "excluded": tests}
-                      for name in ("Debug", "Release")]
+    """The build configurations of an IDE project: Debug and Release build the app (the
+    project's `main.c`); where the self-test has its own entry (`test/main.c`), a Test
+    configuration builds that one instead.  Each names what it leaves out (the test folder,
+    or the app's main.c) and the files it keeps."""
+    tests = [path for path in paths if path.endswith("test/main.c")]
+    apps = [path for path in paths if posixpath.basename(path) == "main.c" and path not in tests]
+    test_folders = [posixpath.dirname(path) for path in tests]
+
+    def configuration(name: str, excluded: list[str]) -> dict:
+        kept = [path for path in paths
+                if not any(path == e or path.startswith(e + "/") for e in excluded)]
+        return {"name": name, "excluded": excluded, "files": kept}
+
+    configurations = [configuration(name, test_folders) for name in ("Debug", "Release")]
     if tests:
-        configurations.append({"name": "Test", "entry": tests[0], "excluded": apps})
+        configurations.append(configuration("Test", apps))
     return configurations

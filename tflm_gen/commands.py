@@ -13,6 +13,7 @@ from tflm_gen.errors import InputError, ModelError
 from tflm_gen.host import HostInterpreter
 from tflm_gen.inputs import random_inputs
 from tflm_gen.model.reader import read_model
+from tflm_gen.model_api import default_name
 from tflm_gen.optimize import device_model
 from tflm_gen.options import ARENA_BYTES, tags_option, target_choice
 from tflm_gen.oracle import ORACLES
@@ -48,16 +49,20 @@ def _load_inputs(paths: tuple[str, ...]) -> list[np.ndarray]:
 @click.option("--target", type=target_choice(), default="make", show_default=True,
               help="see `tflm-gen targets`")
 @tags_option()
+@click.option("--name", help="prefix of the model's files and C API (<name>.h, <name>_init, ...); "
+              "default: the model file's name made a C identifier")
 @click.option("--board", type=click.Choice(list_boards()), default=None,
               help="a concrete board for keil, stm32cube or platformio: startup code, linker "
                    "script and console for it")
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False))
 @click.option("--force", is_flag=True,
               help="accepted for old scripts; tflm-gen never removes files it did not write")
-def project_command(model_paths, target, tags, board, out_dir, force):
+def project_command(model_paths, target, tags, name, board, out_dir, force):
     """Generate a self-contained C project for the model(s)."""
     models = [_model_bytes(path) for path in model_paths]
-    options = GenerateOptions(target, tags, extra_models=tuple(models[1:]), board=board)
+    name = default_name(Path(model_paths[0]).stem) if name is None else name
+    options = GenerateOptions(target, tags, extra_models=tuple(models[1:]), name=name,
+                              board=board)
     files = generate(models[0], options)
     write_tree(files, out_dir, force)
     click.echo(f"wrote {len(files)} files to {out_dir} (target {target})")

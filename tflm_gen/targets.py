@@ -17,7 +17,8 @@ class Target:
     tags: tuple[str, ...]  # tags the target implies, before the user's
     templates: dict  # output path -> template path under templates/
     library_dir: str = "tflm"  # folder of the runtime, kernels and model files
-    test_data: str = "test_data.h"  # output path of the embedded test input and output
+    test_data: str = "test/test_data.h"  # output path of the embedded test input and output
+    self_test_hint: str = "make test"  # how a user builds and runs the self-test
     values: dict = field(default_factory=dict)  # extra template values (names, CPU flags)
     tag_notes: dict = field(default_factory=dict)  # tag -> what the user should know
     board_templates: dict = field(default_factory=dict)  # added with --board (startup, linker)
@@ -36,7 +37,8 @@ def load_target(name: str) -> Target:
         raise InputError(f"unknown target {name!r}; known targets: {', '.join(list_targets())}")
     path = resource_dir("targets") / f"{name}.json"
     data = json.loads(path.read_text())
-    keys = ("library_dir", "test_data", "values", "tag_notes", "board_templates")
+    keys = ("library_dir", "test_data", "self_test_hint", "values", "tag_notes",
+            "board_templates")
     optional = {key: data[key] for key in keys if key in data}
     return Target(name, data["description"], tuple(data.get("tags", [])), data["templates"],
                   **optional)
