@@ -172,7 +172,7 @@ def generate(model_bytes: bytes, options: GenerateOptions = GenerateOptions()) -
     name = check_name(options.name)
     target = board_target(named_target(load_target(options.target), name), options.board)
     tags = target.tags + tuple(options.tags)
-    check_board_tags(target, tags)
+    check_board_tags(tags, options.board)
     originals = [model_bytes, *options.extra_models]
     _check_multitenant(target, len(originals))
     devices = [device_model(each)[0] for each in originals]
@@ -186,7 +186,7 @@ def generate(model_bytes: bytes, options: GenerateOptions = GenerateOptions()) -
     for index, device in enumerate(devices):
         library.update(model_data_files(device, arena, index, len(devices), name))
     library.update(model_api_files(models[0], devices[0], name))
-    if "board" in target.values:
+    if options.board:
         library[BOARD_HEADER] = render("boards/tflm_board.h.j2", banner=banner(devices[0]),
                                        board=target.values["board"])
     files = {f"{target.library_dir}/{path}": data for path, data in library.items()}
