@@ -57,6 +57,8 @@ class TflmSerialStub {
   operator bool() const { return true; }
 };
 extern TflmSerialStub Serial;
+unsigned long micros(void);
+void delay(unsigned long ms);
 """,
     "mbed.h": """#include <stddef.h>
 typedef int PinName;
@@ -256,7 +258,7 @@ def simavr_lines(elf: Path) -> list[str]:
 @pytest.mark.parametrize("model", MODELS[:2])
 def test_arduino_example_runs_on_avr_under_simavr(model, project, tmp_path):
     library = project("arduino", model)
-    name = load_target("arduino").values["library_name"]
+    name = load_target("arduino").values["library_name"] + "SelfTest"
     log = arduino_build(library, library / "examples" / name / f"{name}.ino", tmp_path)
     ours = [line for line in log.splitlines() if str(library) in line]
     assert not [line for line in ours if "warning" in line], ours
@@ -343,6 +345,7 @@ def test_platformio_project_and_native_build(project, tmp_path):
         run(["gcc", *compile_flags, *sources, "-o", tmp_path / env, *libraries])
         output = run([tmp_path / env])
         assert ("~~~ALL TESTS PASSED~~~" in output.stderr) == (env == "native_test")
+        assert ("score" in output.stderr) == (env == "native")  # the app prints its top class
 
 
 # ---------------------------------------------------------------------------- CMake-based
@@ -401,9 +404,13 @@ def test_zephyr_module(project, tmp_path):
     assert "CONFIG_TFLM_MODEL=y" in (folder / "sample" / "prj.conf").read_text().splitlines()
     library = {p.resolve() for p in sources_of(folder / "tflm")}
     assert listed_sources(folder / "zephyr" / "CMakeLists.txt", tmp_path) == library
-    sample = (folder / "sample" / "CMakeLists.txt").read_text()
-    assert "find_package(Zephyr" in sample and "target_sources(app PRIVATE src/main.c)" in sample
-    assert (folder / "sample" / "src" / "main.c").is_file()
+    for app in ("sample", "test"):  # the user's app and the self-test
+        lists = (folder / app / "CMakeLists.txt").read_text()
+        assert "find_package(Zephyr" in lists and "target_sources(app PRIVATE src/main.c)" in lists
+        assert (folder / app / "src" / "main.c").is_file()
+        assert "CONFIG_TFLM_MODEL=y" in (folder / app / "prj.conf").read_text().splitlines()
+    assert "_init()" in (folder / "sample" / "src" / "main.c").read_text()
+    assert "~~~ALL TESTS PASSED~~~" in (folder / "test" / "src" / "main.c").read_text()
     assert "printk" in (folder / "tflm" / "tflm_debug_log.c").read_text()
 
 
@@ -429,20 +436,24 @@ def test_mbed_program(project, tmp_path):
     assert overrides["rtos.main-thread-stack-size"] >= 4096
     assert "build/*" in (folder / ".mbedignore").read_text().splitlines()
     assert "mbed::BufferedSerial" in (folder / "tflm" / "tflm_debug_log.cpp").read_text()
-    # main.cpp and the runtime link as C++ with C (the Mbed part is the one stubbed file).
-    objects = []
+    # main.cpp (the app) or the self-test (Mbed builds TESTS/ only for `mbed test`) and the
+    # runtime link as C++ with C (the Mbed part is the one stubbed file).
+    objects = {}
     for index, source in enumerate(sources_of(folder)):
         if uses_framework(source):
             continue
         compiler = "arm-none-eabi-g++" if source.suffix == ".cpp" else "arm-none-eabi-gcc"
-        objects.append(tmp_path / f"{index}.o")
-        run([compiler, *CORTEX_M4F, "-c", source, "-o", objects[-1]])
+        objects[source.relative_to(folder).as_posix()] = tmp_path / f"{index}.o"
+        run([compiler, *CORTEX_M4F, "-c", source, "-o", objects[source.relative_to(folder).as_posix()]])
+    entries = ["main.cpp", "TESTS/tflm/self_test/main.cpp"]
+    library = [obj for path, obj in objects.items() if path not in entries]
     log = tmp_path / "log.c"
     log.write_text('void tflm_debug_log(const char *text);\nvoid tflm_debug_log(const char *text) '
                    '{ (void)text; }\n')
     run(["arm-none-eabi-gcc", *CORTEX_M4F, "-c", log, "-o", tmp_path / "log.o"])
-    run(["arm-none-eabi-gcc", *CORTEX_M4F, "--specs=nosys.specs", *objects, tmp_path / "log.o",
-         "-lm", "-o", tmp_path / "main.elf"])
+    for entry in entries:
+        run(["arm-none-eabi-gcc", *CORTEX_M4F, "--specs=nosys.specs", objects[entry], *library,
+             tmp_path / "log.o", "-lm", "-o", tmp_path / "main.elf"])
 
 
 # ---------------------------------------------------------------------------- keil
