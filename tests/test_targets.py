@@ -19,6 +19,7 @@ from click.testing import CliRunner
 from conftest import need_corpus, need_tool
 from test_boards import platformio_source_filter
 
+from tflm_gen.boards import list_boards
 from tflm_gen.cli import main
 from tflm_gen.host import HostInterpreter
 from tflm_gen.kernels import runtime_files
@@ -142,10 +143,13 @@ def sources_of(folder: Path) -> list[Path]:
 
 
 def test_targets_command_lists_every_target():
-    lines = CliRunner().invoke(main, ["targets"]).output.strip().splitlines()
+    output = CliRunner().invoke(main, ["targets"]).output
+    targets, boards = output.split("boards (--board", 1)
+    lines = targets.strip().splitlines()
     assert len(lines) == len(list_targets())
     listed = {line.split()[0] for line in lines}
     assert set(TARGETS) | {"make"} <= listed
+    assert {line.split()[0] for line in boards.splitlines()[1:]} == set(list_boards())
 
 
 def test_a_tag_cpp_file_replaces_the_c_file():

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from tflm_gen.boards import list_boards
+from tflm_gen.boards import list_boards, load_board
 from tflm_gen.errors import InputError, ModelError
 from tflm_gen.host import HostInterpreter
 from tflm_gen.inputs import random_inputs
@@ -143,3 +143,6 @@ def targets_command():
     """List the project targets."""
     for name in list_targets():
         click.echo(f"{name:12} {load_target(name).description}")
+    click.echo("boards (--board, with keil, stm32cube and platformio):")
+    for name in list_boards():
+        click.echo(f"  {name:14} {load_board(name)['description']}")
