@@ -83,7 +83,8 @@ def build_configurations(paths: list[str]) -> list[dict]:
     project's `main.c`); where the self-test has its own entry (`test/main.c`), a Test
     configuration builds that one instead.  Each names what it leaves out (the test folder,
     or the app's main.c) and the files it keeps."""
-    tests = [path for path in paths if path.endswith("test/main.c")]
+    tests = [path for path in paths
+             if posixpath.basename(path) == "main.c" and path.split("/")[-2:-1] == ["test"]]
     apps = [path for path in paths if posixpath.basename(path) == "main.c" and path not in tests]
     test_folders = [posixpath.dirname(path) for path in tests]
 
