@@ -234,3 +234,24 @@ def test_default_name_is_the_stem_made_an_identifier(stem, name, tmp_path):
     assert (tmp_path / "p" / "tflm" / f"{name}.h").is_file()
     assert re.search(rf"^int {name}_init\(void\);$", (tmp_path / "p" / "tflm" / f"{name}.h")
                      .read_text(), re.MULTILINE)
+
+
+def test_untrusted_tensor_names_become_safe_identifiers(tmp_path):
+    """A name that would end the comment and start a macro, the same name twice, and an
+    empty name: identifiers from the text, `input1` / `output0` where it cannot give one,
+    and the header still compiles with the app."""
+    need_tool("make")
+    builder = ModelBuilder()
+    quant = {"scale": 0.5, "zero_point": 3}
+    first = builder.input("x */\n#define evil 1", [1, 4], "int8", **quant)
+    second = builder.input("x */\n#define evil 1", [1, 4], "int8", **quant)
+    builder.output(builder.add_op("ADD", [first, second], [1, 4], "int8", **quant))
+    builder.graph.tensors[builder.graph.outputs[0]].name = ""
+    write_tree(generate(builder.build(), GenerateOptions("make", name="odd")), tmp_path)
+    header = (tmp_path / "tflm" / "odd.h").read_text()
+    declared = re.findall(r"^\w+ \*(odd_\w+)\(void\);$", header, re.MULTILINE)
+    assert declared == ["odd_input_x_define_evil_1", "odd_input_input1", "odd_output_output0"]
+    assert not re.search(r"^#define evil", header, re.MULTILINE)
+    assert header.count("*/") == header.count("/*")
+    flags = "CFLAGS=" + " ".join([*STRICT, "-O1"])
+    subprocess.run(["make", "-s", flags], cwd=tmp_path, check=True, capture_output=True)
