@@ -379,14 +379,17 @@ def test_usart2_boards_pass_on_the_f405(board_projects, ide, board):
     assert PASSED in output and FAILED not in output, output
 
 
-def test_board_memory_map_reaches_linker_files():
+def test_board_memory_map_reaches_linker_files(tmp_path):
     """The linker script and the scatter file carry the board file's flash and RAM."""
-    files = generate(corpus_path("micro_speech_quantized.tflite").read_bytes(),
-                     GenerateOptions("keil", board="nucleo_f411re"))
-    script, scatter = files["link.ld"].decode(), files["link.sct"].decode()
+    result = CliRunner().invoke(main_cli, [
+        "project", "--model", str(corpus_path("micro_speech_quantized.tflite")),
+        "--target", "keil", "--board", "nucleo_f411re", "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    script = (tmp_path / "out" / "link.ld").read_text()
     assert _memory_regions(script) == [(0x08000000, 0x80000), (0x20000000, 0x20000)]
-    assert _scatter_regions(scatter) == _memory_regions(script)
-    assert "USART2" in files["tflm/tflm_board.h"].decode()  # the Nucleo's ST-LINK port
+    assert _scatter_regions((tmp_path / "out" / "link.sct").read_text()) == _memory_regions(script)
+    board_header = (tmp_path / "out" / "tflm" / "tflm_board.h").read_text()
+    assert "USART2" in board_header  # the Nucleo's ST-LINK port
 
 
 def _big_activations_model() -> bytes:
