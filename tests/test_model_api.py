@@ -183,8 +183,8 @@ def test_two_named_projects_merge_into_one_program(tmp_path):
     merged = tmp_path / "merged" / "tflm"
     merged.mkdir(parents=True)
     for name in MODELS:
-        result = CliRunner().invoke(main, ["project", "--model", str(SINE if name == "sine" else
-                                                                     need_corpus() / MODELS[name]),
+        (tmp_path / f"{name}.tflite").write_bytes(model_bytes(name))
+        result = CliRunner().invoke(main, ["project", "--model", str(tmp_path / f"{name}.tflite"),
                                            "--name", name, "-o", str(tmp_path / name)])
         assert result.exit_code == 0, result.output
         for path in sorted((tmp_path / name / "tflm").iterdir()):

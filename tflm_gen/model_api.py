@@ -42,7 +42,8 @@ def _signature_names(model: ir.Model) -> tuple[dict[int, str], dict[int, str]]:
     """Tensor index -> signature name of the first subgraph's inputs and outputs."""
     for signature in model.signature_defs:
         if signature.subgraph_index == 0:
-            return dict((t, n) for n, t in signature.inputs), dict((t, n) for n, t in signature.outputs)
+            inputs = {tensor: name for name, tensor in signature.inputs}
+            return inputs, {tensor: name for name, tensor in signature.outputs}
     return {}, {}
 
 

@@ -27,8 +27,8 @@ from tflm_gen.errors import InputError, UnsupportedModelError
 from tflm_gen.host import HostInterpreter
 from tflm_gen.inputs import random_inputs
 from tflm_gen.licensing import license_files
-from tflm_gen.model_api import api_values, check_name, model_api_files
 from tflm_gen.model.reader import read_model
+from tflm_gen.model_api import api_values, check_name, model_api_files
 from tflm_gen.optimize import device_model
 from tflm_gen.oracle import ORACLE_NAMES, Oracle, choose_oracle, oracle_available
 from tflm_gen.resources import resource_dir
