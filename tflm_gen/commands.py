@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 import numpy as np
 
+from tflm_gen.boards import list_boards, load_board
 from tflm_gen.errors import InputError, ModelError
 from tflm_gen.host import HostInterpreter
 from tflm_gen.inputs import random_inputs
@@ -75,15 +76,19 @@ def _report_outputs(outputs: list[np.ndarray], model: ir.Model, output_path) -> 
 @tags_option()
 @click.option("--name", help="prefix of the model's files and C API (<name>.h, <name>_init, ...); "
               "default: the model file's name made a C identifier")
+@click.option("--board", type=click.Choice(list_boards()), default=None,
+              help="a concrete board for keil, stm32cube or platformio: startup code, linker "
+                   "script and console for it")
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False))
 @click.option("--force", is_flag=True,
               help="accepted for old scripts; tflm-gen never removes files it did not write")
-def project_command(model_paths, target, tags, name, out_dir, force):
+def project_command(model_paths, target, tags, name, board, out_dir, force):
     """Generate a self-contained C project for the model(s)."""
     models = [_model_bytes(path) for path in model_paths]
     name = default_name(Path(model_paths[0]).stem) if name is None else name
     options = GenerateOptions(target, tags, extra_models=tuple(models[1:]), name=name,
-                              command=command_line(click.get_current_context()))
+                              command=command_line(click.get_current_context()),
+                              board=board)
     files = generate(models[0], options)
     write_tree(files, out_dir, force)
     click.echo(f"wrote {len(files)} files to {out_dir} (target {target})")
@@ -210,6 +215,9 @@ def targets_command():
     rows = [[name, ",".join(load_target(name).tags) or "-", load_target(name).description]
             for name in list_targets()]
     click.echo(format_table(["target", "tags", "description"], rows))
+    click.echo("\nboards (--board, with keil, stm32cube and platformio):")
+    click.echo(format_table(["board", "description"],
+                            [[name, load_board(name)["description"]] for name in list_boards()]))
 
 
 @click.command("tags", epilog=examples("tflm-gen tags",

@@ -112,6 +112,8 @@ TAG_DESCRIPTIONS = {
     "mbed": "DebugLog over the Mbed OS console UART (C++)",
     "semihost": "DebugLog over semihosting (a debugger's or QEMU's console); the board's "
                 "startup provides the trap",
+    "stm32f4": "DebugLog over an STM32F4 USART (which one: tflm_board.h, written for "
+               "--board)",
     "zephyr": "DebugLog over Zephyr's printk",
 }
 

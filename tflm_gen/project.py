@@ -24,6 +24,7 @@ from tflm_gen.assemble import (
     render,
     xml_banner,
 )
+from tflm_gen.boards import BOARD_HEADER, board_target, build_configurations, check_board_tags
 from tflm_gen.errors import InputError, UnsupportedModelError
 from tflm_gen.kernels import check_tags
 from tflm_gen.licensing import license_files
@@ -47,6 +48,7 @@ class GenerateOptions:
     extra_models: tuple[bytes, ...] = ()  # further models sharing the arena (multitenancy)
     name: str = DEFAULT_NAME  # prefix of the model's files and C symbols (`check_name`)
     command: str = ""  # the command line that asked for the project (README: regenerate)
+    board: str | None = None  # a board of targets/boards/ for the keil, stm32cube, platformio
 
 
 SELF_TEST = "common/self_test_main.c.j2"
@@ -92,6 +94,7 @@ def _template_values(target: Target, files: dict, values: dict) -> dict:
         "sources": sources, **_program_sources(target, sources),
         "headers": sorted(p for p in outputs if p.endswith(".h")),
         "library_sources": sorted(p for p in files if p.endswith((".c", ".cpp"))),
+        "configurations": build_configurations(sorted(outputs)),
     }
 
 
@@ -102,6 +105,7 @@ def check_fits_board(target: Target, model_bytes: int, arena_bytes: int) -> None
     memory = board.get("memory", {}) if isinstance(board, dict) else {}
     if not memory:
         return
+    where = f"{target.name} --board {board['name']}" if "name" in board else target.name
     data = memory["data"]
     ram = arena_bytes + int(board.get("stack_bytes", 0))
     if "constants" in memory:  # the model has a region of its own (link.ld: .rodata)
@@ -110,12 +114,12 @@ def check_fits_board(target: Target, model_bytes: int, arena_bytes: int) -> None
         constants, shared = memory["code"], "code and model together"
     if model_bytes > constants["length"]:
         raise UnsupportedModelError(
-            f"the model ({model_bytes} bytes) does not fit {target.name}: {constants['name']} "
+            f"the model ({model_bytes} bytes) does not fit {where}: {constants['name']} "
             f"holds {constants['length']} bytes for {shared}")
     if ram > data["length"]:
         raise UnsupportedModelError(
             f"the arena ({arena_bytes} bytes) and stack ({board.get('stack_bytes', 0)} bytes) "
-            f"do not fit {target.name}: {data['name']} holds {data['length']} bytes")
+            f"do not fit {where}: {data['name']} holds {data['length']} bytes")
 
 
 def _check_multitenant(target: Target, count: int) -> None:
@@ -190,8 +194,9 @@ def assemble(model_bytes: bytes, options: GenerateOptions, measured: Measured) -
     """The project's files from the model, the options and the measurements; pure (no
     compiler, no oracle: every number it needs is in `measured`)."""
     name = check_name(options.name)
-    target = named_target(load_target(options.target), name)
+    target = board_target(named_target(load_target(options.target), name), options.board)
     tags = target.tags + tuple(options.tags)
+    check_board_tags(tags, options.board)
     originals = [model_bytes, *options.extra_models]
     _check_multitenant(target, len(originals))
     devices, models = _device_models(tuple(originals))
@@ -201,6 +206,9 @@ def assemble(model_bytes: bytes, options: GenerateOptions, measured: Measured) -
     for index, device in enumerate(devices):
         library.update(model_data_files(device, arena, index, len(devices), name))
     library.update(model_api_files(models[0], devices[0], name))
+    if options.board:
+        library[BOARD_HEADER] = render("boards/tflm_board.h.j2", banner=banner(devices[0]),
+                                       board=target.values["board"])
     files = {f"{target.library_dir}/{path}": data for path, data in library.items()}
     values = _template_values(target, files, {
         **api_values(models[0], name), "self_test_hint": target.self_test_hint,

@@ -21,6 +21,7 @@ class Target:
     self_test_hint: str = "make test"  # how a user builds and runs the self-test
     values: dict = field(default_factory=dict)  # extra template values (names, CPU flags)
     tag_notes: dict = field(default_factory=dict)  # tag -> what the user should know
+    board_templates: dict = field(default_factory=dict)  # added with --board (startup, linker)
 
     def notes(self, tags: tuple[str, ...]) -> list[str]:
         """Notes for the tags the user chose (e.g. which boards a kernel tag speeds up)."""
@@ -36,7 +37,8 @@ def load_target(name: str) -> Target:
         raise InputError(f"unknown target {name!r}; known targets: {', '.join(list_targets())}")
     path = resource_dir("targets") / f"{name}.json"
     data = json.loads(path.read_text())
-    keys = ("library_dir", "test_data", "self_test_hint", "values", "tag_notes")
+    keys = ("library_dir", "test_data", "self_test_hint", "values", "tag_notes",
+            "board_templates")
     optional = {key: data[key] for key in keys if key in data}
     return Target(name, data["description"], tuple(data.get("tags", [])), data["templates"],
                   **optional)
