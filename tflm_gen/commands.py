@@ -19,7 +19,8 @@ from tflm_gen.output import save_outputs, write_file, write_tree
 from tflm_gen.project import GenerateOptions, generate
 from tflm_gen.qemu import qemu_targets
 from tflm_gen.samples import load_samples
-from tflm_gen.targets import list_targets, load_target
+from tflm_gen.archive import zip_tree
+from tflm_gen.targets import board_summary, list_targets, load_target, project_name
 from tflm_gen.verify import report_lines, verify
 
 
@@ -48,15 +49,26 @@ def _load_inputs(paths: tuple[str, ...]) -> list[np.ndarray]:
               help="see `tflm-gen targets`")
 @tags_option()
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False))
+@click.option("--board", default="",
+              help="a board of the target (`tflm-gen targets` lists them); a model or arena "
+                   "too big for it is refused")
+@click.option("--zip", "as_zip", is_flag=True,
+              help="write the project as one NAME.zip in the output folder (Arduino: the "
+                   "file \"Add .ZIP Library\" imports)")
 @click.option("--force", is_flag=True,
               help="accepted for old scripts; tflm-gen never removes files it did not write")
-def project_command(model_paths, target, tags, out_dir, force):
+def project_command(model_paths, target, tags, board, as_zip, out_dir, force):
     """Generate a self-contained C project for the model(s)."""
     models = [_model_bytes(path) for path in model_paths]
-    options = GenerateOptions(target, tags, extra_models=tuple(models[1:]))
+    options = GenerateOptions(target, tags, extra_models=tuple(models[1:]), board=board)
     files = generate(models[0], options)
+    count = len(files)
+    if as_zip:
+        top = project_name(load_target(target))
+        files = {f"{top}.zip": zip_tree(files, top)}
     write_tree(files, out_dir, force)
-    click.echo(f"wrote {len(files)} files to {out_dir} (target {target})")
+    shown = f"{out_dir}/{next(iter(files))}" if as_zip else out_dir
+    click.echo(f"wrote {count} files to {shown} (target {target})")
     for note in load_target(target).notes(tags):
         click.echo(f"note: {note}")
 
@@ -133,4 +145,7 @@ def plan_command(model_path, output_path):
 def targets_command():
     """List the project targets."""
     for name in list_targets():
-        click.echo(f"{name:12} {load_target(name).description}")
+        target = load_target(name)
+        click.echo(f"{name:12} {target.description}")
+        for board, facts in sorted(target.boards.items()):
+            click.echo(f"{'':12}   --board {board:12} {board_summary(facts)}")

@@ -38,6 +38,7 @@ class GenerateOptions:
     tags: tuple[str, ...] = ()
     seed: int = 0  # of the embedded test input
     extra_models: tuple[bytes, ...] = ()  # further models sharing the arena (multitenancy)
+    board: str = ""  # one of the target's boards (`tflm-gen targets`): sizes checked, FQBN
 
 
 MULTI_MAIN = "common/main_multi.c.j2"  # replaces common/main.c.j2 for several models
@@ -112,6 +113,23 @@ def _model_entry(index: int, device: bytes, original: bytes, host: HostInterpret
             "size_macro": "TFLM_MODEL_SIZE" if index == 0 else f"TFLM_MODEL_{index}_SIZE"}
 
 
+def _board_label(target: Target, board: dict) -> str:
+    return f"{board['name']} (--board {board['id']})" if "id" in board else target.name
+
+
+def _ram_parts(board: dict, model_bytes: int, arena_bytes: int) -> list[tuple[str, int]]:
+    """What the board's data memory must hold.  On a board whose constants live in RAM
+    (AVR: `const` data is copied from flash to SRAM at start, and the runtime reads the
+    model in place through ordinary pointers) the model counts too."""
+    parts = [("arena", arena_bytes)]
+    if board.get("constants_in_data"):
+        parts.append(("model", model_bytes))
+    reserve = int(board.get("stack_bytes", 0))
+    if reserve:
+        parts.append((board.get("stack_name", "stack"), reserve))
+    return parts
+
+
 def check_fits_board(target: Target, model_bytes: int, arena_bytes: int) -> None:
     """For a target with a board memory map: refuse, with the sizes, a model or arena that
     cannot fit, before any build would end in a linker error."""
@@ -120,15 +138,17 @@ def check_fits_board(target: Target, model_bytes: int, arena_bytes: int) -> None
     if not memory:
         return
     code, data = memory["code"], memory["data"]
-    ram = arena_bytes + int(board.get("stack_bytes", 0))
+    label = _board_label(target, board)
     if model_bytes > code["length"]:
         raise UnsupportedModelError(
-            f"the model ({model_bytes} bytes) does not fit {target.name}: {code['name']} holds "
+            f"the model ({model_bytes} bytes) does not fit {label}: {code['name']} holds "
             f"{code['length']} bytes for code and model together")
-    if ram > data["length"]:
+    parts = _ram_parts(board, model_bytes, arena_bytes)
+    if sum(size for _, size in parts) > data["length"]:
+        needed = " + ".join(f"{name} {size}" for name, size in parts)
         raise UnsupportedModelError(
-            f"the arena ({arena_bytes} bytes) and stack ({board.get('stack_bytes', 0)} bytes) "
-            f"do not fit {target.name}: {data['name']} holds {data['length']} bytes")
+            f"the model does not fit {label}: {data['name']} holds {data['length']} bytes, "
+            f"it needs {needed} = {sum(size for _, size in parts)} bytes")
 
 
 def _check_multitenant(target: Target, count: int) -> None:
@@ -139,7 +159,7 @@ def _check_multitenant(target: Target, count: int) -> None:
 
 def generate(model_bytes: bytes, options: GenerateOptions = GenerateOptions()) -> dict[str, bytes]:
     """All files of the project, by path relative to the project root."""
-    target = load_target(options.target)
+    target = load_target(options.target, options.board)
     tags = target.tags + tuple(options.tags)
     originals = [model_bytes, *options.extra_models]
     _check_multitenant(target, len(originals))

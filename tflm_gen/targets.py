@@ -4,7 +4,7 @@ where the files go).  Optional keys default to the plain layout of the make targ
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tflm_gen.errors import InputError
 from tflm_gen.resources import resource_dir
@@ -20,6 +20,7 @@ class Target:
     test_data: str = "test_data.h"  # output path of the embedded test input and output
     values: dict = field(default_factory=dict)  # extra template values (names, CPU flags)
     tag_notes: dict = field(default_factory=dict)  # tag -> what the user should know
+    boards: dict = field(default_factory=dict)  # --board name -> its memory and build facts
 
     def notes(self, tags: tuple[str, ...]) -> list[str]:
         """Notes for the tags the user chose (e.g. which boards a kernel tag speeds up)."""
@@ -30,12 +31,37 @@ def list_targets() -> list[str]:
     return sorted(path.stem for path in resource_dir("targets").glob("*.json"))
 
 
-def load_target(name: str) -> Target:
+def load_target(name: str, board: str = "") -> Target:
+    """The target `name`; with `board`, one of its boards becomes `values["board"]` (what
+    the templates and the fit check read)."""
     if name not in list_targets():  # a name, never a path: `../x` must not reach the disk
         raise InputError(f"unknown target {name!r}; known targets: {', '.join(list_targets())}")
     path = resource_dir("targets") / f"{name}.json"
     data = json.loads(path.read_text())
-    keys = ("library_dir", "test_data", "values", "tag_notes")
+    keys = ("library_dir", "test_data", "values", "tag_notes", "boards")
     optional = {key: data[key] for key in keys if key in data}
-    return Target(name, data["description"], tuple(data.get("tags", [])), data["templates"],
-                  **optional)
+    target = Target(name, data["description"], tuple(data.get("tags", [])), data["templates"],
+                    **optional)
+    return with_board(target, board) if board else target
+
+
+def with_board(target: Target, board: str) -> Target:
+    """`target` built for `board`, refused in one line when the target has no such board."""
+    if board not in target.boards:
+        known = ", ".join(sorted(target.boards)) or "none"
+        raise InputError(f"unknown board {board!r} for target {target.name}; its boards: {known}")
+    values = {**target.values, "board": {"id": board, **target.boards[board]}}
+    return replace(target, values=values)
+
+
+def board_summary(board: dict) -> str:
+    """One line of `tflm-gen targets`: the board, its chip, memory and FQBN."""
+    memory = board["memory"]
+    return (f"{board['name']}, {board['mcu']}: {memory['code']['length'] // 1024} KiB "
+            f"{memory['code']['name']}, {memory['data']['length'] // 1024} KiB "
+            f"{memory['data']['name']} (FQBN {board['fqbn']})")
+
+
+def project_name(target: Target) -> str:
+    """The name of the project's folder (the Arduino library's name)."""
+    return target.values.get("name", "project")

@@ -1,0 +1,205 @@
+"""The Arduino library as a user gets it: `--zip` (the archive "Add .ZIP Library" imports,
+deterministic, built with arduino-builder for the Mega 2560 and run under simavr once
+unzipped), `library.properties` valid for the Library Manager, and `--board`, which
+refuses at generation, with the sizes, a model or arena the board cannot hold."""
+
+from __future__ import annotations
+
+import io
+import re
+import subprocess
+import zipfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import corpus_path, need_tool
+from test_targets import arduino_build, model_path, simavr_lines
+
+from tflm_gen.archive import zip_tree
+from tflm_gen.cli import main
+from tflm_gen.errors import InputError, UnsupportedModelError
+from tflm_gen.project import GenerateOptions, _ram_parts, generate
+from tflm_gen.targets import load_target, project_name
+
+SINE = "sine_int8.tflite"
+# The Library Manager's rules for library.properties (Arduino library specification,
+# 1.5 format rev. 2.2, as arduino-lint checks it).
+REQUIRED_FIELDS = ("name", "version", "author", "maintainer", "sentence", "paragraph",
+                   "category", "url", "architectures")
+CATEGORIES = ("Display", "Communication", "Signal Input/Output", "Sensors", "Device Control",
+              "Timing", "Data Storage", "Data Processing", "Other")
+NAME_PATTERN = r"(([a-zA-Z][a-zA-Z0-9 _.\-]*)|([0-9][a-zA-Z0-9 _.\-]*[a-zA-Z][a-zA-Z0-9 _.\-]*))"
+NAME_MAX = 63
+SEMVER = r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?"
+MEGA = "mega"
+
+
+def _zip_project(model: str, tmp: Path, *extra: str) -> Path:
+    result = CliRunner().invoke(main, ["project", "--model", str(model_path(model)), "--target",
+                                       "arduino", "--zip", *extra, "-o", str(tmp)])
+    assert result.exit_code == 0, result.output
+    archives = list(tmp.glob("*.zip"))
+    assert len(archives) == 1 and result.output.count(str(archives[0])) == 1, result.output
+    return archives[0]
+
+
+@pytest.fixture(scope="session")
+def sine_zip(tmp_path_factory) -> Path:
+    return _zip_project(SINE, tmp_path_factory.mktemp("arduino_zip"), "--board", MEGA)
+
+
+def _properties(text: str) -> dict:
+    pairs = (line.split("=", 1) for line in text.splitlines() if line and line[0] != "#")
+    return {key.strip(): value.strip() for key, value in pairs}
+
+
+# ---------------------------------------------------------------------------- the zip
+
+
+def test_zip_holds_the_project_under_one_folder_named_after_the_library(sine_zip):
+    files = generate(model_path(SINE).read_bytes(), GenerateOptions("arduino", board=MEGA))
+    top = project_name(load_target("arduino"))
+    archive = zipfile.ZipFile(sine_zip)
+    assert sine_zip.name == f"{top}.zip"
+    entries = {info.filename: info for info in archive.infolist()}
+    contents = {name[len(top) + 1:]: archive.read(name) for name in entries
+                if not name.endswith("/")}
+    assert contents == files
+    assert all(name.startswith(f"{top}/") for name in entries)
+    for name, info in entries.items():  # fixed times and modes: nothing of this machine's
+        assert info.date_time == (1980, 1, 1, 0, 0, 0)
+        assert info.external_attr >> 16 == (0o040755 if name.endswith("/") else 0o100644)
+    for path in files:  # every folder has its entry, so any unzip tool recreates it
+        assert f"{top}/{path.rsplit('/', 1)[0]}/" in entries or "/" not in path
+
+
+def test_zip_bytes_depend_only_on_the_files(sine_zip, tmp_path):
+    again = _zip_project(SINE, tmp_path / "again", "--board", MEGA)
+    assert again.read_bytes() == sine_zip.read_bytes()
+    files = {"b/x.c": b"1", "a.h": b"2"}
+    assert zip_tree(files, "L") == zip_tree(dict(reversed(files.items())), "L")
+    assert zip_tree(files, "L") != zip_tree({**files, "a.h": b"3"}, "L")
+
+
+def test_unzipped_library_builds_for_the_mega_and_passes_under_simavr(sine_zip, tmp_path):
+    """What the IDE does after "Add .ZIP Library": unpack into the libraries folder, then
+    build the example; the sketch passes under simavr, and the RAM the fit check counts is
+    a lower bound of what the linked program really takes."""
+    need_tool("arduino-builder")
+    libraries = tmp_path / "libraries"
+    zipfile.ZipFile(sine_zip).extractall(libraries)
+    library = libraries / sine_zip.stem
+    sketch = next((library / "examples").glob("*/*.ino"))
+    log = arduino_build(library, sketch, tmp_path / "build")
+    assert not [line for line in log.splitlines() if str(library) in line and "warning" in line]
+    elf = tmp_path / "build" / f"{sketch.name}.elf"
+    lines = simavr_lines(elf)
+    assert "~~~ALL TESTS PASSED~~~" in lines, lines[-5:]
+    sizes = subprocess.run([need_tool("avr-size"), str(elf)], capture_output=True, text=True,
+                           check=True).stdout.splitlines()[1].split()
+    board = load_target("arduino", MEGA).values["board"]
+    arena = int(re.search(r"ARENA_BYTES (\d+)u", (library / "src").joinpath(
+        "tflm", "model_data.h").read_text()).group(1))
+    model = int(re.search(r"TFLM_MODEL_SIZE (\d+)u", (library / "src").joinpath(
+        "tflm", "model_data.h").read_text()).group(1))
+    counted = sum(size for _, size in _ram_parts(board, model, arena))
+    assert counted <= int(sizes[1]) + int(sizes[2]) <= board["memory"]["data"]["length"]
+
+
+# ---------------------------------------------------------------------------- library.properties
+
+
+def test_library_properties_are_valid_for_the_library_manager(sine_zip):
+    archive = zipfile.ZipFile(sine_zip)
+    top = sine_zip.stem
+    fields = _properties(archive.read(f"{top}/library.properties").decode())
+    assert all(fields.get(key) for key in REQUIRED_FIELDS), fields
+    name = fields["name"]
+    assert re.fullmatch(NAME_PATTERN, name) and len(name) <= NAME_MAX
+    assert not name.lower().startswith("arduino")  # reserved for Arduino's own libraries
+    assert name == top  # the folder the IDE unpacks is the library's name
+    assert re.fullmatch(SEMVER, fields["version"])
+    assert fields["category"] in CATEGORIES
+    assert re.fullmatch(r"https?://\S+", fields["url"])
+    assert fields["architectures"] == "*" or all(
+        re.fullmatch(r"[a-z0-9_]+", arch.strip()) for arch in fields["architectures"].split(","))
+    for header in fields["includes"].split(","):
+        assert f"{top}/src/{header.strip()}" in archive.namelist()
+    assert fields["sentence"].endswith(".") and fields["paragraph"].endswith(".")
+
+
+# ---------------------------------------------------------------------------- --board
+
+
+def test_micro_speech_is_refused_for_the_mega_with_the_sizes(tmp_path):
+    model = corpus_path("micro_speech_quantized.tflite")
+    with pytest.raises(UnsupportedModelError) as refused:
+        generate(model.read_bytes(), GenerateOptions("arduino", board=MEGA))
+    message = str(refused.value)
+    found = re.search(r"SRAM holds 8192 bytes, it needs arena (\d+) \+ model (\d+) \+ .* "
+                      r"\(a lower bound\) (\d+) = (\d+) bytes", message)
+    assert found and "Mega 2560" in message, message
+    arena, model_bytes, reserve, total = map(int, found.groups())
+    assert arena + model_bytes + reserve == total > 8192
+    assert model_bytes >= model.stat().st_size  # the device model carries its plan too
+    result = CliRunner().invoke(main, ["project", "--model", str(model), "--target", "arduino",
+                                       "--board", MEGA, "-o", str(tmp_path / "out")])
+    assert result.exit_code == 2 and result.output.count("\n") == 1
+    assert result.output.startswith("tflm-gen: error: the model does not fit")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("model", ["kws_ref_model.tflite", "micro_speech_quantized.tflite"])
+def test_corpus_models_generate_for_a_board_they_fit(model, tmp_path):
+    """The sizes the refusal names are the project's own: generated for the Nano 33 BLE,
+    the arena and model the header declares fit its SRAM and flash."""
+    files = generate(corpus_path(model).read_bytes(), GenerateOptions("arduino",
+                                                                      board="nano33ble"))
+    header = files["src/tflm/model_data.h"].decode()
+    arena = int(re.search(r"ARENA_BYTES (\d+)u", header).group(1))
+    size = int(re.search(r"TFLM_MODEL_SIZE (\d+)u", header).group(1))
+    memory = load_target("arduino", "nano33ble").values["board"]["memory"]
+    assert arena <= memory["data"]["length"] and size <= memory["code"]["length"]
+    with pytest.raises(UnsupportedModelError, match=f"arena {arena} \\+ model {size} "):
+        generate(corpus_path(model).read_bytes(), GenerateOptions("arduino", board=MEGA))
+
+
+def test_a_model_larger_than_the_flash_is_refused():
+    """On an ARM board the model stays in flash: it is checked against the flash alone."""
+    board = load_target("arduino", "nano33ble").values["board"]
+    assert "constants_in_data" not in board
+    assert _ram_parts(board, 10**6, 100) == [("arena", 100)]
+    tiny = load_target("arduino", "uno")
+    from tflm_gen.project import check_fits_board
+
+    with pytest.raises(UnsupportedModelError, match=r"model \(40000 bytes\) does not fit "
+                                                    r"Arduino Uno \(--board uno\): flash holds "
+                                                    r"32256 bytes"):
+        check_fits_board(tiny, 40000, 0)
+
+
+def test_unknown_boards_are_refused_in_one_line(tmp_path):
+    with pytest.raises(InputError, match="unknown board 'due' for target arduino; its boards: "
+                                         "mega, nano, nano33ble"):
+        load_target("arduino", "due")
+    result = CliRunner().invoke(main, ["project", "--model", str(model_path(SINE)), "--target",
+                                       "make", "--board", MEGA, "-o", str(tmp_path / "out")])
+    assert result.exit_code == 2
+    assert result.output == "tflm-gen: error: unknown board 'mega' for target make; its " \
+                            "boards: none\n"
+
+
+def test_targets_command_lists_the_boards_with_their_fqbn():
+    output = CliRunner().invoke(main, ["targets"]).output
+    for board, facts in load_target("arduino").boards.items():
+        line = next(line for line in output.splitlines() if f"--board {board} " in line)
+        assert facts["fqbn"] in line and facts["name"] in line
+
+
+def test_zip_is_written_inside_the_output_folder_and_replaced_on_regeneration(tmp_path):
+    first = _zip_project(SINE, tmp_path / "out")
+    assert first.parent == tmp_path / "out"
+    assert sorted(p.name for p in first.parent.iterdir()) == [".tflm-gen-files", first.name]
+    second = _zip_project(SINE, tmp_path / "out")
+    assert second == first and zipfile.ZipFile(io.BytesIO(second.read_bytes())).testzip() is None
