@@ -71,6 +71,7 @@ class BufferedSerial {
 }  // namespace mbed
 """,
     "zephyr/sys/printk.h": "void printk(const char *format, ...);\n",
+    "zephyr/sys/reboot.h": "#define SYS_REBOOT_COLD 1\nvoid sys_reboot(int type);\n",
 }
 AVR_FQBN = "arduino:avr:mega:cpu=atmega2560"
 
@@ -398,6 +399,47 @@ def test_zephyr_module(project, tmp_path):
     assert "find_package(Zephyr" in sample and "target_sources(app PRIVATE src/main.c)" in sample
     assert (folder / "sample" / "src" / "main.c").is_file()
     assert "printk" in (folder / "tflm" / "tflm_debug_log.c").read_text()
+
+
+def _conf(path: Path) -> dict:
+    pairs = (line.split("=", 1) for line in path.read_text().splitlines()
+             if line.startswith("CONFIG_"))
+    return dict(pairs)
+
+
+def test_zephyr_configuration_builds_with_picolibc_or_a_distribution_newlib(project):
+    """Nothing selects REQUIRES_FULL_LIBC (some Zephyr releases then pick newlib); the
+    minimal libc, which has no libm, is excluded; prj.conf picks picolibc, and newlib.conf
+    picks newlib without threads, whose locks a distribution newlib cannot provide."""
+    folder = project("zephyr")
+    kconfig = (folder / "zephyr" / "Kconfig").read_text()
+    assert not re.search(r"^\s*select ", kconfig, re.MULTILINE)
+    assert re.search(r"^\tdepends on !MINIMAL_LIBC$", kconfig, re.MULTILINE)
+    picolibc = _conf(folder / "sample" / "prj.conf")
+    assert picolibc["CONFIG_PICOLIBC"] == "y" and picolibc["CONFIG_REBOOT"] == "y"
+    assert "CONFIG_NEWLIB_LIBC" not in picolibc and "CONFIG_MULTITHREADING" not in picolibc
+    newlib = _conf(folder / "sample" / "newlib.conf")
+    assert newlib == {"CONFIG_NEWLIB_LIBC": "y", "CONFIG_MULTITHREADING": "n"}
+    assert "-DEXTRA_CONF_FILE=newlib.conf" in (folder / "sample" / "newlib.conf").read_text()
+
+
+def test_zephyr_sample_ends_qemu_when_done(project, stubs, tmp_path):
+    """On a QEMU board (CONFIG_QEMU_TARGET) main reboots once the self-test has printed its
+    verdict, and the sample's CMakeLists.txt gives QEMU -no-reboot, so the run ends."""
+    need_tool("arm-none-eabi-gcc")
+    folder = project("zephyr")
+    lists = (folder / "sample" / "CMakeLists.txt").read_text()
+    flags = lists.index("list(APPEND QEMU_EXTRA_FLAGS -no-reboot)")
+    assert flags < lists.index("find_package(Zephyr")  # read by Zephyr's qemu.cmake
+    main_c = (folder / "sample" / "src" / "main.c").read_text()
+    body = main_c[main_c.index("\nint main(void) {"):]
+    assert body.index("tflm_self_test()") < body.index("sys_reboot(SYS_REBOOT_COLD)")
+    assert main_c.count("int main(void)") == 1 and "static int tflm_self_test(void)" in main_c
+    for qemu in ([], ["-DCONFIG_QEMU_TARGET=1"]):
+        run(["arm-none-eabi-gcc", *STRICT_C, "-mcpu=cortex-m3", "-mthumb", *qemu, "-I", stubs,
+             "-c", folder / "sample" / "src" / "main.c", "-o", tmp_path / "main.o"])
+        symbols = run(["arm-none-eabi-nm", tmp_path / "main.o"]).stdout
+        assert ("U sys_reboot" in symbols) == bool(qemu), symbols
 
 
 def test_esp_idf_component(project, tmp_path):
