@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model_ops.h"
+#include "model_model_ops.h"
 
 #define ARENA_BYTES (2u << 20)
 
@@ -53,7 +53,7 @@ tflm_status_t tflm_fuzz_one(const uint8_t *data, size_t size, tflm_status_t *inv
   model = (unsigned char *)malloc(size > 0 ? size : 1);
   if (model == NULL) return TFLM_ERROR;
   if (size > 0) memcpy(model, data, size);
-  status = tflm_interpreter_init(&it, model, (uint32_t)size, &tflm_model_resolver, arena.bytes,
+  status = tflm_interpreter_init(&it, model, (uint32_t)size, &model_resolver, arena.bytes,
                                  ARENA_BYTES);
   if (status == TFLM_OK) {
     fill_inputs(&it);

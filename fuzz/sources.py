@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from tflm_gen.assemble import render, resolver_source
+from tflm_gen.assemble import resolver_files
 from tflm_gen.kernels import kernel_catalogue, kernel_files, runtime_files
 
 
@@ -20,8 +20,8 @@ def write_sources(out: Path, tags: tuple[str, ...]) -> list[str]:
     out.mkdir(parents=True, exist_ok=True)
     for name, path in sources.items():
         (out / name).write_bytes(path.read_bytes())
-    (out / "model_ops.c").write_bytes(resolver_source(ops, b""))
-    (out / "model_ops.h").write_bytes(render("common/model_ops.h.j2", banner=""))
+    for name, data in resolver_files(ops, b"").items():  # model_model_ops.c/.h
+        (out / name).write_bytes(data)
     return sorted(p.name for p in out.glob("*.c"))
 
 

@@ -49,6 +49,13 @@ def sine_zip(tmp_path_factory) -> Path:
     return _zip_project(SINE, tmp_path_factory.mktemp("arduino_zip"), "--board", MEGA)
 
 
+def declared_sizes(header: str) -> tuple[int, int]:
+    """The arena and model bytes a generated `<name>_model_data.h` declares."""
+    arena = re.search(r"_ARENA_BYTES (\d+)u", header)
+    model = re.search(r"_MODEL_SIZE (\d+)u", header)
+    return int(arena.group(1)), int(model.group(1))
+
+
 def _properties(text: str) -> dict:
     pairs = (line.split("=", 1) for line in text.splitlines() if line and line[0] != "#")
     return {key.strip(): value.strip() for key, value in pairs}
@@ -58,8 +65,9 @@ def _properties(text: str) -> dict:
 
 
 def test_zip_holds_the_project_under_one_folder_named_after_the_library(sine_zip):
-    files = generate(model_path(SINE).read_bytes(), GenerateOptions("arduino", board=MEGA))
-    top = project_name(load_target("arduino"))
+    files = generate(model_path(SINE).read_bytes(), GenerateOptions("arduino", board=MEGA,
+                                                                    name="sine_int8"))
+    top = project_name(load_target("arduino"), "model")
     archive = zipfile.ZipFile(sine_zip)
     assert sine_zip.name == f"{top}.zip"
     entries = {info.filename: info for info in archive.infolist()}
@@ -99,10 +107,7 @@ def test_unzipped_library_builds_for_the_mega_and_passes_under_simavr(sine_zip, 
     sizes = subprocess.run([need_tool("avr-size"), str(elf)], capture_output=True, text=True,
                            check=True).stdout.splitlines()[1].split()
     board = load_target("arduino", MEGA).values["board"]
-    arena = int(re.search(r"ARENA_BYTES (\d+)u", (library / "src").joinpath(
-        "tflm", "model_data.h").read_text()).group(1))
-    model = int(re.search(r"TFLM_MODEL_SIZE (\d+)u", (library / "src").joinpath(
-        "tflm", "model_data.h").read_text()).group(1))
+    arena, model = declared_sizes(next(library.glob("src/tflm/*_model_data.h")).read_text())
     counted = sum(size for _, size in _ram_parts(board, model, arena))
     assert counted <= int(sizes[1]) + int(sizes[2]) <= board["memory"]["data"]["length"]
 
@@ -156,9 +161,7 @@ def test_corpus_models_generate_for_a_board_they_fit(model, tmp_path):
     the arena and model the header declares fit its SRAM and flash."""
     files = generate(corpus_path(model).read_bytes(), GenerateOptions("arduino",
                                                                       board="nano33ble"))
-    header = files["src/tflm/model_data.h"].decode()
-    arena = int(re.search(r"ARENA_BYTES (\d+)u", header).group(1))
-    size = int(re.search(r"TFLM_MODEL_SIZE (\d+)u", header).group(1))
+    arena, size = declared_sizes(files["src/tflm/model_model_data.h"].decode())
     memory = load_target("arduino", "nano33ble").values["board"]["memory"]
     assert arena <= memory["data"]["length"] and size <= memory["code"]["length"]
     with pytest.raises(UnsupportedModelError, match=f"arena {arena} \\+ model {size} "):

@@ -12,7 +12,7 @@ import pytest
 from conftest import need_tool
 
 from tflm_gen import host
-from tflm_gen.assemble import render, resolver_source
+from tflm_gen.assemble import resolver_files
 from tflm_gen.kernels import kernel_files, runtime_files
 from tflm_gen.model import ir
 from tflm_gen.model.builder import ModelBuilder
@@ -27,8 +27,7 @@ def library():
     need_tool("gcc")
     sources = {**runtime_files(()), **kernel_files(OPS, ())}
     files = {name: path.read_bytes() for name, path in sorted(sources.items())}
-    files["model_ops.c"] = resolver_source(OPS, b"")
-    files["model_ops.h"] = render("common/model_ops.h.j2", banner="")
+    files.update(resolver_files(OPS, b""))
     return host._load(str(host.build_library(files)))
 
 

@@ -36,5 +36,5 @@ def test_every_generated_file_has_its_license(target):
     for path, data in files.items():
         if path.endswith(NO_COMMENTS) or path in UNHEADED:
             continue
-        expected = MODEL_OWNER if Path(path).name.startswith("model_data") else APACHE
+        expected = MODEL_OWNER if "_model_data" in Path(path).name else APACHE
         assert spdx_of(path, data.decode()) == expected, path

@@ -115,8 +115,8 @@ def test_inspect_memory_json_and_svg(tmp_path):
 _SWEEP = r"""
 #include <stdio.h>
 #include <stdlib.h>
-#include "tflm/model_data.h"
-#include "tflm/model_ops.h"
+#include "tflm/model_model_data.h"
+#include "tflm/model_model_ops.h"
 #include "tflm/tflm_interpreter.h"
 
 /* Every arena size below the needed one must fail cleanly; malloc gives each size its own
@@ -124,10 +124,10 @@ _SWEEP = r"""
 int main(void) {
   static tflm_interpreter_t interpreter;
   uint32_t size;
-  for (size = 0; size < TFLM_MODEL_ARENA_BYTES; size += STEP) {
+  for (size = 0; size < MODEL_ARENA_BYTES; size += STEP) {
     void *arena = malloc(size > 0 ? size : 1);
-    tflm_status_t status = tflm_interpreter_init(&interpreter, tflm_model_data,
-                                                 TFLM_MODEL_SIZE, &tflm_model_resolver,
+    tflm_status_t status = tflm_interpreter_init(&interpreter, model_model_data,
+                                                 MODEL_MODEL_SIZE, &model_resolver,
                                                  arena, size);
     free(arena);
     if (status != TFLM_ERR_ARENA_TOO_SMALL) {
@@ -136,9 +136,9 @@ int main(void) {
     }
   }
   {
-    void *arena = malloc(TFLM_MODEL_ARENA_BYTES);
-    int ok = tflm_interpreter_init(&interpreter, tflm_model_data, TFLM_MODEL_SIZE,
-                                   &tflm_model_resolver, arena, TFLM_MODEL_ARENA_BYTES) == TFLM_OK
+    void *arena = malloc(MODEL_ARENA_BYTES);
+    int ok = tflm_interpreter_init(&interpreter, model_model_data, MODEL_MODEL_SIZE,
+                                   &model_resolver, arena, MODEL_ARENA_BYTES) == TFLM_OK
              && tflm_interpreter_invoke(&interpreter) == TFLM_OK;
     free(arena);
     printf(ok ? "sweep ok\n" : "exact arena failed\n");
@@ -173,12 +173,12 @@ def test_multitenant_project_shares_one_exact_arena(tmp_path):
     args = [arg for name in names for arg in ("--model", str(corpus(name)))]
     result = CliRunner().invoke(main, ["project", *args, "-o", str(tmp_path / "p")])
     assert result.exit_code == 0, result.output
-    run = subprocess.run(["make", "-s", "run"], cwd=tmp_path / "p", capture_output=True,
+    run = subprocess.run(["make", "-s", "test"], cwd=tmp_path / "p", capture_output=True,
                          text=True, check=False)
     assert run.returncode == 0 and "~~~ALL TESTS PASSED~~~" in run.stderr, run.stderr
     assert run.stderr.count("0 bytes differ") == 2 * len(names)
-    header = tmp_path / "p" / "tflm" / "model_data.h"
-    shared = int(re.search(r"TFLM_MODEL_ARENA_BYTES (\d+)u", header.read_text()).group(1))
+    header = tmp_path / "p" / "tflm" / "hello_world_int8_model_data.h"
+    shared = int(re.search(r"HELLO_WORLD_INT8_ARENA_BYTES (\d+)u", header.read_text()).group(1))
     separate = sum(memory_report(corpus(n).read_bytes())["arena_bytes"] for n in names)
     assert shared < separate
     header.write_text(header.read_text().replace(f"{shared}u", f"{shared - 8}u"))

@@ -62,9 +62,9 @@ def test_verify_bit_exact_with_tflm(name):
 
 
 @pytest.mark.parametrize("name", BIT_EXACT_MODELS)
-def test_make_run_passes(name, project_of):
+def test_make_test_passes(name, project_of):
     need_tool("make")
-    result = subprocess.run(["make", "-s", "run"], cwd=project_of(name), capture_output=True, check=False,
+    result = subprocess.run(["make", "-s", "test"], cwd=project_of(name), capture_output=True, check=False,
                             text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "~~~ALL TESTS PASSED~~~" in result.stderr
@@ -84,8 +84,8 @@ def test_every_c_file_compiles_without_flags(compiler, project_of, tmp_path):
 
 def test_generated_arena_constant_is_exact(project_of):
     project = project_of(BIT_EXACT_MODELS[0])
-    header = (project / "tflm" / "model_data.h").read_text()
-    constant = int(header.split("TFLM_MODEL_ARENA_BYTES ")[1].split("u")[0])
+    header = (project / "tflm" / "model_model_data.h").read_text()
+    constant = int(header.split("MODEL_ARENA_BYTES ")[1].split("u")[0])
     model, _ = device_model(model_path(BIT_EXACT_MODELS[0]).read_bytes())
     assert HostInterpreter(model).arena_used_bytes == constant
     HostInterpreter(model, arena_bytes=constant)  # exactly enough works
@@ -110,7 +110,7 @@ def test_only_used_kernels_are_copied(project_of):
     names = {p.name for p in (project_of(BIT_EXACT_MODELS[0]) / "tflm").iterdir()}
     assert "fully_connected.c" in names
     assert "conv.c" not in names and "softmax.c" not in names
-    resolver = (project_of(BIT_EXACT_MODELS[0]) / "tflm" / "model_ops.c").read_text()
+    resolver = (project_of(BIT_EXACT_MODELS[0]) / "tflm" / "model_model_ops.c").read_text()
     assert resolver.count("&tflm_op_") == 1
 
 
@@ -182,7 +182,7 @@ def test_make_run_clean_under_sanitizers(name, project_of, tmp_path):
     flags = "-std=c99 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all"
     build = tmp_path / "build"
     subprocess.run(["cp", "-r", str(project_of(name)), str(build)], check=True)
-    result = subprocess.run(["make", "-s", "run", f"CFLAGS={flags}"], cwd=build,
+    result = subprocess.run(["make", "-s", "test", f"CFLAGS={flags}"], cwd=build,
                             capture_output=True, text=True, timeout=300, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "~~~ALL TESTS PASSED~~~" in result.stderr
@@ -194,7 +194,7 @@ def test_regenerating_over_a_built_project_works(tmp_path):
     write_tree(generate(model), tmp_path)
     subprocess.run(["make", "-s"], cwd=tmp_path, check=True, capture_output=True)
     write_tree(generate(model), tmp_path)
-    assert (tmp_path / "build" / "model_test").is_file()
+    assert (tmp_path / "build" / "app").is_file()
 
 
 def test_force_writes_beside_a_foreign_file_and_keeps_it(tmp_path):

@@ -97,11 +97,11 @@ def test_wrong_output_gives_failing_exit_code():
     target = "qemu-cortex-m4"
     need_board(target)
     files = qemu.project_files(model_bytes("sine_int8.tflite"), target)
-    text = files["test_data.h"].decode()
+    text = files["test/test_data.h"].decode()
     head, tail = text.split("expected_output_0", 1)
     body, rest = tail.split("0x", 1)
     flipped = f"{int(rest[:2], 16) ^ 1:02x}"
-    files["test_data.h"] = (head + "expected_output_0" + body + "0x" + flipped + rest[2:]).encode()
+    files["test/test_data.h"] = (head + "expected_output_0" + body + "0x" + flipped + rest[2:]).encode()
     completed = qemu.run(qemu.build(files, target))
     assert completed.returncode == 1, completed.stdout
     assert "~~~SOME TESTS FAILED~~~" in completed.stdout
@@ -192,8 +192,9 @@ def test_write_tree_of_qemu_project_is_complete(tmp_path):
     files = generate(SINE.joinpath("sine_int8.tflite").read_bytes(), GenerateOptions("qemu-riscv32"))
     write_tree(files, tmp_path / "p")
     makefile = (tmp_path / "p" / "Makefile").read_text()
-    for name in ("startup.c", "main.c", "tflm/tflm_interpreter.c", "tflm/model_data.c"):
+    for name in ("startup.c", "tflm/tflm_interpreter.c", "tflm/model_model_data.c"):
         assert f"\t{name}" in makefile
+    assert "APP_SOURCES = main.c\n" in makefile and "TEST_SOURCES = test/main.c\n" in makefile
     assert "-M virt" in makefile and "picolibc" in makefile
     assert "semihost_call" in (tmp_path / "p" / "tflm" / "tflm_debug_log.c").read_text()
 

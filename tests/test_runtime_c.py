@@ -136,12 +136,12 @@ def test_custom_op_registered_by_name(tmp_path):
 
 _PROFILE_HARNESS = r"""
 #include <stdio.h>
-#include "tflm/model_data.h"
-#include "tflm/model_ops.h"
+#include "tflm/model_model_data.h"
+#include "tflm/model_model_ops.h"
 #include "tflm/tflm_interpreter.h"
 #include "tflm/tflm_profile.h"
 
-static union { tflm_max_align_t align; unsigned char bytes[TFLM_MODEL_ARENA_BYTES]; } arena;
+static union { tflm_max_align_t align; unsigned char bytes[MODEL_ARENA_BYTES]; } arena;
 
 int main(void) {
   static tflm_interpreter_t it;
@@ -149,7 +149,7 @@ int main(void) {
   static tflm_op_profile_t profile;
   int i;
   tflm_op_profile_start(&profile, ticks, 3);
-  if (tflm_interpreter_init_profiled(&it, tflm_model_data, TFLM_MODEL_SIZE, &tflm_model_resolver,
+  if (tflm_interpreter_init_profiled(&it, model_model_data, MODEL_MODEL_SIZE, &model_resolver,
                                      arena.bytes, sizeof(arena.bytes),
                                      tflm_op_profile_hooks(&profile)) != TFLM_OK) return 1;
   for (i = 0; i < 2; ++i) {
@@ -192,7 +192,7 @@ TRIALS = 5000
 _FUZZ_HARNESS = r"""
 #include <stdio.h>
 #include <stdlib.h>
-#include "tflm/model_ops.h"
+#include "tflm/model_model_ops.h"
 #include "tflm/tflm_interpreter.h"
 
 /* Reads (length, bytes) records and runs init (and invoke when init succeeds) on each,
@@ -208,7 +208,7 @@ int main(int argc, char **argv) {
     uint32_t n = header[0] | header[1] << 8 | (uint32_t)header[2] << 16 | (uint32_t)header[3] << 24;
     unsigned char *model = (unsigned char *)malloc(n ? n : 1);
     if (fread(model, 1, n, f) != n) return 2;
-    if (tflm_interpreter_init(&it, model, n, &tflm_model_resolver, arena.bytes,
+    if (tflm_interpreter_init(&it, model, n, &model_resolver, arena.bytes,
                               sizeof(arena.bytes)) == TFLM_OK) {
       tflm_interpreter_invoke(&it);
       ++ok;

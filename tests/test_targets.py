@@ -91,7 +91,7 @@ def project(tmp_path_factory):
     def build(target: str, model: str = SINE) -> Path:
         if (target, model) not in _projects:
             folder = tmp_path_factory.mktemp(f"{target}_{model.split('.')[0]}")
-            leaf = load_target(target).values.get("name", "project")  # Arduino: library name
+            leaf = load_target(target).values.get("library_name", "project")  # Arduino: library name
             files = generate(model_path(model).read_bytes(), GenerateOptions(target))
             _projects[target, model] = write_tree(files, folder / leaf)
         return _projects[target, model]
@@ -258,7 +258,7 @@ def simavr_lines(elf: Path) -> list[str]:
 @pytest.mark.parametrize("model", MODELS[:2])
 def test_arduino_example_runs_on_avr_under_simavr(model, project, tmp_path):
     library = project("arduino", model)
-    name = load_target("arduino").values["name"]
+    name = load_target("arduino").values["library_name"]
     log = arduino_build(library, library / "examples" / name / f"{name}.ino", tmp_path)
     ours = [line for line in log.splitlines() if str(library) in line]
     assert not [line for line in ours if "warning" in line], ours
@@ -272,15 +272,15 @@ SWEEP_SKETCH = """#include <TflmModel.h>
 
 static union {
   tflm_max_align_t align;
-  uint8_t bytes[TFLM_MODEL_ARENA_BYTES];
+  uint8_t bytes[MODEL_ARENA_BYTES];
 } TFLM_ALIGNED16 arena;
 static tflm_interpreter_t interpreter;
 
 void setup() {
   int value;
   Serial.begin(115200);
-  if (tflm_interpreter_init(&interpreter, tflm_model_data, TFLM_MODEL_SIZE,
-                            &tflm_model_resolver, arena.bytes, sizeof(arena.bytes)) != TFLM_OK) {
+  if (tflm_interpreter_init(&interpreter, model_model_data, MODEL_MODEL_SIZE,
+                            &model_resolver, arena.bytes, sizeof(arena.bytes)) != TFLM_OK) {
     tflm_printf("init failed\\n");
   }
   for (value = -128; value < 128; ++value) {
@@ -552,7 +552,7 @@ def test_mbed_program(project, tmp_path):
 def test_keil_project_lists_every_file_with_its_type(project, tmp_path):
     need_tool("arm-none-eabi-gcc")
     folder = project("keil")
-    root = ElementTree.parse(folder / "tflm_model.uvprojx").getroot()
+    root = ElementTree.parse(folder / "model.uvprojx").getroot()
     assert root.tag == "Project" and root.findtext("SchemaVersion") == "2.1"
     target = root.find("Targets/Target")
     cads = target.find("TargetOption/TargetArmAds/Cads")

@@ -68,11 +68,18 @@ def render(template: str, **values) -> bytes:
     return _environment().get_template(template).render(**values).encode()
 
 
-def resolver_source(ops: list[str], model_bytes: bytes) -> bytes:
-    """model_ops.c: a resolver registering exactly the kernels the model(s) use."""
+DEFAULT_NAME = "model"  # the project name when `generate` is called without one
+
+
+def resolver_files(ops: list[str], model_bytes: bytes,
+                   name: str = DEFAULT_NAME) -> dict[str, bytes]:
+    """<name>_model_ops.c/.h: a resolver, `<name>_resolver`, registering exactly the kernels
+    the model(s) use; named after the project so two projects' folders merge."""
     catalogue = kernel_catalogue()
     symbols = list(dict.fromkeys(catalogue[op].symbol for op in ops))
-    return render("common/model_ops.c.j2", banner=banner(model_bytes), symbols=symbols)
+    values = {"banner": banner(model_bytes), "symbols": symbols, "name": name}
+    return {f"{name}_model_ops.c": render("common/model_ops.c.j2", **values),
+            f"{name}_model_ops.h": render("common/model_ops.h.j2", **values)}
 
 
 def _licensed(name: str, source: bytes) -> bytes:
@@ -80,7 +87,7 @@ def _licensed(name: str, source: bytes) -> bytes:
 
 
 def library_files(model: ir.Model | list[ir.Model], model_bytes: bytes,
-                  tags: tuple[str, ...]) -> dict[str, bytes]:
+                  tags: tuple[str, ...], name: str = DEFAULT_NAME) -> dict[str, bytes]:
     """Runtime + kernels + resolver: every C file the model (or models, sharing one
     resolver) needs, by file name."""
     check_tags(tags)
@@ -90,8 +97,7 @@ def library_files(model: ir.Model | list[ir.Model], model_bytes: bytes,
     ops = list(dict.fromkeys(op for each in models for op in ops_used(each)))
     sources = {**runtime_files(tags), **kernel_files(ops, tags)}
     files = {name: _licensed(name, path.read_bytes()) for name, path in sorted(sources.items())}
-    files["model_ops.c"] = resolver_source(ops, model_bytes)
-    files["model_ops.h"] = render("common/model_ops.h.j2", banner=banner(model_bytes))
+    files.update(resolver_files(ops, model_bytes, name))
     return files
 
 
@@ -104,23 +110,32 @@ def c_bytes(data: bytes, per_line: int = 16) -> str:
     return ",\n  ".join(rows)
 
 
-def model_data_files(model_bytes: bytes, arena_bytes: int, index: int = 0,
-                     model_count: int = 1) -> dict[str, bytes]:
-    """model_data.c/.h: the flatbuffer as a 16-byte aligned const array, and the arena size.
+def model_data_names(name: str, index: int = 0) -> dict[str, str]:
+    """The file stem, array and size macro of model `index` of project `name`:
+    <name>_model_data, <NAME>_MODEL_SIZE; <name>_model_data_<k>, <name>_model_<k>_data,
+    <NAME>_MODEL_<k>_SIZE for the further models of a multitenant project."""
+    if index == 0:
+        return {"stem": f"{name}_model_data", "symbol": f"{name}_model_data",
+                "size_macro": f"{name.upper()}_MODEL_SIZE"}
+    return {"stem": f"{name}_model_data_{index}", "symbol": f"{name}_model_{index}_data",
+            "size_macro": f"{name.upper()}_MODEL_{index}_SIZE"}
 
-    Further models of a multitenant project go to model_data_<index>.c/.h, with names
-    tflm_model_<index>_data and TFLM_MODEL_<index>_SIZE; the first model's header carries
-    the shared arena size and the model count.
+
+def model_data_files(model_bytes: bytes, arena_bytes: int, index: int = 0,
+                     model_count: int = 1, name: str = DEFAULT_NAME) -> dict[str, bytes]:
+    """<name>_model_data.c/.h: the flatbuffer as a 16-byte aligned const array, and the
+    arena size (<NAME>_ARENA_BYTES).
+
+    Further models of a multitenant project go to further files (`model_data_names`); the
+    first model's header carries the shared arena size and the model count.
     """
-    stem = "model_data" if index == 0 else f"model_data_{index}"
-    values = {
+    names = model_data_names(name, index)
+    stem = names["stem"]
+    values = {**names, "name": name, "NAME": name.upper(),
         "banner": banner(model_bytes, license_id=MODEL_OWNER),
         "model_size": len(model_bytes),
         "model_bytes": c_bytes(model_bytes),
         "arena_bytes": arena_bytes,
-        "stem": stem,
-        "symbol": "tflm_model_data" if index == 0 else f"tflm_model_{index}_data",
-        "size_macro": "TFLM_MODEL_SIZE" if index == 0 else f"TFLM_MODEL_{index}_SIZE",
         "first": index == 0,
         "model_count": model_count,
     }

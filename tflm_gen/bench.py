@@ -2,7 +2,7 @@
 
 Our own TCG plugin (tflm_gen/qemu_plugin/tflm_count.c, compiled at first use with the host
 compiler) counts every executed instruction and records the count at each entry to the
-marker functions of the qemu main (templates/qemu/main.c.j2):
+marker functions of the qemu self-test (templates/qemu/self_test_main.c.j2):
 
     mark 0, mark 1            back to back: the cost of a mark, subtracted below
     mark 2 .. init .. mark 3  init instructions
@@ -154,7 +154,7 @@ def _part(source: str, runtime: set[str]) -> str:
     name = source.rsplit("/", 1)[-1]
     if not source.startswith("build/tflm/"):
         return "other"  # main, startup, libc, libm, libgcc
-    if name == "model_data.o":
+    if name.endswith("_model_data.o"):
         return "model"
     return "runtime" if name[:-2] + ".c" in runtime else "kernels"
 

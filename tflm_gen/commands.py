@@ -12,11 +12,12 @@ from tflm_gen.errors import InputError, ModelError
 from tflm_gen.host import HostInterpreter
 from tflm_gen.inputs import random_inputs
 from tflm_gen.model.reader import read_model
+from tflm_gen.model_api import default_name
 from tflm_gen.optimize import device_model
 from tflm_gen.options import ARENA_BYTES, tags_option, target_choice
 from tflm_gen.oracle import ORACLES
 from tflm_gen.output import save_outputs, write_file, write_tree
-from tflm_gen.project import GenerateOptions, generate
+from tflm_gen.project import GenerateOptions, generate, named_target
 from tflm_gen.qemu import qemu_targets
 from tflm_gen.samples import load_samples
 from tflm_gen.archive import zip_tree
@@ -48,6 +49,8 @@ def _load_inputs(paths: tuple[str, ...]) -> list[np.ndarray]:
 @click.option("--target", type=target_choice(), default="make", show_default=True,
               help="see `tflm-gen targets`")
 @tags_option()
+@click.option("--name", help="prefix of the model's files and C API (<name>.h, <name>_init, ...); "
+              "default: the model file's name made a C identifier")
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False))
 @click.option("--board", default="",
               help="a board of the target (`tflm-gen targets` lists them); a model or arena "
@@ -57,14 +60,16 @@ def _load_inputs(paths: tuple[str, ...]) -> list[np.ndarray]:
                    "file \"Add .ZIP Library\" imports)")
 @click.option("--force", is_flag=True,
               help="accepted for old scripts; tflm-gen never removes files it did not write")
-def project_command(model_paths, target, tags, board, as_zip, out_dir, force):
+def project_command(model_paths, target, tags, name, board, as_zip, out_dir, force):
     """Generate a self-contained C project for the model(s)."""
     models = [_model_bytes(path) for path in model_paths]
-    options = GenerateOptions(target, tags, extra_models=tuple(models[1:]), board=board)
+    name = default_name(Path(model_paths[0]).stem) if name is None else name
+    options = GenerateOptions(target, tags, extra_models=tuple(models[1:]), name=name,
+                              board=board)
     files = generate(models[0], options)
     count = len(files)
     if as_zip:
-        top = project_name(load_target(target))
+        top = project_name(named_target(load_target(target), name), name)
         files = {f"{top}.zip": zip_tree(files, top)}
     write_tree(files, out_dir, force)
     shown = f"{out_dir}/{next(iter(files))}" if as_zip else out_dir

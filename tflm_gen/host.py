@@ -53,12 +53,13 @@ void tflm_interpreter_memory(void *it, tflm_memory_stats_t *stats);
 const char *tflm_host_log_take(void);
 """
 
-_SHIM = b"""/* Host-only accessors for cffi (not part of generated projects). */
-#include "model_ops.h"
+_SHIM = b"""/* Host-only accessors for cffi (not part of generated projects); library_files names
+ * the resolver after the default project name, "model". */
+#include "model_model_ops.h"
 uint32_t tflm_host_interpreter_bytes(void);
 const void *tflm_host_resolver(void);
 uint32_t tflm_host_interpreter_bytes(void) { return (uint32_t)sizeof(tflm_interpreter_t); }
-const void *tflm_host_resolver(void) { return &tflm_model_resolver; }
+const void *tflm_host_resolver(void) { return &model_resolver; }
 """
 
 # The host library's DebugLog: it keeps the runtime's log lines for Python, which folds

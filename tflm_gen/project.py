@@ -5,16 +5,19 @@ run of the same C files."""
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
 from dataclasses import dataclass
 
 import numpy as np
 
 from tflm_gen.assemble import (
+    DEFAULT_NAME,
     banner,
     c_bytes,
     library_files,
     model_data_files,
+    model_data_names,
     model_hash,
     render,
     xml_banner,
@@ -23,6 +26,7 @@ from tflm_gen.errors import InputError, UnsupportedModelError
 from tflm_gen.host import HostInterpreter
 from tflm_gen.inputs import random_inputs
 from tflm_gen.licensing import license_files
+from tflm_gen.model_api import api_values, check_name, model_api_files
 from tflm_gen.model.reader import read_model
 from tflm_gen.optimize import device_model
 from tflm_gen.oracle import ORACLE_NAMES, Oracle, choose_oracle, oracle_available
@@ -39,9 +43,13 @@ class GenerateOptions:
     seed: int = 0  # of the embedded test input
     extra_models: tuple[bytes, ...] = ()  # further models sharing the arena (multitenancy)
     board: str = ""  # one of the target's boards (`tflm-gen targets`): sizes checked, FQBN
+    name: str = DEFAULT_NAME  # prefix of the model's files and C symbols (`check_name`)
 
 
-MULTI_MAIN = "common/main_multi.c.j2"  # replaces common/main.c.j2 for several models
+SELF_TEST = "common/self_test_main.c.j2"
+MULTI_SELF_TEST = "common/self_test_multi.c.j2"  # replaces SELF_TEST for several models
+# templates of a program's main file: each program is the shared files plus its entry
+ENTRY_TEMPLATES = ("common/app_main.c.j2", SELF_TEST, "qemu/self_test_main.c.j2")
 ROUNDS = 2  # invokes per model in a multitenant test, alternating between models
 
 
@@ -81,11 +89,18 @@ def _relative(path: str, start_file: str) -> str:
 def _template_values(target: Target, files: dict, values: dict) -> dict:
     """The values every target template sees; paths are relative to the project root."""
     outputs = [*files, target.test_data, *target.templates]
+    sources = sorted(p for p in outputs if p.endswith((".c", ".cpp")))
+    test_dir = posixpath.dirname(target.test_data) + "/"
+    entries = {p for p, template in target.templates.items() if template in ENTRY_TEMPLATES}
     return {
-        **values, **target.values, "target": target.name, "lib_root": target.library_dir,
-        "sources": sorted(p for p in outputs if p.endswith((".c", ".cpp"))),
+        **target.values, **values, "target": target.name, "lib_root": target.library_dir,
+        "sources": sources,
         "headers": sorted(p for p in outputs if p.endswith(".h")),
         "library_sources": sorted(p for p in files if p.endswith((".c", ".cpp"))),
+        # the files every program of the project links, then each program's entry files
+        "common_sources": [p for p in sources if p not in entries],
+        "app_sources": [p for p in sources if p in entries and not p.startswith(test_dir)],
+        "test_sources": [p for p in sources if p in entries and p.startswith(test_dir)],
     }
 
 
@@ -97,8 +112,8 @@ def shared_arena_bytes(hosts: list[HostInterpreter]) -> int:
     return max(sum(tails[:k]) + host.arena_used_bytes for k, host in enumerate(hosts))
 
 
-def _model_entry(index: int, device: bytes, original: bytes, host: HostInterpreter,
-                 seed: int) -> dict:
+def _model_entry(index: int, original: bytes, host: HostInterpreter, seed: int,
+                 name: str) -> dict:
     """Template data of one model of a multitenant project: inputs and, per invoke, the
     reference outputs (state carries across invokes, as on the device)."""
     inputs = random_inputs(host.model, seed)
@@ -106,11 +121,9 @@ def _model_entry(index: int, device: bytes, original: bytes, host: HostInterpret
     reference, _ = reference_runtime(original, host)
     for _ in range(ROUNDS):
         rounds.append([_array_entry(a) for a in reference.run(inputs)])
-    stem = "model_data" if index == 0 else f"model_data_{index}"
-    return {"index": index, "header": f"{stem}.h", "inputs": [_array_entry(a) for a in inputs],
-            "rounds": rounds, "symbol": "tflm_model_data" if index == 0
-            else f"tflm_model_{index}_data",
-            "size_macro": "TFLM_MODEL_SIZE" if index == 0 else f"TFLM_MODEL_{index}_SIZE"}
+    names = model_data_names(name, index)
+    return {"index": index, "header": f"{names['stem']}.h", "inputs": [_array_entry(a) for a in inputs],
+            "rounds": rounds, "symbol": names["symbol"], "size_macro": names["size_macro"]}
 
 
 def _board_label(target: Target, board: dict) -> str:
@@ -152,41 +165,57 @@ def check_fits_board(target: Target, model_bytes: int, arena_bytes: int) -> None
 
 
 def _check_multitenant(target: Target, count: int) -> None:
-    if count > 1 and "common/main.c.j2" not in target.templates.values():
+    if count > 1 and SELF_TEST not in target.templates.values():
         raise InputError(f"target {target.name} takes one model; several models sharing an "
                          "arena work with the make, cmake and IDE targets")
 
 
+def named_target(target: Target, name: str) -> Target:
+    """`target` with `{name}` in its output paths replaced by the project name, and `{Name}`
+    by it in CamelCase (kws_ref -> KwsRef, the Arduino convention)."""
+    camel = "".join(part[:1].upper() + part[1:] for part in name.split("_"))
+
+    def named(path: str) -> str:
+        return path.replace("{name}", name).replace("{Name}", camel)
+
+    return dataclasses.replace(
+        target, library_dir=named(target.library_dir), test_data=named(target.test_data),
+        templates={named(path): template for path, template in target.templates.items()})
+
+
 def generate(model_bytes: bytes, options: GenerateOptions = GenerateOptions()) -> dict[str, bytes]:
     """All files of the project, by path relative to the project root."""
-    target = load_target(options.target, options.board)
+    name = check_name(options.name)
+    target = named_target(load_target(options.target, options.board), name)
     tags = target.tags + tuple(options.tags)
     originals = [model_bytes, *options.extra_models]
     _check_multitenant(target, len(originals))
     devices = [device_model(each)[0] for each in originals]
     models = [read_model(each) for each in devices]
-    library = library_files(models, devices[0], tags)
+    library = library_files(models, devices[0], tags, name)
     hosts = [HostInterpreter(each, host_tags(tags)) for each in devices]
     arena = shared_arena_bytes(hosts)
     check_fits_board(target, sum(len(each) for each in devices), arena)
     inputs = random_inputs(models[0], options.seed)
     outputs, source = expected_outputs(originals[0], inputs, hosts[0])
     for index, device in enumerate(devices):
-        library.update(model_data_files(device, arena, index, len(devices)))
-    files = {f"{target.library_dir}/{name}": data for name, data in library.items()}
+        library.update(model_data_files(device, arena, index, len(devices), name))
+    library.update(model_api_files(models[0], devices[0], name))
+    files = {f"{target.library_dir}/{path}": data for path, data in library.items()}
     values = _template_values(target, files, {
+        **api_values(models[0], name), "self_test_hint": target.self_test_hint,
         "banner": banner(devices[0]), "banner_hash": banner(devices[0], "#"),
         "banner_xml": xml_banner(devices[0]),
         "expected_source": source, "arena_bytes": arena,
         "inputs": [_array_entry(a) for a in inputs], "outputs": [_array_entry(a) for a in outputs],
         "models": [] if len(devices) == 1 else [
-            _model_entry(k, devices[k], originals[k], hosts[k], options.seed)
+            _model_entry(k, originals[k], hosts[k], options.seed, name)
             for k in range(len(devices))],
     })
     files[target.test_data] = render("common/test_data.h.j2", **values)
     for path, template in sorted(target.templates.items()):
-        if len(devices) > 1 and template == "common/main.c.j2":
-            template = MULTI_MAIN
+        if len(devices) > 1 and template == SELF_TEST:
+            template = MULTI_SELF_TEST
         files[path] = render(template, **values, lib=_relative(target.library_dir, path))
     files.update(license_files([f"the model of sha256 {model_hash(each)[:16]}"
                                 for each in originals]))

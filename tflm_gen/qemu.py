@@ -16,7 +16,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from tflm_gen.assemble import c_bytes, render
+from tflm_gen.assemble import DEFAULT_NAME, c_bytes, render
 from tflm_gen.errors import InputError, ToolchainError, UnsupportedModelError
 from tflm_gen.host import HostInterpreter, cache_dir
 from tflm_gen.inputs import random_inputs
@@ -30,6 +30,7 @@ from tflm_gen.targets import list_targets, load_target
 DEFAULT_OPT = "-O2"  # the whole project; the Makefile's OPT
 RUN_TIMEOUT = 600  # seconds; vww under the counting plugin takes a few
 PASSED = "~~~ALL TESTS PASSED~~~"
+SELF_TEST_MAIN = "test/main.c"  # the entry of build/model.elf, the program run here
 _OVERFLOW = re.compile(r"region `(\w+)' overflowed by (\d+) bytes")
 _OUTPUT_LINE = re.compile(r"^tflm-output (\d+): ([0-9a-f]*)$", re.MULTILINE)
 _ARENA_LINE = re.compile(r"^arena used: (\d+) of", re.MULTILINE)
@@ -88,8 +89,9 @@ def _fit_error(stderr: str, target: str, board: dict, files: dict[str, bytes]) -
     overflows = {name: int(amount) for name, amount in _OVERFLOW.findall(stderr)}
     if not overflows:
         return None
-    model = re.search(rb"TFLM_MODEL_SIZE (\d+)u", files.get("tflm/model_data.h", b""))
-    arena = re.search(rb"TFLM_MODEL_ARENA_BYTES (\d+)u", files.get("tflm/model_data.h", b""))
+    header = b"".join(data for path, data in files.items() if path.endswith("_model_data.h"))
+    model = re.search(rb"_MODEL_SIZE (\d+)u", header)
+    arena = re.search(rb"_ARENA_BYTES (\d+)u", header)
     parts = []
     for region, amount in sorted(overflows.items()):
         memory = board["memory"][region.lower()]
@@ -158,12 +160,13 @@ def _entry(array: np.ndarray) -> dict:
 def _run_files(model_bytes: bytes, target: str, tags, inputs, expected) -> dict:
     """The project with the user's inputs embedded and a main that prints every output."""
     files = project_files(model_bytes, target, tags)
-    banner = "".join(files["main.c"].decode().splitlines(keepends=True)[:2])
-    values = {"banner": banner, "expected_source": "tflm-gen host run", "lib": "tflm",
+    banner = "".join(files[SELF_TEST_MAIN].decode().splitlines(keepends=True)[:2])
+    values = {"banner": banner, "expected_source": "tflm-gen host run", "lib": "../tflm",
               "inputs": [_entry(a) for a in inputs], "outputs": [_entry(a) for a in expected],
-              "board": board_of(target), "dump_outputs": True}
-    files["test_data.h"] = render("common/test_data.h.j2", **values)
-    files["main.c"] = render("qemu/main.c.j2", **values)
+              "board": board_of(target), "dump_outputs": True, "name": DEFAULT_NAME,
+              "NAME": DEFAULT_NAME.upper()}
+    files["test/test_data.h"] = render("common/test_data.h.j2", **values)
+    files[SELF_TEST_MAIN] = render("qemu/self_test_main.c.j2", **values)
     return files
 
 

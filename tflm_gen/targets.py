@@ -17,7 +17,8 @@ class Target:
     tags: tuple[str, ...]  # tags the target implies, before the user's
     templates: dict  # output path -> template path under templates/
     library_dir: str = "tflm"  # folder of the runtime, kernels and model files
-    test_data: str = "test_data.h"  # output path of the embedded test input and output
+    test_data: str = "test/test_data.h"  # output path of the embedded test input and output
+    self_test_hint: str = "make test"  # how a user builds and runs the self-test
     values: dict = field(default_factory=dict)  # extra template values (names, CPU flags)
     tag_notes: dict = field(default_factory=dict)  # tag -> what the user should know
     boards: dict = field(default_factory=dict)  # --board name -> its memory and build facts
@@ -38,7 +39,7 @@ def load_target(name: str, board: str = "") -> Target:
         raise InputError(f"unknown target {name!r}; known targets: {', '.join(list_targets())}")
     path = resource_dir("targets") / f"{name}.json"
     data = json.loads(path.read_text())
-    keys = ("library_dir", "test_data", "values", "tag_notes", "boards")
+    keys = ("library_dir", "test_data", "self_test_hint", "values", "tag_notes", "boards")
     optional = {key: data[key] for key in keys if key in data}
     target = Target(name, data["description"], tuple(data.get("tags", [])), data["templates"],
                     **optional)
@@ -62,6 +63,7 @@ def board_summary(board: dict) -> str:
             f"{memory['data']['name']} (FQBN {board['fqbn']})")
 
 
-def project_name(target: Target) -> str:
-    """The name of the project's folder (the Arduino library's name)."""
-    return target.values.get("name", "project")
+def project_name(target: Target, name: str) -> str:
+    """The name of the project's folder for `--name name`: the Arduino library's name, else
+    the name itself."""
+    return target.values.get("library_name", name)

@@ -21,3 +21,20 @@ def one_line(text: str) -> str:
     (backslashes stay: the parts were escaped where they were made)."""
     lines = [line.strip() for line in text.splitlines()]
     return _control_escaped(" | ".join(line for line in lines if line))
+
+
+def c_identifier(text: str, fallback: str) -> str:
+    """`text` (a file stem, a tensor name) as a lowercase C identifier: every character
+    outside [a-z0-9_] becomes '_', runs of '_' fold to one and none leads (a leading '_'
+    with a capital or a second '_' is reserved to the C implementation), and a leading
+    digit gets 'm_'.  `fallback` when nothing is left."""
+    folded = "".join(char if char in _IDENTIFIER_CHARS else "_" for char in text.lower())
+    while "__" in folded:
+        folded = folded.replace("__", "_")
+    folded = folded.strip("_")
+    if not folded:
+        return fallback
+    return "m_" + folded if folded[0].isdigit() else folded
+
+
+_IDENTIFIER_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
