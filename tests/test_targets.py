@@ -57,6 +57,8 @@ class TflmSerialStub {
   operator bool() const { return true; }
 };
 extern TflmSerialStub Serial;
+unsigned long micros(void);
+void delay(unsigned long ms);
 """,
     "mbed.h": """#include <stddef.h>
 typedef int PinName;
@@ -258,7 +260,7 @@ def simavr_lines(elf: Path) -> list[str]:
 @pytest.mark.parametrize("model", MODELS[:2])
 def test_arduino_example_runs_on_avr_under_simavr(model, project, tmp_path):
     library = project("arduino", model)
-    name = load_target("arduino").values["library_name"]
+    name = load_target("arduino").values["library_name"] + "SelfTest"
     log = arduino_build(library, library / "examples" / name / f"{name}.ino", tmp_path)
     ours = [line for line in log.splitlines() if str(library) in line]
     assert not [line for line in ours if "warning" in line], ours
@@ -335,9 +337,15 @@ def test_platformio_project_and_native_build(project, tmp_path):
     flags = re.search(r"^build_flags = (.*)$", ini, re.MULTILINE).group(1).split()
     libraries = [flag for flag in flags if flag.startswith("-l")]
     compile_flags = [flag for flag in flags if not flag.startswith("-l")]
-    sources = sources_of(folder / "src") + sources_of(folder / "lib" / "tflm")
-    run(["gcc", *compile_flags, *sources, "-o", tmp_path / "program", *libraries])
-    assert "~~~ALL TESTS PASSED~~~" in run([tmp_path / "program"]).stderr
+    filters = re.findall(r"^build_src_filter = (.*)$", ini, re.MULTILINE)
+    assert filters == ["+<*> -<test/>", "+<test/>"]  # native: the app; native_test: the self-test
+    library = sources_of(folder / "lib" / "tflm")
+    app = [p for p in sources_of(folder / "src") if "test" not in p.relative_to(folder / "src").parts]
+    self_test = sources_of(folder / "src" / "test")
+    for name, entry in (("app", app), ("self_test", self_test)):
+        run(["gcc", *compile_flags, *entry, *library, "-o", tmp_path / name, *libraries])
+    assert "score" in run([tmp_path / "app"]).stderr
+    assert "~~~ALL TESTS PASSED~~~" in run([tmp_path / "self_test"]).stderr
 
 
 # ---------------------------------------------------------------------------- CMake-based
@@ -396,9 +404,13 @@ def test_zephyr_module(project, tmp_path):
     assert "CONFIG_TFLM_MODEL=y" in (folder / "sample" / "prj.conf").read_text().splitlines()
     library = {p.resolve() for p in sources_of(folder / "tflm")}
     assert listed_sources(folder / "zephyr" / "CMakeLists.txt", tmp_path) == library
-    sample = (folder / "sample" / "CMakeLists.txt").read_text()
-    assert "find_package(Zephyr" in sample and "target_sources(app PRIVATE src/main.c)" in sample
-    assert (folder / "sample" / "src" / "main.c").is_file()
+    for app in ("sample", "test"):  # the user's app and the self-test
+        lists = (folder / app / "CMakeLists.txt").read_text()
+        assert "find_package(Zephyr" in lists and "target_sources(app PRIVATE src/main.c)" in lists
+        assert (folder / app / "src" / "main.c").is_file()
+        assert "CONFIG_TFLM_MODEL=y" in (folder / app / "prj.conf").read_text().splitlines()
+    assert "_init()" in (folder / "sample" / "src" / "main.c").read_text()
+    assert "~~~ALL TESTS PASSED~~~" in (folder / "test" / "src" / "main.c").read_text()
     assert "printk" in (folder / "tflm" / "tflm_debug_log.c").read_text()
 
 
@@ -416,29 +428,30 @@ def test_zephyr_configuration_builds_with_picolibc_or_a_distribution_newlib(proj
     kconfig = (folder / "zephyr" / "Kconfig").read_text()
     assert not re.search(r"^\s*select ", kconfig, re.MULTILINE)
     assert re.search(r"^\tdepends on !MINIMAL_LIBC$", kconfig, re.MULTILINE)
-    picolibc = _conf(folder / "sample" / "prj.conf")
-    assert picolibc["CONFIG_PICOLIBC"] == "y" and picolibc["CONFIG_REBOOT"] == "y"
-    assert "CONFIG_NEWLIB_LIBC" not in picolibc and "CONFIG_MULTITHREADING" not in picolibc
-    newlib = _conf(folder / "sample" / "newlib.conf")
-    assert newlib == {"CONFIG_NEWLIB_LIBC": "y", "CONFIG_MULTITHREADING": "n"}
-    assert "-DEXTRA_CONF_FILE=newlib.conf" in (folder / "sample" / "newlib.conf").read_text()
+    for app in ("sample", "test"):
+        picolibc = _conf(folder / app / "prj.conf")
+        assert picolibc["CONFIG_PICOLIBC"] == "y" and picolibc["CONFIG_REBOOT"] == "y"
+        assert "CONFIG_NEWLIB_LIBC" not in picolibc and "CONFIG_MULTITHREADING" not in picolibc
+        newlib = _conf(folder / app / "newlib.conf")
+        assert newlib == {"CONFIG_NEWLIB_LIBC": "y", "CONFIG_MULTITHREADING": "n"}
+        assert "-DEXTRA_CONF_FILE=newlib.conf" in (folder / app / "newlib.conf").read_text()
 
 
 def test_zephyr_sample_ends_qemu_when_done(project, stubs, tmp_path):
-    """On a QEMU board (CONFIG_QEMU_TARGET) main reboots once the self-test has printed its
-    verdict, and the sample's CMakeLists.txt gives QEMU -no-reboot, so the run ends."""
+    """On a QEMU board (CONFIG_QEMU_TARGET) the self-test app's main reboots once it has
+    printed its verdict, and its CMakeLists.txt gives QEMU -no-reboot, so the run ends."""
     need_tool("arm-none-eabi-gcc")
     folder = project("zephyr")
-    lists = (folder / "sample" / "CMakeLists.txt").read_text()
+    lists = (folder / "test" / "CMakeLists.txt").read_text()
     flags = lists.index("list(APPEND QEMU_EXTRA_FLAGS -no-reboot)")
     assert flags < lists.index("find_package(Zephyr")  # read by Zephyr's qemu.cmake
-    main_c = (folder / "sample" / "src" / "main.c").read_text()
+    main_c = (folder / "test" / "src" / "main.c").read_text()
     body = main_c[main_c.index("\nint main(void) {"):]
     assert body.index("tflm_self_test()") < body.index("sys_reboot(SYS_REBOOT_COLD)")
     assert main_c.count("int main(void)") == 1 and "static int tflm_self_test(void)" in main_c
     for qemu in ([], ["-DCONFIG_QEMU_TARGET=1"]):
         run(["arm-none-eabi-gcc", *STRICT_C, "-mcpu=cortex-m3", "-mthumb", *qemu, "-I", stubs,
-             "-c", folder / "sample" / "src" / "main.c", "-o", tmp_path / "main.o"])
+             "-c", folder / "test" / "src" / "main.c", "-o", tmp_path / "main.o"])
         symbols = run(["arm-none-eabi-nm", tmp_path / "main.o"]).stdout
         assert ("U sys_reboot" in symbols) == bool(qemu), symbols
 
@@ -484,7 +497,7 @@ LM3S6965 = {"machine": "lm3s6965evb", "stack_bytes": 16384, "memory": {
 
 
 def test_zephyr_sample_exit_path_ends_qemu(project, stubs, tmp_path):
-    """The sample's own main.c and library, built as for qemu_cortex_m3 with
+    """The self-test app's own main.c and library, built as for qemu_cortex_m3 with
     CONFIG_QEMU_TARGET, print the verdict and then end QEMU run with -no-reboot (the flag
     the sample's CMakeLists.txt adds): the emulator exits by itself, status 0."""
     need_tool("qemu-system-arm")
@@ -493,7 +506,7 @@ def test_zephyr_sample_exit_path_ends_qemu(project, stubs, tmp_path):
     (tmp_path / "shim.c").write_text(LM3S6965_SHIM)
     (tmp_path / "link.ld").write_bytes(render("qemu/link.ld.j2", board=LM3S6965,
                                               banner_hash=""))
-    sources = [folder / "sample" / "src" / "main.c", tmp_path / "shim.c",
+    sources = [folder / "test" / "src" / "main.c", tmp_path / "shim.c",
                *sources_of(folder / "tflm")]
     cpu = ["-mcpu=cortex-m3", "-mthumb", "-mfloat-abi=soft"]
     run([compiler, *STRICT_C, *cpu, "-O2", "-DCONFIG_QEMU_TARGET=1",
@@ -530,20 +543,24 @@ def test_mbed_program(project, tmp_path):
     assert overrides["rtos.main-thread-stack-size"] >= 4096
     assert "build/*" in (folder / ".mbedignore").read_text().splitlines()
     assert "mbed::BufferedSerial" in (folder / "tflm" / "tflm_debug_log.cpp").read_text()
-    # main.cpp and the runtime link as C++ with C (the Mbed part is the one stubbed file).
-    objects = []
+    # main.cpp (the app) or the self-test (Mbed builds TESTS/ only for `mbed test`) and the
+    # runtime link as C++ with C (the Mbed part is the one stubbed file).
+    objects = {}
     for index, source in enumerate(sources_of(folder)):
         if uses_framework(source):
             continue
         compiler = "arm-none-eabi-g++" if source.suffix == ".cpp" else "arm-none-eabi-gcc"
-        objects.append(tmp_path / f"{index}.o")
-        run([compiler, *CORTEX_M4F, "-c", source, "-o", objects[-1]])
+        objects[source.relative_to(folder).as_posix()] = tmp_path / f"{index}.o"
+        run([compiler, *CORTEX_M4F, "-c", source, "-o", objects[source.relative_to(folder).as_posix()]])
+    entries = ["main.cpp", "TESTS/tflm/self_test/main.cpp"]
+    library = [obj for path, obj in objects.items() if path not in entries]
     log = tmp_path / "log.c"
     log.write_text('void tflm_debug_log(const char *text);\nvoid tflm_debug_log(const char *text) '
                    '{ (void)text; }\n')
     run(["arm-none-eabi-gcc", *CORTEX_M4F, "-c", log, "-o", tmp_path / "log.o"])
-    run(["arm-none-eabi-gcc", *CORTEX_M4F, "--specs=nosys.specs", *objects, tmp_path / "log.o",
-         "-lm", "-o", tmp_path / "main.elf"])
+    for entry in entries:
+        run(["arm-none-eabi-gcc", *CORTEX_M4F, "--specs=nosys.specs", objects[entry], *library,
+             tmp_path / "log.o", "-lm", "-o", tmp_path / "main.elf"])
 
 
 # ---------------------------------------------------------------------------- keil
