@@ -19,8 +19,8 @@ from test_targets import arduino_build, model_path, simavr_lines
 from tflm_gen.archive import zip_tree
 from tflm_gen.cli import main
 from tflm_gen.errors import InputError, UnsupportedModelError
-from tflm_gen.project import GenerateOptions, _ram_parts, generate
-from tflm_gen.targets import load_target, project_name
+from tflm_gen.project import GenerateOptions, _ram_parts, generate, named_target
+from tflm_gen.targets import camel_name, load_target, project_name
 
 SINE = "sine_int8.tflite"
 # The Library Manager's rules for library.properties (Arduino library specification,
@@ -67,7 +67,8 @@ def _properties(text: str) -> dict:
 def test_zip_holds_the_project_under_one_folder_named_after_the_library(sine_zip):
     files = generate(model_path(SINE).read_bytes(), GenerateOptions("arduino", board=MEGA,
                                                                     name="sine_int8"))
-    top = project_name(load_target("arduino"), "model")
+    top = project_name(named_target(load_target("arduino"), "sine_int8"), "sine_int8")
+    assert top == "SineInt8"  # the CLI's default name: the model file's stem
     archive = zipfile.ZipFile(sine_zip)
     assert sine_zip.name == f"{top}.zip"
     entries = {info.filename: info for info in archive.infolist()}
@@ -132,6 +133,34 @@ def test_library_properties_are_valid_for_the_library_manager(sine_zip):
     for header in fields["includes"].split(","):
         assert f"{top}/src/{header.strip()}" in archive.namelist()
     assert fields["sentence"].endswith(".") and fields["paragraph"].endswith(".")
+
+
+def test_the_library_is_named_after_the_project_name(tmp_path):
+    """--name kws_ref: the archive, its folder, library.properties, the header sketches
+    include and both examples carry `KwsRef`; the header guard carries the name, so two
+    models' headers can be included side by side."""
+    archive = zipfile.ZipFile(_zip_project(SINE, tmp_path, "--name", "kws_ref"))
+    names = set(archive.namelist())
+    assert archive.filename.endswith("/KwsRef.zip")
+    for path in ("src/KwsRef.h", "examples/KwsRef/KwsRef.ino",
+                 "examples/KwsRefSelfTest/KwsRefSelfTest.ino", "src/tflm/kws_ref.h"):
+        assert f"KwsRef/{path}" in names, sorted(names)
+    fields = _properties(archive.read("KwsRef/library.properties").decode())
+    assert fields["name"] == "KwsRef" and fields["includes"] == "KwsRef.h"
+    for sketch in ("KwsRef/KwsRef.ino", "KwsRefSelfTest/KwsRefSelfTest.ino"):
+        assert "#include <KwsRef.h>" in archive.read(f"KwsRef/examples/{sketch}").decode()
+    header = archive.read("KwsRef/src/KwsRef.h").decode()
+    assert "#ifndef KWS_REF_ARDUINO_LIBRARY_H" in header
+    other = generate(model_path(SINE).read_bytes(), GenerateOptions("arduino", name="sine"))
+    assert "#ifndef SINE_ARDUINO_LIBRARY_H" in other["src/Sine.h"].decode()
+
+
+@pytest.mark.parametrize("name, library", [("kws_ref_model", "KwsRefModel"), ("m_1x", "M1x"),
+                                           ("a__b", "AB"), ("arduino_kws", "ModelArduinoKws")])
+def test_library_names_follow_the_library_manager_rules(name, library):
+    assert camel_name(name) == library
+    assert re.fullmatch(NAME_PATTERN, library) and len(library) <= NAME_MAX
+    assert not library.lower().startswith("arduino")
 
 
 # ---------------------------------------------------------------------------- --board

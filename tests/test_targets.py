@@ -23,8 +23,8 @@ from tflm_gen.cli import main
 from tflm_gen.host import HostInterpreter
 from tflm_gen.kernels import runtime_files
 from tflm_gen.output import write_tree
-from tflm_gen.project import GenerateOptions, generate, host_tags
-from tflm_gen.targets import list_targets, load_target
+from tflm_gen.project import GenerateOptions, generate, host_tags, named_target
+from tflm_gen.targets import list_targets, load_target, project_name
 
 REPO = Path(__file__).resolve().parent.parent
 SINE = "sine_int8.tflite"
@@ -93,8 +93,9 @@ def project(tmp_path_factory):
     def build(target: str, model: str = SINE) -> Path:
         if (target, model) not in _projects:
             folder = tmp_path_factory.mktemp(f"{target}_{model.split('.')[0]}")
-            leaf = load_target(target).values.get("library_name", "project")  # Arduino: library name
-            files = generate(model_path(model).read_bytes(), GenerateOptions(target))
+            options = GenerateOptions(target)  # named `model`: the Arduino library is `Model`
+            leaf = project_name(named_target(load_target(target), options.name), options.name)
+            files = generate(model_path(model).read_bytes(), options)
             _projects[target, model] = write_tree(files, folder / leaf)
         return _projects[target, model]
 
@@ -260,7 +261,7 @@ def simavr_lines(elf: Path) -> list[str]:
 @pytest.mark.parametrize("model", MODELS[:2])
 def test_arduino_example_runs_on_avr_under_simavr(model, project, tmp_path):
     library = project("arduino", model)
-    name = load_target("arduino").values["library_name"] + "SelfTest"
+    name = library.name + "SelfTest"  # the library folder is named after the library
     log = arduino_build(library, library / "examples" / name / f"{name}.ino", tmp_path)
     ours = [line for line in log.splitlines() if str(library) in line]
     assert not [line for line in ours if "warning" in line], ours
@@ -268,7 +269,7 @@ def test_arduino_example_runs_on_avr_under_simavr(model, project, tmp_path):
     assert "~~~ALL TESTS PASSED~~~" in lines, lines
 
 
-SWEEP_SKETCH = """#include <TflmModel.h>
+SWEEP_SKETCH = """#include <Model.h>
 #include <avr/interrupt.h>
 #include <avr/sleep.h>
 

@@ -31,7 +31,7 @@ from tflm_gen.model.reader import read_model
 from tflm_gen.optimize import device_model
 from tflm_gen.oracle import ORACLE_NAMES, Oracle, choose_oracle, oracle_available
 from tflm_gen.resources import resource_dir
-from tflm_gen.targets import Target, load_target
+from tflm_gen.targets import Target, camel_name, load_target
 
 
 @dataclass(frozen=True)
@@ -171,15 +171,19 @@ def _check_multitenant(target: Target, count: int) -> None:
 
 
 def named_target(target: Target, name: str) -> Target:
-    """`target` with `{name}` in its output paths replaced by the project name, and `{Name}`
-    by it in CamelCase (kws_ref -> KwsRef, the Arduino convention)."""
-    camel = "".join(part[:1].upper() + part[1:] for part in name.split("_"))
+    """`target` with `{name}` in its output paths and text values replaced by the project
+    name, and `{Name}` by its CamelCase form (`camel_name`: kws_ref -> KwsRef, the Arduino
+    library convention)."""
+    camel = camel_name(name)
 
-    def named(path: str) -> str:
-        return path.replace("{name}", name).replace("{Name}", camel)
+    def named(text: str) -> str:
+        return text.replace("{name}", name).replace("{Name}", camel)
 
+    values = {key: named(value) if isinstance(value, str) else value
+              for key, value in target.values.items()}
     return dataclasses.replace(
         target, library_dir=named(target.library_dir), test_data=named(target.test_data),
+        self_test_hint=named(target.self_test_hint), values=values,
         templates={named(path): template for path, template in target.templates.items()})
 
 

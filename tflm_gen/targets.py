@@ -63,6 +63,17 @@ def board_summary(board: dict) -> str:
             f"{memory['data']['name']} (FQBN {board['fqbn']})")
 
 
+# The Library Manager keeps library names starting with "Arduino" for Arduino's own.
+RESERVED_LIBRARY_PREFIX = "arduino"
+
+
+def camel_name(name: str) -> str:
+    """`name` (a lowercase C identifier) in CamelCase, the form of Arduino library names:
+    kws_ref_model -> KwsRefModel; one the Library Manager would refuse gets `Model` first."""
+    camel = "".join(part[:1].upper() + part[1:] for part in name.split("_"))
+    return "Model" + camel if camel.lower().startswith(RESERVED_LIBRARY_PREFIX) else camel
+
+
 def project_name(target: Target, name: str) -> str:
     """The name of the project's folder for `--name name`: the Arduino library's name, else
     the name itself."""
