@@ -52,7 +52,7 @@ def _load_inputs(paths: tuple[str, ...]) -> list[np.ndarray]:
 @click.option("--name", help="prefix of the model's files and C API (<name>.h, <name>_init, ...); "
               "default: the model file's name made a C identifier")
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False))
-@click.option("--board", default="",
+@click.option("--board", default=None,
               help="a board of the target (`tflm-gen targets` lists them); a model or arena "
                    "too big for it is refused")
 @click.option("--zip", "as_zip", is_flag=True,

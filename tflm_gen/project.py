@@ -31,7 +31,7 @@ from tflm_gen.model.reader import read_model
 from tflm_gen.optimize import device_model
 from tflm_gen.oracle import ORACLE_NAMES, Oracle, choose_oracle, oracle_available
 from tflm_gen.resources import resource_dir
-from tflm_gen.targets import Target, camel_name, load_target
+from tflm_gen.targets import Target, camel_name, load_target, with_board
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class GenerateOptions:
     tags: tuple[str, ...] = ()
     seed: int = 0  # of the embedded test input
     extra_models: tuple[bytes, ...] = ()  # further models sharing the arena (multitenancy)
-    board: str = ""  # one of the target's boards (`tflm-gen targets`): sizes checked, FQBN
+    board: str | None = None  # one of the target's boards (`tflm-gen targets`): sizes checked
     name: str = DEFAULT_NAME  # prefix of the model's files and C symbols (`check_name`)
 
 
@@ -126,10 +126,6 @@ def _model_entry(index: int, original: bytes, host: HostInterpreter, seed: int,
             "rounds": rounds, "symbol": names["symbol"], "size_macro": names["size_macro"]}
 
 
-def _board_label(target: Target, board: dict) -> str:
-    return f"{board['name']} (--board {board['id']})" if "id" in board else target.name
-
-
 def _ram_parts(board: dict, model_bytes: int, arena_bytes: int) -> list[tuple[str, int]]:
     """What the board's data memory must hold.  On a board whose constants live in RAM
     (AVR: `const` data is copied from flash to SRAM at start, and the runtime reads the
@@ -137,10 +133,15 @@ def _ram_parts(board: dict, model_bytes: int, arena_bytes: int) -> list[tuple[st
     parts = [("arena", arena_bytes)]
     if board.get("constants_in_data"):
         parts.append(("model", model_bytes))
-    reserve = int(board.get("stack_bytes", 0))
-    if reserve:
-        parts.append((board.get("stack_name", "stack"), reserve))
+    if "stack_bytes" in board:
+        parts.append((board.get("stack_name", "stack"), int(board["stack_bytes"])))
     return parts
+
+
+def _listed(parts: list[tuple[str, int]]) -> str:
+    """`the arena (N bytes), model (M bytes) and stack (S bytes)`."""
+    shown = [f"{name} ({size} bytes)" for name, size in parts]
+    return "the " + (", ".join(shown[:-1]) + " and " if len(shown) > 1 else "") + shown[-1]
 
 
 def check_fits_board(target: Target, model_bytes: int, arena_bytes: int) -> None:
@@ -150,18 +151,21 @@ def check_fits_board(target: Target, model_bytes: int, arena_bytes: int) -> None
     memory = board.get("memory", {}) if isinstance(board, dict) else {}
     if not memory:
         return
+    where = f"{target.name} --board {board['name']}" if "name" in board else target.name
+    if "title" in board:
+        where += f" ({board['title']})"
     code, data = memory["code"], memory["data"]
-    label = _board_label(target, board)
     if model_bytes > code["length"]:
         raise UnsupportedModelError(
-            f"the model ({model_bytes} bytes) does not fit {label}: {code['name']} holds "
+            f"the model ({model_bytes} bytes) does not fit {where}: {code['name']} holds "
             f"{code['length']} bytes for code and model together")
     parts = _ram_parts(board, model_bytes, arena_bytes)
-    if sum(size for _, size in parts) > data["length"]:
-        needed = " + ".join(f"{name} {size}" for name, size in parts)
+    needed = sum(size for _, size in parts)
+    if needed > data["length"]:
+        verb = "do not" if len(parts) > 1 else "does not"
         raise UnsupportedModelError(
-            f"the model does not fit {label}: {data['name']} holds {data['length']} bytes, "
-            f"it needs {needed} = {sum(size for _, size in parts)} bytes")
+            f"{_listed(parts)} {verb} fit {where}: {data['name']} holds {data['length']} "
+            f"bytes, {needed} needed")
 
 
 def _check_multitenant(target: Target, count: int) -> None:
@@ -190,7 +194,8 @@ def named_target(target: Target, name: str) -> Target:
 def generate(model_bytes: bytes, options: GenerateOptions = GenerateOptions()) -> dict[str, bytes]:
     """All files of the project, by path relative to the project root."""
     name = check_name(options.name)
-    target = named_target(load_target(options.target, options.board), name)
+    target = named_target(load_target(options.target), name)
+    target = with_board(target, options.board) if options.board is not None else target
     tags = target.tags + tuple(options.tags)
     originals = [model_bytes, *options.extra_models]
     _check_multitenant(target, len(originals))

@@ -32,9 +32,7 @@ def list_targets() -> list[str]:
     return sorted(path.stem for path in resource_dir("targets").glob("*.json"))
 
 
-def load_target(name: str, board: str = "") -> Target:
-    """The target `name`; with `board`, one of its boards becomes `values["board"]` (what
-    the templates and the fit check read)."""
+def load_target(name: str) -> Target:
     if name not in list_targets():  # a name, never a path: `../x` must not reach the disk
         raise InputError(f"unknown target {name!r}; known targets: {', '.join(list_targets())}")
     path = resource_dir("targets") / f"{name}.json"
@@ -43,22 +41,24 @@ def load_target(name: str, board: str = "") -> Target:
     optional = {key: data[key] for key in keys if key in data}
     target = Target(name, data["description"], tuple(data.get("tags", [])), data["templates"],
                     **optional)
-    return with_board(target, board) if board else target
+    return target
 
 
 def with_board(target: Target, board: str) -> Target:
-    """`target` built for `board`, refused in one line when the target has no such board."""
+    """`target` built for `board`, one of its own boards (its `boards` table, as Arduino's),
+    which becomes `values["board"]` (what the templates and the fit check read); refused in
+    one line when the target has no such board."""
     if board not in target.boards:
         known = ", ".join(sorted(target.boards)) or "none"
         raise InputError(f"unknown board {board!r} for target {target.name}; its boards: {known}")
-    values = {**target.values, "board": {"id": board, **target.boards[board]}}
+    values = {**target.values, "board": {**target.boards[board], "name": board}}
     return replace(target, values=values)
 
 
 def board_summary(board: dict) -> str:
     """One line of `tflm-gen targets`: the board, its chip, memory and FQBN."""
     memory = board["memory"]
-    return (f"{board['name']}, {board['mcu']}: {memory['code']['length'] // 1024} KiB "
+    return (f"{board['title']}, {board['mcu']}: {memory['code']['length'] // 1024} KiB "
             f"{memory['code']['name']}, {memory['data']['length'] // 1024} KiB "
             f"{memory['data']['name']} (FQBN {board['fqbn']})")
 
