@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from conftest import need_corpus, need_tool
+from test_boards import platformio_source_filter
 
 from tflm_gen.assemble import render
 from tflm_gen.cli import main
@@ -326,27 +327,28 @@ def test_arduino_sine_on_avr_is_bit_exact_for_every_input(project, tmp_path):
 
 
 def test_platformio_project_and_native_build(project, tmp_path):
-    """pio itself downloads its toolchains; here the native environment's build is done by
-    hand: src/ and lib/tflm/ with the build_flags of platformio.ini, then run."""
+    """pio itself downloads its toolchains; here the native environments' builds are done
+    by hand: src/ (through the build_src_filter) and lib/tflm/ with the build_flags of
+    platformio.ini; the app runs, the self-test (native_test) passes."""
     need_tool("gcc")
     folder = project("platformio")
     ini = (folder / "platformio.ini").read_text()
-    assert re.search(r"^\[env:native\]\nplatform = native$", ini, re.MULTILINE)
     manifest = json.loads((folder / "lib" / "tflm" / "library.json").read_text())
     assert re.search(rf"^lib_deps = {manifest['name']}$", ini, re.MULTILINE)
     assert manifest["build"] == {"srcDir": ".", "includeDir": "."} and manifest["version"]
-    flags = re.search(r"^build_flags = (.*)$", ini, re.MULTILINE).group(1).split()
-    libraries = [flag for flag in flags if flag.startswith("-l")]
-    compile_flags = [flag for flag in flags if not flag.startswith("-l")]
-    filters = re.findall(r"^build_src_filter = (.*)$", ini, re.MULTILINE)
-    assert filters == ["+<*> -<test/>", "+<test/>"]  # native: the app; native_test: the self-test
-    library = sources_of(folder / "lib" / "tflm")
-    app = [p for p in sources_of(folder / "src") if "test" not in p.relative_to(folder / "src").parts]
-    self_test = sources_of(folder / "src" / "test")
-    for name, entry in (("app", app), ("self_test", self_test)):
-        run(["gcc", *compile_flags, *entry, *library, "-o", tmp_path / name, *libraries])
-    assert "score" in run([tmp_path / "app"]).stderr
-    assert "~~~ALL TESTS PASSED~~~" in run([tmp_path / "self_test"]).stderr
+    envs = dict(re.findall(r"^\[env:(native\w*)\]\nplatform = native\n(.*?)\n\n", ini,
+                           re.MULTILINE | re.DOTALL))
+    assert sorted(envs) == ["native", "native_test"]
+    for env, body in envs.items():
+        flags = re.search(r"^build_flags = (.*)$", body, re.MULTILINE).group(1).split()
+        source_filter = re.search(r"^build_src_filter = (.*)$", body, re.MULTILINE).group(1)
+        libraries = [flag for flag in flags if flag.startswith("-l")]
+        compile_flags = [flag for flag in flags if not flag.startswith("-l")]
+        sources = (platformio_source_filter(folder / "src", source_filter)
+                   + sources_of(folder / "lib" / "tflm"))
+        run(["gcc", *compile_flags, *sources, "-o", tmp_path / env, *libraries])
+        output = run([tmp_path / env])
+        assert ("~~~ALL TESTS PASSED~~~" in output.stderr) == (env == "native_test")
 
 
 # ---------------------------------------------------------------------------- CMake-based
@@ -572,7 +574,9 @@ def test_keil_project_lists_every_file_with_its_type(project, tmp_path):
     folder = project("keil")
     root = ElementTree.parse(folder / "model.uvprojx").getroot()
     assert root.tag == "Project" and root.findtext("SchemaVersion") == "2.1"
-    target = root.find("Targets/Target")
+    targets = root.findall("Targets/Target")
+    assert [t.findtext("TargetName") for t in targets] == ["model", "model Test"]  # app, self-test
+    target = targets[0]
     cads = target.find("TargetOption/TargetArmAds/Cads")
     controls = cads.find("VariousControls")
     assert not controls.findtext("Define") and not controls.findtext("IncludePath")
@@ -581,7 +585,7 @@ def test_keil_project_lists_every_file_with_its_type(project, tmp_path):
     assert 'CPUTYPE("Cortex-M4")' in cpu and "FPU2" in cpu  # = CORTEX_M4F
     types = {".c": "1", ".cpp": "8", ".h": "5"}
     listed = {}
-    for entry in target.iter("File"):
+    for entry in root.iter("File"):
         path = folder / entry.findtext("FilePath").replace("\\", "/")
         assert path.is_file() and path.name == entry.findtext("FileName")
         assert entry.findtext("FileType") == types[path.suffix]
@@ -605,7 +609,7 @@ def test_stm32cube_project(project, tmp_path):
             "org.eclipse.cdt.managedbuilder.core.managedBuildNature"} <= natures
     cproject = ElementTree.parse(folder / ".cproject").getroot()
     configurations = list(cproject.iter("configuration"))
-    assert [c.get("name") for c in configurations] == ["Debug", "Release"]
+    assert [c.get("name") for c in configurations] == ["Debug", "Release", "Test"]
     for configuration in configurations:
         mcu = [o.get("value") for o in configuration.iter("option")
                if o.get("superClass", "").endswith(".option.target_mcu")]

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 import numpy as np
 
+from tflm_gen.boards import board_names
 from tflm_gen.errors import InputError, ModelError
 from tflm_gen.host import HostInterpreter
 from tflm_gen.inputs import random_inputs
@@ -51,10 +52,11 @@ def _load_inputs(paths: tuple[str, ...]) -> list[np.ndarray]:
 @tags_option()
 @click.option("--name", help="prefix of the model's files and C API (<name>.h, <name>_init, ...); "
               "default: the model file's name made a C identifier")
+@click.option("--board", type=click.Choice(board_names()), default=None,
+              help="a concrete board: for keil, stm32cube or platformio its startup code, linker "
+                   "script and console; for arduino its sizes and FQBN (`tflm-gen targets`); a "
+                   "model or arena too big for it is refused")
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False))
-@click.option("--board", default=None,
-              help="a board of the target (`tflm-gen targets` lists them); a model or arena "
-                   "too big for it is refused")
 @click.option("--zip", "as_zip", is_flag=True,
               help="write the project as one NAME.zip in the output folder (Arduino: the "
                    "file \"Add .ZIP Library\" imports)")

@@ -22,6 +22,7 @@ from tflm_gen.assemble import (
     render,
     xml_banner,
 )
+from tflm_gen.boards import BOARD_HEADER, board_target, build_configurations, check_board_tags
 from tflm_gen.errors import InputError, UnsupportedModelError
 from tflm_gen.host import HostInterpreter
 from tflm_gen.inputs import random_inputs
@@ -31,7 +32,7 @@ from tflm_gen.model.reader import read_model
 from tflm_gen.optimize import device_model
 from tflm_gen.oracle import ORACLE_NAMES, Oracle, choose_oracle, oracle_available
 from tflm_gen.resources import resource_dir
-from tflm_gen.targets import Target, camel_name, load_target, with_board
+from tflm_gen.targets import Target, camel_name, load_target
 
 
 @dataclass(frozen=True)
@@ -42,8 +43,8 @@ class GenerateOptions:
     tags: tuple[str, ...] = ()
     seed: int = 0  # of the embedded test input
     extra_models: tuple[bytes, ...] = ()  # further models sharing the arena (multitenancy)
-    board: str | None = None  # one of the target's boards (`tflm-gen targets`): sizes checked
     name: str = DEFAULT_NAME  # prefix of the model's files and C symbols (`check_name`)
+    board: str | None = None  # targets/boards/ (keil, stm32cube, platformio) or the target's own
 
 
 SELF_TEST = "common/self_test_main.c.j2"
@@ -101,6 +102,7 @@ def _template_values(target: Target, files: dict, values: dict) -> dict:
         "common_sources": [p for p in sources if p not in entries],
         "app_sources": [p for p in sources if p in entries and not p.startswith(test_dir)],
         "test_sources": [p for p in sources if p in entries and p.startswith(test_dir)],
+        "configurations": build_configurations(sorted(outputs)),
     }
 
 
@@ -152,8 +154,6 @@ def check_fits_board(target: Target, model_bytes: int, arena_bytes: int) -> None
     if not memory:
         return
     where = f"{target.name} --board {board['name']}" if "name" in board else target.name
-    if "title" in board:
-        where += f" ({board['title']})"
     code, data = memory["code"], memory["data"]
     if model_bytes > code["length"]:
         raise UnsupportedModelError(
@@ -194,9 +194,9 @@ def named_target(target: Target, name: str) -> Target:
 def generate(model_bytes: bytes, options: GenerateOptions = GenerateOptions()) -> dict[str, bytes]:
     """All files of the project, by path relative to the project root."""
     name = check_name(options.name)
-    target = named_target(load_target(options.target), name)
-    target = with_board(target, options.board) if options.board is not None else target
+    target = board_target(named_target(load_target(options.target), name), options.board)
     tags = target.tags + tuple(options.tags)
+    check_board_tags(target, tags)
     originals = [model_bytes, *options.extra_models]
     _check_multitenant(target, len(originals))
     devices = [device_model(each)[0] for each in originals]
@@ -210,6 +210,9 @@ def generate(model_bytes: bytes, options: GenerateOptions = GenerateOptions()) -
     for index, device in enumerate(devices):
         library.update(model_data_files(device, arena, index, len(devices), name))
     library.update(model_api_files(models[0], devices[0], name))
+    if "console" in target.values.get("board", {}):  # a board of targets/boards/ (a port)
+        library[BOARD_HEADER] = render("boards/tflm_board.h.j2", banner=banner(devices[0]),
+                                       board=target.values["board"])
     files = {f"{target.library_dir}/{path}": data for path, data in library.items()}
     values = _template_values(target, files, {
         **api_values(models[0], name), "self_test_hint": target.self_test_hint,

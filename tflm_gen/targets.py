@@ -22,6 +22,7 @@ class Target:
     values: dict = field(default_factory=dict)  # extra template values (names, CPU flags)
     tag_notes: dict = field(default_factory=dict)  # tag -> what the user should know
     boards: dict = field(default_factory=dict)  # --board name -> its memory and build facts
+    board_templates: dict = field(default_factory=dict)  # added with --board (startup, linker)
 
     def notes(self, tags: tuple[str, ...]) -> list[str]:
         """Notes for the tags the user chose (e.g. which boards a kernel tag speeds up)."""
@@ -37,7 +38,8 @@ def load_target(name: str) -> Target:
         raise InputError(f"unknown target {name!r}; known targets: {', '.join(list_targets())}")
     path = resource_dir("targets") / f"{name}.json"
     data = json.loads(path.read_text())
-    keys = ("library_dir", "test_data", "self_test_hint", "values", "tag_notes", "boards")
+    keys = ("library_dir", "test_data", "self_test_hint", "values", "tag_notes", "boards",
+            "board_templates")
     optional = {key: data[key] for key in keys if key in data}
     target = Target(name, data["description"], tuple(data.get("tags", [])), data["templates"],
                     **optional)
