@@ -79,7 +79,8 @@ def test_model_runs_bit_exact_on_board(target, name):
 
 @pytest.mark.parametrize("target", list(BOARD_MODELS))
 def test_generated_project_make_run(target, tmp_path):
-    """The user's path: `tflm-gen project --target ...` then `make run`."""
+    """The user's path: `tflm-gen project --target ...`, `make run` (the self-test, as
+    `make test`), then the app with `make run-app`."""
     need_board(target)
     model = SINE / "sine_int8.tflite"
     runner = CliRunner()
@@ -90,6 +91,9 @@ def test_generated_project_make_run(target, tmp_path):
                           text=True, check=False, timeout=300)
     assert made.returncode == 0, made.stdout + made.stderr
     assert qemu.PASSED in made.stdout
+    app = subprocess.run(["make", "-s", "-j2", "run-app"], cwd=tmp_path / "p",
+                         capture_output=True, text=True, check=False, timeout=300)
+    assert app.returncode == 0 and app.stdout.count("score ") == 3, app.stdout + app.stderr
 
 
 def test_wrong_output_gives_failing_exit_code():

@@ -201,6 +201,7 @@ def test_cmake_host_build_runs(model, project, tmp_path):
     run(["cmake", "--build", tmp_path / "build"])
     result = run([tmp_path / "build" / "model_test"])
     assert "~~~ALL TESTS PASSED~~~" in result.stderr
+    assert "score " in run([tmp_path / "build" / "app"]).stderr
 
 
 def test_cmake_arm_toolchain_file_builds(project, tmp_path):
@@ -268,6 +269,16 @@ def test_arduino_example_runs_on_avr_under_simavr(model, project, tmp_path):
     assert not [line for line in ours if "warning" in line], ours
     lines = simavr_lines(tmp_path / f"{name}.ino.elf")
     assert "~~~ALL TESTS PASSED~~~" in lines, lines
+
+
+def test_arduino_app_sketch_builds_for_avr_without_warnings(project, tmp_path):
+    """The app example (typed API, read_input() hook, loop()) as the IDE builds it."""
+    library = project("arduino")
+    name = library.name  # the library folder is named after the library
+    log = arduino_build(library, library / "examples" / name / f"{name}.ino", tmp_path)
+    ours = [line for line in log.splitlines() if str(library) in line]
+    assert not [line for line in ours if "warning" in line], ours
+    assert (tmp_path / f"{name}.ino.elf").is_file()
 
 
 SWEEP_SKETCH = """#include <Model.h>
@@ -530,10 +541,14 @@ def test_esp_idf_component(project, tmp_path):
     library = {p.resolve() for p in sources_of(component)}
     assert listed_sources(component / "CMakeLists.txt", tmp_path) == library
     assert simple_yaml(component / "idf_component.yml")["version"]
-    assert listed_sources(folder / "main" / "CMakeLists.txt", tmp_path) == {
-        p.resolve() for p in sources_of(folder / "main")}
-    assert "PRIV_REQUIRES tflm" in (folder / "main" / "CMakeLists.txt").read_text()
-    assert "project.cmake" in (folder / "CMakeLists.txt").read_text()
+    for app in (folder, folder / "test"):  # the user's app and the self-test project
+        assert listed_sources(app / "main" / "CMakeLists.txt", tmp_path) == {
+            p.resolve() for p in sources_of(app / "main")}
+        assert "PRIV_REQUIRES tflm" in (app / "main" / "CMakeLists.txt").read_text()
+        assert "project.cmake" in (app / "CMakeLists.txt").read_text()
+    assert "EXTRA_COMPONENT_DIRS ${CMAKE_CURRENT_LIST_DIR}/../components" in (
+        folder / "test" / "CMakeLists.txt").read_text()
+    assert "~~~ALL TESTS PASSED~~~" in (folder / "test" / "main" / "main.c").read_text()
 
 
 # ---------------------------------------------------------------------------- mbed

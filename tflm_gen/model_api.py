@@ -42,17 +42,32 @@ def _signature_names(model: ir.Model) -> tuple[dict[int, str], dict[int, str]]:
     """Tensor index -> signature name of the first subgraph's inputs and outputs."""
     for signature in model.signature_defs:
         if signature.subgraph_index == 0:
-            return dict((t, n) for n, t in signature.inputs), dict((t, n) for n, t in signature.outputs)
+            inputs = {tensor: name for name, tensor in signature.inputs}
+            return inputs, {tensor: name for name, tensor in signature.outputs}
     return {}, {}
 
 
+MAX_TENSOR_ID = 32  # characters; past it, a name's last path segment is used
+
+
+def _tensor_identifier(text: str) -> str:
+    """A tensor's name as a readable identifier: whole when short; else the last '/'
+    segment of its first ';'-joined name (converters join fused ops' names with ';'),
+    e.g. "model/conv/BiasAdd;model/conv/Conv2D" -> "biasadd"."""
+    identifier = c_identifier(text, "")
+    if len(identifier) <= MAX_TENSOR_ID:
+        return identifier
+    segment = c_identifier(text.split(";")[0].rsplit("/", 1)[-1], "")
+    return segment[:MAX_TENSOR_ID].rstrip("_")
+
+
 def _identifiers(texts: list[str], kind: str) -> list[str]:
-    """One identifier per tensor: its name made an identifier, `<kind><i>` when that is
-    empty or already taken (by an earlier tensor or by another kind's fallback)."""
+    """One identifier per tensor (`_tensor_identifier`), `<kind><i>` when that is empty
+    or already taken (by an earlier tensor or by another kind's fallback)."""
     taken: set[str] = set()
     result = []
     for index, text in enumerate(texts):
-        identifier = c_identifier(text, "")
+        identifier = _tensor_identifier(text)
         if not identifier or identifier in taken or re.fullmatch(r"(input|output)\d+", identifier):
             identifier = f"{kind}{index}"
         taken.add(identifier)

@@ -27,8 +27,8 @@ from tflm_gen.errors import InputError, UnsupportedModelError
 from tflm_gen.host import HostInterpreter
 from tflm_gen.inputs import random_inputs
 from tflm_gen.licensing import license_files
-from tflm_gen.model_api import api_values, check_name, model_api_files
 from tflm_gen.model.reader import read_model
+from tflm_gen.model_api import api_values, check_name, model_api_files
 from tflm_gen.optimize import device_model
 from tflm_gen.oracle import ORACLE_NAMES, Oracle, choose_oracle, oracle_available
 from tflm_gen.resources import resource_dir
@@ -87,21 +87,25 @@ def _relative(path: str, start_file: str) -> str:
     return posixpath.relpath(path, posixpath.dirname(start_file) or ".")
 
 
+def _program_sources(target: Target, sources: list[str]) -> dict[str, list[str]]:
+    """The sources every program of the project links, then each program's entry: the
+    app's, and the self-test's (those in the folder of the test data)."""
+    test_dir = posixpath.dirname(target.test_data) + "/"
+    entries = {p for p, template in target.templates.items() if template in ENTRY_TEMPLATES}
+    return {"common_sources": [p for p in sources if p not in entries],
+            "app_sources": [p for p in sources if p in entries and not p.startswith(test_dir)],
+            "test_sources": [p for p in sources if p in entries and p.startswith(test_dir)]}
+
+
 def _template_values(target: Target, files: dict, values: dict) -> dict:
     """The values every target template sees; paths are relative to the project root."""
     outputs = [*files, target.test_data, *target.templates]
     sources = sorted(p for p in outputs if p.endswith((".c", ".cpp")))
-    test_dir = posixpath.dirname(target.test_data) + "/"
-    entries = {p for p, template in target.templates.items() if template in ENTRY_TEMPLATES}
     return {
         **target.values, **values, "target": target.name, "lib_root": target.library_dir,
-        "sources": sources,
+        "sources": sources, **_program_sources(target, sources),
         "headers": sorted(p for p in outputs if p.endswith(".h")),
         "library_sources": sorted(p for p in files if p.endswith((".c", ".cpp"))),
-        # the files every program of the project links, then each program's entry files
-        "common_sources": [p for p in sources if p not in entries],
-        "app_sources": [p for p in sources if p in entries and not p.startswith(test_dir)],
-        "test_sources": [p for p in sources if p in entries and p.startswith(test_dir)],
         "configurations": build_configurations(sorted(outputs)),
     }
 
@@ -191,6 +195,16 @@ def named_target(target: Target, name: str) -> Target:
         templates={named(path): template for path, template in target.templates.items()})
 
 
+def _target_files(target: Target, values: dict) -> dict[str, bytes]:
+    """The target's own files and the self-test's data, rendered with `values`."""
+    files = {target.test_data: render("common/test_data.h.j2", **values)}
+    for path, template in sorted(target.templates.items()):
+        if values["models"] and template == SELF_TEST:
+            template = MULTI_SELF_TEST
+        files[path] = render(template, **values, lib=_relative(target.library_dir, path))
+    return files
+
+
 def generate(model_bytes: bytes, options: GenerateOptions = GenerateOptions()) -> dict[str, bytes]:
     """All files of the project, by path relative to the project root."""
     name = check_name(options.name)
@@ -224,11 +238,7 @@ def generate(model_bytes: bytes, options: GenerateOptions = GenerateOptions()) -
             _model_entry(k, originals[k], hosts[k], options.seed, name)
             for k in range(len(devices))],
     })
-    files[target.test_data] = render("common/test_data.h.j2", **values)
-    for path, template in sorted(target.templates.items()):
-        if len(devices) > 1 and template == SELF_TEST:
-            template = MULTI_SELF_TEST
-        files[path] = render(template, **values, lib=_relative(target.library_dir, path))
+    files.update(_target_files(target, values))
     files.update(license_files([f"the model of sha256 {model_hash(each)[:16]}"
                                 for each in originals]))
     return dict(sorted(files.items()))
