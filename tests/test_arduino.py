@@ -235,7 +235,7 @@ def test_unknown_boards_are_refused_in_one_line(tmp_path):
 def test_targets_command_lists_the_boards_with_their_fqbn():
     output = CliRunner().invoke(main, ["targets"]).output
     for board, facts in load_target("arduino").boards.items():
-        line = next(line for line in output.splitlines() if f"--board {board} " in line)
+        line = next(line for line in output.splitlines() if line.startswith(f"  {board} "))
         assert facts["fqbn"] in line and facts["title"] in line
 
 

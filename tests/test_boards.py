@@ -278,11 +278,17 @@ def build_elf(project: Path, sources: list[Path], compile_flags: list, link_flag
 VERDICT = rb"~~~\w+ TESTS \w+~~~"
 
 
-def run_on_qemu(elf: Path, until: bytes = VERDICT) -> str:
-    """Console output of the ELF on netduinoplus2 until `until` (the self-test's verdict),
-    a fault, or RUN_SECONDS; QEMU is then killed and reaped."""
+# The STM32F405's USARTs in the order QEMU's netduinoplus2 wires them to -serial options.
+QEMU_SERIAL_ORDER = ["USART1", "USART2", "USART3", "UART4", "UART5", "USART6"]
+
+
+def run_on_qemu(elf: Path, until: bytes = VERDICT, console: str = "USART1") -> str:
+    """Console output of the ELF on netduinoplus2 (read from the `console` USART) until
+    `until` (the self-test's verdict), a fault, or RUN_SECONDS; QEMU is then killed and
+    reaped."""
+    serials = ["-serial", "null"] * QEMU_SERIAL_ORDER.index(console) + ["-serial", "stdio"]
     process = subprocess.Popen(
-        [QEMU, "-M", MACHINE, "-display", "none", "-monitor", "none", "-serial", "stdio",
+        [QEMU, "-M", MACHINE, "-display", "none", "-monitor", "none", *serials,
          "-kernel", str(elf)], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT)
     output, deadline = b"", time.monotonic() + RUN_SECONDS
@@ -304,15 +310,15 @@ def run_on_qemu(elf: Path, until: bytes = VERDICT) -> str:
 @pytest.fixture(scope="session")
 def board_projects(tmp_path_factory):
     """Generates each (IDE, model) project once per session, on first use."""
-    projects: dict[tuple[str, str], Path] = {}
+    projects: dict[tuple[str, str, str], Path] = {}
 
-    def project(ide: str, model: str) -> Path:
-        if (ide, model) not in projects:
-            folder = tmp_path_factory.mktemp(f"{ide}-{Path(model).stem}")
-            files = generate(corpus_path(model).read_bytes(), GenerateOptions(ide, board=BOARD))
+    def project(ide: str, model: str, board: str = BOARD) -> Path:
+        if (ide, model, board) not in projects:
+            folder = tmp_path_factory.mktemp(f"{ide}-{board}-{Path(model).stem}")
+            files = generate(corpus_path(model).read_bytes(), GenerateOptions(ide, board=board))
             write_tree(files, folder / "project")
-            projects[ide, model] = folder / "project"
-        return projects[ide, model]
+            projects[ide, model, board] = folder / "project"
+        return projects[ide, model, board]
 
     return project
 
@@ -358,14 +364,32 @@ def test_board_app_builds_with_its_own_flags_and_runs_on_qemu(board_projects, id
     assert tops == [str(expected)] * 3, output
 
 
-def test_board_memory_map_reaches_linker_files():
+@pytest.mark.parametrize("ide,board", [("stm32cube", "disco_f407vg"),
+                                       ("platformio", "nucleo_f411re")])
+def test_usart2_boards_pass_on_the_f405(board_projects, ide, board):
+    """The Discovery's and the Nucleo's STM32F407/F411 share the F405's peripherals and fit
+    its memory map, so their projects run on netduinoplus2 too, their console read from
+    USART2 (QEMU's second -serial)."""
+    need_tool(CC)
+    need_tool(QEMU)
+    project = board_projects(ide, "micro_speech_quantized.tflite", board)
+    sources, compile_flags, link_flags = BUILDERS[ide](project, "test")
+    output = run_on_qemu(build_elf(project, sources, compile_flags, link_flags),
+                         console="USART2")
+    assert PASSED in output and FAILED not in output, output
+
+
+def test_board_memory_map_reaches_linker_files(tmp_path):
     """The linker script and the scatter file carry the board file's flash and RAM."""
-    files = generate(corpus_path("micro_speech_quantized.tflite").read_bytes(),
-                     GenerateOptions("keil", board="nucleo_f411re"))
-    script, scatter = files["link.ld"].decode(), files["link.sct"].decode()
+    result = CliRunner().invoke(main_cli, [
+        "project", "--model", str(corpus_path("micro_speech_quantized.tflite")),
+        "--target", "keil", "--board", "nucleo_f411re", "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    script = (tmp_path / "out" / "link.ld").read_text()
     assert _memory_regions(script) == [(0x08000000, 0x80000), (0x20000000, 0x20000)]
-    assert _scatter_regions(scatter) == _memory_regions(script)
-    assert "USART2" in files["tflm/tflm_board.h"].decode()  # the Nucleo's ST-LINK port
+    assert _scatter_regions((tmp_path / "out" / "link.sct").read_text()) == _memory_regions(script)
+    board_header = (tmp_path / "out" / "tflm" / "tflm_board.h").read_text()
+    assert "USART2" in board_header  # the Nucleo's ST-LINK port
 
 
 def _big_activations_model() -> bytes:

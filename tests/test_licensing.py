@@ -27,9 +27,15 @@ def spdx_of(path: str, text: str) -> str | None:
     return None
 
 
-@pytest.mark.parametrize("target", list_targets())
-def test_every_generated_file_has_its_license(target):
-    files = generate(SINE, GenerateOptions(target))
+# Every target, and the IDE targets for a board (startup, linker script, scatter file,
+# PlatformIO link script, board header).
+CASES = [(target, None) for target in list_targets()] + [
+    (target, "netduinoplus2") for target in ("keil", "stm32cube", "platformio")]
+
+
+@pytest.mark.parametrize("target,board", CASES)
+def test_every_generated_file_has_its_license(target, board):
+    files = generate(SINE, GenerateOptions(target, board=board))
     assert files["LICENSE"] == (REPO / "LICENSE").read_bytes()
     notice = files["NOTICE"].decode()
     assert "Apache License, Version 2.0" in notice and "belongs to the model's owner" in notice

@@ -20,6 +20,7 @@ from conftest import need_corpus, need_tool
 from test_boards import platformio_source_filter
 
 from tflm_gen.assemble import render
+from tflm_gen.boards import list_boards
 from tflm_gen.cli import main
 from tflm_gen.host import HostInterpreter
 from tflm_gen.kernels import runtime_files
@@ -146,10 +147,13 @@ def sources_of(folder: Path) -> list[Path]:
 
 def test_targets_command_lists_every_target():
     output = CliRunner().invoke(main, ["targets"]).output
-    lines = [line for line in output.splitlines() if not line.startswith(" ")]  # not boards
+    targets, boards = output.split("boards (--board", 1)
+    boards = boards.split("arduino boards (--board", 1)[0]  # Arduino's: tests/test_arduino.py
+    lines = targets.strip().splitlines()
     assert len(lines) == len(list_targets())
     listed = {line.split()[0] for line in lines}
     assert set(TARGETS) | {"make"} <= listed
+    assert {line.split()[0] for line in boards.splitlines()[1:]} == set(list_boards())
 
 
 def test_a_tag_cpp_file_replaces_the_c_file():
@@ -360,6 +364,7 @@ def test_platformio_project_and_native_build(project, tmp_path):
         run(["gcc", *compile_flags, *sources, "-o", tmp_path / env, *libraries])
         output = run([tmp_path / env])
         assert ("~~~ALL TESTS PASSED~~~" in output.stderr) == (env == "native_test")
+        assert ("score" in output.stderr) == (env == "native")  # the app prints its top class
 
 
 # ---------------------------------------------------------------------------- CMake-based

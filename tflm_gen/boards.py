@@ -77,11 +77,11 @@ def board_target(target: Target, board_name: str | None) -> Target:
         values={**target.values, "board": board})
 
 
-def check_board_tags(target: Target, tags: tuple[str, ...]) -> None:
+def check_board_tags(tags: tuple[str, ...], board_name: str | None) -> None:
     """A board port's tag (its DebugLog reads tflm_board.h) only makes sense with --board."""
     board_tags = {tag for name in list_boards() for tag in load_board(name)["tags"]
                   if (resource_dir("runtime_c") / tag / "tflm_debug_log.c").is_file()}
-    stray = [tag for tag in tags if tag in board_tags and "board" not in target.values]
+    stray = [tag for tag in tags if tag in board_tags and board_name is None]
     if stray:
         raise InputError(f"tag {stray[0]!r} is a board port: give --board instead (known "
                          f"boards: {', '.join(list_boards())})")
@@ -92,7 +92,8 @@ def build_configurations(paths: list[str]) -> list[dict]:
     project's `main.c`); where the self-test has its own entry (`test/main.c`), a Test
     configuration builds that one instead.  Each names what it leaves out (the test folder,
     or the app's main.c) and the files it keeps."""
-    tests = [path for path in paths if path.endswith("test/main.c")]
+    tests = [path for path in paths
+             if posixpath.basename(path) == "main.c" and path.split("/")[-2:-1] == ["test"]]
     apps = [path for path in paths if posixpath.basename(path) == "main.c" and path not in tests]
     test_folders = [posixpath.dirname(path) for path in tests]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from tflm_gen.boards import board_names
+from tflm_gen.boards import board_names, list_boards, load_board
 from tflm_gen.errors import InputError, ModelError
 from tflm_gen.host import HostInterpreter
 from tflm_gen.inputs import random_inputs
@@ -152,7 +152,13 @@ def plan_command(model_path, output_path):
 def targets_command():
     """List the project targets."""
     for name in list_targets():
-        target = load_target(name)
-        click.echo(f"{name:12} {target.description}")
-        for board, facts in sorted(target.boards.items()):
-            click.echo(f"{'':12}   --board {board:12} {board_summary(facts)}")
+        click.echo(f"{name:12} {load_target(name).description}")
+    click.echo("boards (--board, with keil, stm32cube and platformio):")
+    for name in list_boards():
+        click.echo(f"  {name:14} {load_board(name)['description']}")
+    for name in list_targets():  # targets with a table of their own (Arduino's)
+        own = load_target(name).boards
+        if own:
+            click.echo(f"{name} boards (--board, with {name}; sizes checked at generation):")
+        for board, facts in sorted(own.items()):
+            click.echo(f"  {board:14} {board_summary(facts)}")

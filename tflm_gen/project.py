@@ -210,7 +210,7 @@ def generate(model_bytes: bytes, options: GenerateOptions = GenerateOptions()) -
     name = check_name(options.name)
     target = board_target(named_target(load_target(options.target), name), options.board)
     tags = target.tags + tuple(options.tags)
-    check_board_tags(target, tags)
+    check_board_tags(tags, options.board)
     originals = [model_bytes, *options.extra_models]
     _check_multitenant(target, len(originals))
     devices = [device_model(each)[0] for each in originals]
