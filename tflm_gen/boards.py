@@ -7,8 +7,8 @@ the target brings the templates of its startup code and linker files (`board_tem
 from __future__ import annotations
 
 import dataclasses
-import posixpath
 import json
+import posixpath
 
 from tflm_gen.errors import InputError
 from tflm_gen.resources import resource_dir

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 import numpy as np
 
+from tflm_gen.archive import zip_tree
 from tflm_gen.boards import board_names, list_boards, load_board
 from tflm_gen.errors import InputError, ModelError
 from tflm_gen.host import HostInterpreter
@@ -21,7 +22,6 @@ from tflm_gen.output import save_outputs, write_file, write_tree
 from tflm_gen.project import GenerateOptions, generate, named_target
 from tflm_gen.qemu import qemu_targets
 from tflm_gen.samples import load_samples
-from tflm_gen.archive import zip_tree
 from tflm_gen.targets import board_summary, list_targets, load_target, project_name
 from tflm_gen.verify import report_lines, verify
 
