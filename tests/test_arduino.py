@@ -245,3 +245,19 @@ def test_zip_is_written_inside_the_output_folder_and_replaced_on_regeneration(tm
     assert sorted(p.name for p in first.parent.iterdir()) == [".tflm-gen-files", first.name]
     second = _zip_project(SINE, tmp_path / "out")
     assert second == first and zipfile.ZipFile(io.BytesIO(second.read_bytes())).testzip() is None
+
+
+def test_zip_of_another_target_is_named_after_the_project(tmp_path):
+    """--zip is not Arduino's alone: a make project zips under its name and, unzipped,
+    `make test` passes."""
+    need_tool("make")
+    need_tool("gcc")
+    result = CliRunner().invoke(main, ["project", "--model", str(model_path(SINE)), "--zip",
+                                       "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    archive = tmp_path / "out" / "sine_int8.zip"
+    zipfile.ZipFile(archive).extractall(tmp_path / "unzipped")
+    built = subprocess.run(["make", "-C", str(tmp_path / "unzipped" / "sine_int8"), "test"],
+                           capture_output=True, text=True, timeout=300, check=False)
+    assert built.returncode == 0 and "~~~ALL TESTS PASSED~~~" in built.stdout + built.stderr, \
+        built.stdout + built.stderr
