@@ -21,8 +21,8 @@ import select
 import shlex
 import subprocess
 import time
-import xml.etree.ElementTree as ElementTree
 from pathlib import Path
+from xml.etree import ElementTree
 
 import numpy as np
 import pytest

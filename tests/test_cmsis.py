@@ -257,8 +257,8 @@ def test_tag_replaces_the_reference_kernels():
 # a sweep of small accumulators over every right shift of a multiplier of 2^30 (exact ties,
 # negative and positive), the extremes, and pseudo-random values over all shifts.
 MVE_REQUANT_MAIN = r"""
-#include "tflm/cmsis_simd.h"
-#include "tflm/tflm_printf.h"
+#include "../tflm/cmsis_simd.h"
+#include "../tflm/tflm_printf.h"
 
 static uint32_t state = 12345u;
 static int32_t next(void) {
@@ -336,7 +336,7 @@ def test_mve_requantize_is_bit_exact():
     add_conv(b, rng, conv_geometry(rng, False, 1, 8, 8), False, 1.0)
     files = qemu.project_files(b.build(), "qemu-cortex-m55", TAGS)
     assert "tflm/cmsis_simd.h" in files
-    files["main.c"] = MVE_REQUANT_MAIN.encode()
+    files[qemu.SELF_TEST_MAIN] = MVE_REQUANT_MAIN.encode()  # the program qemu.build links
     completed = qemu.run(qemu.build(files, "qemu-cortex-m55"))
     assert completed.returncode == 0, completed.stdout + completed.stderr
-    assert qemu.PASSED in completed.stdout, completed.stdout
+    assert qemu.PASSED in completed.stdout and "checked " in completed.stdout, completed.stdout

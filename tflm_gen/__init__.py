@@ -1,7 +1,7 @@
 """tflm-gen: turn a .tflite model into a self-contained C project and prove it runs.
 
 Python API (the same verbs as the CLI):
-    files = tflm_gen.generate(model_bytes, GenerateOptions(target="make"))
+    files = tflm_gen.generate(model_bytes, GenerateOptions(target="make", name="kws"))
     outputs = tflm_gen.run(model_bytes, inputs)
     report = tflm_gen.verify(model_bytes, against="auto", runs=3)  # or "tflm", "litert"
 """

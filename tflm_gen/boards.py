@@ -55,9 +55,12 @@ def load_board(name: str) -> dict:
               for kind, region in data["memory"].items()}
     title = data["description"].split(":")[0]
     cpu = next(flag for flag in data["cpu_flags"] if flag.startswith("-mcpu="))[len("-mcpu="):]
-    float_flags = [flag for flag in data["cpu_flags"] if flag.startswith(("-mfpu=", "-mfloat-abi="))]
+    floats = {flag.split("=")[0]: flag.split("=")[1] for flag in data["cpu_flags"]
+              if flag.startswith(("-mfpu=", "-mfloat-abi="))}
     return {**data, "name": name, "title": title, "memory": memory, "cpu": cpu,
-            "float_flags": float_flags, "console": _console(data["console"])}
+            "fpu": floats["-mfpu"], "float_abi": floats["-mfloat-abi"],
+            "float_flags": [f"{key}={value}" for key, value in floats.items()],
+            "console": _console(data["console"])}
 
 
 def board_target(target: Target, board_name: str | None) -> Target:

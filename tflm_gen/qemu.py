@@ -165,7 +165,7 @@ def _run_files(model_bytes: bytes, target: str, tags, inputs, expected) -> dict:
               "inputs": [_entry(a) for a in inputs], "outputs": [_entry(a) for a in expected],
               "board": board_of(target), "dump_outputs": True, "name": DEFAULT_NAME,
               "NAME": DEFAULT_NAME.upper()}
-    files["test/test_data.h"] = render("common/test_data.h.j2", **values)
+    files[load_target(target).test_data] = render("common/test_data.h.j2", **values)
     files[SELF_TEST_MAIN] = render("qemu/self_test_main.c.j2", **values)
     return files
 
