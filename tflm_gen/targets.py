@@ -41,9 +41,8 @@ def load_target(name: str) -> Target:
     keys = ("library_dir", "test_data", "self_test_hint", "values", "tag_notes", "boards",
             "board_templates")
     optional = {key: data[key] for key in keys if key in data}
-    target = Target(name, data["description"], tuple(data.get("tags", [])), data["templates"],
-                    **optional)
-    return target
+    return Target(name, data["description"], tuple(data.get("tags", [])), data["templates"],
+                  **optional)
 
 
 def with_board(target: Target, board: str) -> Target:
