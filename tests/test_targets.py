@@ -19,13 +19,14 @@ from click.testing import CliRunner
 from conftest import need_corpus, need_tool
 from test_boards import platformio_source_filter
 
+from tflm_gen.assemble import render
 from tflm_gen.boards import list_boards
 from tflm_gen.cli import main
 from tflm_gen.host import HostInterpreter
 from tflm_gen.kernels import runtime_files
 from tflm_gen.output import write_tree
-from tflm_gen.project import GenerateOptions, generate, host_tags
-from tflm_gen.targets import list_targets, load_target
+from tflm_gen.project import GenerateOptions, generate, host_tags, named_target
+from tflm_gen.targets import list_targets, load_target, project_name
 
 REPO = Path(__file__).resolve().parent.parent
 SINE = "sine_int8.tflite"
@@ -75,6 +76,7 @@ class BufferedSerial {
 }  // namespace mbed
 """,
     "zephyr/sys/printk.h": "void printk(const char *format, ...);\n",
+    "zephyr/sys/reboot.h": "#define SYS_REBOOT_COLD 1\nvoid sys_reboot(int type);\n",
 }
 AVR_FQBN = "arduino:avr:mega:cpu=atmega2560"
 
@@ -93,8 +95,9 @@ def project(tmp_path_factory):
     def build(target: str, model: str = SINE) -> Path:
         if (target, model) not in _projects:
             folder = tmp_path_factory.mktemp(f"{target}_{model.split('.')[0]}")
-            leaf = load_target(target).values.get("library_name", "project")  # Arduino: library name
-            files = generate(model_path(model).read_bytes(), GenerateOptions(target))
+            options = GenerateOptions(target)  # named `model`: the Arduino library is `Model`
+            leaf = project_name(named_target(load_target(target), options.name), options.name)
+            files = generate(model_path(model).read_bytes(), options)
             _projects[target, model] = write_tree(files, folder / leaf)
         return _projects[target, model]
 
@@ -145,6 +148,7 @@ def sources_of(folder: Path) -> list[Path]:
 def test_targets_command_lists_every_target():
     output = CliRunner().invoke(main, ["targets"]).output
     targets, boards = output.split("boards (--board", 1)
+    boards = boards.split("arduino boards (--board", 1)[0]  # Arduino's: tests/test_arduino.py
     header, rule, *lines = targets.strip().splitlines()
     assert header.split() == ["target", "tags", "description"] and set(rule) == {"-", " "}
     assert len(lines) == len(list_targets())
@@ -265,7 +269,7 @@ def simavr_lines(elf: Path) -> list[str]:
 @pytest.mark.parametrize("model", MODELS[:2])
 def test_arduino_example_runs_on_avr_under_simavr(model, project, tmp_path):
     library = project("arduino", model)
-    name = load_target("arduino").values["library_name"] + "SelfTest"
+    name = library.name + "SelfTest"  # the library folder is named after the library
     log = arduino_build(library, library / "examples" / name / f"{name}.ino", tmp_path)
     ours = [line for line in log.splitlines() if str(library) in line]
     assert not [line for line in ours if "warning" in line], ours
@@ -276,14 +280,14 @@ def test_arduino_example_runs_on_avr_under_simavr(model, project, tmp_path):
 def test_arduino_app_sketch_builds_for_avr_without_warnings(project, tmp_path):
     """The app example (typed API, read_input() hook, loop()) as the IDE builds it."""
     library = project("arduino")
-    name = load_target("arduino").values["library_name"]
+    name = library.name  # the library folder is named after the library
     log = arduino_build(library, library / "examples" / name / f"{name}.ino", tmp_path)
     ours = [line for line in log.splitlines() if str(library) in line]
     assert not [line for line in ours if "warning" in line], ours
     assert (tmp_path / f"{name}.ino.elf").is_file()
 
 
-SWEEP_SKETCH = """#include <TflmModel.h>
+SWEEP_SKETCH = """#include <Model.h>
 #include <avr/interrupt.h>
 #include <avr/sleep.h>
 
@@ -429,6 +433,113 @@ def test_zephyr_module(project, tmp_path):
     assert "_init()" in (folder / "sample" / "src" / "main.c").read_text()
     assert "~~~ALL TESTS PASSED~~~" in (folder / "test" / "src" / "main.c").read_text()
     assert "printk" in (folder / "tflm" / "tflm_debug_log.c").read_text()
+
+
+def _conf(path: Path) -> dict:
+    pairs = (line.split("=", 1) for line in path.read_text().splitlines()
+             if line.startswith("CONFIG_"))
+    return dict(pairs)
+
+
+def test_zephyr_configuration_builds_with_picolibc_or_a_distribution_newlib(project):
+    """Nothing selects REQUIRES_FULL_LIBC (some Zephyr releases then pick newlib); the
+    minimal libc, which has no libm, is excluded; prj.conf picks picolibc, and newlib.conf
+    picks newlib without threads, whose locks a distribution newlib cannot provide."""
+    folder = project("zephyr")
+    kconfig = (folder / "zephyr" / "Kconfig").read_text()
+    assert not re.search(r"^\s*select ", kconfig, re.MULTILINE)
+    assert re.search(r"^\tdepends on !MINIMAL_LIBC$", kconfig, re.MULTILINE)
+    for app in ("sample", "test"):
+        picolibc = _conf(folder / app / "prj.conf")
+        assert picolibc["CONFIG_PICOLIBC"] == "y" and picolibc["CONFIG_REBOOT"] == "y"
+        assert "CONFIG_NEWLIB_LIBC" not in picolibc and "CONFIG_MULTITHREADING" not in picolibc
+        newlib = _conf(folder / app / "newlib.conf")
+        assert newlib == {"CONFIG_NEWLIB_LIBC": "y", "CONFIG_MULTITHREADING": "n"}
+        assert "-DEXTRA_CONF_FILE=newlib.conf" in (folder / app / "newlib.conf").read_text()
+
+
+def test_zephyr_sample_ends_qemu_when_done(project, stubs, tmp_path):
+    """On a QEMU board (CONFIG_QEMU_TARGET) the self-test app's main reboots once it has
+    printed its verdict, and its CMakeLists.txt gives QEMU -no-reboot, so the run ends."""
+    need_tool("arm-none-eabi-gcc")
+    folder = project("zephyr")
+    lists = (folder / "test" / "CMakeLists.txt").read_text()
+    flags = lists.index("list(APPEND QEMU_EXTRA_FLAGS -no-reboot)")
+    assert flags < lists.index("find_package(Zephyr")  # read by Zephyr's qemu.cmake
+    main_c = (folder / "test" / "src" / "main.c").read_text()
+    body = main_c[main_c.index("\nint main(void) {"):]
+    assert body.index("tflm_self_test()") < body.index("sys_reboot(SYS_REBOOT_COLD)")
+    assert main_c.count("int main(void)") == 1 and "static int tflm_self_test(void)" in main_c
+    for qemu in ([], ["-DCONFIG_QEMU_TARGET=1"]):
+        run(["arm-none-eabi-gcc", *STRICT_C, "-mcpu=cortex-m3", "-mthumb", *qemu, "-I", stubs,
+             "-c", folder / "test" / "src" / "main.c", "-o", tmp_path / "main.o"])
+        symbols = run(["arm-none-eabi-nm", tmp_path / "main.o"]).stdout
+        assert ("U sys_reboot" in symbols) == bool(qemu), symbols
+
+
+# What a Zephyr build gives the sample on qemu_cortex_m3 (QEMU lm3s6965evb), reduced to the
+# calls it makes: printk on UART0, sys_reboot as Zephyr's Cortex-M port does it (AIRCR
+# SYSRESETREQ), and a reset handler that copies .data, zeroes .bss and calls main.
+LM3S6965_SHIM = """#include <stdarg.h>
+#include <stdint.h>
+int main(void);
+extern uint32_t __data_load[], __data_start[], __data_end[], __bss_start[], __bss_end[];
+extern uint32_t __stack_top[];
+void printk(const char *format, ...);
+void sys_reboot(int type);
+void shim_reset(void);
+void printk(const char *format, ...) {
+  va_list args;
+  const char *text;
+  va_start(args, format);
+  text = va_arg(args, const char *);
+  while (*text) *(volatile uint32_t *)0x4000C000u = (uint32_t)*text++;
+  va_end(args);
+}
+void sys_reboot(int type) {
+  (void)type;
+  *(volatile uint32_t *)0xE000ED0Cu = 0x05FA0004u;
+  for (;;) {}
+}
+void shim_reset(void) {
+  uint32_t *from = __data_load, *to = __data_start;
+  while (to < __data_end) *to++ = *from++;
+  for (to = __bss_start; to < __bss_end; ++to) *to = 0;
+  main();
+  printk("%s", "main returned: QEMU would run on\\n");
+  for (;;) {}
+}
+__attribute__((section(".vectors"), used)) static const uintptr_t vectors[2] = {
+    (uintptr_t)__stack_top, (uintptr_t)shim_reset};
+"""
+LM3S6965 = {"machine": "lm3s6965evb", "stack_bytes": 16384, "memory": {
+    "code": {"name": "flash", "origin": 0, "length": 262144},
+    "data": {"name": "SRAM", "origin": 0x20000000, "length": 65536}}}
+
+
+def test_zephyr_sample_exit_path_ends_qemu(project, stubs, tmp_path):
+    """The self-test app's own main.c and library, built as for qemu_cortex_m3 with
+    CONFIG_QEMU_TARGET, print the verdict and then end QEMU run with -no-reboot (the flag
+    the sample's CMakeLists.txt adds): the emulator exits by itself, status 0."""
+    need_tool("qemu-system-arm")
+    compiler = need_tool("arm-none-eabi-gcc")
+    folder = project("zephyr")
+    (tmp_path / "shim.c").write_text(LM3S6965_SHIM)
+    (tmp_path / "link.ld").write_bytes(render("qemu/link.ld.j2", board=LM3S6965,
+                                              banner_hash=""))
+    sources = [folder / "test" / "src" / "main.c", tmp_path / "shim.c",
+               *sources_of(folder / "tflm")]
+    cpu = ["-mcpu=cortex-m3", "-mthumb", "-mfloat-abi=soft"]
+    run([compiler, *STRICT_C, *cpu, "-O2", "-DCONFIG_QEMU_TARGET=1",
+         "-I", stubs, *sources, "-nostartfiles",
+         "-T", tmp_path / "link.ld", "--specs=nano.specs", "--specs=nosys.specs", "-lm",
+         "-o", tmp_path / "sample.elf"])
+    result = subprocess.run(["qemu-system-arm", "-M", "lm3s6965evb", "-nographic",
+                             "-monitor", "none", "-serial", "stdio", "-no-reboot",
+                             "-kernel", str(tmp_path / "sample.elf")],
+                            capture_output=True, text=True, timeout=30, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.rstrip().endswith("~~~ALL TESTS PASSED~~~"), result.stdout[-300:]
 
 
 def test_esp_idf_component(project, tmp_path):

@@ -12,7 +12,7 @@ import posixpath
 
 from tflm_gen.errors import InputError
 from tflm_gen.resources import resource_dir
-from tflm_gen.targets import Target
+from tflm_gen.targets import Target, list_targets, load_target, with_board
 
 BOARD_HEADER = "tflm_board.h"  # generated into the library folder; the port's DebugLog reads it
 RCC_REGISTERS = {"AHB1ENR": 0x30, "APB1ENR": 0x40, "APB2ENR": 0x44}  # STM32F4 RCC offsets
@@ -21,6 +21,13 @@ GPIO_BASE, GPIO_STRIDE = 0x40020000, 0x400  # STM32F4: GPIOA, then one port per 
 
 def list_boards() -> list[str]:
     return sorted(path.stem for path in resource_dir("targets").glob("boards/*.json"))
+
+
+def board_names() -> list[str]:
+    """Every name `--board` takes: the boards of targets/boards/ and those of targets with
+    their own table (Arduino's)."""
+    own = {board for target in list_targets() for board in load_target(target).boards}
+    return sorted(set(list_boards()) | own)
 
 
 def _number(value) -> int:
@@ -61,9 +68,11 @@ def board_target(target: Target, board_name: str | None) -> Target:
     board in the template values (as `board`, which check_fits_board also reads)."""
     if board_name is None:
         return target
+    if target.boards:  # the target's own table (Arduino): sizes and names, no board files
+        return with_board(target, board_name)
     if not target.board_templates:
         raise InputError(f"target {target.name} takes no --board; boards work with "
-                         "keil, stm32cube and platformio")
+                         "keil, stm32cube, platformio and arduino")
     board = load_board(board_name)
     return dataclasses.replace(
         target, tags=tuple(board["tags"]) + target.tags,

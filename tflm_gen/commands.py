@@ -10,7 +10,8 @@ from pathlib import Path
 import click
 import numpy as np
 
-from tflm_gen.boards import list_boards, load_board
+from tflm_gen.archive import zip_tree
+from tflm_gen.boards import board_names, list_boards, load_board
 from tflm_gen.errors import InputError, ModelError
 from tflm_gen.host import HostInterpreter
 from tflm_gen.inputs import random_inputs
@@ -22,12 +23,12 @@ from tflm_gen.optimize import device_model
 from tflm_gen.options import ARENA_BYTES, tags_option, target_choice
 from tflm_gen.oracle import ORACLES
 from tflm_gen.output import save_outputs, write_file, write_tree
-from tflm_gen.project import GenerateOptions, generate
+from tflm_gen.project import GenerateOptions, generate, named_target
 from tflm_gen.qemu import qemu_targets
 from tflm_gen.readme import README, next_command
 from tflm_gen.samples import load_samples
 from tflm_gen.table import format_table
-from tflm_gen.targets import list_targets, load_target
+from tflm_gen.targets import board_summary, list_targets, load_target, project_name
 from tflm_gen.text import examples, printable
 from tflm_gen.verify import report_lines, verify
 
@@ -76,13 +77,17 @@ def _report_outputs(outputs: list[np.ndarray], model: ir.Model, output_path) -> 
 @tags_option()
 @click.option("--name", help="prefix of the model's files and C API (<name>.h, <name>_init, ...); "
               "default: the model file's name made a C identifier")
-@click.option("--board", type=click.Choice(list_boards()), default=None,
-              help="a concrete board for keil, stm32cube or platformio: startup code, linker "
-                   "script and console for it")
+@click.option("--board", type=click.Choice(board_names()), default=None,
+              help="a concrete board: for keil, stm32cube or platformio its startup code, linker "
+                   "script and console; for arduino its sizes and FQBN (`tflm-gen targets`); a "
+                   "model or arena too big for it is refused")
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False))
+@click.option("--zip", "as_zip", is_flag=True,
+              help="write the project as one NAME.zip in the output folder (Arduino: the "
+                   "file \"Add .ZIP Library\" imports)")
 @click.option("--force", is_flag=True,
               help="accepted for old scripts; tflm-gen never removes files it did not write")
-def project_command(model_paths, target, tags, name, board, out_dir, force):
+def project_command(model_paths, target, tags, name, board, as_zip, out_dir, force):
     """Generate a self-contained C project for the model(s)."""
     models = [_model_bytes(path) for path in model_paths]
     name = default_name(Path(model_paths[0]).stem) if name is None else name
@@ -90,10 +95,20 @@ def project_command(model_paths, target, tags, name, board, out_dir, force):
                               command=command_line(click.get_current_context()),
                               board=board)
     files = generate(models[0], options)
+    count = len(files)
+    if as_zip:
+        top = project_name(named_target(load_target(target), name), name)
+        files = {f"{top}.zip": zip_tree(files, top)}
     write_tree(files, out_dir, force)
-    click.echo(f"wrote {len(files)} files to {out_dir} (target {target})")
+    shown = f"{out_dir}/{next(iter(files))}" if as_zip else out_dir
+    click.echo(f"wrote {count} files to {shown} (target {target})")
     for note in load_target(target).notes(tags):
         click.echo(f"note: {note}")
+    if as_zip:
+        ide = ("add the .zip in the Arduino IDE (Sketch > Include Library > Add .ZIP Library), "
+               "or unzip it" if target == "arduino" else "unzip it")
+        click.echo(f"next: {ide}; {top}/{README} inside says how to build it")
+        return
     click.echo(f"next: {next_command(load_target(target), out_dir, sorted(files))}")
     click.echo(f"      (see {Path(out_dir) / README})")
 
@@ -218,6 +233,12 @@ def targets_command():
     click.echo("\nboards (--board, with keil, stm32cube and platformio):")
     click.echo(format_table(["board", "description"],
                             [[name, load_board(name)["description"]] for name in list_boards()]))
+    for name in list_targets():  # targets with a table of their own (Arduino's)
+        own = load_target(name).boards
+        if own:
+            click.echo(f"\n{name} boards (--board, with {name}; sizes checked at generation):")
+            click.echo(format_table(["board", "summary"], [[board, board_summary(facts)]
+                                                           for board, facts in sorted(own.items())]))
 
 
 @click.command("tags", epilog=examples("tflm-gen tags",

@@ -35,7 +35,7 @@ from tflm_gen.optimize import device_model
 from tflm_gen.readme import README, readme_file, tensor_entries
 from tflm_gen.resources import resource_dir
 from tflm_gen.support import check_supported
-from tflm_gen.targets import Target, load_target
+from tflm_gen.targets import Target, camel_name, load_target
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ class GenerateOptions:
     extra_models: tuple[bytes, ...] = ()  # further models sharing the arena (multitenancy)
     name: str = DEFAULT_NAME  # prefix of the model's files and C symbols (`check_name`)
     command: str = ""  # the command line that asked for the project (README: regenerate)
-    board: str | None = None  # a board of targets/boards/ for the keil, stm32cube, platformio
+    board: str | None = None  # targets/boards/ (keil, stm32cube, platformio) or the target's own
 
 
 SELF_TEST = "common/self_test_main.c.j2"
@@ -98,6 +98,24 @@ def _template_values(target: Target, files: dict, values: dict) -> dict:
     }
 
 
+def _ram_parts(board: dict, model_bytes: int, arena_bytes: int) -> list[tuple[str, int]]:
+    """What the board's data memory must hold.  On a board whose constants live in RAM
+    (AVR: `const` data is copied from flash to SRAM at start, and the runtime reads the
+    model in place through ordinary pointers) the model counts too."""
+    parts = [("arena", arena_bytes)]
+    if board.get("constants_in_data"):
+        parts.append(("model", model_bytes))
+    if "stack_bytes" in board:
+        parts.append((board.get("stack_name", "stack"), int(board["stack_bytes"])))
+    return parts
+
+
+def _listed(parts: list[tuple[str, int]]) -> str:
+    """`the arena (N bytes), model (M bytes) and stack (S bytes)`."""
+    shown = [f"{name} ({size} bytes)" for name, size in parts]
+    return "the " + (", ".join(shown[:-1]) + " and " if len(shown) > 1 else "") + shown[-1]
+
+
 def check_fits_board(target: Target, model_bytes: int, arena_bytes: int) -> None:
     """For a target with a board memory map: refuse, with the sizes, a model or arena that
     cannot fit, before any build would end in a linker error."""
@@ -107,7 +125,6 @@ def check_fits_board(target: Target, model_bytes: int, arena_bytes: int) -> None
         return
     where = f"{target.name} --board {board['name']}" if "name" in board else target.name
     data = memory["data"]
-    ram = arena_bytes + int(board.get("stack_bytes", 0))
     if "constants" in memory:  # the model has a region of its own (link.ld: .rodata)
         constants, shared = memory["constants"], "constants"
     else:
@@ -116,10 +133,13 @@ def check_fits_board(target: Target, model_bytes: int, arena_bytes: int) -> None
         raise UnsupportedModelError(
             f"the model ({model_bytes} bytes) does not fit {where}: {constants['name']} "
             f"holds {constants['length']} bytes for {shared}")
-    if ram > data["length"]:
+    parts = _ram_parts(board, model_bytes, arena_bytes)
+    needed = sum(size for _, size in parts)
+    if needed > data["length"]:
+        verb = "do not" if len(parts) > 1 else "does not"
         raise UnsupportedModelError(
-            f"the arena ({arena_bytes} bytes) and stack ({board.get('stack_bytes', 0)} bytes) "
-            f"do not fit {where}: {data['name']} holds {data['length']} bytes")
+            f"{_listed(parts)} {verb} fit {where}: {data['name']} holds {data['length']} "
+            f"bytes, {needed} needed")
 
 
 def _check_multitenant(target: Target, count: int) -> None:
@@ -129,15 +149,19 @@ def _check_multitenant(target: Target, count: int) -> None:
 
 
 def named_target(target: Target, name: str) -> Target:
-    """`target` with `{name}` in its output paths replaced by the project name, and `{Name}`
-    by it in CamelCase (kws_ref -> KwsRef, the Arduino convention)."""
-    camel = "".join(part[:1].upper() + part[1:] for part in name.split("_"))
+    """`target` with `{name}` in its output paths and text values replaced by the project
+    name, and `{Name}` by its CamelCase form (`camel_name`: kws_ref -> KwsRef, the Arduino
+    library convention)."""
+    camel = camel_name(name)
 
-    def named(path: str) -> str:
-        return path.replace("{name}", name).replace("{Name}", camel)
+    def named(text: str) -> str:
+        return text.replace("{name}", name).replace("{Name}", camel)
 
+    values = {key: named(value) if isinstance(value, str) else value
+              for key, value in target.values.items()}
     return dataclasses.replace(
         target, library_dir=named(target.library_dir), test_data=named(target.test_data),
+        self_test_hint=named(target.self_test_hint), values=values,
         templates={named(path): template for path, template in target.templates.items()})
 
 
@@ -206,7 +230,7 @@ def assemble(model_bytes: bytes, options: GenerateOptions, measured: Measured) -
     for index, device in enumerate(devices):
         library.update(model_data_files(device, arena, index, len(devices), name))
     library.update(model_api_files(models[0], devices[0], name))
-    if options.board:
+    if "console" in target.values.get("board", {}):  # a board of targets/boards/ (a port)
         library[BOARD_HEADER] = render("boards/tflm_board.h.j2", banner=banner(devices[0]),
                                        board=target.values["board"])
     files = {f"{target.library_dir}/{path}": data for path, data in library.items()}
