@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from tflm_gen.model import ir
 from tflm_gen.model.lifetimes import model_lifetimes, tensor_bases
+from tflm_gen.overlap import conv_clearance
 
 OFFLINE_PLAN_NAME = "OfflineMemoryAllocation"
 ALIGN = 8  # runtime_c/tflm_arena.h TFLM_ARENA_ALIGN
@@ -27,6 +28,9 @@ ALIAS_OPS = {"RESHAPE", "SQUEEZE", "EXPAND_DIMS"}
 IN_PLACE_OPS = {"ADD", "SUB", "MUL", "RELU", "RELU6", "RELU_N1_TO_1", "LOGISTIC", "TANH",
                 "LEAKY_RELU", "HARD_SWISH", "ABS", "NEG"}
 ORDER_TRIALS = 64
+# Placements the branch and bound may try after the greedy orders (a count, not a time:
+# the same model always gets the same plan).
+SEARCH_NODES = 20000
 
 
 def aligned(size: int) -> int:
@@ -42,6 +46,12 @@ class Buffer:
     first: int
     last: int
     offset: int = -1
+    # Other buffer (position in the plan) -> bytes of this one that must stay below that
+    # one's offset when this one is placed lower: a partial overlap (tflm_gen.overlap).
+    clearance: dict[int, int] = field(default_factory=dict)
+
+    def extent_below(self, other: int) -> int:
+        return self.clearance.get(other, self.size)
 
 
 @dataclass
@@ -138,31 +148,48 @@ def share_buffers(model: ir.Model, lifetimes: dict[int, tuple[int, int]]) -> lis
     return groups.members()
 
 
-def _first_fit(placed: list[Buffer], buffer: Buffer) -> int:
-    """Lowest offset where `buffer` fits beside the placed buffers live at the same time."""
-    offset = 0
-    live = sorted((b for b in placed if b.first <= buffer.last and buffer.first <= b.last),
-                  key=lambda b: b.offset)
-    for other in live:
-        if other.offset - offset >= buffer.size:
-            break
-        offset = max(offset, other.offset + other.size)
-    return offset
+def _forbidden(buffers: list[Buffer], placed: list[int], index: int) -> list[tuple[int, int]]:
+    """Open ranges of offsets where buffer `index` would clash with a placed buffer live at
+    the same time (narrowed where the two may partly overlap)."""
+    buffer = buffers[index]
+    ranges = []
+    for other in placed:
+        b = buffers[other]
+        if b.first <= buffer.last and buffer.first <= b.last:
+            ranges.append((b.offset - buffer.extent_below(other), b.offset + b.extent_below(index)))
+    return ranges
+
+
+def _first_fit(buffers: list[Buffer], placed: list[int], index: int) -> int:
+    """Lowest offset where buffer `index` fits beside the placed buffers."""
+    ranges = _forbidden(buffers, placed, index)
+    for candidate in sorted({0, *(high for _, high in ranges)}):
+        if candidate >= 0 and all(not low < candidate < high for low, high in ranges):
+            return candidate
+    return 0  # unreachable: the highest end is always free
 
 
 def _place(buffers: list[Buffer], order: list[int]) -> int:
-    placed: list[Buffer] = []
+    placed: list[int] = []
     for index in order:
-        buffers[index].offset = _first_fit(placed, buffers[index])
-        placed.append(buffers[index])
+        buffers[index].offset = _first_fit(buffers, placed, index)
+        placed.append(index)
     return max((b.offset + b.size for b in buffers), default=0)
 
 
 def _peak(buffers: list[Buffer]) -> int:
-    """Most bytes live at one step: no placement of these buffers can use less."""
+    """Most bytes live at one step, less what partial overlaps may save there: no placement
+    of these buffers can use less."""
     steps = max((b.last for b in buffers), default=-1) + 1
-    return max((sum(b.size for b in buffers if b.first <= s <= b.last) for s in range(steps)),
-               default=0)
+    saved = [0] * steps
+    for i, buffer in enumerate(buffers):
+        for other, clearance in buffer.clearance.items():
+            below = buffers[other]
+            step = max(buffer.first, below.first)
+            union = max(buffer.size, below.size + clearance)
+            saved[step] = max(saved[step], buffer.size + below.size - union)
+    return max((sum(b.size for b in buffers if b.first <= s <= b.last) - saved[s]
+                for s in range(steps)), default=0)
 
 
 def _orders(buffers: list[Buffer], trials: int):
@@ -172,14 +199,79 @@ def _orders(buffers: list[Buffer], trials: int):
     yield sorted(indices, key=lambda i: (-buffers[i].size * (buffers[i].last - buffers[i].first + 1), i))
     yield sorted(indices, key=lambda i: (-(buffers[i].last - buffers[i].first), -buffers[i].size))
     yield sorted(indices, key=lambda i: (buffers[i].first, -buffers[i].size))
+    # Later buffers first: an output placed below its input's offset (a partial overlap)
+    # must be placed before the input, and chains of them descend.
+    yield sorted(indices, key=lambda i: (-buffers[i].size, -buffers[i].last))
+    yield sorted(indices, key=lambda i: (-buffers[i].last, -buffers[i].size))
     rng = random.Random(0)
     for _ in range(trials):
         noise = {i: rng.uniform(0.7, 1.3) for i in indices}
         yield sorted(indices, key=lambda i: -buffers[i].size * noise[i])
 
 
-def make_plan(model: ir.Model, trials: int = ORDER_TRIALS) -> Plan:
-    """The smallest head found over several orders, with buffer sharing."""
+def _caller_visible(model: ir.Model, positions: dict[int, int], step: int) -> set[int]:
+    """Buffers no operator may write over at `step`: those holding a graph output, a
+    subgraph's inputs, or the model's inputs at the last step (the caller reads them after
+    invoke).  The model's inputs are reused after their last reader anyway, by any plan."""
+    visible = set()
+    last_step = max((last for _, last in model_lifetimes(model)[1].values()), default=0)
+    for s, (graph, base) in enumerate(zip(model.subgraphs, tensor_bases(model))):
+        held = [*graph.outputs, *(graph.inputs if s > 0 or step == last_step else [])]
+        visible |= {positions[base + t] for t in held if base + t in positions}
+    return visible
+
+
+def add_partial_overlaps(model: ir.Model, buffers: list[Buffer]) -> None:
+    """Records in each output buffer how little of it must lie below its input's buffer,
+    for the operators tflm_gen.overlap allows to write over their consumed input."""
+    position = {t: i for i, buffer in enumerate(buffers) for t in buffer.tensors}
+    op_spans = model_lifetimes(model)[1]
+    for s, (graph, base) in enumerate(zip(model.subgraphs, tensor_bases(model))):
+        for index, op in enumerate(graph.operators):
+            clearance = conv_clearance(graph, op)
+            source, out = base + op.inputs[0], base + op.outputs[0] if op.outputs else -1
+            if clearance is None or source not in position or out not in position:
+                continue
+            below, above = position[out], position[source]
+            step = op_spans[(s, index)][1]
+            consumed = buffers[above].last == step and buffers[below].first == step
+            if consumed and below != above and above not in _caller_visible(model, position, step):
+                buffers[below].clearance[above] = min(buffers[below].size, aligned(clearance))
+
+
+def _search(buffers: list[Buffer], bound: int, best: int, node_limit: int) -> list[int] | None:
+    """Branch and bound over placement orders (each buffer first-fit): the offsets of a
+    head smaller than `best`, or None.  Deterministic: the search stops after `node_limit`
+    placements, never on a clock."""
+    order = sorted(range(len(buffers)), key=lambda i: (-buffers[i].size, buffers[i].first, i))
+    found: list[int] | None = None
+    nodes = 0
+
+    def descend(placed: list[int], head: int) -> bool:
+        nonlocal best, found, nodes
+        if len(placed) == len(buffers):
+            best, found = head, [b.offset for b in buffers]
+            return best <= bound
+        for index in order:
+            if index in placed or nodes >= node_limit:
+                continue
+            nodes += 1
+            offset = _first_fit(buffers, placed, index)
+            if offset + buffers[index].size >= best:
+                continue
+            buffers[index].offset = offset
+            if descend([*placed, index], max(head, offset + buffers[index].size)):
+                return True
+        return False
+
+    descend([], 0)
+    return found
+
+
+def make_plan(model: ir.Model, trials: int = ORDER_TRIALS, overlaps: bool = True,
+              search_nodes: int = SEARCH_NODES) -> Plan:
+    """The smallest head found: buffer sharing and partial overlaps, the best of several
+    greedy orders, then a bounded branch and bound below it."""
     lifetimes = planned_lifetimes(model)
     tensors = all_tensors(model)
     buffers = []
@@ -187,6 +279,8 @@ def make_plan(model: ir.Model, trials: int = ORDER_TRIALS) -> Plan:
         spans = [lifetimes[t] for t in group]
         size = max(aligned(ir.tensor_bytes(tensors[t])) for t in group)
         buffers.append(Buffer(group, size, min(s[0] for s in spans), max(s[1] for s in spans)))
+    if overlaps:
+        add_partial_overlaps(model, buffers)
     bound = _peak(buffers)
     best_head, best_offsets = None, []
     for order in _orders(buffers, trials):
@@ -195,6 +289,11 @@ def make_plan(model: ir.Model, trials: int = ORDER_TRIALS) -> Plan:
             best_head, best_offsets = head, [b.offset for b in buffers]
         if head <= bound:
             break
+    if best_head is not None and best_head > bound and search_nodes > 0:
+        better = _search(buffers, bound, best_head, search_nodes)
+        if better is not None:
+            best_offsets = better
+            best_head = max(o + b.size for o, b in zip(better, buffers))
     for buffer, offset in zip(buffers, best_offsets):
         buffer.offset = offset
     separate = [Buffer([t], aligned(ir.tensor_bytes(tensors[t])), *lifetimes[t]) for t in lifetimes]

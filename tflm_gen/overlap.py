@@ -1,0 +1,69 @@
+"""Partial overlap of an operator's output with the consumed part of its input.
+
+A convolution (plain or depthwise) writes its output pixels in raster order and never reads an input row again
+once every remaining output pixel's window starts below it.  Its output may therefore start
+below its input's offset and run up into the input's consumed rows: the planner only needs
+`clearance` bytes of the output kept below the input (tflm_gen.plan.Buffer.clearance),
+instead of the whole output.
+
+The rule holds for every kernel that runs these ops, since the plan is shared by all of them:
+  * kernels_c/conv_reference.c, depthwise_reference.c (and TFLM's reference kernels): one
+    pixel at a time, raster;
+  * kernels_c/cmsis/conv.c: blocks of 2 (DSP) or 4 (MVE) consecutive pixels, all their
+    channels written after the block's windows were read (also on branch perfk);
+  * kernels_c/cmsis/depthwise_conv.c: one pixel at a time, raster (also on branch perfk).
+A block may straddle output rows, so an output pixel only overwrites input that no pixel of
+its block, nor any later one, reads: the pixels from `q - (PIXEL_BLOCK - 1)` on.
+"""
+
+from __future__ import annotations
+
+from tflm_gen.model import ir
+
+# Most consecutive output pixels any CONV_2D kernel computes together (cmsis MVE path).
+PIXEL_BLOCK = 4
+PADDING_SAME = 0  # tflite Padding enum
+OVERLAP_OPS = {"CONV_2D", "DEPTHWISE_CONV_2D"}
+
+
+def _pad_before(padding: int, stride: int, dilation: int, in_size: int, filter_size: int,
+                out_size: int) -> int:
+    """Rows (or columns) of padding before the image, as kernels_c/conv_common.c computes."""
+    if padding != PADDING_SAME:
+        return 0
+    effective = (filter_size - 1) * dilation + 1
+    return max(0, (out_size - 1) * stride + effective - in_size) // 2
+
+
+def conv_clearance(graph: ir.SubGraph, op: ir.Operator) -> int | None:
+    """Bytes of a convolution's output that must lie below its input's offset when the output is
+    placed below the input, or None when the operator gets no partial overlap."""
+    if op.opcode not in OVERLAP_OPS or len(op.inputs) < 2 or len(op.outputs) != 1:
+        return None
+    source, filters = graph.tensors[op.inputs[0]], graph.tensors[op.inputs[1]]
+    out = graph.tensors[op.outputs[0]]
+    shapes_ok = len(source.shape) == 4 and len(out.shape) == 4 and len(filters.shape) == 4
+    if not shapes_ok or source.shape[0] != 1 or out.shape[0] != 1 or source.dtype != out.dtype:
+        return None  # batches > 1 or hybrid (float activations, int8 weights): not modelled
+    options = op.builtin_options
+    padding = int(options.get("padding", PADDING_SAME))
+    stride_h, stride_w = int(options.get("stride_h", 1)), int(options.get("stride_w", 1))
+    _, in_h, in_w, in_c = source.shape
+    _, out_h, out_w, out_c = out.shape
+    pad_h = _pad_before(padding, stride_h, int(options.get("dilation_h_factor", 1)), in_h,
+                        filters.shape[1], out_h)
+    pad_w = _pad_before(padding, stride_w, int(options.get("dilation_w_factor", 1)), in_w,
+                        filters.shape[2], out_w)
+    element = ir.tensor_bytes(source) // max(1, in_h * in_w * in_c)
+    input_pixel, output_pixel = in_c * element, out_c * element
+    # Output start relative to input start: at most `limit` (negative) for every pixel q.
+    limit = 0
+    for q in range(out_h * out_w):
+        first = max(0, q - (PIXEL_BLOCK - 1))
+        row, column = (first // out_w) * stride_h - pad_h, (first % out_w) * stride_w - pad_w
+        # Pixel `first` reads from (row, column) on; later pixels from further on (a later
+        # output row starts at least one input row lower).  A window above the image may be
+        # followed by one starting at column 0 of row 0: nothing is consumed yet.
+        dead = 0 if row < 0 else min(in_h * in_w, row * in_w + max(0, column)) * input_pixel
+        limit = min(limit, dead - (q + 1) * output_pixel)
+    return -limit
