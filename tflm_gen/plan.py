@@ -30,7 +30,7 @@ IN_PLACE_OPS = {"ADD", "SUB", "MUL", "RELU", "RELU6", "RELU_N1_TO_1", "LOGISTIC"
 ORDER_TRIALS = 64
 # Placements the branch and bound may try after the greedy orders (a count, not a time:
 # the same model always gets the same plan).
-SEARCH_NODES = 20000
+SEARCH_NODES = 10000
 
 
 def aligned(size: int) -> int:
@@ -239,32 +239,52 @@ def add_partial_overlaps(model: ir.Model, buffers: list[Buffer]) -> None:
                 buffers[below].clearance[above] = min(buffers[below].size, aligned(clearance))
 
 
+def _bottom_up_keys(buffers: list[Buffer]):
+    """Tie-breaks among the buffers that fit lowest: classic ones, then seeded noise."""
+    yield lambda i: (not buffers[i].clearance, buffers[i].size)
+    yield lambda i: (not buffers[i].clearance, -buffers[i].size)
+    yield lambda i: (buffers[i].size, buffers[i].first)
+    yield lambda i: (-buffers[i].size, buffers[i].first)
+    yield lambda i: (-buffers[i].last, buffers[i].size)
+    rng = random.Random(0)
+    while True:
+        noise = [rng.random() for _ in buffers]
+        yield lambda i, noise=noise: noise[i]
+
+
+def _bottom_up(buffers: list[Buffer], key, best: int) -> tuple[int, int]:
+    """Grows a plan from offset 0 up: each time, of the buffers left, the one whose first
+    fit is lowest (ties by `key`).  Any plan, its buffers placed by increasing offset, is
+    rebuilt this way at or below its head, so good tie-breaks find near-optimal plans.
+    Returns the head (or `best` once it cannot beat it) and the first fits it cost."""
+    placed: list[int] = []
+    unplaced = list(range(len(buffers)))
+    head = cost = 0
+    while unplaced:
+        cost += len(unplaced)
+        offset, index = min((_first_fit(buffers, placed, i), key(i), i) for i in unplaced)[::2]
+        head = max(head, offset + buffers[index].size)
+        if head >= best:
+            return best, cost
+        buffers[index].offset = offset
+        placed.append(index)
+        unplaced.remove(index)
+    return head, cost
+
+
 def _search(buffers: list[Buffer], bound: int, best: int, node_limit: int) -> list[int] | None:
-    """Branch and bound over placement orders (each buffer first-fit): the offsets of a
-    head smaller than `best`, or None.  Deterministic: the search stops after `node_limit`
-    placements, never on a clock."""
-    order = sorted(range(len(buffers)), key=lambda i: (-buffers[i].size, buffers[i].first, i))
+    """Bottom-up constructions with several tie-breaks, keeping the smallest head below
+    `best` (the greedy result): the offsets found, or None.  Deterministic: it stops after
+    `node_limit` first-fit placements or at the lower bound, never on a clock."""
     found: list[int] | None = None
     nodes = 0
-
-    def descend(placed: list[int], head: int) -> bool:
-        nonlocal best, found, nodes
-        if len(placed) == len(buffers):
+    for key in _bottom_up_keys(buffers):
+        if nodes >= node_limit or best <= bound:
+            break
+        head, cost = _bottom_up(buffers, key, best)
+        nodes += cost
+        if head < best:
             best, found = head, [b.offset for b in buffers]
-            return best <= bound
-        for index in order:
-            if index in placed or nodes >= node_limit:
-                continue
-            nodes += 1
-            offset = _first_fit(buffers, placed, index)
-            if offset + buffers[index].size >= best:
-                continue
-            buffers[index].offset = offset
-            if descend([*placed, index], max(head, offset + buffers[index].size)):
-                return True
-        return False
-
-    descend([], 0)
     return found
 
 

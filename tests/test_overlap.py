@@ -1,0 +1,97 @@
+"""Partial overlaps (tflm_gen.overlap): a convolution's output placed as far into its
+consumed input as the planner allows stays bit-exact with TFLM, with the reference and the
+cmsis kernels; placed fully over its input it does not (the check can fail).  And the
+planner goes below the op-by-op bound on the corpus CNNs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import test_ops_conv as conv_cases
+from conftest import need_corpus, need_tool
+from op_oracle import run_tflm
+
+from tflm_gen import project, qemu
+from tflm_gen.host import HostInterpreter
+from tflm_gen.model.builder import ModelBuilder
+from tflm_gen.model.reader import read_model
+from tflm_gen.model.writer import write_model
+from tflm_gen.plan import Plan, embed_plan, make_plan
+
+CASES = [(dtype, depthwise) for dtype in ("int8", "int16", "float32") for depthwise in (False, True)]
+
+
+def conv_model(seed: int, dtype: str, kinds: tuple[bool, ...]):
+    """Independent random convolutions, `kinds` tells which are depthwise (one per step,
+    each reading its own model input)."""
+    rng = np.random.default_rng(5000 + seed)
+    b = ModelBuilder()
+    inputs = [conv_cases.add_case(b, rng, dtype, depthwise)[0] for depthwise in kinds]
+    return b.build(), inputs
+
+
+def tight_plan(model_bytes: bytes, slack: int) -> tuple[Plan, int]:
+    """The planner's buffers, each overlapping pair at `clearance - slack` bytes (slack 0:
+    as deep as the planner would ever place them), every other buffer on its own; and how
+    many pairs overlap."""
+    plan = make_plan(read_model(model_bytes))
+    top, pairs = 0, set()
+    for index, buffer in enumerate(plan.buffers):
+        for other, clearance in buffer.clearance.items():
+            gap = max(0, clearance - slack)
+            buffer.offset, plan.buffers[other].offset = top, top + gap
+            top += max(buffer.size, gap + plan.buffers[other].size)
+            pairs |= {index, other}
+    for index, buffer in enumerate(plan.buffers):
+        if index not in pairs:
+            buffer.offset, top = top, top + buffer.size
+    return plan, len(pairs) // 2
+
+
+def outputs_with_plan(model_bytes: bytes, plan: Plan, inputs, tags) -> list[np.ndarray]:
+    device = write_model(embed_plan(read_model(model_bytes), plan))
+    return [np.asarray(o) for o in HostInterpreter(device, tags).run(inputs)]
+
+
+def same_bits(ours, expected) -> list[bool]:
+    return [np.asarray(a).tobytes() == np.asarray(b).tobytes() for a, b in zip(ours, expected, strict=True)]
+
+
+@pytest.mark.parametrize("tags", [(), ("cmsis",)], ids=["reference", "cmsis"])
+@pytest.mark.parametrize("dtype,depthwise", CASES)
+def test_deepest_overlap_is_bit_exact(dtype, depthwise, tags):
+    model, inputs = conv_model(CASES.index((dtype, depthwise)), dtype,
+                               (depthwise,) * conv_cases.OPS_PER_MODEL)
+    expected = run_tflm(model, inputs)
+    plan, pairs = tight_plan(model, slack=0)
+    assert pairs >= 3  # most ops have one batch and are not the last: they overlap
+    assert all(same_bits(outputs_with_plan(model, plan, inputs, tags), expected))
+    whole, _ = tight_plan(model, slack=1 << 30)  # every output exactly over its input
+    assert not all(same_bits(outputs_with_plan(model, whole, inputs, tags), expected))
+
+
+@pytest.mark.parametrize("target", ["qemu-cortex-m4", "qemu-cortex-m55"])
+def test_deepest_overlap_is_bit_exact_on_board(target, monkeypatch):
+    """The DSP (2 pixels a pass) and MVE (4) convolution loops of the cmsis tag."""
+    board = qemu.board_of(target)
+    need_tool(board["toolchain"] + "gcc")
+    need_tool(board["qemu"])
+    need_tool("make")
+    model, inputs = conv_model(99, "int8", (False, True) * conv_cases.OPS_PER_MODEL)
+    plan, pairs = tight_plan(model, slack=0)
+    assert pairs >= 6
+    device = write_model(embed_plan(read_model(model), plan))
+    for module in (project, qemu):  # the project embeds this plan instead of its own
+        monkeypatch.setattr(module, "device_model", lambda _: (device, plan))
+    result = qemu.run_on_target(model, target, inputs, ("cmsis",))
+    assert result.matches_host, result.stdout
+    assert all(same_bits(result.outputs, run_tflm(model, inputs)))
+
+
+@pytest.mark.parametrize("name", ["vww_96_int8", "person_detect", "kws_ref_model",
+                                  "pretrainedResnet_quant"])
+def test_head_below_op_by_op_bound(name):
+    model = read_model((need_corpus() / f"{name}.tflite").read_bytes())
+    plan = make_plan(model)
+    assert plan.head_bytes < plan.lower_bound_bytes
+    assert make_plan(model).tensor_offsets(999) == plan.tensor_offsets(999)  # deterministic
