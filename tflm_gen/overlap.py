@@ -1,6 +1,6 @@
 """Partial overlap of an operator's output with the consumed part of its input.
 
-A convolution (plain or depthwise) writes its output pixels in raster order and never reads an input row again
+A convolution (plain or depthwise) or a pooling writes its output pixels in raster order and never reads an input row again
 once every remaining output pixel's window starts below it.  Its output may therefore start
 below its input's offset and run up into the input's consumed rows: the planner only needs
 `clearance` bytes of the output kept below the input (tflm_gen.plan.Buffer.clearance),
@@ -11,7 +11,10 @@ The rule holds for every kernel that runs these ops, since the plan is shared by
     pixel at a time, raster;
   * kernels_c/cmsis/conv.c: blocks of 2 (DSP) or 4 (MVE) consecutive pixels, all their
     channels written after the block's windows were read (also on branch perfk);
-  * kernels_c/cmsis/depthwise_conv.c: one pixel at a time, raster (also on branch perfk).
+  * kernels_c/cmsis/depthwise_conv.c: one pixel at a time, raster (also on branch perfk);
+  * kernels_c/pooling_reference.c, cmsis/pooling.c (AVERAGE_POOL_2D, MAX_POOL_2D): one
+    pixel at a time, raster (cmsis's max pool keeps its running maximum in the output
+    pixel: harmless, those bytes are input no later pixel reads).
 A block may straddle output rows, so an output pixel only overwrites input that no pixel of
 its block, nor any later one, reads: the pixels from `q - (PIXEL_BLOCK - 1)` on.
 """
@@ -23,7 +26,8 @@ from tflm_gen.model import ir
 # Most consecutive output pixels any CONV_2D kernel computes together (cmsis MVE path).
 PIXEL_BLOCK = 4
 PADDING_SAME = 0  # tflite Padding enum
-OVERLAP_OPS = {"CONV_2D", "DEPTHWISE_CONV_2D"}
+CONV_OPS = {"CONV_2D", "DEPTHWISE_CONV_2D"}
+POOL_OPS = {"AVERAGE_POOL_2D", "MAX_POOL_2D"}
 
 
 def _pad_before(padding: int, stride: int, dilation: int, in_size: int, filter_size: int,
@@ -35,14 +39,26 @@ def _pad_before(padding: int, stride: int, dilation: int, in_size: int, filter_s
     return max(0, (out_size - 1) * stride + effective - in_size) // 2
 
 
+def _window(graph: ir.SubGraph, op: ir.Operator) -> tuple[int, int] | None:
+    """Filter height and width of a convolution or pooling, or None for other ops."""
+    options = op.builtin_options
+    if op.opcode in POOL_OPS:
+        return int(options.get("filter_height", 1)), int(options.get("filter_width", 1))
+    if op.opcode in CONV_OPS and len(op.inputs) >= 2 and op.inputs[1] >= 0:
+        filters = graph.tensors[op.inputs[1]]
+        return (filters.shape[1], filters.shape[2]) if len(filters.shape) == 4 else None
+    return None
+
+
 def conv_clearance(graph: ir.SubGraph, op: ir.Operator) -> int | None:
-    """Bytes of a convolution's output that must lie below its input's offset when the output is
-    placed below the input, or None when the operator gets no partial overlap."""
-    if op.opcode not in OVERLAP_OPS or len(op.inputs) < 2 or len(op.outputs) != 1:
+    """Bytes of a convolution's or pooling's output that must lie below its input's offset
+    when the output is placed below the input, or None when the operator gets no partial
+    overlap."""
+    window = _window(graph, op)
+    if window is None or not op.inputs or op.inputs[0] < 0 or len(op.outputs) != 1:
         return None
-    source, filters = graph.tensors[op.inputs[0]], graph.tensors[op.inputs[1]]
-    out = graph.tensors[op.outputs[0]]
-    shapes_ok = len(source.shape) == 4 and len(out.shape) == 4 and len(filters.shape) == 4
+    source, out = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
+    shapes_ok = len(source.shape) == 4 and len(out.shape) == 4
     if not shapes_ok or source.shape[0] != 1 or out.shape[0] != 1 or source.dtype != out.dtype:
         return None  # batches > 1 or hybrid (float activations, int8 weights): not modelled
     options = op.builtin_options
@@ -51,9 +67,9 @@ def conv_clearance(graph: ir.SubGraph, op: ir.Operator) -> int | None:
     _, in_h, in_w, in_c = source.shape
     _, out_h, out_w, out_c = out.shape
     pad_h = _pad_before(padding, stride_h, int(options.get("dilation_h_factor", 1)), in_h,
-                        filters.shape[1], out_h)
+                        window[0], out_h)
     pad_w = _pad_before(padding, stride_w, int(options.get("dilation_w_factor", 1)), in_w,
-                        filters.shape[2], out_w)
+                        window[1], out_w)
     element = ir.tensor_bytes(source) // max(1, in_h * in_w * in_c)
     input_pixel, output_pixel = in_c * element, out_c * element
     # Output start relative to input start: at most `limit` (negative) for every pixel q.
