@@ -30,6 +30,38 @@ CONV_OPS = {"CONV_2D", "DEPTHWISE_CONV_2D"}
 POOL_OPS = {"AVERAGE_POOL_2D", "MAX_POOL_2D"}
 
 
+# Element by element in index order (kernels_c/quantize.c, dequantize.c and TFLM's
+# reference kernels): element i is written after input element i was read.
+SEQUENTIAL_OPS = {"QUANTIZE", "DEQUANTIZE"}
+
+
+def clearance(graph: ir.SubGraph, op: ir.Operator) -> int | None:
+    """Bytes of the op's output that must lie below its first input's offset when placed
+    below it (the rest may run over the consumed input), or None: no partial overlap."""
+    if op.opcode in SEQUENTIAL_OPS:
+        return sequential_clearance(graph, op)
+    return conv_clearance(graph, op)
+
+
+def sequential_clearance(graph: ir.SubGraph, op: ir.Operator) -> int | None:
+    """Output element i (e_out bytes) lands on input bytes already read when the output
+    starts (e_out - e_in) * count bytes lower (or at the input's offset when narrower).
+    Only where one side is a byte type or both have the same type: C compilers may assume
+    an int16 and a float never alias, and reorder such loads and stores."""
+    if len(op.inputs) != 1 or op.inputs[0] < 0 or len(op.outputs) != 1:
+        return None
+    source, out = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
+    count = ir.element_count(source)
+    if count == 0 or count != ir.element_count(out):
+        return None
+    element_in, element_out = ir.tensor_bytes(source) // count, ir.tensor_bytes(out) // count
+    if element_in * count != ir.tensor_bytes(source) or element_out * count != ir.tensor_bytes(out):
+        return None  # packed int4
+    if 1 not in (element_in, element_out) and source.dtype != out.dtype:
+        return None
+    return max(0, (element_out - element_in) * count)
+
+
 def _pad_before(padding: int, stride: int, dilation: int, in_size: int, filter_size: int,
                 out_size: int) -> int:
     """Rows (or columns) of padding before the image, as kernels_c/conv_common.c computes."""

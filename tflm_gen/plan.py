@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from tflm_gen.model import ir
 from tflm_gen.model.lifetimes import model_lifetimes, tensor_bases
-from tflm_gen.overlap import conv_clearance
+from tflm_gen.overlap import clearance as overlap_clearance
 
 OFFLINE_PLAN_NAME = "OfflineMemoryAllocation"
 ALIGN = 8  # runtime_c/tflm_arena.h TFLM_ARENA_ALIGN
@@ -28,7 +28,7 @@ ALIAS_OPS = {"RESHAPE", "SQUEEZE", "EXPAND_DIMS"}
 IN_PLACE_OPS = {"ADD", "SUB", "MUL", "RELU", "RELU6", "RELU_N1_TO_1", "LOGISTIC", "TANH",
                 "LEAKY_RELU", "HARD_SWISH", "ABS", "NEG"}
 ORDER_TRIALS = 64
-# Placements the branch and bound may try after the greedy orders (a count, not a time:
+# First-fit placements the bottom-up search may try after the greedy orders (a count, not a time:
 # the same model always gets the same plan).
 SEARCH_NODES = 10000
 
@@ -228,9 +228,11 @@ def add_partial_overlaps(model: ir.Model, buffers: list[Buffer]) -> None:
     op_spans = model_lifetimes(model)[1]
     for s, (graph, base) in enumerate(zip(model.subgraphs, tensor_bases(model))):
         for index, op in enumerate(graph.operators):
-            clearance = conv_clearance(graph, op)
-            source, out = base + op.inputs[0], base + op.outputs[0] if op.outputs else -1
-            if clearance is None or source not in position or out not in position:
+            clearance = overlap_clearance(graph, op)
+            if clearance is None:
+                continue
+            source, out = base + op.inputs[0], base + op.outputs[0]
+            if source not in position or out not in position:
                 continue
             below, above = position[out], position[source]
             step = op_spans[(s, index)][1]
