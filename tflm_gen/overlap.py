@@ -17,14 +17,16 @@ The rule holds for every kernel that runs these ops, since the plan is shared by
     pixel: harmless, those bytes are input no later pixel reads).
 A block may straddle output rows, so an output pixel only overwrites input that no pixel of
 its block, nor any later one, reads: the pixels from `q - (PIXEL_BLOCK - 1)` on.
+Depthwise and pooling kernels (ours, cmsis, perfk's) finish each pixel before the next.
 """
 
 from __future__ import annotations
 
 from tflm_gen.model import ir
 
-# Most consecutive output pixels any CONV_2D kernel computes together (cmsis MVE path).
-PIXEL_BLOCK = 4
+# Most consecutive output pixels any kernel of the op computes together (CONV_2D: the
+# cmsis MVE path; the others go one pixel at a time everywhere).
+PIXEL_BLOCK = {"CONV_2D": 4}
 PADDING_SAME = 0  # tflite Padding enum
 CONV_OPS = {"CONV_2D", "DEPTHWISE_CONV_2D"}
 POOL_OPS = {"AVERAGE_POOL_2D", "MAX_POOL_2D"}
@@ -107,7 +109,7 @@ def conv_clearance(graph: ir.SubGraph, op: ir.Operator) -> int | None:
     # Output start relative to input start: at most `limit` (negative) for every pixel q.
     limit = 0
     for q in range(out_h * out_w):
-        first = max(0, q - (PIXEL_BLOCK - 1))
+        first = max(0, q - (PIXEL_BLOCK.get(op.opcode, 1) - 1))
         row, column = (first // out_w) * stride_h - pad_h, (first % out_w) * stride_w - pad_w
         # Pixel `first` reads from (row, column) on; later pixels from further on (a later
         # output row starts at least one input row lower).  A window above the image may be
