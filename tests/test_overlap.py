@@ -5,15 +5,21 @@ planner goes below the op-by-op bound on the corpus CNNs."""
 
 from __future__ import annotations
 
+import itertools
+import json
+import re
+
 import numpy as np
 import pytest
 import test_ops_conv as conv_cases
 import test_ops_elementwise as unary_cases
 import test_ops_pooling as pool_cases
 from conftest import need_corpus, need_tool
+from click.testing import CliRunner
 from op_oracle import run_tflm
 
 from tflm_gen import project, qemu
+from tflm_gen.cli import main
 from tflm_gen.host import HostInterpreter
 from tflm_gen.model.builder import ModelBuilder
 from tflm_gen.model.reader import read_model
@@ -137,3 +143,28 @@ def test_head_below_op_by_op_bound(name):
     plan = make_plan(model)
     assert plan.head_bytes < plan.lower_bound_bytes
     assert make_plan(model).tensor_offsets(999) == plan.tensor_offsets(999)  # deterministic
+
+
+def test_inspect_memory_shows_every_overlap(tmp_path):
+    """Buffers live at the same step share bytes only where the report lists the overlap,
+    in the JSON, the text table and the picture's tooltips."""
+    path = need_corpus() / "vww_96_int8.tflite"
+    svg = tmp_path / "plan.svg"
+    result = CliRunner().invoke(main, ["inspect", "--memory", "--json", "--svg", str(svg), str(path)])
+    assert result.exit_code == 0, result.output
+    plan = json.loads(result.stdout)["plan"]
+    def entry(low, high):
+        shared = min(low["offset"] + low["bytes"], high["offset"] + high["bytes"]) - high["offset"]
+        return {"input": high["tensors"][0], "offset": high["offset"], "bytes": shared}
+
+    listed = 0
+    for low, high in itertools.combinations(sorted(plan, key=lambda b: b["offset"]), 2):
+        same_time = low["first_op"] <= high["last_op"] and high["first_op"] <= low["last_op"]
+        if same_time and low["offset"] + low["bytes"] > high["offset"]:
+            assert entry(low, high) in low["overlaps"] or entry(high, low) in high["overlaps"]
+            listed += 1
+    assert listed == sum(len(b["overlaps"]) for b in plan) >= 5
+    text = CliRunner().invoke(main, ["inspect", "--memory", str(path)]).output
+    first = next(b for b in plan if b["overlaps"])["overlaps"][0]
+    assert re.search(rf"{first['bytes']:,} over {first['offset']:,} ", text)
+    assert f"bytes over the consumed input at {first['offset']:,}" in svg.read_text()

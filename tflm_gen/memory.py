@@ -44,7 +44,7 @@ def _overlaps(buffers: list, buffer, names: list[str]) -> list[dict]:
     for other, _ in sorted(buffer.clearance.items()):
         above = buffers[other]
         shared = min(buffer.offset + buffer.size, above.offset + above.size) - above.offset
-        if buffer.offset < above.offset and shared > 0:
+        if buffer.offset <= above.offset and shared > 0:
             rows.append({"input": names[above.tensors[0]], "offset": above.offset,
                          "bytes": shared})
     return rows
