@@ -77,7 +77,7 @@ def memory_plan_svg(report: dict) -> str:
         axes.xaxis.set_major_locator(MaxNLocator(integer=True))
         axes.yaxis.set_major_formatter(FuncFormatter(thousands))
         axes.set_title(f"arena {report['arena_bytes']:,} bytes: head {report['head_bytes']:,} "
-                       f"(activation lower bound {report['lower_bound_bytes']:,}), "
+                       f"(op-by-op bound {report['lower_bound_bytes']:,}), "
                        f"tail {report['tail_bytes']:,}", fontsize=FONT_POINTS + 1)
         axes.legend(handles=_legend_handles(report), loc="upper center",
                     bbox_to_anchor=(0.5, -0.09), ncol=3, frameon=False)

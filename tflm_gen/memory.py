@@ -77,8 +77,8 @@ def format_memory(report: dict) -> str:
     lines = [
         (f"arena: {report['arena_bytes']:,} bytes on {where}, tags {tags} (the exact size a "
          "project declares)"),
-        (f"  head {report['head_bytes']:,} bytes (activation lower bound "
-         f"{report['lower_bound_bytes']:,}, kernel scratch {report['scratch_bytes']:,})"),
+        (f"  head {report['head_bytes']:,} bytes (op-by-op bound {report['lower_bound_bytes']:,}"
+         f", kernel scratch {report['scratch_bytes']:,})"),
         (f"  tail {report['tail_bytes']:,} bytes: runtime state {report['runtime_bytes']:,}, "
          f"kernel data {report['kernel_bytes']:,}, variable tensors "
          f"{report['variable_bytes']:,}"),

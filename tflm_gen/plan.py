@@ -2,10 +2,14 @@
 the head and embeds it in the model as `OfflineMemoryAllocation` metadata, so the device
 does not plan (and plans better than its greedy planner could).
 
-Two ideas beyond greedy first-fit-decreasing:
-  * several orders are tried and the smallest head is kept;
+Beyond greedy first-fit-decreasing:
+  * several orders are tried and the smallest head is kept; when it is above the lower
+    bound, a bottom-up search with a node-count limit (deterministic) looks for a lower one;
   * tensors share memory where semantics allow: a RESHAPE/SQUEEZE/EXPAND_DIMS output is the
-    same bytes as its input, and an elementwise op may write over an input that dies there.
+    same bytes as its input, and an elementwise op may write over an input that dies there;
+  * an output may partly overlap the consumed part of its input (convolutions, pooling,
+    QUANTIZE/DEQUANTIZE: tflm_gen.overlap), modelled per pair of buffers as the bytes of
+    the output that must stay below the input's offset (Buffer.clearance).
 
 Tensors of all subgraphs are planned together, by global index (tflm_gen.model.lifetimes):
 a subgraph's tensors live while the operator that runs it does.
@@ -58,7 +62,9 @@ class Buffer:
 class Plan:
     buffers: list[Buffer] = field(default_factory=list)
     head_bytes: int = 0
-    lower_bound_bytes: int = 0  # tensors counted separately, no sharing
+    # The op-by-op bound: tensors counted separately, every operator keeping its whole input
+    # and output; partial overlaps (tflm_gen.overlap) go below it.
+    lower_bound_bytes: int = 0
 
     def tensor_offsets(self, tensor_count: int) -> list[int]:
         offsets = [-1] * tensor_count
