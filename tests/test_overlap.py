@@ -14,8 +14,8 @@ import pytest
 import test_ops_conv as conv_cases
 import test_ops_elementwise as unary_cases
 import test_ops_pooling as pool_cases
-from conftest import need_corpus, need_tool
 from click.testing import CliRunner
+from conftest import need_corpus, need_tool
 from op_oracle import run_tflm
 
 from tflm_gen import project, qemu
@@ -70,7 +70,8 @@ def outputs_with_plan(model_bytes: bytes, plan: Plan, inputs, tags) -> list[np.n
 
 
 def same_bits(ours, expected) -> list[bool]:
-    return [np.asarray(a).tobytes() == np.asarray(b).tobytes() for a, b in zip(ours, expected, strict=True)]
+    return [np.asarray(a).tobytes() == np.asarray(b).tobytes()
+            for a, b in zip(ours, expected, strict=True)]
 
 
 @pytest.mark.parametrize("tags", [(), ("cmsis",)], ids=["reference", "cmsis"])
@@ -97,7 +98,8 @@ def conversion_model():
         op = "DEQUANTIZE" if out_dtype == "float32" else "QUANTIZE"
         in_quant = {} if in_dtype == "float32" else unary_cases.random_quant(rng, in_dtype)
         out_quant = {} if out_dtype == "float32" else unary_cases.random_quant(rng, out_dtype)
-        data = unary_cases.random_values(rng, in_dtype, shape, 2**20 if in_dtype == "int32" else None)
+        limit = 2**20 if in_dtype == "int32" else None
+        data = unary_cases.random_values(rng, in_dtype, shape, limit)
         inputs.append(unary_cases.add_unary(b, op, data, in_quant, out_dtype, out_quant))
     return b.build(), inputs
 
@@ -115,7 +117,8 @@ def test_output_fully_over_its_input_is_caught(tags):
     model, inputs = conv_model(99, "int8", sum(KINDS.values(), ()) * 5)
     whole, pairs = tight_plan(model, slack=1 << 30)
     assert pairs >= 6
-    assert not all(same_bits(outputs_with_plan(model, whole, inputs, tags), run_tflm(model, inputs)))
+    ours = outputs_with_plan(model, whole, inputs, tags)
+    assert not all(same_bits(ours, run_tflm(model, inputs)))
 
 
 @pytest.mark.parametrize("target", ["qemu-cortex-m4", "qemu-cortex-m55"])
@@ -150,7 +153,8 @@ def test_inspect_memory_shows_every_overlap(tmp_path):
     in the JSON, the text table and the picture's tooltips."""
     path = need_corpus() / "vww_96_int8.tflite"
     svg = tmp_path / "plan.svg"
-    result = CliRunner().invoke(main, ["inspect", "--memory", "--json", "--svg", str(svg), str(path)])
+    result = CliRunner().invoke(main, ["inspect", "--memory", "--json", "--svg", str(svg),
+                                       str(path)])
     assert result.exit_code == 0, result.output
     plan = json.loads(result.stdout)["plan"]
     def entry(low, high):

@@ -1,10 +1,10 @@
 """Partial overlap of an operator's output with the consumed part of its input.
 
-A convolution (plain or depthwise) or a pooling writes its output pixels in raster order and never reads an input row again
-once every remaining output pixel's window starts below it.  Its output may therefore start
-below its input's offset and run up into the input's consumed rows: the planner only needs
-`clearance` bytes of the output kept below the input (tflm_gen.plan.Buffer.clearance),
-instead of the whole output.
+A convolution (plain or depthwise) or a pooling writes its output pixels in raster order
+and never reads an input row again once every remaining output pixel's window starts
+below it.  Its output may therefore start below its input's offset and run up into the
+input's consumed rows: the planner only needs `clearance` bytes of the output kept below
+the input (tflm_gen.plan.Buffer.clearance), instead of the whole output.
 
 The rule holds for every kernel that runs these ops, since the plan is shared by all of them:
   * kernels_c/conv_reference.c, depthwise_reference.c (and TFLM's reference kernels): one
