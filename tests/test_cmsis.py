@@ -60,6 +60,14 @@ def conv_geometry(rng, depthwise: bool, kernel: int, channels: int, cout: int) -
     return g
 
 
+def padded_geometry(g: dict, stride: int) -> dict:
+    """g with SAME padding, `stride` and an odd 7x9 input: pixels inside and on every edge."""
+    g.update(h=7, w=9, stride=(stride, stride), padding="SAME")
+    g["oh"] = conv_cases.out_size("SAME", 7, g["kh"], stride, 1)
+    g["ow"] = conv_cases.out_size("SAME", 9, g["kw"], stride, 1)
+    return g
+
+
 def add_conv(b: ModelBuilder, rng, g: dict, depthwise: bool, scale_factor: float):
     """One int8 CONV_2D / DEPTHWISE_CONV_2D of geometry g; returns (input data, geometry)."""
     t = conv_cases.quantized_tensors(rng, g, "int8", depthwise)
@@ -108,11 +116,23 @@ def fast_path_cases(b: ModelBuilder, rng) -> list:
             g = conv_geometry(rng, True, 3, channels, channels)
             data, g = add_conv(b, rng, g, True, factor)
             cases.append(("DEPTHWISE_CONV_2D 3x3", [data], g))
-        for kernel, cin, cout in ((1, 8, 8), (3, 3, 12), (3, 5, 6)):
+        # The DSP 3x3 pixels inside the input beside edge pixels padded on every side, both
+        # strides, odd sizes, channel counts with and without a tail after the 4-blocks.
+        for stride, channels in ((1, 5), (2, 12), (1, 16), (2, 7)):
+            g = padded_geometry(conv_geometry(rng, True, 3, channels, channels), stride)
+            data, g = add_conv(b, rng, g, True, factor)
+            cases.append(("DEPTHWISE_CONV_2D 3x3 padded", [data], g))
+        # 1x1 GEMM blocks of 2 pixels x 2 or 4 channels: input channels below 4 and not a
+        # multiple of 4 (the scalar tail), odd output channel counts.
+        for kernel, cin, cout in ((1, 8, 8), (3, 3, 12), (3, 5, 6), (1, 6, 7), (1, 3, 5),
+                                  (1, 13, 9), (1, 32, 12)):
             data, g = add_conv(b, rng, conv_geometry(rng, False, kernel, cin, cout), False,
                                factor)
             cases.append(("CONV_2D", [data], g))
-    for batches, depth, units in ((1, 37, 5), (1, 64, 8), (3, 20, 7)):
+    # Single rows take 4 weight rows per pass: depths below 4 and with a tail, unit counts
+    # with and without a remainder after the blocks of 4.
+    for batches, depth, units in ((1, 37, 5), (1, 64, 8), (3, 20, 7), (1, 3, 6),
+                                  (1, 130, 12)):
         data, s = add_fc(b, rng, batches, depth, units)
         cases.append(("FULLY_CONNECTED", [data], s))
     for shape in ([1, 16, 16, 3], [1, 5, 5, 3], [1, 9, 8, 8]):
@@ -136,7 +156,8 @@ def pooling_mul_softmax_cases(b: ModelBuilder, rng) -> list:
     """(op, input data list, description) of AVERAGE_POOL_2D, MAX_POOL_2D, MUL and SOFTMAX:
     channel counts around the 4-, 8- and 16-channel blocks, same-shape and broadcast MULs
     with output shifts inside and outside the fast requantisation's range, softmax rows
-    shorter and longer than the DSP max's 8, and float32 / int16 cases of the fallbacks (int16 only for SOFTMAX)."""
+    shorter and longer than the DSP max's 8 (inputs below and above the exp table's 256
+    elements), and float32 / int16 cases of the fallbacks (int16 only for SOFTMAX)."""
     cases = []
     for op in ("AVERAGE_POOL_2D", "MAX_POOL_2D"):
         for channels in (1, 4, 5, 8, 19, 32):
@@ -252,11 +273,9 @@ def test_tag_replaces_the_reference_kernels():
         assert files[name].parent.name == "kernels_c", name
 
 
-# The MVE requantisation (cmsis_mve_mul_by_qm / cmsis_mve_requantize) against the scalar
-# tflm_multiply_by_quantized_multiplier / tflm_requantize, lane by lane, on the Cortex-M55:
-# a sweep of small accumulators over every right shift of a multiplier of 2^30 (exact ties,
-# negative and positive), the extremes, and pseudo-random values over all shifts.
-MVE_REQUANT_MAIN = r"""
+# The start and the end of the requantisation checks' main.c: a fixed xorshift generator,
+# the counters, and the verdict line qemu.PASSED looks for.
+REQUANT_MAIN_START = r"""
 #include "tflm/cmsis_simd.h"
 #include "tflm/tflm_printf.h"
 
@@ -270,6 +289,36 @@ static int32_t next(void) {
 
 static uint32_t failures, checked;
 
+static void check(const int32_t acc[4], const int32_t mul[4], const int32_t shift[4]);
+
+/* Small accumulators (exact ties, both signs) times 2^30 at every shift from first down to
+ * last. */
+static void sweep_ties(int32_t first, int32_t last) {
+  int32_t acc[4], mul[4], shift[4], x, e, j;
+  for (e = first; e >= last; --e) {
+    for (x = -4096; x < 4096; x += 4) {
+      for (j = 0; j < 4; ++j) {
+        acc[j] = (x + j) << (e < -12 ? 12 : -e);
+        mul[j] = 1 << 30;
+        shift[j] = e;
+      }
+      check(acc, mul, shift);
+    }
+  }
+}
+"""
+REQUANT_MAIN_END = r"""  tflm_printf("checked %lu, failures %lu\n", (unsigned long)checked, (unsigned long)failures);
+  if (failures == 0) tflm_printf("~~~ALL TESTS PASSED~~~\n");
+  return failures != 0;
+}
+"""
+
+
+# The MVE requantisation (cmsis_mve_mul_by_qm / cmsis_mve_requantize) against the scalar
+# tflm_multiply_by_quantized_multiplier / tflm_requantize, lane by lane, on the Cortex-M55:
+# a sweep of small accumulators over every right shift of a multiplier of 2^30 (exact ties,
+# negative and positive), the extremes, and pseudo-random values over all shifts.
+MVE_REQUANT_MAIN = REQUANT_MAIN_START + r"""
 static void check(const int32_t acc[4], const int32_t mul[4], const int32_t shift[4]) {
   int32_t got[4], clamped[4], j;
   vst1q_s32(got, cmsis_mve_mul_by_qm(vld1q_s32(acc), vld1q_s32(mul), vld1q_s32(shift)));
@@ -290,17 +339,8 @@ static void check(const int32_t acc[4], const int32_t mul[4], const int32_t shif
 int main(void) {
   static const int32_t extremes[] = {INT32_MIN, INT32_MIN + 1, -1, 0, 1, INT32_MAX,
                                      INT32_MAX - 1, 1 << 30, -(1 << 30)};
-  int32_t acc[4], mul[4], shift[4], x, e, i, j, k;
-  for (e = 0; e >= -31; --e) {
-    for (x = -4096; x < 4096; x += 4) {
-      for (j = 0; j < 4; ++j) {
-        acc[j] = (x + j) << (e < -12 ? 12 : -e);
-        mul[j] = 1 << 30;
-        shift[j] = e;
-      }
-      check(acc, mul, shift);
-    }
-  }
+  int32_t acc[4], mul[4], shift[4], e, i, j, k;
+  sweep_ties(0, -31);
   for (i = 0; i < 9; ++i) {
     for (k = 0; k < 9; ++k) {
       for (e = -31; e <= 30; e += 4) {
@@ -322,21 +362,86 @@ int main(void) {
     }
     check(acc, mul, shift);
   }
-  tflm_printf("checked %lu, failures %lu\n", (unsigned long)checked, (unsigned long)failures);
-  if (failures == 0) tflm_printf("~~~ALL TESTS PASSED~~~\n");
-  return failures != 0;
-}
-"""
+""" + REQUANT_MAIN_END
 
 
-def test_mve_requantize_is_bit_exact():
-    need_board("qemu-cortex-m55")
+def run_requant_check(target: str, main_c: str) -> None:
+    """Builds a cmsis project of target with main_c as its main.c and runs it on the board."""
+    need_board(target)
     rng = np.random.default_rng(3)
     b = ModelBuilder()
     add_conv(b, rng, conv_geometry(rng, False, 1, 8, 8), False, 1.0)
-    files = qemu.project_files(b.build(), "qemu-cortex-m55", TAGS)
+    files = qemu.project_files(b.build(), target, TAGS)
     assert "tflm/cmsis_simd.h" in files
-    files["main.c"] = MVE_REQUANT_MAIN.encode()
-    completed = qemu.run(qemu.build(files, "qemu-cortex-m55"))
+    files["main.c"] = main_c.encode()
+    completed = qemu.run(qemu.build(files, target))
     assert completed.returncode == 0, completed.stdout + completed.stderr
     assert qemu.PASSED in completed.stdout, completed.stdout
+
+
+def test_mve_requantize_is_bit_exact():
+    run_requant_check("qemu-cortex-m55", MVE_REQUANT_MAIN)
+
+
+# The DSP wide and strict requantisations (cmsis_requantize_wide / _strict and their 4-value
+# forms with the packed clamp) against the scalar tflm_requantize on the Cortex-M4: every right shift it takes
+# (2..31) with a multiplier of 2^30 over small accumulators (exact ties, both signs), the
+# extremes, zeroed channels (multiplier 0, shift 0), and pseudo-random values.
+WIDE_REQUANT_MAIN = REQUANT_MAIN_START + r"""
+static void check(const int32_t acc[4], const int32_t mul[4], const int32_t shift[4]) {
+  int8_t packed[4], strict[4];
+  const int32_t is_strict = cmsis_requant_is_strict(shift, 4);
+  int32_t j;
+  cmsis_requantize4_wide(acc, mul, shift, -3, -100, 90, packed);
+  if (is_strict) cmsis_requantize4_strict(acc, mul, shift, -3, -100, 90, strict);
+  for (j = 0; j < 4; ++j) {
+    const int32_t want = tflm_requantize(acc[j], mul[j], shift[j], 7, INT32_MIN, INT32_MAX);
+    const int32_t want8 = tflm_requantize(acc[j], mul[j], shift[j], -3, -100, 90);
+    const int32_t got = cmsis_requantize_wide(acc[j], mul[j], shift[j], 7, INT32_MIN,
+                                              INT32_MAX);
+    ++checked;
+    if (is_strict && (cmsis_requantize_strict(acc[j], mul[j], shift[j], 7) != want ||
+                      strict[j] != want8)) {
+      if (failures++ < 8) tflm_printf("strict: acc %ld shift %ld\n", (long)acc[j], (long)shift[j]);
+    }
+    if (got != want || packed[j] != want8) {
+      if (failures++ < 8) {
+        tflm_printf("acc %ld mul %ld shift %ld: %ld != %ld\n", (long)acc[j], (long)mul[j],
+                    (long)shift[j], (long)got, (long)want);
+      }
+    }
+  }
+}
+
+int main(void) {
+  static const int32_t extremes[] = {INT32_MIN, INT32_MIN + 1, -1, 0, 1, INT32_MAX,
+                                     INT32_MAX - 1, 1 << 30, -(1 << 30)};
+  static const int32_t multipliers[] = {1 << 30, (1 << 30) + 1, INT32_MAX, 0};
+  int32_t acc[4], mul[4], shift[4], e, i, j, k;
+  sweep_ties(-2, -31);
+  for (i = 0; i < 9; ++i) {
+    for (k = 0; k < 4; ++k) {
+      for (e = -31; e <= -2; ++e) {
+        for (j = 0; j < 4; ++j) {
+          acc[j] = extremes[(i + j) % 9];
+          mul[j] = multipliers[k];
+          shift[j] = multipliers[k] == 0 && j == 3 ? 0 : e;
+        }
+        check(acc, mul, shift);
+      }
+    }
+  }
+  for (i = 0; i < 20000; ++i) {
+    for (j = 0; j < 4; ++j) {
+      const int32_t r = next();
+      acc[j] = (i & 1) ? next() : next() >> (r & 31);
+      mul[j] = (int32_t)(0x40000000u | ((uint32_t)r & 0x3fffffffu));
+      shift[j] = -2 - (int32_t)(((uint32_t)next() % 30u));
+    }
+    check(acc, mul, shift);
+  }
+""" + REQUANT_MAIN_END
+
+
+def test_wide_requantize_is_bit_exact():
+    run_requant_check("qemu-cortex-m4", WIDE_REQUANT_MAIN)

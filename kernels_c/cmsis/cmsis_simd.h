@@ -85,24 +85,49 @@ static inline int32_t cmsis_requantize_fast(int32_t acc, int32_t multiplier, int
   return value < hi ? value : hi;
 }
 
-/* out[j] = cmsis_requantize_fast(acc[j], multipliers[j], -shifts[j], ...) for j < 4.
- * DSP: the 4 results are saturated to int8, packed into one word and clamped to [lo, hi]
- * with SSUB8 + SEL per bound (the same bytes: lo >= -128 and hi <= 127). */
-static inline void cmsis_requantize4_fast(const int32_t acc[4], const int32_t *multipliers,
-                                          const int32_t *shifts, int32_t offset, int32_t lo,
-                                          int32_t hi, int8_t *out) {
+/* The wide requantisation below applies when every channel's shift is in [-31, -2] or its
+ * multiplier is 0 (TFLM's flush to zero of scales below 2^-32, with shift 0). */
+static inline int32_t cmsis_requant_is_wide(const int32_t *multipliers, const int32_t *shifts,
+                                            int32_t channels) {
+  int32_t c;
+  for (c = 0; c < channels; ++c) {
+    if (multipliers[c] != 0 && (shifts[c] > -2 || shifts[c] < -31)) return 0;
+  }
+  return 1;
+}
+
+/* cmsis_requantize for a right shift r in [2, 31] (or multiplier 0), as one 64-bit
+ * multiply-accumulate (SMLAL) and one shift.  With X = acc * multiplier + 2^30, TFLM computes
+ * h = floor(X / 2^31) (the doubling high multiply; it cannot saturate, the multiplier being
+ * >= 0), then rounds h / 2^r half away from zero: floor((h + 2^(r-1) - [h < 0]) / 2^r).
+ * Floors compose, so that is floor(Y / 2^(31+r)) with
+ *   Y = acc * multiplier + 2^30 + 2^(30+r) - [h < 0] * 2^31,
+ * the high word of Y shifted right by r - 1.  [h < 0] is [acc < 0]: they differ only for
+ * acc == -1 with multiplier 2^30 or 0, where both forms give 0.  The constant's low word is
+ * 2^30 | (sign bit of acc), its high word 2^(r-2) - [acc < 0].  A zero multiplier takes
+ * r = 2 (any r gives 0).  Exact for every acc; no saturation to argue about. */
+static inline int32_t cmsis_requantize_wide(int32_t acc, int32_t multiplier, int32_t shift,
+                                            int32_t offset, int32_t lo, int32_t hi) {
+  const int32_t right = shift < -1 ? -shift : 2;
+  const uint32_t sign = (uint32_t)acc & 0x80000000u;
+  const uint32_t high_start = ((uint32_t)1 << (right - 2)) - (sign >> 31);
+  const int64_t start = (int64_t)(((uint64_t)high_start << 32) | (0x40000000u | sign));
+  const int64_t y = start + (int64_t)acc * multiplier;
+  int32_t value = ((int32_t)(y >> 32) >> (right - 1)) + offset;
+  value = value > lo ? value : lo;
+  return value < hi ? value : hi;
+}
+
 #ifdef CMSIS_DSP
-  const int32_t v0 = __ssat(cmsis_requantize_fast(acc[0], multipliers[0], -shifts[0], offset,
-                                                  INT32_MIN, INT32_MAX), 8);
-  const int32_t v1 = __ssat(cmsis_requantize_fast(acc[1], multipliers[1], -shifts[1], offset,
-                                                  INT32_MIN, INT32_MAX), 8);
-  const int32_t v2 = __ssat(cmsis_requantize_fast(acc[2], multipliers[2], -shifts[2], offset,
-                                                  INT32_MIN, INT32_MAX), 8);
-  const int32_t v3 = __ssat(cmsis_requantize_fast(acc[3], multipliers[3], -shifts[3], offset,
-                                                  INT32_MIN, INT32_MAX), 8);
+/* out[0..3] = v0..v3 (int32 values) saturated to int8 and clamped to [lo, hi]: packed into
+ * one word and clamped with SSUB8 + SEL per bound (the same bytes: lo >= -128, hi <= 127). */
+static inline void cmsis_store4_clamped(int32_t v0, int32_t v1, int32_t v2, int32_t v3,
+                                        int32_t lo, int32_t hi, int8_t *out) {
   /* (a & 0xffff) | b << 16 is one PKHBT. */
-  const uint32_t low = __uxtb16(((uint32_t)v0 & 0xffffu) | ((uint32_t)v2 << 16));
-  const uint32_t high = __uxtb16(((uint32_t)v1 & 0xffffu) | ((uint32_t)v3 << 16));
+  const uint32_t low = __uxtb16(((uint32_t)__ssat(v0, 8) & 0xffffu) |
+                                ((uint32_t)__ssat(v2, 8) << 16));
+  const uint32_t high = __uxtb16(((uint32_t)__ssat(v1, 8) & 0xffffu) |
+                                 ((uint32_t)__ssat(v3, 8) << 16));
   int32_t bytes = (int32_t)(low | (high << 8)), diff;
   const int32_t lo4 = (int32_t)(((uint32_t)lo & 0xffu) * 0x01010101u);
   const int32_t hi4 = (int32_t)(((uint32_t)hi & 0xffu) * 0x01010101u);
@@ -115,6 +140,20 @@ static inline void cmsis_requantize4_fast(const int32_t acc[4], const int32_t *m
           : [lo] "r"(lo4), [hi] "r"(hi4)
           : "cc");
   cmsis_write4(out, bytes);
+}
+#endif
+
+/* out[j] = cmsis_requantize_fast(acc[j], multipliers[j], -shifts[j], ...) for j < 4. */
+static inline void cmsis_requantize4_fast(const int32_t acc[4], const int32_t *multipliers,
+                                          const int32_t *shifts, int32_t offset, int32_t lo,
+                                          int32_t hi, int8_t *out) {
+#ifdef CMSIS_DSP
+  cmsis_store4_clamped(
+      cmsis_requantize_fast(acc[0], multipliers[0], -shifts[0], offset, INT32_MIN, INT32_MAX),
+      cmsis_requantize_fast(acc[1], multipliers[1], -shifts[1], offset, INT32_MIN, INT32_MAX),
+      cmsis_requantize_fast(acc[2], multipliers[2], -shifts[2], offset, INT32_MIN, INT32_MAX),
+      cmsis_requantize_fast(acc[3], multipliers[3], -shifts[3], offset, INT32_MIN, INT32_MAX),
+      lo, hi, out);
 #else
   int32_t j;
   for (j = 0; j < 4; ++j) {
@@ -123,6 +162,90 @@ static inline void cmsis_requantize4_fast(const int32_t acc[4], const int32_t *m
 #endif
 }
 
+/* 1 when every shift is in [-31, -2] (cmsis_requantize_strict's range). */
+static inline int32_t cmsis_requant_is_strict(const int32_t *shifts, int32_t channels) {
+  int32_t c;
+  for (c = 0; c < channels; ++c) {
+    if (shifts[c] > -2 || shifts[c] < -31) return 0;
+  }
+  return 1;
+}
+
+/* cmsis_requantize_wide for a shift in [-31, -2], without its guard for other shifts and
+ * without the clamp: 2^(r-2) is 2^30 >> (shift + 32) and r - 1 is ~shift, so the constant
+ * and the final shift cost three instructions. */
+static inline int32_t cmsis_requantize_strict(int32_t acc, int32_t multiplier, int32_t shift,
+                                              int32_t offset) {
+  const uint32_t sign = (uint32_t)acc & 0x80000000u;
+  const uint32_t high_start = (0x40000000u >> (uint32_t)(shift + 32)) - (sign >> 31);
+  const int64_t start = (int64_t)(((uint64_t)high_start << 32) | (0x40000000u | sign));
+  const int64_t y = start + (int64_t)acc * multiplier;
+  return ((int32_t)(y >> 32) >> ~shift) + offset;
+}
+
+/* out[j] = cmsis_requantize_wide(acc[j], multipliers[j], shifts[j], ...) for j < 4. */
+static inline void cmsis_requantize4_wide(const int32_t acc[4], const int32_t *multipliers,
+                                          const int32_t *shifts, int32_t offset, int32_t lo,
+                                          int32_t hi, int8_t *out) {
+#ifdef CMSIS_DSP
+  cmsis_store4_clamped(
+      cmsis_requantize_wide(acc[0], multipliers[0], shifts[0], offset, INT32_MIN, INT32_MAX),
+      cmsis_requantize_wide(acc[1], multipliers[1], shifts[1], offset, INT32_MIN, INT32_MAX),
+      cmsis_requantize_wide(acc[2], multipliers[2], shifts[2], offset, INT32_MIN, INT32_MAX),
+      cmsis_requantize_wide(acc[3], multipliers[3], shifts[3], offset, INT32_MIN, INT32_MAX),
+      lo, hi, out);
+#else
+  int32_t j;
+  for (j = 0; j < 4; ++j) {
+    out[j] = (int8_t)cmsis_requantize_wide(acc[j], multipliers[j], shifts[j], offset, lo, hi);
+  }
+#endif
+}
+
+/* out[j] = the clamped cmsis_requantize_strict(acc[j], multipliers[j], shifts[j], ...). */
+static inline void cmsis_requantize4_strict(const int32_t acc[4], const int32_t *multipliers,
+                                            const int32_t *shifts, int32_t offset, int32_t lo,
+                                            int32_t hi, int8_t *out) {
+#ifdef CMSIS_DSP
+  cmsis_store4_clamped(cmsis_requantize_strict(acc[0], multipliers[0], shifts[0], offset),
+                       cmsis_requantize_strict(acc[1], multipliers[1], shifts[1], offset),
+                       cmsis_requantize_strict(acc[2], multipliers[2], shifts[2], offset),
+                       cmsis_requantize_strict(acc[3], multipliers[3], shifts[3], offset), lo,
+                       hi, out);
+#else
+  int32_t j, value;
+  for (j = 0; j < 4; ++j) {
+    value = cmsis_requantize_strict(acc[j], multipliers[j], shifts[j], offset);
+    value = value > lo ? value : lo;
+    out[j] = (int8_t)(value < hi ? value : hi);
+  }
+#endif
+}
+
+/* Which requantisation is exact for every channel of a node: the strict one (the fewest
+ * instructions), else the fast one, else the wide one, else 0 (cmsis_requantize). */
+#define CMSIS_REQUANT_FAST 1
+#define CMSIS_REQUANT_WIDE 2
+#define CMSIS_REQUANT_STRICT 3
+static inline int32_t cmsis_requant_mode(const int32_t *multipliers, const int32_t *shifts,
+                                         int32_t channels) {
+  if (cmsis_requant_is_strict(shifts, channels)) return CMSIS_REQUANT_STRICT;
+  if (cmsis_requant_is_fast(shifts, channels)) return CMSIS_REQUANT_FAST;
+  return cmsis_requant_is_wide(multipliers, shifts, channels) ? CMSIS_REQUANT_WIDE : 0;
+}
+
+/* cmsis_requantize4_strict, _fast or _wide as mode says (never 0). */
+static inline void cmsis_requantize4(int32_t mode, const int32_t acc[4],
+                                     const int32_t *multipliers, const int32_t *shifts,
+                                     int32_t offset, int32_t lo, int32_t hi, int8_t *out) {
+  if (mode == CMSIS_REQUANT_STRICT) {
+    cmsis_requantize4_strict(acc, multipliers, shifts, offset, lo, hi, out);
+  } else if (mode == CMSIS_REQUANT_FAST) {
+    cmsis_requantize4_fast(acc, multipliers, shifts, offset, lo, hi, out);
+  } else {
+    cmsis_requantize4_wide(acc, multipliers, shifts, offset, lo, hi, out);
+  }
+}
 
 #ifdef CMSIS_DSP
 /* Bytes 1 and 3 of x sign-extended into the two halfwords (SXTB16 with ROR #8, which gcc's
@@ -143,7 +266,7 @@ static inline int32_t cmsis_sxtab16_ror8(int32_t a, int32_t x) {
 
 #ifdef CMSIS_DSP
 /* Widens two rows a, b of n int8 values to int16 (value + offset), interleaved for
- * cmsis_dot_2x2: per group of 4 inputs a0 a2 a1 a3 b0 b2 b1 b3 (what SXTB16 and SXTB16 ROR #8
+ * cmsis_dot_2x2_held: per group of 4 inputs a0 a2 a1 a3 b0 b2 b1 b3 (what SXTB16 and SXTB16 ROR #8
  * give for the weights), then the n % 4 tail of a, then that of b, in order.
  * dst holds 2 * round4(n) values. */
 static inline void cmsis_widen_pair(const int8_t *a, const int8_t *b, int16_t *dst, int32_t n,
@@ -164,110 +287,63 @@ static inline void cmsis_widen_pair(const int8_t *a, const int8_t *b, int16_t *d
   }
 }
 
-/* acc[2 * j + c] += dot(row j, w_c) for the two rows widened by cmsis_widen_pair and two int8
- * weight rows.  The loop is written in assembly (20 instructions per 16 MACs): compiled from
- * C, gcc spills accumulators in it. */
-static __attribute__((noinline, unused)) void cmsis_dot_2x2(const int16_t *pair,
-                                                             const int8_t *w0, const int8_t *w1,
-                                                             int32_t n, int32_t acc[4]) {
-  int32_t a00 = acc[0], a01 = acc[1], a10 = acc[2], a11 = acc[3];
-  int32_t groups = n >> 2, tail = n & 3, i;
-  const int8_t *pa = w0, *pb = w1;
-  const int16_t *px = pair;
-  if (groups > 0) {
-    int32_t x0, x1, t, w;
-    __asm__ volatile(
-        "1:\n\t"
-        "ldr %[w], [%[pa]], #4\n\t"
-        "ldrd %[x0], %[x1], [%[px]]\n\t"
-        "sxtb16 %[t], %[w]\n\t"
-        "sxtb16 %[w], %[w], ror #8\n\t"
-        "smlad %[a00], %[t], %[x0], %[a00]\n\t"
-        "smlad %[a00], %[w], %[x1], %[a00]\n\t"
-        "ldrd %[x0], %[x1], [%[px], #8]\n\t"
-        "smlad %[a10], %[t], %[x0], %[a10]\n\t"
-        "smlad %[a10], %[w], %[x1], %[a10]\n\t"
-        "ldr %[w], [%[pb]], #4\n\t"
-        "sxtb16 %[t], %[w]\n\t"
-        "sxtb16 %[w], %[w], ror #8\n\t"
-        "smlad %[a11], %[t], %[x0], %[a11]\n\t"
-        "smlad %[a11], %[w], %[x1], %[a11]\n\t"
-        "ldrd %[x0], %[x1], [%[px]], #16\n\t"
-        "smlad %[a01], %[t], %[x0], %[a01]\n\t"
-        "smlad %[a01], %[w], %[x1], %[a01]\n\t"
-        "subs %[n], %[n], #1\n\t"
-        "bne 1b\n\t"
-        : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11),
-          [pa] "+r"(pa), [pb] "+r"(pb), [px] "+r"(px), [n] "+r"(groups),
-          [x0] "=&r"(x0), [x1] "=&r"(x1), [t] "=&r"(t), [w] "=&r"(w)
-        :
-        : "cc", "memory");
-  }
-  for (i = 0; i < tail; ++i) {
-    a00 = tflm_mac_wrap(a00, pa[i], px[i]);
-    a01 = tflm_mac_wrap(a01, pb[i], px[i]);
-    a10 = tflm_mac_wrap(a10, pa[i], px[tail + i]);
-    a11 = tflm_mac_wrap(a11, pb[i], px[tail + i]);
-  }
-  acc[0] = a00;
-  acc[1] = a01;
-  acc[2] = a10;
-  acc[3] = a11;
+/* Marks the parameters of a naked function: read by its assembly, which gcc cannot see. */
+#define CMSIS_IN_ASM __attribute__((unused))
+
+/* One group of 4 inputs of cmsis_dot_2x2_held: both pixels' widened words held in r8-r11,
+ * each weight word expanded once (SXTB16) and multiplied into both pixels. */
+#define CMSIS_DOT_2X2_GROUP                                                                \
+  "ldrd r10, r11, [r0, #8]\n\t"                                                          \
+  "ldrd r8, r9, [r0], #16\n\t"                                                           \
+  "ldr lr, [r1], #4\n\t"                                                                 \
+  "sxtb16 r12, lr\n\t"                                                                   \
+  "sxtb16 lr, lr, ror #8\n\t"                                                            \
+  "smlad r4, r12, r8, r4\n\t"                                                            \
+  "smlad r4, lr, r9, r4\n\t"                                                             \
+  "smlad r6, r12, r10, r6\n\t"                                                           \
+  "smlad r6, lr, r11, r6\n\t"                                                            \
+  "ldr lr, [r2], #4\n\t"                                                                 \
+  "sxtb16 r12, lr\n\t"                                                                   \
+  "sxtb16 lr, lr, ror #8\n\t"                                                            \
+  "smlad r5, r12, r8, r5\n\t"                                                            \
+  "smlad r5, lr, r9, r5\n\t"                                                             \
+  "smlad r7, r12, r10, r7\n\t"                                                           \
+  "smlad r7, lr, r11, r7\n\t"
+
+/* sums_j[c] += dot(pixel j, w_c) over groups * 4 inputs (groups >= 1) for the pair widened
+ * by cmsis_widen_pair (arguments: r0 pair, r1 w0, r2 w1, r3 groups, [sp] sums0, then sums1).
+ * 16 MACs in 17 instructions, unrolled twice: both pixels stay in registers for the two
+ * weight words, which needs 14 registers, more than gcc gives an inline asm statement, so
+ * the whole function is assembly (naked: no prologue of gcc's; it saves r4-r11 itself). */
+__attribute__((naked, noinline, unused)) static void cmsis_dot_2x2_held(
+    const int16_t *pair CMSIS_IN_ASM, const int8_t *w0 CMSIS_IN_ASM,
+    const int8_t *w1 CMSIS_IN_ASM, int32_t groups CMSIS_IN_ASM, int32_t *sums0 CMSIS_IN_ASM,
+    int32_t *sums1 CMSIS_IN_ASM) {
+  __asm__ volatile(
+      "push {r4-r11, lr}\n\t"
+      "ldr lr, [sp, #36]\n\t"
+      "ldrd r4, r5, [lr]\n\t"
+      "ldr lr, [sp, #40]\n\t"
+      "ldrd r6, r7, [lr]\n\t"
+      "tst r3, #1\n\t"
+      "beq 2f\n\t"
+      CMSIS_DOT_2X2_GROUP
+      "2:\n\t"
+      "lsrs r3, r3, #1\n\t"
+      "beq 3f\n\t"
+      "1:\n\t"
+      CMSIS_DOT_2X2_GROUP
+      CMSIS_DOT_2X2_GROUP
+      "subs r3, r3, #1\n\t"
+      "bne 1b\n\t"
+      "3:\n\t"
+      "ldr lr, [sp, #36]\n\t"
+      "strd r4, r5, [lr]\n\t"
+      "ldr lr, [sp, #40]\n\t"
+      "strd r6, r7, [lr]\n\t"
+      "pop {r4-r11, pc}\n\t");
 }
 
-/* Widens one row of n int8 values to int16 (value + offset) in cmsis_widen_pair's order
- * for one row: per group of 4 inputs x0 x2 x1 x3, then the n % 4 tail in order.
- * dst holds round4(n) values. */
-static inline void cmsis_widen_row(const int8_t *a, int16_t *dst, int32_t n, int32_t offset) {
-  const int32_t offsets = (int32_t)(((uint32_t)offset & 0xffffu) * 0x10001u);
-  const int32_t groups = n >> 2, tail = n & 3;
-  int32_t i;
-  for (i = 0; i < groups; ++i, dst += 4) {
-    const int32_t wa = cmsis_read4(a + 4 * i);
-    cmsis_write4(dst, __sxtab16(offsets, wa));
-    cmsis_write4(dst + 2, cmsis_sxtab16_ror8(offsets, wa));
-  }
-  for (i = 0; i < tail; ++i) dst[i] = (int16_t)(a[4 * groups + i] + offset);
-}
-
-/* acc[c] += dot(row, w_c) for one row widened by cmsis_widen_row and two int8 weight rows
- * (13 instructions per 8 MACs, in assembly for the same reason as cmsis_dot_2x2). */
-static __attribute__((noinline, unused)) void cmsis_dot_1x2(const int16_t *row,
-                                                             const int8_t *w0, const int8_t *w1,
-                                                             int32_t n, int32_t acc[2]) {
-  int32_t a0 = acc[0], a1 = acc[1];
-  int32_t groups = n >> 2, tail = n & 3, i;
-  const int8_t *pa = w0, *pb = w1;
-  const int16_t *px = row;
-  if (groups > 0) {
-    int32_t x0, x1, t, w;
-    __asm__ volatile(
-        "1:\n\t"
-        "ldrd %[x0], %[x1], [%[px]], #8\n\t"
-        "ldr %[w], [%[pa]], #4\n\t"
-        "sxtb16 %[t], %[w]\n\t"
-        "sxtb16 %[w], %[w], ror #8\n\t"
-        "smlad %[a0], %[t], %[x0], %[a0]\n\t"
-        "smlad %[a0], %[w], %[x1], %[a0]\n\t"
-        "ldr %[w], [%[pb]], #4\n\t"
-        "sxtb16 %[t], %[w]\n\t"
-        "sxtb16 %[w], %[w], ror #8\n\t"
-        "smlad %[a1], %[t], %[x0], %[a1]\n\t"
-        "smlad %[a1], %[w], %[x1], %[a1]\n\t"
-        "subs %[n], %[n], #1\n\t"
-        "bne 1b\n\t"
-        : [a0] "+r"(a0), [a1] "+r"(a1), [pa] "+r"(pa), [pb] "+r"(pb), [px] "+r"(px),
-          [n] "+r"(groups), [x0] "=&r"(x0), [x1] "=&r"(x1), [t] "=&r"(t), [w] "=&r"(w)
-        :
-        : "cc", "memory");
-  }
-  for (i = 0; i < tail; ++i) {
-    a0 = tflm_mac_wrap(a0, pa[i], px[i]);
-    a1 = tflm_mac_wrap(a1, pb[i], px[i]);
-  }
-  acc[0] = a0;
-  acc[1] = a1;
-}
 #endif /* CMSIS_DSP */
 
 #ifdef CMSIS_MVE

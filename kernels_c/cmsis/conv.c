@@ -7,9 +7,11 @@
  * reference's skipped taps do.  Then per instruction set (cmsis_simd.h):
  *   MVE  4 patches x 1 output channel per pass, 16 MACs per VMLADAVA, the 4 results
  *        requantised at once (cmsis_mve_requantize) and scattered to the 4 pixels;
- *   DSP  2 patches widened to int16 (offset added) x 2 output channels, SMLAD; 4 channels
- *        per pass, each pixel's 4 bytes requantised and clamped in one word, when every
- *        shift suits cmsis_requantize_fast;
+ *   DSP  2 patches widened to int16 (offset added) x 2 output channels, SMLAD, both
+ *        pixels held in registers while each weight word is expanded once
+ *        (cmsis_dot_2x2_held, 17 instructions per 16 MACs); 4 channels per pass, each
+ *        pixel's 4 bytes requantised and clamped in one word, when every shift suits
+ *        cmsis_requantize_wide, else 2;
  *   C    1 patch x 1 output channel.
  * Integer sums are exact, so every order gives the reference's result.  Grouped int8
  * convolutions and the float32 / int16 types run the reference kernels (conv_reference.c).
@@ -48,7 +50,8 @@ typedef struct {
   int8_t *scratch;
   int32_t patch;         /* patch length */
   int32_t in_place;      /* 1: patches are read from the input (1x1, no padding) */
-  int32_t fast;          /* 1: cmsis_requantize_fast is exact for every channel */
+  int32_t fast;          /* CMSIS_REQUANT_FAST, _WIDE or 0: the requantisation that is
+                            exact for every channel (cmsis_requant_mode) */
 } cmsis_conv_job_t;
 
 /* Copies the patch of output pixel `pixel` into dst, padding taps set to the zero point. */
@@ -93,7 +96,7 @@ static const int8_t *patch_of(const cmsis_conv_job_t *job, int32_t pixel, int32_
   return dst;
 }
 
-#if !defined(CMSIS_MVE)
+#if !defined(CMSIS_MVE) && !defined(CMSIS_DSP)
 /* Bias, requantisation and clamp of output channel oc; returns the int8 value. */
 static int8_t finish(const cmsis_conv_job_t *job, int32_t acc, int32_t oc) {
   const tflm_conv_params_t *p = job->p;
@@ -162,44 +165,102 @@ static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
   }
 }
 #elif defined(CMSIS_DSP)
-/* Channels oc .. oc + 3 of the two widened pixels: two 2x2 dot products started at the bias,
- * each pixel's 4 results requantised into one word. */
-static void four_channels(const cmsis_conv_job_t *job, const int16_t *pair, int32_t oc,
-                          int8_t *out0, int8_t *out1) {
-  const int32_t k = job->patch;
-  const int8_t *w = job->filter + oc * k;
-  const tflm_conv_params_t *p = job->p;
-  int32_t a[4], b[4], first[4], second[4], j;
-  for (j = 0; j < 4; ++j) first[j] = job->bias != NULL ? job->bias[oc + j] : 0;
-  a[0] = a[2] = first[0];
-  a[1] = a[3] = first[1];
-  b[0] = b[2] = first[2];
-  b[1] = b[3] = first[3];
-  cmsis_dot_2x2(pair, w, w + k, k, a);
-  cmsis_dot_2x2(pair, w + 2 * k, w + 3 * k, k, b);
-  first[0] = a[0];
-  first[1] = a[1];
-  first[2] = b[0];
-  first[3] = b[1];
-  second[0] = a[2];
-  second[1] = a[3];
-  second[2] = b[2];
-  second[3] = b[3];
-  cmsis_requantize4_fast(first, job->requant.multipliers + oc, job->requant.shifts + oc,
-                         p->output_offset, p->act_min, p->act_max, out0 + oc);
-  if (out1 != NULL) {
-    cmsis_requantize4_fast(second, job->requant.multipliers + oc, job->requant.shifts + oc,
-                           p->output_offset, p->act_min, p->act_max, out1 + oc);
+/* The requantisation of one node, copied to locals: int8 stores may alias anything, so
+ * fields read through job would be reloaded after every output byte. */
+typedef struct {
+  const int32_t *multipliers;
+  const int32_t *shifts;
+  int32_t offset, lo, hi;
+  int32_t fast; /* as cmsis_conv_job_t's */
+} requant_row_t;
+
+/* Sums acc0, acc1 of output channel oc (bias included) as two bytes, requantised. */
+static inline __attribute__((always_inline)) uint32_t channel_bytes(const requant_row_t *r,
+                                                                   int32_t acc0, int32_t acc1,
+                                                                   int32_t oc) {
+  const int32_t multiplier = r->multipliers[oc], shift = r->shifts[oc];
+  int32_t v0, v1;
+  if (r->fast == CMSIS_REQUANT_STRICT) {
+    v0 = cmsis_requantize_strict(acc0, multiplier, shift, r->offset);
+    v1 = cmsis_requantize_strict(acc1, multiplier, shift, r->offset);
+    v0 = v0 > r->lo ? v0 : r->lo;
+    v1 = v1 > r->lo ? v1 : r->lo;
+    v0 = v0 < r->hi ? v0 : r->hi;
+    v1 = v1 < r->hi ? v1 : r->hi;
+  } else if (r->fast == CMSIS_REQUANT_FAST) {
+    v0 = cmsis_requantize_fast(acc0, multiplier, -shift, r->offset, r->lo, r->hi);
+    v1 = cmsis_requantize_fast(acc1, multiplier, -shift, r->offset, r->lo, r->hi);
+  } else if (r->fast == CMSIS_REQUANT_WIDE) {
+    v0 = cmsis_requantize_wide(acc0, multiplier, shift, r->offset, r->lo, r->hi);
+    v1 = cmsis_requantize_wide(acc1, multiplier, shift, r->offset, r->lo, r->hi);
+  } else {
+    v0 = cmsis_requantize(acc0, multiplier, shift, r->offset, r->lo, r->hi);
+    v1 = cmsis_requantize(acc1, multiplier, shift, r->offset, r->lo, r->hi);
+  }
+  return ((uint32_t)v0 & 0xffu) | ((uint32_t)v1 & 0xffu) << 8;
+}
+
+/* sums0, sums1 (as cmsis_dot_2x2_held's) += the k % 4 last inputs of the pair and of w0, w1. */
+static void dot_tail(const int16_t *pair, const int8_t *w0, const int8_t *w1, int32_t k,
+                     int32_t sums0[2], int32_t sums1[2]) {
+  const int32_t groups = k >> 2, tail = k & 3;
+  const int16_t *px = pair + 8 * groups;
+  int32_t i;
+  w0 += 4 * groups;
+  w1 += 4 * groups;
+  for (i = 0; i < tail; ++i) {
+    sums0[0] = tflm_mac_wrap(sums0[0], w0[i], px[i]);
+    sums0[1] = tflm_mac_wrap(sums0[1], w1[i], px[i]);
+    sums1[0] = tflm_mac_wrap(sums1[0], w0[i], px[tail + i]);
+    sums1[1] = tflm_mac_wrap(sums1[1], w1[i], px[tail + i]);
   }
 }
 
-/* Two pixels x two channels per pass (four with the fast requantisation); a missing second
- * pixel or channel repeats the first. */
-static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
+/* Channels oc .. oc + 3 of the two widened pixels: two 2x2 dot products started at the bias,
+ * written straight into each pixel's 4 sums, requantised (cmsis_requantize4). */
+static inline __attribute__((always_inline)) void four_channels(
+    const requant_row_t *r, const int32_t *bias, const int8_t *filter, int32_t k,
+    const int16_t *pair, int32_t oc, int8_t *out0, int8_t *out1) {
+  const int8_t *w = filter + oc * k;
+  int32_t first[4] = {0, 0, 0, 0}, second[4], j;
+  if (bias != NULL) {
+    for (j = 0; j < 4; ++j) first[j] = bias[oc + j];
+  }
+  for (j = 0; j < 4; ++j) second[j] = first[j];
+  if (k >= 4) {
+    cmsis_dot_2x2_held(pair, w, w + k, k >> 2, first, second);
+    cmsis_dot_2x2_held(pair, w + 2 * k, w + 3 * k, k >> 2, first + 2, second + 2);
+  }
+  if (k & 3) {
+    dot_tail(pair, w, w + k, k, first, second);
+    dot_tail(pair, w + 2 * k, w + 3 * k, k, first + 2, second + 2);
+  }
+  cmsis_requantize4(r->fast, first, r->multipliers + oc, r->shifts + oc, r->offset, r->lo,
+                    r->hi, out0 + oc);
+  if (out1 != NULL) {
+    cmsis_requantize4(r->fast, second, r->multipliers + oc, r->shifts + oc, r->offset, r->lo,
+                      r->hi, out1 + oc);
+  }
+}
+
+/* Two pixels x two output channels per pass, the sums started at the bias; a missing second
+ * pixel or channel repeats the first and is not stored.  mode: job->fast, a constant in each
+ * copy conv_pixels makes, so that each holds one requantisation. */
+static inline __attribute__((always_inline)) void pixels_with(const cmsis_conv_job_t *job,
+                                                              int32_t pixels, int32_t mode) {
   const int32_t k = job->patch, cout = job->p->output_c, round = CMSIS_ROUND4(k);
-  const int32_t quads = job->fast ? cout & ~3 : 0;
+  const int32_t *bias = job->bias;
+  const int8_t *filter = job->filter;
   int16_t *pair = (int16_t *)(void *)(job->scratch + 2 * round);
+  const int32_t quads = mode ? cout & ~3 : 0;
+  requant_row_t r;
   int32_t pixel, oc;
+  r.multipliers = job->requant.multipliers;
+  r.shifts = job->requant.shifts;
+  r.offset = job->p->output_offset;
+  r.lo = job->p->act_min;
+  r.hi = job->p->act_max;
+  r.fast = mode;
   for (pixel = 0; pixel < pixels; pixel += 2) {
     const int32_t two = pixel + 1 < pixels;
     int8_t *out0 = job->output + pixel * cout;
@@ -207,19 +268,44 @@ static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
     const int8_t *first = patch_of(job, pixel, 0);
     cmsis_widen_pair(first, two ? patch_of(job, pixel + 1, 1) : first, pair, k,
                      job->p->input_offset);
-    for (oc = 0; oc < quads; oc += 4) four_channels(job, pair, oc, out0, two ? out1 : NULL);
+    for (oc = 0; oc < quads; oc += 4) {
+      four_channels(&r, bias, filter, k, pair, oc, out0, two ? out1 : NULL);
+    }
     for (; oc < cout; oc += 2) {
-      const int8_t *w0 = job->filter + oc * k;
-      const int8_t *w1 = oc + 1 < cout ? w0 + k : w0;
-      int32_t acc[4] = {0, 0, 0, 0};
-      cmsis_dot_2x2(pair, w0, w1, k, acc);
-      out0[oc] = finish(job, acc[0], oc);
-      if (two) out1[oc] = finish(job, acc[2], oc);
-      if (oc + 1 < cout) {
-        out0[oc + 1] = finish(job, acc[1], oc + 1);
-        if (two) out1[oc + 1] = finish(job, acc[3], oc + 1);
+      const int32_t second = oc + 1 < cout;
+      const int8_t *w0 = filter + oc * k, *w1 = second ? w0 + k : w0;
+      int32_t acc[4]; /* pixel 0's two sums, then pixel 1's */
+      uint32_t low, high;
+      acc[0] = acc[2] = bias != NULL ? bias[oc] : 0;
+      acc[1] = acc[3] = bias != NULL ? bias[oc + second] : 0;
+      if (k >= 4) cmsis_dot_2x2_held(pair, w0, w1, k >> 2, acc, acc + 2);
+      if (k & 3) dot_tail(pair, w0, w1, k, acc, acc + 2);
+      low = channel_bytes(&r, acc[0], acc[2], oc);
+      out0[oc] = (int8_t)(low & 0xffu);
+      if (two) out1[oc] = (int8_t)(low >> 8);
+      if (second) {
+        high = channel_bytes(&r, acc[1], acc[3], oc + 1);
+        out0[oc + 1] = (int8_t)(high & 0xffu);
+        if (two) out1[oc + 1] = (int8_t)(high >> 8);
       }
     }
+  }
+}
+
+static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
+  switch (job->fast) {
+    case CMSIS_REQUANT_STRICT:
+      pixels_with(job, pixels, CMSIS_REQUANT_STRICT);
+      break;
+    case CMSIS_REQUANT_FAST:
+      pixels_with(job, pixels, CMSIS_REQUANT_FAST);
+      break;
+    case CMSIS_REQUANT_WIDE:
+      pixels_with(job, pixels, CMSIS_REQUANT_WIDE);
+      break;
+    default:
+      pixels_with(job, pixels, 0);
+      break;
   }
 }
 #else
@@ -249,7 +335,7 @@ static void conv_int8(tflm_context_t *ctx, const cmsis_conv_node_t *node_data,
   job.bias = bias;
   job.scratch = (int8_t *)tflm_get_scratch(ctx, node_data->scratch);
   job.patch = node_data->patch;
-  job.fast = cmsis_requant_is_fast(requant->shifts, p->output_c);
+  job.fast = cmsis_requant_mode(requant->multipliers, requant->shifts, p->output_c);
   job.in_place = p->filter_h == 1 && p->filter_w == 1 && p->pad_h == 0 && p->pad_w == 0;
   for (b = 0; b < p->batches; ++b) {
     job.image = input + b * p->input_h * p->input_w * p->input_c;

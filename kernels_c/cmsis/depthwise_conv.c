@@ -9,7 +9,9 @@
  * multiplier 1, 16 (or 8) channels per pass widened to int16 lanes, offset added, with
  * widening multiplies into int32 even / odd lanes, then cmsis_mve_requantize (gathered
  * per-channel parameters, scattered bytes), other multipliers 4 int32 lanes per tap; DSP
- * SXTB16 and SMLABB/SMLATT, the 3x3 window of multiplier 1 unrolled; C four scalar MACs.  Other multipliers and the channel tail use the
+ * SXTB16 and SMLABB/SMLATT, pixels whose 3x3 window of multiplier 1 lies inside the input
+ * found without clipping and all their channels summed in one function, 9 taps unrolled;
+ * C four scalar MACs.  Other multipliers and the channel tail use the
  * scalar loop; float32 and int16 run the reference kernels (depthwise_reference.c).
  * Integer sums are exact, so every order gives the reference's result.  No scratch. */
 #include <stddef.h>
@@ -40,7 +42,7 @@ typedef struct {
   const tflm_conv_params_t *p;
   tflm_requant_t requant;
   const int32_t *bias;  /* NULL when absent */
-  int32_t fast;         /* 1: cmsis_requantize_fast is exact for every channel */
+  int32_t fast;         /* CMSIS_REQUANT_* or 0 (cmsis_requant_mode) */
   int32_t square3;      /* 1: 3x3 filter, multiplier 1, no dilation (unrolled when inside) */
 } dw_job_t;
 
@@ -185,64 +187,38 @@ static __attribute__((noinline)) void block4_separate(const dw_window_t *w, int3
   acc[3] = a3;
 }
 
-/* One row of a 3x3 window of multiplier 1 (3 taps step bytes apart in the input and the
- * filter), then in += row and f += 3 * step: acc[j] += w[j] * (x[j] + offset) per tap, the
- * offset added by SXTAB16.  Written in assembly: compiled from C, gcc hoists the loads of the
- * window and spills accumulators. */
-#define DW_ROW3_ASM                                                                      \
-  __asm__(                                                                               \
-      "ldr %[w], [%[f]]\n\t"                                                             \
-      "ldr %[x], [%[i]]\n\t"                                                             \
-      "sxtb16 %[t], %[w]\n\t"                                                            \
-      "sxtab16 %[u], %[o], %[x]\n\t"                                                     \
-      "smlabb %[a0], %[t], %[u], %[a0]\n\t"                                              \
-      "smlatt %[a2], %[t], %[u], %[a2]\n\t"                                              \
-      "sxtb16 %[t], %[w], ror #8\n\t"                                                    \
-      "sxtab16 %[u], %[o], %[x], ror #8\n\t"                                             \
-      "smlabb %[a1], %[t], %[u], %[a1]\n\t"                                              \
-      "smlatt %[a3], %[t], %[u], %[a3]\n\t"                                              \
-      "ldr %[w], [%[f], %[s]]\n\t"                                                       \
-      "ldr %[x], [%[i], %[s]]\n\t"                                                       \
-      "sxtb16 %[t], %[w]\n\t"                                                            \
-      "sxtab16 %[u], %[o], %[x]\n\t"                                                     \
-      "smlabb %[a0], %[t], %[u], %[a0]\n\t"                                              \
-      "smlatt %[a2], %[t], %[u], %[a2]\n\t"                                              \
-      "sxtb16 %[t], %[w], ror #8\n\t"                                                    \
-      "sxtab16 %[u], %[o], %[x], ror #8\n\t"                                             \
-      "smlabb %[a1], %[t], %[u], %[a1]\n\t"                                              \
-      "smlatt %[a3], %[t], %[u], %[a3]\n\t"                                              \
-      "ldr %[w], [%[f], %[s], lsl #1]\n\t"                                               \
-      "ldr %[x], [%[i], %[s], lsl #1]\n\t"                                               \
-      "sxtb16 %[t], %[w]\n\t"                                                            \
-      "sxtab16 %[u], %[o], %[x]\n\t"                                                     \
-      "smlabb %[a0], %[t], %[u], %[a0]\n\t"                                              \
-      "smlatt %[a2], %[t], %[u], %[a2]\n\t"                                              \
-      "sxtb16 %[t], %[w], ror #8\n\t"                                                    \
-      "sxtab16 %[u], %[o], %[x], ror #8\n\t"                                             \
-      "smlabb %[a1], %[t], %[u], %[a1]\n\t"                                              \
-      "smlatt %[a3], %[t], %[u], %[a3]\n\t"                                              \
-      "add %[i], %[i], %[r]\n\t"                                                         \
-      "add %[f], %[f], %[s]\n\t"                                                         \
-      "add %[f], %[f], %[s], lsl #1\n\t"                                                 \
-      : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [i] "+r"(in),        \
-        [f] "+r"(f), [w] "=&r"(w), [x] "=&r"(x), [t] "=&r"(t), [u] "=&r"(u)              \
-      : [s] "r"(step), [r] "r"(row), [o] "r"(offsets)                                    \
-      : "memory")
+/* One tap of 4 channels of multiplier 1 in assembly, the weights and inputs read at the
+ * addressing modes f_at and i_at: acc[j] += w[j] * (x[j] + offset), the offset added by
+ * SXTAB16. */
+#define DW_TAP_ASM(f_at, i_at)                                                           \
+  "ldr %[w], " f_at "\n\t"                                                               \
+  "ldr %[x], " i_at "\n\t"                                                               \
+  "sxtb16 %[t], %[w]\n\t"                                                                \
+  "sxtab16 %[u], %[o], %[x]\n\t"                                                         \
+  "smlabb %[a0], %[t], %[u], %[a0]\n\t"                                                  \
+  "smlatt %[a2], %[t], %[u], %[a2]\n\t"                                                  \
+  "sxtb16 %[t], %[w], ror #8\n\t"                                                        \
+  "sxtab16 %[u], %[o], %[x], ror #8\n\t"                                                 \
+  "smlabb %[a1], %[t], %[u], %[a1]\n\t"                                                  \
+  "smlatt %[a3], %[t], %[u], %[a3]\n\t"
+#define DW_TAP0 DW_TAP_ASM("[%[f]]", "[%[i]]")
+#define DW_TAP1 DW_TAP_ASM("[%[f], %[s]]", "[%[i], %[s]]")
+#define DW_TAP2 DW_TAP_ASM("[%[f], %[s], lsl #1]", "[%[i], %[s], lsl #1]")
 
-/* Multiplier 1, the whole 3x3 window inside the input, no dilation: 9 taps unrolled.
- * row: bytes between input rows; step: Cin == Cout, bytes between taps. */
-static __attribute__((noinline)) void block4_3x3(const int8_t *in, const int8_t *f, int32_t row,
-                                                 int32_t step, int32_t offset, int32_t acc[4]) {
-  const int32_t offsets = (int32_t)(((uint32_t)offset & 0xffffu) * 0x10001u);
-  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], w, x, t, u;
-  DW_ROW3_ASM;
-  DW_ROW3_ASM;
-  DW_ROW3_ASM;
-  acc[0] = a0;
-  acc[1] = a1;
-  acc[2] = a2;
-  acc[3] = a3;
-}
+/* The taps of one row of a 3x3 window of multiplier 1 (step bytes apart in the input and the
+ * filter), then in += row and f += 3 * step, the next row of the window.  The taps are
+ * assembly: compiled from C, gcc hoists the loads of the window and spills accumulators.
+ * 12 register operands, as many as gcc can always give (the frame pointer aside). */
+#define DW_ROW_ASM(taps)                                                                 \
+  do {                                                                                   \
+    __asm__(taps                                                                         \
+            : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [w] "=&r"(w),  \
+              [x] "=&r"(x), [t] "=&r"(t), [u] "=&r"(u)                                   \
+            : [i] "r"(in), [f] "r"(f), [s] "r"(step), [o] "r"(offsets)                   \
+            : "memory");                                                                 \
+    in += row;                                                                           \
+    f += 3 * step;                                                                       \
+  } while (0)
 
 /* Depth multiplier a multiple of 4: one input value for the 4 channels. */
 static __attribute__((noinline)) void block4_shared(const dw_window_t *w, int32_t in_c,
@@ -319,7 +295,9 @@ static inline void finish4(const dw_job_t *job, const int32_t acc[4], int32_t c,
   const int32_t offset = job->p->output_offset, lo = job->p->act_min, hi = job->p->act_max;
   const int32_t *multipliers = job->requant.multipliers + c, *shifts = job->requant.shifts + c;
   int32_t j;
-  if (job->fast) {
+  if (job->fast == CMSIS_REQUANT_STRICT) {
+    cmsis_requantize4_strict(acc, multipliers, shifts, offset, lo, hi, out + c);
+  } else if (job->fast == CMSIS_REQUANT_FAST) {
     cmsis_requantize4_fast(acc, multipliers, shifts, offset, lo, hi, out + c);
   } else {
     for (j = 0; j < 4; ++j) {
@@ -359,18 +337,6 @@ static void pixel_int8(const dw_job_t *job, const dw_window_t *w, int8_t *out) {
   const int32_t m = p->depth_multiplier, offset = p->input_offset;
   const int32_t blocks = (m == 1 || m % 4 == 0) ? p->output_c & ~3 : 0;
   int32_t c, acc[4];
-#if defined(CMSIS_DSP) && !defined(CMSIS_MVE)
-  if (job->square3 && w->rows == 3 && w->cols == 3) {
-    const int32_t row = p->input_w * p->input_c;
-    for (c = 0; c < blocks; c += 4) {
-      start4(job, c, acc);
-      block4_3x3(w->input + c, w->filter + c, row, p->input_c, offset, acc);
-      finish4(job, acc, c, out);
-    }
-    for (; c < p->output_c; ++c) out[c] = finish(job, single(w, c, c, offset), c);
-    return;
-  }
-#endif
   for (c = 0; c < blocks; c += 4) {
     start4(job, c, acc);
     block4(w, c / m, c, m != 1, offset, acc);
@@ -379,6 +345,144 @@ static void pixel_int8(const dw_job_t *job, const dw_window_t *w, int8_t *out) {
   for (; c < p->output_c; ++c) out[c] = finish(job, single(w, c / m, c, offset), c);
 }
 
+#endif
+
+#if defined(CMSIS_DSP) && !defined(CMSIS_MVE)
+/* The part of a 3x3 window (multiplier 1, no dilation) inside the input. */
+typedef struct {
+  const int8_t *input;  /* its first tap, channel 0 */
+  const int8_t *filter; /* the filter tap of that tap, channel 0 */
+  int32_t rows, cols;   /* its taps inside the input, each in 0..3 */
+} dw_square3_t;
+
+/* Channels c .. c + 3 of window: the sums from the bias on, then one row at a time in
+ * assembly (all three columns, or the two or one the input holds). */
+static inline __attribute__((always_inline)) void sums3(const dw_square3_t *window,
+                                                        const int32_t *bias, int32_t c,
+                                                        int32_t row, int32_t step,
+                                                        int32_t offsets, int32_t acc[4]) {
+  const int8_t *in = window->input + c, *f = window->filter + c;
+  int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, w, x, t, u, y;
+  if (bias != NULL) {
+    a0 = bias[c];
+    a1 = bias[c + 1];
+    a2 = bias[c + 2];
+    a3 = bias[c + 3];
+  }
+  if (window->rows == 3 && window->cols == 3) { /* inside the input: no branch per row */
+    DW_ROW_ASM(DW_TAP0 DW_TAP1 DW_TAP2);
+    DW_ROW_ASM(DW_TAP0 DW_TAP1 DW_TAP2);
+    DW_ROW_ASM(DW_TAP0 DW_TAP1 DW_TAP2);
+    y = 0;
+  } else {
+    y = window->rows;
+  }
+  for (; y > 0; --y) {
+    if (window->cols == 3) {
+      DW_ROW_ASM(DW_TAP0 DW_TAP1 DW_TAP2);
+    } else if (window->cols == 2) {
+      DW_ROW_ASM(DW_TAP0 DW_TAP1);
+    } else if (window->cols == 1) {
+      DW_ROW_ASM(DW_TAP0);
+    }
+  }
+  acc[0] = a0;
+  acc[1] = a1;
+  acc[2] = a2;
+  acc[3] = a3;
+}
+
+/* Channels 0 .. channels & ~3 of one output pixel of a 3x3 node of multiplier 1 without
+ * dilation: blocks of 4 by sums3, then requantised.  mode: job->fast, a constant in each
+ * copy pixel_square3 makes, so that each holds one requantisation.  Everything is read into
+ * locals first: int8 stores may alias anything, so fields read through job would be
+ * reloaded per block. */
+static inline __attribute__((always_inline)) void blocks_with(const dw_job_t *job,
+                                                              const dw_square3_t *window,
+                                                              int8_t *out, int32_t mode) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t *bias = job->bias, *multipliers = job->requant.multipliers;
+  const int32_t *shifts = job->requant.shifts;
+  const int32_t row = p->input_w * p->input_c, step = p->input_c, channels = p->output_c;
+  const int32_t out_offset = p->output_offset, lo = p->act_min, hi = p->act_max;
+  const int32_t offsets = (int32_t)(((uint32_t)p->input_offset & 0xffffu) * 0x10001u);
+  int32_t c, j, acc[4];
+  for (c = 0; c + 4 <= channels; c += 4) {
+    sums3(window, bias, c, row, step, offsets, acc);
+    if (mode) {
+      cmsis_requantize4(mode, acc, multipliers + c, shifts + c, out_offset, lo, hi, out + c);
+    } else {
+      for (j = 0; j < 4; ++j) {
+        out[c + j] = (int8_t)cmsis_requantize(acc[j], multipliers[c + j], shifts[c + j],
+                                              out_offset, lo, hi);
+      }
+    }
+  }
+}
+
+/* All channels of one output pixel of a 3x3 node of multiplier 1 without dilation: the
+ * blocks of 4, then the output_c % 4 last channels one by one. */
+static void pixel_square3(const dw_job_t *job, const dw_square3_t *window, int8_t *out) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t step = p->input_c, channels = p->output_c;
+  int32_t c = channels & ~3;
+  switch (job->fast) {
+    case CMSIS_REQUANT_STRICT:
+      blocks_with(job, window, out, CMSIS_REQUANT_STRICT);
+      break;
+    case CMSIS_REQUANT_FAST:
+      blocks_with(job, window, out, CMSIS_REQUANT_FAST);
+      break;
+    case CMSIS_REQUANT_WIDE:
+      blocks_with(job, window, out, CMSIS_REQUANT_WIDE);
+      break;
+    default:
+      blocks_with(job, window, out, 0);
+      break;
+  }
+  if (c < channels) {
+    dw_window_t w;
+    w.input = window->input;
+    w.filter = window->filter;
+    w.rows = window->rows;
+    w.cols = window->cols;
+    w.input_step = w.filter_step = step;
+    w.input_skip = p->input_w * step - w.cols * step;
+    w.filter_skip = (3 - w.cols) * step;
+    for (; c < channels; ++c) out[c] = finish(job, single(&w, c, c, p->input_offset), c);
+  }
+}
+
+/* Output pixel (oy, ox) by pixel_square3 when the node suits it; 1 if done.  Its window is
+ * clipped to the input by bounds on the taps, never tested tap by tap. */
+static int32_t pixel_fast(const dw_job_t *job, const int8_t *image, const int8_t *filter,
+                          int32_t oy, int32_t ox, int8_t *out) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t y0 = oy * p->stride_h - p->pad_h, x0 = ox * p->stride_w - p->pad_w;
+  const int32_t fy0 = y0 < 0 ? -y0 : 0, fx0 = x0 < 0 ? -x0 : 0;
+  const int32_t fy1 = p->input_h - y0 < 3 ? p->input_h - y0 : 3;
+  const int32_t fx1 = p->input_w - x0 < 3 ? p->input_w - x0 : 3;
+  dw_square3_t window;
+  if (!job->square3) return 0;
+  window.rows = fy1 > fy0 ? fy1 - fy0 : 0;
+  window.cols = fx1 > fx0 ? fx1 - fx0 : 0;
+  if (window.cols == 0) window.rows = 0;
+  window.input = image + ((y0 + fy0) * p->input_w + x0 + fx0) * p->input_c;
+  window.filter = filter + (fy0 * 3 + fx0) * p->output_c;
+  pixel_square3(job, &window, out);
+  return 1;
+}
+#else
+static int32_t pixel_fast(const dw_job_t *job, const int8_t *image, const int8_t *filter,
+                          int32_t oy, int32_t ox, int8_t *out) {
+  (void)job;
+  (void)image;
+  (void)filter;
+  (void)oy;
+  (void)ox;
+  (void)out;
+  return 0;
+}
 #endif
 
 static void depthwise_int8(const dw_job_t *job, const int8_t *input, const int8_t *filter,
@@ -390,6 +494,7 @@ static void depthwise_int8(const dw_job_t *job, const int8_t *input, const int8_
     const int8_t *image = input + b * p->input_h * p->input_w * p->input_c;
     for (oy = 0; oy < p->output_h; ++oy) {
       for (ox = 0; ox < p->output_w; ++ox, output += p->output_c) {
+        if (pixel_fast(job, image, filter, oy, ox, output)) continue;
         window_of(p, image, filter, oy, ox, &w);
         pixel_int8(job, &w, output);
       }
@@ -404,7 +509,7 @@ static void run_int8(const tflm_conv_params_t *p, const tflm_requant_t *requant,
   job.p = p;
   job.requant = *requant;
   job.bias = bias;
-  job.fast = cmsis_requant_is_fast(requant->shifts, p->output_c);
+  job.fast = cmsis_requant_mode(requant->multipliers, requant->shifts, p->output_c);
   job.square3 = p->filter_h == 3 && p->filter_w == 3 && p->depth_multiplier == 1 &&
                 p->dilation_h == 1 && p->dilation_w == 1;
   depthwise_int8(&job, input, filter, output);
