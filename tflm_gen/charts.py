@@ -77,7 +77,7 @@ def memory_plan_svg(report: dict) -> str:
         axes.xaxis.set_major_locator(MaxNLocator(integer=True))
         axes.yaxis.set_major_formatter(FuncFormatter(thousands))
         axes.set_title(f"arena {report['arena_bytes']:,} bytes: head {report['head_bytes']:,} "
-                       f"(activation lower bound {report['lower_bound_bytes']:,}), "
+                       f"(op-by-op bound {report['lower_bound_bytes']:,}), "
                        f"tail {report['tail_bytes']:,}", fontsize=FONT_POINTS + 1)
         axes.legend(handles=_legend_handles(report), loc="upper center",
                     bbox_to_anchor=(0.5, -0.09), ncol=3, frameon=False)
@@ -93,6 +93,8 @@ def _with_tooltips(svg: str, report: dict) -> str:
     for gid, name, buffer in rows:
         tip = (f"{printable(name)}: {buffer['bytes']:,} bytes at offset {buffer['offset']:,}, "
                f"steps {buffer['first_op']}-{buffer['last_op']}")
+        tip += "".join(f"; its last {o['bytes']:,} bytes over the consumed input at "
+                       f"{o['offset']:,}" for o in buffer.get("overlaps", []))
         svg = svg.replace(f'<g id="{gid}">', f'<g id="{gid}"><title>{html.escape(tip)}</title>', 1)
     return svg
 

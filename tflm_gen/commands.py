@@ -219,7 +219,7 @@ def plan_command(model_path, output_path):
     """Write MODEL with an offline memory plan (and flash requantisation) embedded."""
     planned, plan = device_model(_model_bytes(model_path))
     write_file(output_path, planned)
-    click.echo(f"head {plan.head_bytes} bytes (lower bound {plan.lower_bound_bytes}); "
+    click.echo(f"head {plan.head_bytes} bytes (op-by-op bound {plan.lower_bound_bytes}); "
                f"wrote {output_path}")
 
 

@@ -27,13 +27,27 @@ def memory_report(model_bytes: bytes, tags: tuple[str, ...] = ()) -> dict:
     buffers = [
         {"tensors": [names[t] for t in b.tensors],
          "tensor_indices": b.tensors, "bytes": b.size, "offset": b.offset,
-         "first_op": b.first, "last_op": b.last}
+         "first_op": b.first, "last_op": b.last,
+         "overlaps": _overlaps(plan.buffers, b, names)}
         for b in sorted(plan.buffers, key=lambda b: (b.offset, b.first))
     ]
     op_spans = model_lifetimes(model)[1]
     return {**stats, "lower_bound_bytes": plan.lower_bound_bytes, "plan": buffers,
             "scratch": _scratch_rows(model, op_spans, interpreter.scratch_buffers()),
             "steps": max((last for _, last in op_spans.values()), default=-1) + 1}
+
+
+def _overlaps(buffers: list, buffer, names: list[str]) -> list[dict]:
+    """The partial overlaps the plan uses: this buffer (an operator's output) runs up into
+    the consumed part of its input's buffer (tflm_gen.overlap)."""
+    rows = []
+    for other, _ in sorted(buffer.clearance.items()):
+        above = buffers[other]
+        shared = min(buffer.offset + buffer.size, above.offset + above.size) - above.offset
+        if buffer.offset <= above.offset and shared > 0:
+            rows.append({"input": names[above.tensors[0]], "offset": above.offset,
+                         "bytes": shared})
+    return rows
 
 
 def _scratch_rows(model: ir.Model, op_spans: dict, found: list[tuple[int, int, int]]) -> list:
@@ -63,8 +77,8 @@ def format_memory(report: dict) -> str:
     lines = [
         (f"arena: {report['arena_bytes']:,} bytes on {where}, tags {tags} (the exact size a "
          "project declares)"),
-        (f"  head {report['head_bytes']:,} bytes (activation lower bound "
-         f"{report['lower_bound_bytes']:,}, kernel scratch {report['scratch_bytes']:,})"),
+        (f"  head {report['head_bytes']:,} bytes (op-by-op bound {report['lower_bound_bytes']:,}"
+         f", kernel scratch {report['scratch_bytes']:,})"),
         (f"  tail {report['tail_bytes']:,} bytes: runtime state {report['runtime_bytes']:,}, "
          f"kernel data {report['kernel_bytes']:,}, variable tensors "
          f"{report['variable_bytes']:,}"),
@@ -76,12 +90,15 @@ def format_memory(report: dict) -> str:
     for buffer in report["plan"]:
         names = printable(", ".join(buffer["tensors"]))
         names = names if len(names) <= 70 else names[:67] + "..."
+        overlaps = ", ".join(f"{o['bytes']:,} over {o['offset']:,}" for o in buffer["overlaps"])
         rows.append([buffer["offset"], buffer["bytes"],
-                     f"{buffer['first_op']}-{buffer['last_op']}", names])
+                     f"{buffer['first_op']}-{buffer['last_op']}", overlaps, names])
     for scratch in report["scratch"]:
         rows.append([scratch["offset"], scratch["bytes"],
                      f"{scratch['first_op']}-{scratch['last_op']}",
-                     f"(scratch of operator {scratch['node']} {printable(scratch['op'])})"])
-    lines.append(format_table(["offset", "bytes", "ops", "tensors"], rows))
+                     "", f"(scratch of operator {scratch['node']} {printable(scratch['op'])})"])
+    lines.append(format_table(["offset", "bytes", "ops", "overlap", "tensors"], rows))
+    lines.append("overlap: bytes of an operator's output written over the consumed part of "
+                 "its input (at that offset)")
     return "\n".join(lines)
 

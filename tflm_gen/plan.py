@@ -2,10 +2,14 @@
 the head and embeds it in the model as `OfflineMemoryAllocation` metadata, so the device
 does not plan (and plans better than its greedy planner could).
 
-Two ideas beyond greedy first-fit-decreasing:
-  * several orders are tried and the smallest head is kept;
+Beyond greedy first-fit-decreasing:
+  * several orders are tried and the smallest head is kept; when it is above the lower
+    bound, a bottom-up search with a node-count limit (deterministic) looks for a lower one;
   * tensors share memory where semantics allow: a RESHAPE/SQUEEZE/EXPAND_DIMS output is the
-    same bytes as its input, and an elementwise op may write over an input that dies there.
+    same bytes as its input, and an elementwise op may write over an input that dies there;
+  * an output may partly overlap the consumed part of its input (convolutions, pooling,
+    QUANTIZE/DEQUANTIZE: tflm_gen.overlap), modelled per pair of buffers as the bytes of
+    the output that must stay below the input's offset (Buffer.clearance).
 
 Tensors of all subgraphs are planned together, by global index (tflm_gen.model.lifetimes):
 a subgraph's tensors live while the operator that runs it does.
@@ -18,6 +22,7 @@ from dataclasses import dataclass, field
 
 from tflm_gen.model import ir
 from tflm_gen.model.lifetimes import model_lifetimes, tensor_bases
+from tflm_gen.overlap import clearance as overlap_clearance
 
 OFFLINE_PLAN_NAME = "OfflineMemoryAllocation"
 ALIGN = 8  # runtime_c/tflm_arena.h TFLM_ARENA_ALIGN
@@ -27,6 +32,9 @@ ALIAS_OPS = {"RESHAPE", "SQUEEZE", "EXPAND_DIMS"}
 IN_PLACE_OPS = {"ADD", "SUB", "MUL", "RELU", "RELU6", "RELU_N1_TO_1", "LOGISTIC", "TANH",
                 "LEAKY_RELU", "HARD_SWISH", "ABS", "NEG"}
 ORDER_TRIALS = 64
+# First-fit placements the bottom-up search may try after the greedy orders (a count, not a time:
+# the same model always gets the same plan).
+SEARCH_NODES = 10000
 
 
 def aligned(size: int) -> int:
@@ -42,13 +50,21 @@ class Buffer:
     first: int
     last: int
     offset: int = -1
+    # Other buffer (position in the plan) -> bytes of this one that must stay below that
+    # one's offset when this one is placed lower: a partial overlap (tflm_gen.overlap).
+    clearance: dict[int, int] = field(default_factory=dict)
+
+    def extent_below(self, other: int) -> int:
+        return self.clearance.get(other, self.size)
 
 
 @dataclass
 class Plan:
     buffers: list[Buffer] = field(default_factory=list)
     head_bytes: int = 0
-    lower_bound_bytes: int = 0  # tensors counted separately, no sharing
+    # The op-by-op bound: tensors counted separately, every operator keeping its whole input
+    # and output; partial overlaps (tflm_gen.overlap) go below it.
+    lower_bound_bytes: int = 0
 
     def tensor_offsets(self, tensor_count: int) -> list[int]:
         offsets = [-1] * tensor_count
@@ -138,31 +154,48 @@ def share_buffers(model: ir.Model, lifetimes: dict[int, tuple[int, int]]) -> lis
     return groups.members()
 
 
-def _first_fit(placed: list[Buffer], buffer: Buffer) -> int:
-    """Lowest offset where `buffer` fits beside the placed buffers live at the same time."""
-    offset = 0
-    live = sorted((b for b in placed if b.first <= buffer.last and buffer.first <= b.last),
-                  key=lambda b: b.offset)
-    for other in live:
-        if other.offset - offset >= buffer.size:
-            break
-        offset = max(offset, other.offset + other.size)
-    return offset
+def _forbidden(buffers: list[Buffer], placed: list[int], index: int) -> list[tuple[int, int]]:
+    """Open ranges of offsets where buffer `index` would clash with a placed buffer live at
+    the same time (narrowed where the two may partly overlap)."""
+    buffer = buffers[index]
+    ranges = []
+    for other in placed:
+        b = buffers[other]
+        if b.first <= buffer.last and buffer.first <= b.last:
+            ranges.append((b.offset - buffer.extent_below(other), b.offset + b.extent_below(index)))
+    return ranges
+
+
+def _first_fit(buffers: list[Buffer], placed: list[int], index: int) -> int:
+    """Lowest offset where buffer `index` fits beside the placed buffers."""
+    ranges = _forbidden(buffers, placed, index)
+    for candidate in sorted({0, *(high for _, high in ranges)}):
+        if candidate >= 0 and all(not low < candidate < high for low, high in ranges):
+            return candidate
+    return 0  # unreachable: the highest end is always free
 
 
 def _place(buffers: list[Buffer], order: list[int]) -> int:
-    placed: list[Buffer] = []
+    placed: list[int] = []
     for index in order:
-        buffers[index].offset = _first_fit(placed, buffers[index])
-        placed.append(buffers[index])
+        buffers[index].offset = _first_fit(buffers, placed, index)
+        placed.append(index)
     return max((b.offset + b.size for b in buffers), default=0)
 
 
 def _peak(buffers: list[Buffer]) -> int:
-    """Most bytes live at one step: no placement of these buffers can use less."""
+    """Most bytes live at one step, less what partial overlaps may save there: no placement
+    of these buffers can use less."""
     steps = max((b.last for b in buffers), default=-1) + 1
-    return max((sum(b.size for b in buffers if b.first <= s <= b.last) for s in range(steps)),
-               default=0)
+    saved = [0] * steps
+    for i, buffer in enumerate(buffers):
+        for other, clearance in buffer.clearance.items():
+            below = buffers[other]
+            step = max(buffer.first, below.first)
+            union = max(buffer.size, below.size + clearance)
+            saved[step] = max(saved[step], buffer.size + below.size - union)
+    return max((sum(b.size for b in buffers if b.first <= s <= b.last) - saved[s]
+                for s in range(steps)), default=0)
 
 
 def _orders(buffers: list[Buffer], trials: int):
@@ -172,14 +205,101 @@ def _orders(buffers: list[Buffer], trials: int):
     yield sorted(indices, key=lambda i: (-buffers[i].size * (buffers[i].last - buffers[i].first + 1), i))
     yield sorted(indices, key=lambda i: (-(buffers[i].last - buffers[i].first), -buffers[i].size))
     yield sorted(indices, key=lambda i: (buffers[i].first, -buffers[i].size))
+    # Later buffers first: an output placed below its input's offset (a partial overlap)
+    # must be placed before the input, and chains of them descend.
+    yield sorted(indices, key=lambda i: (-buffers[i].size, -buffers[i].last))
+    yield sorted(indices, key=lambda i: (-buffers[i].last, -buffers[i].size))
     rng = random.Random(0)
     for _ in range(trials):
         noise = {i: rng.uniform(0.7, 1.3) for i in indices}
         yield sorted(indices, key=lambda i: -buffers[i].size * noise[i])
 
 
-def make_plan(model: ir.Model, trials: int = ORDER_TRIALS) -> Plan:
-    """The smallest head found over several orders, with buffer sharing."""
+def _caller_visible(model: ir.Model, positions: dict[int, int], step: int) -> set[int]:
+    """Buffers no operator may write over at `step`: those holding a graph output, a
+    subgraph's inputs, or the model's inputs at the last step (the caller reads them after
+    invoke).  The model's inputs are reused after their last reader anyway, by any plan."""
+    visible = set()
+    last_step = max((last for _, last in model_lifetimes(model)[1].values()), default=0)
+    for s, (graph, base) in enumerate(zip(model.subgraphs, tensor_bases(model))):
+        held = [*graph.outputs, *(graph.inputs if s > 0 or step == last_step else [])]
+        visible |= {positions[base + t] for t in held if base + t in positions}
+    return visible
+
+
+def add_partial_overlaps(model: ir.Model, buffers: list[Buffer]) -> None:
+    """Records in each output buffer how little of it must lie below its input's buffer,
+    for the operators tflm_gen.overlap allows to write over their consumed input."""
+    position = {t: i for i, buffer in enumerate(buffers) for t in buffer.tensors}
+    op_spans = model_lifetimes(model)[1]
+    for s, (graph, base) in enumerate(zip(model.subgraphs, tensor_bases(model))):
+        for index, op in enumerate(graph.operators):
+            clearance = overlap_clearance(graph, op)
+            if clearance is None:
+                continue
+            source, out = base + op.inputs[0], base + op.outputs[0]
+            if source not in position or out not in position:
+                continue
+            below, above = position[out], position[source]
+            step = op_spans[(s, index)][1]
+            consumed = buffers[above].last == step and buffers[below].first == step
+            if consumed and below != above and above not in _caller_visible(model, position, step):
+                buffers[below].clearance[above] = min(buffers[below].size, aligned(clearance))
+
+
+def _bottom_up_keys(buffers: list[Buffer]):
+    """Tie-breaks among the buffers that fit lowest: classic ones, then seeded noise."""
+    yield lambda i: (not buffers[i].clearance, buffers[i].size)
+    yield lambda i: (not buffers[i].clearance, -buffers[i].size)
+    yield lambda i: (buffers[i].size, buffers[i].first)
+    yield lambda i: (-buffers[i].size, buffers[i].first)
+    yield lambda i: (-buffers[i].last, buffers[i].size)
+    rng = random.Random(0)
+    while True:
+        noise = [rng.random() for _ in buffers]
+        yield lambda i, noise=noise: noise[i]
+
+
+def _bottom_up(buffers: list[Buffer], key, best: int) -> tuple[int, int]:
+    """Grows a plan from offset 0 up: each time, of the buffers left, the one whose first
+    fit is lowest (ties by `key`).  Any plan, its buffers placed by increasing offset, is
+    rebuilt this way at or below its head, so good tie-breaks find near-optimal plans.
+    Returns the head (or `best` once it cannot beat it) and the first fits it cost."""
+    placed: list[int] = []
+    unplaced = list(range(len(buffers)))
+    head = cost = 0
+    while unplaced:
+        cost += len(unplaced)
+        offset, index = min((_first_fit(buffers, placed, i), key(i), i) for i in unplaced)[::2]
+        head = max(head, offset + buffers[index].size)
+        if head >= best:
+            return best, cost
+        buffers[index].offset = offset
+        placed.append(index)
+        unplaced.remove(index)
+    return head, cost
+
+
+def _search(buffers: list[Buffer], bound: int, best: int, node_limit: int) -> list[int] | None:
+    """Bottom-up constructions with several tie-breaks, keeping the smallest head below
+    `best` (the greedy result): the offsets found, or None.  Deterministic: it stops after
+    `node_limit` first-fit placements or at the lower bound, never on a clock."""
+    found: list[int] | None = None
+    nodes = 0
+    for key in _bottom_up_keys(buffers):
+        if nodes >= node_limit or best <= bound:
+            break
+        head, cost = _bottom_up(buffers, key, best)
+        nodes += cost
+        if head < best:
+            best, found = head, [b.offset for b in buffers]
+    return found
+
+
+def make_plan(model: ir.Model, trials: int = ORDER_TRIALS, overlaps: bool = True,
+              search_nodes: int = SEARCH_NODES) -> Plan:
+    """The smallest head found: buffer sharing and partial overlaps, the best of several
+    greedy orders, then a bounded branch and bound below it."""
     lifetimes = planned_lifetimes(model)
     tensors = all_tensors(model)
     buffers = []
@@ -187,6 +307,8 @@ def make_plan(model: ir.Model, trials: int = ORDER_TRIALS) -> Plan:
         spans = [lifetimes[t] for t in group]
         size = max(aligned(ir.tensor_bytes(tensors[t])) for t in group)
         buffers.append(Buffer(group, size, min(s[0] for s in spans), max(s[1] for s in spans)))
+    if overlaps:
+        add_partial_overlaps(model, buffers)
     bound = _peak(buffers)
     best_head, best_offsets = None, []
     for order in _orders(buffers, trials):
@@ -195,6 +317,11 @@ def make_plan(model: ir.Model, trials: int = ORDER_TRIALS) -> Plan:
             best_head, best_offsets = head, [b.offset for b in buffers]
         if head <= bound:
             break
+    if best_head is not None and best_head > bound and search_nodes > 0:
+        better = _search(buffers, bound, best_head, search_nodes)
+        if better is not None:
+            best_offsets = better
+            best_head = max(o + b.size for o, b in zip(better, buffers))
     for buffer, offset in zip(buffers, best_offsets):
         buffer.offset = offset
     separate = [Buffer([t], aligned(ir.tensor_bytes(tensors[t])), *lifetimes[t]) for t in lifetimes]

@@ -1,0 +1,119 @@
+"""Partial overlap of an operator's output with the consumed part of its input.
+
+A convolution (plain or depthwise) or a pooling writes its output pixels in raster order
+and never reads an input row again once every remaining output pixel's window starts
+below it.  Its output may therefore start below its input's offset and run up into the
+input's consumed rows: the planner only needs `clearance` bytes of the output kept below
+the input (tflm_gen.plan.Buffer.clearance), instead of the whole output.
+
+The rule holds for every kernel that runs these ops, since the plan is shared by all of them:
+  * kernels_c/conv_reference.c, depthwise_reference.c (and TFLM's reference kernels): one
+    pixel at a time, raster;
+  * kernels_c/cmsis/conv.c: blocks of 2 (DSP) or 4 (MVE) consecutive pixels, all their
+    channels written after the block's windows were read (also on branch perfk);
+  * kernels_c/cmsis/depthwise_conv.c: one pixel at a time, raster (also on branch perfk);
+  * kernels_c/pooling_reference.c, cmsis/pooling.c (AVERAGE_POOL_2D, MAX_POOL_2D): one
+    pixel at a time, raster (cmsis's max pool keeps its running maximum in the output
+    pixel: harmless, those bytes are input no later pixel reads).
+A block may straddle output rows, so an output pixel only overwrites input that no pixel of
+its block, nor any later one, reads: the pixels from `q - (PIXEL_BLOCK - 1)` on.
+Depthwise and pooling kernels (ours, cmsis, perfk's) finish each pixel before the next.
+"""
+
+from __future__ import annotations
+
+from tflm_gen.model import ir
+
+# Most consecutive output pixels any kernel of the op computes together (CONV_2D: the
+# cmsis MVE path; the others go one pixel at a time everywhere).
+PIXEL_BLOCK = {"CONV_2D": 4}
+PADDING_SAME = 0  # tflite Padding enum
+CONV_OPS = {"CONV_2D", "DEPTHWISE_CONV_2D"}
+POOL_OPS = {"AVERAGE_POOL_2D", "MAX_POOL_2D"}
+
+
+# Element by element in index order (kernels_c/quantize.c, dequantize.c and TFLM's
+# reference kernels): element i is written after input element i was read.
+SEQUENTIAL_OPS = {"QUANTIZE", "DEQUANTIZE"}
+
+
+def clearance(graph: ir.SubGraph, op: ir.Operator) -> int | None:
+    """Bytes of the op's output that must lie below its first input's offset when placed
+    below it (the rest may run over the consumed input), or None: no partial overlap."""
+    if op.opcode in SEQUENTIAL_OPS:
+        return sequential_clearance(graph, op)
+    return conv_clearance(graph, op)
+
+
+def sequential_clearance(graph: ir.SubGraph, op: ir.Operator) -> int | None:
+    """Output element i (e_out bytes) lands on input bytes already read when the output
+    starts (e_out - e_in) * count bytes lower (or at the input's offset when narrower).
+    Only where one side is a byte type or both have the same type: C compilers may assume
+    an int16 and a float never alias, and reorder such loads and stores."""
+    if len(op.inputs) != 1 or op.inputs[0] < 0 or len(op.outputs) != 1:
+        return None
+    source, out = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
+    count = ir.element_count(source)
+    if count == 0 or count != ir.element_count(out):
+        return None
+    element_in, element_out = ir.tensor_bytes(source) // count, ir.tensor_bytes(out) // count
+    if element_in * count != ir.tensor_bytes(source) or element_out * count != ir.tensor_bytes(out):
+        return None  # packed int4
+    if 1 not in (element_in, element_out) and source.dtype != out.dtype:
+        return None
+    return max(0, (element_out - element_in) * count)
+
+
+def _pad_before(padding: int, stride: int, dilation: int, in_size: int, filter_size: int,
+                out_size: int) -> int:
+    """Rows (or columns) of padding before the image, as kernels_c/conv_common.c computes."""
+    if padding != PADDING_SAME:
+        return 0
+    effective = (filter_size - 1) * dilation + 1
+    return max(0, (out_size - 1) * stride + effective - in_size) // 2
+
+
+def _window(graph: ir.SubGraph, op: ir.Operator) -> tuple[int, int] | None:
+    """Filter height and width of a convolution or pooling, or None for other ops."""
+    options = op.builtin_options
+    if op.opcode in POOL_OPS:
+        return int(options.get("filter_height", 1)), int(options.get("filter_width", 1))
+    if op.opcode in CONV_OPS and len(op.inputs) >= 2 and op.inputs[1] >= 0:
+        filters = graph.tensors[op.inputs[1]]
+        return (filters.shape[1], filters.shape[2]) if len(filters.shape) == 4 else None
+    return None
+
+
+def conv_clearance(graph: ir.SubGraph, op: ir.Operator) -> int | None:
+    """Bytes of a convolution's or pooling's output that must lie below its input's offset
+    when the output is placed below the input, or None when the operator gets no partial
+    overlap."""
+    window = _window(graph, op)
+    if window is None or not op.inputs or op.inputs[0] < 0 or len(op.outputs) != 1:
+        return None
+    source, out = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
+    shapes_ok = len(source.shape) == 4 and len(out.shape) == 4
+    if not shapes_ok or source.shape[0] != 1 or out.shape[0] != 1 or source.dtype != out.dtype:
+        return None  # batches > 1 or hybrid (float activations, int8 weights): not modelled
+    options = op.builtin_options
+    padding = int(options.get("padding", PADDING_SAME))
+    stride_h, stride_w = int(options.get("stride_h", 1)), int(options.get("stride_w", 1))
+    _, in_h, in_w, in_c = source.shape
+    _, out_h, out_w, out_c = out.shape
+    pad_h = _pad_before(padding, stride_h, int(options.get("dilation_h_factor", 1)), in_h,
+                        window[0], out_h)
+    pad_w = _pad_before(padding, stride_w, int(options.get("dilation_w_factor", 1)), in_w,
+                        window[1], out_w)
+    element = ir.tensor_bytes(source) // max(1, in_h * in_w * in_c)
+    input_pixel, output_pixel = in_c * element, out_c * element
+    # Output start relative to input start: at most `limit` (negative) for every pixel q.
+    limit = 0
+    for q in range(out_h * out_w):
+        first = max(0, q - (PIXEL_BLOCK.get(op.opcode, 1) - 1))
+        row, column = (first // out_w) * stride_h - pad_h, (first % out_w) * stride_w - pad_w
+        # Pixel `first` reads from (row, column) on; later pixels from further on (a later
+        # output row starts at least one input row lower).  A window above the image may be
+        # followed by one starting at column 0 of row 0: nothing is consumed yet.
+        dead = 0 if row < 0 else min(in_h * in_w, row * in_w + max(0, column)) * input_pixel
+        limit = min(limit, dead - (q + 1) * output_pixel)
+    return -limit
