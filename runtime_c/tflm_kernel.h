@@ -121,6 +121,9 @@ tflm_status_t tflm_subgraph_output(tflm_context_t *ctx, int32_t subgraph, int32_
 /* Runs every operator of a subgraph once (eval only).  Its tensors are planned in the same
  * arena, apart from everything live while the calling operator runs. */
 tflm_status_t tflm_subgraph_invoke(tflm_context_t *ctx, int32_t subgraph);
+/* The subgraph an accelerator op's custom options name: 8 bytes, the magic "TGP1" then the
+ * index (uint32 little-endian; accelerators/README.md).  -1 for other options. */
+int32_t tflm_partition_options_subgraph(const uint8_t *options, uint32_t size);
 
 /* --- resource variables (VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE) --------------- */
 
