@@ -31,13 +31,14 @@ from tflm_gen.errors import ModelError, ToolchainError
 from tflm_gen.host import cache_dir, compiler
 from tflm_gen.inspect import read_model_bytes
 from tflm_gen.kernels import runtime_files
+from tflm_gen.model.partition_op import partition_subgraph
 from tflm_gen.model.reader import read_model
 from tflm_gen.options import tags_option
 from tflm_gen.output import write_file
 from tflm_gen.progress import activity
 from tflm_gen.table import format_table
 from tflm_gen.targets import load_target
-from tflm_gen.text import examples
+from tflm_gen.text import examples, printable
 
 PLUGIN_SOURCE = Path(__file__).resolve().parent / "qemu_plugin" / "tflm_count.c"
 PLUGIN_API_VERSION = 1  # QEMU 7.2's QEMU_PLUGIN_VERSION
@@ -102,7 +103,17 @@ def _records(path: Path) -> list[tuple[int, int, int]]:
     return rows
 
 
-def count_instructions(rows: list[tuple[int, int, int]], ops: list[str]) -> dict:
+def operator_label(model, op) -> tuple[str, str]:
+    """The op's name and where it runs: an accelerator op (a partitioned model's custom op)
+    is the accelerator's row, named with the count of ops its subgraph holds."""
+    called = partition_subgraph(op)
+    if called is None:
+        return op.opcode, "cpu"
+    count = len(model.subgraphs[called].operators)
+    return f"{printable(op.custom_code or '')} ({count} ops)", "accelerator"
+
+
+def count_instructions(rows: list[tuple[int, int, int]], ops: list[tuple[str, str]]) -> dict:
     """The bench figures from the plugin's records (see the module comment)."""
     marks = [total for marker, total, _ in rows if marker == 0]
     if len(marks) != 7:
@@ -114,7 +125,8 @@ def count_instructions(rows: list[tuple[int, int, int]], ops: list[str]) -> dict
     per_op = []
     for index, (begin, end) in enumerate(zip(hooks[0::2], hooks[1::2])):
         kernel = (end[1] - begin[1]) - (end[2] - begin[2])
-        per_op.append({"index": index, "op": ops[index], "instructions": kernel})
+        name, runs_on = ops[index]
+        per_op.append({"index": index, "op": name, "instructions": kernel, "runs_on": runs_on})
     invoke = marks[5] - marks[4] - mark_cost
     overhead = invoke - sum(op["instructions"] for op in per_op)
     return {"instructions_per_invoke": invoke, "init_instructions": marks[3] - marks[2] - mark_cost,
@@ -191,7 +203,8 @@ def bench(model_bytes: bytes, target: str, tags=(), opt: str = qemu.DEFAULT_OPT)
             raise ToolchainError(f"the program failed on {target} (exit {completed.returncode})"
                                  f":\n{completed.stdout}{completed.stderr}")
         rows = _records(records)
-    ops = [op.opcode for op in read_model(model_bytes).subgraph.operators]
+    model = read_model(model_bytes)
+    ops = [operator_label(model, op) for op in model.subgraph.operators]
     arena = re.search(r"^arena used: (\d+) of", completed.stdout, re.MULTILINE)
     if arena is None:
         raise ModelError(f"the program did not initialise on {target}:\n{completed.stdout}")
@@ -207,9 +220,16 @@ def _percent(part: int, whole: int) -> str:
 
 def _report(result: dict) -> None:
     invoke = result["instructions_per_invoke"]
-    rows = [[op["index"], op["op"], op["instructions"], _percent(op["instructions"], invoke)]
-            for op in result["ops"]]
-    click.echo(format_table(["#", "op", "instructions", "of invoke"], rows, indent="  "))
+    rows = [[op["index"], op["op"], op["runs_on"], op["instructions"],
+             _percent(op["instructions"], invoke)] for op in result["ops"]]
+    click.echo(format_table(["#", "op", "runs on", "instructions", "of invoke"], rows,
+                            indent="  "))
+    offloaded = sum(op["instructions"] for op in result["ops"] if op["runs_on"] != "cpu")
+    cpu = sum(op["instructions"] for op in result["ops"]) - offloaded
+    if offloaded:
+        click.echo(f"accelerator ops {_percent(offloaded, invoke)} of invoke (here the "
+                   f"reference backend: the subgraph on the CPU), cpu ops "
+                   f"{_percent(cpu, invoke)}")
     click.echo(f"instructions per invoke {invoke:,}; init {result['init_instructions']:,}; "
                f"interpreter overhead {result['interpreter_overhead_pct']:.2f}%")
     click.echo(f"arena {result['arena_bytes']:,} B; text {result['text']:,} B (runtime "

@@ -314,3 +314,38 @@ def partition_summary(model: ir.Model, plan: PartitionPlan) -> dict:
 def summary_line(summary: dict) -> str:
     return (f"{summary['subgraphs']} accelerator subgraph(s); {summary['ops_offloaded']} of "
             f"{summary['ops']} ops offloaded; {summary['mac_share']:.1%} of MACs")
+
+
+def inline_partitions(model: ir.Model) -> ir.Model:
+    """The model with every accelerator op replaced by its subgraph's ops (what the
+    reference runtimes can run: they know no accelerator op); the model itself when it has
+    none.  The outputs are those of the partitioned model, bit for bit."""
+    calls = {partition_subgraph(op) for op in model.subgraph.operators} - {None}
+    if not calls:
+        return model
+    result = copy.deepcopy(model)
+    main = result.subgraph
+    operators, main.operators = main.operators, []
+    for op in operators:
+        called = partition_subgraph(op)
+        if called is None:
+            main.operators.append(op)
+        else:
+            _inline(main, model.subgraphs[called], op)
+    if calls == set(range(min(calls), len(model.subgraphs))):
+        result.subgraphs = result.subgraphs[:min(calls)]  # partition() appends them last
+    return result
+
+
+def _inline(main: ir.SubGraph, subgraph: ir.SubGraph, call: ir.Operator) -> None:
+    local = dict(zip(subgraph.inputs, call.inputs)) | dict(zip(subgraph.outputs, call.outputs))
+
+    def tensor(t: int) -> int:
+        if t < 0:
+            return t
+        if t not in local:
+            local[t] = len(main.tensors)
+            main.tensors.append(copy.deepcopy(subgraph.tensors[t]))
+        return local[t]
+
+    main.operators += [_remapped(op, tensor) for op in subgraph.operators]
