@@ -42,19 +42,6 @@ void tflm_partition_free(tflm_context_t *ctx, tflm_node_t *node, const tflm_dele
   if (subgraph > 0 && delegate->free != NULL) delegate->free(ctx, node, subgraph);
 }
 
-/* Copies one tensor's bytes; both views must have the same size (checked by the caller's
- * prepare through the model: the partitioner copies the tensors). */
-static tflm_status_t tflm_reference_copy(const tflm_tensor_t *dst, const tflm_tensor_t *src) {
-  uint8_t *to = (uint8_t *)dst->data;
-  const uint8_t *from = (const uint8_t *)src->data;
-  int32_t i;
-  if (dst->bytes != src->bytes) return TFLM_ERR_BAD_SHAPE;
-  if (to == from || dst->bytes == 0) return TFLM_OK;
-  if (to == NULL || from == NULL) return TFLM_ERROR;
-  for (i = 0; i < dst->bytes; ++i) to[i] = from[i];
-  return TFLM_OK;
-}
-
 static tflm_status_t tflm_reference_eval(tflm_context_t *ctx, tflm_node_t *node,
                                          int32_t subgraph) {
   tflm_tensor_t outer, inner;
@@ -63,13 +50,13 @@ static tflm_status_t tflm_reference_eval(tflm_context_t *ctx, tflm_node_t *node,
   for (i = 0; status == TFLM_OK && i < node->inputs_count; ++i) {
     status = tflm_node_input(ctx, node, i, &outer);
     if (status == TFLM_OK) status = tflm_subgraph_input(ctx, subgraph, i, &inner);
-    if (status == TFLM_OK) status = tflm_reference_copy(&inner, &outer);
+    if (status == TFLM_OK) status = tflm_tensor_copy(&inner, &outer);
   }
   if (status == TFLM_OK) status = tflm_subgraph_invoke(ctx, subgraph);
   for (i = 0; status == TFLM_OK && i < node->outputs_count; ++i) {
     status = tflm_node_output(ctx, node, i, &outer);
     if (status == TFLM_OK) status = tflm_subgraph_output(ctx, subgraph, i, &inner);
-    if (status == TFLM_OK) status = tflm_reference_copy(&outer, &inner);
+    if (status == TFLM_OK) status = tflm_tensor_copy(&outer, &inner);
   }
   return status;
 }

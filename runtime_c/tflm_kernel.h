@@ -90,6 +90,9 @@ float tflm_tensor_scale(const tflm_tensor_t *view, int32_t c);
 int32_t tflm_tensor_zero_point(const tflm_tensor_t *view, int32_t c);
 /* Number of elements: product of dims (1 for a scalar). */
 int32_t tflm_tensor_elements(const tflm_tensor_t *view);
+/* Copies src's bytes to dst (operators that pass tensors to a subgraph): tensors of
+ * different byte sizes are TFLM_ERR_BAD_SHAPE, tensors sharing memory need no copy. */
+tflm_status_t tflm_tensor_copy(const tflm_tensor_t *dst, const tflm_tensor_t *src);
 
 /* Per-channel requantisation the generator precomputed into the model (metadata
  * "tflm_gen.requant"): `*channels` Q31 multipliers followed by `*channels` shifts, read in

@@ -250,3 +250,5 @@ def test_partitioned_model_passes_on_cortex_m4():
                                     "qemu-cortex-m4")
     assert completed.returncode == 0, completed.stdout + completed.stderr
     assert qemu.PASSED in completed.stdout
+    used, declared = re.search(r"arena used: (\d+) of (\d+)", completed.stdout).groups()
+    assert used == declared

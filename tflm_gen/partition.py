@@ -207,21 +207,27 @@ def _group_subgraph(model: ir.Model, group: list[int]) -> tuple[ir.SubGraph, lis
         if t >= 0 and t not in produced and not ir.is_constant(model, graph.tensors[t])))
     outputs = [t for i in group for t in graph.operators[i].outputs if t in used_outside]
     subgraph = ir.SubGraph()
-    local: dict[int, int] = {}
-
-    def tensor(t: int) -> int:
-        if t < 0:
-            return t
-        if t not in local:
-            local[t] = len(subgraph.tensors)
-            subgraph.tensors.append(copy.deepcopy(graph.tensors[t]))
-        return local[t]
-
+    tensor = _tensor_copier(graph, subgraph, {})
     subgraph.inputs = [tensor(t) for t in inputs]
     for i in group:
         subgraph.operators.append(_remapped(graph.operators[i], tensor))
     subgraph.outputs = [tensor(t) for t in outputs]
     return subgraph, inputs, outputs
+
+
+def _tensor_copier(source: ir.SubGraph, target: ir.SubGraph, local: dict[int, int]):
+    """A function giving each tensor index of `source` its index in `target`, copying the
+    tensor there on first use; `local` holds the indices known already (-1 stays -1)."""
+
+    def tensor(t: int) -> int:
+        if t < 0:
+            return t
+        if t not in local:
+            local[t] = len(target.tensors)
+            target.tensors.append(copy.deepcopy(source.tensors[t]))
+        return local[t]
+
+    return tensor
 
 
 def _remapped(op: ir.Operator, tensor) -> ir.Operator:
@@ -240,14 +246,7 @@ class _MainGraph:
         self.original = model.subgraph
         self.graph = ir.SubGraph(name=self.original.name)
         self.remap: dict[int, int] = {}
-
-    def tensor(self, t: int) -> int:
-        if t < 0:
-            return t
-        if t not in self.remap:
-            self.remap[t] = len(self.graph.tensors)
-            self.graph.tensors.append(copy.deepcopy(self.original.tensors[t]))
-        return self.remap[t]
+        self.tensor = _tensor_copier(self.original, self.graph, self.remap)
 
     def add_cpu_op(self, op: ir.Operator) -> None:
         self.graph.operators.append(_remapped(op, self.tensor))
@@ -339,13 +338,5 @@ def inline_partitions(model: ir.Model) -> ir.Model:
 
 def _inline(main: ir.SubGraph, subgraph: ir.SubGraph, call: ir.Operator) -> None:
     local = dict(zip(subgraph.inputs, call.inputs)) | dict(zip(subgraph.outputs, call.outputs))
-
-    def tensor(t: int) -> int:
-        if t < 0:
-            return t
-        if t not in local:
-            local[t] = len(main.tensors)
-            main.tensors.append(copy.deepcopy(subgraph.tensors[t]))
-        return local[t]
-
+    tensor = _tensor_copier(subgraph, main, local)
     main.operators += [_remapped(op, tensor) for op in subgraph.operators]
