@@ -6,6 +6,7 @@ project must pass its self-test with the reference backend."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -252,3 +253,19 @@ def test_partitioned_model_passes_on_cortex_m4():
     assert qemu.PASSED in completed.stdout
     used, declared = re.search(r"arena used: (\d+) of (\d+)", completed.stdout).groups()
     assert used == declared
+
+
+def test_bench_shows_the_cpu_accelerator_split(tmp_path):
+    board = qemu.board_of("qemu-cortex-m4")
+    for tool in (board["toolchain"] + "gcc", board["qemu"], "make"):
+        need_tool(tool)
+    model = tmp_path / "kws_npu.tflite"
+    model.write_bytes(partitioned("kws_ref_model.tflite", "conv_only"))
+    result = CliRunner().invoke(main, ["bench", str(model), "--target", "qemu-cortex-m4",
+                                       "--json", str(tmp_path / "bench.json")])
+    assert result.exit_code == 0, result.output
+    rows = json.loads((tmp_path / "bench.json").read_text())["ops"]
+    assert [row["runs_on"] for row in rows] == ["cpu", "accelerator"] + ["cpu"] * 4
+    assert rows[1]["op"] == "TFLM_GEN_CONV_NPU (8 ops)" and rows[1]["instructions"] > 0
+    assert re.search(r"1\s+TFLM_GEN_CONV_NPU \(8 ops\)\s+accelerator\s+[\d,]+", result.output)
+    assert "accelerator ops" in result.output and "bit-exact" in result.output

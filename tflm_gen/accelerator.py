@@ -5,11 +5,11 @@ keys; `op_refusal` says why an op stays on the CPU."""
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import tflite
+import tomllib
 
 from tflm_gen.errors import InputError
 from tflm_gen.kernels import kernel_catalogue

@@ -208,11 +208,11 @@ def partition_command(model_path, spec, output_path, cuts):
     """Move the ops an accelerator runs into custom ops, one per maximal group."""
     from tflm_gen.accelerator import load_accelerator
     from tflm_gen.model.writer import write_model
-    from tflm_gen.partition import partition_model, partition_summary, plan_partition, \
-        summary_line
+    from tflm_gen.partition import partition_model, partition_summary, plan_partition, summary_line
 
     model = read_model(_model_bytes(model_path))
     accelerator = load_accelerator(spec)
     plan = plan_partition(model, accelerator, tuple(cuts))
     write_file(output_path, write_model(partition_model(model, accelerator, plan)))
-    click.echo(f"{summary_line(partition_summary(model, plan))}; wrote {output_path}")
+    summary = partition_summary(model, plan, accelerator)
+    click.echo(f"{summary_line(summary)}; wrote {output_path}")

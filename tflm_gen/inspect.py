@@ -260,14 +260,13 @@ def inspect_command(model: Path, as_json: bool, memory: bool, svg_path, target, 
 
 def _inspect_partition(path: Path, spec: str, as_json: bool) -> None:
     from tflm_gen.accelerator import load_accelerator
-    from tflm_gen.partition import partition_rows, partition_summary, plan_partition, \
-        summary_line
+    from tflm_gen.partition import partition_rows, partition_summary, plan_partition, summary_line
 
     model = read_model(read_model_bytes(path))
     accelerator = load_accelerator(spec)
     plan = plan_partition(model, accelerator)
     rows = partition_rows(model, plan, accelerator)
-    summary = partition_summary(model, plan)
+    summary = partition_summary(model, plan, accelerator)
     if as_json:
         keys = ["index", "op", "macs", "runs_on", "reason"]
         click.echo(json.dumps({"accelerator": accelerator.name, **summary, "groups": plan.groups,

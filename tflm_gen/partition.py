@@ -297,22 +297,33 @@ def partition_rows(model: ir.Model, plan: PartitionPlan, accelerator: Accelerato
     return rows
 
 
-def partition_summary(model: ir.Model, plan: PartitionPlan) -> dict:
-    """Subgraphs made, ops offloaded and the share of MACs they hold."""
+def partition_summary(model: ir.Model, plan: PartitionPlan,
+                      accelerator: Accelerator | None = None) -> dict:
+    """Subgraphs made, ops offloaded, the share of MACs they hold and, when the spec has a
+    [cost] table, the accelerator cycles it estimates (MACs / macs_per_cycle plus
+    cycles_per_call for each custom op)."""
     from tflm_gen.inspect import operator_macs
 
     graph = model.subgraph
     macs = [operator_macs(graph, op) for op in graph.operators]
     offloaded = [index for group in plan.groups for index in group]
     total = sum(macs)
-    return {"subgraphs": len(plan.groups), "ops_offloaded": len(offloaded),
-            "ops": len(graph.operators),
-            "mac_share": (sum(macs[i] for i in offloaded) / total) if total else 0.0}
+    summary = {"subgraphs": len(plan.groups), "ops_offloaded": len(offloaded),
+               "ops": len(graph.operators),
+               "mac_share": (sum(macs[i] for i in offloaded) / total) if total else 0.0}
+    cost = accelerator.cost if accelerator is not None else {}
+    if cost.get("macs_per_cycle"):
+        summary["estimated_cycles"] = (sum(macs[i] for i in offloaded) // cost["macs_per_cycle"]
+                                       + cost.get("cycles_per_call", 0) * len(plan.groups))
+    return summary
 
 
 def summary_line(summary: dict) -> str:
-    return (f"{summary['subgraphs']} accelerator subgraph(s); {summary['ops_offloaded']} of "
+    line = (f"{summary['subgraphs']} accelerator subgraph(s); {summary['ops_offloaded']} of "
             f"{summary['ops']} ops offloaded; {summary['mac_share']:.1%} of MACs")
+    if "estimated_cycles" in summary:
+        line += f"; about {summary['estimated_cycles']:,} accelerator cycles (spec's [cost])"
+    return line
 
 
 def inline_partitions(model: ir.Model) -> ir.Model:
