@@ -5,11 +5,16 @@ keys; `op_refusal` says why an op stays on the CPU."""
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import tflite
-import tomllib
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10: the same parser, as a package (pyproject.toml installs it there)
+    import tomli as tomllib
 
 from tflm_gen.errors import InputError
 from tflm_gen.kernels import kernel_catalogue
