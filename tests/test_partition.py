@@ -269,3 +269,13 @@ def test_bench_shows_the_cpu_accelerator_split(tmp_path):
     assert rows[1]["op"] == "TFLM_GEN_CONV_NPU (8 ops)" and rows[1]["instructions"] > 0
     assert re.search(r"1\s+TFLM_GEN_CONV_NPU \(8 ops\)\s+accelerator\s+[\d,]+", result.output)
     assert "accelerator ops" in result.output and "bit-exact" in result.output
+
+
+def test_verify_runs_the_inlined_original_as_reference(tmp_path):
+    """TFLM cannot run the accelerator op: `verify` compares the partitioned model with
+    TFLM running the original ops (the subgraphs inlined back)."""
+    model = tmp_path / "resnet_npu.tflite"
+    model.write_bytes(partitioned("pretrainedResnet_quant.tflite", "conv_only"))
+    result = CliRunner().invoke(main, ["verify", str(model), "--runs", "2"])
+    assert result.exit_code == 0, result.output
+    assert "bit-exact with tflm over 2 invokes" in result.output
