@@ -136,7 +136,8 @@ def pooling_mul_softmax_cases(b: ModelBuilder, rng) -> list:
     """(op, input data list, description) of AVERAGE_POOL_2D, MAX_POOL_2D, MUL and SOFTMAX:
     channel counts around the 4-, 8- and 16-channel blocks, same-shape and broadcast MULs
     with output shifts inside and outside the fast requantisation's range, softmax rows
-    shorter and longer than the DSP max's 8, and float32 / int16 cases of the fallbacks (int16 only for SOFTMAX)."""
+    shorter and longer than the DSP max's 8 (inputs below and above the exp table's 256
+    elements), and float32 / int16 cases of the fallbacks (int16 only for SOFTMAX)."""
     cases = []
     for op in ("AVERAGE_POOL_2D", "MAX_POOL_2D"):
         for channels in (1, 4, 5, 8, 19, 32):

@@ -1,7 +1,9 @@
-"""`tflm-gen bench`: exact instruction counts of a generated project on a QEMU board.
+"""`tflm-gen bench`: exact instruction counts of a generated project on a QEMU board, and
+an estimate of its cycles.
 
 Our own TCG plugin (tflm_gen/qemu_plugin/tflm_count.c, compiled at first use with the host
-compiler) counts every executed instruction and records the count at each entry to the
+compiler) counts every executed instruction, and its cycles from the core's table
+(tflm_gen/cycles.py, docs/cycles.md), and records both counts at each entry to the
 marker functions of the qemu main (templates/qemu/main.c.j2):
 
     mark 0, mark 1            back to back: the cost of a mark, subtracted below
@@ -12,7 +14,8 @@ marker functions of the qemu main (templates/qemu/main.c.j2):
 An operator's instructions are those between the entries to its begin and end hooks minus
 the ones executed in the interpreter's invoke loop and the hooks themselves (the plugin's
 "frame" ranges): the kernel's eval and everything it calls.  Interpreter overhead is the
-unprofiled invoke minus the sum over operators, as in Table 2 of the TFLM paper.
+unprofiled invoke minus the sum over operators, as in Table 2 of the TFLM paper.  Cycles are
+split the same way.  The main also reports the stack's high-water mark of init and invoke.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from pathlib import Path
 import click
 
 from tflm_gen import qemu
+from tflm_gen.cycles import core_of, cycle_table, write_cycle_table
 from tflm_gen.errors import ModelError, ToolchainError
 from tflm_gen.host import cache_dir, compiler
 from tflm_gen.inspect import read_model_bytes
@@ -46,7 +50,8 @@ MARKERS = ("tflm_bench_mark", "tflm_bench_op_begin", "tflm_bench_op_end")
 FRAME_FUNCTIONS = ("tflm_interpreter_invoke", "tflm_bench_op_begin", "tflm_bench_op_end")
 OPT_FLAGS = ["-O0", "-O1", "-O2", "-O3", "-Os", "-Og"]  # a choice: it reaches the compiler
 JSON_KEYS = ("instructions_per_invoke", "init_instructions", "interpreter_overhead_pct", "ops",
-             "arena_bytes", "text", "data", "bss", "text_runtime", "text_kernels", "model_bytes")
+             "arena_bytes", "text", "data", "bss", "text_runtime", "text_kernels", "model_bytes",
+             "cycles_per_invoke", "core", "stack_bytes")
 
 
 def plugin_library() -> Path:
@@ -87,6 +92,11 @@ def plugin_arguments(program: qemu.Build, records: Path) -> str:
     if missing:
         raise ToolchainError(f"{program.elf} lacks the bench functions {missing}")
     arguments = [str(plugin_library()), f"out={records}"]
+    core = core_of(program.board["cpu_flags"])
+    if core is not None:
+        cycles = records.with_name("cycles.txt")
+        write_cycle_table(cycle_table(program.elf, program.tool("objdump"), table, core), cycles)
+        arguments.append(f"cycles={cycles}")
     arguments += [f"mark{i}={table[name][0]:x}" for i, name in enumerate(MARKERS)]
     for i, name in enumerate(FRAME_FUNCTIONS):
         start, size = table[name]
@@ -94,12 +104,13 @@ def plugin_arguments(program: qemu.Build, records: Path) -> str:
     return ",".join(arguments)
 
 
-def _records(path: Path) -> list[tuple[int, int, int]]:
+def _records(path: Path) -> list[tuple[int, ...]]:
+    """(marker, instructions, frame instructions, cycles, frame cycles) per marker entry."""
     rows = []
     for line in path.read_text().splitlines():
-        marker, total, frame = line.split()
-        if marker != "end":
-            rows.append((int(marker), int(total), int(frame)))
+        fields = line.split()
+        if fields[0] != "end":
+            rows.append(tuple(int(field) for field in fields))
     return rows
 
 
@@ -113,25 +124,34 @@ def operator_label(model, op) -> tuple[str, str]:
     return f"{printable(op.custom_code or '')} ({count} ops)", "accelerator"
 
 
-def count_instructions(rows: list[tuple[int, int, int]], ops: list[tuple[str, str]]) -> dict:
+def _kernel(begin: tuple[int, ...], end: tuple[int, ...], column: int) -> int:
+    """Count of `column` (1: instructions, 3: cycles) between two hooks, frames excluded."""
+    return (end[column] - begin[column]) - (end[column + 1] - begin[column + 1])
+
+
+def count_instructions(rows: list[tuple[int, ...]], ops: list[tuple[str, str]]) -> dict:
     """The bench figures from the plugin's records (see the module comment)."""
-    marks = [total for marker, total, _ in rows if marker == 0]
+    marks = [row for row in rows if row[0] == 0]
     if len(marks) != 7:
         raise ToolchainError(f"expected 7 marks from the program, got {len(marks)}")
-    mark_cost = marks[1] - marks[0]
     hooks = [row for row in rows if row[0] in (1, 2)]
     if len(hooks) != 2 * len(ops):
         raise ToolchainError(f"expected {len(ops)} profiled operators, got {len(hooks) // 2}")
-    per_op = []
-    for index, (begin, end) in enumerate(zip(hooks[0::2], hooks[1::2])):
-        kernel = (end[1] - begin[1]) - (end[2] - begin[2])
-        name, runs_on = ops[index]
-        per_op.append({"index": index, "op": name, "instructions": kernel, "runs_on": runs_on})
-    invoke = marks[5] - marks[4] - mark_cost
+    per_op = [{"index": index, "op": ops[index][0], "runs_on": ops[index][1],
+               "instructions": _kernel(begin, end, 1), "cycles": _kernel(begin, end, 3)}
+              for index, (begin, end) in enumerate(zip(hooks[0::2], hooks[1::2]))]
+
+    def between(first: int, last: int, column: int) -> int:  # minus the cost of one mark
+        mark_cost = marks[1][column] - marks[0][column]
+        return marks[last][column] - marks[first][column] - mark_cost
+
+    invoke, cycles = between(4, 5, 1), between(4, 5, 3)
     overhead = invoke - sum(op["instructions"] for op in per_op)
-    return {"instructions_per_invoke": invoke, "init_instructions": marks[3] - marks[2] - mark_cost,
+    return {"instructions_per_invoke": invoke, "init_instructions": between(2, 3, 1),
             "interpreter_overhead_pct": round(100.0 * overhead / invoke, 4) if invoke else 0.0,
-            "interpreter_overhead_instructions": overhead, "ops": per_op}
+            "interpreter_overhead_instructions": overhead, "ops": per_op,
+            "cycles_per_invoke": cycles, "init_cycles": between(2, 3, 3),
+            "interpreter_overhead_cycles": cycles - sum(op["cycles"] for op in per_op)}
 
 
 _OUTPUT_SECTION = re.compile(r"^(\.[\w.]+)")
@@ -206,33 +226,60 @@ def bench(model_bytes: bytes, target: str, tags=(), opt: str = qemu.DEFAULT_OPT)
     model = read_model(model_bytes)
     ops = [operator_label(model, op) for op in model.subgraph.operators]
     arena = re.search(r"^arena used: (\d+) of", completed.stdout, re.MULTILINE)
-    if arena is None:
+    stack = re.search(r"^stack used: (\d+) of", completed.stdout, re.MULTILINE)
+    if arena is None or stack is None:
         raise ModelError(f"the program did not initialise on {target}:\n{completed.stdout}")
     all_tags = load_target(target).tags + tags
-    return {"target": target, "machine": program.board["machine"], "tags": list(all_tags),
-            "opt": opt, **count_instructions(rows, ops), "arena_bytes": int(arena.group(1)),
+    figures = count_instructions(rows, ops)
+    core = core_of(program.board["cpu_flags"])
+    if core is None:  # no cycle table (RISC-V): no estimate rather than one cycle each
+        figures = _without_cycles(figures)
+    return {"target": target, "machine": program.board["machine"], "core": core,
+            "tags": list(all_tags), "opt": opt, **figures, "arena_bytes": int(arena.group(1)),
+            "stack_bytes": int(stack.group(1)),
             **sizes(program, all_tags), "bit_exact": qemu.PASSED in completed.stdout}
+
+
+def _without_cycles(figures: dict) -> dict:
+    ops = [{key: value for key, value in op.items() if key != "cycles"} for op in figures["ops"]]
+    return {**figures, "ops": ops, "cycles_per_invoke": None, "init_cycles": None,
+            "interpreter_overhead_cycles": None}
 
 
 def _percent(part: int, whole: int) -> str:
     return f"{100.0 * part / whole:.1f}%" if whole else "-"
 
 
-def _report(result: dict) -> None:
-    invoke = result["instructions_per_invoke"]
-    rows = [[op["index"], op["op"], op["runs_on"], op["instructions"],
-             _percent(op["instructions"], invoke)] for op in result["ops"]]
-    click.echo(format_table(["#", "op", "runs on", "instructions", "of invoke"], rows,
-                            indent="  "))
-    offloaded = sum(op["instructions"] for op in result["ops"] if op["runs_on"] != "cpu")
-    cpu = sum(op["instructions"] for op in result["ops"]) - offloaded
+def _report_split(ops: list[dict], invoke: int) -> None:
+    """The accelerator's share of the invoke, for a partitioned model."""
+    offloaded = sum(op["instructions"] for op in ops if op["runs_on"] != "cpu")
+    cpu = sum(op["instructions"] for op in ops) - offloaded
     if offloaded:
         click.echo(f"accelerator ops {_percent(offloaded, invoke)} of invoke (here the "
                    f"reference backend: the subgraph on the CPU), cpu ops "
                    f"{_percent(cpu, invoke)}")
+
+
+def _report(result: dict, clock_mhz: float | None = None) -> None:
+    invoke, cycles = result["instructions_per_invoke"], result["cycles_per_invoke"]
+    rows = [[op["index"], op["op"], op["runs_on"], op["instructions"],
+             _percent(op["instructions"], invoke)]
+            + ([op["cycles"]] if cycles is not None else []) for op in result["ops"]]
+    headers = (["#", "op", "runs on", "instructions", "of invoke"]
+               + (["est. cycles"] if cycles else []))
+    click.echo(format_table(headers, rows, indent="  "))
+    _report_split(result["ops"], invoke)
     click.echo(f"instructions per invoke {invoke:,}; init {result['init_instructions']:,}; "
                f"interpreter overhead {result['interpreter_overhead_pct']:.2f}%")
-    click.echo(f"arena {result['arena_bytes']:,} B; text {result['text']:,} B (runtime "
+    if cycles is not None:
+        timing = (f" = {cycles / (1000.0 * clock_mhz):.3f} ms at {clock_mhz:g} MHz"
+                  if clock_mhz else "")
+        click.echo(f"estimated cycles per invoke {cycles:,}{timing} ({result['core']} table, "
+                   f"zero wait states: docs/cycles.md)")
+    else:
+        click.echo(f"no cycle estimate for {result['target']} (no cycle table for its core)")
+    click.echo(f"arena {result['arena_bytes']:,} B; stack {result['stack_bytes']:,} B (high-water "
+               f"mark of init and invoke); text {result['text']:,} B (runtime "
                f"{result['text_runtime']:,}, kernels {result['text_kernels']:,}, model "
                f"{result['model_bytes']:,}, other {result['text_other']:,}); data "
                f"{result['data']:,} B; bss {result['bss']:,} B")
@@ -272,12 +319,18 @@ def compare_with_reference(model: bytes, target: str, opt: str, tagged: dict) ->
 @click.option("--json", "json_path", help="also write the figures to this JSON file")
 @click.option("--compare/--no-compare", default=True, show_default=True,
               help="with --tags, also run the reference kernels and report the ratio")
-def bench_command(model_path, target, tags, opt, json_path, compare):
-    """Count the instructions MODEL executes on a QEMU board, per invoke and per operator."""
+@click.option("--clock-mhz", type=click.FloatRange(min=0.001, max=100000.0), default=None,
+              help="also print the estimated cycles as milliseconds at this clock")
+def bench_command(model_path, target, tags, opt, json_path, compare, clock_mhz):
+    """Count the instructions MODEL executes on a QEMU board, per invoke and per operator,
+    and estimate its cycles."""
     tag_list = tags
     model = read_model_bytes(Path(model_path))
     result = bench(model, target, tag_list, opt)
-    _report(result)
+    if clock_mhz and result["cycles_per_invoke"] is not None:
+        result["clock_mhz"] = clock_mhz
+        result["ms_per_invoke"] = round(result["cycles_per_invoke"] / (1000.0 * clock_mhz), 6)
+    _report(result, clock_mhz)
     if compare and tag_list:
         result["reference"] = compare_with_reference(model, target, opt, result)
     if json_path:

@@ -119,12 +119,16 @@ def check_fits_board(target: Target, model_bytes: int, arena_bytes: int) -> None
     memory = board.get("memory", {}) if isinstance(board, dict) else {}
     if not memory:
         return
-    code, data = memory["code"], memory["data"]
+    data = memory["data"]
     ram = arena_bytes + int(board.get("stack_bytes", 0))
-    if model_bytes > code["length"]:
+    if "constants" in memory:  # the model has a region of its own (link.ld: .rodata)
+        constants, shared = memory["constants"], "constants"
+    else:
+        constants, shared = memory["code"], "code and model together"
+    if model_bytes > constants["length"]:
         raise UnsupportedModelError(
-            f"the model ({model_bytes} bytes) does not fit {target.name}: {code['name']} holds "
-            f"{code['length']} bytes for code and model together")
+            f"the model ({model_bytes} bytes) does not fit {target.name}: {constants['name']} "
+            f"holds {constants['length']} bytes for {shared}")
     if ram > data["length"]:
         raise UnsupportedModelError(
             f"the arena ({arena_bytes} bytes) and stack ({board.get('stack_bytes', 0)} bytes) "

@@ -6,10 +6,13 @@
  * the reference arithmetic once (0 where -d < diff_min, whose terms the reference skips: a
  * zero exp adds nothing to the sum and gives the output minimum, the reference's value for
  * them), so a row costs a max, one lookup per sum term and one per output instead of two
- * fixed-point exps per element.  float32 and int16 inputs run the reference loops
- * (softmax_reference.c).  Every value is the reference's.
+ * fixed-point exps per element.  The table is made only for an input of at least 256
+ * elements: a smaller one (the class scores of every corpus model) saves little time and
+ * the 1 KB would grow the arena past TFLM+CMSIS-NN's (micro_speech: 4 scores).  float32,
+ * int16 and small int8 inputs run the reference loops (softmax_reference.c).  Every value
+ * is the reference's.
  *
- * Persistent memory: 16 bytes per node, plus the 1 KB table for int8 inputs, whatever the
+ * Persistent memory: 16 bytes per node, plus the table when there is one, whatever the
  * instruction set; no scratch memory. */
 #include <stddef.h>
 #include <stdint.h>
@@ -29,20 +32,23 @@ typedef struct {
 } cmsis_softmax_node_t;
 
 #define CMSIS_SOFTMAX_HEADER_BYTES ((uint32_t)sizeof(cmsis_softmax_node_t))
+#define CMSIS_SOFTMAX_TABLE_MIN_ELEMENTS 256
 
 static tflm_status_t cmsis_softmax_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   cmsis_softmax_node_t *mine;
   const tflm_softmax_params_t *p;
   uint32_t bytes = CMSIS_SOFTMAX_HEADER_BYTES;
-  int32_t d;
+  int32_t d, has_table;
   tflm_status_t status = tflm_softmax_prepare(ctx, node);
   if (status != TFLM_OK) return status;
   p = (const tflm_softmax_params_t *)node->user_data;
-  if (p->input_type == TFLM_TYPE_INT8) bytes += 256u * (uint32_t)sizeof(int32_t);
+  has_table = p->input_type == TFLM_TYPE_INT8 &&
+              (int64_t)p->outer_size * p->depth >= CMSIS_SOFTMAX_TABLE_MIN_ELEMENTS;
+  if (has_table) bytes += 256u * (uint32_t)sizeof(int32_t);
   mine = (cmsis_softmax_node_t *)tflm_alloc_persistent(ctx, bytes);
   TFLM_KERNEL_CHECK(ctx, node, mine != NULL, TFLM_ERR_ARENA_TOO_SMALL);
   mine->shared = (uint64_t)(uintptr_t)p;
-  mine->has_table = p->input_type == TFLM_TYPE_INT8;
+  mine->has_table = has_table;
   mine->unused = 0;
   if (mine->has_table) {
     int32_t *table = (int32_t *)(void *)(mine + 1);
@@ -133,6 +139,7 @@ static tflm_status_t cmsis_softmax_eval(tflm_context_t *ctx, tflm_node_t *node) 
     tflm_softmax_float(p, (const float *)in, (float *)out);
     return TFLM_OK;
   }
+  if (p->input_type == TFLM_TYPE_INT8) return tflm_softmax_int8(p, (const int8_t *)in, out);
   tflm_softmax_int16((const tflm_softmax_int16_data_t *)p, (const int16_t *)in, (int16_t *)out);
   return TFLM_OK;
 }
