@@ -16,19 +16,6 @@ typedef struct {
   int32_t second;  /* IF: else branch; WHILE: body; CALL_ONCE: 1 once it has run */
 } tflm_control_params_t;
 
-/* Copies src's bytes to dst; tensors of different byte sizes are an error (TFLM's
- * ValidateAndGetTensorSizes), tensors sharing memory need no copy. */
-static tflm_status_t tflm_control_copy(const tflm_tensor_t *dst, const tflm_tensor_t *src) {
-  uint8_t *to = (uint8_t *)dst->data;
-  const uint8_t *from = (const uint8_t *)src->data;
-  int32_t i;
-  if (dst->bytes != src->bytes) return TFLM_ERR_BAD_SHAPE;
-  if (to == from || dst->bytes == 0) return TFLM_OK;
-  if (to == NULL || from == NULL) return TFLM_ERROR;
-  for (i = 0; i < dst->bytes; ++i) to[i] = from[i];
-  return TFLM_OK;
-}
-
 /* Which tensors a copy moves: the node's inputs (from `first_input` on) or outputs, and a
  * subgraph's inputs or outputs. */
 enum { TFLM_NODE_INPUTS, TFLM_NODE_OUTPUTS, TFLM_GRAPH_INPUTS, TFLM_GRAPH_OUTPUTS };
@@ -52,7 +39,7 @@ static tflm_status_t tflm_control_move(tflm_context_t *ctx, const tflm_node_t *n
     tflm_tensor_t dst, src;
     tflm_status_t status = tflm_control_view(ctx, node, to, subgraph, i, &dst);
     if (status == TFLM_OK) status = tflm_control_view(ctx, node, from, subgraph, first_from + i, &src);
-    if (status == TFLM_OK) status = tflm_control_copy(&dst, &src);
+    if (status == TFLM_OK) status = tflm_tensor_copy(&dst, &src);
     if (status != TFLM_OK) return status;
   }
   return TFLM_OK;

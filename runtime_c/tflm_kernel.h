@@ -90,6 +90,9 @@ float tflm_tensor_scale(const tflm_tensor_t *view, int32_t c);
 int32_t tflm_tensor_zero_point(const tflm_tensor_t *view, int32_t c);
 /* Number of elements: product of dims (1 for a scalar). */
 int32_t tflm_tensor_elements(const tflm_tensor_t *view);
+/* Copies src's bytes to dst (operators that pass tensors to a subgraph): tensors of
+ * different byte sizes are TFLM_ERR_BAD_SHAPE, tensors sharing memory need no copy. */
+tflm_status_t tflm_tensor_copy(const tflm_tensor_t *dst, const tflm_tensor_t *src);
 
 /* Per-channel requantisation the generator precomputed into the model (metadata
  * "tflm_gen.requant"): `*channels` Q31 multipliers followed by `*channels` shifts, read in
@@ -121,6 +124,9 @@ tflm_status_t tflm_subgraph_output(tflm_context_t *ctx, int32_t subgraph, int32_
 /* Runs every operator of a subgraph once (eval only).  Its tensors are planned in the same
  * arena, apart from everything live while the calling operator runs. */
 tflm_status_t tflm_subgraph_invoke(tflm_context_t *ctx, int32_t subgraph);
+/* The subgraph an accelerator op's custom options name: 8 bytes, the magic "TGP1" then the
+ * index (uint32 little-endian; accelerators/README.md).  -1 for other options. */
+int32_t tflm_partition_options_subgraph(const uint8_t *options, uint32_t size);
 
 /* --- resource variables (VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE) --------------- */
 

@@ -105,6 +105,18 @@ int32_t tflm_tensor_elements(const tflm_tensor_t *view) {
   return count;
 }
 
+/* TFLM's ValidateAndGetTensorSizes: the byte sizes must match. */
+tflm_status_t tflm_tensor_copy(const tflm_tensor_t *dst, const tflm_tensor_t *src) {
+  uint8_t *to = (uint8_t *)dst->data;
+  const uint8_t *from = (const uint8_t *)src->data;
+  int32_t i;
+  if (dst->bytes != src->bytes) return TFLM_ERR_BAD_SHAPE;
+  if (to == from || dst->bytes == 0) return TFLM_OK;
+  if (to == NULL || from == NULL) return TFLM_ERROR;
+  for (i = 0; i < dst->bytes; ++i) to[i] = from[i];
+  return TFLM_OK;
+}
+
 void *tflm_alloc_persistent(tflm_context_t *ctx, uint32_t bytes) {
   void *memory;
   if (!ctx->in_prepare) return NULL;

@@ -310,6 +310,24 @@ int32_t tflm_model_builtin_code(tflm_interpreter_t *it, uint32_t op, int32_t *ve
   return builtin > deprecated ? builtin : deprecated;
 }
 
+int32_t tflm_partition_options_subgraph(const uint8_t *options, uint32_t size) {
+  uint32_t index;
+  if (options == NULL || size != 8u) return -1;
+  if (options[0] != 'T' || options[1] != 'G' || options[2] != 'P' || options[3] != '1') return -1;
+  index = (uint32_t)options[4] | ((uint32_t)options[5] << 8) | ((uint32_t)options[6] << 16) |
+          ((uint32_t)options[7] << 24);
+  return index > 0x7FFFu ? -1 : (int32_t)index;
+}
+
+/* An accelerator op (CUSTOM with partition options) runs one subgraph: 1, 0 or -1. */
+static int32_t partition_called(tflm_interpreter_t *it, uint32_t op, int32_t called[2]) {
+  uint32_t length, position = tflm_fb_vector(&it->fb, op, OPERATOR_CUSTOM_OPTIONS, 1, &length);
+  if (position == 0) return 0;
+  called[0] = tflm_partition_options_subgraph(it->fb.data + position, length);
+  if (called[0] < 0) return 0;
+  return (uint32_t)called[0] < it->subgraphs_count ? 1 : -1;
+}
+
 int32_t tflm_model_called_subgraphs(tflm_interpreter_t *it, int32_t node, int32_t called[2]) {
   uint32_t op = tflm_model_operator(it, node), length, options;
   const uint8_t *name;
@@ -319,6 +337,8 @@ int32_t tflm_model_called_subgraphs(tflm_interpreter_t *it, int32_t node, int32_
     count = 2;
   } else if (code == TFLM_BUILTIN_CALL_ONCE) {
     count = 1;
+  } else if (code == TFLM_BUILTIN_CUSTOM) {
+    return partition_called(it, op, called);
   } else {
     return 0;
   }

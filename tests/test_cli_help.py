@@ -78,6 +78,7 @@ BASE_ARGS = {
     "tags": [],
     "bench": ["{tmp}/empty.tflite"],
     "plan": ["{model}", "-o", "{tmp}/planned.tflite"],
+    "partition": ["{model}", "--accelerator", "conv_only", "-o", "{tmp}/partitioned.tflite"],
     "ops": [],
     "doctor": [],
     "report": ["{model}", "-o", "{tmp}/report.html"],

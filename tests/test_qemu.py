@@ -168,7 +168,7 @@ def test_bench_json_has_the_issue_keys(tmp_path):
     assert result.exit_code == 0, result.output
     figures = json.loads(out.read_text())
     assert set(JSON_KEYS) <= set(figures)
-    assert {"index", "op", "instructions", "cycles"} == set(figures["ops"][0])
+    assert {"index", "op", "instructions", "cycles", "runs_on"} == set(figures["ops"][0])
     assert figures["text"] >= figures["text_runtime"] + figures["text_kernels"] + figures["model_bytes"]
     assert figures["model_bytes"] >= len(model_bytes("sine_int8.tflite"))
     assert figures["bss"] >= figures["arena_bytes"] > 0

@@ -8,9 +8,16 @@ import hashlib
 import jinja2
 
 from tflm_gen import __version__
-from tflm_gen.kernels import check_tags, kernel_catalogue, kernel_files, runtime_files
+from tflm_gen.kernels import (
+    _with_includes,
+    check_tags,
+    kernel_catalogue,
+    kernel_files,
+    runtime_files,
+)
 from tflm_gen.licensing import APACHE, MODEL_OWNER, spdx_line, with_spdx
 from tflm_gen.model import ir
+from tflm_gen.model.partition_op import partition_subgraph
 from tflm_gen.resources import resource_dir
 from tflm_gen.support import check_supported
 
@@ -36,8 +43,34 @@ def xml_banner(model: bytes) -> str:
 
 
 def ops_used(model: ir.Model) -> list[str]:
-    """Distinct op names of all subgraphs in order of first use."""
-    return list(dict.fromkeys(op.opcode for graph in model.subgraphs for op in graph.operators))
+    """Distinct builtin op names of all subgraphs in order of first use (accelerator custom
+    ops, which check_supported lets through, come from delegate_files)."""
+    return list(dict.fromkeys(op.opcode for graph in model.subgraphs for op in graph.operators
+                              if op.opcode != "CUSTOM"))
+
+
+def accelerator_ops(models: list[ir.Model]) -> list[dict]:
+    """The accelerator custom ops of partitioned models: name, C registration and driver."""
+    names = sorted({op.custom_code for model in models for graph in model.subgraphs
+                    for op in graph.operators if partition_subgraph(op) is not None})
+    return [{"name": name, "symbol": f"tflm_op_{name.lower()}",
+             "delegate": f"tflm_delegate_{name.lower()}"} for name in names]
+
+
+def delegate_files(delegates: list[dict], model_bytes: bytes, tags: tuple[str, ...],
+                   name: str) -> dict[str, bytes]:
+    """The custom op kernel and its reference delegate, the registrations by name and one
+    driver skeleton per accelerator op; nothing for a model that is not partitioned."""
+    if not delegates:
+        return {}
+    sources = _with_includes(resource_dir("kernels_c"), ["tflm_delegate.c"], tags)
+    files = {name: with_spdx(path.read_bytes()) for name, path in sources.items()}
+    files[f"{name}_model_delegates.c"] = render("common/model_delegates.c.j2",
+                                        banner=banner(model_bytes), delegates=delegates)
+    for op in delegates:
+        files[f"delegate_{op['name'].lower()}.c"] = render(
+            "common/delegate_driver.c.j2", banner=banner(model_bytes), op=op)
+    return files
 
 
 def environment(undefined: type = jinja2.StrictUndefined) -> jinja2.Environment:
@@ -59,12 +92,12 @@ def render(template: str, **values) -> bytes:
 DEFAULT_NAME = "model"  # the project name when `generate` is called without one
 
 
-def resolver_files(ops: list[str], model_bytes: bytes,
-                   name: str = DEFAULT_NAME) -> dict[str, bytes]:
+def resolver_files(ops: list[str], model_bytes: bytes, name: str = DEFAULT_NAME,
+                   custom_symbols=()) -> dict[str, bytes]:
     """<name>_model_ops.c/.h: a resolver, `<name>_resolver`, registering exactly the kernels
     the model(s) use; named after the project so two projects' folders merge."""
     catalogue = kernel_catalogue()
-    symbols = list(dict.fromkeys(catalogue[op].symbol for op in ops))
+    symbols = list(dict.fromkeys(catalogue[op].symbol for op in ops)) + list(custom_symbols)
     values = {"banner": banner(model_bytes), "symbols": symbols, "name": name}
     return {f"{name}_model_ops.c": render("common/model_ops.c.j2", **values),
             f"{name}_model_ops.h": render("common/model_ops.h.j2", **values)}
@@ -85,7 +118,9 @@ def library_files(model: ir.Model | list[ir.Model], model_bytes: bytes,
     ops = list(dict.fromkeys(op for each in models for op in ops_used(each)))
     sources = {**runtime_files(tags), **kernel_files(ops, tags)}
     files = {name: _licensed(name, path.read_bytes()) for name, path in sorted(sources.items())}
-    files.update(resolver_files(ops, model_bytes, name))
+    delegates = accelerator_ops(models)
+    files.update(delegate_files(delegates, model_bytes, tags, name))
+    files.update(resolver_files(ops, model_bytes, name, [op["symbol"] for op in delegates]))
     return files
 
 

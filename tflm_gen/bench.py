@@ -35,13 +35,14 @@ from tflm_gen.errors import ModelError, ToolchainError
 from tflm_gen.host import cache_dir, compiler
 from tflm_gen.inspect import read_model_bytes
 from tflm_gen.kernels import runtime_files
+from tflm_gen.model.partition_op import partition_subgraph
 from tflm_gen.model.reader import read_model
 from tflm_gen.options import tags_option
 from tflm_gen.output import write_file
 from tflm_gen.progress import activity
 from tflm_gen.table import format_table
 from tflm_gen.targets import load_target
-from tflm_gen.text import examples
+from tflm_gen.text import examples, printable
 
 PLUGIN_SOURCE = Path(__file__).resolve().parent / "qemu_plugin" / "tflm_count.c"
 PLUGIN_API_VERSION = 1  # QEMU 7.2's QEMU_PLUGIN_VERSION
@@ -113,12 +114,22 @@ def _records(path: Path) -> list[tuple[int, ...]]:
     return rows
 
 
+def operator_label(model, op) -> tuple[str, str]:
+    """The op's name and where it runs: an accelerator op (a partitioned model's custom op)
+    is the accelerator's row, named with the count of ops its subgraph holds."""
+    called = partition_subgraph(op)
+    if called is None:
+        return op.opcode, "cpu"
+    count = len(model.subgraphs[called].operators)
+    return f"{printable(op.custom_code or '')} ({count} ops)", "accelerator"
+
+
 def _kernel(begin: tuple[int, ...], end: tuple[int, ...], column: int) -> int:
     """Count of `column` (1: instructions, 3: cycles) between two hooks, frames excluded."""
     return (end[column] - begin[column]) - (end[column + 1] - begin[column + 1])
 
 
-def count_instructions(rows: list[tuple[int, ...]], ops: list[str]) -> dict:
+def count_instructions(rows: list[tuple[int, ...]], ops: list[tuple[str, str]]) -> dict:
     """The bench figures from the plugin's records (see the module comment)."""
     marks = [row for row in rows if row[0] == 0]
     if len(marks) != 7:
@@ -126,8 +137,8 @@ def count_instructions(rows: list[tuple[int, ...]], ops: list[str]) -> dict:
     hooks = [row for row in rows if row[0] in (1, 2)]
     if len(hooks) != 2 * len(ops):
         raise ToolchainError(f"expected {len(ops)} profiled operators, got {len(hooks) // 2}")
-    per_op = [{"index": index, "op": ops[index], "instructions": _kernel(begin, end, 1),
-               "cycles": _kernel(begin, end, 3)}
+    per_op = [{"index": index, "op": ops[index][0], "runs_on": ops[index][1],
+               "instructions": _kernel(begin, end, 1), "cycles": _kernel(begin, end, 3)}
               for index, (begin, end) in enumerate(zip(hooks[0::2], hooks[1::2]))]
 
     def between(first: int, last: int, column: int) -> int:  # minus the cost of one mark
@@ -212,7 +223,8 @@ def bench(model_bytes: bytes, target: str, tags=(), opt: str = qemu.DEFAULT_OPT)
             raise ToolchainError(f"the program failed on {target} (exit {completed.returncode})"
                                  f":\n{completed.stdout}{completed.stderr}")
         rows = _records(records)
-    ops = [op.opcode for op in read_model(model_bytes).subgraph.operators]
+    model = read_model(model_bytes)
+    ops = [operator_label(model, op) for op in model.subgraph.operators]
     arena = re.search(r"^arena used: (\d+) of", completed.stdout, re.MULTILINE)
     stack = re.search(r"^stack used: (\d+) of", completed.stdout, re.MULTILINE)
     if arena is None or stack is None:
@@ -238,12 +250,25 @@ def _percent(part: int, whole: int) -> str:
     return f"{100.0 * part / whole:.1f}%" if whole else "-"
 
 
+def _report_split(ops: list[dict], invoke: int) -> None:
+    """The accelerator's share of the invoke, for a partitioned model."""
+    offloaded = sum(op["instructions"] for op in ops if op["runs_on"] != "cpu")
+    cpu = sum(op["instructions"] for op in ops) - offloaded
+    if offloaded:
+        click.echo(f"accelerator ops {_percent(offloaded, invoke)} of invoke (here the "
+                   f"reference backend: the subgraph on the CPU), cpu ops "
+                   f"{_percent(cpu, invoke)}")
+
+
 def _report(result: dict, clock_mhz: float | None = None) -> None:
     invoke, cycles = result["instructions_per_invoke"], result["cycles_per_invoke"]
-    rows = [[op["index"], op["op"], op["instructions"], _percent(op["instructions"], invoke)]
+    rows = [[op["index"], op["op"], op["runs_on"], op["instructions"],
+             _percent(op["instructions"], invoke)]
             + ([op["cycles"]] if cycles is not None else []) for op in result["ops"]]
-    headers = ["#", "op", "instructions", "of invoke"] + (["est. cycles"] if cycles else [])
+    headers = (["#", "op", "runs on", "instructions", "of invoke"]
+               + (["est. cycles"] if cycles else []))
     click.echo(format_table(headers, rows, indent="  "))
+    _report_split(result["ops"], invoke)
     click.echo(f"instructions per invoke {invoke:,}; init {result['init_instructions']:,}; "
                f"interpreter overhead {result['interpreter_overhead_pct']:.2f}%")
     if cycles is not None:

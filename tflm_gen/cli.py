@@ -94,6 +94,7 @@ def _register_commands() -> None:
     # Each stage module owns its click command; the CLI only gathers them.
     from tflm_gen.bench import bench_command
     from tflm_gen.commands import (
+        partition_command,
         plan_command,
         project_command,
         run_command,
@@ -107,7 +108,8 @@ def _register_commands() -> None:
     from tflm_gen.toolchains import doctor_command
 
     for command in (inspect_command, project_command, run_command, verify_command,
-                    targets_command, tags_command, bench_command, plan_command, ops_command,
+                    targets_command, tags_command, bench_command, plan_command, partition_command,
+                    ops_command,
                     report_command, doctor_command):
         main.add_command(command)
 

@@ -253,3 +253,26 @@ def tags_command():
                                  subsequent_indent="    "))
         click.echo(f"    implied by the targets: {', '.join(implied) or 'none'}")
     click.echo("\nGive tags as --tags a,b; where two replace the same file, the later wins.")
+
+
+@click.command("partition", epilog=examples(
+    "tflm-gen partition model.tflite --accelerator conv_only -o model_npu.tflite",
+    "tflm-gen partition model.tflite --accelerator my_npu.toml --cut conv3_out -o out.tflite"))
+@click.argument("model_path", type=click.Path(dir_okay=False))
+@click.option("--accelerator", "spec", required=True,
+              help="an accelerators/*.toml file, or a shipped one's name (conv_only, "
+                   "all_but_softmax, small_pool)")
+@click.option("-o", "--output", "output_path", required=True, type=click.Path(dir_okay=False))
+@click.option("--cut", "cuts", multiple=True, help="a tensor name the groups may not span")
+def partition_command(model_path, spec, output_path, cuts):
+    """Move the ops an accelerator runs into custom ops, one per maximal group."""
+    from tflm_gen.accelerator import load_accelerator
+    from tflm_gen.model.writer import write_model
+    from tflm_gen.partition import partition_model, partition_summary, plan_partition, summary_line
+
+    model = read_model(_model_bytes(model_path))
+    accelerator = load_accelerator(spec)
+    plan = plan_partition(model, accelerator, tuple(cuts))
+    write_file(output_path, write_model(partition_model(model, accelerator, plan)))
+    summary = partition_summary(model, plan, accelerator)
+    click.echo(f"{summary_line(summary)}; wrote {output_path}")

@@ -12,10 +12,16 @@ from tflm_gen.errors import InputError, ModelError
 from tflm_gen.kernels import supported_ops
 from tflm_gen.model import ir
 from tflm_gen.model.lifetimes import activation_lower_bound
+from tflm_gen.model.partition_op import partition_subgraph
 from tflm_gen.model.reader import read_model
 from tflm_gen.options import tags_option, target_choice
 from tflm_gen.output import write_file
-from tflm_gen.support import activation_tensor, hybrid_problem, limit_problem
+from tflm_gen.support import (
+    activation_tensor,
+    hybrid_problem,
+    is_accelerator_op,
+    limit_problem,
+)
 from tflm_gen.table import format_table
 from tflm_gen.text import examples, printable
 
@@ -38,12 +44,28 @@ def inspect_model(path: str | Path) -> dict:
         "outputs": [_io_row(graph.tensors[index]) for index in graph.outputs],
         "operators": operators,
         "tensor_count": len(graph.tensors),
-        "total_macs": sum(row["macs"] for row in operators),
+        "total_macs": sum(row["macs"] for row in operators) + sum(
+            row["macs"] for row in _partition_rows(model)),
         "weight_bytes": weight_bytes(model),
         "activation_lower_bound_bytes": activation_lower_bound(model),
         "unsupported_ops": unsupported_ops(model),
         "subgraphs": [_subgraph_row(model, index) for index in range(1, len(model.subgraphs))],
+        "partitions": _partition_rows(model),
     }
+
+
+def _partition_rows(model: ir.Model) -> list[dict]:
+    """The accelerator ops of a partitioned model: which ops each runs, and their MACs."""
+    rows = []
+    for index, op in enumerate(model.subgraph.operators):
+        called = partition_subgraph(op)
+        if called is None:
+            continue
+        graph = model.subgraphs[called]
+        rows.append({"index": index, "custom_op": op.custom_code or "", "subgraph": called,
+                     "ops": [inner.opcode for inner in graph.operators],
+                     "macs": sum(operator_macs(graph, inner) for inner in graph.operators)})
+    return rows
 
 
 def _subgraph_row(model: ir.Model, index: int) -> dict:
@@ -125,6 +147,8 @@ def unsupported_ops(model: ir.Model) -> list[dict]:
     table, found = supported_ops(), set()
     for subgraph, graph in enumerate(model.subgraphs):
         for position, op in enumerate(graph.operators):
+            if is_accelerator_op(op):
+                continue
             name = op.custom_code if op.opcode == "CUSTOM" else op.opcode
             index = activation_tensor(model, op, graph)
             dtype = graph.tensors[index].dtype if index >= 0 else ""
@@ -149,12 +173,21 @@ def format_report(report: dict) -> str:
                      f"{sub['inputs']}, outputs {sub['outputs']}, "
                      f"{len(sub['operators'])} operators")
         lines.append(_operator_table(sub["operators"]))
+    for row in report["partitions"]:
+        lines.append(f"accelerator op #{row['index']} '{printable(row['custom_op'])}' runs "
+                     f"subgraph {row['subgraph']}: {len(row['ops'])} ops ({_op_counts(row['ops'])})"
+                     f", {row['macs']:,} MACs")
     lines.append(f"tensors: {report['tensor_count']:,}")
     lines.append(f"total MACs: {report['total_macs']:,}")
     lines.append(f"weight bytes: {report['weight_bytes']:,}")
     lines.append(f"activation lower bound: {report['activation_lower_bound_bytes']:,} bytes")
     lines += _support_text(report["unsupported_ops"])
     return "\n".join(lines)
+
+
+def _op_counts(names: list[str]) -> str:
+    counts = {name: names.count(name) for name in dict.fromkeys(names)}
+    return ", ".join(f"{name} x{count}" for name, count in counts.items())
 
 
 def _operator_table(rows: list[dict]) -> str:
@@ -194,7 +227,8 @@ def _support_text(unsupported: list[dict]) -> list[str]:
 @click.command("inspect", epilog=examples(
     "tflm-gen inspect model.tflite",
     "tflm-gen inspect model.tflite --json",
-    "tflm-gen inspect model.tflite --memory --target qemu-cortex-m4 --tags cmsis"))
+    "tflm-gen inspect model.tflite --memory --target qemu-cortex-m4 --tags cmsis",
+    "tflm-gen inspect model.tflite --accelerator conv_only"))
 @click.argument("model", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
 @click.option("--memory", is_flag=True, help="Show the arena, its sections and the head plan.")
@@ -204,8 +238,15 @@ def _support_text(unsupported: list[dict]) -> list[str]:
               help="With --memory: the target, for the tags it implies (the arena is the same "
                    "on every target for the same kernels).")
 @tags_option("With --memory: kernel/runtime tags, as `project --tags` (`tflm-gen tags`).")
-def inspect_command(model: Path, as_json: bool, memory: bool, svg_path, target, tags) -> None:
+@click.option("--accelerator", "spec", default=None,
+              help="Show which ops `partition --accelerator SPEC` would offload, and why the "
+                   "others stay on the CPU.")
+def inspect_command(model: Path, as_json: bool, memory: bool, svg_path, target, tags,
+                    spec) -> None:
     """Show a model's inputs, outputs, operators, memory needs and unsupported ops."""
+    if spec is not None:
+        _inspect_partition(model, spec, as_json)
+        return
     if memory:
         _inspect_memory(model, as_json, svg_path, target, tags)
         return
@@ -215,6 +256,27 @@ def inspect_command(model: Path, as_json: bool, memory: bool, svg_path, target, 
         raise InputError("--tags applies to --memory (the arena the kernels need)")
     report = inspect_model(model)
     click.echo(json.dumps(report, indent=2) if as_json else format_report(report))
+
+
+def _inspect_partition(path: Path, spec: str, as_json: bool) -> None:
+    from tflm_gen.accelerator import load_accelerator
+    from tflm_gen.partition import partition_rows, partition_summary, plan_partition, summary_line
+
+    model = read_model(read_model_bytes(path))
+    accelerator = load_accelerator(spec)
+    plan = plan_partition(model, accelerator)
+    rows = partition_rows(model, plan, accelerator)
+    summary = partition_summary(model, plan, accelerator)
+    if as_json:
+        keys = ["index", "op", "macs", "runs_on", "reason"]
+        click.echo(json.dumps({"accelerator": accelerator.name, **summary, "groups": plan.groups,
+                               "operators": [dict(zip(keys, row)) for row in rows]}, indent=2))
+        return
+    click.echo(f"accelerator: {printable(accelerator.name)} (custom op "
+               f"{accelerator.custom_op}): {printable(accelerator.description)}")
+    click.echo(format_table(["#", "op", "MACs", "runs on", "why it stays on the CPU"], rows,
+                            indent="  "))
+    click.echo(summary_line(summary))
 
 
 def _inspect_memory(model: Path, as_json: bool, svg_path, target, tags) -> None:

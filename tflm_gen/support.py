@@ -15,9 +15,11 @@ Three kinds of problem, each listed per operator:
 
 from __future__ import annotations
 
+from tflm_gen.accelerator import IDENTIFIER
 from tflm_gen.errors import UnsupportedModelError
 from tflm_gen.kernels import kernel_catalogue
 from tflm_gen.model import ir
+from tflm_gen.model.partition_op import partition_subgraph
 from tflm_gen.text import printable
 
 HYBRID_WEIGHT_DTYPES = ("int8", "int4")
@@ -176,6 +178,12 @@ def litert_only(model: ir.Model) -> list[str]:
     return found
 
 
+def is_accelerator_op(op: ir.Operator) -> bool:
+    """A partitioned model's custom op (its name becomes a C registration)."""
+    return (partition_subgraph(op) is not None
+            and IDENTIFIER.fullmatch(op.custom_code or "") is not None)
+
+
 def unsupported_report(model: ir.Model) -> dict[str, list[str]]:
     """Problems by kind ("operators", "hybrid", "dtypes", "limits"); empty lists when all
     is well."""
@@ -186,7 +194,7 @@ def unsupported_report(model: ir.Model) -> dict[str, list[str]]:
         for position, op in enumerate(graph.operators):
             if op.opcode in catalogue:
                 _operator_problem(model, subgraph, position, op, report)
-            else:
+            elif not is_accelerator_op(op):
                 missing.add((printable(op.custom_code or op.opcode), op.version))
     report["operators"] = [f"{name} (version {version})" for name, version in sorted(missing)]
     return report

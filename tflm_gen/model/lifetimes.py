@@ -8,6 +8,7 @@ the last step, variables also from step 0. Constant tensors live in flash and ar
 from __future__ import annotations
 
 from tflm_gen.model import ir
+from tflm_gen.model.partition_op import partition_subgraph
 
 
 def tensor_lifetimes(model: ir.Model, subgraph_index: int = 0) -> dict[int, tuple[int, int]]:
@@ -62,6 +63,9 @@ SUBGRAPH_OPTIONS = {
 
 def called_subgraphs(op: ir.Operator) -> list[int]:
     """The subgraphs an operator runs (IF's branches, WHILE's cond and body, CALL_ONCE's init)."""
+    partition = partition_subgraph(op)
+    if partition is not None:  # an accelerator's custom op runs its subgraph
+        return [partition]
     return [int(op.builtin_options.get(name, 0)) for name in SUBGRAPH_OPTIONS.get(op.opcode, ())]
 
 
