@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -71,3 +72,12 @@ def corpus_path(name: str) -> Path:
 def corpus_model(corpus_dir: Path, request) -> Path:
     """Path of the parametrized model name `model_name` inside the corpus."""
     return corpus_path(request.param)
+
+
+def assert_make_test_passes(folder: Path) -> None:
+    """`make test` in a generated make project: the self-test builds, runs and passes."""
+    need_tool("make")
+    result = subprocess.run(["make", "-s", "test"], cwd=folder, capture_output=True,
+                            check=False, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "~~~ALL TESTS PASSED~~~" in result.stderr

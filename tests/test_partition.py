@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import tflite
 from click.testing import CliRunner
-from conftest import corpus_path, need_tool
+from conftest import assert_make_test_passes, corpus_path, need_tool
 
 from tflm_gen import qemu
 from tflm_gen.accelerator import load_accelerator, shipped_accelerators
@@ -226,10 +226,7 @@ def test_partitioned_make_project_passes_its_self_test(name, spec, partitioned_p
     driver = (folder / "tflm" / f"delegate_{load_accelerator(spec).custom_op.lower()}.c").read_text()
     assert "tflm_reference_delegate" in driver
     assert re.search(r'"TFLM_GEN_\w+_NPU", 32,', (folder / "tflm" / "model_model_delegates.c").read_text())
-    result = subprocess.run(["make", "-s", "run"], cwd=folder, capture_output=True, text=True,
-                            check=False, timeout=300)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "~~~ALL TESTS PASSED~~~" in result.stderr
+    assert_make_test_passes(folder)
 
 
 @pytest.mark.parametrize("compiler", ["gcc", "arm-none-eabi-gcc"])
@@ -243,12 +240,12 @@ def test_delegate_files_compile_strictly(compiler, partitioned_project, tmp_path
         assert result.returncode == 0, result.stderr
 
 
-def test_partitioned_model_passes_on_cortex_m4():
+@pytest.mark.parametrize("name,spec", PROJECT_CASES)
+def test_partitioned_model_passes_on_cortex_m4(name, spec):
     board = qemu.board_of("qemu-cortex-m4")
     for tool in (board["toolchain"] + "gcc", board["qemu"], "make"):
         need_tool(tool)
-    _, completed = qemu.run_project(partitioned("kws_ref_model.tflite", "conv_only"),
-                                    "qemu-cortex-m4")
+    _, completed = qemu.run_project(partitioned(name, spec), "qemu-cortex-m4")
     assert completed.returncode == 0, completed.stdout + completed.stderr
     assert qemu.PASSED in completed.stdout
     used, declared = re.search(r"arena used: (\d+) of (\d+)", completed.stdout).groups()

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import CORPUS_DIR, need_corpus, need_tool
+from conftest import CORPUS_DIR, assert_make_test_passes, need_corpus, need_tool
 
 from tflm_gen.cli import main
 from tflm_gen.errors import ArenaError, OutputDirError, UnsupportedModelError
@@ -63,11 +63,7 @@ def test_verify_bit_exact_with_tflm(name):
 
 @pytest.mark.parametrize("name", BIT_EXACT_MODELS)
 def test_make_test_passes(name, project_of):
-    need_tool("make")
-    result = subprocess.run(["make", "-s", "test"], cwd=project_of(name), capture_output=True, check=False,
-                            text=True, timeout=300)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "~~~ALL TESTS PASSED~~~" in result.stderr
+    assert_make_test_passes(project_of(name))
 
 
 @pytest.mark.parametrize("compiler", ["gcc", "arm-none-eabi-gcc"])
