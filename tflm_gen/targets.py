@@ -18,7 +18,7 @@ class Target:
     templates: dict  # output path -> template path under templates/
     library_dir: str = "tflm"  # folder of the runtime, kernels and model files
     test_data: str = "test/test_data.h"  # output path of the embedded test input and output
-    self_test_hint: str = "make test"  # how a user builds and runs the self-test
+    self_test_hint: str = "`make test`"  # how a user builds and runs the self-test
     values: dict = field(default_factory=dict)  # extra template values (names, CPU flags)
     tag_notes: dict = field(default_factory=dict)  # tag -> what the user should know
     boards: dict = field(default_factory=dict)  # --board name -> its memory and build facts
