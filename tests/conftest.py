@@ -73,6 +73,24 @@ def corpus_model(corpus_dir: Path, request) -> Path:
     """Path of the parametrized model name `model_name` inside the corpus."""
     return corpus_path(request.param)
 
+# The warnings every generated C file must compile without (C99, warnings as errors).
+STRICT = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]
+
+
+def run_with_library(folder: Path, program_name: str, program: str, **run_options):
+    """`program` written as `folder/<program_name>.c`, built strictly with the host gcc and
+    every generated `tflm/*.c`, and run in `folder`; both steps must succeed."""
+    compiler = need_tool("gcc")
+    (folder / f"{program_name}.c").write_text(program)
+    sources = [f"{program_name}.c", *sorted(f"tflm/{p.name}" for p in (folder / "tflm").glob("*.c"))]
+    built = subprocess.run([compiler, *STRICT, *sources, "-o", program_name, "-lm"], cwd=folder,
+                           capture_output=True, text=True, check=False)
+    assert built.returncode == 0, built.stderr
+    ran = subprocess.run([f"./{program_name}"], cwd=folder, capture_output=True, text=True,
+                         check=False, **run_options)
+    assert ran.returncode == 0, ran.stdout + ran.stderr[-2000:]
+    return ran
+
 
 def assert_make_test_passes(folder: Path) -> None:
     """`make test` in a generated make project: the self-test builds, runs and passes."""

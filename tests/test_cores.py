@@ -25,9 +25,10 @@ from tflm_gen.cli import main
 from tflm_gen.cycles import CORES, CORTEX_M3, CORTEX_M4, CORTEX_M55, instruction_cycles
 from tflm_gen.errors import UnsupportedModelError
 from tflm_gen.host import HostInterpreter
+from tflm_gen.kernels import host_tags
 from tflm_gen.model.builder import ModelBuilder
 from tflm_gen.optimize import device_model
-from tflm_gen.project import GenerateOptions, generate, host_tags
+from tflm_gen.project import GenerateOptions, generate
 
 NEW_CORES = {"qemu-cortex-m0": "micro_speech_quantized.tflite",
              "qemu-cortex-m3": "micro_speech_quantized.tflite",

@@ -12,13 +12,11 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from tests.conftest import corpus_path, need_tool
+from conftest import STRICT, corpus_path, need_tool
 
 REPO = Path(__file__).resolve().parent.parent
 SINE = REPO / "examples" / "sine" / "sine_int8.tflite"
 MODELS = ("kws_ref_model.tflite", "micro_speech_quantized.tflite")
-STRICT = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 # Run first in a child Python: makes the oracle's packages (and, where asked, the modules
 # that compile or run C) impossible to import.
 BLOCK = """

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import need_corpus, need_tool
+from conftest import STRICT, need_corpus, need_tool, run_with_library
 
 from tflm_gen import qemu
 from tflm_gen.cli import main
@@ -32,7 +32,6 @@ from tflm_gen.project import GenerateOptions, generate
 REPO = Path(__file__).resolve().parent.parent
 SINE = REPO / "examples" / "sine" / "sine_int8.tflite"
 MODELS = {"sine": "sine_int8.tflite", "kws": "kws_ref_model.tflite"}  # --name: model
-STRICT = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 
 # One function per model: reals k * scale / 2 for k in [-300, 300] (ties and saturation
 # included) quantised by the helper, one invoke, every value printed as "<name> <kind> ...";
@@ -146,15 +145,7 @@ def check_against_tflm(text: str, name: str) -> None:
 
 def host_program(folder: Path, program: str) -> str:
     """`program` (a C file at the root of `folder`) built with every tflm/*.c and run."""
-    compiler = need_tool("gcc")
-    (folder / "api_app.c").write_text(program)
-    sources = ["api_app.c", *sorted(f"tflm/{p.name}" for p in (folder / "tflm").glob("*.c"))]
-    built = subprocess.run([compiler, *STRICT, *sources, "-o", "api_app", "-lm"], cwd=folder,
-                           capture_output=True, text=True, check=False)
-    assert built.returncode == 0, built.stderr
-    ran = subprocess.run(["./api_app"], cwd=folder, capture_output=True, text=True,
-                         timeout=300, check=False)
-    assert ran.returncode == 0, ran.stdout + ran.stderr[-2000:]
+    ran = run_with_library(folder, "api_app", program, timeout=300)
     return ran.stdout + ran.stderr
 
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import tflite
 from click.testing import CliRunner
-from conftest import assert_make_test_passes, corpus_path, need_tool
+from conftest import STRICT, assert_make_test_passes, corpus_path, need_tool
 
 from tflm_gen import qemu
 from tflm_gen.accelerator import load_accelerator, shipped_accelerators
@@ -39,7 +39,6 @@ INT8_MODELS = ["ad01_int8.tflite", "hello_world_int8.tflite", "kws_ref_model.tfl
                "trained_lstm_int8.tflite", "vww_96_int8.tflite"]
 PROJECT_CASES = [("vww_96_int8.tflite", "all_but_softmax"), ("kws_ref_model.tflite", "conv_only"),
                  ("person_detect.tflite", "conv_only")]
-STRICT = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 
 _partitioned: dict[tuple[str, str], bytes] = {}
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import CORPUS_DIR, assert_make_test_passes, need_corpus, need_tool
+from conftest import CORPUS_DIR, STRICT, assert_make_test_passes, need_corpus, need_tool
 
 from tflm_gen.cli import main
 from tflm_gen.errors import ArenaError, OutputDirError, UnsupportedModelError
@@ -30,7 +30,6 @@ BIT_EXACT_MODELS = [
     "simple_add_model.tflite", "model_ToyCar_quant_fullint.tflite",
     "sine_int8.tflite", "sine_float.tflite",
 ]
-STRICT = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 
 _projects: dict[str, Path] = {}
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import STRICT, need_tool
 
-from tests.conftest import need_tool
 from tflm_gen.cli import main
 from tflm_gen.project import GenerateOptions, generate
 from tflm_gen.readme import README, has_section
@@ -24,7 +24,6 @@ REPO = Path(__file__).resolve().parent.parent
 SINE = REPO / "examples" / "sine" / "sine_int8.tflite"
 SECTIONS = ("## What is inside", "## Using the model", "## Build and run", "## The self-test",
             "## Regenerate", "## License")
-STRICT = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 
 
 def _project(target: str) -> dict[str, bytes]:

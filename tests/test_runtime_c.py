@@ -7,13 +7,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import need_corpus, need_tool
+from conftest import STRICT, need_corpus, need_tool, run_with_library
 
 from tflm_gen.schema_header import HEADER_PATH, render_schema_header
 from tflm_gen.status import status_code, status_table
 
 REPO = Path(__file__).resolve().parent.parent
-STRICT = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 
 
 def test_schema_header_is_current():
@@ -173,18 +172,10 @@ def test_profiler_hooks_cover_init_and_every_operator(tmp_path):
     from tflm_gen.output import write_tree
     from tflm_gen.project import generate
 
-    compiler = need_tool("gcc")
     model = (REPO / "examples" / "sine" / "sine_int8.tflite").read_bytes()
     write_tree(generate(model), tmp_path)
     (tmp_path / "tflm" / "tflm_timer.c").write_text(_COUNTING_TIMER)
-    (tmp_path / "harness.c").write_text(_PROFILE_HARNESS)
-    sources = ["harness.c", *sorted(f"tflm/{p.name}" for p in (tmp_path / "tflm").glob("*.c"))]
-    build = subprocess.run([compiler, *STRICT, *sources, "-o", "harness", "-lm"], cwd=tmp_path,
-                           capture_output=True, text=True, check=False)
-    assert build.returncode == 0, build.stderr
-    run = subprocess.run(["./harness"], cwd=tmp_path, capture_output=True, text=True,
-                         check=False)
-    assert run.returncode == 0, (run.returncode, run.stderr)
+    run = run_with_library(tmp_path, "harness", _PROFILE_HARNESS)
     assert "profile: op 2 2 ticks" in run.stderr
 
 

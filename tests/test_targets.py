@@ -23,9 +23,9 @@ from tflm_gen.assemble import render
 from tflm_gen.boards import list_boards
 from tflm_gen.cli import main
 from tflm_gen.host import HostInterpreter
-from tflm_gen.kernels import runtime_files
+from tflm_gen.kernels import host_tags, runtime_files
 from tflm_gen.output import write_tree
-from tflm_gen.project import GenerateOptions, generate, host_tags, named_target
+from tflm_gen.project import GenerateOptions, generate, named_target
 from tflm_gen.targets import list_targets, load_target, project_name
 
 REPO = Path(__file__).resolve().parent.parent

@@ -281,8 +281,8 @@ def _inspect_partition(path: Path, spec: str, as_json: bool) -> None:
 
 def _inspect_memory(model: Path, as_json: bool, svg_path, target, tags) -> None:
     from tflm_gen.charts import memory_plan_svg
+    from tflm_gen.kernels import host_tags
     from tflm_gen.memory import format_memory, memory_report
-    from tflm_gen.project import host_tags
     from tflm_gen.targets import load_target
 
     # A board's runtime files (semihosting, Serial) do not build on the host and change no

@@ -118,6 +118,13 @@ TAG_DESCRIPTIONS = {
 }
 
 
+def host_tags(tags: tuple[str, ...]) -> tuple[str, ...]:
+    """The tags the host run uses: a tag that only replaces runtime files (a board's
+    DebugLog) changes neither arithmetic nor the arena, and need not build on the host."""
+    kernels, runtime = resource_dir("kernels_c"), resource_dir("runtime_c")
+    return tuple(tag for tag in tags if (kernels / tag).is_dir() or not (runtime / tag).is_dir())
+
+
 def tag_description(tag: str) -> str:
     return TAG_DESCRIPTIONS.get(tag, "(no description)")
 

@@ -8,6 +8,7 @@ from the host run; with neither, the project's self-test says it has no referenc
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from dataclasses import dataclass, field
 
@@ -61,7 +62,7 @@ def _reference(original: bytes, host):
 
 def _hosts(devices: list[bytes], tags: tuple[str, ...]) -> list:
     from tflm_gen.host import HostInterpreter
-    from tflm_gen.project import host_tags
+    from tflm_gen.kernels import host_tags
 
     return [HostInterpreter(each, host_tags(tags)) for each in devices]
 
@@ -121,6 +122,4 @@ def _multitenant(measured: Measured, originals, models, hosts, seed: int) -> Mea
                                  "the oracle (pip install tflm-gen[verify]) or a C compiler")
         model_inputs.append(inputs)
         rounds.append(_rounds(reference, inputs))
-    return Measured(measured.arena_bytes, measured.arena_source, measured.inputs,
-                    measured.outputs, measured.expected_source, tuple(rounds),
-                    tuple(model_inputs))
+    return dataclasses.replace(measured, rounds=tuple(rounds), model_inputs=tuple(model_inputs))

@@ -33,7 +33,6 @@ from tflm_gen.model.reader import read_model
 from tflm_gen.model_api import api_values, check_name, model_api_files
 from tflm_gen.optimize import device_model
 from tflm_gen.readme import README, readme_file, tensor_entries
-from tflm_gen.resources import resource_dir
 from tflm_gen.support import check_supported
 from tflm_gen.targets import Target, camel_name, load_target
 
@@ -61,13 +60,6 @@ def _array_entry(array: np.ndarray) -> dict:
     data = np.ascontiguousarray(array).tobytes()
     return {"dtype": str(array.dtype), "shape": list(array.shape), "size": len(data),
             "bytes": c_bytes(data)}
-
-
-def host_tags(tags: tuple[str, ...]) -> tuple[str, ...]:
-    """The tags the host run uses: a tag that only replaces runtime files (a board's
-    DebugLog) changes neither arithmetic nor the arena, and need not build on the host."""
-    kernels, runtime = resource_dir("kernels_c"), resource_dir("runtime_c")
-    return tuple(tag for tag in tags if (kernels / tag).is_dir() or not (runtime / tag).is_dir())
 
 
 def _relative(path: str, start_file: str) -> str:

@@ -18,11 +18,12 @@ import numpy as np
 from tflm_gen.assemble import DEFAULT_NAME, c_bytes, render
 from tflm_gen.errors import InputError, ToolchainError, UnsupportedModelError
 from tflm_gen.host import HostInterpreter, cache_dir
+from tflm_gen.kernels import host_tags
 from tflm_gen.model import ir
 from tflm_gen.optimize import device_model
 from tflm_gen.output import write_tree
 from tflm_gen.progress import activity
-from tflm_gen.project import GenerateOptions, generate, host_tags
+from tflm_gen.project import GenerateOptions, generate
 from tflm_gen.targets import list_targets, load_target
 from tflm_gen.toolchains import install_hint
 
