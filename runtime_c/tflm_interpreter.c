@@ -460,6 +460,7 @@ static tflm_status_t init_interpreter(tflm_interpreter_t *it, const void *model,
   status = tflm_model_open(it, model, model_size);
   if (status != TFLM_OK) return fail(status, "model", 0);
   it->requant = tflm_model_requant(it, &it->requant_words);
+  it->layout = tflm_model_layout(it, &it->layout_words);
   status = allocate_state(it);
   if (status == TFLM_OK) status = place_fixed_tensors(it);
   it->in_prepare = 1;

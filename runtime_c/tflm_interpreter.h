@@ -108,6 +108,7 @@ struct tflm_context {
   uint32_t scratch_capacity;
   int32_t current_node;         /* node being prepared (owner of scratch requests) */
   uint32_t requant, requant_words; /* "tflm_gen.requant" metadata: position, length in words */
+  uint32_t layout, layout_words;   /* "tflm_gen.layout" metadata: position, length in words */
   uint8_t ready;                /* init succeeded */
   uint8_t in_prepare;           /* scratch requests and persistent allocation allowed */
   const tflm_profiler_t *profiler;

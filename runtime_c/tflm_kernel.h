@@ -99,6 +99,14 @@ tflm_status_t tflm_tensor_copy(const tflm_tensor_t *dst, const tflm_tensor_t *sr
  * place from flash.  NULL when the model carries none for this node (compute them then). */
 const int32_t *tflm_node_requant(tflm_context_t *ctx, const tflm_node_t *node, int32_t *channels);
 
+/* The node's record of the offline weight layout the generator wrote into the model
+ * (metadata "tflm_gen.layout", tflm_gen/layout.py): `*words` int32 words, read in place from
+ * flash, whose meaning the op's kernel and layout.py agree on (CONV_2D: kind, channels,
+ * folded per-channel constants, reordered filter bytes).  NULL when the model carries none
+ * for this node: the kernel then runs on the plain filter.  Validate the record's own
+ * fields against the node's shapes before trusting them. */
+const int32_t *tflm_node_layout(tflm_context_t *ctx, const tflm_node_t *node, int32_t *words);
+
 /* --- memory ------------------------------------------------------------------------ */
 
 /* Persistent memory for the node's lifetime (init and prepare only).  8-byte aligned.

@@ -160,6 +160,17 @@ const int32_t *tflm_node_requant(tflm_context_t *ctx, const tflm_node_t *node, i
   return (const int32_t *)(const void *)(ctx->fb.data + ctx->requant + 4u * (record + 1u));
 }
 
+const int32_t *tflm_node_layout(tflm_context_t *ctx, const tflm_node_t *node, int32_t *words) {
+  uint32_t record;
+  *words = 0;
+  if (ctx->layout == 0 || node->index < 0) return NULL;
+  record = (uint32_t)tflm_model_int_at(
+      ctx, ctx->layout, 2u + ctx->subgraphs[node->subgraph].first_node + (uint32_t)node->index);
+  if (record < 2u || record >= ctx->layout_words) return NULL; /* bounds: tflm_model_layout */
+  *words = tflm_model_int_at(ctx, ctx->layout, record);
+  return (const int32_t *)(const void *)(ctx->fb.data + ctx->layout + 4u * (record + 1u));
+}
+
 /* Position of an option field inside the options table, NULL when absent. */
 static const uint8_t *option_field(const tflm_node_t *node, int32_t field) {
   const uint8_t *table = node->options, *vtable;

@@ -419,3 +419,30 @@ uint32_t tflm_model_requant(tflm_interpreter_t *it, uint32_t *words) {
   }
   return data;
 }
+
+/* True when every record of the layout words lies inside them. */
+static int layout_records_valid(tflm_interpreter_t *it, uint32_t data, uint32_t words) {
+  uint32_t op;
+  for (op = 0; op < it->operators_count; ++op) {
+    uint32_t record = (uint32_t)tflm_model_int_at(it, data, 2u + op);
+    if (record == 0) continue;
+    if (record < 2u + it->operators_count || record >= words) return 0;
+    if ((uint32_t)tflm_model_int_at(it, data, record) > words - record - 1u) return 0;
+  }
+  return 1;
+}
+
+uint32_t tflm_model_layout(tflm_interpreter_t *it, uint32_t *words) {
+  uint32_t length, data = find_metadata(it, "tflm_gen.layout", &length);
+  *words = length / 4u;
+  /* Words: version 1, operator count, one record offset per operator (0: none); a record
+   * is its length in words, then that many words.  Kernels read records through int32
+   * pointers, so they must be 4-byte aligned. */
+  if (data == 0 || *words < 2u + it->operators_count || tflm_model_int_at(it, data, 0) != 1 ||
+      tflm_model_int_at(it, data, 1) != (int32_t)it->operators_count ||
+      ((uintptr_t)(it->fb.data + data) & 3u) != 0 || !layout_records_valid(it, data, *words)) {
+    *words = 0;
+    return 0;
+  }
+  return data;
+}

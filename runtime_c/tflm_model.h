@@ -84,6 +84,9 @@ void *tflm_model_tensor_data(tflm_interpreter_t *it, int32_t t);
 uint32_t tflm_model_offline_plan(tflm_interpreter_t *it);
 /* Position of the "tflm_gen.requant" metadata words and their count, or 0. */
 uint32_t tflm_model_requant(tflm_interpreter_t *it, uint32_t *words);
+/* Position of the "tflm_gen.layout" metadata words and their count, or 0 (format:
+ * tflm_gen/layout.py; every record lies inside the words once this returns non-zero). */
+uint32_t tflm_model_layout(tflm_interpreter_t *it, uint32_t *words);
 /* Builtin code, version and custom name of an operator's code. */
 int32_t tflm_model_builtin_code(tflm_interpreter_t *it, uint32_t op, int32_t *version,
                                 const uint8_t **custom_name, uint32_t *custom_name_length);

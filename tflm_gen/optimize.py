@@ -1,9 +1,10 @@
 """The model a device runs: the user's model plus what the generator computed for it
-(per-channel requantisation in flash, an offline memory plan).  Both are standard TFLite
+(per-channel requantisation in flash, offline weight layouts, an offline memory plan).  Both are standard TFLite
 metadata, so the result still runs unchanged in TFLM."""
 
 from __future__ import annotations
 
+from tflm_gen.layout import embed_layout
 from tflm_gen.model.reader import read_model
 from tflm_gen.model.writer import write_model
 from tflm_gen.plan import Plan, embed_plan, make_plan
@@ -11,7 +12,7 @@ from tflm_gen.requant import embed_requant
 
 
 def device_model(model_bytes: bytes) -> tuple[bytes, Plan]:
-    """The model with requantisation and an offline plan embedded, and the plan."""
+    """The model with requantisation, weight layouts and an offline plan embedded, and the plan."""
     model = read_model(model_bytes)
     plan = make_plan(model)
-    return write_model(embed_plan(embed_requant(model), plan)), plan
+    return write_model(embed_plan(embed_layout(embed_requant(model)), plan)), plan

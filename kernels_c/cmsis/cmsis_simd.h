@@ -344,6 +344,52 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_2x2_held(
       "pop {r4-r11, pc}\n\t");
 }
 
+/* One group of 4 inputs of cmsis_dot_2x2_wide: both pixels' widened words in r8-r11, each
+ * channel's two int16 weight words (laid out offline) multiplied into both pixels. */
+#define CMSIS_DOT_2X2_WIDE_GROUP                                                           \
+  "ldrd r8, r9, [r0], #8\n\t"                                                            \
+  "ldrd r10, r11, [r0], #8\n\t"                                                          \
+  "ldrd r12, lr, [r1], #8\n\t"                                                           \
+  "smlad r4, r12, r8, r4\n\t"                                                            \
+  "smlad r4, lr, r9, r4\n\t"                                                             \
+  "smlad r6, r12, r10, r6\n\t"                                                           \
+  "smlad r6, lr, r11, r6\n\t"                                                            \
+  "ldrd r12, lr, [r1], #8\n\t"                                                           \
+  "smlad r5, r12, r8, r5\n\t"                                                            \
+  "smlad r5, lr, r9, r5\n\t"                                                             \
+  "smlad r7, r12, r10, r7\n\t"                                                           \
+  "smlad r7, lr, r11, r7\n\t"
+
+/* cmsis_dot_2x2_held for weights already widened offline: w holds, per group of 4 inputs,
+ * channel 0's (w0, w2, w1, w3) then channel 1's as int16 (tflm_gen/layout.py,
+ * CONV_INT16_PAIRS), 4-byte aligned (LDRD).  Arguments: r0 pair, r1 w, r2 groups (>= 1),
+ * r3 sums0, [sp] sums1.  16 MACs in 12 instructions: no SXTB16 left in the loop. */
+__attribute__((naked, noinline, unused)) static void cmsis_dot_2x2_wide(
+    const int16_t *pair CMSIS_IN_ASM, const int16_t *w CMSIS_IN_ASM,
+    int32_t groups CMSIS_IN_ASM, int32_t *sums0 CMSIS_IN_ASM, int32_t *sums1 CMSIS_IN_ASM) {
+  __asm__ volatile(
+      "push {r4-r11, lr}\n\t"
+      "ldrd r4, r5, [r3]\n\t"
+      "ldr lr, [sp, #36]\n\t"
+      "ldrd r6, r7, [lr]\n\t"
+      "tst r2, #1\n\t"
+      "beq 2f\n\t"
+      CMSIS_DOT_2X2_WIDE_GROUP
+      "2:\n\t"
+      "lsrs r2, r2, #1\n\t"
+      "beq 3f\n\t"
+      "1:\n\t"
+      CMSIS_DOT_2X2_WIDE_GROUP
+      CMSIS_DOT_2X2_WIDE_GROUP
+      "subs r2, r2, #1\n\t"
+      "bne 1b\n\t"
+      "3:\n\t"
+      "strd r4, r5, [r3]\n\t"
+      "ldr lr, [sp, #36]\n\t"
+      "strd r6, r7, [lr]\n\t"
+      "pop {r4-r11, pc}\n\t");
+}
+
 #endif /* CMSIS_DSP */
 
 #ifdef CMSIS_MVE

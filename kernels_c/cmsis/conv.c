@@ -52,7 +52,35 @@ typedef struct {
   int32_t in_place;      /* 1: patches are read from the input (1x1, no padding) */
   int32_t fast;          /* CMSIS_REQUANT_FAST, _WIDE or 0: the requantisation that is
                             exact for every channel (cmsis_requant_mode) */
+  const int32_t *folded; /* offline layout (tflm_gen/layout.py), NULL when absent: per
+                            channel bias + input_offset * sum(w); the input is then read raw */
+  const int16_t *pairs;  /* its int16 filter, channel pairs interleaved (CONV_INT16_PAIRS) */
+  int32_t pair_stride;   /* int16 values per channel pair in `pairs` */
 } cmsis_conv_job_t;
+
+/* The kind of CONV_2D layout record this kernel reads (tflm_gen/layout.py). */
+#define CMSIS_CONV_INT16_PAIRS 1
+
+/* int16 values per channel pair of a CONV_INT16_PAIRS stream for patch length k. */
+static int32_t pair_stride_of(int32_t k) { return 8 * (k >> 2) + 2 * (k & 3); }
+
+/* Points job->folded and job->pairs at the node's layout record when it is one this
+ * kernel reads and agrees with the node's shapes; leaves them NULL otherwise. */
+static void find_layout(tflm_context_t *ctx, const tflm_node_t *node, cmsis_conv_job_t *job) {
+  int32_t words;
+  const int32_t *record = tflm_node_layout(ctx, node, &words);
+  const int32_t cout = job->p->output_c, stride = pair_stride_of(job->patch);
+  job->folded = NULL;
+  job->pairs = NULL;
+  job->pair_stride = stride;
+  if (record == NULL || words < 3 || record[0] != CMSIS_CONV_INT16_PAIRS ||
+      record[1] != cout || record[2] != job->patch ||
+      (int64_t)words != 3 + (int64_t)cout + (int64_t)((cout + 1) / 2) * stride / 2) {
+    return;
+  }
+  job->folded = record + 3;
+  job->pairs = (const int16_t *)(const void *)(record + 3 + cout);
+}
 
 /* Copies the patch of output pixel `pixel` into dst, padding taps set to the zero point. */
 static void gather_patch(const cmsis_conv_job_t *job, int32_t pixel, int8_t *dst) {
@@ -97,10 +125,10 @@ static const int8_t *patch_of(const cmsis_conv_job_t *job, int32_t pixel, int32_
 }
 
 #if !defined(CMSIS_MVE) && !defined(CMSIS_DSP)
-/* Bias, requantisation and clamp of output channel oc; returns the int8 value. */
+/* Bias (unless folded), requantisation and clamp of output channel oc: the int8 value. */
 static int8_t finish(const cmsis_conv_job_t *job, int32_t acc, int32_t oc) {
   const tflm_conv_params_t *p = job->p;
-  if (job->bias != NULL) acc = tflm_add_wrap(acc, job->bias[oc]);
+  if (job->bias != NULL && job->folded == NULL) acc = tflm_add_wrap(acc, job->bias[oc]);
   return (int8_t)cmsis_requantize(acc, job->requant.multipliers[oc], job->requant.shifts[oc],
                                   p->output_offset, p->act_min, p->act_max);
 }
@@ -113,15 +141,14 @@ static int8_t finish(const cmsis_conv_job_t *job, int32_t acc, int32_t oc) {
 /* The accumulators of 4 patches for one filter row w of n values: sum over i of
  * w[i] * (patch_j[i] + offset) + bias, as sum w * patch + offset * sum w (exact in wrapping
  * int32).  Full blocks of 16 bytes unpredicated, then one predicated tail. */
-static __attribute__((noinline)) int32x4_t dot4(const int8_t *p0, const int8_t *p1,
-                                                const int8_t *p2, const int8_t *p3,
-                                                const int8_t *w, int32_t n, int32_t bias,
-                                                int32_t offset) {
+static inline __attribute__((always_inline)) int32x4_t dot4_with(
+    const int8_t *p0, const int8_t *p1, const int8_t *p2, const int8_t *p3, const int8_t *w,
+    int32_t n, int32_t bias, int32_t offset, int32_t sum_weights) {
   int32_t d0 = 0, d1 = 0, d2 = 0, d3 = 0, s = 0, i;
   int32x4_t sums;
   for (i = n >> 4; i > 0; --i, w += 16, p0 += 16, p1 += 16, p2 += 16, p3 += 16) {
     const int8x16_t vw = vld1q_s8(w);
-    s = vaddvaq_s8(s, vw);
+    if (sum_weights) s = vaddvaq_s8(s, vw);
     d0 = vmladavaq_s8(d0, vld1q_s8(p0), vw);
     d1 = vmladavaq_s8(d1, vld1q_s8(p1), vw);
     d2 = vmladavaq_s8(d2, vld1q_s8(p2), vw);
@@ -130,7 +157,7 @@ static __attribute__((noinline)) int32x4_t dot4(const int8_t *p0, const int8_t *
   if (n & 15) {
     const mve_pred16_t lanes = vctp8q((uint32_t)(n & 15));
     const int8x16_t vw = vldrbq_z_s8(w, lanes);
-    s = vaddvaq_s8(s, vw);
+    if (sum_weights) s = vaddvaq_s8(s, vw);
     d0 = vmladavaq_s8(d0, vldrbq_z_s8(p0, lanes), vw);
     d1 = vmladavaq_s8(d1, vldrbq_z_s8(p1, lanes), vw);
     d2 = vmladavaq_s8(d2, vldrbq_z_s8(p2, lanes), vw);
@@ -138,6 +165,22 @@ static __attribute__((noinline)) int32x4_t dot4(const int8_t *p0, const int8_t *
   }
   sums = vsetq_lane_s32(d3, vsetq_lane_s32(d2, vsetq_lane_s32(d1, vdupq_n_s32(d0), 1), 2), 3);
   return vaddq_n_s32(sums, (int32_t)((uint32_t)bias + (uint32_t)offset * (uint32_t)s));
+}
+
+/* dot4_with summing the weights (plain layout: bias and offset applied here). */
+static __attribute__((noinline)) int32x4_t dot4(const int8_t *p0, const int8_t *p1,
+                                                const int8_t *p2, const int8_t *p3,
+                                                const int8_t *w, int32_t n, int32_t bias,
+                                                int32_t offset) {
+  return dot4_with(p0, p1, p2, p3, w, n, bias, offset, 1);
+}
+
+/* dot4_with for raw patches and a folded constant (offline layout): no weight sums. */
+static __attribute__((noinline)) int32x4_t dot4_folded(const int8_t *p0, const int8_t *p1,
+                                                       const int8_t *p2, const int8_t *p3,
+                                                       const int8_t *w, int32_t n,
+                                                       int32_t folded) {
+  return dot4_with(p0, p1, p2, p3, w, n, folded, 0, 0);
 }
 
 static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
@@ -153,8 +196,12 @@ static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
     const int8_t *w = job->filter;
     for (j = 0; j < 4; ++j) patches[j] = j < count ? patch_of(job, pixel + j, j) : patches[0];
     for (oc = 0; oc < cout; ++oc, w += k) {
-      const int32x4_t acc = dot4(patches[0], patches[1], patches[2], patches[3], w, k,
-                                 job->bias != NULL ? job->bias[oc] : 0, offset);
+      const int32x4_t acc =
+          job->folded != NULL
+              ? dot4_folded(patches[0], patches[1], patches[2], patches[3], w, k,
+                            job->folded[oc])
+              : dot4(patches[0], patches[1], patches[2], patches[3], w, k,
+                     job->bias != NULL ? job->bias[oc] : 0, offset);
       vstrbq_scatter_offset_p_s32(
           out + oc, rows,
           cmsis_mve_requantize(acc, vdupq_n_s32(job->requant.multipliers[oc]),
@@ -173,6 +220,17 @@ typedef struct {
   int32_t offset, lo, hi;
   int32_t fast; /* as cmsis_conv_job_t's */
 } requant_row_t;
+
+static inline __attribute__((always_inline)) void requant_row_of(const cmsis_conv_job_t *job,
+                                                                 int32_t mode,
+                                                                 requant_row_t *r) {
+  r->multipliers = job->requant.multipliers;
+  r->shifts = job->requant.shifts;
+  r->offset = job->p->output_offset;
+  r->lo = job->p->act_min;
+  r->hi = job->p->act_max;
+  r->fast = mode;
+}
 
 /* Sums acc0, acc1 of output channel oc (bias included) as two bytes, requantised. */
 static inline __attribute__((always_inline)) uint32_t channel_bytes(const requant_row_t *r,
@@ -255,12 +313,7 @@ static inline __attribute__((always_inline)) void pixels_with(const cmsis_conv_j
   const int32_t quads = mode ? cout & ~3 : 0;
   requant_row_t r;
   int32_t pixel, oc;
-  r.multipliers = job->requant.multipliers;
-  r.shifts = job->requant.shifts;
-  r.offset = job->p->output_offset;
-  r.lo = job->p->act_min;
-  r.hi = job->p->act_max;
-  r.fast = mode;
+  requant_row_of(job, mode, &r);
   for (pixel = 0; pixel < pixels; pixel += 2) {
     const int32_t two = pixel + 1 < pixels;
     int8_t *out0 = job->output + pixel * cout;
@@ -292,26 +345,139 @@ static inline __attribute__((always_inline)) void pixels_with(const cmsis_conv_j
   }
 }
 
+/* The sums of channels oc, oc + 1 (one pair of the offline stream) for the two raw pixels
+ * widened in `pair`, started at the folded constants: {pixel 0: oc, oc + 1; pixel 1: ...}. */
+static inline __attribute__((always_inline)) void pair_sums(const cmsis_conv_job_t *job,
+                                                            const int16_t *pair, int32_t oc,
+                                                            int32_t acc[4]) {
+  const int32_t k = job->patch, groups = k >> 2, tail = k & 3;
+  const int16_t *w = job->pairs + (oc >> 1) * job->pair_stride;
+  const int16_t *px = pair + 8 * groups, *wt = w + 8 * groups;
+  int32_t i;
+  acc[0] = acc[2] = job->folded[oc];
+  acc[1] = acc[3] = job->folded[oc + (oc + 1 < job->p->output_c)];
+  if (groups > 0) cmsis_dot_2x2_wide(pair, w, groups, acc, acc + 2);
+  for (i = 0; i < tail; ++i) {
+    acc[0] = tflm_mac_wrap(acc[0], wt[i], px[i]);
+    acc[1] = tflm_mac_wrap(acc[1], wt[tail + i], px[i]);
+    acc[2] = tflm_mac_wrap(acc[2], wt[i], px[tail + i]);
+    acc[3] = tflm_mac_wrap(acc[3], wt[tail + i], px[tail + i]);
+  }
+}
+
+/* pixels_with over the offline layout: 2 pixels x 2 channels per dot product, 4 channels
+ * requantised per word when mode allows. */
+static inline __attribute__((always_inline)) void pairs_with(const cmsis_conv_job_t *job,
+                                                             int32_t pixels, int32_t mode) {
+  const int32_t k = job->patch, cout = job->p->output_c;
+  int16_t *pair = (int16_t *)(void *)(job->scratch + 2 * CMSIS_ROUND4(k));
+  const int32_t quads = mode ? cout & ~3 : 0;
+  requant_row_t r;
+  int32_t pixel, oc;
+  requant_row_of(job, mode, &r);
+  for (pixel = 0; pixel < pixels; pixel += 2) {
+    const int32_t two = pixel + 1 < pixels;
+    int8_t *out0 = job->output + pixel * cout;
+    int8_t *out1 = out0 + cout;
+    const int8_t *first = patch_of(job, pixel, 0);
+    cmsis_widen_pair(first, two ? patch_of(job, pixel + 1, 1) : first, pair, k, 0);
+    for (oc = 0; oc < quads; oc += 4) {
+      int32_t low[4], high[4], sums0[4], sums1[4];
+      pair_sums(job, pair, oc, low);
+      pair_sums(job, pair, oc + 2, high);
+      sums0[0] = low[0], sums0[1] = low[1], sums0[2] = high[0], sums0[3] = high[1];
+      sums1[0] = low[2], sums1[1] = low[3], sums1[2] = high[2], sums1[3] = high[3];
+      cmsis_requantize4(mode, sums0, r.multipliers + oc, r.shifts + oc, r.offset, r.lo, r.hi,
+                        out0 + oc);
+      if (two) {
+        cmsis_requantize4(mode, sums1, r.multipliers + oc, r.shifts + oc, r.offset, r.lo,
+                          r.hi, out1 + oc);
+      }
+    }
+    for (; oc < cout; oc += 2) {
+      int32_t acc[4];
+      uint32_t bytes;
+      pair_sums(job, pair, oc, acc);
+      bytes = channel_bytes(&r, acc[0], acc[2], oc);
+      out0[oc] = (int8_t)(bytes & 0xffu);
+      if (two) out1[oc] = (int8_t)(bytes >> 8);
+      if (oc + 1 < cout) {
+        bytes = channel_bytes(&r, acc[1], acc[3], oc + 1);
+        out0[oc + 1] = (int8_t)(bytes & 0xffu);
+        if (two) out1[oc + 1] = (int8_t)(bytes >> 8);
+      }
+    }
+  }
+}
+
+/* One copy of the loops per requantisation mode, on the offline layout or the plain filter. */
 static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
+  const int32_t laid_out = job->pairs != NULL;
   switch (job->fast) {
     case CMSIS_REQUANT_STRICT:
-      pixels_with(job, pixels, CMSIS_REQUANT_STRICT);
+      if (laid_out) pairs_with(job, pixels, CMSIS_REQUANT_STRICT);
+      else pixels_with(job, pixels, CMSIS_REQUANT_STRICT);
       break;
     case CMSIS_REQUANT_FAST:
-      pixels_with(job, pixels, CMSIS_REQUANT_FAST);
+      if (laid_out) pairs_with(job, pixels, CMSIS_REQUANT_FAST);
+      else pixels_with(job, pixels, CMSIS_REQUANT_FAST);
       break;
     case CMSIS_REQUANT_WIDE:
-      pixels_with(job, pixels, CMSIS_REQUANT_WIDE);
+      if (laid_out) pairs_with(job, pixels, CMSIS_REQUANT_WIDE);
+      else pixels_with(job, pixels, CMSIS_REQUANT_WIDE);
       break;
     default:
-      pixels_with(job, pixels, 0);
+      if (laid_out) pairs_with(job, pixels, 0);
+      else pixels_with(job, pixels, 0);
       break;
   }
 }
 #else
+/* sums[0], sums[1] += the raw patch x times channel pair w of a CONV_INT16_PAIRS stream. */
+static void dot_pair(const int8_t *x, const int16_t *w, int32_t k, int32_t sums[2]) {
+  const int32_t groups = k >> 2, tail = k & 3;
+  int32_t g, i;
+  for (g = 0; g < groups; ++g, x += 4, w += 8) {
+    for (i = 0; i < 2; ++i) {
+      const int16_t *c = w + 4 * i; /* (w0, w2, w1, w3) */
+      sums[i] = tflm_mac_wrap(sums[i], c[0], x[0]);
+      sums[i] = tflm_mac_wrap(sums[i], c[1], x[2]);
+      sums[i] = tflm_mac_wrap(sums[i], c[2], x[1]);
+      sums[i] = tflm_mac_wrap(sums[i], c[3], x[3]);
+    }
+  }
+  for (i = 0; i < tail; ++i) {
+    sums[0] = tflm_mac_wrap(sums[0], w[i], x[i]);
+    sums[1] = tflm_mac_wrap(sums[1], w[tail + i], x[i]);
+  }
+}
+
+/* The plain C loop over the offline layout: 1 patch x 1 channel pair. */
+static void conv_pixels_laid_out(const cmsis_conv_job_t *job, int32_t pixels) {
+  const int32_t k = job->patch, cout = job->p->output_c;
+  int32_t pixel, oc;
+  for (pixel = 0; pixel < pixels; ++pixel) {
+    const int8_t *patch = patch_of(job, pixel, 0);
+    int8_t *out = job->output + pixel * cout;
+    for (oc = 0; oc < cout; oc += 2) {
+      const int32_t second = oc + 1 < cout;
+      int32_t sums[2];
+      sums[0] = job->folded[oc];
+      sums[1] = job->folded[oc + second];
+      dot_pair(patch, job->pairs + (oc >> 1) * job->pair_stride, k, sums);
+      out[oc] = finish(job, sums[0], oc);
+      if (second) out[oc + 1] = finish(job, sums[1], oc + 1);
+    }
+  }
+}
+
 static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
   const int32_t k = job->patch, cout = job->p->output_c, offset = job->p->input_offset;
   int32_t pixel, oc;
+  if (job->pairs != NULL) {
+    conv_pixels_laid_out(job, pixels);
+    return;
+  }
   for (pixel = 0; pixel < pixels; ++pixel) {
     const int8_t *patch = patch_of(job, pixel, 0);
     for (oc = 0; oc < cout; ++oc) {
@@ -322,7 +488,8 @@ static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
 }
 #endif
 
-static void conv_int8(tflm_context_t *ctx, const cmsis_conv_node_t *node_data,
+static void conv_int8(tflm_context_t *ctx, const tflm_node_t *node,
+                      const cmsis_conv_node_t *node_data,
                       const tflm_conv_params_t *p, const tflm_requant_t *requant,
                       const int8_t *input, const int8_t *filter, const int32_t *bias,
                       int8_t *output) {
@@ -337,6 +504,7 @@ static void conv_int8(tflm_context_t *ctx, const cmsis_conv_node_t *node_data,
   job.patch = node_data->patch;
   job.fast = cmsis_requant_mode(requant->multipliers, requant->shifts, p->output_c);
   job.in_place = p->filter_h == 1 && p->filter_w == 1 && p->pad_h == 0 && p->pad_w == 0;
+  find_layout(ctx, node, &job);
   for (b = 0; b < p->batches; ++b) {
     job.image = input + b * p->input_h * p->input_w * p->input_c;
     job.output = output + b * pixels * p->output_c;
@@ -384,8 +552,8 @@ static tflm_status_t cmsis_conv_eval(tflm_context_t *ctx, tflm_node_t *node) {
         tflm_conv_int8(p, &requant, (const int8_t *)d.input, (const int8_t *)d.filter,
                        (const int32_t *)d.bias, (int8_t *)d.output);
       } else {
-        conv_int8(ctx, mine, p, &requant, (const int8_t *)d.input, (const int8_t *)d.filter,
-                  (const int32_t *)d.bias, (int8_t *)d.output);
+        conv_int8(ctx, node, mine, p, &requant, (const int8_t *)d.input,
+                  (const int8_t *)d.filter, (const int32_t *)d.bias, (int8_t *)d.output);
       }
       return TFLM_OK;
     case TFLM_TYPE_INT16:

@@ -1,0 +1,134 @@
+"""Offline weight layout: per weighted node, the filter reordered in the order a kernel's
+inner loop reads it and the per-channel constants folded at generation time, stored in
+the model as `tflm_gen.layout` metadata (flash), read by kernels through
+`tflm_node_layout` (runtime_c/tflm_kernel.h).  The host build reads the same records.
+
+Words (little-endian int32): version 1, operator count N (all subgraphs, in order), N
+record positions (word index from the start, 0 = none); a record is its length L in words,
+then L words whose meaning belongs to the op.  Kernels check a record's fields against the
+node's shapes and run on the plain filter when they disagree or the record is absent.
+
+CONV_2D, int8 activations and filter, ungrouped (kernels_c/cmsis/conv.c), kind
+CONV_INT16_PAIRS:
+  kind, channels (Cout), patch K = FH * FW * Cin,
+  folded[Cout] = bias[c] + input_offset * sum(filter[c]) (wrapping int32, as TFLM's
+    accumulator; input_offset = -input zero point), so that the kernel multiplies raw
+    input bytes and starts every sum at this constant;
+  the filter as int16, output channels in pairs (an odd last channel paired with itself),
+  each pair's stream: per group of 4 inputs, channel a's (w0, w2, w1, w3) then channel
+  b's (the order cmsis_widen_pair gives the input: one SMLAD per word); then a's K % 4 last
+  values, then b's.  Every pair's stream is 16 * (K / 4) + 4 * (K % 4) bytes, so every
+  word stays 4-byte aligned.
+
+To add an op (DEPTHWISE_CONV_2D, FULLY_CONNECTED): write a `_<op>_record(graph, op)`
+returning its words (or None) and add it to RECORDS; read it in the kernel's prepare or
+eval with tflm_node_layout and validate its fields there.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+
+import numpy as np
+
+from tflm_gen.model import ir
+
+METADATA_NAME = "tflm_gen.layout"
+CONV_INT16_PAIRS = 1  # kind of the CONV_2D record above
+
+
+def _constant(model: ir.Model, tensor: ir.Tensor) -> np.ndarray | None:
+    """The tensor's constant data shaped as declared, or None when it has none."""
+    data = model.buffers[tensor.buffer].data if tensor.buffer else b""
+    count = int(np.prod(tensor.shape)) if tensor.shape else 1
+    dtype = ir.DTYPE_BY_NAME[tensor.dtype].numpy
+    if not data or dtype is None or len(data) != count * np.dtype(dtype).itemsize:
+        return None
+    return np.frombuffer(data, dtype=np.dtype(dtype).newbyteorder("<")).reshape(tensor.shape)
+
+
+def fold_constants(filter_rows: np.ndarray, bias: np.ndarray | None,
+                   input_offset: int) -> np.ndarray:
+    """bias + input_offset * sum(row) per output channel, wrapping in int32."""
+    sums = filter_rows.astype(np.int64).sum(axis=1)
+    start = bias.astype(np.int64) if bias is not None else np.zeros(len(sums), np.int64)
+    folded = (start + input_offset * sums) & 0xFFFFFFFF
+    return folded.astype(np.uint32).view(np.int32)
+
+
+def int16_pairs(filter_rows: np.ndarray) -> np.ndarray:
+    """The CONV_INT16_PAIRS stream of filter rows [Cout, K] (int16 values)."""
+    channels, patch = filter_rows.shape
+    groups, tail = divmod(patch, 4)
+    rows = filter_rows.astype(np.int16)
+    if channels % 2:
+        rows = np.concatenate([rows, rows[-1:]])
+    pairs = len(rows) // 2
+    body = rows[:, :4 * groups].reshape(pairs, 2, groups, 4)[..., [0, 2, 1, 3]]
+    body = body.transpose(0, 2, 1, 3).reshape(pairs, 8 * groups)
+    tails = rows[:, 4 * groups:].reshape(pairs, 2 * tail)
+    return np.concatenate([body, tails], axis=1).reshape(-1)
+
+
+def _conv_record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> list[int] | None:
+    tensors = graph.tensors
+    if len(op.inputs) < 2 or op.inputs[1] < 0:
+        return None
+    source, weights = tensors[op.inputs[0]], tensors[op.inputs[1]]
+    bias_tensor = tensors[op.inputs[2]] if len(op.inputs) > 2 and op.inputs[2] >= 0 else None
+    if source.dtype != "int8" or weights.dtype != "int8" or len(weights.shape) != 4:
+        return None
+    if len(source.shape) != 4 or weights.shape[3] != source.shape[3]:  # grouped
+        return None
+    if not (source.quantization and source.quantization.zero_point):
+        return None
+    filter_data = _constant(model, weights)
+    bias = _constant(model, bias_tensor) if bias_tensor is not None else None
+    if filter_data is None or (bias_tensor is not None and
+                               (bias is None or bias_tensor.dtype != "int32")):
+        return None
+    rows = filter_data.reshape(weights.shape[0], -1)
+    folded = fold_constants(rows, bias, -int(source.quantization.zero_point[0]))
+    stream = int16_pairs(rows).astype("<i2").tobytes()
+    words = np.frombuffer(stream, dtype="<i4").tolist()
+    return [CONV_INT16_PAIRS, rows.shape[0], rows.shape[1], *folded.tolist(), *words]
+
+
+RECORDS: dict[str, Callable[[ir.Model, ir.SubGraph, ir.Operator], list[int] | None]] = {
+    "CONV_2D": _conv_record,
+}
+
+
+def layout_words(model: ir.Model) -> list[int] | None:
+    """The metadata words for the operators of all subgraphs, or None when none has one."""
+    ops = [(graph, op) for graph in model.subgraphs for op in graph.operators]
+    header = [1, len(ops)]
+    positions, records = [0] * len(ops), []
+    next_word = len(header) + len(positions)
+    for index, (graph, op) in enumerate(ops):
+        make = RECORDS.get(op.opcode)
+        record = make(model, graph, op) if make else None
+        if record is None:
+            continue
+        positions[index] = next_word
+        records += [len(record), *record]
+        next_word += len(record) + 1
+    return header + positions + records if records else None
+
+
+def embed_layout(model: ir.Model) -> ir.Model:
+    """A copy of the model carrying the layout metadata (replacing an older one)."""
+    words = layout_words(model)
+    result = copy.deepcopy(model)
+    result.metadata = [m for m in result.metadata if m[0] != METADATA_NAME]
+    if words is not None:
+        result.buffers.append(ir.Buffer(np.asarray(words, dtype="<i4").tobytes()))
+        result.metadata.append((METADATA_NAME, len(result.buffers) - 1))
+    return result
+
+
+def layout_bytes(model: ir.Model) -> int:
+    """Flash the layout metadata adds to the model (the report's flash growth)."""
+    words = layout_words(model)
+    return 4 * len(words) if words else 0
