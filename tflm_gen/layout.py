@@ -15,10 +15,10 @@ CONV_INT16_PAIRS:
     accumulator; input_offset = -input zero point), so that the kernel multiplies raw
     input bytes and starts every sum at this constant;
   the filter as int16, output channels in pairs (an odd last channel paired with itself),
-  each pair's stream: per group of 4 inputs, channel a's (w0, w2, w1, w3) then channel
-  b's (the order cmsis_widen_pair gives the input: one SMLAD per word); then a's K % 4 last
-  values, then b's.  Every pair's stream is 16 * (K / 4) + 4 * (K % 4) bytes, so every
-  word stays 4-byte aligned.
+  rows padded with zero weights to G = ceil(K / 4) groups of 4 inputs (the kernel reads
+  round4(K) patch bytes, the last ones multiplied by 0), each pair's stream: per group,
+  channel a's (w0, w2, w1, w3) then channel b's (the order cmsis_widen_pair gives the
+  input: one SMLAD per word); 16 * G bytes per pair.
 
 To add an op (DEPTHWISE_CONV_2D, FULLY_CONNECTED): write a `_<op>_record(graph, op)`
 returning its words (or None) and add it to RECORDS; read it in the kernel's prepare or
@@ -60,15 +60,14 @@ def fold_constants(filter_rows: np.ndarray, bias: np.ndarray | None,
 def int16_pairs(filter_rows: np.ndarray) -> np.ndarray:
     """The CONV_INT16_PAIRS stream of filter rows [Cout, K] (int16 values)."""
     channels, patch = filter_rows.shape
-    groups, tail = divmod(patch, 4)
-    rows = filter_rows.astype(np.int16)
+    groups = (patch + 3) // 4
+    rows = np.zeros((channels + channels % 2, 4 * groups), np.int16)
+    rows[:channels, :patch] = filter_rows
     if channels % 2:
-        rows = np.concatenate([rows, rows[-1:]])
+        rows[-1] = rows[-2]
     pairs = len(rows) // 2
-    body = rows[:, :4 * groups].reshape(pairs, 2, groups, 4)[..., [0, 2, 1, 3]]
-    body = body.transpose(0, 2, 1, 3).reshape(pairs, 8 * groups)
-    tails = rows[:, 4 * groups:].reshape(pairs, 2 * tail)
-    return np.concatenate([body, tails], axis=1).reshape(-1)
+    body = rows.reshape(pairs, 2, groups, 4)[..., [0, 2, 1, 3]]
+    return body.transpose(0, 2, 1, 3).reshape(-1)
 
 
 def _conv_record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> list[int] | None:

@@ -363,7 +363,8 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_2x2_held(
 /* cmsis_dot_2x2_held for weights already widened offline: w holds, per group of 4 inputs,
  * channel 0's (w0, w2, w1, w3) then channel 1's as int16 (tflm_gen/layout.py,
  * CONV_INT16_PAIRS), 4-byte aligned (LDRD).  Arguments: r0 pair, r1 w, r2 groups (>= 1),
- * r3 sums0, [sp] sums1.  16 MACs in 12 instructions: no SXTB16 left in the loop. */
+ * r3 sums0, [sp] sums1.  16 MACs in 12 instructions: no SXTB16 left in the loop (against
+ * 17 for cmsis_dot_2x2_held). */
 __attribute__((naked, noinline, unused)) static void cmsis_dot_2x2_wide(
     const int16_t *pair CMSIS_IN_ASM, const int16_t *w CMSIS_IN_ASM,
     int32_t groups CMSIS_IN_ASM, int32_t *sums0 CMSIS_IN_ASM, int32_t *sums1 CMSIS_IN_ASM) {

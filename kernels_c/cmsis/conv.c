@@ -61,8 +61,9 @@ typedef struct {
 /* The kind of CONV_2D layout record this kernel reads (tflm_gen/layout.py). */
 #define CMSIS_CONV_INT16_PAIRS 1
 
-/* int16 values per channel pair of a CONV_INT16_PAIRS stream for patch length k. */
-static int32_t pair_stride_of(int32_t k) { return 8 * (k >> 2) + 2 * (k & 3); }
+/* int16 values per channel pair of a CONV_INT16_PAIRS stream for patch length k (rows
+ * padded with zero weights to whole groups of 4). */
+static int32_t pair_stride_of(int32_t k) { return 8 * ((k + 3) >> 2); }
 
 /* Points job->folded and job->pairs at the node's layout record when it is one this
  * kernel reads and agrees with the node's shapes; leaves them NULL otherwise. */
@@ -346,23 +347,15 @@ static inline __attribute__((always_inline)) void pixels_with(const cmsis_conv_j
 }
 
 /* The sums of channels oc, oc + 1 (one pair of the offline stream) for the two raw pixels
- * widened in `pair`, started at the folded constants: {pixel 0: oc, oc + 1; pixel 1: ...}. */
+ * widened in `pair` (round4(k) values each), started at the folded constants:
+ * {pixel 0: oc, oc + 1; pixel 1: oc, oc + 1}. */
 static inline __attribute__((always_inline)) void pair_sums(const cmsis_conv_job_t *job,
                                                             const int16_t *pair, int32_t oc,
                                                             int32_t acc[4]) {
-  const int32_t k = job->patch, groups = k >> 2, tail = k & 3;
-  const int16_t *w = job->pairs + (oc >> 1) * job->pair_stride;
-  const int16_t *px = pair + 8 * groups, *wt = w + 8 * groups;
-  int32_t i;
   acc[0] = acc[2] = job->folded[oc];
   acc[1] = acc[3] = job->folded[oc + (oc + 1 < job->p->output_c)];
-  if (groups > 0) cmsis_dot_2x2_wide(pair, w, groups, acc, acc + 2);
-  for (i = 0; i < tail; ++i) {
-    acc[0] = tflm_mac_wrap(acc[0], wt[i], px[i]);
-    acc[1] = tflm_mac_wrap(acc[1], wt[tail + i], px[i]);
-    acc[2] = tflm_mac_wrap(acc[2], wt[i], px[tail + i]);
-    acc[3] = tflm_mac_wrap(acc[3], wt[tail + i], px[tail + i]);
-  }
+  cmsis_dot_2x2_wide(pair, job->pairs + (oc >> 1) * job->pair_stride, (job->patch + 3) >> 2,
+                     acc, acc + 2);
 }
 
 /* pixels_with over the offline layout: 2 pixels x 2 channels per dot product, 4 channels
@@ -380,7 +373,8 @@ static inline __attribute__((always_inline)) void pairs_with(const cmsis_conv_jo
     int8_t *out0 = job->output + pixel * cout;
     int8_t *out1 = out0 + cout;
     const int8_t *first = patch_of(job, pixel, 0);
-    cmsis_widen_pair(first, two ? patch_of(job, pixel + 1, 1) : first, pair, k, 0);
+    cmsis_widen_pair(first, two ? patch_of(job, pixel + 1, 1) : first, pair,
+                     CMSIS_ROUND4(k), 0);
     for (oc = 0; oc < quads; oc += 4) {
       int32_t low[4], high[4], sums0[4], sums1[4];
       pair_sums(job, pair, oc, low);
@@ -433,11 +427,11 @@ static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
   }
 }
 #else
-/* sums[0], sums[1] += the raw patch x times channel pair w of a CONV_INT16_PAIRS stream. */
+/* sums[0], sums[1] += the raw patch x times channel pair w of a CONV_INT16_PAIRS stream
+ * (round4(k) patch bytes read; the padding weights are 0). */
 static void dot_pair(const int8_t *x, const int16_t *w, int32_t k, int32_t sums[2]) {
-  const int32_t groups = k >> 2, tail = k & 3;
   int32_t g, i;
-  for (g = 0; g < groups; ++g, x += 4, w += 8) {
+  for (g = (k + 3) >> 2; g > 0; --g, x += 4, w += 8) {
     for (i = 0; i < 2; ++i) {
       const int16_t *c = w + 4 * i; /* (w0, w2, w1, w3) */
       sums[i] = tflm_mac_wrap(sums[i], c[0], x[0]);
@@ -445,10 +439,6 @@ static void dot_pair(const int8_t *x, const int16_t *w, int32_t k, int32_t sums[
       sums[i] = tflm_mac_wrap(sums[i], c[2], x[1]);
       sums[i] = tflm_mac_wrap(sums[i], c[3], x[3]);
     }
-  }
-  for (i = 0; i < tail; ++i) {
-    sums[0] = tflm_mac_wrap(sums[0], w[i], x[i]);
-    sums[1] = tflm_mac_wrap(sums[1], w[tail + i], x[i]);
   }
 }
 
@@ -505,6 +495,8 @@ static void conv_int8(tflm_context_t *ctx, const tflm_node_t *node,
   job.fast = cmsis_requant_mode(requant->multipliers, requant->shifts, p->output_c);
   job.in_place = p->filter_h == 1 && p->filter_w == 1 && p->pad_h == 0 && p->pad_w == 0;
   find_layout(ctx, node, &job);
+  /* The layout's kernels read round4(K) bytes per patch: past the input's end in place. */
+  if (job.pairs != NULL && (job.patch & 3) != 0) job.in_place = 0;
   for (b = 0; b < p->batches; ++b) {
     job.image = input + b * p->input_h * p->input_w * p->input_c;
     job.output = output + b * pixels * p->output_c;
