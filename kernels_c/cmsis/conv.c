@@ -83,6 +83,14 @@ static void find_layout(tflm_context_t *ctx, const tflm_node_t *node, cmsis_conv
   job->pairs = (const int16_t *)(const void *)(record + 3 + cout);
 }
 
+/* memcpy for the short rows of a patch (a few to a few hundred bytes): words through
+ * cmsis_read4 / cmsis_write4 (single LDR / STR), inline, where a libc call costs more than
+ * the copy. */
+static inline void copy_row(int8_t *dst, const int8_t *src, int32_t n) {
+  for (; n >= 4; n -= 4, dst += 4, src += 4) cmsis_write4(dst, cmsis_read4(src));
+  for (; n > 0; --n) *dst++ = *src++;
+}
+
 /* Copies the patch of output pixel `pixel` into dst, padding taps set to the zero point. */
 static void gather_patch(const cmsis_conv_job_t *job, int32_t pixel, int8_t *dst) {
   const tflm_conv_params_t *p = job->p;
@@ -97,14 +105,14 @@ static void gather_patch(const cmsis_conv_job_t *job, int32_t pixel, int8_t *dst
     if (y < 0 || y >= p->input_h) {
       memset(dst, zero_point, (size_t)row);
     } else if (p->dilation_w == 1 && x0 >= 0 && x0 + p->filter_w <= p->input_w) {
-      memcpy(dst, line + x0 * cin, (size_t)row); /* the whole filter row is inside */
+      copy_row(dst, line + x0 * cin, row); /* the whole filter row is inside */
     } else {
       for (fx = 0; fx < p->filter_w; ++fx) {
         const int32_t x = x0 + fx * p->dilation_w;
         if (x < 0 || x >= p->input_w) {
           memset(dst + fx * cin, zero_point, (size_t)cin);
         } else {
-          memcpy(dst + fx * cin, line + x * cin, (size_t)cin);
+          copy_row(dst + fx * cin, line + x * cin, cin);
         }
       }
     }
@@ -184,6 +192,35 @@ static __attribute__((noinline)) int32x4_t dot4_folded(const int8_t *p0, const i
   return dot4_with(p0, p1, p2, p3, w, n, folded, 0, 0);
 }
 
+/* All output channels of 4 patches of at most 16 bytes (narrow 1x1 layers) on the folded
+ * constants: the patches are loaded once into 4 vector registers, then each channel costs
+ * one weight load and 4 VMLADAV, no call. */
+static void short_patches(const cmsis_conv_job_t *job, const int8_t *const patches[4],
+                          int8_t *out, uint32x4_t rows, mve_pred16_t store) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t k = job->patch, cout = p->output_c;
+  const int32_t offset = p->output_offset, lo = p->act_min, hi = p->act_max;
+  const int32_t *multipliers = job->requant.multipliers, *shifts = job->requant.shifts;
+  const int32_t *folded = job->folded;
+  const mve_pred16_t lanes = vctp8q((uint32_t)k);
+  const int8x16_t x0 = vldrbq_z_s8(patches[0], lanes), x1 = vldrbq_z_s8(patches[1], lanes);
+  const int8x16_t x2 = vldrbq_z_s8(patches[2], lanes), x3 = vldrbq_z_s8(patches[3], lanes);
+  const int8_t *w = job->filter;
+  int32_t oc;
+  for (oc = 0; oc < cout; ++oc, w += k) {
+    const int8x16_t vw = vldrbq_z_s8(w, lanes);
+    int32x4_t acc = vdupq_n_s32(vmladavq_s8(x0, vw));
+    acc = vsetq_lane_s32(vmladavq_s8(x1, vw), acc, 1);
+    acc = vsetq_lane_s32(vmladavq_s8(x2, vw), acc, 2);
+    acc = vsetq_lane_s32(vmladavq_s8(x3, vw), acc, 3);
+    acc = vaddq_n_s32(acc, folded[oc]);
+    vstrbq_scatter_offset_p_s32(out + oc, rows,
+                                cmsis_mve_requantize(acc, vdupq_n_s32(multipliers[oc]),
+                                                     vdupq_n_s32(shifts[oc]), offset, lo, hi),
+                                store);
+  }
+}
+
 static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
   const tflm_conv_params_t *p = job->p;
   const int32_t k = job->patch, cout = p->output_c, offset = p->input_offset;
@@ -196,6 +233,10 @@ static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
     int8_t *out = job->output + pixel * cout;
     const int8_t *w = job->filter;
     for (j = 0; j < 4; ++j) patches[j] = j < count ? patch_of(job, pixel + j, j) : patches[0];
+    if (k <= 16 && job->folded != NULL) {
+      short_patches(job, patches, out, rows, store);
+      continue;
+    }
     for (oc = 0; oc < cout; ++oc, w += k) {
       const int32x4_t acc =
           job->folded != NULL
