@@ -11,9 +11,9 @@ node's shapes and run on the plain filter when they disagree or the record is ab
 CONV_2D, int8 activations and filter, ungrouped (kernels_c/cmsis/conv.c), kind
 CONV_INT16_PAIRS:
   kind, channels (Cout), patch K = FH * FW * Cin,
-  folded[Cout] = bias[c] + input_offset * sum(filter[c]) (wrapping int32, as TFLM's
-    accumulator; input_offset = -input zero point), so that the kernel multiplies raw
-    input bytes and starts every sum at this constant;
+  folded[round2(Cout)] = bias[c] + input_offset * sum(filter[c]) (wrapping int32, as
+    TFLM's accumulator; input_offset = -input zero point; an odd last channel repeated),
+    so that the kernel multiplies raw input bytes and starts every sum at this constant;
   the filter as int16, output channels in pairs (an odd last channel paired with itself),
   rows padded with zero weights to G = ceil(K / 4) groups of 4 inputs (the kernel reads
   round4(K) patch bytes, the last ones multiplied by 0), each pair's stream: per group,
@@ -89,6 +89,8 @@ def _conv_record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> list[i
         return None
     rows = filter_data.reshape(weights.shape[0], -1)
     folded = fold_constants(rows, bias, -int(source.quantization.zero_point[0]))
+    if len(folded) % 2:
+        folded = np.concatenate([folded, folded[-1:]])
     stream = int16_pairs(rows).astype("<i2").tobytes()
     words = np.frombuffer(stream, dtype="<i4").tolist()
     return [CONV_INT16_PAIRS, rows.shape[0], rows.shape[1], *folded.tolist(), *words]

@@ -344,7 +344,7 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_2x2_held(
       "pop {r4-r11, pc}\n\t");
 }
 
-/* One group of 4 inputs of cmsis_dot_2x2_wide: both pixels' widened words in r8-r11, each
+/* One group of 4 inputs of cmsis_dot_pairs: both pixels' widened words in r8-r11, each
  * channel's two int16 weight words (laid out offline) multiplied into both pixels. */
 #define CMSIS_DOT_2X2_WIDE_GROUP                                                           \
   "ldrd r8, r9, [r0], #8\n\t"                                                            \
@@ -360,19 +360,31 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_2x2_held(
   "smlad r7, r12, r10, r7\n\t"                                                           \
   "smlad r7, lr, r11, r7\n\t"
 
-/* cmsis_dot_2x2_held for weights already widened offline: w holds, per group of 4 inputs,
- * channel 0's (w0, w2, w1, w3) then channel 1's as int16 (tflm_gen/layout.py,
- * CONV_INT16_PAIRS), 4-byte aligned (LDRD).  Arguments: r0 pair, r1 w, r2 groups (>= 1),
- * r3 sums0, [sp] sums1.  16 MACs in 12 instructions: no SXTB16 left in the loop (against
- * 17 for cmsis_dot_2x2_held). */
-__attribute__((naked, noinline, unused)) static void cmsis_dot_2x2_wide(
+/* Channels of 8 pairs at most, CMSIS_PAIRS_CHUNK * 2, in one call of cmsis_dot_pairs. */
+#define CMSIS_PAIRS_CHUNK 8
+
+/* The sums of `count` (1 .. CMSIS_PAIRS_CHUNK) consecutive channel pairs of an offline int16
+ * stream w (tflm_gen/layout.py, CONV_INT16_PAIRS: per group of 4 inputs channel a's
+ * (w0, w2, w1, w3) then channel b's, 4-byte aligned) for the two pixels widened by
+ * cmsis_widen_pair in `pair` (groups >= 1 groups of 4), each started at folded[c] (an even
+ * number of entries).  Writes pixel 0's sums to sums[0 .. 2 * count) and pixel 1's to
+ * sums[16 ..).  Arguments: r0 pair, r1 w, r2 groups, r3 count, [sp] folded, [sp, #4] sums.
+ * 16 MACs in 12 instructions (no SXTB16: the weights are int16 already) and about 14 per
+ * pair around them; all pairs in one call, so no call or spill per pair. */
+__attribute__((naked, noinline, unused)) static void cmsis_dot_pairs(
     const int16_t *pair CMSIS_IN_ASM, const int16_t *w CMSIS_IN_ASM,
-    int32_t groups CMSIS_IN_ASM, int32_t *sums0 CMSIS_IN_ASM, int32_t *sums1 CMSIS_IN_ASM) {
+    int32_t groups CMSIS_IN_ASM, int32_t count CMSIS_IN_ASM,
+    const int32_t *folded CMSIS_IN_ASM, int32_t *sums CMSIS_IN_ASM) {
   __asm__ volatile(
       "push {r4-r11, lr}\n\t"
-      "ldrd r4, r5, [r3]\n\t"
-      "ldr lr, [sp, #36]\n\t"
-      "ldrd r6, r7, [lr]\n\t"
+      "push {r0, r2}\n\t" /* [sp] pair, [sp, #4] groups, [sp, #44] folded, [sp, #48] sums */
+      "4:\n\t"
+      "ldr lr, [sp, #44]\n\t"
+      "ldrd r4, r5, [lr], #8\n\t"
+      "str lr, [sp, #44]\n\t"
+      "mov r6, r4\n\t"
+      "mov r7, r5\n\t"
+      "ldrd r0, r2, [sp]\n\t"
       "tst r2, #1\n\t"
       "beq 2f\n\t"
       CMSIS_DOT_2X2_WIDE_GROUP
@@ -385,9 +397,13 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_2x2_wide(
       "subs r2, r2, #1\n\t"
       "bne 1b\n\t"
       "3:\n\t"
-      "strd r4, r5, [r3]\n\t"
-      "ldr lr, [sp, #36]\n\t"
-      "strd r6, r7, [lr]\n\t"
+      "ldr lr, [sp, #48]\n\t"
+      "strd r6, r7, [lr, #64]\n\t"
+      "strd r4, r5, [lr], #8\n\t"
+      "str lr, [sp, #48]\n\t"
+      "subs r3, r3, #1\n\t"
+      "bne 4b\n\t"
+      "add sp, sp, #8\n\t"
       "pop {r4-r11, pc}\n\t");
 }
 

@@ -76,11 +76,11 @@ static void find_layout(tflm_context_t *ctx, const tflm_node_t *node, cmsis_conv
   job->pair_stride = stride;
   if (record == NULL || words < 3 || record[0] != CMSIS_CONV_INT16_PAIRS ||
       record[1] != cout || record[2] != job->patch ||
-      (int64_t)words != 3 + (int64_t)cout + (int64_t)((cout + 1) / 2) * stride / 2) {
+      (int64_t)words != 3 + (int64_t)(cout + 1) / 2 * (2 + stride / 2)) {
     return;
   }
   job->folded = record + 3;
-  job->pairs = (const int16_t *)(const void *)(record + 3 + cout);
+  job->pairs = (const int16_t *)(const void *)(record + 3 + (cout + 1) / 2 * 2);
 }
 
 /* memcpy for the short rows of a patch (a few to a few hundred bytes): words through
@@ -387,60 +387,53 @@ static inline __attribute__((always_inline)) void pixels_with(const cmsis_conv_j
   }
 }
 
-/* The sums of channels oc, oc + 1 (one pair of the offline stream) for the two raw pixels
- * widened in `pair` (round4(k) values each), started at the folded constants:
- * {pixel 0: oc, oc + 1; pixel 1: oc, oc + 1}. */
-static inline __attribute__((always_inline)) void pair_sums(const cmsis_conv_job_t *job,
-                                                            const int16_t *pair, int32_t oc,
-                                                            int32_t acc[4]) {
-  acc[0] = acc[2] = job->folded[oc];
-  acc[1] = acc[3] = job->folded[oc + (oc + 1 < job->p->output_c)];
-  cmsis_dot_2x2_wide(pair, job->pairs + (oc >> 1) * job->pair_stride, (job->patch + 3) >> 2,
-                     acc, acc + 2);
+/* Output channels oc .. oc + n - 1 (n <= 2 * CMSIS_PAIRS_CHUNK) of the two pixels whose
+ * sums cmsis_dot_pairs wrote (pixel 0's at sums, pixel 1's at sums + 16), requantised;
+ * out1 NULL when there is no second pixel. */
+static inline __attribute__((always_inline)) void requantize_chunk(const requant_row_t *r,
+                                                                   const int32_t *sums,
+                                                                   int32_t oc, int32_t n,
+                                                                   int8_t *out0, int8_t *out1) {
+  int32_t j = 0;
+  if (r->fast) {
+    for (; j + 4 <= n; j += 4) {
+      cmsis_requantize4(r->fast, sums + j, r->multipliers + oc + j, r->shifts + oc + j,
+                        r->offset, r->lo, r->hi, out0 + oc + j);
+      if (out1 != NULL) {
+        cmsis_requantize4(r->fast, sums + 16 + j, r->multipliers + oc + j, r->shifts + oc + j,
+                          r->offset, r->lo, r->hi, out1 + oc + j);
+      }
+    }
+  }
+  for (; j < n; ++j) {
+    const uint32_t bytes = channel_bytes(r, sums[j], sums[16 + j], oc + j);
+    out0[oc + j] = (int8_t)(bytes & 0xffu);
+    if (out1 != NULL) out1[oc + j] = (int8_t)(bytes >> 8);
+  }
 }
 
-/* pixels_with over the offline layout: 2 pixels x 2 channels per dot product, 4 channels
- * requantised per word when mode allows. */
+/* pixels_with over the offline layout: per pair of pixels, up to 16 channels' sums in one
+ * call of cmsis_dot_pairs, then requantised 4 channels per word when mode allows. */
 static inline __attribute__((always_inline)) void pairs_with(const cmsis_conv_job_t *job,
                                                              int32_t pixels, int32_t mode) {
-  const int32_t k = job->patch, cout = job->p->output_c;
+  const int32_t k = job->patch, cout = job->p->output_c, groups = (k + 3) >> 2;
+  const int32_t chunk = 2 * CMSIS_PAIRS_CHUNK;
   int16_t *pair = (int16_t *)(void *)(job->scratch + 2 * CMSIS_ROUND4(k));
-  const int32_t quads = mode ? cout & ~3 : 0;
+  int32_t sums[4 * CMSIS_PAIRS_CHUNK];
   requant_row_t r;
   int32_t pixel, oc;
   requant_row_of(job, mode, &r);
   for (pixel = 0; pixel < pixels; pixel += 2) {
     const int32_t two = pixel + 1 < pixels;
     int8_t *out0 = job->output + pixel * cout;
-    int8_t *out1 = out0 + cout;
     const int8_t *first = patch_of(job, pixel, 0);
     cmsis_widen_pair(first, two ? patch_of(job, pixel + 1, 1) : first, pair,
                      CMSIS_ROUND4(k), 0);
-    for (oc = 0; oc < quads; oc += 4) {
-      int32_t low[4], high[4], sums0[4], sums1[4];
-      pair_sums(job, pair, oc, low);
-      pair_sums(job, pair, oc + 2, high);
-      sums0[0] = low[0], sums0[1] = low[1], sums0[2] = high[0], sums0[3] = high[1];
-      sums1[0] = low[2], sums1[1] = low[3], sums1[2] = high[2], sums1[3] = high[3];
-      cmsis_requantize4(mode, sums0, r.multipliers + oc, r.shifts + oc, r.offset, r.lo, r.hi,
-                        out0 + oc);
-      if (two) {
-        cmsis_requantize4(mode, sums1, r.multipliers + oc, r.shifts + oc, r.offset, r.lo,
-                          r.hi, out1 + oc);
-      }
-    }
-    for (; oc < cout; oc += 2) {
-      int32_t acc[4];
-      uint32_t bytes;
-      pair_sums(job, pair, oc, acc);
-      bytes = channel_bytes(&r, acc[0], acc[2], oc);
-      out0[oc] = (int8_t)(bytes & 0xffu);
-      if (two) out1[oc] = (int8_t)(bytes >> 8);
-      if (oc + 1 < cout) {
-        bytes = channel_bytes(&r, acc[1], acc[3], oc + 1);
-        out0[oc + 1] = (int8_t)(bytes & 0xffu);
-        if (two) out1[oc + 1] = (int8_t)(bytes >> 8);
-      }
+    for (oc = 0; oc < cout; oc += chunk) {
+      const int32_t n = cout - oc < chunk ? cout - oc : chunk;
+      cmsis_dot_pairs(pair, job->pairs + (oc >> 1) * job->pair_stride, groups, (n + 1) >> 1,
+                      job->folded + oc, sums);
+      requantize_chunk(&r, sums, oc, n, out0, two ? out0 + cout : NULL);
     }
   }
 }
