@@ -68,9 +68,13 @@ def padded_geometry(g: dict, stride: int) -> dict:
     return g
 
 
-def add_conv(b: ModelBuilder, rng, g: dict, depthwise: bool, scale_factor: float):
-    """One int8 CONV_2D / DEPTHWISE_CONV_2D of geometry g; returns (input data, geometry)."""
+def add_conv(b: ModelBuilder, rng, g: dict, depthwise: bool, scale_factor: float,
+             input_zero_point: int | None = None):
+    """One int8 CONV_2D / DEPTHWISE_CONV_2D of geometry g; returns (input data, geometry).
+    input_zero_point replaces the random one (real models' -128)."""
     t = conv_cases.quantized_tensors(rng, g, "int8", depthwise)
+    if input_zero_point is not None:
+        t["in_q"] = ir.Quantization(t["in_q"].scale, [input_zero_point])
     out_q = t["out_q"]
     t["out_q"] = ir.Quantization([out_q.scale[0] * scale_factor], out_q.zero_point)
     in_shape = [g["batches"], g["h"], g["w"], g["cin"]]

@@ -1,0 +1,139 @@
+"""The offline weight layout (tflm_gen/layout.py, metadata `tflm_gen.layout`): CONV_2D int8
+filters as int16 channel pairs with folded per-channel constants, read by the cmsis conv
+kernel's C (host), DSP (Cortex-M4) and MVE (Cortex-M55) versions.
+
+The layers are drawn from real models' ranges (vww, person_detect, kws, resnet): 1x1 over
+8 to 128 input channels, output channel counts around the kernels' chunks of 16 and odd,
+input channels not a multiple of 4, first layers of 1-3 input channels with 3x3 windows,
+stride 2 and SAME padding, input zero point -128 and random, output shifts right, left and
+beyond the fast requantisation's range.  Every output is compared with TFLM's."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import test_cmsis as cmsis_cases
+from op_oracle import run_tflm
+
+from tflm_gen import host, qemu
+from tflm_gen.layout import CONV_INT16_PAIRS, METADATA_NAME, layout_words
+from tflm_gen.model import ir
+from tflm_gen.model.builder import ModelBuilder
+from tflm_gen.model.reader import read_model
+from tflm_gen.model.writer import write_model
+from tflm_gen.optimize import device_model
+
+ROOT = Path(__file__).resolve().parent.parent
+# (kernel, input channels, output channels, stride): 1x1 layers of MobileNet-like models,
+# first layers (3x3 over 1-3 channels, stride 2), and patches that are not whole words.
+LAYERS = [(1, 8, 16, 1), (1, 16, 32, 1), (1, 32, 33, 1), (1, 64, 24, 1), (1, 128, 40, 1),
+          (1, 13, 9, 1), (1, 3, 5, 2), (3, 3, 8, 2), (3, 1, 16, 2), (3, 2, 7, 2),
+          (3, 8, 12, 1)]
+
+
+def layout_model(seed: int):
+    """(model bytes, inputs, cases) of independent CONV_2D layers, each scale factor once."""
+    rng = np.random.default_rng(9100 + seed)
+    b = ModelBuilder()
+    cases = []
+    for index, (kernel, cin, cout, stride) in enumerate(LAYERS):
+        g = cmsis_cases.conv_geometry(rng, False, kernel, cin, cout)
+        if kernel == 3:
+            g = cmsis_cases.padded_geometry(g, stride)
+        factor = cmsis_cases.SCALE_FACTORS[index % len(cmsis_cases.SCALE_FACTORS)]
+        zero_point = -128 if index % 2 == 0 else None
+        data, g = cmsis_cases.add_conv(b, rng, g, False, factor, zero_point)
+        cases.append(("CONV_2D", [data], g))
+    inputs = [array for _, data, _ in cases for array in data]
+    return b.build(), inputs, [(op, g) for op, _, g in cases]
+
+
+def records(model_bytes: bytes) -> list[list[int]]:
+    """The layout records of a device model, in operator order (empty for none)."""
+    model = read_model(model_bytes)
+    buffer = dict(model.metadata)[METADATA_NAME]
+    words = np.frombuffer(model.buffers[buffer].data, dtype="<i4")
+    result = []
+    for position in words[2:2 + words[1]]:
+        result.append(words[position + 1:position + 1 + words[position]].tolist()
+                      if position else [])
+    return result
+
+
+def with_layout_words(model_bytes: bytes, edit) -> bytes:
+    """The device model with its layout words passed through edit(words) -> words."""
+    model = read_model(model_bytes)
+    buffer = dict(model.metadata)[METADATA_NAME]
+    words = np.frombuffer(model.buffers[buffer].data, dtype="<i4").copy()
+    model.buffers[buffer] = ir.Buffer(np.asarray(edit(words), dtype="<i4").tobytes())
+    return write_model(model)
+
+
+@pytest.mark.parametrize("seed", (0, 1))
+def test_layout_layers_bit_exact_on_host(seed):
+    model, inputs, cases = layout_model(seed)
+    device = device_model(model)[0]
+    assert all(record and record[0] == CONV_INT16_PAIRS for record in records(device))
+    cmsis_cases.compare(host.run_model(device, inputs, cmsis_cases.TAGS), model, inputs, cases)
+
+
+@pytest.mark.parametrize("target", ["qemu-cortex-m4", "qemu-cortex-m55"])
+def test_layout_layers_bit_exact_on_board(target):
+    cmsis_cases.need_board(target)
+    model, inputs, cases = layout_model(0)
+    result = qemu.run_on_target(model, target, inputs, cmsis_cases.TAGS)
+    assert result.matches_host, result.stdout
+    cmsis_cases.compare(result.outputs, model, inputs, cases)
+
+
+def test_kernel_reads_the_folded_constants():
+    """One folded constant moved by 2^24 changes that layer's output: the kernel uses them."""
+    model, inputs, cases = layout_model(0)
+    device = device_model(model)[0]
+
+    def bump_first_constant(words):
+        words[words[2] + 4] += 1 << 24  # record: length, kind, channels, patch, folded[0]
+        return words
+
+    ours = host.run_model(with_layout_words(device, bump_first_constant), inputs,
+                          cmsis_cases.TAGS)
+    expected = run_tflm(model, inputs, len(cases))
+    assert not np.array_equal(ours[0], expected[0])
+    for index in range(1, len(cases)):
+        assert np.array_equal(ours[index], expected[index])
+
+
+def test_a_record_that_disagrees_with_the_node_is_ignored():
+    """A record of the wrong channel count runs the plain filter, still bit-exact."""
+    model, inputs, cases = layout_model(1)
+    device = device_model(model)[0]
+
+    def wrong_channels(words):
+        words[words[2] + 2] += 2  # record: length, kind, channels
+        return words
+
+    ours = host.run_model(with_layout_words(device, wrong_channels), inputs, cmsis_cases.TAGS)
+    cmsis_cases.compare(ours, model, inputs, cases)
+
+
+def test_float_and_grouped_convolutions_get_no_record():
+    b = ModelBuilder()
+    x = b.input("x", [1, 4, 4, 4], "float32")
+    w = b.constant("w", np.ones([2, 1, 1, 4], np.float32))
+    b.output(b.add_op("CONV_2D", [x, w, -1], [1, 4, 4, 2], "float32",
+                      options={"padding": "VALID", "stride_h": 1, "stride_w": 1}))
+    q = ir.Quantization([0.1], [0])
+    y = b.input("y", [1, 4, 4, 4], "int8", quantization=q)
+    grouped = b.constant("g", np.ones([2, 1, 1, 2], np.int8), quantization=q)
+    b.output(b.add_op("CONV_2D", [y, grouped, -1], [1, 4, 4, 2], "int8", quantization=q,
+                      options={"padding": "VALID", "stride_h": 1, "stride_w": 1}))
+    assert layout_words(read_model(b.build())) is None
+
+
+def test_record_kind_is_the_kernels():
+    source = (ROOT / "kernels_c" / "cmsis" / "conv.c").read_text()
+    kind = re.search(r"#define CMSIS_CONV_INT16_PAIRS (\d+)", source)
+    assert kind and int(kind.group(1)) == CONV_INT16_PAIRS
