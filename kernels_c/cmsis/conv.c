@@ -13,6 +13,14 @@
  *        pixel's 4 bytes requantised and clamped in one word, when every shift suits
  *        cmsis_requantize_wide, else 2;
  *   C    1 patch x 1 output channel.
+ * With the offline layout the generator writes into the model (tflm_gen/layout.py, read
+ * through tflm_node_layout): every sum starts at a folded constant bias + input_offset *
+ * sum(w), so patches are read raw, and
+ *   MVE  patches of up to 16 bytes (narrow 1x1 layers) stay in 4 vector registers over
+ *        every output channel (short_patches); longer ones skip the weight sums;
+ *   DSP  the filter is int16 in channel pairs, no SXTB16 on weights: 16 channels of 2
+ *        pixels per call (cmsis_dot_pairs, 12 instructions per 16 MACs);
+ *   C    1 patch x 1 channel pair over the same int16 stream (the host build's path).
  * Integer sums are exact, so every order gives the reference's result.  Grouped int8
  * convolutions and the float32 / int16 types run the reference kernels (conv_reference.c).
  *
