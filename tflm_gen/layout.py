@@ -39,7 +39,8 @@ CONV_INT16_PAIRS = 1  # kind of the CONV_2D record above
 
 
 def _constant(model: ir.Model, tensor: ir.Tensor) -> np.ndarray | None:
-    """The tensor's constant data shaped as declared, or None when it has none."""
+    """The tensor's constant data shaped as declared, or None when it has none or its buffer
+    is not the dense array (a compressed tensor keeps its plain layout: no record)."""
     data = model.buffers[tensor.buffer].data if tensor.buffer else b""
     count = int(np.prod(tensor.shape)) if tensor.shape else 1
     dtype = ir.DTYPE_BY_NAME[tensor.dtype].numpy

@@ -200,32 +200,57 @@ static __attribute__((noinline)) int32x4_t dot4_folded(const int8_t *p0, const i
   return dot4_with(p0, p1, p2, p3, w, n, folded, 0, 0);
 }
 
-/* All output channels of 4 patches of at most 16 bytes (narrow 1x1 layers) on the folded
- * constants: the patches are loaded once into 4 vector registers, then each channel costs
- * one weight load and 4 VMLADAV, no call. */
-static void short_patches(const cmsis_conv_job_t *job, const int8_t *const patches[4],
-                          int8_t *out, uint32x4_t rows, mve_pred16_t store) {
+/* The 4 dot products of one weight block against 4 patch blocks, as one vector. */
+static inline __attribute__((always_inline)) int32x4_t sums4(int8x16_t x0, int8x16_t x1,
+                                                             int8x16_t x2, int8x16_t x3,
+                                                             int8x16_t vw) {
+  int32x4_t acc = vdupq_n_s32(vmladavq_s8(x0, vw));
+  acc = vsetq_lane_s32(vmladavq_s8(x1, vw), acc, 1);
+  acc = vsetq_lane_s32(vmladavq_s8(x2, vw), acc, 2);
+  return vsetq_lane_s32(vmladavq_s8(x3, vw), acc, 3);
+}
+
+/* All output channels of 4 patches of at most 16 bytes (blocks == 1: narrow 1x1 layers)
+ * or 32 (blocks == 2: first layers, 1x1 over 32 channels) on the folded constants: the
+ * patches are loaded once into vector registers, then each channel costs its weight loads
+ * and 4 VMLADAV per block, no call. */
+static inline __attribute__((always_inline)) void short_patches_with(
+    const cmsis_conv_job_t *job, const int8_t *const patches[4], int8_t *out, uint32x4_t rows,
+    mve_pred16_t store, int32_t blocks) {
   const tflm_conv_params_t *p = job->p;
-  const int32_t k = job->patch, cout = p->output_c;
+  const int32_t k = job->patch, cout = p->output_c, rest = blocks == 2 ? k - 16 : 0;
   const int32_t offset = p->output_offset, lo = p->act_min, hi = p->act_max;
   const int32_t *multipliers = job->requant.multipliers, *shifts = job->requant.shifts;
   const int32_t *folded = job->folded;
-  const mve_pred16_t lanes = vctp8q((uint32_t)k);
+  const mve_pred16_t lanes = vctp8q((uint32_t)(k - rest)), tail = vctp8q((uint32_t)rest);
   const int8x16_t x0 = vldrbq_z_s8(patches[0], lanes), x1 = vldrbq_z_s8(patches[1], lanes);
   const int8x16_t x2 = vldrbq_z_s8(patches[2], lanes), x3 = vldrbq_z_s8(patches[3], lanes);
+  int8x16_t y0 = x0, y1 = x1, y2 = x2, y3 = x3;
   const int8_t *w = job->filter;
   int32_t oc;
+  if (blocks == 2) {
+    y0 = vldrbq_z_s8(patches[0] + 16, tail);
+    y1 = vldrbq_z_s8(patches[1] + 16, tail);
+    y2 = vldrbq_z_s8(patches[2] + 16, tail);
+    y3 = vldrbq_z_s8(patches[3] + 16, tail);
+  }
   for (oc = 0; oc < cout; ++oc, w += k) {
-    const int8x16_t vw = vldrbq_z_s8(w, lanes);
-    int32x4_t acc = vdupq_n_s32(vmladavq_s8(x0, vw));
-    acc = vsetq_lane_s32(vmladavq_s8(x1, vw), acc, 1);
-    acc = vsetq_lane_s32(vmladavq_s8(x2, vw), acc, 2);
-    acc = vsetq_lane_s32(vmladavq_s8(x3, vw), acc, 3);
-    acc = vaddq_n_s32(acc, folded[oc]);
+    int32x4_t acc = vaddq_n_s32(sums4(x0, x1, x2, x3, vldrbq_z_s8(w, lanes)), folded[oc]);
+    if (blocks == 2) acc = vaddq_s32(acc, sums4(y0, y1, y2, y3, vldrbq_z_s8(w + 16, tail)));
     vstrbq_scatter_offset_p_s32(out + oc, rows,
                                 cmsis_mve_requantize(acc, vdupq_n_s32(multipliers[oc]),
                                                      vdupq_n_s32(shifts[oc]), offset, lo, hi),
                                 store);
+  }
+}
+
+/* short_patches_with for patches of job->patch <= 32 bytes. */
+static void short_patches(const cmsis_conv_job_t *job, const int8_t *const patches[4],
+                          int8_t *out, uint32x4_t rows, mve_pred16_t store) {
+  if (job->patch <= 16) {
+    short_patches_with(job, patches, out, rows, store, 1);
+  } else {
+    short_patches_with(job, patches, out, rows, store, 2);
   }
 }
 
@@ -241,7 +266,7 @@ static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
     int8_t *out = job->output + pixel * cout;
     const int8_t *w = job->filter;
     for (j = 0; j < 4; ++j) patches[j] = j < count ? patch_of(job, pixel + j, j) : patches[0];
-    if (k <= 16 && job->folded != NULL) {
+    if (k <= 32 && job->folded != NULL) {
       short_patches(job, patches, out, rows, store);
       continue;
     }
