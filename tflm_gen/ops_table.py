@@ -15,17 +15,14 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
-import json
 import re
 from pathlib import Path
 
-import click
 import tflite
 
 from tflm_gen.kernels import kernel_catalogue, supported_ops
 from tflm_gen.op_dtypes import differences, tflm_dtypes
 from tflm_gen.table import format_table
-from tflm_gen.text import examples
 
 TFLM_OPS_FILE = Path(__file__).with_name("tflm_builtin_ops.txt")
 # Mangled `tflite::Register_X()` and `tflite::micro::Register_X()` (not the signal
@@ -132,20 +129,6 @@ def format_ops(rows: list[dict], total: dict) -> str:
                  f"{'; '.join(differ['tflm_only']) or 'none'}; tflm-gen only: "
                  f"{'; '.join(differ['tflm_gen_only']) or 'none'}")  # fmt: skip
     return "\n".join(lines)
-
-
-@click.command("ops", epilog=examples("tflm-gen ops", "tflm-gen ops --tflm-only",
-                                      "tflm-gen ops --json"))
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
-@click.option("--tflm-only", is_flag=True, help="Only the builtins TFLM registers.")
-def ops_command(as_json: bool, tflm_only: bool) -> None:
-    """List every TFLite builtin: the dtypes tflm-gen supports beside TFLM's support."""
-    every = ops_rows()
-    rows = [row for row in every if row["tflm"] or not tflm_only]
-    if as_json:
-        click.echo(json.dumps({"ops": rows, "summary": summary(every)}, indent=2))
-    else:
-        click.echo(format_ops(rows, summary(every)))
 
 
 def main() -> None:

@@ -11,10 +11,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
-import click
-
 from tflm_gen.table import format_table
-from tflm_gen.text import examples
 
 WSL = "no native package: use WSL (Ubuntu) and the Debian command"
 
@@ -161,13 +158,3 @@ def format_doctor(rows: list[dict]) -> str:
             package for tool in missing for package in tool.debian.split("install", 1)[1].split()))
         lines.append(f"all missing ones on Debian/Ubuntu: sudo apt-get install {packages}")
     return "\n".join(lines)
-
-
-@click.command("doctor", epilog=examples("tflm-gen doctor", "tflm-gen doctor --json"))
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
-def doctor_command(as_json: bool) -> None:
-    """Check which compilers and emulators are installed, and how to install the others."""
-    import json
-
-    rows = doctor_rows()
-    click.echo(json.dumps({"tools": rows}, indent=2) if as_json else format_doctor(rows))
