@@ -16,6 +16,7 @@ import tflm_gen.targets
 from tflm_gen.boards import list_boards, load_board
 from tflm_gen.cli import main
 from tflm_gen.errors import TargetFileError
+from tflm_gen.kernels import TAG_DESCRIPTIONS, known_tags
 from tflm_gen.target_schema import load_board_file, load_target_file
 from tflm_gen.targets import list_targets, load_target
 
@@ -179,3 +180,9 @@ def test_misspelt_test_environment_is_refused(monkeypatch, variable, value, said
     monkeypatch.setenv(variable, value)
     with pytest.raises(pytest.UsageError, match=said):
         check_environment()
+
+
+def test_every_tag_has_a_description_and_every_description_a_tag():
+    """`tflm-gen tags` would print "(no description)" for a new tag, and a description
+    under a misspelt name would never be shown."""
+    assert set(TAG_DESCRIPTIONS) == set(known_tags())
