@@ -9,12 +9,76 @@ from pathlib import Path
 import click
 
 from tflm_gen.errors import InputError
-from tflm_gen.inspect import format_report, inspect_model, read_model_bytes
+from tflm_gen.inspect import inspect_model, read_model_bytes
 from tflm_gen.model.reader import read_model
 from tflm_gen.options import tags_option, target_choice
 from tflm_gen.output import write_file
 from tflm_gen.table import format_table
 from tflm_gen.text import examples, printable
+
+
+def format_report(report: dict) -> str:
+    """The human-readable text of `tflm-gen inspect`."""
+    lines = [f"model: {printable(report['model'])}"]
+    for kind in ("inputs", "outputs"):
+        lines.append(f"{kind}:")
+        lines += [f"  {_io_text(row)}" for row in report[kind]]
+    lines.append(f"operators ({len(report['operators'])}):")
+    lines.append(_operator_table(report["operators"]))
+    for sub in report["subgraphs"]:
+        lines.append(f"subgraph {sub['index']} '{printable(sub['name'])}': inputs "
+                     f"{sub['inputs']}, outputs {sub['outputs']}, "
+                     f"{len(sub['operators'])} operators")
+        lines.append(_operator_table(sub["operators"]))
+    for row in report["partitions"]:
+        lines.append(f"accelerator op #{row['index']} '{printable(row['custom_op'])}' runs "
+                     f"subgraph {row['subgraph']}: {len(row['ops'])} ops ({_op_counts(row['ops'])})"
+                     f", {row['macs']:,} MACs")
+    lines.append(f"tensors: {report['tensor_count']:,}")
+    lines.append(f"total MACs: {report['total_macs']:,}")
+    lines.append(f"weight bytes: {report['weight_bytes']:,}")
+    lines.append(f"activation lower bound: {report['activation_lower_bound_bytes']:,} bytes")
+    lines += _support_text(report["unsupported_ops"])
+    return "\n".join(lines)
+
+
+def _op_counts(names: list[str]) -> str:
+    counts = {name: names.count(name) for name in dict.fromkeys(names)}
+    return ", ".join(f"{name} x{count}" for name, count in counts.items())
+
+
+def _operator_table(rows: list[dict]) -> str:
+    """One line per operator; tensors as `index:shape` (`-` for an absent optional input)."""
+    def tensors(indices: list[int], shapes: list) -> str:
+        return " ".join("-" if shape is None else f"{index}:{_shape_text(shape)}"
+                        for index, shape in zip(indices, shapes))
+
+    table = [[row["index"], printable(row["op"]), row["version"], row["macs"],
+              tensors(row["inputs"], row["input_shapes"]),
+              tensors(row["outputs"], row["output_shapes"])] for row in rows]
+    return format_table(["#", "op", "ver", "MACs", "inputs (tensor:shape)", "outputs"], table,
+                        indent="  ")
+
+
+def _shape_text(shape: list[int]) -> str:
+    return "x".join(str(dim) for dim in shape) or "scalar"
+
+
+def _io_text(row: dict) -> str:
+    text = f"{printable(row['name'])}: {_shape_text(row['shape'])} {row['dtype']}"
+    if row["scale"] is not None:
+        text += f" scale={row['scale']:.9g} zero_point={row['zero_point']}"
+    return text
+
+
+def _support_text(unsupported: list[dict]) -> list[str]:
+    if not unsupported:
+        return ["supported: all operators"]
+    lines = ["unsupported operators:"]
+    for row in unsupported:
+        lines.append(f"  {printable(row['op'])} version {row['version']} "
+                     f"({row['dtype'] or 'no tensors'})")
+    return lines
 
 
 @click.command("inspect", epilog=examples(
