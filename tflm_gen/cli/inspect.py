@@ -81,6 +81,39 @@ def _support_text(unsupported: list[dict]) -> list[str]:
     return lines
 
 
+def format_memory(report: dict) -> str:
+    """The text of `inspect --memory`: the arena's parts, then every head buffer and scratch."""
+    where = report.get("target", "host")
+    tags = ",".join(report.get("tags", [])) or "none"
+    lines = [
+        (f"arena: {report['arena_bytes']:,} bytes on {where}, tags {tags} (the exact size a "
+         "project declares)"),
+        (f"  head {report['head_bytes']:,} bytes (op-by-op bound {report['lower_bound_bytes']:,}"
+         f", kernel scratch {report['scratch_bytes']:,})"),
+        (f"  tail {report['tail_bytes']:,} bytes: runtime state {report['runtime_bytes']:,}, "
+         f"kernel data {report['kernel_bytes']:,}, variable tensors "
+         f"{report['variable_bytes']:,}"),
+        (f"  bottom at peak: {report['arena_bytes'] - report['tail_bytes']:,} bytes "
+         "(the head, or init temporaries where larger)"),
+        "",
+    ]
+    rows = []
+    for buffer in report["plan"]:
+        names = printable(", ".join(buffer["tensors"]))
+        names = names if len(names) <= 70 else names[:67] + "..."
+        overlaps = ", ".join(f"{o['bytes']:,} over {o['offset']:,}" for o in buffer["overlaps"])
+        rows.append([buffer["offset"], buffer["bytes"],
+                     f"{buffer['first_op']}-{buffer['last_op']}", overlaps, names])
+    for scratch in report["scratch"]:
+        rows.append([scratch["offset"], scratch["bytes"],
+                     f"{scratch['first_op']}-{scratch['last_op']}",
+                     "", f"(scratch of operator {scratch['node']} {printable(scratch['op'])})"])
+    lines.append(format_table(["offset", "bytes", "ops", "overlap", "tensors"], rows))
+    lines.append("overlap: bytes of an operator's output written over the consumed part of "
+                 "its input (at that offset)")
+    return "\n".join(lines)
+
+
 @click.command("inspect", epilog=examples(
     "tflm-gen inspect model.tflite",
     "tflm-gen inspect model.tflite --json",
@@ -139,7 +172,7 @@ def _inspect_partition(path: Path, spec: str, as_json: bool) -> None:
 def _inspect_memory(model: Path, as_json: bool, svg_path, target, tags) -> None:
     from tflm_gen.charts import memory_plan_svg
     from tflm_gen.kernels import host_tags
-    from tflm_gen.memory import format_memory, memory_report
+    from tflm_gen.memory import memory_report
     from tflm_gen.targets import load_target
 
     # A board's runtime files (semihosting, Serial) do not build on the host and change no
