@@ -33,7 +33,7 @@ def test_registrations_name_their_builtin_code():
     for path, body in registrations:
         code = body.split(",")[1].strip()
         assert code == "code" or code.removeprefix("TFLM_BUILTIN_") in builtin_codes(), (path, code)
-    macro_rows = re.compile(r"^TFLM_(?:UNARY|CMP)_OP\(\w+, (\w+)", re.M)
+    macro_rows = re.compile(r"^TFLM_(?:UNARY|CMP)_OP\(\w+, (\w+)", re.MULTILINE)
     for path in (REPO / "kernels_c").glob("*.c"):
         for code in macro_rows.findall(path.read_text()):
             assert code.removeprefix("TFLM_BUILTIN_") in builtin_codes(), (path, code)
@@ -43,3 +43,74 @@ def test_no_builtin_code_typed_in_runtime_headers():
     for path in (REPO / "runtime_c").rglob("*.h"):
         if path != HEADER_PATH:
             assert not re.search(r"#define TFLM_BUILTIN_\w+ \d", path.read_text()), path
+
+
+def test_arena_alignment_is_the_c_header_value():
+    from tflm_gen import arena, plan
+    from tflm_gen.c_headers import header_define
+
+    assert plan.ALIGN == arena.ALIGN == header_define("tflm_arena.h", "TFLM_ARENA_ALIGN")
+    for path in (REPO / "tflm_gen").rglob("*.py"):
+        assert not re.search(r"^ALIGN = \d", path.read_text(), re.MULTILINE), path
+
+
+def test_abi_version_is_the_c_header_value():
+    from tflm_gen.assemble import resolver_files
+    from tflm_gen.c_headers import header_define
+
+    version = header_define("tflm_interpreter.h", "TFLM_RUNTIME_ABI_VERSION")
+    header = resolver_files(["ADD"], b"model")["model_model_ops.h"].decode()
+    assert f"#if TFLM_RUNTIME_ABI_VERSION != {version}\n" in header
+    for path in (REPO / "templates").rglob("*.j2"):
+        assert not re.search(r"ABI_VERSION != \d", path.read_text()), path
+
+
+def test_cffi_structs_are_the_c_headers():
+    """host.py declares no struct itself; the ones it passes are read from runtime_c/."""
+    from tflm_gen import host
+
+    assert "typedef struct" not in host._CDEF
+    assert host._ffi.sizeof("tflm_tensor_t") > 0 and host._ffi.sizeof("tflm_memory_stats_t") > 0
+
+
+def _c_size_switch(path: Path, function: str) -> dict[str, int]:
+    """TFLM_TYPE_X -> bytes from the `switch (type)` of a C function returning sizes."""
+    text = path.read_text()
+    body = text[text.index(function):]
+    body = body[:body.index("default:")]
+    sizes, pending = {}, []
+    for token in re.findall(r"case (TFLM_TYPE_\w+):|return (\d+);", body):
+        if token[0]:
+            pending.append(token[0])
+        else:
+            sizes.update({name: int(token[1]) for name in pending})
+            pending = []
+    return sizes
+
+
+def test_c_element_sizes_agree_with_the_dtype_table():
+    """Three C switches give element sizes (each accepting the types its callers handle);
+    every size they give equals the bits of tflm_gen.model.ir.DTYPES."""
+    from tflm_gen.model import ir
+
+    switches = [(REPO / "runtime_c/tflm_model.c", "element_bytes"),
+                (REPO / "kernels_c/tflm_elementwise.c", "tflm_elementwise_type_size"),
+                (REPO / "kernels_c/tflm_layout.c", "tflm_layout_type_size")]
+    for path, function in switches:
+        sizes = _c_size_switch(path, function)
+        assert len(sizes) >= 8, (path, sizes)
+        for name, size in sizes.items():
+            dtype = ir.dtype_info(name.removeprefix("TFLM_TYPE_").lower())
+            expected = 4 if dtype.name == "resource" else dtype.bits // 8  # a resource id
+            assert size == expected, (path.name, name, size)
+
+
+def test_dtype_codes_are_the_schema_values():
+    import tflite
+
+    from tflm_gen.model import ir
+
+    schema = (REPO / "runtime_c/tflm_schema.h").read_text()
+    for dtype in ir.DTYPES:
+        assert dtype.code == getattr(tflite.TensorType, dtype.name.upper())
+        assert f"#define TFLM_TYPE_{dtype.name.upper()} {dtype.code}\n" in schema
