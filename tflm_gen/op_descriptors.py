@@ -195,6 +195,7 @@ _ROWS = [
     _op("RSQRT", arena="unary"),
     _op("SELECT_V2", arena="select", data_input=1),
     _op("SHAPE", arena="shape"),
+    _op("SIGN", arena="none"),
     _op("SIN", arena="unary"),
     _op("SLICE", arena="layout_view", data_input=0),
     _op("SOFTMAX", versions={"int8": 2, "int16": 3}, arena="softmax_tables"),
