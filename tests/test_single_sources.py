@@ -114,3 +114,30 @@ def test_dtype_codes_are_the_schema_values():
     for dtype in ir.DTYPES:
         assert dtype.code == getattr(tflite.TensorType, dtype.name.upper())
         assert f"#define TFLM_TYPE_{dtype.name.upper()} {dtype.code}\n" in schema
+
+
+# The schema table each prefix of tflm_model.h's slot enum reads, and the fields whose C
+# name is shorter than the schema's.
+SLOT_TABLES = {"MODEL": "Model", "METADATA": "Metadata", "SUBGRAPH": "SubGraph",
+               "TENSOR": "Tensor", "QUANT": "QuantizationParameters", "OPERATOR": "Operator",
+               "OPCODE": "OperatorCode", "BUFFER": "Buffer"}
+SLOT_FIELDS = {"QUANT_DIMENSION": "QUANTIZED_DIMENSION",
+               "OPCODE_DEPRECATED_BUILTIN": "DEPRECATED_BUILTIN_CODE",
+               "OPCODE_BUILTIN": "BUILTIN_CODE"}
+
+
+def test_schema_slots_of_the_runtime_are_the_schema_values():
+    """tflm_model.h's field slots equal the vtable slots of the `tflite` package's readers."""
+    import tflite
+
+    from tflm_gen.schema_header import _option_slots
+
+    text = (REPO / "runtime_c/tflm_model.h").read_text()
+    enum = text[text.index("enum {"):text.index("};", text.index("enum {"))]
+    slots = re.findall(r"\b([A-Z_]+) = (\d+)", enum)
+    assert len(slots) >= 25
+    for name, value in slots:
+        prefix = next(p for p in sorted(SLOT_TABLES, key=len, reverse=True) if name.startswith(p + "_"))
+        field = SLOT_FIELDS.get(name, name.removeprefix(prefix + "_"))
+        schema = dict(_option_slots(getattr(tflite, SLOT_TABLES[prefix])))
+        assert schema[field] & 0xFF == int(value), (name, value)
