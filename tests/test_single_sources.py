@@ -137,7 +137,7 @@ def test_schema_slots_of_the_runtime_are_the_schema_values():
     slots = re.findall(r"\b([A-Z_]+) = (\d+)", enum)
     assert len(slots) >= 25
     for name, value in slots:
-        prefix = next(p for p in sorted(SLOT_TABLES, key=len, reverse=True) if name.startswith(p + "_"))
+        prefix = next(p for p in SLOT_TABLES if name.startswith(p + "_"))
         field = SLOT_FIELDS.get(name, name.removeprefix(prefix + "_"))
         schema = dict(_option_slots(getattr(tflite, SLOT_TABLES[prefix])))
         assert schema[field] & 0xFF == int(value), (name, value)
