@@ -88,15 +88,22 @@ def _c_size_switch(path: Path, function: str) -> dict[str, int]:
     return sizes
 
 
+def _c_size_functions():
+    """(file, function) of every C function mapping a TFLM_TYPE_* to its element size."""
+    pattern = re.compile(r"^\w[\w ]* (\w*(?:type_size|element_bytes)\w*)\(int32_t type\) \{", re.MULTILINE)
+    for path in sorted([*(REPO / "runtime_c").rglob("*.c"), *(REPO / "kernels_c").rglob("*.c")]):
+        for function in pattern.findall(path.read_text()):
+            yield path, function
+
+
 def test_c_element_sizes_agree_with_the_dtype_table():
-    """Three C switches give element sizes (each accepting the types its callers handle);
-    every size they give equals the bits of tflm_gen.model.ir.DTYPES."""
+    """The C switches giving element sizes (each accepting the types its callers handle)
+    give every size as the bits of tflm_gen.model.ir.DTYPES."""
     from tflm_gen.model import ir
 
-    switches = [(REPO / "runtime_c/tflm_model.c", "element_bytes"),
-                (REPO / "kernels_c/tflm_elementwise.c", "tflm_elementwise_type_size"),
-                (REPO / "kernels_c/tflm_layout.c", "tflm_layout_type_size")]
-    for path, function in switches:
+    functions = list(_c_size_functions())
+    assert len(functions) >= 1
+    for path, function in functions:
         sizes = _c_size_switch(path, function)
         assert len(sizes) >= 8, (path, sizes)
         for name, size in sizes.items():
