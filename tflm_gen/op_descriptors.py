@@ -3,7 +3,8 @@
 Adding an op means one row here, its C file (whose marker line `tflm-op: NAME symbol types:`
 says which dtypes its kernel runs, beside the code that runs them) and its test.  Every
 other module asks this table: the model builder (options type, versions), the planner
-(in place, alias), the overlap rule (window, pixel block), requantisation (weight operands),
+(in place, alias), the overlap rule (sequential or window, pixel block), requantisation
+(weight operands), `support` (the input that selects the kernel, TFLM's structural limits),
 `inspect` (MACs) and the compiler-free arena (allocation model).  The builtin code comes
 from `tflite.BuiltinOperator` and is never typed; the C side reads the same numbers from
 `runtime_c/tflm_builtin_codes.h` (tflm_gen.builtin_header).
@@ -46,7 +47,12 @@ class OpDescriptor:
     # Most consecutive output pixels any of its kernels computes at once (CONV_2D: 4, the
     # cmsis MVE path; tflm_gen.overlap keeps the input those pixels read).
     pixel_block: int = 1
-    window: str | None = None  # overlap window from "filter" (weights H, W) or "options"
+    # How the output may overlap its consumed input (tflm_gen.overlap): "sequential" (element
+    # i written after input element i was read, in our kernels and TFLM's), a window read
+    # from "filter" (weights H, W) or from the "options" (pools); None: no partial overlap.
+    overlap: str | None = None
+    # TFLM's structural limit (what is counted, the most TFLM takes), read from its kernels.
+    tflm_limit: tuple[str, int] | None = None
 
     @property
     def code(self) -> int:
@@ -112,7 +118,7 @@ _ROWS = [
     _op("ARG_MIN", arena="arg", data_input=0),
     _op("ASSIGN_VARIABLE", arena="none", data_input=0),
     _op("AVERAGE_POOL_2D",
-        options="Pool2DOptions", versions={"int8": 2, "int16": 3}, arena="pool", window="options"),
+        options="Pool2DOptions", versions={"int8": 2, "int16": 3}, arena="pool", overlap="options"),
     _op("BATCH_MATMUL", arena="batch_matmul", macs=_batch_matmul_macs),
     _op("BATCH_TO_SPACE_ND", options="BatchToSpaceNDOptions", arena="space_batch", data_input=0),
     _op("BROADCAST_ARGS", arena="none"),
@@ -120,18 +126,18 @@ _ROWS = [
     _op("CALL_ONCE", arena="control"),
     _op("CAST", arena="cast"),
     _op("CEIL", arena="unary"),
-    _op("CONCATENATION", arena="input_pieces"),
+    _op("CONCATENATION", tflm_limit=("inputs", 10), arena="input_pieces"),  # kMaxInputNum
     _op("CONV_2D",
         options="Conv2DOptions", versions={"int8": 3, "int16": 4}, arena="weighted_conv",
-        macs=_conv_2d_macs, weights=(0, 1), channels="output", pixel_block=4, window="filter"),
+        macs=_conv_2d_macs, weights=(0, 1), channels="output", pixel_block=4, overlap="filter"),
     _op("CONV_3D", macs=_conv_3d_macs),
     _op("COS", arena="unary"),
     _op("CUMSUM", arena="cumsum", data_input=0),
     _op("DEPTHWISE_CONV_2D",
         options="DepthwiseConv2DOptions", versions={"int8": 3, "int16": 5}, arena="weighted_conv",
-        macs=_depthwise_macs, weights=(0, 1), channels="output", window="filter"),
+        macs=_depthwise_macs, weights=(0, 1), channels="output", overlap="filter"),
     _op("DEPTH_TO_SPACE", arena="layout_view"),
-    _op("DEQUANTIZE", versions={"int8": 2, "int16": 4}, arena="dequantize"),
+    _op("DEQUANTIZE", overlap="sequential", versions={"int8": 2, "int16": 4}, arena="dequantize"),
     _op("DIV", arena="div"),
     _op("DYNAMIC_UPDATE_SLICE", arena="layout_view", data_input=0),
     _op("ELU", arena="elu"),
@@ -166,7 +172,7 @@ _ROWS = [
     _op("LOG_SOFTMAX", arena="log_softmax"),
     _op("MAXIMUM", arena="minmax"),
     _op("MAX_POOL_2D",
-        options="Pool2DOptions", versions={"int8": 2, "int16": 3}, arena="pool", window="options"),
+        options="Pool2DOptions", versions={"int8": 2, "int16": 3}, arena="pool", overlap="options"),
     _op("MEAN", arena="reduce_scratch", data_input=0),
     _op("MINIMUM", arena="minmax"),
     _op("MIRROR_PAD", arena="mirror_pad", data_input=0),
@@ -177,7 +183,7 @@ _ROWS = [
     _op("PAD", arena="pad", data_input=0),
     _op("PADV2", arena="pad", data_input=0),
     _op("PRELU", arena="prelu"),
-    _op("QUANTIZE", versions={"float32": 2, "int16": 4}, arena="quantize"),
+    _op("QUANTIZE", overlap="sequential", versions={"float32": 2, "int16": 4}, arena="quantize"),
     _op("READ_VARIABLE", arena="none"),
     _op("REDUCE_ALL", options="ReducerOptions", arena="reduce_all", data_input=0),
     _op("REDUCE_MAX", arena="reduce_scratch", data_input=0),
@@ -207,7 +213,8 @@ _ROWS = [
     _op("SQUARE", arena="unary"),
     _op("SQUARED_DIFFERENCE", arena="sqdiff"),
     _op("SQUEEZE", alias=True, arena="shape"),
-    _op("STRIDED_SLICE", arena="layout_view", data_input=0),
+    # tflm_limit: strided_slice_common.cc kMaxDim
+    _op("STRIDED_SLICE", tflm_limit=("input dimensions", 4), arena="layout_view", data_input=0),
     _op("SUB", in_place=True, arena="sub"),
     _op("SUM", arena="reduce_scratch", data_input=0),
     _op("SVDF", arena="svdf_state"),

@@ -29,15 +29,10 @@ from tflm_gen.op_descriptors import describe
 PADDING_SAME = 0  # tflite Padding enum
 
 
-# Element by element in index order (kernels_c/quantize.c, dequantize.c and TFLM's
-# reference kernels): element i is written after input element i was read.
-SEQUENTIAL_OPS = {"QUANTIZE", "DEQUANTIZE"}
-
-
 def clearance(graph: ir.SubGraph, op: ir.Operator) -> int | None:
     """Bytes of the op's output that must lie below its first input's offset when placed
     below it (the rest may run over the consumed input), or None: no partial overlap."""
-    if op.opcode in SEQUENTIAL_OPS:
+    if describe(op.opcode).overlap == "sequential":
         return sequential_clearance(graph, op)
     return conv_clearance(graph, op)
 
@@ -73,7 +68,7 @@ def _pad_before(padding: int, stride: int, dilation: int, in_size: int, filter_s
 def _window(graph: ir.SubGraph, op: ir.Operator) -> tuple[int, int] | None:
     """Filter height and width of a convolution or pooling, or None for other ops."""
     options = op.builtin_options
-    window = describe(op.opcode).window
+    window = describe(op.opcode).overlap
     if window == "options":
         return int(options.get("filter_height", 1)), int(options.get("filter_width", 1))
     if window == "filter" and len(op.inputs) >= 2 and op.inputs[1] >= 0:

@@ -112,9 +112,9 @@ def _dtype_problem(model: ir.Model, position: int, op: ir.Operator, subgraph: in
             f"{_name(tensor, activation)}; supported: {', '.join(sorted(spec.dtypes))})")  # fmt: skip
 
 
-# TFLM's structural limits, read from its kernels: op -> (what is counted, the most TFLM
-# takes).  STRIDED_SLICE: strided_slice_common.cc's kMaxDim; CONCATENATION: kMaxInputNum.
-TFLM_LIMITS = {"STRIDED_SLICE": ("input dimensions", 4), "CONCATENATION": ("inputs", 10)}
+# TFLM's structural limits, read from its kernels (the op descriptors' tflm_limit): op ->
+# (what is counted, the most TFLM takes).
+TFLM_LIMITS = {name: d.tflm_limit for name, d in DESCRIPTORS.items() if d.tflm_limit}
 
 
 def limit_problem(position: int, op: ir.Operator, graph: ir.SubGraph,
