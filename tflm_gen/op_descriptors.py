@@ -23,7 +23,7 @@ from functools import cache
 
 import tflite
 
-# (input shapes, output element count, builtin options) -> multiply-accumulates.
+# (shape of input i, output element count, builtin options) -> multiply-accumulates.
 MacCount = Callable[[Callable[[int], list[int]], int, dict], int]
 
 
