@@ -16,8 +16,32 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 CORPUS_DIR = Path(os.environ.get("TFLM_GEN_CORPUS") or REPO_ROOT.parent / "shared" / "models")
 
 
+# Every TFLM_GEN_* variable the tool or the tests read: any other is a misspelling (say
+# TFLM_GEN_REQUIRE_TOOLCHAIN) that would otherwise let CI skip what it means to require.
+ENVIRONMENT_VARIABLES = ("TFLM_GEN_CORPUS", "TFLM_GEN_REQUIRE_CORPUS",
+                         "TFLM_GEN_REQUIRE_TOOLCHAINS", "TFLM_GEN_CACHE", "TFLM_GEN_TRACEBACK")
+
+
 def _required(variable: str) -> bool:
-    return os.environ.get(variable, "") == "1"
+    value = os.environ.get(variable, "")
+    if value not in ("", "0", "1"):
+        raise pytest.UsageError(f"{variable}={value!r}: give 1 (required) or 0")
+    return value == "1"
+
+
+def check_environment() -> None:
+    """Refuses a misspelt TFLM_GEN_* variable or a REQUIRE value other than 0 or 1."""
+    unknown = sorted(name for name in os.environ
+                     if name.startswith("TFLM_GEN_") and name not in ENVIRONMENT_VARIABLES)
+    if unknown:
+        raise pytest.UsageError(f"unknown variable {unknown[0]}; tflm-gen reads "
+                                f"{', '.join(ENVIRONMENT_VARIABLES)}")
+    _required("TFLM_GEN_REQUIRE_CORPUS")
+    _required("TFLM_GEN_REQUIRE_TOOLCHAINS")
+
+
+def pytest_configure(config) -> None:
+    check_environment()
 
 
 def need_corpus() -> Path:

@@ -130,3 +130,22 @@ def assert_informative(theirs: np.ndarray, context=None) -> None:
         info = np.iinfo(theirs.dtype)
         saturated = float(np.mean((theirs == info.min) | (theirs == info.max)))
         assert saturated < MAX_SATURATED, f"{saturated:.0%} of outputs saturate; {context}"
+
+
+def float_values(rng: np.random.Generator, shape: list[int], specials: list[float]) -> np.ndarray:
+    """Normal float32 values times 4 holding `specials` (signed zeros, ties, extremes) at
+    random places."""
+    size = int(np.prod(shape))
+    data = (rng.standard_normal(size) * 4).astype(np.float32)
+    count = min(size, len(specials))
+    data[:count] = np.array(specials[:count], np.float32)
+    return rng.permutation(data).reshape(shape)
+
+
+def int8_values(rng: np.random.Generator, shape: list[int], low: int = -128) -> np.ndarray:
+    """Every value of [low, 127] at least once when the shape holds enough elements."""
+    size = int(np.prod(shape))
+    every = np.arange(low, 128)
+    data = rng.integers(low, 127, size=size, endpoint=True)
+    data[: min(size, every.size)] = every[: min(size, every.size)]
+    return rng.permutation(data).astype(np.int8).reshape(shape)

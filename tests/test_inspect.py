@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import struct
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -166,10 +168,10 @@ def test_missing_file_is_one_line_error(tmp_path):
 def test_random_bytes_exit_2(data):
     # also with the "TFL3" identifier so the reader gets past the first check
     for candidate in (data, data[:4] + b"TFL3" + data[8:]):
-        with CliRunner().isolated_filesystem():
-            with open("random.tflite", "wb") as file:
-                file.write(candidate)
-            assert_user_error(run_inspect("random.tflite"))
+        with tempfile.TemporaryDirectory() as folder:  # hypothesis runs it many times
+            path = Path(folder) / "random.tflite"
+            path.write_bytes(candidate)
+            assert_user_error(run_inspect(path))
 
 
 @FUZZ

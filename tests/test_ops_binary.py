@@ -1,4 +1,5 @@
-"""SUB, MUL, MAXIMUM, MINIMUM, DIV and SQUARED_DIFFERENCE: generated C against tflite-micro.
+"""SUB, MUL, MAXIMUM, MINIMUM, DIV (int8 too) and SQUARED_DIFFERENCE: generated C against
+tflite-micro.
 
 Seeded random broadcast shapes (up to 6-D where TFLM's kernel allows it, 4-D for MUL),
 fused activations and quantisation parameters, many single-op branches per model so the
@@ -134,3 +135,27 @@ def test_sub_int16_seanet_scales() -> None:
     b = ModelBuilder()
     inputs = add_binary(b, "SUB", "int16", case, rng)
     check_model(b.build(), inputs, [case])
+
+
+def test_div_int8_matches_tflm() -> None:
+    rng = np.random.default_rng(353)
+    b, cases, inputs = ModelBuilder(), [], []
+    for _ in range(24):
+        out = [int(d) for d in rng.integers(1, 6, size=int(rng.integers(1, 5)))]
+        shapes = [[d if rng.random() < 0.7 else 1 for d in out] for _ in range(2)]
+        shapes[1] = shapes[1][int(rng.integers(0, len(out))) :]
+        out = list(np.broadcast_shapes(*(tuple(s) for s in shapes)))
+        quant = [{"scale": float(10 ** rng.uniform(-2.5, 0)),
+                  "zero_point": int(rng.integers(-60, 60))} for _ in range(3)]  # fmt: skip
+        activation = str(rng.choice(["NONE", "RELU", "RELU6", "RELU_N1_TO_1"]))
+        x = b.input(f"x{len(b.graph.inputs)}", shapes[0], "int8", **quant[0])
+        y = b.input(f"x{len(b.graph.inputs)}", shapes[1], "int8", **quant[1])
+        b.output(b.add_op("DIV", [x, y], out, "int8",
+                          options={"fused_activation_function": activation}, **quant[2]))  # fmt: skip
+        divisor = rng.integers(-128, 127, size=shapes[1], endpoint=True).astype(np.int8)
+        divisor[divisor.astype(np.int32) == quant[1]["zero_point"]] += 1  # no zero divisor
+        numerator = rng.integers(-128, 127, size=shapes[0], endpoint=True).astype(np.int8)
+        numerator.flat[0] = quant[0]["zero_point"]  # a zero numerator
+        inputs += [numerator, divisor]
+        cases.append((shapes, quant, activation))
+    check_model(b.build(), inputs, cases)

@@ -25,7 +25,6 @@ from tflm_gen import host
 from tflm_gen.errors import ModelError
 from tflm_gen.model import ir
 from tflm_gen.model.builder import ModelBuilder
-from tflm_gen.optimize import device_model
 from tflm_gen.verify import verify
 
 ACTIVATIONS = ["NONE", "RELU", "RELU6", "RELU_N1_TO_1"]
@@ -190,57 +189,6 @@ def test_int16_per_channel_head_matches_tflm() -> None:
     expected = run_tflm(model, [data])[0]
     assert len(np.unique(expected)) > 50, "outputs too coarse to tell rounding apart"
     assert_bit_exact(np.asarray(host.run_model(model, [data])[0]), expected)
-
-
-# Scales from a 16x8 model whose float product has a Q31 multiplier ending in exactly 0x8000,
-# where the 64-bit requantisation's Q15 multiplier rounds up from the float product but
-# down from the double one.
-Q15_TIE_SCALES = (2.5728176115080714e-4, 2.920374274253845e-3, 2.0**-12)
-
-
-def add_tie_fc(b: ModelBuilder, rng: np.random.Generator, dtype: str, inputs: list,
-               scales=None) -> None:  # fmt: skip
-    """A per-tensor FC whose outputs sit near rounding ties: the bias alone (zero input)
-    lands each output within 0.01 of a half, with an effective scale of 1e-7..0.5 and
-    accumulators up to 2^30, so a multiplier a few ulps off rounds some the other way."""
-    in_scale = float(np.float32(10 ** rng.uniform(-5, -2)))
-    w_scale = float(np.float32(10 ** rng.uniform(-3.5, -1.5)))
-    effective = float(10 ** rng.uniform(-7, np.log10(0.5)))
-    if scales:
-        in_scale, w_scale, out_scale = scales
-        effective = float(np.float32(in_scale) * np.float32(w_scale)) / out_scale
-    bias_scale = float(np.float32(in_scale) * np.float32(w_scale))
-    out_scale = bias_scale / effective
-    units, depth = 64, 4
-    top = min(30000 if dtype == "int16" else 120, 2**30 * effective)
-    target = rng.uniform(-top, top, units).round() + rng.choice([0.5, -0.5, 0.49, 0.51], units)
-    bias = np.round(target / effective).astype(BIAS_DTYPE[dtype])
-    x = b.input(f"x{len(inputs)}", [1, depth], dtype, scale=in_scale, zero_point=0)
-    weights = rng.integers(-127, 128, size=[units, depth]).astype(np.int8)
-    w = b.constant("w", weights, quantization=ir.Quantization([w_scale], [0]))
-    bb = b.constant("b", bias, quantization=ir.Quantization([bias_scale], [0]))
-    b.output(b.add_op("FULLY_CONNECTED", [x, w, bb], [1, units], dtype, scale=out_scale,
-                      zero_point=0))  # fmt: skip
-    inputs.append(np.zeros([1, depth], dtype))
-
-
-@pytest.mark.parametrize("dtype", ["int8", "int16"])
-def test_per_tensor_multiplier_rounds_ties_like_tflm(dtype: str) -> None:
-    """Regression: the per-tensor multiplier with the scale product rounded to float (as
-    TFLM's source reads) put some of these int8 outputs and the int16 ones of
-    Q15_TIE_SCALES one off."""
-    rng = np.random.default_rng([331, len(dtype)])
-    b, inputs = ModelBuilder(), []
-    for _ in range(48):
-        add_tie_fc(b, rng, dtype, inputs)
-    add_tie_fc(b, rng, dtype, inputs, Q15_TIE_SCALES)
-    model = b.build()
-    theirs = run_tflm(model, inputs, len(inputs))
-    # Both the kernels' own multipliers and those the generator stores in flash.
-    for variant, candidate in (("arena", model), ("flash", device_model(model)[0])):
-        ours = host.run_model(candidate, inputs)
-        for index, (mine, reference) in enumerate(zip(ours, theirs)):
-            assert_bit_exact(mine, reference, f"{variant} FC {index}")
 
 
 def test_non_finite_requantization_is_refused_like_tflm() -> None:

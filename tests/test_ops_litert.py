@@ -131,13 +131,12 @@ def test_gelu_float32_last_elements_use_the_c_library_exp():
     assert differing > 0, "no value tells the two exps apart: the case cannot fail"
 
 
-def test_verify_picks_litert_and_says_why():
+def test_verify_picks_litert_and_says_why(tmp_path):
     model = unary_model("GELU", "int8", quant(0.05, 3), quant(0.02, -5), size=64)
-    with CliRunner().isolated_filesystem():
-        with open("gelu.tflite", "wb") as file:
-            file.write(model)
-        result = CliRunner().invoke(main, ["verify", "gelu.tflite"])
-        explicit = CliRunner().invoke(main, ["verify", "--against", "tflm", "gelu.tflite"])
+    path = tmp_path / "gelu.tflite"
+    path.write_bytes(model)
+    result = CliRunner().invoke(main, ["verify", str(path)])
+    explicit = CliRunner().invoke(main, ["verify", "--against", "tflm", str(path)])
     assert result.exit_code == 0, result.output
     assert "oracle: litert (TFLM cannot run GELU op 0 (int8))" in result.output
     assert "bit-exact with litert" in result.output

@@ -1,4 +1,4 @@
-"""AVERAGE_POOL_2D and MAX_POOL_2D: generated C against tflite-micro, bit for bit.
+"""AVERAGE_POOL_2D, MAX_POOL_2D and L2_POOL_2D (float32): generated C against tflite-micro, bit for bit.
 
 Seeded random single-op models over batch, spatial size, channels, filter size, strides,
 SAME/VALID padding and fused activations, for float32, int8 and int16.  Floats are
@@ -95,3 +95,25 @@ def test_average_rounds_half_away_from_zero(dtype: str) -> None:
     model = b.build()
     assert host.run_model(model, [data])[0].reshape(-1).tolist() == [2, -2, 4, -4]
     check_model(model, [data], [case])
+
+
+def test_l2_pool_matches_tflm() -> None:
+    rng = np.random.default_rng(347)
+    b, cases, inputs = ModelBuilder(), [], []
+    for padding in ["SAME", "VALID"] * 4:
+        shape = [int(rng.integers(1, 3)), *[int(d) for d in rng.integers(2, 8, size=2)],
+                 int(rng.integers(1, 4))]  # fmt: skip
+        fh, fw = (int(rng.integers(1, min(d, 3) + 1)) for d in shape[1:3])
+        sh, sw = (int(v) for v in rng.integers(1, 4, size=2))
+        if padding == "SAME":
+            out = [shape[0], -(-shape[1] // sh), -(-shape[2] // sw), shape[3]]
+        else:
+            out = [shape[0], (shape[1] - fh) // sh + 1, (shape[2] - fw) // sw + 1, shape[3]]
+        options = {"padding": padding, "stride_h": sh, "stride_w": sw, "filter_height": fh,
+                   "filter_width": fw,
+                   "fused_activation_function": str(rng.choice(["NONE", "RELU6", "RELU_N1_TO_1"]))}  # fmt: skip
+        x = b.input(f"x{len(b.graph.inputs)}", shape, "float32")
+        b.output(b.add_op("L2_POOL_2D", [x], out, "float32", options=options))
+        inputs.append((rng.standard_normal(shape) * 3).astype(np.float32))
+        cases.append((shape, options))
+    check_model(b.build(), inputs, cases)

@@ -1,11 +1,12 @@
 """Reductions and per-row ops against tflite-micro, bit for bit: MEAN, SUM, REDUCE_MAX,
-ARG_MAX, ARG_MIN, L2_NORMALIZATION, RESIZE_NEAREST_NEIGHBOR, RESIZE_BILINEAR.
+ARG_MAX, ARG_MIN, L2_NORMALIZATION, RESIZE_NEAREST_NEIGHBOR, RESIZE_BILINEAR; REDUCE_MIN
+(float32, int8) and REDUCE_ALL (bool) in models of their own.
 
 Seeded random shapes, axes (at most two, TFLM's limit for MEAN/SUM), keep_dims, resize
 flags and quantisation; quantised MEAN is drawn both with equal input/output quantisation
 and with different ones.  One model per dtype holds every case.  Small random shapes cannot
 tell truncation from rounding, so the global average pooling of real classifiers is tested
-apart, at their sizes.
+apart, at their sizes (tests/regression/test_mean_global_average_pooling.py).
 """
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from layout_cases import Case
+from op_oracle import check_model
+
+from tflm_gen.model.builder import ModelBuilder
 
 DTYPES = ["float32", "int8", "int16"]
 REPEATS = 4
@@ -105,27 +109,45 @@ def test_reduce_ops_match_tflm(dtype: str) -> None:
     c.check()
 
 
-# Global average pooling as real classifiers end: (height, width, channels, keep_dims).
-# PyTorch's converters emit MEAN with equal input and output quantisation; Keras' often
-# with different ones.  A 7x7 mean of 1280 channels is MobileNetV2 224's; 1x1 and 2x2
-# reduce one or a few elements, 32x32 and 10x49 are long audio/image reductions.
-POOLS = [(7, 7, 1280, True), (7, 7, 1280, False), (3, 3, 576, True), (1, 1, 1024, False),
-         (2, 2, 96, True), (32, 32, 16, True), (10, 49, 64, False)]
+def random_reduction(rng: np.random.Generator, high: int) -> tuple:
+    """A reduction over a random shape (dims 1..high-1): (shape, axes, keep_dims, output
+    shape, the axes as given to the op, some of them negative)."""
+    shape = [int(d) for d in rng.integers(1, high, size=int(rng.integers(1, 5)))]
+    axes = sorted({int(a) for a in rng.integers(0, len(shape), size=rng.integers(1, 3))})
+    keep = bool(rng.random() < 0.5)
+    out = [1 if k in axes else d for k, d in enumerate(shape)]
+    out = out if keep else [d for k, d in enumerate(shape) if k not in axes]
+    signed = [a - len(shape) if rng.random() < 0.3 else a for a in axes]
+    return shape, axes, keep, out, signed
 
 
-def add_global_pool(c: Case, h: int, w: int, channels: int, keep: bool, same: bool) -> None:
-    axis = c.b.constant("axis", np.asarray([1, 2], np.int32))
-    q_in = c.quant()
-    q_out = q_in if same else c.quant()
-    out = [1, 1, 1, channels] if keep else [1, channels]
-    c.op("MEAN", [c.input([1, h, w, channels], q_in), axis], [out], q_out,
-         {"keep_dims": keep}, options_type="ReducerOptions")
+def test_reduce_min_matches_tflm() -> None:
+    rng = np.random.default_rng(317)
+    b, cases, inputs = ModelBuilder(), [], []
+    for dtype in ["float32", "int8"] * 4:
+        shape, axes, keep, out, signed = random_reduction(rng, 5)
+        quant = {"scale": 0.05, "zero_point": 3} if dtype == "int8" else {}
+        x = b.input(f"x{len(b.graph.inputs)}", shape, dtype, **quant)
+        axis = b.constant(f"axis{len(b.graph.tensors)}", np.array(signed, np.int32))
+        b.output(b.add_op("REDUCE_MIN", [x, axis], out, dtype, options={"keep_dims": keep},
+                          **quant))  # fmt: skip
+        if dtype == "int8":
+            data = rng.integers(-128, 127, size=shape, endpoint=True).astype(np.int8)
+        else:
+            data = (rng.standard_normal(shape) * 5).astype(np.float32)
+        inputs.append(data)
+        cases.append((dtype, shape, axes, keep))
+    check_model(b.build(), inputs, cases)
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-def test_global_average_pooling_matches_tflm_at_real_sizes(dtype: str) -> None:
-    c = Case(dtype, [DTYPES.index(dtype), 4949])
-    for h, w, channels, keep in POOLS:
-        for same in (True, False):
-            add_global_pool(c, h, w, channels, keep, same)
-    c.check()
+def test_reduce_all_matches_tflm() -> None:
+    rng = np.random.default_rng(349)
+    b, cases, inputs = ModelBuilder(), [], []
+    for _ in range(8):
+        shape, axes, keep, out, signed = random_reduction(rng, 6)
+        x = b.input(f"x{len(b.graph.inputs)}", shape, "bool")
+        axis = b.constant(f"axis{len(b.graph.tensors)}", np.array(signed, np.int32))
+        b.output(b.add_op("REDUCE_ALL", [x, axis], out, "bool", options={"keep_dims": keep}))
+        inputs.append(rng.random(shape) < 0.85)  # mostly true, so some rows stay true
+        cases.append((shape, axes, keep))
+    check_model(b.build(), inputs, cases)

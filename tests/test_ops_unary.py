@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from op_oracle import check_model, run_tflm
+from op_oracle import check_model, float_values, int8_values, run_tflm
 
 from tflm_gen import host
 from tflm_gen.errors import ModelError
@@ -18,23 +18,6 @@ from tflm_gen.model.builder import ModelBuilder
 FLOAT_OPS = ["ABS", "NEG", "EXP", "LOG", "SQRT", "RSQRT", "SQUARE", "SIN", "COS", "FLOOR",
              "CEIL"]  # fmt: skip
 SPECIAL_FLOATS = [0.0, -0.0, 0.5, -0.5, 1.5, -2.5, 1e-30, 100.0, -100.0, 3e38]
-
-
-def float_values(rng: np.random.Generator, shape: list[int]) -> np.ndarray:
-    size = int(np.prod(shape))
-    data = (rng.standard_normal(size) * 4).astype(np.float32)
-    count = min(size, len(SPECIAL_FLOATS))
-    data[:count] = np.array(SPECIAL_FLOATS[:count], np.float32)
-    return rng.permutation(data).reshape(shape)
-
-
-def int8_values(rng: np.random.Generator, shape: list[int], low: int = -128) -> np.ndarray:
-    """Every value of [low, 127] at least once when the shape holds enough elements."""
-    size = int(np.prod(shape))
-    every = np.arange(low, 128)
-    data = rng.integers(low, 127, size=size, endpoint=True)
-    data[: min(size, every.size)] = every[: min(size, every.size)]
-    return rng.permutation(data).astype(np.int8).reshape(shape)
 
 
 def add_unary(b: ModelBuilder, op: str, data: np.ndarray, in_quant: dict, out_dtype: str,
@@ -56,7 +39,7 @@ def test_float_unary_ops_match_tflm() -> None:
     b, cases, inputs = ModelBuilder(), [], []
     for op in FLOAT_OPS * 2:
         shape = random_shape(rng, 12)
-        inputs.append(add_unary(b, op, float_values(rng, shape), {}, "float32", {}))
+        inputs.append(add_unary(b, op, float_values(rng, shape, SPECIAL_FLOATS), {}, "float32", {}))
         cases.append((op, shape))
     check_model(b.build(), inputs, cases)
 

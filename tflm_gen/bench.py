@@ -21,28 +21,21 @@ split the same way.  The main also reports the stack's high-water mark of init a
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import subprocess
 import tempfile
 from pathlib import Path
 
-import click
-
 from tflm_gen import qemu
 from tflm_gen.cycles import core_of, cycle_table, write_cycle_table
 from tflm_gen.errors import ModelError, ToolchainError
 from tflm_gen.host import cache_dir, compiler
-from tflm_gen.inspect import read_model_bytes
 from tflm_gen.kernels import runtime_files
 from tflm_gen.model.partition_op import partition_subgraph
 from tflm_gen.model.reader import read_model
-from tflm_gen.options import tags_option
-from tflm_gen.output import write_file
 from tflm_gen.progress import activity
-from tflm_gen.table import format_table
 from tflm_gen.targets import load_target
-from tflm_gen.text import examples, printable
+from tflm_gen.text import printable
 
 PLUGIN_SOURCE = Path(__file__).resolve().parent / "qemu_plugin" / "tflm_count.c"
 PLUGIN_API_VERSION = 1  # QEMU 7.2's QEMU_PLUGIN_VERSION
@@ -246,94 +239,12 @@ def _without_cycles(figures: dict) -> dict:
             "interpreter_overhead_cycles": None}
 
 
-def _percent(part: int, whole: int) -> str:
-    return f"{100.0 * part / whole:.1f}%" if whole else "-"
-
-
-def _report_split(ops: list[dict], invoke: int) -> None:
-    """The accelerator's share of the invoke, for a partitioned model."""
-    offloaded = sum(op["instructions"] for op in ops if op["runs_on"] != "cpu")
-    cpu = sum(op["instructions"] for op in ops) - offloaded
-    if offloaded:
-        click.echo(f"accelerator ops {_percent(offloaded, invoke)} of invoke (here the "
-                   f"reference backend: the subgraph on the CPU), cpu ops "
-                   f"{_percent(cpu, invoke)}")
-
-
-def _report(result: dict, clock_mhz: float | None = None) -> None:
-    invoke, cycles = result["instructions_per_invoke"], result["cycles_per_invoke"]
-    rows = [[op["index"], op["op"], op["runs_on"], op["instructions"],
-             _percent(op["instructions"], invoke)]
-            + ([op["cycles"]] if cycles is not None else []) for op in result["ops"]]
-    headers = (["#", "op", "runs on", "instructions", "of invoke"]
-               + (["est. cycles"] if cycles else []))
-    click.echo(format_table(headers, rows, indent="  "))
-    _report_split(result["ops"], invoke)
-    click.echo(f"instructions per invoke {invoke:,}; init {result['init_instructions']:,}; "
-               f"interpreter overhead {result['interpreter_overhead_pct']:.2f}%")
-    if cycles is not None:
-        timing = (f" = {cycles / (1000.0 * clock_mhz):.3f} ms at {clock_mhz:g} MHz"
-                  if clock_mhz else "")
-        click.echo(f"estimated cycles per invoke {cycles:,}{timing} ({result['core']} table, "
-                   f"zero wait states: docs/cycles.md)")
-    else:
-        click.echo(f"no cycle estimate for {result['target']} (no cycle table for its core)")
-    click.echo(f"arena {result['arena_bytes']:,} B; stack {result['stack_bytes']:,} B (high-water "
-               f"mark of init and invoke); text {result['text']:,} B (runtime "
-               f"{result['text_runtime']:,}, kernels {result['text_kernels']:,}, model "
-               f"{result['model_bytes']:,}, other {result['text_other']:,}); data "
-               f"{result['data']:,} B; bss {result['bss']:,} B")
-    click.echo(f"outputs {'bit-exact' if result['bit_exact'] else 'NOT bit-exact'} with the "
-               f"reference on {result['target']} ({result['machine']}, {result['opt']})")
-
-
 def compare_with_reference(model: bytes, target: str, opt: str, tagged: dict) -> dict:
     """The reference kernels' figures beside a tagged run (same board and options), with
-    the instruction ratio and the per-op one; printed as one more paragraph."""
+    the instruction ratio (the tagged run's `ops` hold the per-op counts to set beside)."""
     reference = bench(model, target, (), opt)
     ratio = reference["instructions_per_invoke"] / max(tagged["instructions_per_invoke"], 1)
-    click.echo(f"reference kernels: instructions per invoke "
-               f"{reference['instructions_per_invoke']:,}; kernels text "
-               f"{reference['text_kernels']:,} B; tags {','.join(tagged['tags'])}: "
-               f"{ratio:.2f}x fewer instructions")
-    rows = [[mine["index"], mine["op"], theirs["instructions"], mine["instructions"],
-             f"{theirs['instructions'] / max(mine['instructions'], 1):.2f}x"]
-            for mine, theirs in zip(tagged["ops"], reference["ops"])]
-    click.echo(format_table(["#", "op", "reference", ",".join(tagged["tags"]), "ratio"], rows,
-                            indent="  "))
     return {"instructions_per_invoke": reference["instructions_per_invoke"],
             "text_kernels": reference["text_kernels"], "arena_bytes": reference["arena_bytes"],
             "ops": reference["ops"], "bit_exact": reference["bit_exact"],
             "ratio": round(ratio, 4)}
-
-
-@click.command("bench", epilog=examples(
-    "tflm-gen bench model.tflite",
-    "tflm-gen bench model.tflite --target qemu-cortex-m55 --tags cmsis --json figures.json"))
-@click.argument("model_path", type=click.Path(dir_okay=False, exists=True))
-@click.option("--target", type=click.Choice(qemu.qemu_targets()), default="qemu-cortex-m4",
-              show_default=True, help="the QEMU board (`tflm-gen targets`)")
-@tags_option()
-@click.option("--opt", type=click.Choice(OPT_FLAGS), default=qemu.DEFAULT_OPT,
-              show_default=True, help="optimisation flag")
-@click.option("--json", "json_path", help="also write the figures to this JSON file")
-@click.option("--compare/--no-compare", default=True, show_default=True,
-              help="with --tags, also run the reference kernels and report the ratio")
-@click.option("--clock-mhz", type=click.FloatRange(min=0.001, max=100000.0), default=None,
-              help="also print the estimated cycles as milliseconds at this clock")
-def bench_command(model_path, target, tags, opt, json_path, compare, clock_mhz):
-    """Count the instructions MODEL executes on a QEMU board, per invoke and per operator,
-    and estimate its cycles."""
-    tag_list = tags
-    model = read_model_bytes(Path(model_path))
-    result = bench(model, target, tag_list, opt)
-    if clock_mhz and result["cycles_per_invoke"] is not None:
-        result["clock_mhz"] = clock_mhz
-        result["ms_per_invoke"] = round(result["cycles_per_invoke"] / (1000.0 * clock_mhz), 6)
-    _report(result, clock_mhz)
-    if compare and tag_list:
-        result["reference"] = compare_with_reference(model, target, opt, result)
-    if json_path:
-        write_file(json_path, (json.dumps(result, indent=2) + "\n").encode())
-    exact = result["bit_exact"] and result.get("reference", {}).get("bit_exact", True)
-    raise SystemExit(0 if exact else 1)

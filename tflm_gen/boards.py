@@ -7,15 +7,15 @@ the target brings the templates of its startup code and linker files (`board_tem
 from __future__ import annotations
 
 import dataclasses
-import json
 import posixpath
 
 from tflm_gen.errors import InputError
 from tflm_gen.resources import resource_dir
+from tflm_gen.target_schema import STM32F4_RCC_REGISTERS, load_board_file
 from tflm_gen.targets import Target, list_targets, load_target, with_board
 
 BOARD_HEADER = "tflm_board.h"  # generated into the library folder; the port's DebugLog reads it
-RCC_REGISTERS = {"AHB1ENR": 0x30, "APB1ENR": 0x40, "APB2ENR": 0x44}  # STM32F4 RCC offsets
+RCC_REGISTERS = STM32F4_RCC_REGISTERS  # offsets of the clock-enable registers
 GPIO_BASE, GPIO_STRIDE = 0x40020000, 0x400  # STM32F4: GPIOA, then one port per 1 KiB
 
 
@@ -49,7 +49,7 @@ def load_board(name: str) -> dict:
     """The board's description with numbers parsed; InputError for an unknown name."""
     if name not in list_boards():  # a name, never a path
         raise InputError(f"unknown board {name!r}; known boards: {', '.join(list_boards())}")
-    data = json.loads((resource_dir("targets") / "boards" / f"{name}.json").read_text())
+    data = load_board_file(resource_dir("targets") / "boards" / f"{name}.json")
     memory = {kind: {**region, "origin": _number(region["origin"]),
                      "length": _number(region["length"])}
               for kind, region in data["memory"].items()}

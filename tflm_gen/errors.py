@@ -28,3 +28,7 @@ class ToolchainError(TflmGenError):
 class OutputDirError(TflmGenError):
     """The output directory holds entries tflm-gen did not write where it would write, is
     one it refuses (/, home), or cannot be written; likewise a single output file."""
+
+
+class TargetFileError(TflmGenError):
+    """A file of targets/ or targets/boards/ breaks its schema (tflm_gen/target_schema.py)."""

@@ -2,29 +2,22 @@
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
-import click
-
-from tflm_gen.errors import InputError, ModelError
+from tflm_gen.errors import ModelError
 from tflm_gen.kernels import supported_ops
 from tflm_gen.model import ir
 from tflm_gen.model.lifetimes import activation_lower_bound
 from tflm_gen.model.partition_op import partition_subgraph
 from tflm_gen.model.reader import read_model
 from tflm_gen.op_descriptors import describe
-from tflm_gen.options import tags_option, target_choice
-from tflm_gen.output import write_file
 from tflm_gen.support import (
     activation_tensor,
     hybrid_problem,
     is_accelerator_op,
     limit_problem,
 )
-from tflm_gen.table import format_table
-from tflm_gen.text import examples, printable
 
 
 def read_model_bytes(path: Path) -> bytes:
@@ -146,141 +139,3 @@ def unsupported_ops(model: ir.Model) -> list[dict]:
                     or limit_problem(position, op, graph, subgraph)):
                 found.add((name, op.version, dtype))
     return [{"op": op, "version": v, "dtype": d} for op, v, d in sorted(found)]
-
-
-def format_report(report: dict) -> str:
-    """The human-readable text of `tflm-gen inspect`."""
-    lines = [f"model: {printable(report['model'])}"]
-    for kind in ("inputs", "outputs"):
-        lines.append(f"{kind}:")
-        lines += [f"  {_io_text(row)}" for row in report[kind]]
-    lines.append(f"operators ({len(report['operators'])}):")
-    lines.append(_operator_table(report["operators"]))
-    for sub in report["subgraphs"]:
-        lines.append(f"subgraph {sub['index']} '{printable(sub['name'])}': inputs "
-                     f"{sub['inputs']}, outputs {sub['outputs']}, "
-                     f"{len(sub['operators'])} operators")
-        lines.append(_operator_table(sub["operators"]))
-    for row in report["partitions"]:
-        lines.append(f"accelerator op #{row['index']} '{printable(row['custom_op'])}' runs "
-                     f"subgraph {row['subgraph']}: {len(row['ops'])} ops ({_op_counts(row['ops'])})"
-                     f", {row['macs']:,} MACs")
-    lines.append(f"tensors: {report['tensor_count']:,}")
-    lines.append(f"total MACs: {report['total_macs']:,}")
-    lines.append(f"weight bytes: {report['weight_bytes']:,}")
-    lines.append(f"activation lower bound: {report['activation_lower_bound_bytes']:,} bytes")
-    lines += _support_text(report["unsupported_ops"])
-    return "\n".join(lines)
-
-
-def _op_counts(names: list[str]) -> str:
-    counts = {name: names.count(name) for name in dict.fromkeys(names)}
-    return ", ".join(f"{name} x{count}" for name, count in counts.items())
-
-
-def _operator_table(rows: list[dict]) -> str:
-    """One line per operator; tensors as `index:shape` (`-` for an absent optional input)."""
-    def tensors(indices: list[int], shapes: list) -> str:
-        return " ".join("-" if shape is None else f"{index}:{_shape_text(shape)}"
-                        for index, shape in zip(indices, shapes))
-
-    table = [[row["index"], printable(row["op"]), row["version"], row["macs"],
-              tensors(row["inputs"], row["input_shapes"]),
-              tensors(row["outputs"], row["output_shapes"])] for row in rows]
-    return format_table(["#", "op", "ver", "MACs", "inputs (tensor:shape)", "outputs"], table,
-                        indent="  ")
-
-
-def _shape_text(shape: list[int]) -> str:
-    return "x".join(str(dim) for dim in shape) or "scalar"
-
-
-def _io_text(row: dict) -> str:
-    text = f"{printable(row['name'])}: {_shape_text(row['shape'])} {row['dtype']}"
-    if row["scale"] is not None:
-        text += f" scale={row['scale']:.9g} zero_point={row['zero_point']}"
-    return text
-
-
-def _support_text(unsupported: list[dict]) -> list[str]:
-    if not unsupported:
-        return ["supported: all operators"]
-    lines = ["unsupported operators:"]
-    for row in unsupported:
-        lines.append(f"  {printable(row['op'])} version {row['version']} "
-                     f"({row['dtype'] or 'no tensors'})")
-    return lines
-
-
-@click.command("inspect", epilog=examples(
-    "tflm-gen inspect model.tflite",
-    "tflm-gen inspect model.tflite --json",
-    "tflm-gen inspect model.tflite --memory --target qemu-cortex-m4 --tags cmsis",
-    "tflm-gen inspect model.tflite --accelerator conv_only"))
-@click.argument("model", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
-@click.option("--memory", is_flag=True, help="Show the arena, its sections and the head plan.")
-@click.option("--svg", "svg_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="With --memory: write a picture of the plan here.")
-@click.option("--target", type=target_choice(), default=None,
-              help="With --memory: the target, for the tags it implies (the arena is the same "
-                   "on every target for the same kernels).")
-@tags_option("With --memory: kernel/runtime tags, as `project --tags` (`tflm-gen tags`).")
-@click.option("--accelerator", "spec", default=None,
-              help="Show which ops `partition --accelerator SPEC` would offload, and why the "
-                   "others stay on the CPU.")
-def inspect_command(model: Path, as_json: bool, memory: bool, svg_path, target, tags,
-                    spec) -> None:
-    """Show a model's inputs, outputs, operators, memory needs and unsupported ops."""
-    if spec is not None:
-        _inspect_partition(model, spec, as_json)
-        return
-    if memory:
-        _inspect_memory(model, as_json, svg_path, target, tags)
-        return
-    if svg_path:
-        raise click.UsageError("--svg needs --memory (the picture is of the memory plan)")
-    if tags:
-        raise InputError("--tags applies to --memory (the arena the kernels need)")
-    report = inspect_model(model)
-    click.echo(json.dumps(report, indent=2) if as_json else format_report(report))
-
-
-def _inspect_partition(path: Path, spec: str, as_json: bool) -> None:
-    from tflm_gen.accelerator import load_accelerator
-    from tflm_gen.partition import partition_rows, partition_summary, plan_partition, summary_line
-
-    model = read_model(read_model_bytes(path))
-    accelerator = load_accelerator(spec)
-    plan = plan_partition(model, accelerator)
-    rows = partition_rows(model, plan, accelerator)
-    summary = partition_summary(model, plan, accelerator)
-    if as_json:
-        keys = ["index", "op", "macs", "runs_on", "reason"]
-        click.echo(json.dumps({"accelerator": accelerator.name, **summary, "groups": plan.groups,
-                               "operators": [dict(zip(keys, row)) for row in rows]}, indent=2))
-        return
-    click.echo(f"accelerator: {printable(accelerator.name)} (custom op "
-               f"{accelerator.custom_op}): {printable(accelerator.description)}")
-    click.echo(format_table(["#", "op", "MACs", "runs on", "why it stays on the CPU"], rows,
-                            indent="  "))
-    click.echo(summary_line(summary))
-
-
-def _inspect_memory(model: Path, as_json: bool, svg_path, target, tags) -> None:
-    from tflm_gen.charts import memory_plan_svg
-    from tflm_gen.kernels import host_tags
-    from tflm_gen.memory import format_memory, memory_report
-    from tflm_gen.targets import load_target
-
-    # A board's runtime files (semihosting, Serial) do not build on the host and change no
-    # arena byte: the host run keeps the kernel tags only, as `project` does.
-    all_tags = (load_target(target).tags if target else ()) + tuple(tags)
-    report = memory_report(read_model_bytes(model), host_tags(all_tags))
-    report["target"] = target or "host"
-    report["tags"] = list(all_tags)
-    if svg_path:
-        write_file(svg_path, memory_plan_svg(report).encode())
-    click.echo(json.dumps(report, indent=2) if as_json else format_memory(report))
-    if svg_path:  # on stderr, so that --json output stays one JSON object
-        click.echo(f"wrote the memory plan picture to {svg_path}", err=True)

@@ -9,8 +9,6 @@ from tflm_gen.model import ir
 from tflm_gen.model.lifetimes import model_lifetimes
 from tflm_gen.model.reader import read_model
 from tflm_gen.optimize import device_model
-from tflm_gen.table import format_table
-from tflm_gen.text import printable
 
 
 def memory_report(model_bytes: bytes, tags: tuple[str, ...] = ()) -> dict:
@@ -69,36 +67,3 @@ def _tensor_names(model) -> list[str]:
     """Names by global tensor index; tensors of subgraph s > 0 are prefixed `s:`."""
     return [(f"{s}:" if s else "") + (tensor.name or f"tensor {t}")
             for s, graph in enumerate(model.subgraphs) for t, tensor in enumerate(graph.tensors)]
-
-
-def format_memory(report: dict) -> str:
-    where = report.get("target", "host")
-    tags = ",".join(report.get("tags", [])) or "none"
-    lines = [
-        (f"arena: {report['arena_bytes']:,} bytes on {where}, tags {tags} (the exact size a "
-         "project declares)"),
-        (f"  head {report['head_bytes']:,} bytes (op-by-op bound {report['lower_bound_bytes']:,}"
-         f", kernel scratch {report['scratch_bytes']:,})"),
-        (f"  tail {report['tail_bytes']:,} bytes: runtime state {report['runtime_bytes']:,}, "
-         f"kernel data {report['kernel_bytes']:,}, variable tensors "
-         f"{report['variable_bytes']:,}"),
-        (f"  bottom at peak: {report['arena_bytes'] - report['tail_bytes']:,} bytes "
-         "(the head, or init temporaries where larger)"),
-        "",
-    ]
-    rows = []
-    for buffer in report["plan"]:
-        names = printable(", ".join(buffer["tensors"]))
-        names = names if len(names) <= 70 else names[:67] + "..."
-        overlaps = ", ".join(f"{o['bytes']:,} over {o['offset']:,}" for o in buffer["overlaps"])
-        rows.append([buffer["offset"], buffer["bytes"],
-                     f"{buffer['first_op']}-{buffer['last_op']}", overlaps, names])
-    for scratch in report["scratch"]:
-        rows.append([scratch["offset"], scratch["bytes"],
-                     f"{scratch['first_op']}-{scratch['last_op']}",
-                     "", f"(scratch of operator {scratch['node']} {printable(scratch['op'])})"])
-    lines.append(format_table(["offset", "bytes", "ops", "overlap", "tensors"], rows))
-    lines.append("overlap: bytes of an operator's output written over the consumed part of "
-                 "its input (at that offset)")
-    return "\n".join(lines)
-

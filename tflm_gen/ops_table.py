@@ -15,17 +15,13 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
-import json
 import re
 from pathlib import Path
 
-import click
 import tflite
 
 from tflm_gen.kernels import kernel_catalogue, supported_ops
 from tflm_gen.op_dtypes import differences, tflm_dtypes
-from tflm_gen.table import format_table
-from tflm_gen.text import examples
 
 TFLM_OPS_FILE = Path(__file__).with_name("tflm_builtin_ops.txt")
 # Mangled `tflite::Register_X()` and `tflite::micro::Register_X()` (not the signal
@@ -94,13 +90,6 @@ def ops_rows() -> list[dict]:
     return rows
 
 
-def _dtypes_text(row: dict) -> str:
-    """"float32,int8,hybrid(LiteRT)": our dtypes, each marked where LiteRT is its oracle."""
-    litert = row.get("litert", [])
-    names = row["dtypes"] + [name for name in litert if name not in row["dtypes"]]
-    return ",".join(name + ("(LiteRT)" if name in litert else "") for name in names)
-
-
 def summary(rows: list[dict]) -> dict:
     ours = {row["op"] for row in rows if row["dtypes"]}
     tflm = {row["op"] for row in rows if row["tflm"]}
@@ -112,40 +101,6 @@ def summary(rows: list[dict]) -> dict:
             "dtype_pairs_tflm": len(tflm_pairs),
             "dtype_pairs_both": len(tflm_pairs & ours_pairs),
             "dtype_pairs_differ": pairs}  # fmt: skip
-
-
-def format_ops(rows: list[dict], total: dict) -> str:
-    """The text table of `rows`, closed by the summary of all builtins."""
-    table = []
-    for row in rows:
-        ours, theirs = ",".join(row["dtypes"]) or "-", ",".join(row["tflm_dtypes"]) or "-"
-        table.append([row["code"], row["op"], row["tflm"], _dtypes_text(row) or "-",
-                      "same" if ours == theirs else theirs])
-    lines = [format_table(["code", "op", "tflm", "tflm-gen dtypes", "tflm dtypes"], table)]
-    lines.append(
-        f"{total['builtins']} builtins; TFLM registers {total['tflm']}; tflm-gen runs "
-        f"{total['tflm_gen']} ({total['tflm_gen_of_tflm']} of TFLM's {total['tflm']})"
-    )
-    differ = total["dtype_pairs_differ"]
-    lines.append(f"(op, dtype) pairs: TFLM runs {total['dtype_pairs_tflm']}, tflm-gen runs "
-                 f"{total['dtype_pairs_both']} of them; TFLM only: "
-                 f"{'; '.join(differ['tflm_only']) or 'none'}; tflm-gen only: "
-                 f"{'; '.join(differ['tflm_gen_only']) or 'none'}")  # fmt: skip
-    return "\n".join(lines)
-
-
-@click.command("ops", epilog=examples("tflm-gen ops", "tflm-gen ops --tflm-only",
-                                      "tflm-gen ops --json"))
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
-@click.option("--tflm-only", is_flag=True, help="Only the builtins TFLM registers.")
-def ops_command(as_json: bool, tflm_only: bool) -> None:
-    """List every TFLite builtin: the dtypes tflm-gen supports beside TFLM's support."""
-    every = ops_rows()
-    rows = [row for row in every if row["tflm"] or not tflm_only]
-    if as_json:
-        click.echo(json.dumps({"ops": rows, "summary": summary(every)}, indent=2))
-    else:
-        click.echo(format_ops(rows, summary(every)))
 
 
 def main() -> None:

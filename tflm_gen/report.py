@@ -12,7 +12,6 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-import click
 import jinja2
 
 from tflm_gen import __version__
@@ -26,12 +25,10 @@ from tflm_gen.kernels import runtime_files
 from tflm_gen.memory import memory_report
 from tflm_gen.model.reader import read_model
 from tflm_gen.optimize import device_model
-from tflm_gen.options import tags_option, target_choice
-from tflm_gen.output import write_file
 from tflm_gen.qemu import board_of, qemu_targets
 from tflm_gen.resources import resource_dir
 from tflm_gen.targets import load_target
-from tflm_gen.text import examples, printable
+from tflm_gen.text import printable
 
 CODE_PARTS = (("text_runtime", "runtime"), ("text_kernels", "kernels"), ("model_bytes", "model"),
               ("text_other", "startup and C library"))
@@ -185,22 +182,3 @@ def check_writable(path: Path) -> None:
         raise OutputDirError(f"cannot write {path}: Is a directory")
     if not folder.is_dir() or not os.access(folder, os.W_OK):
         raise OutputDirError(f"cannot write {path}: no writable folder {folder}")
-
-
-@click.command("report", epilog=examples(
-    "tflm-gen report model.tflite -o report.html",
-    "tflm-gen report model.tflite --target qemu-cortex-m4 --tags cmsis -o report.html"))
-@click.argument("model", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--target", type=target_choice(), default=None,
-              help="a qemu-* target adds the per-operator profile and the linked code size")
-@tags_option()
-@click.option("-o", "--output", "output_path", required=True,
-              type=click.Path(dir_okay=False, path_type=Path), help="the HTML file to write")
-def report_command(model: Path, target, tags, output_path: Path) -> None:
-    """Write one self-contained HTML page: summary, memory plan, arena, profile, code size.
-
-    Example: tflm-gen report model.tflite --target qemu-cortex-m4 -o report.html
-    """
-    check_writable(output_path)
-    write_file(output_path, render_html(build_report(model, target, tags)).encode())
-    click.echo(f"wrote {output_path}", err=True)

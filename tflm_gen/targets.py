@@ -3,11 +3,11 @@ where the files go).  Optional keys default to the plain layout of the make targ
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 
 from tflm_gen.errors import InputError
 from tflm_gen.resources import resource_dir
+from tflm_gen.target_schema import load_target_file
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ def load_target(name: str) -> Target:
     if name not in list_targets():  # a name, never a path: `../x` must not reach the disk
         raise InputError(f"unknown target {name!r}; known targets: {', '.join(list_targets())}")
     path = resource_dir("targets") / f"{name}.json"
-    data = json.loads(path.read_text())
+    data = load_target_file(path)  # a misspelt key is refused, never ignored
     keys = ("library_dir", "test_data", "self_test_hint", "values", "tag_notes", "boards",
             "board_templates")
     optional = {key: data[key] for key in keys if key in data}

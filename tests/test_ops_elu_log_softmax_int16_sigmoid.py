@@ -8,26 +8,11 @@ scales (rescaled by an integer multiplier) of the int16 paths.
 from __future__ import annotations
 
 import numpy as np
-from op_oracle import check_model
+from op_oracle import check_model, float_values, int8_values
 
 from tflm_gen.model.builder import ModelBuilder
 
 SPECIAL_FLOATS = [0.0, -0.0, 0.5, -0.5, -20.0, 20.0, -1e-30, 88.0, -100.0]
-
-
-def float_values(rng: np.random.Generator, shape: list[int]) -> np.ndarray:
-    size = int(np.prod(shape))
-    data = (rng.standard_normal(size) * 4).astype(np.float32)
-    count = min(size, len(SPECIAL_FLOATS))
-    data[:count] = np.array(SPECIAL_FLOATS[:count], np.float32)
-    return rng.permutation(data).reshape(shape)
-
-
-def int8_values(rng: np.random.Generator, shape: list[int]) -> np.ndarray:
-    size = int(np.prod(shape))
-    data = rng.integers(-128, 127, size=size, endpoint=True)
-    data[: min(size, 256)] = np.arange(-128, 128)[: min(size, 256)]
-    return rng.permutation(data).astype(np.int8).reshape(shape)
 
 
 def random_shape(rng: np.random.Generator, min_size: int = 1) -> list[int]:
@@ -48,7 +33,7 @@ def test_float_elu_and_log_softmax_match_tflm() -> None:
     b, cases, inputs = ModelBuilder(), [], []
     for op in ["ELU", "LOG_SOFTMAX"] * 4:
         shape = random_shape(rng, 12)
-        inputs.append(add_unary(b, op, float_values(rng, shape), {}, {}))
+        inputs.append(add_unary(b, op, float_values(rng, shape, SPECIAL_FLOATS), {}, {}))
         cases.append((op, shape))
     check_model(b.build(), inputs, cases)
 

@@ -91,8 +91,13 @@ def main() -> None:
 
 
 def _register_commands() -> None:
-    # Each stage module owns its click command; the CLI only gathers them.
-    from tflm_gen.bench import bench_command
+    # The commands live in tflm_gen/cli/ (and commands.py) over stage functions that
+    # return data; the group only gathers them.
+    from tflm_gen.cli.bench import bench_command
+    from tflm_gen.cli.doctor import doctor_command
+    from tflm_gen.cli.inspect import inspect_command
+    from tflm_gen.cli.ops import ops_command
+    from tflm_gen.cli.report import report_command
     from tflm_gen.commands import (
         partition_command,
         plan_command,
@@ -102,10 +107,6 @@ def _register_commands() -> None:
         targets_command,
         verify_command,
     )
-    from tflm_gen.inspect import inspect_command
-    from tflm_gen.ops_table import ops_command
-    from tflm_gen.report import report_command
-    from tflm_gen.toolchains import doctor_command
 
     for command in (inspect_command, project_command, run_command, verify_command,
                     targets_command, tags_command, bench_command, plan_command, partition_command,
@@ -115,7 +116,3 @@ def _register_commands() -> None:
 
 
 _register_commands()
-
-
-if __name__ == "__main__":
-    main()
