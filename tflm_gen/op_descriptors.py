@@ -51,6 +51,8 @@ class OpDescriptor:
     # i written after input element i was read, in our kernels and TFLM's), a window read
     # from "filter" (weights H, W) or from the "options" (pools); None: no partial overlap.
     overlap: str | None = None
+    filter_window: bool = False  # input 1 is a filter [O, H, W, I]: its window is H, W
+    cpu_only: bool = False  # runs subgraphs or owns resource variables: never offloaded
     # TFLM's structural limit (what is counted, the most TFLM takes), read from its kernels.
     tflm_limit: tuple[str, int] | None = None
 
@@ -116,26 +118,29 @@ _ROWS = [
     _op("ADD_N", arena="add_n"),
     _op("ARG_MAX", arena="arg", data_input=0),
     _op("ARG_MIN", arena="arg", data_input=0),
-    _op("ASSIGN_VARIABLE", arena="none", data_input=0),
+    _op("ASSIGN_VARIABLE", cpu_only=True, arena="none", data_input=0),
     _op("AVERAGE_POOL_2D",
         options="Pool2DOptions", versions={"int8": 2, "int16": 3}, arena="pool", overlap="options"),
     _op("BATCH_MATMUL", arena="batch_matmul", macs=_batch_matmul_macs),
     _op("BATCH_TO_SPACE_ND", options="BatchToSpaceNDOptions", arena="space_batch", data_input=0),
     _op("BROADCAST_ARGS", arena="none"),
     _op("BROADCAST_TO", arena="layout_view", data_input=0),
-    _op("CALL_ONCE", arena="control"),
+    _op("CALL_ONCE", cpu_only=True, arena="control"),
     _op("CAST", arena="cast"),
     _op("CEIL", arena="unary"),
     _op("CONCATENATION", tflm_limit=("inputs", 10), arena="input_pieces"),  # kMaxInputNum
     _op("CONV_2D",
         options="Conv2DOptions", versions={"int8": 3, "int16": 4}, arena="weighted_conv",
-        macs=_conv_2d_macs, weights=(0, 1), channels="output", pixel_block=4, overlap="filter"),
+        macs=_conv_2d_macs, weights=(0, 1), channels="output", pixel_block=4, overlap="filter",
+        filter_window=True),
     _op("CONV_3D", macs=_conv_3d_macs),
     _op("COS", arena="unary"),
+    _op("CUSTOM", cpu_only=True),
     _op("CUMSUM", arena="cumsum", data_input=0),
     _op("DEPTHWISE_CONV_2D",
         options="DepthwiseConv2DOptions", versions={"int8": 3, "int16": 5}, arena="weighted_conv",
-        macs=_depthwise_macs, weights=(0, 1), channels="output", overlap="filter"),
+        macs=_depthwise_macs, weights=(0, 1), channels="output", overlap="filter",
+        filter_window=True),
     _op("DEPTH_TO_SPACE", arena="layout_view"),
     _op("DEQUANTIZE", overlap="sequential", versions={"int8": 2, "int16": 4}, arena="dequantize"),
     _op("DIV", arena="div"),
@@ -158,7 +163,7 @@ _ROWS = [
     _op("GREATER", arena="cmp"),
     _op("GREATER_EQUAL", arena="cmp"),
     _op("HARD_SWISH", in_place=True, arena="hard_swish"),
-    _op("IF", arena="control"),
+    _op("IF", cpu_only=True, arena="control"),
     _op("L2_NORMALIZATION", arena="l2norm"),
     _op("L2_POOL_2D", options="Pool2DOptions", arena="l2_pool"),
     _op("LEAKY_RELU", options="LeakyReluOptions", in_place=True, arena="act"),
@@ -184,7 +189,7 @@ _ROWS = [
     _op("PADV2", arena="pad", data_input=0),
     _op("PRELU", arena="prelu"),
     _op("QUANTIZE", overlap="sequential", versions={"float32": 2, "int16": 4}, arena="quantize"),
-    _op("READ_VARIABLE", arena="none"),
+    _op("READ_VARIABLE", cpu_only=True, arena="none"),
     _op("REDUCE_ALL", options="ReducerOptions", arena="reduce_all", data_input=0),
     _op("REDUCE_MAX", arena="reduce_scratch", data_input=0),
     _op("REDUCE_MIN", options="ReducerOptions", arena="reduce_min", data_input=0),
@@ -223,11 +228,11 @@ _ROWS = [
     _op("TRANSPOSE", arena="layout_view", data_input=0),
     _op("TRANSPOSE_CONV",
         options="TransposeConvOptions", arena="weighted_transpose_conv", macs=_transpose_conv_macs,
-        weights=(2, 1), channels="output", data_input=2),
+        weights=(2, 1), channels="output", data_input=2, filter_window=True),
     _op("UNIDIRECTIONAL_SEQUENCE_LSTM", arena="lstm_cells"),
     _op("UNPACK", arena="output_pieces"),
-    _op("VAR_HANDLE", arena="var_handle"),
-    _op("WHILE", arena="control"),
+    _op("VAR_HANDLE", cpu_only=True, arena="var_handle"),
+    _op("WHILE", cpu_only=True, arena="control"),
     _op("ZEROS_LIKE", arena="fill"),
 ]
 DESCRIPTORS = {d.name: d for d in _ROWS}
