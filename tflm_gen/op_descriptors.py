@@ -5,7 +5,8 @@ says which dtypes its kernel runs, beside the code that runs them) and its test.
 other module asks this table: the model builder (options type, versions), the planner
 (in place, alias), the overlap rule (sequential or window, pixel block), requantisation
 (weight operands), `support` (the input that selects the kernel, TFLM's structural limits),
-`inspect` (MACs) and the compiler-free arena (allocation model).  The builtin code comes
+`inspect` (MACs), `accelerator` (ops that stay on the CPU, filter windows) and the
+compiler-free arena (allocation model).  The builtin code comes
 from `tflite.BuiltinOperator` and is never typed; the C side reads the same numbers from
 `runtime_c/tflm_builtin_codes.h` (tflm_gen.builtin_header).
 
