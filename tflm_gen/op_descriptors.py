@@ -6,8 +6,8 @@ other module asks this table: the model builder (options type, versions), the pl
 (in place, alias), the overlap rule (sequential or window, pixel block), requantisation
 (weight operands), `support` (the input that selects the kernel, TFLM's structural limits),
 `inspect` (MACs), `accelerator` (ops that stay on the CPU, filter windows) and the
-compiler-free arena (allocation model).  The builtin code comes
-from `tflite.BuiltinOperator` and is never typed; the C side reads the same numbers from
+compiler-free arena (allocation model).  The builtin code comes from
+`tflite.BuiltinOperator` and is never typed; the C side reads the same numbers from
 `runtime_c/tflm_builtin_codes.h` (tflm_gen.builtin_header).
 
 One table module rather than a package of one module per op family: most ops hold two or
