@@ -23,9 +23,11 @@ def test_descriptors_name_schema_operators_and_options():
         assert hasattr(tflite.BuiltinOptions, descriptor.options_type), name
 
 
-def test_descriptor_dtypes_are_the_kernel_markers():
+def test_descriptor_dtypes_are_the_kernel_markers_and_tflm_rows():
     for op, spec in kernel_catalogue().items():
         assert describe(op).dtypes == spec.dtypes
+    assert describe("SVDF").tflm_dtypes == {"float32", "int8"}
+    assert describe("SIGN").tflm_dtypes == frozenset()  # TFLM lacks it
 
 
 def test_an_op_without_a_row_has_no_facts():

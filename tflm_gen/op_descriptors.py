@@ -81,6 +81,13 @@ class OpDescriptor:
         spec = kernel_catalogue().get(self.name)
         return spec.dtypes if spec else frozenset()
 
+    @property
+    def tflm_dtypes(self) -> frozenset[str]:
+        """Dtypes of the kernel-selecting input TFLM's kernel accepts (tflm_op_dtypes.tsv,
+        read from TFLM's sources; empty: TFLM lacks the op)."""
+        from tflm_gen.op_dtypes import tflm_dtypes
+        return frozenset(tflm_dtypes().get(self.name, ()))
+
 
 def _conv_2d_macs(shape, outputs, options):
     return outputs * math.prod(shape(1)[1:])
