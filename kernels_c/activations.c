@@ -203,13 +203,13 @@ static tflm_status_t tflm_relu_0_to_1_eval(tflm_context_t *ctx, tflm_node_t *nod
 }
 
 const tflm_registration_t tflm_op_relu = {
-    NULL, 19 /* BuiltinOperator RELU */, NULL, tflm_relu_prepare, tflm_relu_eval, NULL, NULL};
+    NULL, TFLM_BUILTIN_RELU, NULL, tflm_relu_prepare, tflm_relu_eval, NULL, NULL};
 const tflm_registration_t tflm_op_relu6 = {
-    NULL, 21 /* BuiltinOperator RELU6 */, NULL, tflm_relu6_prepare, tflm_relu6_eval, NULL,
+    NULL, TFLM_BUILTIN_RELU6, NULL, tflm_relu6_prepare, tflm_relu6_eval, NULL,
     NULL};
 const tflm_registration_t tflm_op_leaky_relu = {
-    NULL, 98 /* BuiltinOperator LEAKY_RELU */, NULL, tflm_leaky_relu_prepare,
+    NULL, TFLM_BUILTIN_LEAKY_RELU, NULL, tflm_leaky_relu_prepare,
     tflm_leaky_relu_eval, NULL, NULL};
 const tflm_registration_t tflm_op_relu_0_to_1 = {
-    NULL, 152 /* BuiltinOperator RELU_0_TO_1 */, NULL, tflm_relu_0_to_1_prepare,
+    NULL, TFLM_BUILTIN_RELU_0_TO_1, NULL, tflm_relu_0_to_1_prepare,
     tflm_relu_0_to_1_eval, NULL, NULL};

@@ -17,4 +17,4 @@ static tflm_status_t tflm_add_eval(tflm_context_t *ctx, tflm_node_t *node) {
 }
 
 const tflm_registration_t tflm_op_add = {
-    NULL, 0 /* BuiltinOperator ADD */, NULL, tflm_add_prepare, tflm_add_eval, NULL, NULL};
+    NULL, TFLM_BUILTIN_ADD, NULL, tflm_add_prepare, tflm_add_eval, NULL, NULL};

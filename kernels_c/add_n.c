@@ -109,5 +109,5 @@ static tflm_status_t tflm_add_n_eval(tflm_context_t *ctx, tflm_node_t *node) {
 }
 
 const tflm_registration_t tflm_op_add_n = {
-    NULL, 106 /* BuiltinOperator ADD_N */, NULL, tflm_add_n_prepare, tflm_add_n_eval, NULL,
+    NULL, TFLM_BUILTIN_ADD_N, NULL, tflm_add_n_prepare, tflm_add_n_eval, NULL,
     NULL};

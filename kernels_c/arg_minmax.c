@@ -119,7 +119,7 @@ static tflm_status_t arg_min_prepare(tflm_context_t *ctx, tflm_node_t *node) {
 }
 
 const tflm_registration_t tflm_op_arg_max = {
-    NULL, 56 /* BuiltinOperator ARG_MAX */, NULL, arg_max_prepare, arg_eval, NULL, NULL};
+    NULL, TFLM_BUILTIN_ARG_MAX, NULL, arg_max_prepare, arg_eval, NULL, NULL};
 
 const tflm_registration_t tflm_op_arg_min = {
-    NULL, 79 /* BuiltinOperator ARG_MIN */, NULL, arg_min_prepare, arg_eval, NULL, NULL};
+    NULL, TFLM_BUILTIN_ARG_MIN, NULL, arg_min_prepare, arg_eval, NULL, NULL};

@@ -195,5 +195,5 @@ static tflm_status_t matmul_eval(tflm_context_t *ctx, tflm_node_t *node) {
 }
 
 const tflm_registration_t tflm_op_batch_matmul = {
-    NULL, 126 /* BuiltinOperator BATCH_MATMUL */, NULL, matmul_prepare, matmul_eval, NULL,
+    NULL, TFLM_BUILTIN_BATCH_MATMUL, NULL, matmul_prepare, matmul_eval, NULL,
     NULL};

@@ -83,8 +83,8 @@ static tflm_status_t broadcast_args_eval(tflm_context_t *ctx, tflm_node_t *node)
 }
 
 const tflm_registration_t tflm_op_broadcast_to = {
-    NULL, 130 /* BuiltinOperator BROADCAST_TO */, NULL, broadcast_to_prepare,
+    NULL, TFLM_BUILTIN_BROADCAST_TO, NULL, broadcast_to_prepare,
     tflm_layout_view_eval, NULL, NULL};
 const tflm_registration_t tflm_op_broadcast_args = {
-    NULL, 145 /* BuiltinOperator BROADCAST_ARGS */, NULL, broadcast_args_prepare,
+    NULL, TFLM_BUILTIN_BROADCAST_ARGS, NULL, broadcast_args_prepare,
     broadcast_args_eval, NULL, NULL};

@@ -109,4 +109,4 @@ static tflm_status_t tflm_cast_eval(tflm_context_t *ctx, tflm_node_t *node) {
 }
 
 const tflm_registration_t tflm_op_cast = {
-    NULL, 53 /* BuiltinOperator CAST */, NULL, tflm_cast_prepare, tflm_cast_eval, NULL, NULL};
+    NULL, TFLM_BUILTIN_CAST, NULL, tflm_cast_prepare, tflm_cast_eval, NULL, NULL};

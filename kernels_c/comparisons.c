@@ -137,9 +137,9 @@ static tflm_status_t tflm_cmp_eval(tflm_context_t *ctx, tflm_node_t *node) {
   const tflm_registration_t tflm_op_##name = {                                        \
       NULL, code, NULL, tflm_##name##_prepare, tflm_cmp_eval, NULL, NULL};
 
-TFLM_CMP_OP(equal, 71, TFLM_CMP_EQ)
-TFLM_CMP_OP(not_equal, 72, TFLM_CMP_NE)
-TFLM_CMP_OP(less, 58, TFLM_CMP_LT)
-TFLM_CMP_OP(less_equal, 63, TFLM_CMP_LE)
-TFLM_CMP_OP(greater, 61, TFLM_CMP_GT)
-TFLM_CMP_OP(greater_equal, 62, TFLM_CMP_GE)
+TFLM_CMP_OP(equal, TFLM_BUILTIN_EQUAL, TFLM_CMP_EQ)
+TFLM_CMP_OP(not_equal, TFLM_BUILTIN_NOT_EQUAL, TFLM_CMP_NE)
+TFLM_CMP_OP(less, TFLM_BUILTIN_LESS, TFLM_CMP_LT)
+TFLM_CMP_OP(less_equal, TFLM_BUILTIN_LESS_EQUAL, TFLM_CMP_LE)
+TFLM_CMP_OP(greater, TFLM_BUILTIN_GREATER, TFLM_CMP_GT)
+TFLM_CMP_OP(greater_equal, TFLM_BUILTIN_GREATER_EQUAL, TFLM_CMP_GE)

@@ -77,8 +77,8 @@ static tflm_status_t pack_prepare(tflm_context_t *ctx, tflm_node_t *node) {
 }
 
 const tflm_registration_t tflm_op_concatenation = {
-    NULL, 2 /* BuiltinOperator CONCATENATION */, NULL, concatenation_prepare,
+    NULL, TFLM_BUILTIN_CONCATENATION, NULL, concatenation_prepare,
     tflm_layout_join_eval, NULL, NULL};
 
 const tflm_registration_t tflm_op_pack = {
-    NULL, 83 /* BuiltinOperator PACK */, NULL, pack_prepare, tflm_layout_join_eval, NULL, NULL};
+    NULL, TFLM_BUILTIN_PACK, NULL, pack_prepare, tflm_layout_join_eval, NULL, NULL};

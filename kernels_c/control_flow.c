@@ -173,9 +173,9 @@ static tflm_status_t tflm_call_once_eval(tflm_context_t *ctx, tflm_node_t *node)
 }
 
 const tflm_registration_t tflm_op_if = {
-    NULL, 118 /* BuiltinOperator IF */, NULL, tflm_if_prepare, tflm_if_eval, NULL, NULL};
+    NULL, TFLM_BUILTIN_IF, NULL, tflm_if_prepare, tflm_if_eval, NULL, NULL};
 const tflm_registration_t tflm_op_while = {
-    NULL, 119 /* BuiltinOperator WHILE */, NULL, tflm_while_prepare, tflm_while_eval, NULL, NULL};
+    NULL, TFLM_BUILTIN_WHILE, NULL, tflm_while_prepare, tflm_while_eval, NULL, NULL};
 const tflm_registration_t tflm_op_call_once = {
-    NULL, 129 /* BuiltinOperator CALL_ONCE */, NULL, tflm_call_once_prepare, tflm_call_once_eval,
+    NULL, TFLM_BUILTIN_CALL_ONCE, NULL, tflm_call_once_prepare, tflm_call_once_eval,
     NULL, NULL};

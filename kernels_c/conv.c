@@ -37,4 +37,4 @@ static tflm_status_t conv_eval(tflm_context_t *ctx, tflm_node_t *node) {
 }
 
 const tflm_registration_t tflm_op_conv_2d = {
-    NULL, 3 /* BuiltinOperator CONV_2D */, NULL, tflm_conv_prepare, conv_eval, NULL, NULL};
+    NULL, TFLM_BUILTIN_CONV_2D, NULL, tflm_conv_prepare, conv_eval, NULL, NULL};

@@ -141,4 +141,4 @@ static tflm_status_t cumsum_eval(tflm_context_t *ctx, tflm_node_t *node) {
 }
 
 const tflm_registration_t tflm_op_cumsum = {
-    NULL, 128 /* BuiltinOperator CUMSUM */, NULL, cumsum_prepare, cumsum_eval, NULL, NULL};
+    NULL, TFLM_BUILTIN_CUMSUM, NULL, cumsum_prepare, cumsum_eval, NULL, NULL};

@@ -37,5 +37,5 @@ static tflm_status_t depthwise_conv_eval(tflm_context_t *ctx, tflm_node_t *node)
 }
 
 const tflm_registration_t tflm_op_depthwise_conv_2d = {
-    NULL, 4 /* BuiltinOperator DEPTHWISE_CONV_2D */, NULL, tflm_depthwise_conv_prepare,
+    NULL, TFLM_BUILTIN_DEPTHWISE_CONV_2D, NULL, tflm_depthwise_conv_prepare,
     depthwise_conv_eval, NULL, NULL};

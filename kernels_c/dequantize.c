@@ -77,5 +77,5 @@ static tflm_status_t tflm_dequantize_eval(tflm_context_t *ctx, tflm_node_t *node
 }
 
 const tflm_registration_t tflm_op_dequantize = {
-    NULL, 6 /* BuiltinOperator DEQUANTIZE */, NULL, tflm_dequantize_prepare,
+    NULL, TFLM_BUILTIN_DEQUANTIZE, NULL, tflm_dequantize_prepare,
     tflm_dequantize_eval, NULL, NULL};

@@ -162,4 +162,4 @@ static tflm_status_t tflm_div_eval(tflm_context_t *ctx, tflm_node_t *node) {
 }
 
 const tflm_registration_t tflm_op_div = {
-    NULL, 42 /* BuiltinOperator DIV */, NULL, tflm_div_prepare, tflm_div_eval, NULL, NULL};
+    NULL, TFLM_BUILTIN_DIV, NULL, tflm_div_prepare, tflm_div_eval, NULL, NULL};

@@ -65,5 +65,5 @@ static tflm_status_t dus_eval(tflm_context_t *ctx, tflm_node_t *node) {
 }
 
 const tflm_registration_t tflm_op_dynamic_update_slice = {
-    NULL, 151 /* BuiltinOperator DYNAMIC_UPDATE_SLICE */, NULL, dus_prepare, dus_eval, NULL,
+    NULL, TFLM_BUILTIN_DYNAMIC_UPDATE_SLICE, NULL, dus_prepare, dus_eval, NULL,
     NULL};

@@ -65,4 +65,4 @@ static tflm_status_t tflm_elu_eval(tflm_context_t *ctx, tflm_node_t *node) {
 }
 
 const tflm_registration_t tflm_op_elu = {
-    NULL, 111 /* BuiltinOperator ELU */, NULL, tflm_elu_prepare, tflm_elu_eval, NULL, NULL};
+    NULL, TFLM_BUILTIN_ELU, NULL, tflm_elu_prepare, tflm_elu_eval, NULL, NULL};

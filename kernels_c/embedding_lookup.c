@@ -85,5 +85,5 @@ static tflm_status_t embedding_lookup_eval(tflm_context_t *ctx, tflm_node_t *nod
 }
 
 const tflm_registration_t tflm_op_embedding_lookup = {
-    NULL, 7 /* BuiltinOperator EMBEDDING_LOOKUP */, NULL, embedding_lookup_prepare,
+    NULL, TFLM_BUILTIN_EMBEDDING_LOOKUP, NULL, embedding_lookup_prepare,
     embedding_lookup_eval, NULL, NULL};

@@ -111,7 +111,7 @@ static tflm_status_t tflm_zeros_like_eval(tflm_context_t *ctx, tflm_node_t *node
 }
 
 const tflm_registration_t tflm_op_fill = {
-    NULL, 94 /* BuiltinOperator FILL */, NULL, tflm_fill_prepare, tflm_fill_eval, NULL, NULL};
+    NULL, TFLM_BUILTIN_FILL, NULL, tflm_fill_prepare, tflm_fill_eval, NULL, NULL};
 const tflm_registration_t tflm_op_zeros_like = {
-    NULL, 93 /* BuiltinOperator ZEROS_LIKE */, NULL, tflm_zeros_like_prepare,
+    NULL, TFLM_BUILTIN_ZEROS_LIKE, NULL, tflm_zeros_like_prepare,
     tflm_zeros_like_eval, NULL, NULL};

@@ -37,5 +37,5 @@ static tflm_status_t fully_connected_eval(tflm_context_t *ctx, tflm_node_t *node
 }
 
 const tflm_registration_t tflm_op_fully_connected = {
-    NULL, 9 /* BuiltinOperator FULLY_CONNECTED */, NULL, tflm_fully_connected_prepare,
+    NULL, TFLM_BUILTIN_FULLY_CONNECTED, NULL, tflm_fully_connected_prepare,
     fully_connected_eval, NULL, NULL};

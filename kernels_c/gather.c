@@ -102,4 +102,4 @@ static tflm_status_t gather_eval(tflm_context_t *ctx, tflm_node_t *node) {
 }
 
 const tflm_registration_t tflm_op_gather = {
-    NULL, 36 /* BuiltinOperator GATHER */, NULL, gather_prepare, gather_eval, NULL, NULL};
+    NULL, TFLM_BUILTIN_GATHER, NULL, gather_prepare, gather_eval, NULL, NULL};

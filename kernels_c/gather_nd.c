@@ -70,5 +70,5 @@ static tflm_status_t gather_nd_eval(tflm_context_t *ctx, tflm_node_t *node) {
 }
 
 const tflm_registration_t tflm_op_gather_nd = {
-    NULL, 107 /* BuiltinOperator GATHER_ND */, NULL, gather_nd_prepare, gather_nd_eval, NULL,
+    NULL, TFLM_BUILTIN_GATHER_ND, NULL, gather_nd_prepare, gather_nd_eval, NULL,
     NULL};

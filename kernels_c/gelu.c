@@ -104,4 +104,4 @@ static tflm_status_t tflm_gelu_eval(tflm_context_t *ctx, tflm_node_t *node) {
 }
 
 const tflm_registration_t tflm_op_gelu = {
-    NULL, 150 /* BuiltinOperator GELU */, NULL, tflm_gelu_prepare, tflm_gelu_eval, NULL, NULL};
+    NULL, TFLM_BUILTIN_GELU, NULL, tflm_gelu_prepare, tflm_gelu_eval, NULL, NULL};

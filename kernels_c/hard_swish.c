@@ -137,5 +137,5 @@ static tflm_status_t tflm_hard_swish_eval(tflm_context_t *ctx, tflm_node_t *node
 }
 
 const tflm_registration_t tflm_op_hard_swish = {
-    NULL, 117 /* BuiltinOperator HARD_SWISH */, NULL, tflm_hard_swish_prepare,
+    NULL, TFLM_BUILTIN_HARD_SWISH, NULL, tflm_hard_swish_prepare,
     tflm_hard_swish_eval, NULL, NULL};

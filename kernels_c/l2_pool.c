@@ -103,5 +103,5 @@ static tflm_status_t l2_pool_eval(tflm_context_t *ctx, tflm_node_t *node) {
 }
 
 const tflm_registration_t tflm_op_l2_pool_2d = {
-    NULL, 12 /* BuiltinOperator L2_POOL_2D */, NULL, l2_pool_prepare, l2_pool_eval, NULL,
+    NULL, TFLM_BUILTIN_L2_POOL_2D, NULL, l2_pool_prepare, l2_pool_eval, NULL,
     NULL};

@@ -133,5 +133,5 @@ static tflm_status_t l2norm_eval(tflm_context_t *ctx, tflm_node_t *node) {
 }
 
 const tflm_registration_t tflm_op_l2_normalization = {
-    NULL, 11 /* BuiltinOperator L2_NORMALIZATION */, NULL, l2norm_prepare, l2norm_eval, NULL,
+    NULL, TFLM_BUILTIN_L2_NORMALIZATION, NULL, l2norm_prepare, l2norm_eval, NULL,
     NULL};

@@ -194,5 +194,5 @@ static tflm_status_t tflm_log_softmax_eval(tflm_context_t *ctx, tflm_node_t *nod
 }
 
 const tflm_registration_t tflm_op_log_softmax = {
-    NULL, 50 /* BuiltinOperator LOG_SOFTMAX */, NULL, tflm_log_softmax_prepare,
+    NULL, TFLM_BUILTIN_LOG_SOFTMAX, NULL, tflm_log_softmax_prepare,
     tflm_log_softmax_eval, NULL, NULL};

@@ -91,11 +91,11 @@ static tflm_status_t tflm_logical_not_eval(tflm_context_t *ctx, tflm_node_t *nod
 }
 
 const tflm_registration_t tflm_op_logical_and = {
-    NULL, 86 /* BuiltinOperator LOGICAL_AND */, NULL, tflm_logical_and_prepare,
+    NULL, TFLM_BUILTIN_LOGICAL_AND, NULL, tflm_logical_and_prepare,
     tflm_logical_eval, NULL, NULL};
 const tflm_registration_t tflm_op_logical_or = {
-    NULL, 84 /* BuiltinOperator LOGICAL_OR */, NULL, tflm_logical_or_prepare,
+    NULL, TFLM_BUILTIN_LOGICAL_OR, NULL, tflm_logical_or_prepare,
     tflm_logical_eval, NULL, NULL};
 const tflm_registration_t tflm_op_logical_not = {
-    NULL, 87 /* BuiltinOperator LOGICAL_NOT */, NULL, tflm_logical_not_prepare,
+    NULL, TFLM_BUILTIN_LOGICAL_NOT, NULL, tflm_logical_not_prepare,
     tflm_logical_not_eval, NULL, NULL};

@@ -205,7 +205,7 @@ static tflm_status_t tflm_tanh_eval(tflm_context_t *ctx, tflm_node_t *node) {
 }
 
 const tflm_registration_t tflm_op_logistic = {
-    NULL, 14 /* BuiltinOperator LOGISTIC */, NULL, tflm_logistic_prepare, tflm_logistic_eval,
+    NULL, TFLM_BUILTIN_LOGISTIC, NULL, tflm_logistic_prepare, tflm_logistic_eval,
     NULL, NULL};
 const tflm_registration_t tflm_op_tanh = {
-    NULL, 28 /* BuiltinOperator TANH */, NULL, tflm_tanh_prepare, tflm_tanh_eval, NULL, NULL};
+    NULL, TFLM_BUILTIN_TANH, NULL, tflm_tanh_prepare, tflm_tanh_eval, NULL, NULL};

@@ -284,5 +284,5 @@ static tflm_status_t lstm_eval(tflm_context_t *ctx, tflm_node_t *node) {
 }
 
 const tflm_registration_t tflm_op_unidirectional_sequence_lstm = {
-    NULL, 44 /* BuiltinOperator UNIDIRECTIONAL_SEQUENCE_LSTM */, NULL, tflm_lstm_prepare,
+    NULL, TFLM_BUILTIN_UNIDIRECTIONAL_SEQUENCE_LSTM, NULL, tflm_lstm_prepare,
     lstm_eval, NULL, NULL}; /* the runtime resets the state tensors as TFLM does */

@@ -91,8 +91,8 @@ static tflm_status_t tflm_minmax_eval(tflm_context_t *ctx, tflm_node_t *node) {
 }
 
 const tflm_registration_t tflm_op_maximum = {
-    NULL, 55 /* BuiltinOperator MAXIMUM */, NULL, tflm_maximum_prepare, tflm_minmax_eval,
+    NULL, TFLM_BUILTIN_MAXIMUM, NULL, tflm_maximum_prepare, tflm_minmax_eval,
     NULL, NULL};
 const tflm_registration_t tflm_op_minimum = {
-    NULL, 57 /* BuiltinOperator MINIMUM */, NULL, tflm_minimum_prepare, tflm_minmax_eval,
+    NULL, TFLM_BUILTIN_MINIMUM, NULL, tflm_minimum_prepare, tflm_minmax_eval,
     NULL, NULL};

@@ -109,5 +109,5 @@ static tflm_status_t mirror_pad_eval(tflm_context_t *ctx, tflm_node_t *node) {
 }
 
 const tflm_registration_t tflm_op_mirror_pad = {
-    NULL, 100 /* BuiltinOperator MIRROR_PAD */, NULL, mirror_pad_prepare, mirror_pad_eval,
+    NULL, TFLM_BUILTIN_MIRROR_PAD, NULL, mirror_pad_prepare, mirror_pad_eval,
     NULL, NULL};

@@ -101,7 +101,7 @@ static tflm_status_t pad_eval(tflm_context_t *ctx, tflm_node_t *node) {
 }
 
 const tflm_registration_t tflm_op_pad = {
-    NULL, 34 /* BuiltinOperator PAD */, NULL, pad_prepare, pad_eval, NULL, NULL};
+    NULL, TFLM_BUILTIN_PAD, NULL, pad_prepare, pad_eval, NULL, NULL};
 
 const tflm_registration_t tflm_op_padv2 = {
-    NULL, 60 /* BuiltinOperator PADV2 */, NULL, pad_prepare, pad_eval, NULL, NULL};
+    NULL, TFLM_BUILTIN_PADV2, NULL, pad_prepare, pad_eval, NULL, NULL};

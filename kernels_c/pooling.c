@@ -31,9 +31,9 @@ static tflm_status_t tflm_max_pool_eval(tflm_context_t *ctx, tflm_node_t *node) 
 }
 
 const tflm_registration_t tflm_op_average_pool_2d = {
-    NULL, 1 /* BuiltinOperator AVERAGE_POOL_2D */, NULL, tflm_pool_prepare, tflm_avg_pool_eval,
+    NULL, TFLM_BUILTIN_AVERAGE_POOL_2D, NULL, tflm_pool_prepare, tflm_avg_pool_eval,
     NULL, NULL};
 
 const tflm_registration_t tflm_op_max_pool_2d = {
-    NULL, 17 /* BuiltinOperator MAX_POOL_2D */, NULL, tflm_pool_prepare, tflm_max_pool_eval,
+    NULL, TFLM_BUILTIN_MAX_POOL_2D, NULL, tflm_pool_prepare, tflm_max_pool_eval,
     NULL, NULL};

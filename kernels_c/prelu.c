@@ -132,5 +132,5 @@ static tflm_status_t tflm_prelu_eval(tflm_context_t *ctx, tflm_node_t *node) {
 }
 
 const tflm_registration_t tflm_op_prelu = {
-    NULL, 54 /* BuiltinOperator PRELU */, NULL, tflm_prelu_prepare, tflm_prelu_eval, NULL,
+    NULL, TFLM_BUILTIN_PRELU, NULL, tflm_prelu_prepare, tflm_prelu_eval, NULL,
     NULL};

@@ -155,5 +155,5 @@ static tflm_status_t tflm_quantize_eval(tflm_context_t *ctx, tflm_node_t *node) 
 }
 
 const tflm_registration_t tflm_op_quantize = {
-    NULL, 114 /* BuiltinOperator QUANTIZE */, NULL, tflm_quantize_prepare, tflm_quantize_eval,
+    NULL, TFLM_BUILTIN_QUANTIZE, NULL, tflm_quantize_prepare, tflm_quantize_eval,
     NULL, NULL};

@@ -246,10 +246,10 @@ static tflm_status_t max_prepare(tflm_context_t *ctx, tflm_node_t *node) {
 }
 
 const tflm_registration_t tflm_op_mean = {
-    NULL, 40 /* BuiltinOperator MEAN */, NULL, mean_prepare, reduce_eval, NULL, NULL};
+    NULL, TFLM_BUILTIN_MEAN, NULL, mean_prepare, reduce_eval, NULL, NULL};
 
 const tflm_registration_t tflm_op_sum = {
-    NULL, 74 /* BuiltinOperator SUM */, NULL, sum_prepare, reduce_eval, NULL, NULL};
+    NULL, TFLM_BUILTIN_SUM, NULL, sum_prepare, reduce_eval, NULL, NULL};
 
 const tflm_registration_t tflm_op_reduce_max = {
-    NULL, 82 /* BuiltinOperator REDUCE_MAX */, NULL, max_prepare, reduce_eval, NULL, NULL};
+    NULL, TFLM_BUILTIN_REDUCE_MAX, NULL, max_prepare, reduce_eval, NULL, NULL};

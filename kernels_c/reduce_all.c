@@ -79,5 +79,5 @@ static tflm_status_t reduce_all_eval(tflm_context_t *ctx, tflm_node_t *node) {
 }
 
 const tflm_registration_t tflm_op_reduce_all = {
-    NULL, 140 /* BuiltinOperator REDUCE_ALL */, NULL, reduce_all_prepare, reduce_all_eval,
+    NULL, TFLM_BUILTIN_REDUCE_ALL, NULL, reduce_all_prepare, reduce_all_eval,
     NULL, NULL};

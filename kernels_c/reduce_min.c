@@ -122,5 +122,5 @@ static tflm_status_t reduce_min_eval(tflm_context_t *ctx, tflm_node_t *node) {
 }
 
 const tflm_registration_t tflm_op_reduce_min = {
-    NULL, 89 /* BuiltinOperator REDUCE_MIN */, NULL, reduce_min_prepare, reduce_min_eval, NULL,
+    NULL, TFLM_BUILTIN_REDUCE_MIN, NULL, reduce_min_prepare, reduce_min_eval, NULL,
     NULL};

@@ -56,5 +56,5 @@ static tflm_status_t tflm_reshape_eval(tflm_context_t *ctx, tflm_node_t *node) {
 }
 
 const tflm_registration_t tflm_op_reshape = {
-    NULL, 22 /* BuiltinOperator RESHAPE */, NULL, tflm_reshape_prepare, tflm_reshape_eval,
+    NULL, TFLM_BUILTIN_RESHAPE, NULL, tflm_reshape_prepare, tflm_reshape_eval,
     NULL, NULL};

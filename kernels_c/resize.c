@@ -226,9 +226,9 @@ static tflm_status_t bilinear_prepare(tflm_context_t *ctx, tflm_node_t *node) {
 }
 
 const tflm_registration_t tflm_op_resize_nearest_neighbor = {
-    NULL, 97 /* BuiltinOperator RESIZE_NEAREST_NEIGHBOR */, NULL, nearest_prepare, nearest_eval,
+    NULL, TFLM_BUILTIN_RESIZE_NEAREST_NEIGHBOR, NULL, nearest_prepare, nearest_eval,
     NULL, NULL};
 
 const tflm_registration_t tflm_op_resize_bilinear = {
-    NULL, 23 /* BuiltinOperator RESIZE_BILINEAR */, NULL, bilinear_prepare, bilinear_eval, NULL,
+    NULL, TFLM_BUILTIN_RESIZE_BILINEAR, NULL, bilinear_prepare, bilinear_eval, NULL,
     NULL};

@@ -112,11 +112,11 @@ static tflm_status_t tflm_assign_variable_eval(tflm_context_t *ctx, tflm_node_t 
 }
 
 const tflm_registration_t tflm_op_var_handle = {
-    NULL, 142 /* BuiltinOperator VAR_HANDLE */, NULL, tflm_var_handle_prepare,
+    NULL, TFLM_BUILTIN_VAR_HANDLE, NULL, tflm_var_handle_prepare,
     tflm_var_handle_eval, NULL, NULL};
 const tflm_registration_t tflm_op_read_variable = {
-    NULL, 143 /* BuiltinOperator READ_VARIABLE */, NULL, tflm_read_variable_prepare,
+    NULL, TFLM_BUILTIN_READ_VARIABLE, NULL, tflm_read_variable_prepare,
     tflm_read_variable_eval, NULL, NULL};
 const tflm_registration_t tflm_op_assign_variable = {
-    NULL, 144 /* BuiltinOperator ASSIGN_VARIABLE */, NULL, tflm_assign_variable_prepare,
+    NULL, TFLM_BUILTIN_ASSIGN_VARIABLE, NULL, tflm_assign_variable_prepare,
     tflm_assign_variable_eval, NULL, NULL};

@@ -42,5 +42,5 @@ static tflm_status_t reverse_prepare(tflm_context_t *ctx, tflm_node_t *node) {
 }
 
 const tflm_registration_t tflm_op_reverse_v2 = {
-    NULL, 105 /* BuiltinOperator REVERSE_V2 */, NULL, reverse_prepare, tflm_layout_view_eval,
+    NULL, TFLM_BUILTIN_REVERSE_V2, NULL, reverse_prepare, tflm_layout_view_eval,
     NULL, NULL};

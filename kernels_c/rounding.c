@@ -127,11 +127,11 @@ static tflm_status_t tflm_round_eval(tflm_context_t *ctx, tflm_node_t *node) {
 }
 
 const tflm_registration_t tflm_op_round = {
-    NULL, 116 /* BuiltinOperator ROUND */, NULL, tflm_round_prepare, tflm_round_eval, NULL,
+    NULL, TFLM_BUILTIN_ROUND, NULL, tflm_round_prepare, tflm_round_eval, NULL,
     NULL};
 const tflm_registration_t tflm_op_floor_div = {
-    NULL, 90 /* BuiltinOperator FLOOR_DIV */, NULL, tflm_floor_div_prepare, tflm_floor_eval,
+    NULL, TFLM_BUILTIN_FLOOR_DIV, NULL, tflm_floor_div_prepare, tflm_floor_eval,
     NULL, NULL};
 const tflm_registration_t tflm_op_floor_mod = {
-    NULL, 95 /* BuiltinOperator FLOOR_MOD */, NULL, tflm_floor_mod_prepare, tflm_floor_eval,
+    NULL, TFLM_BUILTIN_FLOOR_MOD, NULL, tflm_floor_mod_prepare, tflm_floor_eval,
     NULL, NULL};

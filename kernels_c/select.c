@@ -68,5 +68,5 @@ static tflm_status_t tflm_select_eval(tflm_context_t *ctx, tflm_node_t *node) {
 }
 
 const tflm_registration_t tflm_op_select_v2 = {
-    NULL, 123 /* BuiltinOperator SELECT_V2 */, NULL, tflm_select_prepare, tflm_select_eval,
+    NULL, TFLM_BUILTIN_SELECT_V2, NULL, tflm_select_prepare, tflm_select_eval,
     NULL, NULL};

@@ -91,12 +91,12 @@ static tflm_status_t shape_eval(tflm_context_t *ctx, tflm_node_t *node) {
 }
 
 const tflm_registration_t tflm_op_squeeze = {
-    NULL, 43 /* BuiltinOperator SQUEEZE */, NULL, same_bytes_prepare, same_bytes_eval, NULL,
+    NULL, TFLM_BUILTIN_SQUEEZE, NULL, same_bytes_prepare, same_bytes_eval, NULL,
     NULL};
 
 const tflm_registration_t tflm_op_expand_dims = {
-    NULL, 70 /* BuiltinOperator EXPAND_DIMS */, NULL, same_bytes_prepare, same_bytes_eval, NULL,
+    NULL, TFLM_BUILTIN_EXPAND_DIMS, NULL, same_bytes_prepare, same_bytes_eval, NULL,
     NULL};
 
 const tflm_registration_t tflm_op_shape = {
-    NULL, 77 /* BuiltinOperator SHAPE */, NULL, shape_prepare, shape_eval, NULL, NULL};
+    NULL, TFLM_BUILTIN_SHAPE, NULL, shape_prepare, shape_eval, NULL, NULL};

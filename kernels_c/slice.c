@@ -146,9 +146,9 @@ static tflm_status_t strided_slice_prepare(tflm_context_t *ctx, tflm_node_t *nod
 }
 
 const tflm_registration_t tflm_op_slice = {
-    NULL, 65 /* BuiltinOperator SLICE */, NULL, slice_prepare, tflm_layout_view_eval, NULL,
+    NULL, TFLM_BUILTIN_SLICE, NULL, slice_prepare, tflm_layout_view_eval, NULL,
     NULL};
 
 const tflm_registration_t tflm_op_strided_slice = {
-    NULL, 45 /* BuiltinOperator STRIDED_SLICE */, NULL, strided_slice_prepare,
+    NULL, TFLM_BUILTIN_STRIDED_SLICE, NULL, strided_slice_prepare,
     tflm_layout_view_eval, NULL, NULL};

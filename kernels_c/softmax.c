@@ -24,5 +24,5 @@ static tflm_status_t tflm_softmax_eval(tflm_context_t *ctx, tflm_node_t *node) {
 }
 
 const tflm_registration_t tflm_op_softmax = {
-    NULL, 25 /* BuiltinOperator SOFTMAX */, NULL, tflm_softmax_prepare, tflm_softmax_eval,
+    NULL, TFLM_BUILTIN_SOFTMAX, NULL, tflm_softmax_prepare, tflm_softmax_eval,
     NULL, NULL};

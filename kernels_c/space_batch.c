@@ -160,8 +160,8 @@ static tflm_status_t batch_to_space_prepare(tflm_context_t *ctx, tflm_node_t *no
 }
 
 const tflm_registration_t tflm_op_space_to_batch_nd = {
-    NULL, 38 /* BuiltinOperator SPACE_TO_BATCH_ND */, NULL, space_to_batch_prepare,
+    NULL, TFLM_BUILTIN_SPACE_TO_BATCH_ND, NULL, space_to_batch_prepare,
     space_batch_eval, NULL, NULL};
 const tflm_registration_t tflm_op_batch_to_space_nd = {
-    NULL, 37 /* BuiltinOperator BATCH_TO_SPACE_ND */, NULL, batch_to_space_prepare,
+    NULL, TFLM_BUILTIN_BATCH_TO_SPACE_ND, NULL, batch_to_space_prepare,
     space_batch_eval, NULL, NULL};

@@ -83,9 +83,9 @@ static tflm_status_t space_to_depth_prepare(tflm_context_t *ctx, tflm_node_t *no
 }
 
 const tflm_registration_t tflm_op_depth_to_space = {
-    NULL, 5 /* BuiltinOperator DEPTH_TO_SPACE */, NULL, depth_to_space_prepare,
+    NULL, TFLM_BUILTIN_DEPTH_TO_SPACE, NULL, depth_to_space_prepare,
     tflm_layout_view_eval, NULL, NULL};
 
 const tflm_registration_t tflm_op_space_to_depth = {
-    NULL, 26 /* BuiltinOperator SPACE_TO_DEPTH */, NULL, space_to_depth_prepare,
+    NULL, TFLM_BUILTIN_SPACE_TO_DEPTH, NULL, space_to_depth_prepare,
     tflm_layout_view_eval, NULL, NULL};

@@ -91,13 +91,13 @@ static tflm_status_t unpack_prepare(tflm_context_t *ctx, tflm_node_t *node) {
 }
 
 const tflm_registration_t tflm_op_split = {
-    NULL, 49 /* BuiltinOperator SPLIT */, NULL, split_prepare, tflm_layout_split_eval, NULL,
+    NULL, TFLM_BUILTIN_SPLIT, NULL, split_prepare, tflm_layout_split_eval, NULL,
     NULL};
 
 const tflm_registration_t tflm_op_split_v = {
-    NULL, 102 /* BuiltinOperator SPLIT_V */, NULL, split_v_prepare, tflm_layout_split_eval, NULL,
+    NULL, TFLM_BUILTIN_SPLIT_V, NULL, split_v_prepare, tflm_layout_split_eval, NULL,
     NULL};
 
 const tflm_registration_t tflm_op_unpack = {
-    NULL, 88 /* BuiltinOperator UNPACK */, NULL, unpack_prepare, tflm_layout_split_eval, NULL,
+    NULL, TFLM_BUILTIN_UNPACK, NULL, unpack_prepare, tflm_layout_split_eval, NULL,
     NULL};

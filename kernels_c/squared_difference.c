@@ -159,5 +159,5 @@ static tflm_status_t tflm_sqdiff_eval(tflm_context_t *ctx, tflm_node_t *node) {
 }
 
 const tflm_registration_t tflm_op_squared_difference = {
-    NULL, 99 /* BuiltinOperator SQUARED_DIFFERENCE */, NULL, tflm_sqdiff_prepare,
+    NULL, TFLM_BUILTIN_SQUARED_DIFFERENCE, NULL, tflm_sqdiff_prepare,
     tflm_sqdiff_eval, NULL, NULL};

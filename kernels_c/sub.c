@@ -168,4 +168,4 @@ static tflm_status_t tflm_sub_eval(tflm_context_t *ctx, tflm_node_t *node) {
 }
 
 const tflm_registration_t tflm_op_sub = {
-    NULL, 41 /* BuiltinOperator SUB */, NULL, tflm_sub_prepare, tflm_sub_eval, NULL, NULL};
+    NULL, TFLM_BUILTIN_SUB, NULL, tflm_sub_prepare, tflm_sub_eval, NULL, NULL};

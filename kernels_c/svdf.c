@@ -309,4 +309,4 @@ static tflm_status_t svdf_prepare(tflm_context_t *ctx, tflm_node_t *node) {
 }
 
 const tflm_registration_t tflm_op_svdf = {
-    NULL, 27 /* BuiltinOperator SVDF */, NULL, svdf_prepare, svdf_eval, NULL, NULL};
+    NULL, TFLM_BUILTIN_SVDF, NULL, svdf_prepare, svdf_eval, NULL, NULL};

@@ -40,5 +40,5 @@ static tflm_status_t transpose_prepare(tflm_context_t *ctx, tflm_node_t *node) {
 }
 
 const tflm_registration_t tflm_op_transpose = {
-    NULL, 39 /* BuiltinOperator TRANSPOSE */, NULL, transpose_prepare, tflm_layout_view_eval,
+    NULL, TFLM_BUILTIN_TRANSPOSE, NULL, transpose_prepare, tflm_layout_view_eval,
     NULL, NULL};

@@ -319,4 +319,4 @@ static tflm_status_t tc_eval(tflm_context_t *ctx, tflm_node_t *node) {
 }
 
 const tflm_registration_t tflm_op_transpose_conv = {
-    NULL, 67 /* BuiltinOperator TRANSPOSE_CONV */, NULL, tc_prepare, tc_eval, NULL, NULL};
+    NULL, TFLM_BUILTIN_TRANSPOSE_CONV, NULL, tc_prepare, tc_eval, NULL, NULL};

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tflm_builtin_codes.h"
 #include "tflm_compiler.h"
 #include "tflm_schema.h"
 #include "tflm_status.h"
@@ -65,7 +66,7 @@ typedef struct {
 
 typedef struct {
   const char *custom_name;   /* NULL for builtin operators */
-  int32_t builtin_code;      /* BuiltinOperator value, or 32 (CUSTOM) for custom operators */
+  int32_t builtin_code;      /* TFLM_BUILTIN_* (tflm_builtin_codes.h); CUSTOM for custom ops */
   tflm_status_t (*init)(tflm_context_t *ctx, tflm_node_t *node);
   tflm_status_t (*prepare)(tflm_context_t *ctx, tflm_node_t *node);
   tflm_status_t (*eval)(tflm_context_t *ctx, tflm_node_t *node);

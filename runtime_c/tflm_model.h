@@ -24,20 +24,8 @@ enum {
   BUFFER_DATA = 0, BUFFER_OFFSET = 1, BUFFER_SIZE = 2
 };
 
-#define TFLM_BUILTIN_CUSTOM 32
-/* The builtins that run other subgraphs or name resource variables (BuiltinOperator). */
-#define TFLM_BUILTIN_IF 118
-#define TFLM_BUILTIN_WHILE 119
-#define TFLM_BUILTIN_CALL_ONCE 129
-#define TFLM_BUILTIN_VAR_HANDLE 142
-
 /* One subgraph's vectors and where its numbering starts (tflm_interpreter.h). */
 typedef tflm_subgraph_t tflm_model_graph_t;
-
-/* The builtins that legitimately write no tensor (they act on resource variables or run a
- * subgraph), and FILL, whose output holds only zeros when its value does. */
-#define TFLM_BUILTIN_FILL 94
-#define TFLM_BUILTIN_ASSIGN_VARIABLE 144
 
 /* Checks a subgraph whose tables and indices are already bounds-checked, in its own local
  * tensor numbering, with the rules of tflm_gen/model/graph_check.py: scales finite and

@@ -224,7 +224,7 @@ def test_partitioned_make_project_passes_its_self_test(name, spec, partitioned_p
     folder = partitioned_project(name, spec)
     driver = (folder / "tflm" / f"delegate_{load_accelerator(spec).custom_op.lower()}.c").read_text()
     assert "tflm_reference_delegate" in driver
-    assert re.search(r'"TFLM_GEN_\w+_NPU", 32,', (folder / "tflm" / "model_model_delegates.c").read_text())
+    assert re.search(r'"TFLM_GEN_\w+_NPU", TFLM_BUILTIN_CUSTOM,', (folder / "tflm" / "model_model_delegates.c").read_text())
     assert_make_test_passes(folder)
 
 

@@ -19,15 +19,15 @@ else:  # Python 3.10: the same parser, as a package (pyproject.toml installs it 
 from tflm_gen.errors import InputError
 from tflm_gen.kernels import kernel_catalogue
 from tflm_gen.model import ir
+from tflm_gen.op_descriptors import ops_with
 from tflm_gen.resources import resource_dir
 
 CONSTRAINT_KEYS = {"dtypes", "max_kernel", "max_pool", "max_stride", "activations",
                    "max_tensor_bytes"}
 SPEC_KEYS = {"name", "custom_op", "description", "exclude", "cost", "ops"}
-KERNEL_OPS = {"CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV"}
+KERNEL_OPS = ops_with("filter_window")
 # Ops that run subgraphs or own resource variables never move into an offloaded subgraph.
-NEVER_OFFLOADED = {"IF", "WHILE", "CALL_ONCE", "VAR_HANDLE", "READ_VARIABLE",
-                   "ASSIGN_VARIABLE", "CUSTOM"}
+NEVER_OFFLOADED = ops_with("cpu_only")
 ACTIVATION_NAMES = {value: name for name, value in vars(tflite.ActivationFunctionType).items()
                     if not name.startswith("_")}
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")

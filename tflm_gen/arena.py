@@ -7,7 +7,8 @@ offline plan plus the kernels' scratch buffers, a tail of persistent allocations
 interpreter's tables, variable tensors, each kernel's parameters) and, during init, a
 temporary section for the planner.  Each part is rebuilt here from the model alone: the
 runtime's tables from the tensor and operator counts, the kernels' allocations per op
-from shapes and types (KERNELS below, one entry per op, each mirroring its C prepare), the
+from shapes and types (KERNELS below, from each op descriptor's `arena`, each mirroring its
+C prepare), the
 head by the C planner's own first-fit rule.  tests/test_arena.py proves the result equals
 the C measurement for every model of the corpus and of the zoo.
 
@@ -23,11 +24,11 @@ import numpy as np
 
 from tflm_gen.model import ir
 from tflm_gen.model.lifetimes import model_lifetimes, tensor_bases
-from tflm_gen.plan import OFFLINE_PLAN_NAME
+from tflm_gen.op_descriptors import DESCRIPTORS
+from tflm_gen.plan import ALIGN, OFFLINE_PLAN_NAME
 from tflm_gen.requant import _real_multipliers
 from tflm_gen.resources import resource_dir
 
-ALIGN = 8  # TFLM_ARENA_ALIGN
 # Sizes of the runtime's fixed-width records (runtime_c/tflm_interpreter.h, tflm_planner.h)
 SUBGRAPH_BYTES = 40  # tflm_subgraph_t
 NODE_STATE_BYTES = 20  # tflm_node_state_t
@@ -88,35 +89,6 @@ PARAMS_BYTES = {
     "space_batch": 68, "sqdiff": 156, "sub": 164, "svdf": 72, "transpose_conv": 92,
     "unary": 44, "layout_view": 84, "layout_pieces": 20, "hybrid": 32,
 }
-
-# Ops whose prepare allocates one fixed record (whatever the types), by record name.
-ONE_RECORD = {
-    "RELU": "act", "RELU6": "act", "LEAKY_RELU": "act", "RELU_0_TO_1": "act", "ADD": "add",
-    "ADD_N": "add_n", "ARG_MAX": "arg", "ARG_MIN": "arg", "BATCH_MATMUL": "batch_matmul",
-    "CAST": "cast", "EQUAL": "cmp", "NOT_EQUAL": "cmp", "LESS": "cmp", "LESS_EQUAL": "cmp",
-    "GREATER": "cmp", "GREATER_EQUAL": "cmp", "IF": "control", "WHILE": "control",
-    "CALL_ONCE": "control", "CUMSUM": "cumsum", "DEQUANTIZE": "dequantize", "DIV": "div",
-    "ELU": "elu", "EMBEDDING_LOOKUP": "embedding_lookup", "FILL": "fill", "ZEROS_LIKE": "fill",
-    "GATHER": "gather", "GATHER_ND": "gather_nd", "GELU": "gelu", "HARD_SWISH": "hard_swish",
-    "L2_POOL_2D": "l2_pool", "L2_NORMALIZATION": "l2norm", "LOG_SOFTMAX": "log_softmax",
-    "LOGICAL_AND": "logical", "LOGICAL_OR": "logical", "LOGICAL_NOT": "logical",
-    "LOGISTIC": "sigmoid", "TANH": "sigmoid", "MAXIMUM": "minmax", "MINIMUM": "minmax",
-    "MIRROR_PAD": "mirror_pad", "MUL": "mul", "PAD": "pad", "PADV2": "pad",
-    "AVERAGE_POOL_2D": "pool", "MAX_POOL_2D": "pool", "PRELU": "prelu", "QUANTIZE": "quantize",
-    "REDUCE_ALL": "reduce_all", "REDUCE_MIN": "reduce_min", "RESHAPE": "reshape",
-    "RESIZE_NEAREST_NEIGHBOR": "resize", "RESIZE_BILINEAR": "resize",
-    "VAR_HANDLE": "var_handle", "FLOOR_DIV": "floor", "FLOOR_MOD": "floor",
-    "SELECT_V2": "select", "SQUEEZE": "shape", "EXPAND_DIMS": "shape", "SHAPE": "shape",
-    "SPACE_TO_BATCH_ND": "space_batch", "BATCH_TO_SPACE_ND": "space_batch",
-    "SQUARED_DIFFERENCE": "sqdiff", "SUB": "sub", "BROADCAST_TO": "layout_view",
-    "DYNAMIC_UPDATE_SLICE": "layout_view", "REVERSE_V2": "layout_view",
-    "SLICE": "layout_view", "STRIDED_SLICE": "layout_view", "DEPTH_TO_SPACE": "layout_view",
-    "SPACE_TO_DEPTH": "layout_view", "TRANSPOSE": "layout_view",
-    **{op: "unary" for op in ("ABS", "NEG", "EXP", "LOG", "SQRT", "RSQRT", "SQUARE", "SIN",
-                              "COS", "FLOOR", "CEIL")},
-}
-NO_RECORD = {"ROUND", "BROADCAST_ARGS", "READ_VARIABLE", "ASSIGN_VARIABLE"}
-
 
 def _requant_in_model(node: NodeView, channels: int) -> bool:
     """tflm_weighted_requant_in_model: the generator stored `channels` multipliers and
@@ -209,19 +181,29 @@ def _lstm(node: NodeView) -> Allocations:
     return Allocations([PARAMS_BYTES["lstm"]], [4 * batches * units * cell_bytes])
 
 
-KERNELS = {
-    "CONV_2D": _conv, "DEPTHWISE_CONV_2D": _conv, "FULLY_CONNECTED": _fully_connected,
-    "TRANSPOSE_CONV": _transpose_conv, "SOFTMAX": _softmax, "MEAN": _reduce, "SUM": _reduce,
-    "REDUCE_MAX": _reduce, "SVDF": _svdf, "UNIDIRECTIONAL_SEQUENCE_LSTM": _lstm,
-    "CONCATENATION": lambda node: _pieces(len(node.op.inputs)),
-    "PACK": lambda node: _pieces(len(node.op.inputs)),
-    "SPLIT": lambda node: _pieces(len(node.op.outputs)),
-    "SPLIT_V": lambda node: _pieces(len(node.op.outputs)),
-    "UNPACK": lambda node: _pieces(len(node.op.outputs)),
-    **{op: (lambda node, record=record: Allocations([PARAMS_BYTES[record]]))
-       for op, record in ONE_RECORD.items()},
-    **{op: (lambda node: Allocations()) for op in NO_RECORD},
+# The allocation models an op's descriptor may name (tflm_gen.op_descriptors `arena`) besides
+# one fixed record of PARAMS_BYTES.
+ALLOCATION_MODELS = {
+    "weighted_conv": _conv, "weighted_fc": _fully_connected,
+    "weighted_transpose_conv": _transpose_conv, "softmax_tables": _softmax,
+    "reduce_scratch": _reduce, "svdf_state": _svdf, "lstm_cells": _lstm,
+    "input_pieces": lambda node: _pieces(len(node.op.inputs)),
+    "output_pieces": lambda node: _pieces(len(node.op.outputs)),
+    "none": lambda node: Allocations(),
 }
+
+
+def _allocation_model(name: str):
+    """The named model, else a prepare that allocates the one fixed record `name` (an
+    unknown name fails at import, not when a model first uses the op)."""
+    if name in ALLOCATION_MODELS:
+        return ALLOCATION_MODELS[name]
+    record_bytes = PARAMS_BYTES[name]
+    return lambda node: Allocations([record_bytes])
+
+
+# Op -> its allocations, one entry per op that has a kernel, from the op descriptors.
+KERNELS = {op: _allocation_model(d.arena) for op, d in DESCRIPTORS.items() if d.arena}
 
 
 CMSIS_NODE_BYTES = 16  # the cmsis tag's block beside the reference one (cmsis_*_node_t)

@@ -8,6 +8,7 @@ import hashlib
 import jinja2
 
 from tflm_gen import __version__
+from tflm_gen.c_headers import RUNTIME_ABI_VERSION
 from tflm_gen.kernels import (
     _with_includes,
     check_tags,
@@ -98,7 +99,8 @@ def resolver_files(ops: list[str], model_bytes: bytes, name: str = DEFAULT_NAME,
     the model(s) use; named after the project so two projects' folders merge."""
     catalogue = kernel_catalogue()
     symbols = list(dict.fromkeys(catalogue[op].symbol for op in ops)) + list(custom_symbols)
-    values = {"banner": banner(model_bytes), "symbols": symbols, "name": name}
+    values = {"banner": banner(model_bytes), "symbols": symbols, "name": name,
+              "abi_version": RUNTIME_ABI_VERSION}
     return {f"{name}_model_ops.c": render("common/model_ops.c.j2", **values),
             f"{name}_model_ops.h": render("common/model_ops.h.j2", **values)}
 

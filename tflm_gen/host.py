@@ -15,6 +15,7 @@ import cffi
 import numpy as np
 
 from tflm_gen.assemble import library_files
+from tflm_gen.c_headers import header_struct
 from tflm_gen.errors import ArenaError, InputError, ModelError, ToolchainError
 from tflm_gen.model import ir
 from tflm_gen.model.reader import read_model
@@ -26,12 +27,6 @@ from tflm_gen.toolchains import install_hint
 CFLAGS = ["-std=c99", "-O2", "-fPIC", "-shared", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 
 _CDEF = """
-typedef struct {
-  void *data; int32_t dims[6]; int32_t ndims; int32_t type; int32_t bytes; float scale;
-  int32_t zero_point; int32_t nscales; int32_t quantized_dimension;
-  const uint8_t *scales_le; const uint8_t *zero_points_le;
-  uint8_t is_constant; uint8_t is_variable;
-} tflm_tensor_t;
 uint32_t tflm_host_interpreter_bytes(void);
 const void *tflm_host_resolver(void);
 int tflm_interpreter_init(void *it, const void *model, uint32_t model_size,
@@ -46,11 +41,6 @@ uint32_t tflm_interpreter_arena_used_bytes(void *it);
 uint32_t tflm_interpreter_arena_head_bytes(void *it);
 uint32_t tflm_interpreter_arena_tail_bytes(void *it);
 uint32_t tflm_interpreter_arena_shortfall(void *it);
-typedef struct {
-  uint32_t arena_bytes; uint32_t head_bytes; uint32_t tail_bytes; uint32_t runtime_bytes;
-  uint32_t kernel_bytes; uint32_t variable_bytes; uint32_t scratch_count;
-  uint32_t scratch_bytes;
-} tflm_memory_stats_t;
 void tflm_interpreter_memory(void *it, tflm_memory_stats_t *stats);
 const char *tflm_host_log_take(void);
 const void *tflm_host_audit_resolver(void);
@@ -151,8 +141,10 @@ const char *tflm_host_log_take(void) {
 }
 """
 
+# The structs come from the runtime headers, so cffi and C cannot disagree on a layout.
 _ffi = cffi.FFI()
-_ffi.cdef(_CDEF)
+_ffi.cdef(header_struct("tflm_kernel.h", "tflm_tensor_t")
+          + header_struct("tflm_interpreter.h", "tflm_memory_stats_t") + _CDEF)
 
 # Room for any model the corpus holds when no arena size is given.
 DEFAULT_ARENA_BYTES = 64 * 1024 * 1024

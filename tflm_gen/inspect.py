@@ -11,6 +11,7 @@ from tflm_gen.model import ir
 from tflm_gen.model.lifetimes import activation_lower_bound
 from tflm_gen.model.partition_op import partition_subgraph
 from tflm_gen.model.reader import read_model
+from tflm_gen.op_descriptors import describe
 from tflm_gen.support import (
     activation_tensor,
     hybrid_problem,
@@ -116,21 +117,8 @@ def operator_macs(graph: ir.SubGraph, op: ir.Operator) -> int:
     if not op.outputs or op.outputs[0] < 0:
         return 0
     outputs = math.prod(graph.tensors[op.outputs[0]].shape)
-    if op.opcode in ("CONV_2D", "CONV_3D"):
-        filter_shape = shape(1)
-        reduced = filter_shape[1:] if op.opcode == "CONV_2D" else filter_shape[:-1]
-        return outputs * math.prod(reduced)
-    if op.opcode == "DEPTHWISE_CONV_2D":
-        return outputs * math.prod(shape(1)[1:3])
-    if op.opcode == "FULLY_CONNECTED":
-        return outputs * (shape(1)[-1] if shape(1) else 0)
-    if op.opcode == "TRANSPOSE_CONV":  # inputs: output shape, filter [O, H, W, I], input
-        return math.prod(shape(2)) * math.prod(shape(1)[:3])
-    if op.opcode == "BATCH_MATMUL":
-        lhs = shape(0)
-        adjoint = op.builtin_options.get("adj_x", False)
-        return outputs * (lhs[-2] if adjoint else lhs[-1]) if len(lhs) >= 2 else 0
-    return 0
+    count = describe(op.opcode).macs
+    return count(shape, outputs, op.builtin_options) if count else 0
 
 
 def unsupported_ops(model: ir.Model) -> list[dict]:

@@ -16,31 +16,23 @@ The rule holds for every kernel that runs these ops, since the plan is shared by
     pixel at a time, raster (cmsis's max pool keeps its running maximum in the output
     pixel: harmless, those bytes are input no later pixel reads).
 A block may straddle output rows, so an output pixel only overwrites input that no pixel of
-its block, nor any later one, reads: the pixels from `q - (PIXEL_BLOCK - 1)` on.
+its block, nor any later one, reads: the pixels from `q - (pixel_block - 1)` on
+(the op's descriptor, tflm_gen.op_descriptors).
 Depthwise and pooling kernels (ours, cmsis, perfk's) finish each pixel before the next.
 """
 
 from __future__ import annotations
 
 from tflm_gen.model import ir
+from tflm_gen.op_descriptors import describe
 
-# Most consecutive output pixels any kernel of the op computes together (CONV_2D: the
-# cmsis MVE path; the others go one pixel at a time everywhere).
-PIXEL_BLOCK = {"CONV_2D": 4}
 PADDING_SAME = 0  # tflite Padding enum
-CONV_OPS = {"CONV_2D", "DEPTHWISE_CONV_2D"}
-POOL_OPS = {"AVERAGE_POOL_2D", "MAX_POOL_2D"}
-
-
-# Element by element in index order (kernels_c/quantize.c, dequantize.c and TFLM's
-# reference kernels): element i is written after input element i was read.
-SEQUENTIAL_OPS = {"QUANTIZE", "DEQUANTIZE"}
 
 
 def clearance(graph: ir.SubGraph, op: ir.Operator) -> int | None:
     """Bytes of the op's output that must lie below its first input's offset when placed
     below it (the rest may run over the consumed input), or None: no partial overlap."""
-    if op.opcode in SEQUENTIAL_OPS:
+    if describe(op.opcode).overlap == "sequential":
         return sequential_clearance(graph, op)
     return conv_clearance(graph, op)
 
@@ -76,9 +68,10 @@ def _pad_before(padding: int, stride: int, dilation: int, in_size: int, filter_s
 def _window(graph: ir.SubGraph, op: ir.Operator) -> tuple[int, int] | None:
     """Filter height and width of a convolution or pooling, or None for other ops."""
     options = op.builtin_options
-    if op.opcode in POOL_OPS:
+    window = describe(op.opcode).overlap
+    if window == "options":
         return int(options.get("filter_height", 1)), int(options.get("filter_width", 1))
-    if op.opcode in CONV_OPS and len(op.inputs) >= 2 and op.inputs[1] >= 0:
+    if window == "filter" and len(op.inputs) >= 2 and op.inputs[1] >= 0:
         filters = graph.tensors[op.inputs[1]]
         return (filters.shape[1], filters.shape[2]) if len(filters.shape) == 4 else None
     return None
@@ -109,7 +102,7 @@ def conv_clearance(graph: ir.SubGraph, op: ir.Operator) -> int | None:
     # Output start relative to input start: at most `limit` (negative) for every pixel q.
     limit = 0
     for q in range(out_h * out_w):
-        first = max(0, q - (PIXEL_BLOCK.get(op.opcode, 1) - 1))
+        first = max(0, q - (describe(op.opcode).pixel_block - 1))
         row, column = (first // out_w) * stride_h - pad_h, (first % out_w) * stride_w - pad_w
         # Pixel `first` reads from (row, column) on; later pixels from further on (a later
         # output row starts at least one input row lower).  A window above the image may be

@@ -20,17 +20,18 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+from tflm_gen.c_headers import ARENA_ALIGN
 from tflm_gen.model import ir
 from tflm_gen.model.lifetimes import model_lifetimes, tensor_bases
+from tflm_gen.op_descriptors import ops_with
 from tflm_gen.overlap import clearance as overlap_clearance
 
 OFFLINE_PLAN_NAME = "OfflineMemoryAllocation"
-ALIGN = 8  # runtime_c/tflm_arena.h TFLM_ARENA_ALIGN
-ALIAS_OPS = {"RESHAPE", "SQUEEZE", "EXPAND_DIMS"}
+ALIGN = ARENA_ALIGN  # runtime_c/tflm_arena.h TFLM_ARENA_ALIGN
+ALIAS_OPS = ops_with("alias")
 # Ops whose kernels (ours and TFLM's) read element i before writing element i, with no
 # other reads of that input element afterwards: safe to compute in place.
-IN_PLACE_OPS = {"ADD", "SUB", "MUL", "RELU", "RELU6", "RELU_N1_TO_1", "LOGISTIC", "TANH",
-                "LEAKY_RELU", "HARD_SWISH", "ABS", "NEG"}
+IN_PLACE_OPS = ops_with("in_place")
 ORDER_TRIALS = 64
 # First-fit placements the bottom-up search may try after the greedy orders (a count, not a time:
 # the same model always gets the same plan).

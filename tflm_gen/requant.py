@@ -18,12 +18,10 @@ import numpy as np
 
 from tflm_gen.errors import ModelError
 from tflm_gen.model import ir
+from tflm_gen.op_descriptors import describe
 from tflm_gen.text import printable
 
 METADATA_NAME = "tflm_gen.requant"
-CONV_OPS = {"CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV"}
-# Where each op's (data input, weights) are: TRANSPOSE_CONV leads with its output shape.
-OPERANDS = {"TRANSPOSE_CONV": (2, 1)}
 QUANTIZED = {"int8", "int16"}
 
 
@@ -50,9 +48,10 @@ def _scales(tensor: ir.Tensor) -> list[float]:
 
 def _real_multipliers(graph: ir.SubGraph, op: ir.Operator) -> list[float] | None:
     """The per-channel real multipliers a kernel would compute, or None for other ops."""
-    data, weight = OPERANDS.get(op.opcode, (0, 1))
-    if op.opcode not in CONV_OPS | {"FULLY_CONNECTED"} or len(op.inputs) <= max(data, weight):
+    descriptor = describe(op.opcode)
+    if descriptor.weights is None or len(op.inputs) <= max(descriptor.weights):
         return None
+    data, weight = descriptor.weights
     tensors = graph.tensors
     source, weights = tensors[op.inputs[data]], tensors[op.inputs[weight]]
     out = tensors[op.outputs[0]]
@@ -60,7 +59,7 @@ def _real_multipliers(graph: ir.SubGraph, op: ir.Operator) -> list[float] | None
         return None
     in_scale, out_scale = _scales(source)[0], _scales(out)[0]
     filter_scales = _scales(weights)
-    channels = out.shape[-1] if op.opcode in CONV_OPS else len(filter_scales)
+    channels = out.shape[-1] if descriptor.channels == "output" else len(filter_scales)
     if len(filter_scales) > 1 and len(filter_scales) != channels:  # TFLM refuses it too
         raise ModelError(f"{op.opcode} weights {printable(weights.name)!r} have "
                          f"{len(filter_scales)} per-channel scales for {channels} output "

@@ -20,6 +20,7 @@ from tflm_gen.errors import UnsupportedModelError
 from tflm_gen.kernels import kernel_catalogue
 from tflm_gen.model import ir
 from tflm_gen.model.partition_op import partition_subgraph
+from tflm_gen.op_descriptors import DESCRIPTORS
 from tflm_gen.text import printable
 
 HYBRID_WEIGHT_DTYPES = ("int8", "int4")
@@ -29,22 +30,9 @@ def _is_constant(model: ir.Model, tensor: ir.Tensor) -> bool:
     return tensor.buffer > 0 and bool(model.buffers[tensor.buffer].data)
 
 
-# Ops whose data input is not the first one (TRANSPOSE_CONV: output_shape, weights, input;
-# SELECT_V2: condition, x, y; EMBEDDING_LOOKUP: ids, table; FILL: dims, value; SPLIT:
-# axis, input).
-DATA_INPUT = {"TRANSPOSE_CONV": 2, "SELECT_V2": 1, "EMBEDDING_LOOKUP": 1, "FILL": 1, "SPLIT": 1}
-# ASSIGN_VARIABLE: the handle selects the kernel (resource, or an int32 id that may be a
-# constant), not the value assigned.
-DATA_INPUT["ASSIGN_VARIABLE"] = 0
-# Ops whose first input is the data and whose other inputs are indices, shapes or axes of
-# another type: the first input selects the kernel even when it is constant (a GATHER from
-# a constant table with computed positions is a float or int8 GATHER, not an int32 one).
-DATA_INPUT.update(dict.fromkeys((
-    "GATHER", "GATHER_ND", "SLICE", "STRIDED_SLICE", "PAD", "PADV2", "MIRROR_PAD", "RESHAPE",
-    "TRANSPOSE", "EXPAND_DIMS", "BROADCAST_TO", "REVERSE_V2", "SPLIT_V", "DYNAMIC_UPDATE_SLICE",
-    "CUMSUM", "ARG_MAX", "ARG_MIN", "MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PROD",
-    "REDUCE_ALL", "BATCH_TO_SPACE_ND", "SPACE_TO_BATCH_ND", "RESIZE_BILINEAR",
-    "RESIZE_NEAREST_NEIGHBOR", "TILE"), 0))  # fmt: skip
+# Op -> the input whose dtype selects its kernel, where that is not the first non-constant
+# input (the op descriptors say why for each).
+DATA_INPUT = {name: d.data_input for name, d in DESCRIPTORS.items() if d.data_input is not None}
 
 
 def _where(position: int, subgraph: int) -> str:
@@ -124,9 +112,9 @@ def _dtype_problem(model: ir.Model, position: int, op: ir.Operator, subgraph: in
             f"{_name(tensor, activation)}; supported: {', '.join(sorted(spec.dtypes))})")  # fmt: skip
 
 
-# TFLM's structural limits, read from its kernels: op -> (what is counted, the most TFLM
-# takes).  STRIDED_SLICE: strided_slice_common.cc's kMaxDim; CONCATENATION: kMaxInputNum.
-TFLM_LIMITS = {"STRIDED_SLICE": ("input dimensions", 4), "CONCATENATION": ("inputs", 10)}
+# TFLM's structural limits, read from its kernels (the op descriptors' tflm_limit): op ->
+# (what is counted, the most TFLM takes).
+TFLM_LIMITS = {name: d.tflm_limit for name, d in DESCRIPTORS.items() if d.tflm_limit}
 
 
 def limit_problem(position: int, op: ir.Operator, graph: ir.SubGraph,

@@ -96,4 +96,4 @@ static tflm_status_t cmsis_add_eval(tflm_context_t *ctx, tflm_node_t *node) {
 }
 
 const tflm_registration_t tflm_op_add = {
-    NULL, 0 /* BuiltinOperator ADD */, NULL, cmsis_add_prepare, cmsis_add_eval, NULL, NULL};
+    NULL, TFLM_BUILTIN_ADD, NULL, cmsis_add_prepare, cmsis_add_eval, NULL, NULL};

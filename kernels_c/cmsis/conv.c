@@ -625,4 +625,4 @@ static tflm_status_t cmsis_conv_eval(tflm_context_t *ctx, tflm_node_t *node) {
 }
 
 const tflm_registration_t tflm_op_conv_2d = {
-    NULL, 3 /* BuiltinOperator CONV_2D */, NULL, cmsis_conv_prepare, cmsis_conv_eval, NULL, NULL};
+    NULL, TFLM_BUILTIN_CONV_2D, NULL, cmsis_conv_prepare, cmsis_conv_eval, NULL, NULL};

@@ -216,5 +216,5 @@ static tflm_status_t cmsis_fc_eval(tflm_context_t *ctx, tflm_node_t *node) {
 }
 
 const tflm_registration_t tflm_op_fully_connected = {
-    NULL, 9 /* BuiltinOperator FULLY_CONNECTED */, NULL, cmsis_fc_prepare, cmsis_fc_eval,
+    NULL, TFLM_BUILTIN_FULLY_CONNECTED, NULL, cmsis_fc_prepare, cmsis_fc_eval,
     NULL, NULL};

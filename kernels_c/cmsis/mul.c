@@ -88,4 +88,4 @@ static tflm_status_t cmsis_mul_eval(tflm_context_t *ctx, tflm_node_t *node) {
 }
 
 const tflm_registration_t tflm_op_mul = {
-    NULL, 18 /* BuiltinOperator MUL */, NULL, tflm_mul_prepare, cmsis_mul_eval, NULL, NULL};
+    NULL, TFLM_BUILTIN_MUL, NULL, tflm_mul_prepare, cmsis_mul_eval, NULL, NULL};

@@ -145,5 +145,5 @@ static tflm_status_t cmsis_softmax_eval(tflm_context_t *ctx, tflm_node_t *node) 
 }
 
 const tflm_registration_t tflm_op_softmax = {
-    NULL, 25 /* BuiltinOperator SOFTMAX */, NULL, cmsis_softmax_prepare, cmsis_softmax_eval,
+    NULL, TFLM_BUILTIN_SOFTMAX, NULL, cmsis_softmax_prepare, cmsis_softmax_eval,
     NULL, NULL};

@@ -27,60 +27,17 @@ from tflm_gen.model import ir
 from tflm_gen.model.flatbuf import fields_of
 from tflm_gen.model.reader import default_options
 from tflm_gen.model.writer import write_model
+from tflm_gen.op_descriptors import describe
 
-# Op -> BuiltinOptions member where the name is not simply CamelCase(op) + "Options".
-OPTIONS_TYPES = {
-    "AVERAGE_POOL_2D": "Pool2DOptions",
-    "MAX_POOL_2D": "Pool2DOptions",
-    "L2_POOL_2D": "Pool2DOptions",
-    "CONV_2D": "Conv2DOptions",
-    "DEPTHWISE_CONV_2D": "DepthwiseConv2DOptions",
-    "TRANSPOSE_CONV": "TransposeConvOptions",
-    "LEAKY_RELU": "LeakyReluOptions",
-    "RELU": "NONE",
-    "RELU6": "NONE",
-    "LOGISTIC": "NONE",
-    "TANH": "NONE",
-    "REDUCE_MIN": "ReducerOptions",
-    "REDUCE_ALL": "ReducerOptions",
-    "SPACE_TO_BATCH_ND": "SpaceToBatchNDOptions",
-    "BATCH_TO_SPACE_ND": "BatchToSpaceNDOptions",
-}
 # Enum-valued option fields -> the schema enum whose member names they accept.
 OPTION_ENUMS = {
     "fused_activation_function": tflite.ActivationFunctionType,
     "padding": tflite.Padding,
     "weights_format": tflite.FullyConnectedOptionsWeightsFormat,
 }
-# (op, dtype of the first input) -> TFLite op version; anything else is version 1.
-VERSIONS = {
-    ("CONV_2D", "int8"): 3,
-    ("CONV_2D", "int16"): 4,
-    ("DEPTHWISE_CONV_2D", "int8"): 3,
-    ("DEPTHWISE_CONV_2D", "int16"): 5,
-    ("FULLY_CONNECTED", "int8"): 4,
-    ("FULLY_CONNECTED", "int16"): 7,
-    ("AVERAGE_POOL_2D", "int8"): 2,
-    ("AVERAGE_POOL_2D", "int16"): 3,
-    ("MAX_POOL_2D", "int8"): 2,
-    ("MAX_POOL_2D", "int16"): 3,
-    ("SOFTMAX", "int8"): 2,
-    ("SOFTMAX", "int16"): 3,
-    ("ADD", "int8"): 2,
-    ("ADD", "int16"): 3,
-    ("QUANTIZE", "float32"): 2,
-    ("QUANTIZE", "int16"): 4,
-    ("DEQUANTIZE", "int8"): 2,
-    ("DEQUANTIZE", "int16"): 4,
-}
-
-
 def options_type(opcode: str) -> str:
     """The BuiltinOptions union member an op uses ("NONE" when it takes no options)."""
-    if opcode in OPTIONS_TYPES:
-        return OPTIONS_TYPES[opcode]
-    name = "".join(part.capitalize() for part in opcode.split("_")) + "Options"
-    return name if hasattr(tflite.BuiltinOptions, name) else "NONE"
+    return describe(opcode).options_type
 
 
 def make_options(type_name: str, values: dict) -> dict:
@@ -176,7 +133,7 @@ class ModelBuilder:
                 opcode=opcode,
                 inputs=list(inputs),
                 outputs=[output],
-                version=version or VERSIONS.get((opcode, self.graph.tensors[first].dtype), 1),
+                version=version or describe(opcode).version(self.graph.tensors[first].dtype),
                 builtin_options_type=type_name,
                 builtin_options=make_options(type_name, options or {}),
             )
@@ -190,7 +147,7 @@ class ModelBuilder:
         type_name = options_type(opcode)
         self.graph.operators.append(ir.Operator(
             opcode=opcode, inputs=list(inputs), outputs=list(outputs),
-            version=version or VERSIONS.get((opcode, dtype), 1),
+            version=version or describe(opcode).version(dtype),
             builtin_options_type=type_name,
             builtin_options=make_options(type_name, options or {}),
         ))

@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+import tflite
 
 
 @dataclass(frozen=True)
@@ -22,27 +23,32 @@ class DType:
     numpy: str | None  # numpy dtype name, None when numpy has no such type
 
 
+def _dtype(name: str, bits: int, numpy: str | None) -> DType:
+    """A DType whose code is the schema's TensorType value (never typed here)."""
+    return DType(getattr(tflite.TensorType, name.upper()), name, bits, numpy)
+
+
 # The one table of tensor types; everything else looks types up here.
 DTYPES = (
-    DType(0, "float32", 32, "float32"),
-    DType(1, "float16", 16, "float16"),
-    DType(2, "int32", 32, "int32"),
-    DType(3, "uint8", 8, "uint8"),
-    DType(4, "int64", 64, "int64"),
-    DType(5, "string", 0, None),
-    DType(6, "bool", 8, "bool"),
-    DType(7, "int16", 16, "int16"),
-    DType(8, "complex64", 64, "complex64"),
-    DType(9, "int8", 8, "int8"),
-    DType(10, "float64", 64, "float64"),
-    DType(11, "complex128", 128, "complex128"),
-    DType(12, "uint64", 64, "uint64"),
-    DType(13, "resource", 0, None),
-    DType(14, "variant", 0, None),
-    DType(15, "uint32", 32, "uint32"),
-    DType(16, "uint16", 16, "uint16"),
-    DType(17, "int4", 4, None),
-    DType(18, "bfloat16", 16, None),
+    _dtype("float32", 32, "float32"),
+    _dtype("float16", 16, "float16"),
+    _dtype("int32", 32, "int32"),
+    _dtype("uint8", 8, "uint8"),
+    _dtype("int64", 64, "int64"),
+    _dtype("string", 0, None),
+    _dtype("bool", 8, "bool"),
+    _dtype("int16", 16, "int16"),
+    _dtype("complex64", 64, "complex64"),
+    _dtype("int8", 8, "int8"),
+    _dtype("float64", 64, "float64"),
+    _dtype("complex128", 128, "complex128"),
+    _dtype("uint64", 64, "uint64"),
+    _dtype("resource", 0, None),
+    _dtype("variant", 0, None),
+    _dtype("uint32", 32, "uint32"),
+    _dtype("uint16", 16, "uint16"),
+    _dtype("int4", 4, None),
+    _dtype("bfloat16", 16, None),
 )
 DTYPE_BY_CODE = {dtype.code: dtype for dtype in DTYPES}
 DTYPE_BY_NAME = {dtype.name: dtype for dtype in DTYPES}
