@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "conv_hybrid.h"
 #include "conv_reference.h"
 #include "tflm_kernel.h"
 #include "tflm_quant.h"
@@ -168,3 +169,11 @@ void tflm_conv_float32(const tflm_conv_params_t *p, const float *input, const fl
     }
   }
 }
+
+TFLM_WEIGHTED_RUN_FLOAT(tflm_conv_run_float32, tflm_conv_float32)
+TFLM_WEIGHTED_RUN_QUANT(tflm_conv_run_int8, tflm_conv_int8)
+TFLM_WEIGHTED_RUN_QUANT(tflm_conv_run_int16, tflm_conv_int16)
+
+const tflm_weighted_kernels_t tflm_conv_reference_kernels = {
+    tflm_conv_requant, tflm_conv_hybrid_eval, tflm_conv_run_float32, tflm_conv_run_int8,
+    tflm_conv_run_int16};
