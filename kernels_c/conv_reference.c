@@ -10,20 +10,23 @@
 
 #include "conv_hybrid.h"
 #include "conv_reference.h"
+#include "conv_walk.h"
 #include "tflm_kernel.h"
 #include "tflm_quant.h"
 
-/* Where one output pixel's window starts in the input (may be negative: padding). */
-typedef struct {
-  int32_t y0;
-  int32_t x0;
-  int32_t in_c0; /* first input channel of the output channel's group */
-} conv_window_t;
+/* Elements of one filter (one output channel). */
+static int32_t conv_filter_size(const tflm_conv_params_t *p) {
+  return p->filter_h * p->filter_w * p->filter_c;
+}
 
-static int32_t conv_dot_int8(const tflm_conv_params_t *p, const int8_t *input,
-                             const int8_t *filter, const conv_window_t *w) {
+/* The dot products of one output over its window: filter_y, filter_x, then the channels of
+ * the output channel's group, skipping taps in the padding. */
+static inline int32_t conv_dot_int8(const tflm_conv_params_t *p, const int8_t *input,
+                             const int8_t *filter, const tflm_conv_window_t *w) {
   int32_t acc = 0;
+  const int32_t in_c0 = (w->oc / p->filters_per_group) * p->filter_c;
   int32_t fy, fx, c;
+  filter += w->oc * conv_filter_size(p);
   for (fy = 0; fy < p->filter_h; ++fy) {
     const int32_t in_y = w->y0 + p->dilation_h * fy;
     for (fx = 0; fx < p->filter_w; ++fx) {
@@ -31,7 +34,7 @@ static int32_t conv_dot_int8(const tflm_conv_params_t *p, const int8_t *input,
       const int8_t *in;
       const int8_t *f;
       if (in_y < 0 || in_y >= p->input_h || in_x < 0 || in_x >= p->input_w) continue;
-      in = input + (in_y * p->input_w + in_x) * p->input_c + w->in_c0;
+      in = input + (in_y * p->input_w + in_x) * p->input_c + in_c0;
       f = filter + (fy * p->filter_w + fx) * p->filter_c;
       for (c = 0; c < p->filter_c; ++c) {
         acc = tflm_mac_wrap(acc, f[c], (int32_t)in[c] + p->input_offset);
@@ -41,10 +44,12 @@ static int32_t conv_dot_int8(const tflm_conv_params_t *p, const int8_t *input,
   return acc;
 }
 
-static int64_t conv_dot_int16(const tflm_conv_params_t *p, const int16_t *input,
-                              const int8_t *filter, const conv_window_t *w) {
+static inline int64_t conv_dot_int16(const tflm_conv_params_t *p, const int16_t *input,
+                              const int8_t *filter, const tflm_conv_window_t *w) {
   int64_t acc = 0;
+  const int32_t in_c0 = (w->oc / p->filters_per_group) * p->filter_c;
   int32_t fy, fx, c;
+  filter += w->oc * conv_filter_size(p);
   for (fy = 0; fy < p->filter_h; ++fy) {
     const int32_t in_y = w->y0 + p->dilation_h * fy;
     for (fx = 0; fx < p->filter_w; ++fx) {
@@ -52,7 +57,7 @@ static int64_t conv_dot_int16(const tflm_conv_params_t *p, const int16_t *input,
       const int16_t *in;
       const int8_t *f;
       if (in_y < 0 || in_y >= p->input_h || in_x < 0 || in_x >= p->input_w) continue;
-      in = input + (in_y * p->input_w + in_x) * p->input_c + w->in_c0;
+      in = input + (in_y * p->input_w + in_x) * p->input_c + in_c0;
       f = filter + (fy * p->filter_w + fx) * p->filter_c;
       for (c = 0; c < p->filter_c; ++c) {
         acc += (int64_t)((int32_t)f[c] * (int32_t)in[c]);
@@ -62,10 +67,12 @@ static int64_t conv_dot_int16(const tflm_conv_params_t *p, const int16_t *input,
   return acc;
 }
 
-static float conv_dot_float32(const tflm_conv_params_t *p, const float *input,
-                              const float *filter, const conv_window_t *w) {
+static inline float conv_dot_float32(const tflm_conv_params_t *p, const float *input,
+                              const float *filter, const tflm_conv_window_t *w) {
   float acc = 0.0f;
+  const int32_t in_c0 = (w->oc / p->filters_per_group) * p->filter_c;
   int32_t fy, fx, c;
+  filter += w->oc * conv_filter_size(p);
   for (fy = 0; fy < p->filter_h; ++fy) {
     const int32_t in_y = w->y0 + p->dilation_h * fy;
     for (fx = 0; fx < p->filter_w; ++fx) {
@@ -73,7 +80,7 @@ static float conv_dot_float32(const tflm_conv_params_t *p, const float *input,
       const float *in;
       const float *f;
       if (in_y < 0 || in_y >= p->input_h || in_x < 0 || in_x >= p->input_w) continue;
-      in = input + (in_y * p->input_w + in_x) * p->input_c + w->in_c0;
+      in = input + (in_y * p->input_w + in_x) * p->input_c + in_c0;
       f = filter + (fy * p->filter_w + fx) * p->filter_c;
       for (c = 0; c < p->filter_c; ++c) {
         acc += in[c] * f[c];
@@ -83,91 +90,21 @@ static float conv_dot_float32(const tflm_conv_params_t *p, const float *input,
   return acc;
 }
 
-/* Elements of one filter (one output channel) and of one input image. */
-static int32_t filter_size(const tflm_conv_params_t *p) {
-  return p->filter_h * p->filter_w * p->filter_c;
+void tflm_conv_int8(const tflm_conv_params_t *p, const tflm_requant_t *requant,
+                    const int8_t *input, const int8_t *filter, const int32_t *bias,
+                    int8_t *output) {
+  tflm_conv_walk_int8(p, requant, input, filter, bias, output, conv_dot_int8);
 }
 
-static int32_t image_size(const tflm_conv_params_t *p) {
-  return p->input_h * p->input_w * p->input_c;
-}
-
-/* Sets the window of output pixel (oy, ox) for output channel oc. */
-static void conv_window(const tflm_conv_params_t *p, int32_t oy, int32_t ox, int32_t oc,
-                        conv_window_t *w) {
-  w->y0 = oy * p->stride_h - p->pad_h;
-  w->x0 = ox * p->stride_w - p->pad_w;
-  w->in_c0 = (oc / p->filters_per_group) * p->filter_c;
-}
-
-void tflm_conv_int8(const tflm_conv_params_t *p, const tflm_requant_t *requant, const int8_t *input, const int8_t *filter,
-                    const int32_t *bias, int8_t *output) {
-  const int32_t *multipliers = requant->multipliers;
-  const int32_t *shifts = requant->shifts;
-  int32_t b, oy, ox, oc;
-  conv_window_t w;
-  for (b = 0; b < p->batches; ++b) {
-    const int8_t *image = input + b * image_size(p);
-    for (oy = 0; oy < p->output_h; ++oy) {
-      for (ox = 0; ox < p->output_w; ++ox) {
-        for (oc = 0; oc < p->output_c; ++oc) {
-          int32_t acc;
-          conv_window(p, oy, ox, oc, &w);
-          acc = conv_dot_int8(p, image, filter + oc * filter_size(p), &w);
-          if (bias != NULL) acc = tflm_add_wrap(acc, bias[oc]);
-          *output++ = (int8_t)tflm_requantize(acc, multipliers[oc], shifts[oc],
-                                              p->output_offset, p->act_min, p->act_max);
-        }
-      }
-    }
-  }
-}
-
-/* 16x8: no zero points (int16 is symmetric), 64-bit accumulator and bias. */
-void tflm_conv_int16(const tflm_conv_params_t *p, const tflm_requant_t *requant, const int16_t *input, const int8_t *filter,
-                     const int64_t *bias, int16_t *output) {
-  const int32_t *multipliers = requant->multipliers;
-  const int32_t *shifts = requant->shifts;
-  int32_t b, oy, ox, oc;
-  conv_window_t w;
-  for (b = 0; b < p->batches; ++b) {
-    const int16_t *image = input + b * image_size(p);
-    for (oy = 0; oy < p->output_h; ++oy) {
-      for (ox = 0; ox < p->output_w; ++ox) {
-        for (oc = 0; oc < p->output_c; ++oc) {
-          int64_t acc;
-          int32_t scaled;
-          conv_window(p, oy, ox, oc, &w);
-          acc = conv_dot_int16(p, image, filter + oc * filter_size(p), &w);
-          if (bias != NULL) acc = tflm_add_wrap64(acc, bias[oc]);
-          scaled = tflm_multiply_by_quantized_multiplier_64(acc, multipliers[oc], shifts[oc]);
-          scaled = scaled > p->act_min ? scaled : p->act_min;
-          *output++ = (int16_t)(scaled < p->act_max ? scaled : p->act_max);
-        }
-      }
-    }
-  }
+void tflm_conv_int16(const tflm_conv_params_t *p, const tflm_requant_t *requant,
+                     const int16_t *input, const int8_t *filter, const int64_t *bias,
+                     int16_t *output) {
+  tflm_conv_walk_int16(p, requant, input, filter, bias, output, conv_dot_int16);
 }
 
 void tflm_conv_float32(const tflm_conv_params_t *p, const float *input, const float *filter,
                        const float *bias, float *output) {
-  int32_t b, oy, ox, oc;
-  conv_window_t w;
-  for (b = 0; b < p->batches; ++b) {
-    const float *image = input + b * image_size(p);
-    for (oy = 0; oy < p->output_h; ++oy) {
-      for (ox = 0; ox < p->output_w; ++ox) {
-        for (oc = 0; oc < p->output_c; ++oc) {
-          float acc;
-          conv_window(p, oy, ox, oc, &w);
-          acc = conv_dot_float32(p, image, filter + oc * filter_size(p), &w);
-          /* TFLM adds a bias of 0.0f when there is none; -0.0f + 0.0f is +0.0f. */
-          acc += bias != NULL ? bias[oc] : 0.0f;
-          *output++ = tflm_clamp_float(acc, p->float_min, p->float_max);
-        }
-      }
-    }
-  }
+  tflm_conv_walk_float32(p, input, filter, bias, output, conv_dot_float32);
 }
 
 TFLM_WEIGHTED_RUN_FLOAT(tflm_conv_run_float32, tflm_conv_float32)

@@ -1,0 +1,133 @@
+/* The output loop nest CONV_2D and DEPTHWISE_CONV_2D's reference kernels share, one per
+ * activation type: for each batch, output row, column and channel, the op's dot product over
+ * its window, then the bias, then requantisation (or the float clamp), written in NHWC order.
+ *
+ * The walks are always inlined (tflm_compiler.h) and take the op's dot product as a
+ * function: each kernel calls each walk once with a static function, so the compiler inlines
+ * both and the loops cost what a hand-written nest costs. */
+#ifndef TFLM_CONV_WALK_H
+#define TFLM_CONV_WALK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "conv_common.h"
+#include "tflm_compiler.h"
+#include "tflm_quant.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Where one output's window starts in the input (negative inside the padding), and its
+ * output channel. */
+typedef struct {
+  int32_t y0;
+  int32_t x0;
+  int32_t oc;
+} tflm_conv_window_t;
+
+/* The op's sum over the window of one output; `image` is the batch's input. */
+typedef int32_t (*tflm_conv_dot_int8_fn)(const tflm_conv_params_t *p, const int8_t *image,
+                                         const int8_t *filter, const tflm_conv_window_t *w);
+typedef int64_t (*tflm_conv_dot_int16_fn)(const tflm_conv_params_t *p, const int16_t *image,
+                                          const int8_t *filter, const tflm_conv_window_t *w);
+typedef float (*tflm_conv_dot_float32_fn)(const tflm_conv_params_t *p, const float *image,
+                                          const float *filter, const tflm_conv_window_t *w);
+
+/* Elements of one input image. */
+static inline int32_t tflm_conv_image_size(const tflm_conv_params_t *p) {
+  return p->input_h * p->input_w * p->input_c;
+}
+
+static TFLM_ALWAYS_INLINE void tflm_conv_window(const tflm_conv_params_t *p, int32_t oy,
+                                                int32_t ox, int32_t oc,
+                                                tflm_conv_window_t *w) {
+  w->y0 = oy * p->stride_h - p->pad_h;
+  w->x0 = ox * p->stride_w - p->pad_w;
+  w->oc = oc;
+}
+
+static TFLM_ALWAYS_INLINE void tflm_conv_walk_int8(const tflm_conv_params_t *p,
+                                                   const tflm_requant_t *requant,
+                                                   const int8_t *input, const int8_t *filter,
+                                                   const int32_t *bias, int8_t *output,
+                                                   tflm_conv_dot_int8_fn dot) {
+  const int32_t *multipliers = requant->multipliers;
+  const int32_t *shifts = requant->shifts;
+  int32_t b, oy, ox, oc;
+  tflm_conv_window_t w;
+  for (b = 0; b < p->batches; ++b) {
+    const int8_t *image = input + b * tflm_conv_image_size(p);
+    for (oy = 0; oy < p->output_h; ++oy) {
+      for (ox = 0; ox < p->output_w; ++ox) {
+        for (oc = 0; oc < p->output_c; ++oc) {
+          int32_t acc;
+          tflm_conv_window(p, oy, ox, oc, &w);
+          acc = dot(p, image, filter, &w);
+          if (bias != NULL) acc = tflm_add_wrap(acc, bias[oc]);
+          *output++ = (int8_t)tflm_requantize(acc, multipliers[oc], shifts[oc],
+                                              p->output_offset, p->act_min, p->act_max);
+        }
+      }
+    }
+  }
+}
+
+/* 16x8: no zero points (int16 is symmetric), 64-bit accumulator and bias. */
+static TFLM_ALWAYS_INLINE void tflm_conv_walk_int16(const tflm_conv_params_t *p,
+                                                    const tflm_requant_t *requant,
+                                                    const int16_t *input, const int8_t *filter,
+                                                    const int64_t *bias, int16_t *output,
+                                                    tflm_conv_dot_int16_fn dot) {
+  const int32_t *multipliers = requant->multipliers;
+  const int32_t *shifts = requant->shifts;
+  int32_t b, oy, ox, oc;
+  tflm_conv_window_t w;
+  for (b = 0; b < p->batches; ++b) {
+    const int16_t *image = input + b * tflm_conv_image_size(p);
+    for (oy = 0; oy < p->output_h; ++oy) {
+      for (ox = 0; ox < p->output_w; ++ox) {
+        for (oc = 0; oc < p->output_c; ++oc) {
+          int64_t acc;
+          int32_t scaled;
+          tflm_conv_window(p, oy, ox, oc, &w);
+          acc = dot(p, image, filter, &w);
+          if (bias != NULL) acc = tflm_add_wrap64(acc, bias[oc]);
+          scaled = tflm_multiply_by_quantized_multiplier_64(acc, multipliers[oc], shifts[oc]);
+          scaled = scaled > p->act_min ? scaled : p->act_min;
+          *output++ = (int16_t)(scaled < p->act_max ? scaled : p->act_max);
+        }
+      }
+    }
+  }
+}
+
+static TFLM_ALWAYS_INLINE void tflm_conv_walk_float32(const tflm_conv_params_t *p,
+                                                      const float *input, const float *filter,
+                                                      const float *bias, float *output,
+                                                      tflm_conv_dot_float32_fn dot) {
+  int32_t b, oy, ox, oc;
+  tflm_conv_window_t w;
+  for (b = 0; b < p->batches; ++b) {
+    const float *image = input + b * tflm_conv_image_size(p);
+    for (oy = 0; oy < p->output_h; ++oy) {
+      for (ox = 0; ox < p->output_w; ++ox) {
+        for (oc = 0; oc < p->output_c; ++oc) {
+          float acc;
+          tflm_conv_window(p, oy, ox, oc, &w);
+          acc = dot(p, image, filter, &w);
+          /* TFLM adds a bias of 0.0f when there is none; -0.0f + 0.0f is +0.0f. */
+          acc += bias != NULL ? bias[oc] : 0.0f;
+          *output++ = tflm_clamp_float(acc, p->float_min, p->float_max);
+        }
+      }
+    }
+  }
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TFLM_CONV_WALK_H */
