@@ -11,6 +11,7 @@
 #include "conv_hybrid.h"
 #include "conv_reference.h"
 #include "conv_walk.h"
+#include "tflm_compiler.h"
 #include "tflm_kernel.h"
 #include "tflm_quant.h"
 
@@ -19,74 +20,46 @@ static int32_t conv_filter_size(const tflm_conv_params_t *p) {
   return p->filter_h * p->filter_w * p->filter_c;
 }
 
-/* The dot products of one output over its window: filter_y, filter_x, then the channels of
- * the output channel's group, skipping taps in the padding. */
-static inline int32_t conv_dot_int8(const tflm_conv_params_t *p, const int8_t *input,
-                             const int8_t *filter, const tflm_conv_window_t *w) {
-  int32_t acc = 0;
+/* The taps of one output's window: filter_y, filter_x (skipping taps in the padding), then
+ * the channels of the output channel's group, `in_bytes` / `f_bytes` per element. */
+static TFLM_ALWAYS_INLINE void conv_taps(const tflm_conv_params_t *p, const void *input,
+                                         int32_t in_bytes, const void *filter,
+                                         int32_t f_bytes, const tflm_conv_window_t *w,
+                                         void *acc, tflm_conv_mac_fn mac) {
   const int32_t in_c0 = (w->oc / p->filters_per_group) * p->filter_c;
-  int32_t fy, fx, c;
-  filter += w->oc * conv_filter_size(p);
+  const uint8_t *in = (const uint8_t *)input;
+  const uint8_t *f = (const uint8_t *)filter + (size_t)(w->oc * conv_filter_size(p)) * f_bytes;
+  int32_t fy, fx;
   for (fy = 0; fy < p->filter_h; ++fy) {
     const int32_t in_y = w->y0 + p->dilation_h * fy;
     for (fx = 0; fx < p->filter_w; ++fx) {
       const int32_t in_x = w->x0 + p->dilation_w * fx;
-      const int8_t *in;
-      const int8_t *f;
       if (in_y < 0 || in_y >= p->input_h || in_x < 0 || in_x >= p->input_w) continue;
-      in = input + (in_y * p->input_w + in_x) * p->input_c + in_c0;
-      f = filter + (fy * p->filter_w + fx) * p->filter_c;
-      for (c = 0; c < p->filter_c; ++c) {
-        acc = tflm_mac_wrap(acc, f[c], (int32_t)in[c] + p->input_offset);
-      }
+      mac(acc, in + (size_t)((in_y * p->input_w + in_x) * p->input_c + in_c0) * in_bytes,
+          f + (size_t)((fy * p->filter_w + fx) * p->filter_c) * f_bytes, p->filter_c,
+          p->input_offset);
     }
   }
+}
+
+static inline int32_t conv_dot_int8(const tflm_conv_params_t *p, const int8_t *input,
+                                    const int8_t *filter, const tflm_conv_window_t *w) {
+  int32_t acc = 0;
+  conv_taps(p, input, 1, filter, 1, w, &acc, tflm_conv_mac_int8);
   return acc;
 }
 
 static inline int64_t conv_dot_int16(const tflm_conv_params_t *p, const int16_t *input,
-                              const int8_t *filter, const tflm_conv_window_t *w) {
+                                     const int8_t *filter, const tflm_conv_window_t *w) {
   int64_t acc = 0;
-  const int32_t in_c0 = (w->oc / p->filters_per_group) * p->filter_c;
-  int32_t fy, fx, c;
-  filter += w->oc * conv_filter_size(p);
-  for (fy = 0; fy < p->filter_h; ++fy) {
-    const int32_t in_y = w->y0 + p->dilation_h * fy;
-    for (fx = 0; fx < p->filter_w; ++fx) {
-      const int32_t in_x = w->x0 + p->dilation_w * fx;
-      const int16_t *in;
-      const int8_t *f;
-      if (in_y < 0 || in_y >= p->input_h || in_x < 0 || in_x >= p->input_w) continue;
-      in = input + (in_y * p->input_w + in_x) * p->input_c + in_c0;
-      f = filter + (fy * p->filter_w + fx) * p->filter_c;
-      for (c = 0; c < p->filter_c; ++c) {
-        acc += (int64_t)((int32_t)f[c] * (int32_t)in[c]);
-      }
-    }
-  }
+  conv_taps(p, input, 2, filter, 1, w, &acc, tflm_conv_mac_int16);
   return acc;
 }
 
 static inline float conv_dot_float32(const tflm_conv_params_t *p, const float *input,
-                              const float *filter, const tflm_conv_window_t *w) {
+                                     const float *filter, const tflm_conv_window_t *w) {
   float acc = 0.0f;
-  const int32_t in_c0 = (w->oc / p->filters_per_group) * p->filter_c;
-  int32_t fy, fx, c;
-  filter += w->oc * conv_filter_size(p);
-  for (fy = 0; fy < p->filter_h; ++fy) {
-    const int32_t in_y = w->y0 + p->dilation_h * fy;
-    for (fx = 0; fx < p->filter_w; ++fx) {
-      const int32_t in_x = w->x0 + p->dilation_w * fx;
-      const float *in;
-      const float *f;
-      if (in_y < 0 || in_y >= p->input_h || in_x < 0 || in_x >= p->input_w) continue;
-      in = input + (in_y * p->input_w + in_x) * p->input_c + in_c0;
-      f = filter + (fy * p->filter_w + fx) * p->filter_c;
-      for (c = 0; c < p->filter_c; ++c) {
-        acc += in[c] * f[c];
-      }
-    }
-  }
+  conv_taps(p, input, 4, filter, 4, w, &acc, tflm_conv_mac_float32);
   return acc;
 }
 

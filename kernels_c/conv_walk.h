@@ -35,6 +35,41 @@ typedef int64_t (*tflm_conv_dot_int16_fn)(const tflm_conv_params_t *p, const int
 typedef float (*tflm_conv_dot_float32_fn)(const tflm_conv_params_t *p, const float *image,
                                           const float *filter, const tflm_conv_window_t *w);
 
+/* Adds `count` products of one tap (input against filter elements) to *acc:
+ * int8 images with the input offset in an int32 that wraps as TFLM's does, int16 images in
+ * an int64, floats in a float. */
+static TFLM_ALWAYS_INLINE void tflm_conv_mac_int8(void *acc, const void *in, const void *f,
+                                                  int32_t count, int32_t offset) {
+  int32_t c;
+  for (c = 0; c < count; ++c) {
+    *(int32_t *)acc = tflm_mac_wrap(*(int32_t *)acc, ((const int8_t *)f)[c],
+                                    (int32_t)((const int8_t *)in)[c] + offset);
+  }
+}
+
+static TFLM_ALWAYS_INLINE void tflm_conv_mac_int16(void *acc, const void *in, const void *f,
+                                                   int32_t count, int32_t offset) {
+  int32_t c;
+  (void)offset;
+  for (c = 0; c < count; ++c) {
+    *(int64_t *)acc +=
+        (int64_t)((int32_t)((const int8_t *)f)[c] * (int32_t)((const int16_t *)in)[c]);
+  }
+}
+
+static TFLM_ALWAYS_INLINE void tflm_conv_mac_float32(void *acc, const void *in,
+                                                     const void *f, int32_t count,
+                                                     int32_t offset) {
+  int32_t c;
+  (void)offset;
+  for (c = 0; c < count; ++c) {
+    *(float *)acc += ((const float *)in)[c] * ((const float *)f)[c];
+  }
+}
+
+typedef void (*tflm_conv_mac_fn)(void *acc, const void *in, const void *f, int32_t count,
+                                 int32_t offset);
+
 /* Elements of one input image. */
 static inline int32_t tflm_conv_image_size(const tflm_conv_params_t *p) {
   return p->input_h * p->input_w * p->input_c;

@@ -14,60 +14,47 @@
 #include "tflm_kernel.h"
 #include "tflm_quant.h"
 
-/* Index of channel in_c of the input pixel under tap (fy, fx), or -1 when it lies in the
- * padding. */
-static int32_t input_index(const tflm_conv_params_t *p, const tflm_conv_window_t *w,
-                           int32_t in_c, int32_t fy, int32_t fx) {
-  const int32_t in_y = w->y0 + p->dilation_h * fy;
-  const int32_t in_x = w->x0 + p->dilation_w * fx;
-  if (in_y < 0 || in_y >= p->input_h || in_x < 0 || in_x >= p->input_w) return -1;
-  return (in_y * p->input_w + in_x) * p->input_c + in_c;
+/* The taps of one output's window, filter_y then filter_x (skipping taps in the padding):
+ * output channel oc reads input channel oc / depth_multiplier, `in_bytes` / `f_bytes` per
+ * element. */
+static TFLM_ALWAYS_INLINE void depthwise_taps(const tflm_conv_params_t *p, const void *input,
+                                              int32_t in_bytes, const void *filter,
+                                              int32_t f_bytes, const tflm_conv_window_t *w,
+                                              void *acc, tflm_conv_mac_fn mac) {
+  const int32_t in_c = w->oc / p->depth_multiplier;
+  const uint8_t *in = (const uint8_t *)input;
+  const uint8_t *f = (const uint8_t *)filter;
+  int32_t fy, fx;
+  for (fy = 0; fy < p->filter_h; ++fy) {
+    const int32_t in_y = w->y0 + p->dilation_h * fy;
+    for (fx = 0; fx < p->filter_w; ++fx) {
+      const int32_t in_x = w->x0 + p->dilation_w * fx;
+      if (in_y < 0 || in_y >= p->input_h || in_x < 0 || in_x >= p->input_w) continue;
+      mac(acc, in + (size_t)((in_y * p->input_w + in_x) * p->input_c + in_c) * in_bytes,
+          f + (size_t)((fy * p->filter_w + fx) * p->output_c + w->oc) * f_bytes, 1,
+          p->input_offset);
+    }
+  }
 }
 
 static inline int32_t depthwise_dot_int8(const tflm_conv_params_t *p, const int8_t *input,
-                                  const int8_t *filter, const tflm_conv_window_t *w) {
+                                         const int8_t *filter, const tflm_conv_window_t *w) {
   int32_t acc = 0;
-  const int32_t in_c = w->oc / p->depth_multiplier; /* the one input channel it reads */
-  int32_t fy, fx;
-  for (fy = 0; fy < p->filter_h; ++fy) {
-    for (fx = 0; fx < p->filter_w; ++fx) {
-      const int32_t i = input_index(p, w, in_c, fy, fx);
-      if (i < 0) continue;
-      acc = tflm_mac_wrap(acc, filter[(fy * p->filter_w + fx) * p->output_c + w->oc],
-                          (int32_t)input[i] + p->input_offset);
-    }
-  }
+  depthwise_taps(p, input, 1, filter, 1, w, &acc, tflm_conv_mac_int8);
   return acc;
 }
 
 static inline int64_t depthwise_dot_int16(const tflm_conv_params_t *p, const int16_t *input,
-                                   const int8_t *filter, const tflm_conv_window_t *w) {
+                                          const int8_t *filter, const tflm_conv_window_t *w) {
   int64_t acc = 0;
-  const int32_t in_c = w->oc / p->depth_multiplier; /* the one input channel it reads */
-  int32_t fy, fx;
-  for (fy = 0; fy < p->filter_h; ++fy) {
-    for (fx = 0; fx < p->filter_w; ++fx) {
-      const int32_t i = input_index(p, w, in_c, fy, fx);
-      if (i < 0) continue;
-      acc += (int64_t)((int32_t)filter[(fy * p->filter_w + fx) * p->output_c + w->oc] *
-                       (int32_t)input[i]);
-    }
-  }
+  depthwise_taps(p, input, 2, filter, 1, w, &acc, tflm_conv_mac_int16);
   return acc;
 }
 
 static inline float depthwise_dot_float32(const tflm_conv_params_t *p, const float *input,
-                                   const float *filter, const tflm_conv_window_t *w) {
+                                          const float *filter, const tflm_conv_window_t *w) {
   float acc = 0.0f;
-  const int32_t in_c = w->oc / p->depth_multiplier; /* the one input channel it reads */
-  int32_t fy, fx;
-  for (fy = 0; fy < p->filter_h; ++fy) {
-    for (fx = 0; fx < p->filter_w; ++fx) {
-      const int32_t i = input_index(p, w, in_c, fy, fx);
-      if (i < 0) continue;
-      acc += input[i] * filter[(fy * p->filter_w + fx) * p->output_c + w->oc];
-    }
-  }
+  depthwise_taps(p, input, 4, filter, 4, w, &acc, tflm_conv_mac_float32);
   return acc;
 }
 
