@@ -42,42 +42,21 @@ static TFLM_ALWAYS_INLINE void conv_taps(const tflm_conv_params_t *p, const void
   }
 }
 
-static inline int32_t conv_dot_int8(const tflm_conv_params_t *p, const int8_t *input,
-                                    const int8_t *filter, const tflm_conv_window_t *w) {
-  int32_t acc = 0;
-  conv_taps(p, input, 1, filter, 1, w, &acc, tflm_conv_mac_int8);
-  return acc;
-}
-
-static inline int64_t conv_dot_int16(const tflm_conv_params_t *p, const int16_t *input,
-                                     const int8_t *filter, const tflm_conv_window_t *w) {
-  int64_t acc = 0;
-  conv_taps(p, input, 2, filter, 1, w, &acc, tflm_conv_mac_int16);
-  return acc;
-}
-
-static inline float conv_dot_float32(const tflm_conv_params_t *p, const float *input,
-                                     const float *filter, const tflm_conv_window_t *w) {
-  float acc = 0.0f;
-  conv_taps(p, input, 4, filter, 4, w, &acc, tflm_conv_mac_float32);
-  return acc;
-}
-
 void tflm_conv_int8(const tflm_conv_params_t *p, const tflm_requant_t *requant,
                     const int8_t *input, const int8_t *filter, const int32_t *bias,
                     int8_t *output) {
-  tflm_conv_walk_int8(p, requant, input, filter, bias, output, conv_dot_int8);
+  tflm_conv_walk_int8(p, requant, input, filter, bias, output, conv_taps);
 }
 
 void tflm_conv_int16(const tflm_conv_params_t *p, const tflm_requant_t *requant,
                      const int16_t *input, const int8_t *filter, const int64_t *bias,
                      int16_t *output) {
-  tflm_conv_walk_int16(p, requant, input, filter, bias, output, conv_dot_int16);
+  tflm_conv_walk_int16(p, requant, input, filter, bias, output, conv_taps);
 }
 
 void tflm_conv_float32(const tflm_conv_params_t *p, const float *input, const float *filter,
                        const float *bias, float *output) {
-  tflm_conv_walk_float32(p, input, filter, bias, output, conv_dot_float32);
+  tflm_conv_walk_float32(p, input, filter, bias, output, conv_taps);
 }
 
 TFLM_WEIGHTED_RUN_FLOAT(tflm_conv_run_float32, tflm_conv_float32)

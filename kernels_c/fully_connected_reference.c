@@ -110,5 +110,6 @@ TFLM_WEIGHTED_RUN_QUANT(tflm_fully_connected_run_int8, tflm_fully_connected_int8
 TFLM_WEIGHTED_RUN_QUANT(tflm_fully_connected_run_int16, tflm_fully_connected_int16)
 
 const tflm_weighted_kernels_t tflm_fully_connected_reference_kernels = {
-    tflm_fully_connected_requant, tflm_fully_connected_hybrid_eval, tflm_fully_connected_run_float32, tflm_fully_connected_run_int8,
+    tflm_fully_connected_requant, tflm_fully_connected_hybrid_eval,
+    tflm_fully_connected_run_float32, tflm_fully_connected_run_int8,
     tflm_fully_connected_run_int16};
