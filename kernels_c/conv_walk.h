@@ -1,11 +1,10 @@
-/* The output loop nest CONV_2D and DEPTHWISE_CONV_2D's reference kernels share, one per
- * activation type: for each batch, output row, column and channel, the op's dot product over
- * its window, then the bias, then requantisation (or the float clamp), written in NHWC order.
+/* The output loop nest CONV_2D and DEPTHWISE_CONV_2D's reference kernels share: for each
+ * batch, output row, column and channel, the type's output function (the op's taps with the
+ * type's MAC, the bias, then requantisation or the float clamp), written in NHWC order.
  *
- * The walks are always inlined (tflm_compiler.h) and take the op's walk over the taps of a
- * window as a function, which takes the type's multiply-accumulate: each kernel calls each
- * walk once with its static tap walk, so the compiler inlines all three and the loops cost
- * what a hand-written nest costs. */
+ * Everything here is always inlined (tflm_compiler.h) and every function argument is a
+ * constant at each call (the op's static tap walk, the type's output and MAC functions), so
+ * the compiler inlines them all and the loops cost what a hand-written nest costs. */
 #ifndef TFLM_CONV_WALK_H
 #define TFLM_CONV_WALK_H
 
@@ -83,78 +82,80 @@ static TFLM_ALWAYS_INLINE void tflm_conv_window(const tflm_conv_params_t *p, int
   w->oc = oc;
 }
 
-static TFLM_ALWAYS_INLINE void tflm_conv_walk_int8(const tflm_conv_params_t *p,
-                                                   const tflm_requant_t *requant,
-                                                   const int8_t *input, const int8_t *filter,
-                                                   const int32_t *bias, int8_t *output,
-                                                   tflm_conv_taps_fn taps) {
-  const int32_t *multipliers = requant->multipliers;
-  const int32_t *shifts = requant->shifts;
-  int32_t b, oy, ox, oc;
-  tflm_conv_window_t w;
-  for (b = 0; b < p->batches; ++b) {
-    const int8_t *image = input + b * tflm_conv_image_size(p);
-    for (oy = 0; oy < p->output_h; ++oy) {
-      for (ox = 0; ox < p->output_w; ++ox) {
-        for (oc = 0; oc < p->output_c; ++oc) {
-          int32_t acc = 0;
-          tflm_conv_window(p, oy, ox, oc, &w);
-          taps(p, image, 1, filter, 1, &w, &acc, tflm_conv_mac_int8);
-          if (bias != NULL) acc = tflm_add_wrap(acc, bias[oc]);
-          *output++ = (int8_t)tflm_requantize(acc, multipliers[oc], shifts[oc],
-                                              p->output_offset, p->act_min, p->act_max);
-        }
-      }
-    }
-  }
+/* One output of each type: the op's taps with the type's MAC, the bias, then
+ * requantisation (int8; int16 "16x8": no zero points, 64-bit accumulator and bias) or the
+ * float clamp.  `requant` is NULL for float32. */
+typedef void (*tflm_conv_output_fn)(const tflm_conv_params_t *p, const tflm_requant_t *requant,
+                                    const void *image, const void *filter, const void *bias,
+                                    const tflm_conv_window_t *w, void *output,
+                                    tflm_conv_taps_fn taps);
+
+static TFLM_ALWAYS_INLINE void tflm_conv_output_int8(const tflm_conv_params_t *p,
+                                                     const tflm_requant_t *requant,
+                                                     const void *image, const void *filter,
+                                                     const void *bias,
+                                                     const tflm_conv_window_t *w,
+                                                     void *output, tflm_conv_taps_fn taps) {
+  int32_t acc = 0;
+  taps(p, image, 1, filter, 1, w, &acc, tflm_conv_mac_int8);
+  if (bias != NULL) acc = tflm_add_wrap(acc, ((const int32_t *)bias)[w->oc]);
+  *(int8_t *)output =
+      (int8_t)tflm_requantize(acc, requant->multipliers[w->oc], requant->shifts[w->oc],
+                              p->output_offset, p->act_min, p->act_max);
 }
 
-/* 16x8: no zero points (int16 is symmetric), 64-bit accumulator and bias. */
-static TFLM_ALWAYS_INLINE void tflm_conv_walk_int16(const tflm_conv_params_t *p,
-                                                    const tflm_requant_t *requant,
-                                                    const int16_t *input, const int8_t *filter,
-                                                    const int64_t *bias, int16_t *output,
-                                                    tflm_conv_taps_fn taps) {
-  const int32_t *multipliers = requant->multipliers;
-  const int32_t *shifts = requant->shifts;
-  int32_t b, oy, ox, oc;
-  tflm_conv_window_t w;
-  for (b = 0; b < p->batches; ++b) {
-    const int16_t *image = input + b * tflm_conv_image_size(p);
-    for (oy = 0; oy < p->output_h; ++oy) {
-      for (ox = 0; ox < p->output_w; ++ox) {
-        for (oc = 0; oc < p->output_c; ++oc) {
-          int64_t acc = 0;
-          int32_t scaled;
-          tflm_conv_window(p, oy, ox, oc, &w);
-          taps(p, image, 2, filter, 1, &w, &acc, tflm_conv_mac_int16);
-          if (bias != NULL) acc = tflm_add_wrap64(acc, bias[oc]);
-          scaled = tflm_multiply_by_quantized_multiplier_64(acc, multipliers[oc], shifts[oc]);
-          scaled = scaled > p->act_min ? scaled : p->act_min;
-          *output++ = (int16_t)(scaled < p->act_max ? scaled : p->act_max);
-        }
-      }
-    }
-  }
+static TFLM_ALWAYS_INLINE void tflm_conv_output_int16(const tflm_conv_params_t *p,
+                                                      const tflm_requant_t *requant,
+                                                      const void *image, const void *filter,
+                                                      const void *bias,
+                                                      const tflm_conv_window_t *w,
+                                                      void *output, tflm_conv_taps_fn taps) {
+  int64_t acc = 0;
+  int32_t scaled;
+  taps(p, image, 2, filter, 1, w, &acc, tflm_conv_mac_int16);
+  if (bias != NULL) acc = tflm_add_wrap64(acc, ((const int64_t *)bias)[w->oc]);
+  scaled = tflm_multiply_by_quantized_multiplier_64(acc, requant->multipliers[w->oc],
+                                                    requant->shifts[w->oc]);
+  scaled = scaled > p->act_min ? scaled : p->act_min;
+  *(int16_t *)output = (int16_t)(scaled < p->act_max ? scaled : p->act_max);
 }
 
-static TFLM_ALWAYS_INLINE void tflm_conv_walk_float32(const tflm_conv_params_t *p,
-                                                      const float *input, const float *filter,
-                                                      const float *bias, float *output,
-                                                      tflm_conv_taps_fn taps) {
+static TFLM_ALWAYS_INLINE void tflm_conv_output_float32(const tflm_conv_params_t *p,
+                                                        const tflm_requant_t *requant,
+                                                        const void *image, const void *filter,
+                                                        const void *bias,
+                                                        const tflm_conv_window_t *w,
+                                                        void *output, tflm_conv_taps_fn taps) {
+  float acc = 0.0f;
+  (void)requant;
+  taps(p, image, 4, filter, 4, w, &acc, tflm_conv_mac_float32);
+  /* TFLM adds a bias of 0.0f when there is none; -0.0f + 0.0f is +0.0f. */
+  acc += bias != NULL ? ((const float *)bias)[w->oc] : 0.0f;
+  *(float *)output = tflm_clamp_float(acc, p->float_min, p->float_max);
+}
+
+/* Every output in NHWC order: images of `in_bytes` elements, outputs of `out_bytes`. */
+static TFLM_ALWAYS_INLINE void tflm_conv_walk(const tflm_conv_params_t *p,
+                                              const tflm_requant_t *requant, const void *input,
+                                              int32_t in_bytes, const void *filter,
+                                              const void *bias, void *output,
+                                              int32_t out_bytes, tflm_conv_taps_fn taps,
+                                              tflm_conv_output_fn one) {
+  uint8_t *out = (uint8_t *)output;
+  /* A local copy: the outputs' stores cannot alias it, so its arrays stay in registers. */
+  tflm_requant_t arrays = {NULL, NULL};
   int32_t b, oy, ox, oc;
   tflm_conv_window_t w;
+  if (requant != NULL) arrays = *requant;
   for (b = 0; b < p->batches; ++b) {
-    const float *image = input + b * tflm_conv_image_size(p);
+    const uint8_t *image =
+        (const uint8_t *)input + (size_t)(b * tflm_conv_image_size(p)) * in_bytes;
     for (oy = 0; oy < p->output_h; ++oy) {
       for (ox = 0; ox < p->output_w; ++ox) {
         for (oc = 0; oc < p->output_c; ++oc) {
-          float acc = 0.0f;
           tflm_conv_window(p, oy, ox, oc, &w);
-          taps(p, image, 4, filter, 4, &w, &acc, tflm_conv_mac_float32);
-          /* TFLM adds a bias of 0.0f when there is none; -0.0f + 0.0f is +0.0f. */
-          acc += bias != NULL ? bias[oc] : 0.0f;
-          *output++ = tflm_clamp_float(acc, p->float_min, p->float_max);
+          one(p, &arrays, image, filter, bias, &w, out, taps);
+          out += out_bytes;
         }
       }
     }
