@@ -20,26 +20,14 @@ static int32_t conv_filter_size(const tflm_conv_params_t *p) {
   return p->filter_h * p->filter_w * p->filter_c;
 }
 
-/* The taps of one output's window: filter_y, filter_x (skipping taps in the padding), then
- * the channels of the output channel's group, `in_bytes` / `f_bytes` per element. */
+/* The taps of one output's window: per tap, the channels of the output channel's group. */
 static TFLM_ALWAYS_INLINE void conv_taps(const tflm_conv_params_t *p, const void *input,
                                          int32_t in_bytes, const void *filter,
                                          int32_t f_bytes, const tflm_conv_window_t *w,
                                          void *acc, tflm_conv_mac_fn mac) {
   const int32_t in_c0 = (w->oc / p->filters_per_group) * p->filter_c;
-  const uint8_t *in = (const uint8_t *)input;
   const uint8_t *f = (const uint8_t *)filter + (size_t)(w->oc * conv_filter_size(p)) * f_bytes;
-  int32_t fy, fx;
-  for (fy = 0; fy < p->filter_h; ++fy) {
-    const int32_t in_y = w->y0 + p->dilation_h * fy;
-    for (fx = 0; fx < p->filter_w; ++fx) {
-      const int32_t in_x = w->x0 + p->dilation_w * fx;
-      if (in_y < 0 || in_y >= p->input_h || in_x < 0 || in_x >= p->input_w) continue;
-      mac(acc, in + (size_t)((in_y * p->input_w + in_x) * p->input_c + in_c0) * in_bytes,
-          f + (size_t)((fy * p->filter_w + fx) * p->filter_c) * f_bytes, p->filter_c,
-          p->input_offset);
-    }
-  }
+  tflm_conv_taps(p, input, in_bytes, in_c0, f, f_bytes, p->filter_c, p->filter_c, w, acc, mac);
 }
 
 void tflm_conv_int8(const tflm_conv_params_t *p, const tflm_requant_t *requant,

@@ -69,6 +69,31 @@ typedef void (*tflm_conv_taps_fn)(const tflm_conv_params_t *p, const void *input
                                   int32_t in_bytes, const void *filter, int32_t f_bytes,
                                   const tflm_conv_window_t *w, void *acc, tflm_conv_mac_fn mac);
 
+/* The taps of one output's window, filter_y then filter_x, skipping taps in the padding:
+ * per tap, `count` elements from input channel `in_c` on and from `filter` (the output
+ * channel's first weight) plus the tap's index times `tap_stride`; elements of `in_bytes` /
+ * `f_bytes`.  Conv reads a group's channels per tap, depthwise one. */
+static TFLM_ALWAYS_INLINE void tflm_conv_taps(const tflm_conv_params_t *p, const void *input,
+                                              int32_t in_bytes, int32_t in_c,
+                                              const void *filter, int32_t f_bytes,
+                                              int32_t tap_stride, int32_t count,
+                                              const tflm_conv_window_t *w, void *acc,
+                                              tflm_conv_mac_fn mac) {
+  const uint8_t *in = (const uint8_t *)input;
+  const uint8_t *f = (const uint8_t *)filter;
+  int32_t fy, fx;
+  for (fy = 0; fy < p->filter_h; ++fy) {
+    const int32_t in_y = w->y0 + p->dilation_h * fy;
+    for (fx = 0; fx < p->filter_w; ++fx) {
+      const int32_t in_x = w->x0 + p->dilation_w * fx;
+      if (in_y < 0 || in_y >= p->input_h || in_x < 0 || in_x >= p->input_w) continue;
+      mac(acc, in + (size_t)((in_y * p->input_w + in_x) * p->input_c + in_c) * in_bytes,
+          f + (size_t)((fy * p->filter_w + fx) * tap_stride) * f_bytes, count,
+          p->input_offset);
+    }
+  }
+}
+
 /* Elements of one input image. */
 static inline int32_t tflm_conv_image_size(const tflm_conv_params_t *p) {
   return p->input_h * p->input_w * p->input_c;

@@ -14,27 +14,15 @@
 #include "tflm_kernel.h"
 #include "tflm_quant.h"
 
-/* The taps of one output's window, filter_y then filter_x (skipping taps in the padding):
- * output channel oc reads input channel oc / depth_multiplier, `in_bytes` / `f_bytes` per
- * element. */
+/* The taps of one output's window: output channel oc reads input channel
+ * oc / depth_multiplier, one element per tap. */
 static TFLM_ALWAYS_INLINE void depthwise_taps(const tflm_conv_params_t *p, const void *input,
                                               int32_t in_bytes, const void *filter,
                                               int32_t f_bytes, const tflm_conv_window_t *w,
                                               void *acc, tflm_conv_mac_fn mac) {
-  const int32_t in_c = w->oc / p->depth_multiplier;
-  const uint8_t *in = (const uint8_t *)input;
-  const uint8_t *f = (const uint8_t *)filter;
-  int32_t fy, fx;
-  for (fy = 0; fy < p->filter_h; ++fy) {
-    const int32_t in_y = w->y0 + p->dilation_h * fy;
-    for (fx = 0; fx < p->filter_w; ++fx) {
-      const int32_t in_x = w->x0 + p->dilation_w * fx;
-      if (in_y < 0 || in_y >= p->input_h || in_x < 0 || in_x >= p->input_w) continue;
-      mac(acc, in + (size_t)((in_y * p->input_w + in_x) * p->input_c + in_c) * in_bytes,
-          f + (size_t)((fy * p->filter_w + fx) * p->output_c + w->oc) * f_bytes, 1,
-          p->input_offset);
-    }
-  }
+  const uint8_t *f = (const uint8_t *)filter + (size_t)w->oc * f_bytes;
+  tflm_conv_taps(p, input, in_bytes, w->oc / p->depth_multiplier, f, f_bytes, p->output_c, 1,
+                 w, acc, mac);
 }
 
 void tflm_depthwise_conv_int8(const tflm_conv_params_t *p, const tflm_requant_t *requant,
