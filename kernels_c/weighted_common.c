@@ -62,30 +62,3 @@ int32_t tflm_weighted_data(tflm_context_t *ctx, const tflm_node_t *node,
   d->output = tflm_node_output_data(ctx, node, 0);
   return d->input != NULL && d->filter != NULL && d->output != NULL;
 }
-
-/* The function of `kernels` for `type`, NULL where it has none. */
-static tflm_weighted_type_fn tflm_weighted_type_kernel(const tflm_weighted_kernels_t *kernels,
-                                                       int32_t type) {
-  switch (type) {
-    case TFLM_TYPE_HYBRID: return kernels->hybrid;
-    case TFLM_TYPE_FLOAT32: return kernels->float32;
-    case TFLM_TYPE_INT8: return kernels->int8;
-    case TFLM_TYPE_INT16: return kernels->int16;
-    default: return NULL;
-  }
-}
-
-tflm_status_t tflm_weighted_eval(tflm_context_t *ctx, tflm_node_t *node, const void *params,
-                                 const void *own, int32_t type,
-                                 const tflm_weighted_kernels_t *kernels) {
-  const tflm_weighted_type_fn run = tflm_weighted_type_kernel(kernels, type);
-  tflm_weighted_call_t call;
-  TFLM_KERNEL_CHECK(ctx, node, tflm_weighted_data(ctx, node, &call.data), TFLM_ERR_NOT_READY);
-  if (run == NULL) {
-    return TFLM_ERR_UNSUPPORTED_TYPE;
-  }
-  call.params = params;
-  call.own = own;
-  kernels->requant(ctx, node, params, &call.requant);
-  return run(ctx, &call);
-}

@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+#include "tflm_compiler.h"
 #include "tflm_kernel.h"
 #include "tflm_quant.h"
 
@@ -95,11 +96,34 @@ typedef struct {
     return TFLM_OK;                                                                        \
   }
 
+/* The function of `kernels` for `type`, NULL where it has none. */
+static TFLM_ALWAYS_INLINE tflm_weighted_type_fn
+tflm_weighted_type_kernel(const tflm_weighted_kernels_t *kernels, int32_t type) {
+  switch (type) {
+    case TFLM_TYPE_HYBRID: return kernels->hybrid;
+    case TFLM_TYPE_FLOAT32: return kernels->float32;
+    case TFLM_TYPE_INT8: return kernels->int8;
+    case TFLM_TYPE_INT16: return kernels->int16;
+    default: return NULL;
+  }
+}
+
 /* Runs the function of `kernels` for `type` (a TFLM_TYPE_*, or TFLM_TYPE_HYBRID) on the
  * node; `params` must not be NULL. */
-tflm_status_t tflm_weighted_eval(tflm_context_t *ctx, tflm_node_t *node, const void *params,
-                                 const void *own, int32_t type,
-                                 const tflm_weighted_kernels_t *kernels);
+static TFLM_ALWAYS_INLINE tflm_status_t tflm_weighted_eval(
+    tflm_context_t *ctx, tflm_node_t *node, const void *params, const void *own, int32_t type,
+    const tflm_weighted_kernels_t *kernels) {
+  const tflm_weighted_type_fn run = tflm_weighted_type_kernel(kernels, type);
+  tflm_weighted_call_t call;
+  TFLM_KERNEL_CHECK(ctx, node, tflm_weighted_data(ctx, node, &call.data), TFLM_ERR_NOT_READY);
+  if (run == NULL) {
+    return TFLM_ERR_UNSUPPORTED_TYPE;
+  }
+  call.params = params;
+  call.own = own;
+  kernels->requant(ctx, node, params, &call.requant);
+  return run(ctx, &call);
+}
 
 #ifdef __cplusplus
 }
