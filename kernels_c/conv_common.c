@@ -27,10 +27,11 @@ static const conv_option_slots_t depthwise_slots = {
     TFLM_OPT_DEPTHWISE_CONV_2D_STRIDE_H, TFLM_OPT_DEPTHWISE_CONV_2D_FUSED_ACTIVATION_FUNCTION,
     TFLM_OPT_DEPTHWISE_CONV_2D_DILATION_WFACTOR, TFLM_OPT_DEPTHWISE_CONV_2D_DILATION_HFACTOR};
 
-void tflm_conv_requant(tflm_context_t *ctx, const tflm_node_t *node,
-                       const tflm_conv_params_t *params, tflm_requant_t *requant) {
-  tflm_weighted_requant(ctx, node, params->requant_in_model,
-                        (const int32_t *)(const void *)(params + 1), params->channels, requant);
+void tflm_conv_requant(tflm_context_t *ctx, const tflm_node_t *node, const void *params,
+                       tflm_requant_t *requant) {
+  const tflm_conv_params_t *p = (const tflm_conv_params_t *)params;
+  tflm_weighted_requant(ctx, node, p->requant_in_model, (const int32_t *)(const void *)(p + 1),
+                        p->channels, requant);
 }
 
 void tflm_conv_padding(int32_t padding, int32_t stride, int32_t dilation, int32_t in_size,

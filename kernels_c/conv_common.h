@@ -58,9 +58,10 @@ typedef struct {
 tflm_status_t tflm_conv_prepare(tflm_context_t *ctx, tflm_node_t *node);
 tflm_status_t tflm_depthwise_conv_prepare(tflm_context_t *ctx, tflm_node_t *node);
 
-/* Per-output-channel Q31 multipliers and shifts (shift > 0 shifts left) of a prepared node. */
-void tflm_conv_requant(tflm_context_t *ctx, const tflm_node_t *node,
-                       const tflm_conv_params_t *params, tflm_requant_t *requant);
+/* Per-output-channel Q31 multipliers and shifts (shift > 0 shifts left) of a prepared node;
+ * params is its tflm_conv_params_t (void: the shape of tflm_weighted_kernels_t.requant). */
+void tflm_conv_requant(tflm_context_t *ctx, const tflm_node_t *node, const void *params,
+                       tflm_requant_t *requant);
 
 /* TFLM's padding rule: output size and leading padding of one spatial dimension.
  * padding is TFLM_PADDING_SAME or TFLM_PADDING_VALID. */

@@ -84,8 +84,9 @@ static float tflm_conv_hybrid_value(const tflm_conv_params_t *p, const tflm_hybr
   return tflm_conv_hybrid_clamp(out + bias[oc], p->float_min, p->float_max);
 }
 
-tflm_status_t tflm_conv_hybrid_eval(tflm_context_t *ctx, const tflm_conv_params_t *p,
-                                    const tflm_weighted_data_t *d) {
+tflm_status_t tflm_conv_hybrid_eval(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
+  const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
+  const tflm_weighted_data_t *d = &call->data;
   const tflm_hybrid_t *h = tflm_conv_hybrid_tail(p);
   const int32_t depthwise = h->depthwise;
   float *output = (float *)d->output;

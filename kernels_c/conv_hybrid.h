@@ -30,8 +30,7 @@ tflm_status_t tflm_conv_hybrid_setup(tflm_context_t *ctx, tflm_node_t *node,
                                      const tflm_weighted_views_t *v, int32_t depthwise,
                                      tflm_conv_params_t *params);
 /* Eval of a hybrid node whose block is `params` (type TFLM_TYPE_HYBRID). */
-tflm_status_t tflm_conv_hybrid_eval(tflm_context_t *ctx, const tflm_conv_params_t *params,
-                                    const tflm_weighted_data_t *d);
+tflm_status_t tflm_conv_hybrid_eval(tflm_context_t *ctx, const tflm_weighted_call_t *call);
 
 #ifdef __cplusplus
 }

@@ -26,79 +26,18 @@
 
 /* Persistent op data (fixed-width fields only). */
 typedef struct {
-  tflm_broadcast_t shape;
-  int32_t type;               /* TFLM_TYPE_* of inputs and output */
-  int32_t act_min, act_max;   /* int32 clamp */
-  float act_min_f, act_max_f; /* float clamp */
+  tflm_binary_t binary; /* shape, types, activation clamp (int8: quantised) */
   int32_t input1_offset, input2_offset, output_offset; /* int8: -zero points, +zero point */
   int32_t output_multiplier, output_shift;             /* int8: x_s / (y_s * out_s) */
 } tflm_div_params_t;
 
-static tflm_status_t tflm_div_prepare(tflm_context_t *ctx, tflm_node_t *node) {
-  tflm_tensor_t in[2], out;
-  tflm_div_params_t *p;
-  tflm_status_t status;
-  const int32_t activation = tflm_opt_int(node, TFLM_OPT_DIV_FUSED_ACTIVATION_FUNCTION, 0);
-  p = (tflm_div_params_t *)tflm_alloc_persistent(ctx, sizeof(*p));
-  TFLM_KERNEL_CHECK(ctx, node, p != NULL, TFLM_ERR_ARENA_TOO_SMALL);
-  status = tflm_elementwise_prepare(ctx, node, 2, in, &out, &p->shape);
-  if (status != TFLM_OK) {
-    return status;
-  }
-  TFLM_KERNEL_CHECK(ctx, node, in[0].type == out.type && in[1].type == out.type,
-                    TFLM_ERR_UNSUPPORTED_TYPE);
-  TFLM_KERNEL_CHECK(ctx, node,
-                    out.type == TFLM_TYPE_FLOAT32 || out.type == TFLM_TYPE_INT32 ||
-                        out.type == TFLM_TYPE_INT8,
-                    TFLM_ERR_UNSUPPORTED_TYPE);
-  p->type = out.type;
-  tflm_activation_range_float(activation, &p->act_min_f, &p->act_max_f);
-  tflm_activation_range_int32(activation, &p->act_min, &p->act_max);
-  p->input1_offset = p->input2_offset = p->output_offset = 0;
-  p->output_multiplier = p->output_shift = 0;
-  if (out.type == TFLM_TYPE_INT8) {
-    TFLM_KERNEL_CHECK(ctx, node, in[0].scale > 0.0f && in[1].scale > 0.0f && out.scale > 0.0f,
-                      TFLM_ERR_BAD_PARAMS);
-    p->input1_offset = -in[0].zero_point;
-    p->input2_offset = -in[1].zero_point;
-    p->output_offset = out.zero_point;
-    tflm_quantize_multiplier((double)in[0].scale / ((double)in[1].scale * (double)out.scale),
-                             &p->output_multiplier, &p->output_shift);
-    /* Keeps every right shift below 64 (see tflm_div_shift_right); a multiplier under
-     * 2^-24 would be useless anyway. */
-    TFLM_KERNEL_CHECK(ctx, node, p->output_shift >= -24, TFLM_ERR_BAD_PARAMS);
-    tflm_activation_range_quantized(activation, out.scale, out.zero_point, -128, 127,
-                                    &p->act_min, &p->act_max);
-  }
-  node->user_data = p;
-  return TFLM_OK;
+static float tflm_div_float_value(const tflm_div_params_t *p, float a, float b) {
+  return tflm_clamp_float(a / b, p->binary.act_min_f, p->binary.act_max_f);
 }
 
-static void tflm_div_float(const void *params, const void *const *in, const int32_t *step,
-                           void *out, int32_t n) {
-  const tflm_div_params_t *p = (const tflm_div_params_t *)params;
-  const float *x = (const float *)in[0];
-  const float *y = (const float *)in[1];
-  float *z = (float *)out;
-  int32_t i;
-  for (i = 0; i < n; ++i) {
-    z[i] = tflm_clamp_float(x[i * step[0]] / y[i * step[1]], p->act_min_f, p->act_max_f);
-  }
-}
-
-static void tflm_div_int32(const void *params, const void *const *in, const int32_t *step,
-                           void *out, int32_t n) {
-  const tflm_div_params_t *p = (const tflm_div_params_t *)params;
-  const int32_t *x = (const int32_t *)in[0];
-  const int32_t *y = (const int32_t *)in[1];
-  int32_t *z = (int32_t *)out;
-  int32_t i;
-  for (i = 0; i < n; ++i) {
-    const int32_t a = x[i * step[0]], b = y[i * step[1]];
-    int32_t v = (b == 0 || (b == -1 && a == INT32_MIN)) ? 0 : a / b;
-    v = v > p->act_min ? v : p->act_min;
-    z[i] = v < p->act_max ? v : p->act_max;
-  }
+static int32_t tflm_div_int32_value(const tflm_div_params_t *p, int32_t a, int32_t b) {
+  return tflm_clamp_int32((b == 0 || (b == -1 && a == INT32_MIN)) ? 0 : a / b,
+                          p->binary.act_min, p->binary.act_max);
 }
 
 /* x / 2^exponent, ties away from zero, for 0 <= exponent < 64.  Below 32 this is
@@ -130,35 +69,60 @@ static int32_t tflm_div_int8_value(const tflm_div_params_t *p, int32_t a, int32_
         tflm_saturating_rounding_doubling_high_mul(quotient, p->output_multiplier),
         recip_shift + headroom - p->output_shift);
   }
-  v = v > p->act_min ? v : p->act_min;
-  return v < p->act_max ? v : p->act_max;
+  return tflm_clamp_int32(v, p->binary.act_min, p->binary.act_max);
 }
 
-static void tflm_div_int8(const void *params, const void *const *in, const int32_t *step,
-                          void *out, int32_t n) {
-  const tflm_div_params_t *p = (const tflm_div_params_t *)params;
-  const int8_t *x = (const int8_t *)in[0];
-  const int8_t *y = (const int8_t *)in[1];
-  int8_t *z = (int8_t *)out;
-  int32_t i;
-  for (i = 0; i < n; ++i) {
-    z[i] = (int8_t)tflm_div_int8_value(p, x[i * step[0]] + p->input1_offset,
-                                        y[i * step[1]] + p->input2_offset);
+/* The stored int8 values offset by their zero points, then divided. */
+static int32_t tflm_div_int8_stored(const tflm_div_params_t *p, int32_t x, int32_t y) {
+  return tflm_div_int8_value(p, x + p->input1_offset, y + p->input2_offset);
+}
+
+static TFLM_BINARY_ROW(tflm_div_float, tflm_div_params_t, float, float, tflm_div_float_value)
+static TFLM_BINARY_ROW(tflm_div_int32, tflm_div_params_t, int32_t, int32_t, tflm_div_int32_value)
+static TFLM_BINARY_ROW(tflm_div_int8, tflm_div_params_t, int8_t, int8_t, tflm_div_int8_stored)
+
+static const tflm_binary_rows_t tflm_div_rows = {tflm_div_float, tflm_div_int8, NULL,
+                                                 tflm_div_int32, NULL};
+
+static tflm_status_t tflm_div_quant_params(tflm_context_t *ctx, tflm_node_t *node,
+                                           const tflm_tensor_t *in, const tflm_tensor_t *out,
+                                           int32_t activation, tflm_div_params_t *p) {
+  TFLM_KERNEL_CHECK(ctx, node, in[0].scale > 0.0f && in[1].scale > 0.0f && out->scale > 0.0f,
+                    TFLM_ERR_BAD_PARAMS);
+  p->input1_offset = -in[0].zero_point;
+  p->input2_offset = -in[1].zero_point;
+  p->output_offset = out->zero_point;
+  tflm_quantize_multiplier((double)in[0].scale / ((double)in[1].scale * (double)out->scale),
+                           &p->output_multiplier, &p->output_shift);
+  /* Keeps every right shift below 64 (see tflm_div_shift_right); a multiplier under
+   * 2^-24 would be useless anyway. */
+  TFLM_KERNEL_CHECK(ctx, node, p->output_shift >= -24, TFLM_ERR_BAD_PARAMS);
+  tflm_activation_range_quantized(activation, out->scale, out->zero_point, -128, 127,
+                                  &p->binary.act_min, &p->binary.act_max);
+  return TFLM_OK;
+}
+
+static tflm_status_t tflm_div_prepare(tflm_context_t *ctx, tflm_node_t *node) {
+  tflm_tensor_t in[2], out;
+  void *data;
+  tflm_div_params_t *p;
+  const int32_t activation = tflm_opt_int(node, TFLM_OPT_DIV_FUSED_ACTIVATION_FUNCTION, 0);
+  const tflm_status_t status = tflm_binary_prepare(ctx, node, sizeof(*p), &tflm_div_rows,
+                                                   activation, 1, in, &out, &data);
+  if (status != TFLM_OK) {
+    return status;
   }
+  p = (tflm_div_params_t *)data;
+  p->input1_offset = p->input2_offset = p->output_offset = 0;
+  p->output_multiplier = p->output_shift = 0;
+  if (out.type == TFLM_TYPE_INT8) {
+    return tflm_div_quant_params(ctx, node, in, &out, activation, p);
+  }
+  return TFLM_OK;
 }
 
 static tflm_status_t tflm_div_eval(tflm_context_t *ctx, tflm_node_t *node) {
-  const tflm_div_params_t *p = (const tflm_div_params_t *)node->user_data;
-  const void *in[2];
-  const int32_t size = p->type == TFLM_TYPE_INT8 ? 1 : 4;
-  const int32_t sizes[2] = {size, size};
-  in[0] = tflm_node_input_data(ctx, node, 0);
-  in[1] = tflm_node_input_data(ctx, node, 1);
-  tflm_broadcast_run(&p->shape, p, 2, in, sizes, tflm_node_output_data(ctx, node, 0), size,
-                     p->type == TFLM_TYPE_INT32  ? tflm_div_int32
-                     : p->type == TFLM_TYPE_INT8 ? tflm_div_int8
-                                                 : tflm_div_float);
-  return TFLM_OK;
+  return tflm_binary_eval(ctx, node, &tflm_div_rows);
 }
 
 const tflm_registration_t tflm_op_div = {

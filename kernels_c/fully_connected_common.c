@@ -8,9 +8,10 @@
 typedef tflm_weighted_views_t fc_views_t;
 
 void tflm_fully_connected_requant(tflm_context_t *ctx, const tflm_node_t *node,
-                                  const tflm_fc_params_t *params, tflm_requant_t *requant) {
-  tflm_weighted_requant(ctx, node, params->requant_in_model,
-                        (const int32_t *)(const void *)(params + 1), params->channels, requant);
+                                  const void *params, tflm_requant_t *requant) {
+  const tflm_fc_params_t *p = (const tflm_fc_params_t *)params;
+  tflm_weighted_requant(ctx, node, p->requant_in_model, (const int32_t *)(const void *)(p + 1),
+                        p->channels, requant);
 }
 
 /* batches x accum_depth input, output_depth x accum_depth filter, batches x output_depth out. */

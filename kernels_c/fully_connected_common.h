@@ -41,9 +41,10 @@ typedef struct {
 /* Validates the node, computes requantisation, allocates and fills the block. */
 tflm_status_t tflm_fully_connected_prepare(tflm_context_t *ctx, tflm_node_t *node);
 
-/* Q31 multipliers and shifts (shift > 0 shifts left) of a prepared node. */
+/* Q31 multipliers and shifts (shift > 0 shifts left) of a prepared node; params is its
+ * tflm_fc_params_t (void: the shape of tflm_weighted_kernels_t.requant). */
 void tflm_fully_connected_requant(tflm_context_t *ctx, const tflm_node_t *node,
-                                  const tflm_fc_params_t *params, tflm_requant_t *requant);
+                                  const void *params, tflm_requant_t *requant);
 
 /* The kernels of fully_connected.c.  bias may be NULL; buffers belong to the caller. */
 void tflm_fully_connected_float32(const tflm_fc_params_t *params, const float *input,

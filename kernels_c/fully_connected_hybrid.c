@@ -61,8 +61,10 @@ static int32_t tflm_fc_hybrid_dot(const int8_t *w, const int8_t *q, int32_t n,
   return dot - row_sum * zero_point;
 }
 
-tflm_status_t tflm_fully_connected_hybrid_eval(tflm_context_t *ctx, const tflm_fc_params_t *p,
-                                               const tflm_weighted_data_t *d) {
+tflm_status_t tflm_fully_connected_hybrid_eval(tflm_context_t *ctx,
+                                               const tflm_weighted_call_t *call) {
+  const tflm_fc_params_t *p = (const tflm_fc_params_t *)call->params;
+  const tflm_weighted_data_t *d = &call->data;
   const tflm_hybrid_t *h = tflm_fc_hybrid_tail(p);
   const float *scales = tflm_hybrid_scales(h), *bias = (const float *)d->bias;
   const int8_t *filter = (const int8_t *)d->filter;

@@ -27,8 +27,7 @@ tflm_status_t tflm_fully_connected_hybrid_setup(tflm_context_t *ctx, tflm_node_t
                                                 int32_t activation, tflm_fc_params_t *params);
 /* Eval of a hybrid node whose block is `params`. */
 tflm_status_t tflm_fully_connected_hybrid_eval(tflm_context_t *ctx,
-                                               const tflm_fc_params_t *params,
-                                               const tflm_weighted_data_t *d);
+                                               const tflm_weighted_call_t *call);
 
 #ifdef __cplusplus
 }

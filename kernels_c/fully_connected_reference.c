@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fully_connected_hybrid.h"
 #include "fully_connected_reference.h"
 #include "tflm_kernel.h"
 #include "tflm_quant.h"
@@ -103,3 +104,12 @@ void tflm_fully_connected_float32(const tflm_fc_params_t *p, const float *input,
     }
   }
 }
+
+TFLM_WEIGHTED_RUN_FLOAT(tflm_fully_connected_run_float32, tflm_fully_connected_float32)
+TFLM_WEIGHTED_RUN_QUANT(tflm_fully_connected_run_int8, tflm_fully_connected_int8)
+TFLM_WEIGHTED_RUN_QUANT(tflm_fully_connected_run_int16, tflm_fully_connected_int16)
+
+const tflm_weighted_kernels_t tflm_fully_connected_reference_kernels = {
+    tflm_fully_connected_requant, tflm_fully_connected_hybrid_eval,
+    tflm_fully_connected_run_float32, tflm_fully_connected_run_int8,
+    tflm_fully_connected_run_int16};

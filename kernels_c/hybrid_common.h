@@ -21,8 +21,8 @@
 extern "C" {
 #endif
 
-/* The `type` of a hybrid node's parameter block: no TFLM_TYPE_* has this value. */
-#define TFLM_TYPE_HYBRID 0x4859
+/* TFLM_TYPE_HYBRID, the `type` of a hybrid node's parameter block, is in weighted_common.h
+ * (tflm_weighted_eval dispatches on it). */
 
 /* What follows the parameter block of a hybrid node (fixed-width fields only). */
 typedef struct {

@@ -10,35 +10,51 @@
 #include "tflm_elementwise.h"
 #include "tflm_kernel.h"
 
+/* Each value function takes the op data the row functions pass, unused here. */
+#define TFLM_MINMAX_VALUES(type, suffix)                                               \
+  static type tflm_maximum_##suffix##_value(const tflm_binary_t *p, type a, type b) { \
+    (void)p;                                                                           \
+    return a > b ? a : b;                                                              \
+  }                                                                                    \
+  static type tflm_minimum_##suffix##_value(const tflm_binary_t *p, type a, type b) { \
+    (void)p;                                                                           \
+    return a < b ? a : b;                                                              \
+  }                                                                                    \
+  static TFLM_BINARY_ROW(tflm_maximum_##suffix, tflm_binary_t, type, type,             \
+                         tflm_maximum_##suffix##_value)                                \
+  static TFLM_BINARY_ROW(tflm_minimum_##suffix, tflm_binary_t, type, type,             \
+                         tflm_minimum_##suffix##_value)
+
+TFLM_MINMAX_VALUES(float, float)
+TFLM_MINMAX_VALUES(int8_t, int8)
+TFLM_MINMAX_VALUES(int16_t, int16)
+TFLM_MINMAX_VALUES(int32_t, int32)
+TFLM_MINMAX_VALUES(int64_t, int64)
+
+static const tflm_binary_rows_t tflm_maximum_rows = {tflm_maximum_float, tflm_maximum_int8,
+                                                     tflm_maximum_int16, tflm_maximum_int32,
+                                                     tflm_maximum_int64};
+static const tflm_binary_rows_t tflm_minimum_rows = {tflm_minimum_float, tflm_minimum_int8,
+                                                     tflm_minimum_int16, tflm_minimum_int32,
+                                                     tflm_minimum_int64};
+
 /* Persistent op data (fixed-width fields only). */
 typedef struct {
-  tflm_broadcast_t shape;
-  int32_t type;        /* TFLM_TYPE_* of inputs and output */
-  int32_t is_maximum;  /* 1 MAXIMUM, 0 MINIMUM */
+  tflm_binary_t binary;
+  int32_t is_maximum; /* 1 MAXIMUM, 0 MINIMUM */
 } tflm_minmax_params_t;
 
 static tflm_status_t tflm_minmax_prepare(tflm_context_t *ctx, tflm_node_t *node,
                                          int32_t is_maximum) {
   tflm_tensor_t in[2], out;
-  tflm_minmax_params_t *p;
-  tflm_status_t status;
-  p = (tflm_minmax_params_t *)tflm_alloc_persistent(ctx, sizeof(*p));
-  TFLM_KERNEL_CHECK(ctx, node, p != NULL, TFLM_ERR_ARENA_TOO_SMALL);
-  status = tflm_elementwise_prepare(ctx, node, 2, in, &out, &p->shape);
-  if (status != TFLM_OK) {
-    return status;
+  void *data;
+  const tflm_status_t status = tflm_binary_prepare(
+      ctx, node, sizeof(tflm_minmax_params_t),
+      is_maximum ? &tflm_maximum_rows : &tflm_minimum_rows, 0, 1, in, &out, &data);
+  if (status == TFLM_OK) {
+    ((tflm_minmax_params_t *)data)->is_maximum = is_maximum;
   }
-  TFLM_KERNEL_CHECK(ctx, node, in[0].type == out.type && in[1].type == out.type,
-                    TFLM_ERR_UNSUPPORTED_TYPE);
-  TFLM_KERNEL_CHECK(ctx, node,
-                    out.type == TFLM_TYPE_FLOAT32 || out.type == TFLM_TYPE_INT8 ||
-                        out.type == TFLM_TYPE_INT16 || out.type == TFLM_TYPE_INT32 ||
-                        out.type == TFLM_TYPE_INT64,
-                    TFLM_ERR_UNSUPPORTED_TYPE);
-  p->type = out.type;
-  p->is_maximum = is_maximum;
-  node->user_data = p;
-  return TFLM_OK;
+  return status;
 }
 
 static tflm_status_t tflm_maximum_prepare(tflm_context_t *ctx, tflm_node_t *node) {
@@ -49,45 +65,9 @@ static tflm_status_t tflm_minimum_prepare(tflm_context_t *ctx, tflm_node_t *node
   return tflm_minmax_prepare(ctx, node, 0);
 }
 
-/* One row function per element type; `max` picks the comparison. */
-#define TFLM_MINMAX_ROW(name, type)                                                      \
-  static void name(const void *params, const void *const *in, const int32_t *step,       \
-                   void *out, int32_t n) {                                               \
-    const int32_t max = ((const tflm_minmax_params_t *)params)->is_maximum;             \
-    const type *x = (const type *)in[0];                                                 \
-    const type *y = (const type *)in[1];                                                 \
-    type *z = (type *)out;                                                               \
-    int32_t i;                                                                           \
-    for (i = 0; i < n; ++i) {                                                            \
-      const type a = x[i * step[0]], b = y[i * step[1]];                                 \
-      z[i] = max ? (a > b ? a : b) : (a < b ? a : b);                                    \
-    }                                                                                    \
-  }
-
-TFLM_MINMAX_ROW(tflm_minmax_float, float)
-TFLM_MINMAX_ROW(tflm_minmax_int8, int8_t)
-TFLM_MINMAX_ROW(tflm_minmax_int16, int16_t)
-TFLM_MINMAX_ROW(tflm_minmax_int32, int32_t)
-TFLM_MINMAX_ROW(tflm_minmax_int64, int64_t)
-
 static tflm_status_t tflm_minmax_eval(tflm_context_t *ctx, tflm_node_t *node) {
   const tflm_minmax_params_t *p = (const tflm_minmax_params_t *)node->user_data;
-  const void *in[2];
-  int32_t sizes[2];
-  tflm_elementwise_row_fn row = tflm_minmax_float;
-  in[0] = tflm_node_input_data(ctx, node, 0);
-  in[1] = tflm_node_input_data(ctx, node, 1);
-  sizes[0] = sizes[1] = tflm_elementwise_type_size(p->type);
-  switch (p->type) {
-    case TFLM_TYPE_INT8: row = tflm_minmax_int8; break;
-    case TFLM_TYPE_INT16: row = tflm_minmax_int16; break;
-    case TFLM_TYPE_INT32: row = tflm_minmax_int32; break;
-    case TFLM_TYPE_INT64: row = tflm_minmax_int64; break;
-    default: break;
-  }
-  tflm_broadcast_run(&p->shape, p, 2, in, sizes, tflm_node_output_data(ctx, node, 0), sizes[0],
-                     row);
-  return TFLM_OK;
+  return tflm_binary_eval(ctx, node, p->is_maximum ? &tflm_maximum_rows : &tflm_minimum_rows);
 }
 
 const tflm_registration_t tflm_op_maximum = {

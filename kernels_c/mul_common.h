@@ -14,12 +14,9 @@ extern "C" {
 
 /* Persistent op data (fixed-width fields only). */
 typedef struct {
-  tflm_broadcast_t shape;
-  int32_t type;                                        /* TFLM_TYPE_* of the output */
+  tflm_binary_t binary; /* shape, types, activation clamp (int8/int16: quantised) */
   int32_t input1_offset, input2_offset, output_offset; /* -zp1, -zp2, +zp_out */
   int32_t output_multiplier, output_shift;             /* scale1 * scale2 / scale_out */
-  int32_t act_min, act_max;                            /* quantised or int32 clamp */
-  float act_min_f, act_max_f;                          /* float clamp */
 } tflm_mul_params_t;
 
 /* Validates the node, computes the broadcast layout and TFLM's quantised parameters, and

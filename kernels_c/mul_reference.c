@@ -11,63 +11,28 @@
 #include "tflm_kernel.h"
 #include "tflm_quant.h"
 
-void tflm_mul_float(const void *params, const void *const *in, const int32_t *step,
-                    void *out, int32_t n) {
-  const tflm_mul_params_t *p = (const tflm_mul_params_t *)params;
-  const float *x = (const float *)in[0];
-  const float *y = (const float *)in[1];
-  float *z = (float *)out;
-  int32_t i;
-  for (i = 0; i < n; ++i) {
-    z[i] = tflm_clamp_float(x[i * step[0]] * y[i * step[1]], p->act_min_f, p->act_max_f);
-  }
+static float tflm_mul_float_value(const tflm_mul_params_t *p, float a, float b) {
+  return tflm_clamp_float(a * b, p->binary.act_min_f, p->binary.act_max_f);
 }
 
-void tflm_mul_int32(const void *params, const void *const *in, const int32_t *step,
-                    void *out, int32_t n) {
-  const tflm_mul_params_t *p = (const tflm_mul_params_t *)params;
-  const int32_t *x = (const int32_t *)in[0];
-  const int32_t *y = (const int32_t *)in[1];
-  int32_t *z = (int32_t *)out;
-  int32_t i;
-  for (i = 0; i < n; ++i) {
-    /* Wraps on overflow without signed-overflow UB. */
-    int32_t v = (int32_t)((uint32_t)x[i * step[0]] * (uint32_t)y[i * step[1]]);
-    v = v > p->act_min ? v : p->act_min;
-    z[i] = v < p->act_max ? v : p->act_max;
-  }
+static int32_t tflm_mul_int32_value(const tflm_mul_params_t *p, int32_t a, int32_t b) {
+  /* Wraps on overflow without signed-overflow UB. */
+  return tflm_clamp_int32((int32_t)((uint32_t)a * (uint32_t)b), p->binary.act_min,
+                          p->binary.act_max);
 }
 
 int32_t tflm_mul_quantized(const tflm_mul_params_t *p, int32_t a, int32_t b) {
-  int32_t v = tflm_multiply_by_quantized_multiplier((a + p->input1_offset) *
-                                                        (b + p->input2_offset),
-                                                    p->output_multiplier, p->output_shift) +
-              p->output_offset;
-  v = v > p->act_min ? v : p->act_min;
-  return v < p->act_max ? v : p->act_max;
+  return tflm_clamp_int32(
+      tflm_multiply_by_quantized_multiplier((a + p->input1_offset) * (b + p->input2_offset),
+                                            p->output_multiplier, p->output_shift) +
+          p->output_offset,
+      p->binary.act_min, p->binary.act_max);
 }
 
-void tflm_mul_int8(const void *params, const void *const *in, const int32_t *step,
-                   void *out, int32_t n) {
-  const tflm_mul_params_t *p = (const tflm_mul_params_t *)params;
-  const int8_t *x = (const int8_t *)in[0];
-  const int8_t *y = (const int8_t *)in[1];
-  int8_t *z = (int8_t *)out;
-  int32_t i;
-  for (i = 0; i < n; ++i) {
-    z[i] = (int8_t)tflm_mul_quantized(p, x[i * step[0]], y[i * step[1]]);
-  }
-}
+TFLM_BINARY_ROW(tflm_mul_float, tflm_mul_params_t, float, float, tflm_mul_float_value)
+TFLM_BINARY_ROW(tflm_mul_int32, tflm_mul_params_t, int32_t, int32_t, tflm_mul_int32_value)
+TFLM_BINARY_ROW(tflm_mul_int8, tflm_mul_params_t, int8_t, int8_t, tflm_mul_quantized)
+TFLM_BINARY_ROW(tflm_mul_int16, tflm_mul_params_t, int16_t, int16_t, tflm_mul_quantized)
 
-void tflm_mul_int16(const void *params, const void *const *in, const int32_t *step,
-                    void *out, int32_t n) {
-  const tflm_mul_params_t *p = (const tflm_mul_params_t *)params;
-  const int16_t *x = (const int16_t *)in[0];
-  const int16_t *y = (const int16_t *)in[1];
-  int16_t *z = (int16_t *)out;
-  int32_t i;
-  for (i = 0; i < n; ++i) {
-    z[i] = (int16_t)tflm_mul_quantized(p, x[i * step[0]], y[i * step[1]]);
-  }
-}
-
+const tflm_binary_rows_t tflm_mul_rows = {tflm_mul_float, tflm_mul_int8, tflm_mul_int16,
+                                          tflm_mul_int32, NULL};

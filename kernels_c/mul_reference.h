@@ -22,6 +22,9 @@ void tflm_mul_int8(const void *params, const void *const *in, const int32_t *ste
 void tflm_mul_int16(const void *params, const void *const *in, const int32_t *step,
                     void *out, int32_t n);
 
+/* The rows above by output type, for tflm_binary_prepare / tflm_binary_eval. */
+extern const tflm_binary_rows_t tflm_mul_rows;
+
 /* One int8 / int16 product rescaled, offset and clamped, as TFLM. */
 int32_t tflm_mul_quantized(const tflm_mul_params_t *p, int32_t a, int32_t b);
 

@@ -3,6 +3,8 @@
 
 #include <stddef.h>
 
+#include "tflm_quant.h"
+
 int32_t tflm_elementwise_type_size(int32_t type) {
   switch (type) {
     case TFLM_TYPE_FLOAT32:
@@ -135,4 +137,79 @@ void tflm_activation_range_int32(int32_t activation, int32_t *lo, int32_t *hi) {
     *lo = -1;
     *hi = 1;
   }
+}
+
+/* The op's row for `type`, NULL where it has none. */
+static tflm_elementwise_row_fn tflm_binary_row(const tflm_binary_rows_t *rows, int32_t type) {
+  switch (type) {
+    case TFLM_TYPE_FLOAT32: return rows->float32;
+    case TFLM_TYPE_INT8: return rows->int8;
+    case TFLM_TYPE_INT16: return rows->int16;
+    case TFLM_TYPE_INT32: return rows->int32;
+    case TFLM_TYPE_INT64: return rows->int64;
+    default: return NULL;
+  }
+}
+
+tflm_status_t tflm_binary_prepare(tflm_context_t *ctx, tflm_node_t *node, size_t size,
+                                  const tflm_binary_rows_t *rows, int32_t activation,
+                                  int32_t same_types, tflm_tensor_t *in, tflm_tensor_t *out,
+                                  void **data) {
+  tflm_binary_t *p = (tflm_binary_t *)tflm_alloc_persistent(ctx, size);
+  tflm_status_t status;
+  TFLM_KERNEL_CHECK(ctx, node, p != NULL, TFLM_ERR_ARENA_TOO_SMALL);
+  status = tflm_elementwise_prepare(ctx, node, 2, in, out, &p->shape);
+  if (status != TFLM_OK) {
+    return status;
+  }
+  TFLM_KERNEL_CHECK(ctx, node,
+                    in[0].type == out->type && (!same_types || in[1].type == out->type),
+                    TFLM_ERR_UNSUPPORTED_TYPE);
+  TFLM_KERNEL_CHECK(ctx, node, tflm_binary_row(rows, out->type) != NULL,
+                    TFLM_ERR_UNSUPPORTED_TYPE);
+  p->type = out->type;
+  p->second_type = in[1].type;
+  tflm_activation_range_float(activation, &p->act_min_f, &p->act_max_f);
+  tflm_activation_range_int32(activation, &p->act_min, &p->act_max);
+  node->user_data = p;
+  *data = p;
+  return TFLM_OK;
+}
+
+tflm_status_t tflm_binary_eval(tflm_context_t *ctx, tflm_node_t *node,
+                               const tflm_binary_rows_t *rows) {
+  const tflm_binary_t *p = (const tflm_binary_t *)node->user_data;
+  const void *in[2];
+  int32_t sizes[2];
+  in[0] = tflm_node_input_data(ctx, node, 0);
+  in[1] = tflm_node_input_data(ctx, node, 1);
+  sizes[0] = tflm_elementwise_type_size(p->type);
+  sizes[1] = tflm_elementwise_type_size(p->second_type);
+  tflm_broadcast_run(&p->shape, p, 2, in, sizes, tflm_node_output_data(ctx, node, 0), sizes[0],
+                     tflm_binary_row(rows, p->type));
+  return TFLM_OK;
+}
+
+double tflm_binary_rescale_inputs(const tflm_tensor_t *in, const tflm_tensor_t *out,
+                                  int32_t left_shift, tflm_binary_rescale_t *r) {
+  /* 2 * max in float, as TFLM; exact, so the double quotients below are TFLM's. */
+  const float twice_max_input_scale =
+      2.0f * (in[0].scale > in[1].scale ? in[0].scale : in[1].scale);
+  r->left_shift = left_shift;
+  r->input1_offset = -in[0].zero_point;
+  r->input2_offset = -in[1].zero_point;
+  r->output_offset = out->zero_point;
+  if (!(in[0].scale > 0.0f && in[1].scale > 0.0f && out->scale > 0.0f)) {
+    return 0.0;
+  }
+  tflm_quantize_multiplier((double)in[0].scale / (double)twice_max_input_scale,
+                           &r->input1_multiplier, &r->input1_shift);
+  tflm_quantize_multiplier((double)in[1].scale / (double)twice_max_input_scale,
+                           &r->input2_multiplier, &r->input2_shift);
+  return (double)twice_max_input_scale;
+}
+
+void tflm_binary_type_range(int32_t type, int32_t *qmin, int32_t *qmax) {
+  *qmin = type == TFLM_TYPE_INT8 ? -128 : -32768;
+  *qmax = type == TFLM_TYPE_INT8 ? 127 : 32767;
 }

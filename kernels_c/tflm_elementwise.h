@@ -9,6 +9,7 @@
 #ifndef TFLM_ELEMENTWISE_H
 #define TFLM_ELEMENTWISE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "tflm_kernel.h"
@@ -54,6 +55,81 @@ void tflm_broadcast_run(const tflm_broadcast_t *b, const void *params, int32_t c
 
 /* Fused activation range for int32 outputs (TFLM's CalculateActivationRange<int32_t>). */
 void tflm_activation_range_int32(int32_t activation, int32_t *lo, int32_t *hi);
+
+
+/* ---- Binary ops (SUB, MUL, DIV, SQUARED_DIFFERENCE, PRELU, MINIMUM/MAXIMUM) ----
+ * Each op keeps a tflm_binary_t first in its persistent data, lists one row function per
+ * output type (NULL where it refuses the type), and writes only its element function;
+ * prepare, the type checks and the eval dispatch are these. */
+
+/* The fields every binary op's persistent data starts with (fixed-width fields only). */
+typedef struct {
+  tflm_broadcast_t shape;
+  int32_t type;               /* TFLM_TYPE_* of input 0 and the output */
+  int32_t second_type;        /* TFLM_TYPE_* of input 1 (PRELU's alpha may differ) */
+  int32_t act_min, act_max;   /* int32 clamp of the fused activation (quantised ops
+                               * overwrite it with the quantised range) */
+  float act_min_f, act_max_f; /* float clamp of the fused activation */
+} tflm_binary_t;
+
+/* Row functions of one binary op by output type; NULL where the op refuses the type. */
+typedef struct {
+  tflm_elementwise_row_fn float32, int8, int16, int32, int64;
+} tflm_binary_rows_t;
+
+/* Input rescaling of the quantised SUB / SQUARED_DIFFERENCE family: both inputs shifted
+ * left, rescaled to twice the larger input scale; the output multiplier is the op's. */
+typedef struct {
+  int32_t input1_offset, input2_offset, output_offset; /* -zp1, -zp2, +zp_out */
+  int32_t left_shift;
+  int32_t input1_multiplier, input1_shift;
+  int32_t input2_multiplier, input2_shift;
+  int32_t output_multiplier, output_shift;
+} tflm_binary_rescale_t;
+
+/* Allocates `size` bytes of persistent op data (a tflm_binary_t first), fills the broadcast
+ * layout, the types and the activation ranges, and checks that the op has a row for the
+ * output type and, when `same_types`, that both inputs have the output's type.  The views
+ * are left in in[2] / *out for the op's quantised parameters; *data gets the op data, which
+ * is also node->user_data. */
+tflm_status_t tflm_binary_prepare(tflm_context_t *ctx, tflm_node_t *node, size_t size,
+                                  const tflm_binary_rows_t *rows, int32_t activation,
+                                  int32_t same_types, tflm_tensor_t *in, tflm_tensor_t *out,
+                                  void **data);
+
+/* Runs the op's row for its output type over the broadcast output. */
+tflm_status_t tflm_binary_eval(tflm_context_t *ctx, tflm_node_t *node,
+                               const tflm_binary_rows_t *rows);
+
+/* Fills the offsets and input multipliers of *r for inputs shifted left by `left_shift`;
+ * returns twice the larger input scale, or 0 when a scale is not positive. */
+double tflm_binary_rescale_inputs(const tflm_tensor_t *in, const tflm_tensor_t *out,
+                                  int32_t left_shift, tflm_binary_rescale_t *r);
+
+/* The smallest and largest value of an int8 / int16 output type. */
+void tflm_binary_type_range(int32_t type, int32_t *qmin, int32_t *qmax);
+
+/* Clamps v to [lo, hi]. */
+static inline int32_t tflm_clamp_int32(int32_t v, int32_t lo, int32_t hi) {
+  v = v > lo ? v : lo;
+  return v < hi ? v : hi;
+}
+
+/* Defines a row function `name` applying `element(p, a, b)` (p a `const params_t *`) to
+ * each pair of inputs of element types x_t / y_t, writing x_t outputs.  Written once here so
+ * that every binary op's file holds only its element functions. */
+#define TFLM_BINARY_ROW(name, params_t, x_t, y_t, element)                             \
+  void name(const void *params, const void *const *in, const int32_t *step, void *out, \
+            int32_t n) {                                                               \
+    const params_t *p = (const params_t *)params;                                      \
+    const x_t *x = (const x_t *)in[0];                                                 \
+    const y_t *y = (const y_t *)in[1];                                                 \
+    x_t *z = (x_t *)out;                                                               \
+    int32_t i;                                                                         \
+    for (i = 0; i < n; ++i) {                                                          \
+      z[i] = (x_t)element(p, x[i * step[0]], y[i * step[1]]);                          \
+    }                                                                                  \
+  }
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+#include "tflm_compiler.h"
 #include "tflm_kernel.h"
 #include "tflm_quant.h"
 
@@ -46,6 +47,85 @@ int32_t tflm_weighted_requant_in_model(tflm_context_t *ctx, const tflm_node_t *n
  * else `own` (channels multipliers followed by channels shifts in persistent memory). */
 void tflm_weighted_requant(tflm_context_t *ctx, const tflm_node_t *node, int32_t in_model,
                            const int32_t *own, int32_t channels, tflm_requant_t *requant);
+
+/* ---- One eval for every weighted op and tag ----
+ * A kernel lists one function per type in a tflm_weighted_kernels_t; tflm_weighted_eval
+ * fetches the data and the requantisation arrays and calls the one for the node's type. */
+
+/* The `type` of a hybrid node's parameter block (hybrid_common.h): no TFLM_TYPE_* has this
+ * value. */
+#define TFLM_TYPE_HYBRID 0x4859
+
+/* What a per-type function gets: the op's prepared parameters (tflm_conv_params_t or
+ * tflm_fc_params_t), the tag kernel's own node data (NULL for the reference kernels), the
+ * per-channel requantisation arrays and the tensors' data. */
+typedef struct {
+  const tflm_node_t *node; /* for per-node generated data (tflm_node_layout) */
+  const void *params;
+  const void *own;
+  tflm_requant_t requant;
+  tflm_weighted_data_t data;
+} tflm_weighted_call_t;
+
+typedef tflm_status_t (*tflm_weighted_type_fn)(tflm_context_t *ctx,
+                                               const tflm_weighted_call_t *call);
+
+/* The per-type functions of one weighted op (NULL where it has none) and how it finds its
+ * requantisation arrays from its parameters. */
+typedef struct {
+  void (*requant)(tflm_context_t *ctx, const tflm_node_t *node, const void *params,
+                  tflm_requant_t *requant);
+  tflm_weighted_type_fn hybrid; /* float32 activations, int8 weights: LiteRT only */
+  tflm_weighted_type_fn float32, int8, int16;
+} tflm_weighted_kernels_t;
+
+/* Define `name`, a tflm_weighted_type_fn over one loop of the kernels' shape:
+ * loop(params, input, filter, bias, output) for float32, with &requant after params for the
+ * quantised types (the data pointers convert from void implicitly). */
+#define TFLM_WEIGHTED_RUN_FLOAT(name, loop)                                                \
+  tflm_status_t name(tflm_context_t *ctx, const tflm_weighted_call_t *call) {              \
+    (void)ctx;                                                                             \
+    loop(call->params, call->data.input, call->data.filter, call->data.bias,              \
+         call->data.output);                                                               \
+    return TFLM_OK;                                                                        \
+  }
+#define TFLM_WEIGHTED_RUN_QUANT(name, loop)                                                \
+  tflm_status_t name(tflm_context_t *ctx, const tflm_weighted_call_t *call) {              \
+    (void)ctx;                                                                             \
+    loop(call->params, &call->requant, call->data.input, call->data.filter,               \
+         call->data.bias, call->data.output);                                              \
+    return TFLM_OK;                                                                        \
+  }
+
+/* The function of `kernels` for `type`, NULL where it has none. */
+static TFLM_ALWAYS_INLINE tflm_weighted_type_fn
+tflm_weighted_type_kernel(const tflm_weighted_kernels_t *kernels, int32_t type) {
+  switch (type) {
+    case TFLM_TYPE_HYBRID: return kernels->hybrid;
+    case TFLM_TYPE_FLOAT32: return kernels->float32;
+    case TFLM_TYPE_INT8: return kernels->int8;
+    case TFLM_TYPE_INT16: return kernels->int16;
+    default: return NULL;
+  }
+}
+
+/* Runs the function of `kernels` for `type` (a TFLM_TYPE_*, or TFLM_TYPE_HYBRID) on the
+ * node; `params` must not be NULL. */
+static TFLM_ALWAYS_INLINE tflm_status_t tflm_weighted_eval(
+    tflm_context_t *ctx, tflm_node_t *node, const void *params, const void *own, int32_t type,
+    const tflm_weighted_kernels_t *kernels) {
+  const tflm_weighted_type_fn run = tflm_weighted_type_kernel(kernels, type);
+  tflm_weighted_call_t call;
+  TFLM_KERNEL_CHECK(ctx, node, tflm_weighted_data(ctx, node, &call.data), TFLM_ERR_NOT_READY);
+  if (run == NULL) {
+    return TFLM_ERR_UNSUPPORTED_TYPE;
+  }
+  call.node = node;
+  call.params = params;
+  call.own = own;
+  kernels->requant(ctx, node, params, &call.requant);
+  return run(ctx, &call);
+}
 
 #ifdef __cplusplus
 }

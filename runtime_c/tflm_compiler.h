@@ -11,6 +11,17 @@
 #define TFLM_ALIGNED16 /* the enclosing union still gives scalar alignment */
 #endif
 
+/* A function that must be inlined into its caller, so that a loop nest shared by several
+ * kernels (kernels_c/conv_walk.h) costs what a hand-written one costs: each kernel passes it
+ * its own static function, which is then inlined too. */
+#if defined(__GNUC__) || defined(__clang__)
+#define TFLM_ALWAYS_INLINE inline __attribute__((always_inline))
+#elif defined(_MSC_VER)
+#define TFLM_ALWAYS_INLINE __forceinline
+#else
+#define TFLM_ALWAYS_INLINE inline
+#endif
+
 /* Float kernels must add and multiply exactly as TFLM does, so a multiply-add must never
  * be fused into one rounding.  ISO modes (-std=c99) already forbid it; GNU dialects, the
  * default of many IDEs, fuse on FPUs with FMA (Cortex-M4F and up) unless told not to. */

@@ -590,38 +590,28 @@ static tflm_status_t cmsis_conv_prepare(tflm_context_t *ctx, tflm_node_t *node) 
   return TFLM_OK;
 }
 
+/* int8: grouped convolutions (no scratch) run the reference loops. */
+static tflm_status_t cmsis_conv_run_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
+  const cmsis_conv_node_t *mine = (const cmsis_conv_node_t *)call->own;
+  const tflm_weighted_data_t *d = &call->data;
+  if (mine->scratch < 0) {
+    return tflm_conv_run_int8(ctx, call);
+  }
+  conv_int8(ctx, call->node, mine, call->params, &call->requant, d->input, d->filter, d->bias,
+            d->output);
+  return TFLM_OK;
+}
+
+static const tflm_weighted_kernels_t cmsis_conv_kernels = {
+    tflm_conv_requant, tflm_conv_hybrid_eval, tflm_conv_run_float32, cmsis_conv_run_int8,
+    tflm_conv_run_int16};
+
 static tflm_status_t cmsis_conv_eval(tflm_context_t *ctx, tflm_node_t *node) {
   const cmsis_conv_node_t *mine = (const cmsis_conv_node_t *)node->user_data;
   const tflm_conv_params_t *p =
       mine != NULL ? (const tflm_conv_params_t *)(uintptr_t)mine->shared : NULL;
-  tflm_weighted_data_t d;
-  tflm_requant_t requant;
-  TFLM_KERNEL_CHECK(ctx, node, p != NULL && tflm_weighted_data(ctx, node, &d),
-                    TFLM_ERR_NOT_READY);
-  tflm_conv_requant(ctx, node, p, &requant);
-  switch (p->type) {
-    case TFLM_TYPE_HYBRID: /* float32 activations, int8 weights: LiteRT only */
-      return tflm_conv_hybrid_eval(ctx, p, &d);
-    case TFLM_TYPE_FLOAT32:
-      tflm_conv_float32(p, (const float *)d.input, (const float *)d.filter, (const float *)d.bias,
-                        (float *)d.output);
-      return TFLM_OK;
-    case TFLM_TYPE_INT8:
-      if (mine->scratch < 0) { /* grouped */
-        tflm_conv_int8(p, &requant, (const int8_t *)d.input, (const int8_t *)d.filter,
-                       (const int32_t *)d.bias, (int8_t *)d.output);
-      } else {
-        conv_int8(ctx, node, mine, p, &requant, (const int8_t *)d.input,
-                  (const int8_t *)d.filter, (const int32_t *)d.bias, (int8_t *)d.output);
-      }
-      return TFLM_OK;
-    case TFLM_TYPE_INT16:
-      tflm_conv_int16(p, &requant, (const int16_t *)d.input, (const int8_t *)d.filter,
-                      (const int64_t *)d.bias, (int16_t *)d.output);
-      return TFLM_OK;
-    default:
-      return TFLM_ERR_UNSUPPORTED_TYPE;
-  }
+  TFLM_KERNEL_CHECK(ctx, node, p != NULL, TFLM_ERR_NOT_READY);
+  return tflm_weighted_eval(ctx, node, p, mine, p->type, &cmsis_conv_kernels);
 }
 
 const tflm_registration_t tflm_op_conv_2d = {

@@ -502,44 +502,29 @@ static void depthwise_int8(const dw_job_t *job, const int8_t *input, const int8_
   }
 }
 
-static void run_int8(const tflm_conv_params_t *p, const tflm_requant_t *requant,
-                     const int8_t *input, const int8_t *filter, const int32_t *bias,
-                     int8_t *output) {
+static tflm_status_t run_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
+  const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
+  const tflm_requant_t *requant = &call->requant;
   dw_job_t job;
+  (void)ctx;
   job.p = p;
   job.requant = *requant;
-  job.bias = bias;
+  job.bias = call->data.bias;
   job.fast = cmsis_requant_mode(requant->multipliers, requant->shifts, p->output_c);
   job.square3 = p->filter_h == 3 && p->filter_w == 3 && p->depth_multiplier == 1 &&
                 p->dilation_h == 1 && p->dilation_w == 1;
-  depthwise_int8(&job, input, filter, output);
+  depthwise_int8(&job, call->data.input, call->data.filter, call->data.output);
+  return TFLM_OK;
 }
+
+static const tflm_weighted_kernels_t cmsis_depthwise_kernels = {
+    tflm_conv_requant, tflm_conv_hybrid_eval, tflm_depthwise_conv_run_float32, run_int8,
+    tflm_depthwise_conv_run_int16};
 
 static tflm_status_t cmsis_depthwise_eval(tflm_context_t *ctx, tflm_node_t *node) {
   const tflm_conv_params_t *p = (const tflm_conv_params_t *)node->user_data;
-  tflm_weighted_data_t d;
-  tflm_requant_t requant;
-  TFLM_KERNEL_CHECK(ctx, node, p != NULL && tflm_weighted_data(ctx, node, &d),
-                    TFLM_ERR_NOT_READY);
-  tflm_conv_requant(ctx, node, p, &requant);
-  switch (p->type) {
-    case TFLM_TYPE_HYBRID: /* float32 activations, int8 weights: LiteRT only */
-      return tflm_conv_hybrid_eval(ctx, p, &d);
-    case TFLM_TYPE_FLOAT32:
-      tflm_depthwise_conv_float32(p, (const float *)d.input, (const float *)d.filter,
-                                  (const float *)d.bias, (float *)d.output);
-      return TFLM_OK;
-    case TFLM_TYPE_INT8:
-      run_int8(p, &requant, (const int8_t *)d.input, (const int8_t *)d.filter,
-               (const int32_t *)d.bias, (int8_t *)d.output);
-      return TFLM_OK;
-    case TFLM_TYPE_INT16:
-      tflm_depthwise_conv_int16(p, &requant, (const int16_t *)d.input, (const int8_t *)d.filter,
-                                (const int64_t *)d.bias, (int16_t *)d.output);
-      return TFLM_OK;
-    default:
-      return TFLM_ERR_UNSUPPORTED_TYPE;
-  }
+  TFLM_KERNEL_CHECK(ctx, node, p != NULL, TFLM_ERR_NOT_READY);
+  return tflm_weighted_eval(ctx, node, p, NULL, p->type, &cmsis_depthwise_kernels);
 }
 
 const tflm_registration_t tflm_op_depthwise_conv_2d = {

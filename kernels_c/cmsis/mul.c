@@ -40,7 +40,7 @@ static void mul_int8_flat(const tflm_mul_params_t *p, const int8_t *a, const int
                           int8_t *out, int32_t n) {
   const int32_t m = p->output_multiplier, s = p->output_shift, offset = p->output_offset;
   const int32_t o1 = p->input1_offset, o2 = p->input2_offset;
-  const int32_t lo = p->act_min, hi = p->act_max;
+  const int32_t lo = p->binary.act_min, hi = p->binary.act_max;
   int32_t prod[4], i = 0, j;
   if (cmsis_requant_is_fast(&s, 1)) {
     const int32_t multipliers[4] = {m, m, m, m}, shifts[4] = {s, s, s, s};
@@ -62,29 +62,17 @@ static void mul_int8_flat(const tflm_mul_params_t *p, const int8_t *a, const int
 
 static tflm_status_t cmsis_mul_eval(tflm_context_t *ctx, tflm_node_t *node) {
   const tflm_mul_params_t *p = (const tflm_mul_params_t *)node->user_data;
-  const void *in[2];
+  const void *a = tflm_node_input_data(ctx, node, 0);
+  const void *b = tflm_node_input_data(ctx, node, 1);
   void *out = tflm_node_output_data(ctx, node, 0);
-  int32_t sizes[2];
-  tflm_elementwise_row_fn row = tflm_mul_float;
-  in[0] = tflm_node_input_data(ctx, node, 0);
-  in[1] = tflm_node_input_data(ctx, node, 1);
-  TFLM_KERNEL_CHECK(ctx, node, p != NULL && in[0] != NULL && in[1] != NULL && out != NULL,
+  TFLM_KERNEL_CHECK(ctx, node, p != NULL && a != NULL && b != NULL && out != NULL,
                     TFLM_ERR_NOT_READY);
-  if (p->type == TFLM_TYPE_INT8 && p->shape.flat) {
-    mul_int8_flat(p, (const int8_t *)in[0], (const int8_t *)in[1], (int8_t *)out,
-                  p->shape.count);
+  if (p->binary.type == TFLM_TYPE_INT8 && p->binary.shape.flat) {
+    mul_int8_flat(p, (const int8_t *)a, (const int8_t *)b, (int8_t *)out,
+                  p->binary.shape.count);
     return TFLM_OK;
   }
-  sizes[0] = sizes[1] = tflm_elementwise_type_size(p->type);
-  if (p->type == TFLM_TYPE_INT8) {
-    row = tflm_mul_int8;
-  } else if (p->type == TFLM_TYPE_INT16) {
-    row = tflm_mul_int16;
-  } else if (p->type == TFLM_TYPE_INT32) {
-    row = tflm_mul_int32;
-  }
-  tflm_broadcast_run(&p->shape, p, 2, in, sizes, out, sizes[0], row);
-  return TFLM_OK;
+  return tflm_binary_eval(ctx, node, &tflm_mul_rows);
 }
 
 const tflm_registration_t tflm_op_mul = {

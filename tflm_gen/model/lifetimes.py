@@ -84,11 +84,11 @@ class RecursiveSubgraphError(ValueError):
     nested deeper than the runtime allows, or a subgraph index out of range."""
 
 
-MAX_CALL_DEPTH = 16  # runtime_c/tflm_interpreter.c TFLM_MAX_CALL_DEPTH
+MAX_CALL_DEPTH = 16  # runtime_c/tflm_allocator.c TFLM_MAX_CALL_DEPTH
 
 
 class _Timeline:
-    """One timeline of steps for all subgraphs, as runtime_c/tflm_interpreter.c builds it:
+    """One timeline of steps for all subgraphs, as runtime_c/tflm_allocator.c builds it:
     a subgraph's operators take the steps right after the operator that calls it, the
     caller's inputs and outputs span those steps, and a subgraph run from several call sites
     spans all of them (its window)."""

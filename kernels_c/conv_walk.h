@@ -1,0 +1,194 @@
+/* The output loop nest CONV_2D and DEPTHWISE_CONV_2D's reference kernels share: for each
+ * batch, output row, column and channel, the type's output function (the op's taps with the
+ * type's MAC, the bias, then requantisation or the float clamp), written in NHWC order.
+ *
+ * Everything here is always inlined (tflm_compiler.h) and every function argument is a
+ * constant at each call (the op's static tap walk, the type's output and MAC functions), so
+ * the compiler inlines them all and the loops cost what a hand-written nest costs. */
+#ifndef TFLM_CONV_WALK_H
+#define TFLM_CONV_WALK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "conv_common.h"
+#include "tflm_compiler.h"
+#include "tflm_quant.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Where one output's window starts in the input (negative inside the padding), and its
+ * output channel. */
+typedef struct {
+  int32_t y0;
+  int32_t x0;
+  int32_t oc;
+} tflm_conv_window_t;
+
+/* Adds `count` products of one tap (input against filter elements) to *acc:
+ * int8 images with the input offset in an int32 that wraps as TFLM's does, int16 images in
+ * an int64, floats in a float. */
+static TFLM_ALWAYS_INLINE void tflm_conv_mac_int8(void *acc, const void *in, const void *f,
+                                                  int32_t count, int32_t offset) {
+  int32_t c;
+  for (c = 0; c < count; ++c) {
+    *(int32_t *)acc = tflm_mac_wrap(*(int32_t *)acc, ((const int8_t *)f)[c],
+                                    (int32_t)((const int8_t *)in)[c] + offset);
+  }
+}
+
+static TFLM_ALWAYS_INLINE void tflm_conv_mac_int16(void *acc, const void *in, const void *f,
+                                                   int32_t count, int32_t offset) {
+  int32_t c;
+  (void)offset;
+  for (c = 0; c < count; ++c) {
+    *(int64_t *)acc +=
+        (int64_t)((int32_t)((const int8_t *)f)[c] * (int32_t)((const int16_t *)in)[c]);
+  }
+}
+
+static TFLM_ALWAYS_INLINE void tflm_conv_mac_float32(void *acc, const void *in,
+                                                     const void *f, int32_t count,
+                                                     int32_t offset) {
+  int32_t c;
+  (void)offset;
+  for (c = 0; c < count; ++c) {
+    *(float *)acc += ((const float *)in)[c] * ((const float *)f)[c];
+  }
+}
+
+typedef void (*tflm_conv_mac_fn)(void *acc, const void *in, const void *f, int32_t count,
+                                 int32_t offset);
+
+/* The op's walk over the taps of one output's window (conv: every input channel of the
+ * group per tap; depthwise: one), calling `mac` per tap; elements of `in_bytes` /
+ * `f_bytes`. */
+typedef void (*tflm_conv_taps_fn)(const tflm_conv_params_t *p, const void *input,
+                                  int32_t in_bytes, const void *filter, int32_t f_bytes,
+                                  const tflm_conv_window_t *w, void *acc, tflm_conv_mac_fn mac);
+
+/* The taps of one output's window, filter_y then filter_x, skipping taps in the padding:
+ * per tap, `count` elements from input channel `in_c` on and from `filter` (the output
+ * channel's first weight) plus the tap's index times `tap_stride`; elements of `in_bytes` /
+ * `f_bytes`.  Conv reads a group's channels per tap, depthwise one. */
+static TFLM_ALWAYS_INLINE void tflm_conv_taps(const tflm_conv_params_t *p, const void *input,
+                                              int32_t in_bytes, int32_t in_c,
+                                              const void *filter, int32_t f_bytes,
+                                              int32_t tap_stride, int32_t count,
+                                              const tflm_conv_window_t *w, void *acc,
+                                              tflm_conv_mac_fn mac) {
+  const uint8_t *in = (const uint8_t *)input;
+  const uint8_t *f = (const uint8_t *)filter;
+  int32_t fy, fx;
+  for (fy = 0; fy < p->filter_h; ++fy) {
+    const int32_t in_y = w->y0 + p->dilation_h * fy;
+    for (fx = 0; fx < p->filter_w; ++fx) {
+      const int32_t in_x = w->x0 + p->dilation_w * fx;
+      if (in_y < 0 || in_y >= p->input_h || in_x < 0 || in_x >= p->input_w) continue;
+      mac(acc, in + (size_t)((in_y * p->input_w + in_x) * p->input_c + in_c) * in_bytes,
+          f + (size_t)((fy * p->filter_w + fx) * tap_stride) * f_bytes, count,
+          p->input_offset);
+    }
+  }
+}
+
+/* Elements of one input image. */
+static inline int32_t tflm_conv_image_size(const tflm_conv_params_t *p) {
+  return p->input_h * p->input_w * p->input_c;
+}
+
+static TFLM_ALWAYS_INLINE void tflm_conv_window(const tflm_conv_params_t *p, int32_t oy,
+                                                int32_t ox, int32_t oc,
+                                                tflm_conv_window_t *w) {
+  w->y0 = oy * p->stride_h - p->pad_h;
+  w->x0 = ox * p->stride_w - p->pad_w;
+  w->oc = oc;
+}
+
+/* One output of each type: the op's taps with the type's MAC, the bias, then
+ * requantisation (int8; int16 "16x8": no zero points, 64-bit accumulator and bias) or the
+ * float clamp.  `requant` is NULL for float32. */
+typedef void (*tflm_conv_output_fn)(const tflm_conv_params_t *p, const tflm_requant_t *requant,
+                                    const void *image, const void *filter, const void *bias,
+                                    const tflm_conv_window_t *w, void *output,
+                                    tflm_conv_taps_fn taps);
+
+static TFLM_ALWAYS_INLINE void tflm_conv_output_int8(const tflm_conv_params_t *p,
+                                                     const tflm_requant_t *requant,
+                                                     const void *image, const void *filter,
+                                                     const void *bias,
+                                                     const tflm_conv_window_t *w,
+                                                     void *output, tflm_conv_taps_fn taps) {
+  int32_t acc = 0;
+  taps(p, image, 1, filter, 1, w, &acc, tflm_conv_mac_int8);
+  if (bias != NULL) acc = tflm_add_wrap(acc, ((const int32_t *)bias)[w->oc]);
+  *(int8_t *)output =
+      (int8_t)tflm_requantize(acc, requant->multipliers[w->oc], requant->shifts[w->oc],
+                              p->output_offset, p->act_min, p->act_max);
+}
+
+static TFLM_ALWAYS_INLINE void tflm_conv_output_int16(const tflm_conv_params_t *p,
+                                                      const tflm_requant_t *requant,
+                                                      const void *image, const void *filter,
+                                                      const void *bias,
+                                                      const tflm_conv_window_t *w,
+                                                      void *output, tflm_conv_taps_fn taps) {
+  int64_t acc = 0;
+  int32_t scaled;
+  taps(p, image, 2, filter, 1, w, &acc, tflm_conv_mac_int16);
+  if (bias != NULL) acc = tflm_add_wrap64(acc, ((const int64_t *)bias)[w->oc]);
+  scaled = tflm_multiply_by_quantized_multiplier_64(acc, requant->multipliers[w->oc],
+                                                    requant->shifts[w->oc]);
+  scaled = scaled > p->act_min ? scaled : p->act_min;
+  *(int16_t *)output = (int16_t)(scaled < p->act_max ? scaled : p->act_max);
+}
+
+static TFLM_ALWAYS_INLINE void tflm_conv_output_float32(const tflm_conv_params_t *p,
+                                                        const tflm_requant_t *requant,
+                                                        const void *image, const void *filter,
+                                                        const void *bias,
+                                                        const tflm_conv_window_t *w,
+                                                        void *output, tflm_conv_taps_fn taps) {
+  float acc = 0.0f;
+  (void)requant;
+  taps(p, image, 4, filter, 4, w, &acc, tflm_conv_mac_float32);
+  /* TFLM adds a bias of 0.0f when there is none; -0.0f + 0.0f is +0.0f. */
+  acc += bias != NULL ? ((const float *)bias)[w->oc] : 0.0f;
+  *(float *)output = tflm_clamp_float(acc, p->float_min, p->float_max);
+}
+
+/* Every output in NHWC order: images of `in_bytes` elements, outputs of `out_bytes`. */
+static TFLM_ALWAYS_INLINE void tflm_conv_walk(const tflm_conv_params_t *p,
+                                              const tflm_requant_t *requant, const void *input,
+                                              int32_t in_bytes, const void *filter,
+                                              const void *bias, void *output,
+                                              int32_t out_bytes, tflm_conv_taps_fn taps,
+                                              tflm_conv_output_fn one) {
+  uint8_t *out = (uint8_t *)output;
+  /* A local copy: the outputs' stores cannot alias it, so its arrays stay in registers. */
+  tflm_requant_t arrays = {NULL, NULL};
+  int32_t b, oy, ox, oc;
+  tflm_conv_window_t w;
+  if (requant != NULL) arrays = *requant;
+  for (b = 0; b < p->batches; ++b) {
+    const uint8_t *image =
+        (const uint8_t *)input + (size_t)(b * tflm_conv_image_size(p)) * in_bytes;
+    for (oy = 0; oy < p->output_h; ++oy) {
+      for (ox = 0; ox < p->output_w; ++ox) {
+        for (oc = 0; oc < p->output_c; ++oc) {
+          tflm_conv_window(p, oy, ox, oc, &w);
+          one(p, &arrays, image, filter, bias, &w, out, taps);
+          out += out_bytes;
+        }
+      }
+    }
+  }
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TFLM_CONV_WALK_H */
