@@ -21,7 +21,7 @@ static int32_t conv_filter_size(const tflm_conv_params_t *p) {
 }
 
 /* The taps of one output's window: per tap, the channels of the output channel's group. */
-static TFLM_ALWAYS_INLINE void conv_taps(const tflm_conv_params_t *p, const void *input,
+static inline void conv_taps(const tflm_conv_params_t *p, const void *input,
                                          int32_t in_bytes, const void *filter,
                                          int32_t f_bytes, const tflm_conv_window_t *w,
                                          void *acc, tflm_conv_mac_fn mac) {

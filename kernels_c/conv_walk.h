@@ -30,7 +30,7 @@ typedef struct {
 /* Adds `count` products of one tap (input against filter elements) to *acc:
  * int8 images with the input offset in an int32 that wraps as TFLM's does, int16 images in
  * an int64, floats in a float. */
-static TFLM_ALWAYS_INLINE void tflm_conv_mac_int8(void *acc, const void *in, const void *f,
+static inline void tflm_conv_mac_int8(void *acc, const void *in, const void *f,
                                                   int32_t count, int32_t offset) {
   int32_t c;
   for (c = 0; c < count; ++c) {
@@ -39,7 +39,7 @@ static TFLM_ALWAYS_INLINE void tflm_conv_mac_int8(void *acc, const void *in, con
   }
 }
 
-static TFLM_ALWAYS_INLINE void tflm_conv_mac_int16(void *acc, const void *in, const void *f,
+static inline void tflm_conv_mac_int16(void *acc, const void *in, const void *f,
                                                    int32_t count, int32_t offset) {
   int32_t c;
   (void)offset;
@@ -49,7 +49,7 @@ static TFLM_ALWAYS_INLINE void tflm_conv_mac_int16(void *acc, const void *in, co
   }
 }
 
-static TFLM_ALWAYS_INLINE void tflm_conv_mac_float32(void *acc, const void *in,
+static inline void tflm_conv_mac_float32(void *acc, const void *in,
                                                      const void *f, int32_t count,
                                                      int32_t offset) {
   int32_t c;
@@ -73,7 +73,7 @@ typedef void (*tflm_conv_taps_fn)(const tflm_conv_params_t *p, const void *input
  * per tap, `count` elements from input channel `in_c` on and from `filter` (the output
  * channel's first weight) plus the tap's index times `tap_stride`; elements of `in_bytes` /
  * `f_bytes`.  Conv reads a group's channels per tap, depthwise one. */
-static TFLM_ALWAYS_INLINE void tflm_conv_taps(const tflm_conv_params_t *p, const void *input,
+static inline void tflm_conv_taps(const tflm_conv_params_t *p, const void *input,
                                               int32_t in_bytes, int32_t in_c,
                                               const void *filter, int32_t f_bytes,
                                               int32_t tap_stride, int32_t count,
@@ -115,7 +115,7 @@ typedef void (*tflm_conv_output_fn)(const tflm_conv_params_t *p, const tflm_requ
                                     const tflm_conv_window_t *w, void *output,
                                     tflm_conv_taps_fn taps);
 
-static TFLM_ALWAYS_INLINE void tflm_conv_output_int8(const tflm_conv_params_t *p,
+static inline void tflm_conv_output_int8(const tflm_conv_params_t *p,
                                                      const tflm_requant_t *requant,
                                                      const void *image, const void *filter,
                                                      const void *bias,
@@ -129,7 +129,7 @@ static TFLM_ALWAYS_INLINE void tflm_conv_output_int8(const tflm_conv_params_t *p
                               p->output_offset, p->act_min, p->act_max);
 }
 
-static TFLM_ALWAYS_INLINE void tflm_conv_output_int16(const tflm_conv_params_t *p,
+static inline void tflm_conv_output_int16(const tflm_conv_params_t *p,
                                                       const tflm_requant_t *requant,
                                                       const void *image, const void *filter,
                                                       const void *bias,
@@ -145,7 +145,7 @@ static TFLM_ALWAYS_INLINE void tflm_conv_output_int16(const tflm_conv_params_t *
   *(int16_t *)output = (int16_t)(scaled < p->act_max ? scaled : p->act_max);
 }
 
-static TFLM_ALWAYS_INLINE void tflm_conv_output_float32(const tflm_conv_params_t *p,
+static inline void tflm_conv_output_float32(const tflm_conv_params_t *p,
                                                         const tflm_requant_t *requant,
                                                         const void *image, const void *filter,
                                                         const void *bias,

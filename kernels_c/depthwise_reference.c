@@ -16,7 +16,7 @@
 
 /* The taps of one output's window: output channel oc reads input channel
  * oc / depth_multiplier, one element per tap. */
-static TFLM_ALWAYS_INLINE void depthwise_taps(const tflm_conv_params_t *p, const void *input,
+static inline void depthwise_taps(const tflm_conv_params_t *p, const void *input,
                                               int32_t in_bytes, const void *filter,
                                               int32_t f_bytes, const tflm_conv_window_t *w,
                                               void *acc, tflm_conv_mac_fn mac) {

@@ -5,6 +5,8 @@
  *   CMSIS_MVE  Helium (__ARM_FEATURE_MVE, Cortex-M55/M85): 16 int8 lanes per instruction;
  *   CMSIS_DSP  the DSP extension (__ARM_FEATURE_DSP, Cortex-M4/M7/M33): dual 16-bit MACs;
  *   neither    plain C (Cortex-M0/M3, RISC-V and the host build).
+ * An unoptimised build (an IDE's debug configuration, -O0) takes plain C on DSP cores too:
+ * there gcc keeps the frame pointer and cannot give the DSP assembly its 12 registers.
  * Every version computes the same integers; only speed differs.  Scratch sizes never depend
  * on these macros, so the arena the host build measures is the arena of every target.
  * Written for tflm-gen from the ACLE and MVE intrinsic references; no code of Arm's
@@ -21,7 +23,7 @@
 #define CMSIS_MVE 1
 #include <arm_mve.h>
 #endif
-#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)
 #define CMSIS_DSP 1
 #include <arm_acle.h>
 #endif
