@@ -57,7 +57,7 @@ def test_new_core_runs_bit_exact(benched, target, tags):
     assert result["bit_exact"], (target, tags)
     model = (need_corpus() / NEW_CORES[target]).read_bytes()
     all_tags = qemu.load_target(target).tags + tags
-    host = HostInterpreter(device_model(model)[0], host_tags(all_tags))
+    host = HostInterpreter(device_model(model, host_tags(all_tags))[0], host_tags(all_tags))
     assert result["arena_bytes"] == host.memory_stats()["arena_bytes"]
     board = qemu.board_of(target)
     assert 0 < result["stack_bytes"] < board["stack_bytes"]

@@ -19,7 +19,7 @@ import test_cmsis as cmsis_cases
 from op_oracle import run_tflm
 
 from tflm_gen import host, qemu
-from tflm_gen.layout import CONV_INT16_PAIRS, METADATA_NAME, layout_words
+from tflm_gen.layout import CONV_INT16_PAIRS, METADATA_NAME, layout_bytes, layout_words
 from tflm_gen.model import ir
 from tflm_gen.model.builder import ModelBuilder
 from tflm_gen.model.reader import read_model
@@ -75,7 +75,7 @@ def with_layout_words(model_bytes: bytes, edit) -> bytes:
 @pytest.mark.parametrize("seed", (0, 1))
 def test_layout_layers_bit_exact_on_host(seed):
     model, inputs, cases = layout_model(seed)
-    device = device_model(model)[0]
+    device = device_model(model, cmsis_cases.TAGS)[0]
     assert all(record and record[0] == CONV_INT16_PAIRS for record in records(device))
     cmsis_cases.compare(host.run_model(device, inputs, cmsis_cases.TAGS), model, inputs, cases)
 
@@ -92,7 +92,7 @@ def test_layout_layers_bit_exact_on_board(target):
 def test_kernel_reads_the_folded_constants():
     """One folded constant moved by 2^24 changes that layer's output: the kernel uses them."""
     model, inputs, cases = layout_model(0)
-    device = device_model(model)[0]
+    device = device_model(model, cmsis_cases.TAGS)[0]
 
     def bump_first_constant(words):
         words[words[2] + 4] += 1 << 24  # record: length, kind, channels, patch, folded[0]
@@ -109,7 +109,7 @@ def test_kernel_reads_the_folded_constants():
 def test_a_record_that_disagrees_with_the_node_is_ignored():
     """A record of the wrong channel count runs the plain filter, still bit-exact."""
     model, inputs, cases = layout_model(1)
-    device = device_model(model)[0]
+    device = device_model(model, cmsis_cases.TAGS)[0]
 
     def wrong_channels(words):
         words[words[2] + 2] += 2  # record: length, kind, channels
@@ -137,3 +137,15 @@ def test_record_kind_is_the_kernels():
     source = (ROOT / "kernels_c" / "cmsis" / "conv.c").read_text()
     kind = re.search(r"#define CMSIS_CONV_INT16_PAIRS (\d+)", source)
     assert kind and int(kind.group(1)) == CONV_INT16_PAIRS
+
+
+def test_only_the_cmsis_kernels_pay_for_layouts():
+    """The reference kernels never read a layout: their device model carries none, and the
+    cmsis one grows by exactly the layout bytes (the flash growth bench reports)."""
+    model = layout_model(0)[0]
+    plain = device_model(model)[0]
+    with_layouts = device_model(model, cmsis_cases.TAGS)[0]
+    assert METADATA_NAME not in {name for name, _ in read_model(plain).metadata}
+    assert records(with_layouts)
+    growth = len(with_layouts) - len(plain)
+    assert 0 < growth - layout_bytes(read_model(model)) < 128  # + a metadata entry, a buffer

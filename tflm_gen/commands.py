@@ -155,7 +155,7 @@ def run_command(model_path, input_paths, output_path, tags, arena_bytes, target)
     data = _model_bytes(model_path)
     if target != "host":
         return _run_on_target(data, target, tags, input_paths, output_path, arena_bytes)
-    model, _ = device_model(data)
+    model, _ = device_model(data, tags)
     interpreter = HostInterpreter(model, tags, arena_bytes)
     inputs = _run_inputs(input_paths, interpreter.model)
     start = time.perf_counter()

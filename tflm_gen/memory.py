@@ -17,7 +17,7 @@ def memory_report(model_bytes: bytes, tags: tuple[str, ...] = ()) -> dict:
     The numbers are the same on every target: the runtime keeps no pointer-sized fields in
     the arena, so `arena_bytes` from this host run is what a 32- or 8-bit device uses.
     """
-    planned, plan = device_model(model_bytes)
+    planned, plan = device_model(model_bytes, tags)
     interpreter = HostInterpreter(planned, tags, audit_scratch=True)
     stats = interpreter.memory_stats()
     model = read_model(model_bytes)

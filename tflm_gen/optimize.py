@@ -11,8 +11,12 @@ from tflm_gen.plan import Plan, embed_plan, make_plan
 from tflm_gen.requant import embed_requant
 
 
-def device_model(model_bytes: bytes) -> tuple[bytes, Plan]:
-    """The model with requantisation, weight layouts and an offline plan embedded, and the plan."""
+def device_model(model_bytes: bytes, tags: tuple[str, ...] = ()) -> tuple[bytes, Plan]:
+    """The model with requantisation, an offline plan and, for the kernels that read them
+    (the cmsis tag), offline weight layouts embedded; and the plan.  Other kernels never
+    read a layout, so their projects do not pay its flash (vww: +399 KB)."""
     model = read_model(model_bytes)
     plan = make_plan(model)
-    return write_model(embed_plan(embed_layout(embed_requant(model)), plan)), plan
+    if "cmsis" in tags:
+        model = embed_layout(model)
+    return write_model(embed_plan(embed_requant(model), plan)), plan

@@ -100,7 +100,8 @@ def per_op(model_bytes: bytes, samples: list, against: str, tags=(),
     expanded, tensors = expose_intermediates(model)
     data = write_model(expanded)
     room = arena_upper_bound(expanded)  # every intermediate is alive at once
-    ours = HostInterpreter(device_model(data)[0], tuple(tags), max(DEFAULT_ARENA_BYTES, room))
+    tags = tuple(tags)
+    ours = HostInterpreter(device_model(data, tags)[0], tags, max(DEFAULT_ARENA_BYTES, room))
     theirs = Oracle(data, against, arena_bytes=room)
     report = PerOpReport(len(model.subgraph.operators), len(tensors), 0)
     count = len(model.subgraph.outputs)

@@ -158,10 +158,11 @@ def named_target(target: Target, name: str) -> Target:
 
 
 @lru_cache(maxsize=4)
-def _device_models(originals: tuple[bytes, ...]) -> tuple[list[bytes], list]:
-    """The device models (plan and requantisation embedded) and their IR; cached because
-    planning is the slow part and measure and assemble both need them."""
-    devices = [device_model(each)[0] for each in originals]
+def _device_models(originals: tuple[bytes, ...],
+                   tags: tuple[str, ...]) -> tuple[list[bytes], list]:
+    """The device models (plan, requantisation and the tags' layouts embedded) and their IR;
+    cached because planning is the slow part and measure and assemble both need them."""
+    devices = [device_model(each, tags)[0] for each in originals]
     return devices, [read_model(each) for each in devices]
 
 
@@ -198,9 +199,9 @@ def generate(model_bytes: bytes, options: GenerateOptions = GenerateOptions()) -
     target = load_target(options.target)
     originals = [model_bytes, *options.extra_models]
     _check_multitenant(target, len(originals))
-    devices, models = _device_models(tuple(originals))
     tags = target.tags + tuple(options.tags)
     check_tags(tags)
+    devices, models = _device_models(tuple(originals), tags)
     for model in models:  # an unsupported model is refused before anything runs
         check_supported(model)
     return assemble(model_bytes, options, measure(originals, devices, models, tags, options.seed))
@@ -215,7 +216,7 @@ def assemble(model_bytes: bytes, options: GenerateOptions, measured: Measured) -
     check_board_tags(tags, options.board)
     originals = [model_bytes, *options.extra_models]
     _check_multitenant(target, len(originals))
-    devices, models = _device_models(tuple(originals))
+    devices, models = _device_models(tuple(originals), tags)
     library = library_files(models, devices[0], tags, name)
     arena = measured.arena_bytes
     check_fits_board(target, sum(len(each) for each in devices), arena)

@@ -198,7 +198,8 @@ def run_on_target(model_bytes: bytes, target: str, inputs, tags=()) -> TargetRun
     run's); the outputs come back over semihosting."""
     board_of(target)
     tags = tuple(tags)
-    host = HostInterpreter(device_model(model_bytes)[0], host_tags(load_target(target).tags + tags))
+    run_tags = host_tags(load_target(target).tags + tags)
+    host = HostInterpreter(device_model(model_bytes, run_tags)[0], run_tags)
     expected = host.run(inputs)  # also validates shapes and dtypes
     program = build(_run_files(model_bytes, target, tags, inputs, expected), target)
     completed = run(program)

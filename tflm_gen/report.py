@@ -70,7 +70,7 @@ def host_code_size(model_bytes: bytes, tags: tuple[str, ...]) -> dict:
     """Code size from host objects (cc -Os), split as `bench` splits a linked program; the
     model is the flatbuffer a project embeds.  A board's port files (a Zephyr DebugLog)
     do not build on the host: they are left out and named."""
-    planned = device_model(model_bytes)[0]
+    planned = device_model(model_bytes, tags)[0]
     files = library_files(read_model(planned), planned, tags)
     runtime = {name for name in runtime_files(tags) if name.endswith(".c")}
     sizes = {"text_runtime": 0, "text_kernels": 0, "model_bytes": len(planned), "text_other": 0}

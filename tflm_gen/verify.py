@@ -65,7 +65,7 @@ def verify(model_bytes: bytes, against: str = "tflm", runs: int = 3, tags=(),
     model = read_model(model_bytes)
     if not model.subgraph.outputs:
         raise ModelError("the model has no outputs: there is nothing to verify")
-    ours = HostInterpreter(device_model(model_bytes)[0], tuple(tags))
+    ours = HostInterpreter(device_model(model_bytes, tuple(tags))[0], tuple(tags))
     against, reason = choose_oracle(model_bytes, against)
     theirs = Oracle(model_bytes, against, arena_bytes=arena_upper_bound(model))
     if samples is None:
