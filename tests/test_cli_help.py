@@ -80,6 +80,7 @@ BASE_ARGS = {
     "plan": ["{model}", "-o", "{tmp}/planned.tflite"],
     "partition": ["{model}", "--accelerator", "conv_only", "-o", "{tmp}/partitioned.tflite"],
     "ops": [],
+    "prune": ["{model}", "--sparsity", "0.5", "-o", "{tmp}/pruned.tflite"],
     "doctor": [],
     "report": ["{model}", "-o", "{tmp}/report.html"],
 }

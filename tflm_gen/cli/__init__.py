@@ -97,6 +97,7 @@ def _register_commands() -> None:
     from tflm_gen.cli.doctor import doctor_command
     from tflm_gen.cli.inspect import inspect_command
     from tflm_gen.cli.ops import ops_command
+    from tflm_gen.cli.prune import prune_command
     from tflm_gen.cli.report import report_command
     from tflm_gen.commands import (
         partition_command,
@@ -110,7 +111,7 @@ def _register_commands() -> None:
 
     for command in (inspect_command, project_command, run_command, verify_command,
                     targets_command, tags_command, bench_command, plan_command, partition_command,
-                    ops_command,
+                    ops_command, prune_command,
                     report_command, doctor_command):
         main.add_command(command)
 
