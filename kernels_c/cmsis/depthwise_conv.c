@@ -422,7 +422,8 @@ static inline __attribute__((always_inline)) void blocks_with(const dw_job_t *jo
 
 /* All channels of one output pixel of a 3x3 node of multiplier 1 without dilation: the
  * blocks of 4, then the output_c % 4 last channels one by one. */
-static void pixel_square3(const dw_job_t *job, const dw_square3_t *window, int8_t *out) {
+static __attribute__((noinline)) void pixel_square3(const dw_job_t *job,
+                                                   const dw_square3_t *window, int8_t *out) {
   const tflm_conv_params_t *p = job->p;
   const int32_t step = p->input_c, channels = p->output_c;
   int32_t c = channels & ~3;
