@@ -27,7 +27,6 @@ eval with tflm_node_layout and validate its fields there.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 
 import numpy as np
@@ -121,13 +120,7 @@ def layout_words(model: ir.Model) -> list[int] | None:
 
 def embed_layout(model: ir.Model) -> ir.Model:
     """A copy of the model carrying the layout metadata (replacing an older one)."""
-    words = layout_words(model)
-    result = copy.deepcopy(model)
-    result.metadata = [m for m in result.metadata if m[0] != METADATA_NAME]
-    if words is not None:
-        result.buffers.append(ir.Buffer(np.asarray(words, dtype="<i4").tobytes()))
-        result.metadata.append((METADATA_NAME, len(result.buffers) - 1))
-    return result
+    return model.with_metadata_words(METADATA_NAME, layout_words(model))
 
 
 def layout_bytes(model: ir.Model) -> int:

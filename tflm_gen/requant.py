@@ -11,10 +11,7 @@ TFLM's: the real multiplier in double, split into a Q31 significand and a shift.
 
 from __future__ import annotations
 
-import copy
 import math
-
-import numpy as np
 
 from tflm_gen.errors import ModelError
 from tflm_gen.model import ir
@@ -89,10 +86,4 @@ def requant_words(model: ir.Model) -> list[int] | None:
 
 def embed_requant(model: ir.Model) -> ir.Model:
     """A copy of the model carrying the requantisation metadata (replacing an older one)."""
-    words = requant_words(model)
-    result = copy.deepcopy(model)
-    result.metadata = [m for m in result.metadata if m[0] != METADATA_NAME]
-    if words is not None:
-        result.buffers.append(ir.Buffer(np.asarray(words, dtype="<i4").tobytes()))
-        result.metadata.append((METADATA_NAME, len(result.buffers) - 1))
-    return result
+    return model.with_metadata_words(METADATA_NAME, requant_words(model))

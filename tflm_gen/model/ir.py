@@ -6,6 +6,7 @@ floats rounded to float32, so a model read from a file equals the model that was
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass, field
 
@@ -170,6 +171,16 @@ class Model:
     def subgraph(self) -> SubGraph:
         """The main subgraph (index 0), the one an interpreter runs."""
         return self.subgraphs[0]
+
+    def with_metadata_words(self, name: str, words: list[int] | None) -> Model:
+        """A copy whose metadata `name` holds `words` (little-endian int32), replacing an
+        older entry of that name; without it when `words` is None."""
+        result = copy.deepcopy(self)
+        result.metadata = [m for m in result.metadata if m[0] != name]
+        if words is not None:
+            result.buffers.append(Buffer(np.asarray(words, dtype="<i4").tobytes()))
+            result.metadata.append((name, len(result.buffers) - 1))
+        return result
 
     def operator_codes(self) -> list[tuple[str, str | None, int]]:
         """Distinct (op name, custom code, version) in order of first use, as written."""
