@@ -235,12 +235,12 @@ def test_forged_custom_op_name_is_escaped(tmp_path):
 
 
 def test_an_unexpected_error_is_one_line_too(monkeypatch):
-    import tflm_gen.commands
+    import tflm_gen.cli.verify
 
     def broken(*_args, **_kwargs):
         raise ValueError("a bug\nwith two lines")
 
-    monkeypatch.setattr(tflm_gen.commands, "verify", broken)
+    monkeypatch.setattr(tflm_gen.cli.verify, "verify", broken)
     line = assert_one_line(cli("verify", SINE))
     assert "internal error: ValueError: a bug | with two lines" in line
     monkeypatch.setenv("TFLM_GEN_TRACEBACK", "1")

@@ -91,23 +91,19 @@ def main() -> None:
 
 
 def _register_commands() -> None:
-    # The commands live in tflm_gen/cli/ (and commands.py) over stage functions that
-    # return data; the group only gathers them.
+    # The commands live in tflm_gen/cli/, one module per command group, over stage
+    # functions that return data; the group only gathers them.
     from tflm_gen.cli.bench import bench_command
     from tflm_gen.cli.doctor import doctor_command
     from tflm_gen.cli.inspect import inspect_command
+    from tflm_gen.cli.listing import tags_command, targets_command
+    from tflm_gen.cli.models import partition_command, plan_command
     from tflm_gen.cli.ops import ops_command
+    from tflm_gen.cli.project import project_command
     from tflm_gen.cli.prune import prune_command
     from tflm_gen.cli.report import report_command
-    from tflm_gen.commands import (
-        partition_command,
-        plan_command,
-        project_command,
-        run_command,
-        tags_command,
-        targets_command,
-        verify_command,
-    )
+    from tflm_gen.cli.run import run_command
+    from tflm_gen.cli.verify import verify_command
 
     for command in (inspect_command, project_command, run_command, verify_command,
                     targets_command, tags_command, bench_command, plan_command, partition_command,

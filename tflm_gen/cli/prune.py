@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from tflm_gen.commands import _model_bytes
+from tflm_gen.inspect import read_model_bytes
 from tflm_gen.output import write_file
 from tflm_gen.prune import output_change, prune_weights
 from tflm_gen.text import examples
@@ -25,7 +25,7 @@ def prune_command(model_path, sparsity, output_path, samples):
     """Write MODEL with its int8 CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED filters
     magnitude-pruned to --sparsity.  This changes the model's accuracy: the command reports
     how much its outputs move on random inputs (TFLM runs both); measure it on your data."""
-    original = _model_bytes(model_path)
+    original = read_model_bytes(model_path)
     result = prune_weights(original, sparsity)
     write_file(output_path, result.model)
     change = output_change(original, result.model, samples)
