@@ -80,11 +80,15 @@ def all_tensors(model: ir.Model) -> list[ir.Tensor]:
     return [tensor for graph in model.subgraphs for tensor in graph.tensors]
 
 
-def planned_lifetimes(model: ir.Model) -> dict[int, tuple[int, int]]:
+def planned_lifetimes(model: ir.Model, stage=None) -> dict[int, tuple[int, int]]:
     """Lifetimes of the tensors the runtime places in the head, by global index (variables
-    and resource handles live in the tail)."""
+    and resource handles live in the tail); a patch stage's tensors live over all its
+    operators (tflm_gen.patches)."""
+    from tflm_gen.patches import widen_lifetimes
+
     tensors = all_tensors(model)
-    return {t: span for t, span in model_lifetimes(model)[0].items()
+    lifetimes = widen_lifetimes(model_lifetimes(model)[0], stage)
+    return {t: span for t, span in lifetimes.items()
             if not tensors[t].is_variable and tensors[t].dtype != "resource"}
 
 
@@ -192,9 +196,10 @@ def _peak(buffers: list[Buffer]) -> int:
     for i, buffer in enumerate(buffers):
         for other, clearance in buffer.clearance.items():
             below = buffers[other]
-            step = max(buffer.first, below.first)
             union = max(buffer.size, below.size + clearance)
-            saved[step] = max(saved[step], buffer.size + below.size - union)
+            # One step for an operator's input and output; every step of a patch stage.
+            for step in range(max(buffer.first, below.first), min(buffer.last, below.last) + 1):
+                saved[step] = max(saved[step], buffer.size + below.size - union)
     return max((sum(b.size for b in buffers if b.first <= s <= b.last) - saved[s]
                 for s in range(steps)), default=0)
 
@@ -228,15 +233,16 @@ def _caller_visible(model: ir.Model, positions: dict[int, int], step: int) -> se
     return visible
 
 
-def add_partial_overlaps(model: ir.Model, buffers: list[Buffer]) -> None:
+def add_partial_overlaps(model: ir.Model, buffers: list[Buffer], stage=None) -> None:
     """Records in each output buffer how little of it must lie below its input's buffer,
-    for the operators tflm_gen.overlap allows to write over their consumed input."""
+    for the operators tflm_gen.overlap allows to write over their consumed input (not
+    inside a patch stage, whose input and output stay whole while it runs)."""
     position = {t: i for i, buffer in enumerate(buffers) for t in buffer.tensors}
     op_spans = model_lifetimes(model)[1]
     for s, (graph, base) in enumerate(zip(model.subgraphs, tensor_bases(model))):
         for index, op in enumerate(graph.operators):
             clearance = overlap_clearance(graph, op)
-            if clearance is None:
+            if clearance is None or (stage is not None and s == 0 and index <= stage.last):
                 continue
             source, out = base + op.inputs[0], base + op.outputs[0]
             if source not in position or out not in position:
@@ -246,6 +252,20 @@ def add_partial_overlaps(model: ir.Model, buffers: list[Buffer]) -> None:
             consumed = buffers[above].last == step and buffers[below].first == step
             if consumed and below != above and above not in _caller_visible(model, position, step):
                 buffers[below].clearance[above] = min(buffers[below].size, aligned(clearance))
+    if stage is not None:
+        _add_stage_overlap(model, buffers, position, stage)
+
+
+def _add_stage_overlap(model: ir.Model, buffers: list[Buffer], position: dict[int, int],
+                       stage) -> None:
+    """A patch stage's output may run up into the rows of its input no later band reads
+    (tflm_gen.patches.stage_clearance), unless the caller reads the input after invoke."""
+    from tflm_gen.patches import stage_clearance
+
+    source, end = position[stage.tensors[0]], position[stage.tensors[-1]]
+    if source not in _caller_visible(model, position, stage.last) and source != end:
+        buffers[end].clearance[source] = min(buffers[end].size,
+                                             aligned(stage_clearance(model, stage)))
 
 
 def _bottom_up_keys(buffers: list[Buffer]):
@@ -298,18 +318,20 @@ def _search(buffers: list[Buffer], bound: int, best: int, node_limit: int) -> li
 
 
 def make_plan(model: ir.Model, trials: int = ORDER_TRIALS, overlaps: bool = True,
-              search_nodes: int = SEARCH_NODES) -> Plan:
+              search_nodes: int = SEARCH_NODES, stage=None) -> Plan:
     """The smallest head found: buffer sharing and partial overlaps, the best of several
-    greedy orders, then a bounded branch and bound below it."""
-    lifetimes = planned_lifetimes(model)
+    greedy orders, then a bounded branch and bound below it.  With a patch stage
+    (tflm_gen.patches.Stage), the tensors inside it take only their tile's bytes."""
+    lifetimes = planned_lifetimes(model, stage)
     tensors = all_tensors(model)
+    tiles = stage.tiles() if stage is not None else {}
     buffers = []
     for group in share_buffers(model, lifetimes):
         spans = [lifetimes[t] for t in group]
-        size = max(aligned(ir.tensor_bytes(tensors[t])) for t in group)
+        size = max(aligned(tiles.get(t, ir.tensor_bytes(tensors[t]))) for t in group)
         buffers.append(Buffer(group, size, min(s[0] for s in spans), max(s[1] for s in spans)))
     if overlaps:
-        add_partial_overlaps(model, buffers)
+        add_partial_overlaps(model, buffers, stage)
     bound = _peak(buffers)
     best_head, best_offsets = None, []
     for order in _orders(buffers, trials):
@@ -325,7 +347,7 @@ def make_plan(model: ir.Model, trials: int = ORDER_TRIALS, overlaps: bool = True
             best_head = max(o + b.size for o, b in zip(better, buffers))
     for buffer, offset in zip(buffers, best_offsets):
         buffer.offset = offset
-    separate = [Buffer([t], aligned(ir.tensor_bytes(tensors[t])), *lifetimes[t]) for t in lifetimes]
+    separate = [Buffer([t], aligned(tiles.get(t, ir.tensor_bytes(tensors[t]))), *lifetimes[t]) for t in lifetimes]
     return Plan(buffers, best_head or 0, _peak(separate))
 
 
