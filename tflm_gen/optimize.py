@@ -7,16 +7,20 @@ from __future__ import annotations
 from tflm_gen.layout import embed_layout
 from tflm_gen.model.reader import read_model
 from tflm_gen.model.writer import write_model
+from tflm_gen.patches import choose_stage, embed_stage
 from tflm_gen.plan import Plan, embed_plan, make_plan
 from tflm_gen.requant import embed_requant
 
 
-def device_model(model_bytes: bytes, tags: tuple[str, ...] = ()) -> tuple[bytes, Plan]:
+def device_model(model_bytes: bytes, tags: tuple[str, ...] = (),
+                 memory: str = "fast") -> tuple[bytes, Plan]:
     """The model with requantisation, an offline plan and, for the kernels that read them
     (the cmsis tag), offline weight layouts embedded; and the plan.  Other kernels never
-    read a layout, so their projects do not pay its flash (vww: +399 KB)."""
+    read a layout, so their projects do not pay its flash (vww: +399 KB).  `memory`
+    (small, balanced, fast) may add a patch stage (tflm_gen.patches)."""
     model = read_model(model_bytes)
-    plan = make_plan(model)
+    stage = choose_stage(model, memory).stage
+    plan = make_plan(model, stage=stage)
     if "cmsis" in tags:
         model = embed_layout(model)
-    return write_model(embed_plan(embed_requant(model), plan)), plan
+    return write_model(embed_stage(embed_plan(embed_requant(model), plan), stage)), plan

@@ -195,10 +195,10 @@ def choose_stage(model: ir.Model, memory: str) -> Choice:
 
     if memory not in MEMORY_CHOICES:
         raise ValueError(f"--memory must be one of {', '.join(MEMORY_CHOICES)}, not {memory!r}")
+    if memory == "fast" or not leading_chain(model)[1:]:
+        return Choice(None, 0, 0, 0)  # no stage: the heads are not computed
     without = make_plan(model).head_bytes
     best = Choice(None, without, without, 0)
-    if memory == "fast":
-        return best
     budget = BALANCED_EXTRA_MACS * model_macs(model)
     for stage in candidates(model):
         extra = stage.macs - stage.plain_macs
