@@ -25,6 +25,7 @@ import numpy as np
 from tflm_gen.model import ir
 from tflm_gen.model.lifetimes import model_lifetimes, tensor_bases
 from tflm_gen.op_descriptors import DESCRIPTORS
+from tflm_gen.patches import band_graph, prepared_bands, read_stage, stage_data_bytes, widen_lifetimes
 from tflm_gen.plan import ALIGN, OFFLINE_PLAN_NAME
 from tflm_gen.requant import _real_multipliers
 from tflm_gen.resources import resource_dir
@@ -424,13 +425,19 @@ def _spans(model: ir.Model) -> tuple[dict[int, tuple[int, int]], list[tuple[int,
                           for i in range(len(graph.operators))]
 
 
-def head_bytes(model: ir.Model, scratch: list[tuple[int, int]]) -> int:
+def head_bytes(model: ir.Model, scratch: list[tuple[int, int]], stage=None) -> int:
     """The head the runtime plans: planned tensors at their offline offsets (or placed),
-    then scratch buffers (bytes, node) live over their node's steps."""
+    then scratch buffers (bytes, node) live over their node's steps; a patch stage's
+    tensors and nodes span all its steps, its tiles hold their rows."""
     tensors, planned = _all_tensors(model), _planned_tensors(model)
     offsets = _offline_offsets(model, len(tensors))
     spans, node_spans = _spans(model)
-    buffers = [PlanBuffer(aligned(ir.tensor_bytes(tensors[t])), offsets[t], *spans[t])
+    spans = widen_lifetimes(spans, stage)
+    tiles = stage.tiles() if stage is not None else {}
+    if stage is not None:
+        node_spans = [(stage.first, stage.last) if stage.first <= n <= stage.last else span
+                      for n, span in enumerate(node_spans)]
+    buffers = [PlanBuffer(aligned(tiles.get(t, ir.tensor_bytes(tensors[t]))), offsets[t], *spans[t])
                for t in planned]
     buffers += [PlanBuffer(aligned(size), ONLINE, *node_spans[node]) for size, node in scratch]
     return plan_head(buffers)
@@ -453,14 +460,28 @@ def arena_sizes(model: ir.Model, tags: tuple[str, ...] = ()) -> tuple[int, int]:
                if (resource_dir("kernels_c") / tag).is_dir() and tag not in TAG_KERNELS]
     if unknown:
         raise NotModelled(f"the {', '.join(unknown)} kernels")
-    kernel_tail, scratch = 0, []
-    for index, node in enumerate(_global_nodes(model)):
-        allocations = kernel_allocations(node, tags)
+    stage = read_stage(model)
+    kernel_tail, scratch = aligned(stage_data_bytes(stage)), []
+    for index, allocations in _prepared(model, stage, tags):
         kernel_tail += sum(aligned(size) for size in allocations.persistent)
         scratch += [(size, index) for size in allocations.scratch]
     tail = runtime_tail_bytes(model) + kernel_tail + aligned(4 * len(scratch))
-    used = tail + max(_planning_temp_bytes(model, len(scratch)), head_bytes(model, scratch))
+    used = tail + max(_planning_temp_bytes(model, len(scratch)),
+                      head_bytes(model, scratch, stage))
     return used, tail
+
+
+def _prepared(model: ir.Model, stage, tags: tuple[str, ...]):
+    """(global node, allocations) of every prepare the runtime runs, in its order: a patch
+    stage prepares its operators at its first one, once per distinct band shape."""
+    nodes = _global_nodes(model)
+    for index, node in enumerate(nodes):
+        if stage is None or not stage.first <= index <= stage.last:
+            yield index, kernel_allocations(node, tags)
+        elif index == stage.first:
+            for op, step in prepared_bands(stage):
+                view = NodeView(model, band_graph(nodes[op].graph, nodes[op].op, step), nodes[op].op)
+                yield op, kernel_allocations(view, tags)
 
 
 def arena_bytes(model: ir.Model, tags: tuple[str, ...] = ()) -> int:

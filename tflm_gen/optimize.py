@@ -4,10 +4,12 @@ metadata, so the result still runs unchanged in TFLM."""
 
 from __future__ import annotations
 
+from tflm_gen.arena import NotModelled, arena_bytes
 from tflm_gen.layout import embed_layout
+from tflm_gen.model import ir
 from tflm_gen.model.reader import read_model
 from tflm_gen.model.writer import write_model
-from tflm_gen.patches import choose_stage, embed_stage
+from tflm_gen.patches import choose_stage, embed_stage, stage_data_bytes
 from tflm_gen.plan import Plan, embed_plan, make_plan
 from tflm_gen.requant import embed_requant
 
@@ -19,8 +21,19 @@ def device_model(model_bytes: bytes, tags: tuple[str, ...] = (),
     read a layout, so their projects do not pay its flash (vww: +399 KB).  `memory`
     (small, balanced, fast) may add a patch stage (tflm_gen.patches)."""
     model = read_model(model_bytes)
-    stage = choose_stage(model, memory).stage
-    plan = make_plan(model, stage=stage)
     if "cmsis" in tags:
         model = embed_layout(model)
-    return write_model(embed_stage(embed_plan(embed_requant(model), plan), stage)), plan
+    model = embed_requant(model)
+    stage = choose_stage(model, memory, lambda stage: _arena_with(model, stage, tags)).stage
+    plan = make_plan(model, stage=stage)
+    return write_model(embed_stage(embed_plan(model, plan), stage)), plan
+
+
+def _arena_with(model: ir.Model, stage, tags: tuple[str, ...]) -> int:
+    """The arena of the device model with this stage (or none), or its planned head when
+    the Python arena model does not know a kernel."""
+    plan = make_plan(model, stage=stage)
+    try:
+        return arena_bytes(embed_stage(embed_plan(model, plan), stage), tags)
+    except NotModelled:
+        return plan.head_bytes + stage_data_bytes(stage)

@@ -17,6 +17,8 @@ with the band's own top padding (`BandStep.pad_top`).  TFLM ignores the metadata
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -182,31 +184,38 @@ def model_macs(model: ir.Model) -> int:
 @dataclass(frozen=True)
 class Choice:
     stage: Stage | None
-    head_bytes: int  # the planned head with the stage (without: head_without)
-    head_without: int
+    arena_bytes: int  # the cost of the choice (the arena, or the head when not modelled)
+    arena_without: int  # the same without a stage
     extra_macs: int  # MACs recomputed in the halos
 
 
-def choose_stage(model: ir.Model, memory: str) -> Choice:
-    """The stage `--memory` asks for: small, the smallest head; balanced, the smallest
-    whose recomputed MACs stay within 10% of the model's; fast, none.  A stage that does
-    not lower the head is never taken."""
+SHORTLIST = 6  # candidates with the smallest planned heads whose whole arena is computed
+
+
+def choose_stage(model: ir.Model, memory: str, arena_of=None) -> Choice:
+    """The stage `--memory` asks for: small, the smallest arena; balanced, the smallest
+    whose recomputed MACs stay within 10% of the model's; fast, none.  Candidates are
+    ranked by their planned head, then the shortlist by `arena_of(stage or None)` (the
+    whole arena: a stage also costs tail bytes, each band shape's kernel parameters), so a
+    stage that does not lower the arena is never taken."""
     from tflm_gen.plan import make_plan
 
     if memory not in MEMORY_CHOICES:
         raise ValueError(f"--memory must be one of {', '.join(MEMORY_CHOICES)}, not {memory!r}")
     if memory == "fast" or not leading_chain(model)[1:]:
-        return Choice(None, 0, 0, 0)  # no stage: the heads are not computed
-    without = make_plan(model).head_bytes
-    best = Choice(None, without, without, 0)
+        return Choice(None, 0, 0, 0)  # no stage: nothing is computed
+    arena_of = arena_of or (lambda stage: make_plan(model, stage=stage).head_bytes)
     budget = BALANCED_EXTRA_MACS * model_macs(model)
-    for stage in candidates(model):
-        extra = stage.macs - stage.plain_macs
-        if memory == "balanced" and extra > budget:
-            continue
-        head = make_plan(model, stage=stage).head_bytes
-        if (head, extra) < (best.head_bytes, best.extra_macs):
-            best = Choice(stage, head, without, extra)
+    ranked = sorted((make_plan(model, stage=stage).head_bytes + stage_data_bytes(stage),
+                     stage.macs - stage.plain_macs, index, stage)
+                    for index, stage in enumerate(candidates(model))
+                    if memory == "small" or stage.macs - stage.plain_macs <= budget)
+    without = arena_of(None)
+    best = Choice(None, without, without, 0)
+    for _, extra, _, stage in ranked[:SHORTLIST]:
+        cost = arena_of(stage)
+        if (cost, extra) < (best.arena_bytes, best.extra_macs):
+            best = Choice(stage, cost, without, extra)
     return best
 
 
@@ -240,6 +249,36 @@ def stage_clearance(model: ir.Model, stage: Stage) -> int:
 
 def embed_stage(model: ir.Model, stage: Stage | None) -> ir.Model:
     return model.with_metadata_words(STAGE_METADATA, stage.words() if stage else None)
+
+
+def prepared_bands(stage: Stage) -> list[tuple[int, BandStep]]:
+    """(operator, step) of every band the runtime prepares, in its order: per band, per
+    operator, only a shape (input rows, output rows, top padding) not prepared before
+    (runtime_c/tflm_stage.c same_shape_band)."""
+    seen, prepared = set(), []
+    for band in stage.bands:
+        for k, step in enumerate(band):
+            key = (k, step.in_rows, step.out_rows, step.pad_top)
+            if key not in seen:
+                seen.add(key)
+                prepared.append((stage.first + k, step))
+    return prepared
+
+
+def band_graph(graph: ir.SubGraph, op: ir.Operator, step: BandStep) -> ir.SubGraph:
+    """A copy of the graph whose op input 0 and output hold only the band's rows: what the
+    op's prepare sees while the stage prepares that band."""
+    view = copy.copy(graph)
+    view.tensors = list(graph.tensors)
+    for t, rows in ((op.inputs[0], step.in_rows), (op.outputs[0], step.out_rows)):
+        shape = list(graph.tensors[t].shape)
+        view.tensors[t] = dataclasses.replace(graph.tensors[t], shape=[shape[0], rows, *shape[2:]])
+    return view
+
+
+def stage_data_bytes(stage: Stage | None) -> int:
+    """The stage's tail record: one user-data offset per (band, operator)."""
+    return 0 if stage is None else 4 * len(stage.bands) * (stage.last - stage.first + 1)
 
 
 def widen_lifetimes(lifetimes: dict[int, tuple[int, int]], stage: Stage | None,
