@@ -1,5 +1,6 @@
 """Patch-based execution (tflm_gen.patches, docs/patch_execution.md): the row arithmetic of
-bands checked against brute force, and the planner's view of a stage."""
+bands checked against brute force; stages run by the runtime bit-exact with TFLM in the
+arena tflm_gen.arena predicts, on a built chain and on the corpus CNNs."""
 
 from __future__ import annotations
 
@@ -7,8 +8,22 @@ import itertools
 
 import numpy as np
 import pytest
+from conftest import corpus_path
+from op_oracle import (accumulator_rms, assert_bit_exact, assert_informative,
+                       output_quantization, run_tflm)
 
-from tflm_gen.patches import Rows, band_steps
+from tflm_gen.arena import arena_bytes
+from tflm_gen.errors import ArenaError, ModelError
+from tflm_gen.host import HostInterpreter
+from tflm_gen.model import ir
+from tflm_gen.model.builder import ModelBuilder
+from tflm_gen.model.reader import read_model
+from tflm_gen.model.writer import write_model
+from tflm_gen.optimize import device_model
+from tflm_gen.patches import (STAGE_METADATA, STEP_WORDS, Rows, Stage, band_steps, embed_stage,
+                              make_stage, read_stage)
+from tflm_gen.plan import embed_plan, make_plan
+from tflm_gen.requant import embed_requant
 
 # (stride, filter, dilation, input height, SAME padding?)
 ROW_CASES = [(s, k, d, h, same) for s, k, d, h, same in itertools.product(
@@ -80,3 +95,105 @@ def test_bands_compute_every_output_row_from_the_rows_they_hold(seed):
                 whole = read_rows(rows, dilation, range(step.out_start + y, step.out_start + y + 1))
                 seen = read_rows(view, dilation, range(y, y + 1))
                 assert {r + step.in_start for r in seen} == whole
+
+
+# --- the stage on the device: bit-exact with TFLM, exact arena --------------------------
+
+def _layer(b: ModelBuilder, rng, x: int, x_q: ir.Quantization, opcode: str, kernel: int,
+           stride: int, cout: int) -> tuple[int, ir.Quantization]:
+    """One int8 layer reading x; scales follow the accumulator's spread so outputs vary."""
+    _, h, w, cin = b.graph.tensors[x].shape
+    out_h, out_w = -(-h // stride), -(-w // stride)  # SAME
+    options = {"padding": 0, "stride_h": stride, "stride_w": stride}
+    if opcode == "AVERAGE_POOL_2D":
+        options.update(filter_height=kernel, filter_width=kernel)
+        return b.add_op(opcode, [x], [1, out_h, out_w, cin], "int8", quantization=x_q,
+                        options=options), x_q
+    depthwise = opcode == "DEPTHWISE_CONV_2D"
+    accumulator = accumulator_rms(kernel * kernel * (1 if depthwise else cin), "int8",
+                                  x_q.zero_point[0])
+    filter_scales = (1.0 / (x_q.scale[0] * accumulator) * rng.uniform(0.7, 1.3, cout))
+    filter_scales = filter_scales.astype(np.float32)
+    shape = [1, kernel, kernel, cout] if depthwise else [cout, kernel, kernel, cin]
+    weights = rng.integers(-127, 128, size=shape).astype(np.int8)
+    filter_q = ir.Quantization(list(filter_scales), [0] * cout, quantized_dimension=3 if depthwise else 0)
+    bias = rng.integers(-int(accumulator), int(accumulator) + 1, size=cout).astype(np.int32)
+    bias_q = ir.Quantization([float(np.float32(x_q.scale[0]) * s) for s in filter_scales],
+                             [0] * cout, quantized_dimension=0)
+    scale, zero_point = output_quantization(rng, "int8", np.sqrt(4 / 3))
+    out_q = ir.Quantization([scale], [zero_point])
+    if depthwise:
+        options["depth_multiplier"] = cout // cin
+    inputs = [x, b.constant("w", weights, quantization=filter_q),
+              b.constant("b", bias, quantization=bias_q)]
+    return b.add_op(opcode, inputs, [1, out_h, out_w, cout], "int8", quantization=out_q,
+                    options=options), out_q
+
+
+# A MobileNet-like head: odd height (23) so SAME stride 2 pads one row above the image (the
+# first band's padding) and the last band is clipped below.
+CHAIN = [("CONV_2D", 3, 2, 8), ("DEPTHWISE_CONV_2D", 3, 1, 8), ("AVERAGE_POOL_2D", 2, 1, 8),
+         ("CONV_2D", 1, 1, 12), ("DEPTHWISE_CONV_2D", 3, 2, 12), ("CONV_2D", 1, 1, 6)]
+
+
+def chain_model() -> tuple[bytes, list[np.ndarray]]:
+    rng = np.random.default_rng(1300)
+    b = ModelBuilder()
+    x_q = ir.Quantization([0.05], [3])
+    x = b.input("image", [1, 23, 21, 3], "int8", quantization=x_q)
+    data = rng.integers(-128, 128, size=[1, 23, 21, 3]).astype(np.int8)
+    for layer in CHAIN:
+        x, x_q = _layer(b, rng, x, x_q, *layer)
+    b.output(x)
+    return b.build(), [data]
+
+
+def staged(model_bytes: bytes, stage: Stage, tags=()) -> bytes:
+    model = embed_requant(read_model(model_bytes))
+    return write_model(embed_stage(embed_plan(model, make_plan(model, stage=stage)), stage))
+
+
+@pytest.mark.parametrize("last,band_rows", [(2, 1), (2, 5), (4, 2), (5, 1)])
+def test_built_chain_is_bit_exact_in_bands(last, band_rows):
+    """First, middle and last bands (top padding, bottom clipping) of a stride-2
+    conv / depthwise / pool chain give TFLM's bytes, in the arena Python predicts."""
+    model_bytes, inputs = chain_model()
+    expected = run_tflm(model_bytes, inputs)
+    assert_informative(expected[0])
+    stage = make_stage(read_model(model_bytes), last, band_rows)
+    steps = [step for band in stage.bands for step in band]
+    assert any(step.pad_top > 0 for step in steps) and len(stage.bands) > 2
+    device = staged(model_bytes, stage)
+    predicted = arena_bytes(read_model(device))
+    ours = HostInterpreter(device, (), predicted).run(inputs)
+    assert_bit_exact(np.asarray(ours[0]), expected[0])
+
+
+def test_corrupt_stage_metadata_is_refused():
+    model_bytes, inputs = chain_model()
+    model = read_model(staged(model_bytes, make_stage(read_model(model_bytes), 4, 2)))
+    words = make_stage(model, 4, 2).words()
+    words[4 + STEP_WORDS * 1 + 1] += 1  # band 0, operator 1: one input row more than op 0 wrote
+    with pytest.raises(ModelError, match="stage operator"):
+        HostInterpreter(write_model(model.with_metadata_words(STAGE_METADATA, words)))
+
+
+@pytest.mark.parametrize("tags", [(), ("cmsis",)], ids=["reference", "cmsis"])
+@pytest.mark.parametrize("name", ["vww_96_int8", "person_detect"])
+def test_corpus_head_in_bands_is_bit_exact_in_the_exact_arena(name, tags):
+    """--memory small on the corpus CNNs: TFLM's bytes (TFLM also runs the device model,
+    which only adds metadata), an arena below the one without a stage that Python predicts
+    exactly, and one byte less refused cleanly."""
+    data = corpus_path(f"{name}.tflite").read_bytes()
+    device, _ = device_model(data, tags, "small")
+    model = read_model(device)
+    assert read_stage(model) is not None
+    predicted = arena_bytes(model, tags)
+    assert predicted < arena_bytes(read_model(device_model(data, tags)[0]), tags)
+    rng = np.random.default_rng(7)
+    inputs = [rng.integers(-128, 128, size=model.subgraph.tensors[model.subgraph.inputs[0]].shape).astype(np.int8)]
+    expected = run_tflm(data, inputs)
+    assert_bit_exact(np.asarray(run_tflm(device, inputs)[0]), expected[0])
+    assert_bit_exact(np.asarray(HostInterpreter(device, tags, predicted).run(inputs)[0]), expected[0])
+    with pytest.raises(ArenaError):
+        HostInterpreter(device, tags, predicted - 1)

@@ -66,12 +66,15 @@ class Plan:
     # The op-by-op bound: tensors counted separately, every operator keeping its whole input
     # and output; partial overlaps (tflm_gen.overlap) go below it.
     lower_bound_bytes: int = 0
+    # Tensors whose offset the runtime chooses (-1 in the offline plan): a patch stage's
+    # tiles, so that TFLM, which knows no stage, gives them their whole size elsewhere.
+    online: frozenset[int] = frozenset()
 
     def tensor_offsets(self, tensor_count: int) -> list[int]:
         offsets = [-1] * tensor_count
         for buffer in self.buffers:
             for tensor in buffer.tensors:
-                offsets[tensor] = buffer.offset
+                offsets[tensor] = -1 if tensor in self.online else buffer.offset
         return offsets
 
 
@@ -348,7 +351,7 @@ def make_plan(model: ir.Model, trials: int = ORDER_TRIALS, overlaps: bool = True
     for buffer, offset in zip(buffers, best_offsets):
         buffer.offset = offset
     separate = [Buffer([t], aligned(tiles.get(t, ir.tensor_bytes(tensors[t]))), *lifetimes[t]) for t in lifetimes]
-    return Plan(buffers, best_head or 0, _peak(separate))
+    return Plan(buffers, best_head or 0, _peak(separate), frozenset(tiles))
 
 
 def offline_plan_words(plan: Plan, tensor_count: int) -> list[int]:
