@@ -5,15 +5,18 @@ arena tflm_gen.arena predicts, on a built chain and on the corpus CNNs."""
 from __future__ import annotations
 
 import itertools
+import re
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 from conftest import corpus_path
 from op_oracle import (accumulator_rms, assert_bit_exact, assert_informative,
                        output_quantization, run_tflm)
 
 from tflm_gen.arena import arena_bytes
-from tflm_gen.errors import ArenaError, ModelError
+from tflm_gen.cli import main
+from tflm_gen.errors import ArenaError, InputError, ModelError
 from tflm_gen.host import HostInterpreter
 from tflm_gen.model import ir
 from tflm_gen.model.builder import ModelBuilder
@@ -197,3 +200,22 @@ def test_corpus_head_in_bands_is_bit_exact_in_the_exact_arena(name, tags):
     assert_bit_exact(np.asarray(HostInterpreter(device, tags, predicted).run(inputs)[0]), expected[0])
     with pytest.raises(ArenaError):
         HostInterpreter(device, tags, predicted - 1)
+
+
+def test_inspect_memory_lists_the_stages():
+    """inspect --memory names the stage each --memory choice runs and the arena the host
+    measures with it (person_detect: both choices take the same stage)."""
+    path = corpus_path("person_detect.tflite")
+    result = CliRunner().invoke(main, ["inspect", "--memory", str(path)])
+    assert result.exit_code == 0, result.output
+    device, _ = device_model(path.read_bytes(), (), "balanced")
+    stage = read_stage(read_model(device))
+    arena = HostInterpreter(device).arena_used_bytes
+    assert re.search(rf"project --memory balanced: operators 0-{stage.last} as one stage, "
+                     rf"{len(stage.bands)} bands of {stage.band_rows} output rows, .* -> "
+                     rf"{arena:,} bytes", result.output), result.output
+
+
+def test_unknown_memory_choice_is_one_clear_error():
+    with pytest.raises(InputError, match="--memory must be one of small, balanced, fast"):
+        device_model(chain_model()[0], (), "tiny")

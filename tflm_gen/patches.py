@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tflm_gen.errors import InputError
 from tflm_gen.inspect import operator_macs
 from tflm_gen.model import ir
 from tflm_gen.overlap import _pad_before, _window
@@ -201,7 +202,7 @@ def choose_stage(model: ir.Model, memory: str, arena_of=None) -> Choice:
     from tflm_gen.plan import make_plan
 
     if memory not in MEMORY_CHOICES:
-        raise ValueError(f"--memory must be one of {', '.join(MEMORY_CHOICES)}, not {memory!r}")
+        raise InputError(f"--memory must be one of {', '.join(MEMORY_CHOICES)}, not {memory!r}")
     if memory == "fast" or not leading_chain(model)[1:]:
         return Choice(None, 0, 0, 0)  # no stage: nothing is computed
     arena_of = arena_of or (lambda stage: make_plan(model, stage=stage).head_bytes)
