@@ -100,11 +100,12 @@ static tflm_status_t allocate_state(tflm_interpreter_t *it) {
 
 typedef tflm_status_t (*node_step_t)(tflm_context_t *, tflm_node_t *);
 
-/* True for operators of the patch stage other than its first (tflm_stage.h): the stage
- * prepares and runs them all at its first operator. */
-static int later_in_stage(const tflm_interpreter_t *it, int32_t node) {
+/* 1 for the first operator of the patch stage (tflm_stage.h), which prepares and runs
+ * them all; 2 for its other operators; 0 outside it. */
+static int stage_part(const tflm_interpreter_t *it, int32_t node) {
   int32_t first, count;
-  return tflm_stage_span(it, &first, &count) && node > first && node < first + count;
+  if (!tflm_stage_span(it, &first, &count) || node < first || node >= first + count) return 0;
+  return node == first ? 1 : 2;
 }
 
 /* Runs init (prepare_pass 0) or prepare (1) of every node of every subgraph, in order
@@ -116,11 +117,9 @@ static tflm_status_t run_setup_pass(tflm_interpreter_t *it, int prepare_pass) {
     node_step_t step = prepare_pass ? reg->prepare : reg->init;
     tflm_node_t node;
     tflm_status_t status;
-    int32_t first, count;
-    if (prepare_pass && tflm_stage_span(it, &first, &count) && (int32_t)i == first) {
-      status = tflm_stage_prepare(it);
+    if (prepare_pass && stage_part(it, (int32_t)i) != 0) {
+      status = stage_part(it, (int32_t)i) == 1 ? tflm_stage_prepare(it) : TFLM_OK;
       if (status != TFLM_OK) return status;
-      i += (uint32_t)count - 1u;
       continue;
     }
     if (step == NULL) continue;
@@ -200,10 +199,10 @@ tflm_status_t tflm_subgraph_invoke(tflm_context_t *it, int32_t s) {
     tflm_node_t node;
     tflm_status_t status;
     tflm_node_build(it, (int32_t)i, &node);
-    if (later_in_stage(it, (int32_t)i)) continue;
     if (profiler != NULL) profiler->begin(profiler->user, node.index);
-    if (s == 0 && it->stage != 0 && (int32_t)i == tflm_model_int_at(it, it->stage, 1)) {
-      status = tflm_stage_invoke(it); /* the whole stage, timed as its first operator */
+    /* The stage runs whole at its first operator (timed there); the others are empty. */
+    if (stage_part(it, (int32_t)i) != 0) {
+      status = stage_part(it, (int32_t)i) == 1 ? tflm_stage_invoke(it) : TFLM_OK;
     } else {
       status = reg->eval != NULL ? reg->eval(it, &node) : TFLM_OK;
     }

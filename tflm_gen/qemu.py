@@ -142,10 +142,11 @@ def run(program: Build, extra: tuple[str, ...] = ()) -> subprocess.CompletedProc
         raise ToolchainError(f"{board['qemu']} did not finish in {RUN_TIMEOUT} s") from None
 
 
-def project_files(model_bytes: bytes, target: str, tags: tuple[str, ...] = ()) -> dict:
+def project_files(model_bytes: bytes, target: str, tags: tuple[str, ...] = (),
+                  memory: str = "fast") -> dict:
     """The generated project (embedded test input, expected output from the oracle)."""
     board_of(target)
-    return generate(model_bytes, GenerateOptions(target, tuple(tags)))
+    return generate(model_bytes, GenerateOptions(target, tuple(tags), memory=memory))
 
 
 def run_project(model_bytes: bytes, target: str, tags=(), opt: str = DEFAULT_OPT):
