@@ -11,8 +11,13 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from conftest import corpus_path
-from op_oracle import (accumulator_rms, assert_bit_exact, assert_informative,
-                       output_quantization, run_tflm)
+from op_oracle import (
+    accumulator_rms,
+    assert_bit_exact,
+    assert_informative,
+    output_quantization,
+    run_tflm,
+)
 
 from tflm_gen.arena import arena_bytes
 from tflm_gen.cli import main
@@ -23,8 +28,16 @@ from tflm_gen.model.builder import ModelBuilder
 from tflm_gen.model.reader import read_model
 from tflm_gen.model.writer import write_model
 from tflm_gen.optimize import device_model
-from tflm_gen.patches import (STAGE_METADATA, STEP_WORDS, Rows, Stage, band_steps, embed_stage,
-                              make_stage, read_stage)
+from tflm_gen.patches import (
+    STAGE_METADATA,
+    STEP_WORDS,
+    Rows,
+    Stage,
+    band_steps,
+    embed_stage,
+    make_stage,
+    read_stage,
+)
 from tflm_gen.plan import embed_plan, make_plan
 from tflm_gen.requant import embed_requant
 
@@ -91,7 +104,7 @@ def test_bands_compute_every_output_row_from_the_rows_they_hold(seed):
                                               band[-1].out_rows)] == list(range(chain[-1].output_height))
     for band in bands:
         assert all(a.out_start == b.in_start and a.out_rows == b.in_rows
-                   for a, b in zip(band, band[1:]))
+                   for a, b in itertools.pairwise(band))
         for rows, dilation, step in zip(chain, dilations, band):
             view = Rows(rows.stride, rows.extent, step.pad_top, step.in_rows, step.out_rows)
             for y in range(step.out_rows):
@@ -151,7 +164,8 @@ def chain_model() -> tuple[bytes, list[np.ndarray]]:
     return b.build(), [data]
 
 
-def staged(model_bytes: bytes, stage: Stage, tags=()) -> bytes:
+def staged(model_bytes: bytes, stage: Stage) -> bytes:
+    """The device model running `stage` (what device_model embeds for a chosen one)."""
     model = embed_requant(read_model(model_bytes))
     return write_model(embed_stage(embed_plan(model, make_plan(model, stage=stage)), stage))
 
@@ -173,7 +187,7 @@ def test_built_chain_is_bit_exact_in_bands(last, band_rows):
 
 
 def test_corrupt_stage_metadata_is_refused():
-    model_bytes, inputs = chain_model()
+    model_bytes = chain_model()[0]
     model = read_model(staged(model_bytes, make_stage(read_model(model_bytes), 4, 2)))
     words = make_stage(model, 4, 2).words()
     words[4 + STEP_WORDS * 1 + 1] += 1  # band 0, operator 1: one input row more than op 0 wrote

@@ -25,7 +25,13 @@ import numpy as np
 from tflm_gen.model import ir
 from tflm_gen.model.lifetimes import model_lifetimes, tensor_bases
 from tflm_gen.op_descriptors import DESCRIPTORS
-from tflm_gen.patches import band_graph, prepared_bands, read_stage, stage_data_bytes, widen_lifetimes
+from tflm_gen.patches import (
+    band_graph,
+    prepared_bands,
+    read_stage,
+    stage_data_bytes,
+    widen_lifetimes,
+)
 from tflm_gen.plan import ALIGN, OFFLINE_PLAN_NAME
 from tflm_gen.requant import _real_multipliers
 from tflm_gen.resources import resource_dir

@@ -56,7 +56,7 @@ def sequential_clearance(graph: ir.SubGraph, op: ir.Operator) -> int | None:
     return max(0, (element_out - element_in) * count)
 
 
-def _pad_before(padding: int, stride: int, dilation: int, in_size: int, filter_size: int,
+def pad_before(padding: int, stride: int, dilation: int, in_size: int, filter_size: int,
                 out_size: int) -> int:
     """Rows (or columns) of padding before the image, as kernels_c/conv_common.c computes."""
     if padding != PADDING_SAME:
@@ -65,7 +65,7 @@ def _pad_before(padding: int, stride: int, dilation: int, in_size: int, filter_s
     return max(0, (out_size - 1) * stride + effective - in_size) // 2
 
 
-def _window(graph: ir.SubGraph, op: ir.Operator) -> tuple[int, int] | None:
+def window_size(graph: ir.SubGraph, op: ir.Operator) -> tuple[int, int] | None:
     """Filter height and width of a convolution or pooling, or None for other ops."""
     options = op.builtin_options
     window = describe(op.opcode).overlap
@@ -81,7 +81,7 @@ def conv_clearance(graph: ir.SubGraph, op: ir.Operator) -> int | None:
     """Bytes of a convolution's or pooling's output that must lie below its input's offset
     when the output is placed below the input, or None when the operator gets no partial
     overlap."""
-    window = _window(graph, op)
+    window = window_size(graph, op)
     if window is None or not op.inputs or op.inputs[0] < 0 or len(op.outputs) != 1:
         return None
     source, out = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
@@ -93,9 +93,9 @@ def conv_clearance(graph: ir.SubGraph, op: ir.Operator) -> int | None:
     stride_h, stride_w = int(options.get("stride_h", 1)), int(options.get("stride_w", 1))
     _, in_h, in_w, in_c = source.shape
     _, out_h, out_w, out_c = out.shape
-    pad_h = _pad_before(padding, stride_h, int(options.get("dilation_h_factor", 1)), in_h,
+    pad_h = pad_before(padding, stride_h, int(options.get("dilation_h_factor", 1)), in_h,
                         window[0], out_h)
-    pad_w = _pad_before(padding, stride_w, int(options.get("dilation_w_factor", 1)), in_w,
+    pad_w = pad_before(padding, stride_w, int(options.get("dilation_w_factor", 1)), in_w,
                         window[1], out_w)
     element = ir.tensor_bytes(source) // max(1, in_h * in_w * in_c)
     input_pixel, output_pixel = in_c * element, out_c * element

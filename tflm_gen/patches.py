@@ -27,7 +27,7 @@ import numpy as np
 from tflm_gen.errors import InputError
 from tflm_gen.inspect import operator_macs
 from tflm_gen.model import ir
-from tflm_gen.overlap import _pad_before, _window
+from tflm_gen.overlap import pad_before, window_size
 
 STAGE_METADATA = "tflm_gen.stage"
 STAGE_FORMAT = 1  # first word of the metadata; runtime_c/tflm_stage.c TFLM_STAGE_FORMAT
@@ -91,7 +91,7 @@ class Stage:
 
 def operator_rows(graph: ir.SubGraph, op: ir.Operator) -> Rows | None:
     """The row arithmetic of a stage operator, or None when the op cannot join a stage."""
-    window = _window(graph, op)
+    window = window_size(graph, op)
     if op.opcode not in STAGE_OPS or window is None or len(op.outputs) != 1:
         return None
     source, out = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
@@ -101,7 +101,7 @@ def operator_rows(graph: ir.SubGraph, op: ir.Operator) -> Rows | None:
     options = op.builtin_options
     stride = int(options.get("stride_h", 1))
     dilation = int(options.get("dilation_h_factor", 1))
-    pad = _pad_before(int(options.get("padding", 0)), stride, dilation, source.shape[1],
+    pad = pad_before(int(options.get("padding", 0)), stride, dilation, source.shape[1],
                       window[0], out.shape[1])
     return Rows(stride, (window[0] - 1) * dilation + 1, pad, source.shape[1], out.shape[1])
 
