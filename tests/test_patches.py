@@ -233,3 +233,17 @@ def test_inspect_memory_lists_the_stages():
 def test_unknown_memory_choice_is_one_clear_error():
     with pytest.raises(InputError, match="--memory must be one of small, balanced, fast"):
         device_model(chain_model()[0], (), "tiny")
+
+
+def test_project_memory_balanced_declares_the_staged_arena(tmp_path):
+    """project --memory balanced writes the device model with the stage and declares the
+    arena the Python model predicts for it (person_detect: below the one without)."""
+    path = corpus_path("person_detect.tflite")
+    result = CliRunner().invoke(main, ["project", "--model", str(path), "--memory", "balanced",
+                                       "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    model = read_model(device_model(path.read_bytes(), (), "balanced")[0])
+    assert read_stage(model) is not None
+    header = (tmp_path / "out/tflm/person_detect_model_data.h").read_text()
+    assert f"#define PERSON_DETECT_ARENA_BYTES {arena_bytes(model)}u" in header
+    assert arena_bytes(model) < arena_bytes(read_model(device_model(path.read_bytes())[0]))

@@ -161,9 +161,10 @@ def _entry(array: np.ndarray) -> dict:
             "bytes": c_bytes(data)}
 
 
-def _run_files(model_bytes: bytes, target: str, tags, inputs, expected) -> dict:
+def _run_files(model_bytes: bytes, target: str, tags, inputs, expected,
+               memory: str = "fast") -> dict:
     """The project with the user's inputs embedded and a main that prints every output."""
-    files = project_files(model_bytes, target, tags)
+    files = project_files(model_bytes, target, tags, memory)
     banner = "".join(files[SELF_TEST_MAIN].decode().splitlines(keepends=True)[:2])
     values = {"banner": banner, "expected_source": "tflm-gen host run", "lib": "../tflm",
               "inputs": [_entry(a) for a in inputs], "outputs": [_entry(a) for a in expected],
@@ -194,15 +195,16 @@ class TargetRun:
     stdout: str
 
 
-def run_on_target(model_bytes: bytes, target: str, inputs, tags=()) -> TargetRun:
+def run_on_target(model_bytes: bytes, target: str, inputs, tags=(),
+                  memory: str = "fast") -> TargetRun:
     """One invoke of the model on `target` under QEMU with `inputs` (checked like the host
     run's); the outputs come back over semihosting."""
     board_of(target)
     tags = tuple(tags)
     run_tags = host_tags(load_target(target).tags + tags)
-    host = HostInterpreter(device_model(model_bytes, run_tags)[0], run_tags)
+    host = HostInterpreter(device_model(model_bytes, run_tags, memory)[0], run_tags)
     expected = host.run(inputs)  # also validates shapes and dtypes
-    program = build(_run_files(model_bytes, target, tags, inputs, expected), target)
+    program = build(_run_files(model_bytes, target, tags, inputs, expected, memory), target)
     completed = run(program)
     if PASSED not in completed.stdout and "differ" not in completed.stdout:
         raise ToolchainError(f"the program failed on {target} (exit {completed.returncode}):\n"
