@@ -102,7 +102,8 @@ tflm_status_t tflm_stage_open(tflm_interpreter_t *it) {
   ops = stage_int(it, 2);
   bands = stage_int(it, 3);
   if (it->stage_words < 4u || stage_int(it, 0) != TFLM_STAGE_FORMAT || it->subgraphs_count != 1 ||
-      first < 0 || ops < 1 || (uint32_t)ops > it->operators_count - (uint32_t)first ||
+      first < 0 || (uint32_t)first >= it->operators_count || ops < 1 ||
+      (uint32_t)ops > it->operators_count - (uint32_t)first ||
       bands < 1 || (uint32_t)bands > (it->stage_words - 4u) / (TFLM_STAGE_STEP_WORDS * (uint32_t)ops) ||
       it->stage_words != 4u + TFLM_STAGE_STEP_WORDS * (uint32_t)(ops * bands)) {
     return tflm_init_fail(TFLM_ERR_MODEL, "stage metadata", 0);

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import itertools
 import re
+import subprocess
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import corpus_path
+from conftest import corpus_path, need_tool
 from op_oracle import (
     accumulator_rms,
     assert_bit_exact,
@@ -28,6 +29,7 @@ from tflm_gen.model.builder import ModelBuilder
 from tflm_gen.model.reader import read_model
 from tflm_gen.model.writer import write_model
 from tflm_gen.optimize import device_model
+from tflm_gen.output import write_tree
 from tflm_gen.patches import (
     STAGE_METADATA,
     STEP_WORDS,
@@ -39,6 +41,7 @@ from tflm_gen.patches import (
     read_stage,
 )
 from tflm_gen.plan import embed_plan, make_plan
+from tflm_gen.project import generate
 from tflm_gen.requant import embed_requant
 
 # (stride, filter, dilation, input height, SAME padding?)
@@ -247,3 +250,46 @@ def test_project_memory_balanced_declares_the_staged_arena(tmp_path):
     header = (tmp_path / "out/tflm/person_detect_model_data.h").read_text()
     assert f"#define PERSON_DETECT_ARENA_BYTES {arena_bytes(model)}u" in header
     assert arena_bytes(model) < arena_bytes(read_model(device_model(path.read_bytes())[0]))
+
+
+STAGE_FUZZ_TRIALS = 300
+
+
+def stage_mutants(rng: np.random.Generator, model: ir.Model, words: list[int]) -> bytes:
+    """Length-prefixed device models whose stage words are seeded mutations of `words`:
+    a few words set to small, negative or huge values, or the list cut short."""
+    records = bytearray()
+    for trial in range(STAGE_FUZZ_TRIALS):
+        mutant = list(words)
+        if trial % 10 == 0:
+            mutant = mutant[: int(rng.integers(0, len(mutant)))]
+        for _ in range(int(rng.integers(1, 4)) if trial % 10 else 0):
+            value = int(rng.choice([rng.integers(-3, 40), 2**31 - 1, -2**31, 2**30]))
+            mutant[int(rng.integers(0, len(mutant)))] = value
+        data = write_model(model.with_metadata_words(STAGE_METADATA, mutant))
+        records += len(data).to_bytes(4, "little") + data
+    return bytes(records)
+
+
+def test_corrupt_stage_words_never_crash_the_runtime(tmp_path):
+    """Seeded mutations of the stage metadata through the runtime under AddressSanitizer
+    and UBSan (test_runtime_c's harness): refused or run, never a bad read or write."""
+    from test_runtime_c import _FUZZ_HARNESS
+
+    compiler = need_tool("gcc")
+    model_bytes = chain_model()[0]
+    write_tree(generate(model_bytes), tmp_path / "p")
+    model = read_model(staged(model_bytes, make_stage(read_model(model_bytes), 4, 2)))
+    (tmp_path / "models.bin").write_bytes(
+        stage_mutants(np.random.default_rng(13), model, read_stage(model).words()))
+    (tmp_path / "p" / "fuzz.c").write_text(_FUZZ_HARNESS)
+    sources = ["fuzz.c", *sorted(f"tflm/{p.name}" for p in (tmp_path / "p" / "tflm").glob("*.c"))]
+    flags = ["-std=c99", "-g", "-O1", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
+    build = subprocess.run([compiler, *flags, *sources, "-o", "fuzz", "-lm"], cwd=tmp_path / "p",
+                           capture_output=True, text=True, check=False)
+    assert build.returncode == 0, build.stderr
+    run = subprocess.run(["./fuzz", str(tmp_path / "models.bin")], cwd=tmp_path / "p",
+                         capture_output=True, text=True, timeout=600, check=False)
+    assert run.returncode == 0, run.stderr[-3000:]
+    ran, refused = map(int, run.stdout.split()[1::2])
+    assert ran + refused == STAGE_FUZZ_TRIALS and refused > STAGE_FUZZ_TRIALS // 2
