@@ -268,9 +268,11 @@ static tflm_status_t compute_lifetimes(tflm_interpreter_t *it, tflm_lifetimes_t 
   return status;
 }
 
-/* True for tensors the head holds: activations that some operator or graph uses. */
-static int is_planned(const tflm_interpreter_t *it, const int16_t *first, uint32_t t) {
-  return it->tensor_location[t] == TFLM_NOWHERE && first[t] >= 0;
+/* True for tensors the head holds: activations that some operator or graph uses, except
+ * patch-stage tiles that take turns in another tile's buffer (placed with it). */
+static int is_planned(tflm_interpreter_t *it, const int16_t *first, uint32_t t) {
+  return it->tensor_location[t] == TFLM_NOWHERE && first[t] >= 0 &&
+         tflm_stage_tile_owner(it, (int32_t)t) < 0;
 }
 
 /* The offline offset of tensor t, TFLM_PLAN_ONLINE when none; 0 on a nonsense offset
@@ -315,9 +317,13 @@ static void assign_locations(tflm_interpreter_t *it, const int16_t *first,
     if (is_planned(it, first, t)) it->tensor_location[t] = buffers[count++].offset;
   }
   for (s = 0; s < it->scratch_count; ++s) it->scratch_location[s] = buffers[count++].offset;
+  for (t = 0; t < it->tensors_count; ++t) {
+    int32_t owner = tflm_stage_tile_owner(it, (int32_t)t);
+    if (owner >= 0) it->tensor_location[t] = it->tensor_location[owner];
+  }
 }
 
-static uint32_t count_planned(const tflm_interpreter_t *it, const int16_t *first) {
+static uint32_t count_planned(tflm_interpreter_t *it, const int16_t *first) {
   uint32_t t, count = it->scratch_count;
   for (t = 0; t < it->tensors_count; ++t) count += (uint32_t)is_planned(it, first, t);
   return count;

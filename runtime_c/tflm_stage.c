@@ -116,18 +116,42 @@ tflm_status_t tflm_stage_open(tflm_interpreter_t *it) {
   return TFLM_OK;
 }
 
-uint32_t tflm_stage_head_bytes(tflm_interpreter_t *it, int32_t t, uint32_t bytes) {
-  int32_t first, ops, k, b, rows = 0;
-  if (!tflm_stage_span(it, &first, &ops)) return bytes;
+/* Position k of the stage operator whose output tile t is (not the last operator: its
+ * output is the stage output), or -1. */
+static int32_t tile_position(tflm_interpreter_t *it, int32_t t) {
+  int32_t first, ops, k;
+  if (!tflm_stage_span(it, &first, &ops)) return -1;
   for (k = 0; k + 1 < ops; ++k) {
-    if (node_tensor(it, first + k, 1, 0) != t) continue;
-    for (b = 0; b < stage_int(it, 3); ++b) {
-      int32_t out_rows = step_word(it, b, k, STEP_OUT_ROWS);
-      rows = out_rows > rows ? out_rows : rows;
-    }
-    return bytes / (uint32_t)tensor_height(it, t) * (uint32_t)rows;
+    if (node_tensor(it, first + k, 1, 0) == t) return k;
   }
-  return bytes;
+  return -1;
+}
+
+/* Bytes of operator k's tile: the most output rows a band asks of it. */
+static uint32_t tile_bytes(tflm_interpreter_t *it, int32_t k) {
+  int32_t t = node_tensor(it, stage_int(it, 1) + k, 1, 0), b, rows = 0;
+  for (b = 0; b < stage_int(it, 3); ++b) {
+    int32_t out_rows = step_word(it, b, k, STEP_OUT_ROWS);
+    rows = out_rows > rows ? out_rows : rows;
+  }
+  return tflm_model_tensor_bytes(it, tflm_model_tensor(it, t)) / (uint32_t)tensor_height(it, t) *
+         (uint32_t)rows;
+}
+
+int32_t tflm_stage_tile_owner(tflm_interpreter_t *it, int32_t t) {
+  int32_t k = tile_position(it, t);
+  return k < 2 ? -1 : node_tensor(it, stage_int(it, 1) + k % 2, 1, 0);
+}
+
+uint32_t tflm_stage_head_bytes(tflm_interpreter_t *it, int32_t t, uint32_t bytes) {
+  int32_t k = tile_position(it, t), j;
+  uint32_t most = 0;
+  if (k < 0) return bytes;
+  for (j = k % 2; j + 1 < stage_int(it, 2); j += 2) {
+    uint32_t size = tile_bytes(it, j);
+    most = size > most ? size : most;
+  }
+  return most;
 }
 
 /* The band of operator k in band b; data pointers only when the head is placed. */

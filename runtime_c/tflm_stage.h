@@ -42,8 +42,13 @@ typedef struct tflm_band tflm_band_t;
 tflm_status_t tflm_stage_open(tflm_interpreter_t *it);
 /* The stage's first operator and operator count; 0 when the model has no stage. */
 int tflm_stage_span(const tflm_interpreter_t *it, int32_t *first, int32_t *count);
-/* Bytes the head holds for tensor t of `bytes` bytes: a tile's rows inside the stage. */
+/* Bytes the head holds for tensor t of `bytes` bytes: inside the stage, the buffer of its
+ * tiles.  The tiles of operators k and k + 2 never live at once in a band (operator k + 1
+ * reads the first before k + 2 writes the second), so even and odd operators' tiles take
+ * turns in two buffers, each planned for the first such tile (its owner). */
 uint32_t tflm_stage_head_bytes(tflm_interpreter_t *it, int32_t t, uint32_t bytes);
+/* The tile whose buffer tile t shares (not planned itself), or -1. */
+int32_t tflm_stage_tile_owner(tflm_interpreter_t *it, int32_t t);
 /* Prepares every stage operator once per distinct band shape (user data in the tail). */
 tflm_status_t tflm_stage_prepare(tflm_interpreter_t *it);
 /* Runs the stage: every band, every operator's eval on the band's views. */

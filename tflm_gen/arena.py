@@ -297,15 +297,16 @@ def _is_variable(model: ir.Model, tensor: ir.Tensor) -> bool:
         _is_resource(model, tensor)
 
 
-def _planned_tensors(model: ir.Model) -> list[int]:
-    """Global indices of the tensors the head holds, in index order (is_planned)."""
-    planned = []
+def _planned_tensors(model: ir.Model, stage=None) -> list[int]:
+    """Global indices of the tensors the head holds, in index order (is_planned): not the
+    patch stage's tiles that share another tile's buffer."""
+    planned, shared = [], stage.shared_tiles() if stage is not None else set()
     for base, graph in zip(tensor_bases(model), model.subgraphs):
         used = _used_tensors(graph)
         for t, tensor in enumerate(graph.tensors):
             fixed = ir.is_constant(model, tensor) or tensor.is_variable or \
                 _is_resource(model, tensor)
-            if t in used and not fixed:
+            if t in used and not fixed and base + t not in shared:
                 planned.append(base + t)
     return planned
 
@@ -435,11 +436,11 @@ def head_bytes(model: ir.Model, scratch: list[tuple[int, int]], stage=None) -> i
     """The head the runtime plans: planned tensors at their offline offsets (or placed),
     then scratch buffers (bytes, node) live over their node's steps; a patch stage's
     tensors and nodes span all its steps, its tiles hold their rows."""
-    tensors, planned = _all_tensors(model), _planned_tensors(model)
+    tensors, planned = _all_tensors(model), _planned_tensors(model, stage)
     offsets = _offline_offsets(model, len(tensors))
     spans, node_spans = _spans(model)
     spans = widen_lifetimes(spans, stage)
-    tiles = stage.tiles() if stage is not None else {}
+    tiles = stage.buffer_bytes() if stage is not None else {}
     if stage is not None:
         node_spans = [(stage.first, stage.last) if stage.first <= n <= stage.last else span
                       for n, span in enumerate(node_spans)]
@@ -449,10 +450,11 @@ def head_bytes(model: ir.Model, scratch: list[tuple[int, int]], stage=None) -> i
     return plan_head(buffers)
 
 
-def _planning_temp_bytes(model: ir.Model, scratch_count: int) -> int:
+def _planning_temp_bytes(model: ir.Model, scratch_count: int, stage=None) -> int:
     """Temporary bytes while planning: scratch requests, lifetime arrays, plan buffers."""
     tensors, nodes = len(_all_tensors(model)), len(_global_nodes(model))
-    subgraphs, count = len(model.subgraphs), len(_planned_tensors(model)) + scratch_count
+    subgraphs = len(model.subgraphs)
+    count = len(_planned_tensors(model, stage)) + scratch_count
     return (SCRATCH_REQUEST_BYTES * scratch_count + 2 * aligned(2 * tensors)
             + 2 * aligned(2 * nodes) + 2 * aligned(2 * subgraphs) + aligned(subgraphs)
             + aligned(PLAN_BUFFER_BYTES * count) + aligned(2 * count))
@@ -472,7 +474,7 @@ def arena_sizes(model: ir.Model, tags: tuple[str, ...] = ()) -> tuple[int, int]:
         kernel_tail += sum(aligned(size) for size in allocations.persistent)
         scratch += [(size, index) for size in allocations.scratch]
     tail = runtime_tail_bytes(model) + kernel_tail + aligned(4 * len(scratch))
-    used = tail + max(_planning_temp_bytes(model, len(scratch)),
+    used = tail + max(_planning_temp_bytes(model, len(scratch), stage),
                       head_bytes(model, scratch, stage))
     return used, tail
 

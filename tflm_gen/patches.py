@@ -86,7 +86,27 @@ class Stage:
         return [STAGE_FORMAT, self.first, self.last - self.first + 1, len(self.bands), *steps]
 
     def tiles(self) -> dict[int, int]:
+        """Bytes of each tile: the most rows a band needs of that tensor."""
         return dict(self.tile_bytes)
+
+    def tile_owner(self, tensor: int) -> int:
+        """The tile whose buffer `tensor` shares: operators k and k + 2 never hold their
+        tiles at once (operator k + 1 reads the first before k + 2 writes the second), so
+        the tiles alternate between two buffers, each placed for its first tile."""
+        order = [t for t, _ in self.tile_bytes]
+        return order[order.index(tensor) % 2]
+
+    def buffer_bytes(self) -> dict[int, int]:
+        """Bytes of each of the (at most two) tile buffers, by owner tile."""
+        sizes: dict[int, int] = {}
+        for tensor, size in self.tile_bytes:
+            owner = self.tile_owner(tensor)
+            sizes[owner] = max(sizes.get(owner, 0), size)
+        return sizes
+
+    def shared_tiles(self) -> set[int]:
+        """Tiles that live in another tile's buffer (the planner places no buffer for them)."""
+        return {t for t, _ in self.tile_bytes if self.tile_owner(t) != t}
 
 
 def operator_rows(graph: ir.SubGraph, op: ir.Operator) -> Rows | None:

@@ -162,6 +162,17 @@ def share_buffers(model: ir.Model, lifetimes: dict[int, tuple[int, int]]) -> lis
     return groups.members()
 
 
+def _merge_tiles(groups: list[list[int]], stage) -> list[list[int]]:
+    """The groups with a patch stage's tiles of one buffer together (Stage.tile_owner)."""
+    if stage is None:
+        return groups
+    merged: dict[int, list[int]] = {}
+    for group in groups:
+        owner = next((stage.tile_owner(t) for t in group if t in stage.tiles()), None)
+        merged.setdefault(group[0] if owner is None else -1 - owner, []).extend(group)
+    return [sorted(group) for group in merged.values()]
+
+
 def _forbidden(buffers: list[Buffer], placed: list[int], index: int) -> list[tuple[int, int]]:
     """Open ranges of offsets where buffer `index` would clash with a placed buffer live at
     the same time (narrowed where the two may partly overlap)."""
@@ -329,7 +340,7 @@ def make_plan(model: ir.Model, trials: int = ORDER_TRIALS, overlaps: bool = True
     tensors = all_tensors(model)
     tiles = stage.tiles() if stage is not None else {}
     buffers = []
-    for group in share_buffers(model, lifetimes):
+    for group in _merge_tiles(share_buffers(model, lifetimes), stage):
         spans = [lifetimes[t] for t in group]
         size = max(aligned(tiles.get(t, ir.tensor_bytes(tensors[t]))) for t in group)
         buffers.append(Buffer(group, size, min(s[0] for s in spans), max(s[1] for s in spans)))
