@@ -38,6 +38,7 @@ from tflm_gen.patches import (
     band_steps,
     embed_stage,
     make_stage,
+    model_macs,
     read_stage,
 )
 from tflm_gen.plan import embed_plan, make_plan
@@ -293,3 +294,16 @@ def test_corrupt_stage_words_never_crash_the_runtime(tmp_path):
     assert run.returncode == 0, run.stderr[-3000:]
     ran, refused = map(int, run.stdout.split()[1::2])
     assert ran + refused == STAGE_FUZZ_TRIALS and refused > STAGE_FUZZ_TRIALS // 2
+
+
+def test_balanced_keeps_the_mac_budget_and_small_the_smallest_arena():
+    """vww: balanced recomputes at most 10% of the model's MACs, small may recompute more
+    for a smaller arena, and neither is above the arena without a stage."""
+    data = corpus_path("vww_96_int8.tflite").read_bytes()
+    models = {memory: read_model(device_model(data, (), memory)[0])
+              for memory in ("fast", "balanced", "small")}
+    arenas = {memory: arena_bytes(model) for memory, model in models.items()}
+    balanced, small = read_stage(models["balanced"]), read_stage(models["small"])
+    assert balanced.macs - balanced.plain_macs <= 0.10 * model_macs(models["fast"])
+    assert small.macs - small.plain_macs > 0.10 * model_macs(models["fast"])
+    assert arenas["small"] < arenas["balanced"] < arenas["fast"]
