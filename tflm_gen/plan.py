@@ -63,7 +63,7 @@ class Buffer:
     def extent_below(self, other: int) -> int:
         return self.clearance.get(other, self.size)
 
-    def lowest_above(self, other: "Buffer", index: int) -> int:
+    def lowest_above(self, other: Buffer, index: int) -> int:
         """Offset relative to `other`'s from which this buffer may lie above it
         (`index`: other's position in the plan)."""
         return min(other.size, self.above.get(index, other.size))
