@@ -20,10 +20,10 @@ static tflm_status_t broadcast_to_prepare(tflm_context_t *ctx, tflm_node_t *node
                     TFLM_ERR_BAD_PARAMS);
   TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, &in) == TFLM_OK, TFLM_ERROR);
   TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, &out) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, in.type == out.type && tflm_layout_type_size(in.type) > 0,
+  TFLM_KERNEL_CHECK(ctx, node, in.type == out.type && tflm_type_size(in.type) > 0,
                     TFLM_ERR_UNSUPPORTED_TYPE);
   TFLM_KERNEL_CHECK(ctx, node, in.ndims <= out.ndims, TFLM_ERR_BAD_SHAPE);
-  tflm_layout_view_init(&view, tflm_layout_type_size(in.type));
+  tflm_layout_view_init(&view, tflm_type_size(in.type));
   tflm_layout_strides(in.dims, in.ndims, strides);
   tflm_layout_strides(out.dims, out.ndims, view.out_strides);
   shift = out.ndims - in.ndims;

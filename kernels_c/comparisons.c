@@ -117,7 +117,7 @@ static tflm_status_t tflm_cmp_eval(tflm_context_t *ctx, tflm_node_t *node) {
   tflm_elementwise_row_fn row = tflm_cmp_float;
   in[0] = tflm_node_input_data(ctx, node, 0);
   in[1] = tflm_node_input_data(ctx, node, 1);
-  sizes[0] = sizes[1] = tflm_elementwise_type_size(p->type);
+  sizes[0] = sizes[1] = tflm_type_size(p->type);
   switch (p->type) {
     case TFLM_TYPE_INT8: row = tflm_cmp_int8; break;
     case TFLM_TYPE_INT32: row = tflm_cmp_int32; break;

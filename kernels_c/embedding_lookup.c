@@ -46,7 +46,7 @@ static tflm_status_t embedding_lookup_prepare(tflm_context_t *ctx, tflm_node_t *
   p->row_size = tflm_layout_product(value.dims, 1, value.ndims);
   p->lookups = ids.dims[0];
   p->hybrid = value.type == TFLM_TYPE_INT8 && out.type == TFLM_TYPE_FLOAT32;
-  p->element_size = tflm_layout_type_size(value.type);
+  p->element_size = tflm_type_size(value.type);
   p->scale = 0.0f;
   if (p->hybrid) {
     TFLM_KERNEL_CHECK(ctx, node, value.nscales >= 1 && tflm_tensor_zero_point(&value, 0) == 0,

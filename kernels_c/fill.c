@@ -56,7 +56,7 @@ static tflm_status_t tflm_fill_begin(tflm_context_t *ctx, tflm_node_t *node, int
   p = (tflm_fill_params_t *)tflm_alloc_persistent(ctx, sizeof(*p));
   TFLM_KERNEL_CHECK(ctx, node, p != NULL, TFLM_ERR_ARENA_TOO_SMALL);
   p->count = tflm_tensor_elements(out);
-  p->elem_size = tflm_elementwise_type_size(out->type);
+  p->elem_size = tflm_type_size(out->type);
   TFLM_KERNEL_CHECK(ctx, node, p->elem_size > 0, TFLM_ERR_UNSUPPORTED_TYPE);
   node->user_data = p;
   return TFLM_OK;

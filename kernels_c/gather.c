@@ -39,7 +39,7 @@ static tflm_status_t gather_fill(tflm_context_t *ctx, tflm_node_t *node,
   p->axis_size = params->dims[axis];
   p->coords = tflm_layout_product(indices->dims, batch_dims, indices->ndims);
   p->inner_bytes = tflm_layout_product(params->dims, axis + 1, params->ndims) *
-                   tflm_layout_type_size(params->type);
+                   tflm_type_size(params->type);
   p->index_type = indices->type;
   return TFLM_OK;
 }
@@ -53,7 +53,7 @@ static tflm_status_t gather_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, &params) == TFLM_OK, TFLM_ERROR);
   TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 1, &indices) == TFLM_OK, TFLM_ERROR);
   TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, &out) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, params.type == out.type && tflm_layout_type_size(out.type) > 0,
+  TFLM_KERNEL_CHECK(ctx, node, params.type == out.type && tflm_type_size(out.type) > 0,
                     TFLM_ERR_UNSUPPORTED_TYPE);
   TFLM_KERNEL_CHECK(ctx, node,
                     indices.type == TFLM_TYPE_INT32 || indices.type == TFLM_TYPE_INT64,

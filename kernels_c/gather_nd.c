@@ -38,7 +38,7 @@ static tflm_status_t gather_nd_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   TFLM_KERNEL_CHECK(ctx, node, p->depth >= 1 && p->depth <= params.ndims, TFLM_ERR_BAD_SHAPE);
   p->slices = tflm_layout_product(indices.dims, 0, indices.ndims - 1);
   p->slice_bytes = tflm_layout_product(params.dims, p->depth, params.ndims) *
-                   tflm_layout_type_size(params.type);
+                   tflm_type_size(params.type);
   for (k = p->depth - 1; k >= 0; --k) {
     p->dims[k] = params.dims[k];
     p->strides[k] = stride;

@@ -71,7 +71,7 @@ static tflm_status_t mirror_pad_prepare(tflm_context_t *ctx, tflm_node_t *node) 
                     TFLM_ERR_BAD_SHAPE);
   p = (tflm_mirror_pad_params_t *)tflm_alloc_persistent(ctx, sizeof(*p));
   TFLM_KERNEL_CHECK(ctx, node, p != NULL, TFLM_ERR_ARENA_TOO_SMALL);
-  p->element_size = tflm_layout_type_size(in.type);
+  p->element_size = tflm_type_size(in.type);
   p->symmetric = tflm_opt_int(node, TFLM_OPT_MIRROR_PAD_MODE, 0) == 1;
   status = mirror_pad_fill(ctx, node, &in, &paddings, &out, p);
   if (status != TFLM_OK) return status;

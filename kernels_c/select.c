@@ -33,7 +33,7 @@ static tflm_status_t tflm_select_prepare(tflm_context_t *ctx, tflm_node_t *node)
                     out.type == TFLM_TYPE_FLOAT32 || out.type == TFLM_TYPE_INT8 ||
                         out.type == TFLM_TYPE_INT16, /* TFLM's SELECT_V2 types */
                     TFLM_ERR_UNSUPPORTED_TYPE);
-  p->elem_size = tflm_elementwise_type_size(out.type);
+  p->elem_size = tflm_type_size(out.type);
   node->user_data = p;
   return TFLM_OK;
 }

@@ -20,7 +20,7 @@ static tflm_status_t slice_views(tflm_context_t *ctx, tflm_node_t *node, int32_t
                     TFLM_ERR_BAD_PARAMS);
   TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, in) == TFLM_OK, TFLM_ERROR);
   TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, out) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, in->type == out->type && tflm_layout_type_size(in->type) > 0,
+  TFLM_KERNEL_CHECK(ctx, node, in->type == out->type && tflm_type_size(in->type) > 0,
                     TFLM_ERR_UNSUPPORTED_TYPE);
   for (k = 1; k < count; ++k) {
     tflm_tensor_t *t = &idx[k - 1];
@@ -41,7 +41,7 @@ static tflm_status_t slice_keep(tflm_context_t *ctx, tflm_node_t *node, const tf
   tflm_layout_view_t view;
   int32_t strides[TFLM_MAX_DIMS];
   int32_t k, elements = 1;
-  tflm_layout_view_init(&view, tflm_layout_type_size(in->type));
+  tflm_layout_view_init(&view, tflm_type_size(in->type));
   tflm_layout_strides(in->dims, in->ndims, strides);
   for (k = 0; k < in->ndims; ++k) {
     view.dims[k] = count[k];

@@ -99,7 +99,7 @@ static tflm_status_t space_batch_prepare(tflm_context_t *ctx, tflm_node_t *node,
                     TFLM_ERR_BAD_SHAPE);
   p = (tflm_space_batch_params_t *)tflm_alloc_persistent(ctx, sizeof(*p));
   TFLM_KERNEL_CHECK(ctx, node, p != NULL, TFLM_ERR_ARENA_TOO_SMALL);
-  p->element_size = tflm_layout_type_size(in.type);
+  p->element_size = tflm_type_size(in.type);
   p->to_batch = to_batch;
   p->pad_value = out.type == TFLM_TYPE_INT8 ? out.zero_point : 0;
   status = space_batch_params(ctx, node, &in, &out, p);

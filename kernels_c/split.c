@@ -19,7 +19,7 @@ static tflm_status_t split_prepare_axis(tflm_context_t *ctx, tflm_node_t *node, 
   tflm_layout_pieces_t *p;
   int32_t k, size;
   TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, joined, &in) == TFLM_OK, TFLM_ERROR);
-  size = tflm_layout_type_size(in.type);
+  size = tflm_type_size(in.type);
   TFLM_KERNEL_CHECK(ctx, node, size > 0, TFLM_ERR_UNSUPPORTED_TYPE);
   if (axis < 0) axis += in.ndims;
   if (axis_out < 0) axis_out = axis;

@@ -5,22 +5,6 @@
 
 #include "tflm_quant.h"
 
-int32_t tflm_elementwise_type_size(int32_t type) {
-  switch (type) {
-    case TFLM_TYPE_FLOAT32:
-    case TFLM_TYPE_INT32:
-    case TFLM_TYPE_UINT32: return 4;
-    case TFLM_TYPE_INT16:
-    case TFLM_TYPE_UINT16: return 2;
-    case TFLM_TYPE_INT8:
-    case TFLM_TYPE_UINT8:
-    case TFLM_TYPE_BOOL: return 1;
-    case TFLM_TYPE_INT64:
-    case TFLM_TYPE_FLOAT64: return 8;
-    default: return 0;
-  }
-}
-
 /* Strides of one input indexed with the 6-D output index; 0 on broadcast dimensions. */
 static int32_t tflm_broadcast_strides(const tflm_tensor_t *view, const int32_t *out_dims,
                                       int32_t *strides) {
@@ -183,8 +167,8 @@ tflm_status_t tflm_binary_eval(tflm_context_t *ctx, tflm_node_t *node,
   int32_t sizes[2];
   in[0] = tflm_node_input_data(ctx, node, 0);
   in[1] = tflm_node_input_data(ctx, node, 1);
-  sizes[0] = tflm_elementwise_type_size(p->type);
-  sizes[1] = tflm_elementwise_type_size(p->second_type);
+  sizes[0] = tflm_type_size(p->type);
+  sizes[1] = tflm_type_size(p->second_type);
   tflm_broadcast_run(&p->shape, p, 2, in, sizes, tflm_node_output_data(ctx, node, 0), sizes[0],
                      tflm_binary_row(rows, p->type));
   return TFLM_OK;

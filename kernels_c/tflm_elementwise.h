@@ -1,6 +1,6 @@
 /* Shared plumbing of the elementwise kernels (SUB, MUL, MAXIMUM, comparisons, SELECT_V2 ...):
- * numpy-style broadcasting of up to three inputs to the output shape (up to 6-D), element
- * sizes, and the integer activation range.
+ * numpy-style broadcasting of up to three inputs to the output shape (up to 6-D) and the
+ * integer activation range (element sizes: tflm_type_size of the kernel API).
  *
  * Broadcasting: every input is right-aligned against the output shape; a dimension of an
  * input is either the output's or 1 (then the input is repeated along it).  The walk calls
@@ -32,9 +32,6 @@ typedef struct {
 /* One run of n outputs: in[i] advances by step[i] elements (1, or 0 when broadcast). */
 typedef void (*tflm_elementwise_row_fn)(const void *params, const void *const *in,
                                         const int32_t *step, void *out, int32_t n);
-
-/* Bytes per element of a TFLM_TYPE_*; 0 for types the elementwise kernels do not handle. */
-int32_t tflm_elementwise_type_size(int32_t type);
 
 /* Fills *b for `count` inputs broadcast to the output shape; returns 0 when an input does
  * not broadcast to it. */

@@ -3,27 +3,6 @@
 
 #include <stddef.h>
 
-int32_t tflm_layout_type_size(int32_t type) {
-  switch (type) {
-    case TFLM_TYPE_INT8:
-    case TFLM_TYPE_UINT8:
-    case TFLM_TYPE_BOOL:
-      return 1;
-    case TFLM_TYPE_INT16:
-    case TFLM_TYPE_UINT16:
-      return 2;
-    case TFLM_TYPE_FLOAT32:
-    case TFLM_TYPE_INT32:
-    case TFLM_TYPE_UINT32:
-      return 4;
-    case TFLM_TYPE_INT64:
-    case TFLM_TYPE_UINT64:
-      return 8;
-    default:
-      return 0;
-  }
-}
-
 void tflm_layout_move(uint8_t *dst, const uint8_t *src, int32_t bytes) {
   int32_t i;
   if (dst == src || bytes <= 0) return;

@@ -15,9 +15,6 @@
 extern "C" {
 #endif
 
-/* Bytes per element of a TFLM_TYPE_*, 0 for types the layout kernels do not move. */
-int32_t tflm_layout_type_size(int32_t type);
-
 /* memmove without libc: safe for overlapping buffers. */
 void tflm_layout_move(uint8_t *dst, const uint8_t *src, int32_t bytes);
 

@@ -89,6 +89,11 @@ void *tflm_node_output_data(tflm_context_t *ctx, const tflm_node_t *node, int32_
 /* Scale of channel c of a (per-channel) quantised tensor; the first scale if per-tensor. */
 float tflm_tensor_scale(const tflm_tensor_t *view, int32_t c);
 int32_t tflm_tensor_zero_point(const tflm_tensor_t *view, int32_t c);
+/* Bytes per element of a TFLM_TYPE_*; 0 for types with no fixed size the runtime holds
+ * (string, variant, int4, ...).  The one table of element sizes in C: the model's tensor
+ * sizes, the constants' alignment and every kernel that moves or steps over elements read
+ * it (tests/test_single_sources.py checks it against the schema's dtype table). */
+int32_t tflm_type_size(int32_t type);
 /* Number of elements: product of dims (1 for a scalar). */
 int32_t tflm_tensor_elements(const tflm_tensor_t *view);
 /* Copies src's bytes to dst (operators that pass tensors to a subgraph): tensors of

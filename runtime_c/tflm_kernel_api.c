@@ -99,6 +99,18 @@ int32_t tflm_tensor_zero_point(const tflm_tensor_t *view, int32_t c) {
   return (int32_t)tflm_fb_read_u32(view->zero_points_le + 8 * c);
 }
 
+int32_t tflm_type_size(int32_t type) {
+  switch (type) {
+    case TFLM_TYPE_INT8: case TFLM_TYPE_UINT8: case TFLM_TYPE_BOOL: return 1;
+    case TFLM_TYPE_INT16: case TFLM_TYPE_UINT16: case TFLM_TYPE_FLOAT16: return 2;
+    case TFLM_TYPE_FLOAT32: case TFLM_TYPE_INT32: case TFLM_TYPE_UINT32: return 4;
+    case TFLM_TYPE_RESOURCE: return 4; /* a resource variable's id, as in TFLM */
+    case TFLM_TYPE_INT64: case TFLM_TYPE_UINT64: case TFLM_TYPE_FLOAT64:
+    case TFLM_TYPE_COMPLEX64: return 8;
+    default: return 0;
+  }
+}
+
 int32_t tflm_tensor_elements(const tflm_tensor_t *view) {
   int32_t i, count = 1;
   for (i = 0; i < view->ndims; ++i) count *= view->dims[i];
