@@ -70,13 +70,8 @@ static tflm_status_t tflm_logical_or_prepare(tflm_context_t *ctx, tflm_node_t *n
 
 static tflm_status_t tflm_logical_not_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   tflm_tensor_t in, out;
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 1 && node->outputs_count == 1,
-                    TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, &in) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, &out) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, in.type == TFLM_TYPE_BOOL && out.type == TFLM_TYPE_BOOL,
-                    TFLM_ERR_UNSUPPORTED_TYPE);
-  TFLM_KERNEL_CHECK(ctx, node, in.bytes == out.bytes, TFLM_ERR_BAD_SHAPE);
+  TFLM_KERNEL_TRY(tflm_node_check_io(ctx, node, 1, TFLM_TYPE_BIT(BOOL), TFLM_IO_SAME_COUNT,
+                                     &in, &out));
   return TFLM_OK;
 }
 

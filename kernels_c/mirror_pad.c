@@ -52,15 +52,9 @@ static tflm_status_t mirror_pad_prepare(tflm_context_t *ctx, tflm_node_t *node) 
   tflm_tensor_t in, paddings, out;
   tflm_mirror_pad_params_t *p;
   tflm_status_t status;
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 2 && node->outputs_count == 1,
-                    TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, &in) == TFLM_OK, TFLM_ERROR);
+  TFLM_KERNEL_TRY(tflm_node_check_io(ctx, node, 2, TFLM_TYPE_BIT(FLOAT32) | TFLM_TYPE_BIT(INT8),
+                                     TFLM_IO_ANY_SHAPE, &in, &out));
   TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 1, &paddings) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, &out) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node,
-                    in.type == out.type &&
-                        (in.type == TFLM_TYPE_FLOAT32 || in.type == TFLM_TYPE_INT8),
-                    TFLM_ERR_UNSUPPORTED_TYPE);
   TFLM_KERNEL_CHECK(ctx, node, paddings.data != NULL && paddings.is_constant,
                     TFLM_ERR_BAD_PARAMS);
   TFLM_KERNEL_CHECK(ctx, node,

@@ -116,15 +116,9 @@ static tflm_status_t reduce_prepare(tflm_context_t *ctx, tflm_node_t *node, int3
   tflm_reduce_params_t *p;
   int32_t mask = 0;
   tflm_status_t status;
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 2 && node->outputs_count == 1,
-                    TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, &in) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, &out) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, in.type == out.type, TFLM_ERR_UNSUPPORTED_TYPE);
-  TFLM_KERNEL_CHECK(ctx, node,
-                    in.type == TFLM_TYPE_FLOAT32 || in.type == TFLM_TYPE_INT8 ||
-                        in.type == TFLM_TYPE_INT16,
-                    TFLM_ERR_UNSUPPORTED_TYPE);
+  TFLM_KERNEL_TRY(tflm_node_check_io(
+      ctx, node, 2, TFLM_TYPE_BIT(FLOAT32) | TFLM_TYPE_BIT(INT8) | TFLM_TYPE_BIT(INT16),
+      TFLM_IO_ANY_SHAPE, &in, &out));
   status = reduce_axes(ctx, node, in.ndims, &mask);
   if (status != TFLM_OK) return status;
   p = (tflm_reduce_params_t *)tflm_alloc_persistent(ctx, sizeof(*p));

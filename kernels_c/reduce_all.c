@@ -20,13 +20,9 @@ static tflm_status_t reduce_all_prepare(tflm_context_t *ctx, tflm_node_t *node) 
   tflm_tensor_t in, axis, out;
   tflm_reduce_all_params_t *p;
   int32_t i, k, shift, stride = 1, mask = 0;
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 2 && node->outputs_count == 1,
-                    TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, &in) == TFLM_OK, TFLM_ERROR);
+  TFLM_KERNEL_TRY(tflm_node_check_io(ctx, node, 2, TFLM_TYPE_BIT(BOOL), TFLM_IO_ANY_SHAPE,
+                                     &in, &out));
   TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 1, &axis) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, &out) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, in.type == TFLM_TYPE_BOOL && out.type == TFLM_TYPE_BOOL,
-                    TFLM_ERR_UNSUPPORTED_TYPE);
   TFLM_KERNEL_CHECK(ctx, node, axis.type == TFLM_TYPE_INT32, TFLM_ERR_UNSUPPORTED_TYPE);
   TFLM_KERNEL_CHECK(ctx, node, axis.data != NULL && axis.is_constant, TFLM_ERR_BAD_PARAMS);
   for (i = 0; i < tflm_tensor_elements(&axis); ++i) {

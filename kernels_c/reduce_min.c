@@ -60,14 +60,8 @@ static tflm_status_t reduce_min_prepare(tflm_context_t *ctx, tflm_node_t *node) 
   tflm_reduce_min_params_t *p;
   int32_t mask = 0;
   tflm_status_t status;
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 2 && node->outputs_count == 1,
-                    TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, &in) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, &out) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node,
-                    in.type == out.type &&
-                        (in.type == TFLM_TYPE_FLOAT32 || in.type == TFLM_TYPE_INT8),
-                    TFLM_ERR_UNSUPPORTED_TYPE);
+  TFLM_KERNEL_TRY(tflm_node_check_io(ctx, node, 2, TFLM_TYPE_BIT(FLOAT32) | TFLM_TYPE_BIT(INT8),
+                                     TFLM_IO_ANY_SHAPE, &in, &out));
   if (in.type == TFLM_TYPE_INT8) {
     TFLM_KERNEL_CHECK(ctx, node, in.scale == out.scale && in.zero_point == out.zero_point,
                       TFLM_ERR_BAD_PARAMS);

@@ -40,15 +40,9 @@ static tflm_status_t resize_prepare(tflm_context_t *ctx, tflm_node_t *node, int3
                                     int32_t half_field) {
   tflm_tensor_t in, out;
   tflm_resize_params_t *p;
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 2 && node->outputs_count == 1,
-                    TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, &in) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, &out) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, in.type == out.type, TFLM_ERR_UNSUPPORTED_TYPE);
-  TFLM_KERNEL_CHECK(ctx, node,
-                    in.type == TFLM_TYPE_FLOAT32 || in.type == TFLM_TYPE_INT8 ||
-                        in.type == TFLM_TYPE_INT16,
-                    TFLM_ERR_UNSUPPORTED_TYPE);
+  TFLM_KERNEL_TRY(tflm_node_check_io(
+      ctx, node, 2, TFLM_TYPE_BIT(FLOAT32) | TFLM_TYPE_BIT(INT8) | TFLM_TYPE_BIT(INT16),
+      TFLM_IO_ANY_SHAPE, &in, &out));
   TFLM_KERNEL_CHECK(ctx, node, in.ndims == 4 && out.ndims == 4, TFLM_ERR_BAD_SHAPE);
   TFLM_KERNEL_CHECK(ctx, node, in.dims[0] == out.dims[0] && in.dims[3] == out.dims[3],
                     TFLM_ERR_BAD_SHAPE);

@@ -16,12 +16,8 @@
 static tflm_status_t slice_views(tflm_context_t *ctx, tflm_node_t *node, int32_t count,
                                  tflm_tensor_t *in, tflm_tensor_t *out, tflm_tensor_t *idx) {
   int32_t k;
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == count && node->outputs_count == 1,
-                    TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, in) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, out) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, in->type == out->type && tflm_type_size(in->type) > 0,
-                    TFLM_ERR_UNSUPPORTED_TYPE);
+  TFLM_KERNEL_TRY(
+      tflm_node_check_io(ctx, node, count, TFLM_TYPES_SIZED, TFLM_IO_ANY_SHAPE, in, out));
   for (k = 1; k < count; ++k) {
     tflm_tensor_t *t = &idx[k - 1];
     TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, k, t) == TFLM_OK, TFLM_ERROR);

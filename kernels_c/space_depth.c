@@ -12,12 +12,7 @@
 
 static tflm_status_t block_views(tflm_context_t *ctx, tflm_node_t *node, int32_t field,
                                  tflm_tensor_t *in, tflm_tensor_t *out, int32_t *block) {
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 1 && node->outputs_count == 1,
-                    TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, in) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, out) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, in->type == out->type && tflm_type_size(in->type) > 0,
-                    TFLM_ERR_UNSUPPORTED_TYPE);
+  TFLM_KERNEL_TRY(tflm_node_check_io(ctx, node, 1, TFLM_TYPES_SIZED, TFLM_IO_ANY_SHAPE, in, out));
   TFLM_KERNEL_CHECK(ctx, node, in->ndims == 4 && out->ndims == 4, TFLM_ERR_BAD_SHAPE);
   *block = tflm_opt_int(node, field, 0);
   TFLM_KERNEL_CHECK(ctx, node, *block >= 1, TFLM_ERR_BAD_PARAMS);

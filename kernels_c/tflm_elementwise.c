@@ -57,13 +57,11 @@ tflm_status_t tflm_elementwise_prepare(tflm_context_t *ctx, tflm_node_t *node, i
                                        tflm_tensor_t *inputs, tflm_tensor_t *output,
                                        tflm_broadcast_t *b) {
   int32_t i;
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == count && node->outputs_count == 1,
-                    TFLM_ERR_BAD_PARAMS);
-  for (i = 0; i < count; ++i) {
+  TFLM_KERNEL_TRY(tflm_node_check_io(ctx, node, count, 0, TFLM_IO_ANY_SHAPE, inputs, output));
+  for (i = 1; i < count; ++i) {
     TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, i, &inputs[i]) == TFLM_OK,
                       TFLM_ERROR);
   }
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, output) == TFLM_OK, TFLM_ERROR);
   TFLM_KERNEL_CHECK(ctx, node, tflm_broadcast_init(b, inputs, count, output),
                     TFLM_ERR_BAD_SHAPE);
   return TFLM_OK;

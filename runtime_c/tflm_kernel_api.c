@@ -129,6 +129,27 @@ tflm_status_t tflm_tensor_copy(const tflm_tensor_t *dst, const tflm_tensor_t *sr
   return TFLM_OK;
 }
 
+/* A type outside 0..31 is in no set (and must not be shifted by). */
+static int type_in(int32_t type, uint32_t types) {
+  return type >= 0 && type < 32 && ((types >> type) & 1u) != 0 && tflm_type_size(type) > 0;
+}
+
+tflm_status_t tflm_node_check_io(tflm_context_t *ctx, const tflm_node_t *node, int32_t inputs,
+                                 uint32_t types, int32_t shape, tflm_tensor_t *in,
+                                 tflm_tensor_t *out) {
+  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == inputs && node->outputs_count == 1,
+                    TFLM_ERR_BAD_PARAMS);
+  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, in) == TFLM_OK, TFLM_ERROR);
+  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, out) == TFLM_OK, TFLM_ERROR);
+  TFLM_KERNEL_CHECK(ctx, node, types == 0 || (in->type == out->type && type_in(in->type, types)),
+                    TFLM_ERR_UNSUPPORTED_TYPE);
+  TFLM_KERNEL_CHECK(ctx, node,
+                    shape != TFLM_IO_SAME_COUNT ||
+                        tflm_tensor_elements(in) == tflm_tensor_elements(out),
+                    TFLM_ERR_BAD_SHAPE);
+  return TFLM_OK;
+}
+
 void *tflm_alloc_persistent(tflm_context_t *ctx, uint32_t bytes) {
   void *memory;
   if (!ctx->in_prepare) return NULL;
