@@ -84,7 +84,7 @@ PARAMS_BYTES = {
     "gelu": 1296, "hard_swish": 32, "l2_pool": 56, "l2norm": 16, "log_softmax": 32,
     "logical": 128, "sigmoid": 24, "lstm": 232, "minmax": 132, "mirror_pad": 108,
     "mul": 148, "pad": 100, "pool": 68, "prelu": 156, "quantize": 40, "reduce": 96,
-    "reduce_all": 56, "reduce_min": 60, "reshape": 4, "resize": 52, "var_handle": 4,
+    "reduce_all": 60, "reduce_min": 64, "reshape": 4, "resize": 52, "var_handle": 4,
     "floor": 112, "select": 108, "shape": 36, "softmax": 32, "softmax_int16": 2084,
     "space_batch": 68, "sqdiff": 168, "sub": 168, "svdf": 72, "transpose_conv": 92,
     "unary": 44, "layout_view": 84, "layout_pieces": 20, "hybrid": 32,
