@@ -57,24 +57,25 @@ static tflm_status_t constant_axis(tflm_context_t *ctx, tflm_node_t *node, int32
   return TFLM_OK;
 }
 
+/* SPLIT and SPLIT_V: `inputs` inputs, the axis a constant input, the data another. */
+static tflm_status_t split_prepare_inputs(tflm_context_t *ctx, tflm_node_t *node,
+                                          int32_t inputs, int32_t axis_input,
+                                          int32_t data_input) {
+  int32_t axis = 0;
+  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == inputs && node->outputs_count >= 1,
+                    TFLM_ERR_BAD_PARAMS);
+  TFLM_KERNEL_TRY(constant_axis(ctx, node, axis_input, &axis));
+  return split_prepare_axis(ctx, node, data_input, axis, -1);
+}
+
 /* SPLIT: inputs (axis, input). */
 static tflm_status_t split_prepare(tflm_context_t *ctx, tflm_node_t *node) {
-  int32_t axis = 0;
-  tflm_status_t status;
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 2 && node->outputs_count >= 1,
-                    TFLM_ERR_BAD_PARAMS);
-  status = constant_axis(ctx, node, 0, &axis);
-  return status != TFLM_OK ? status : split_prepare_axis(ctx, node, 1, axis, -1);
+  return split_prepare_inputs(ctx, node, 2, 0, 1);
 }
 
 /* SPLIT_V: inputs (input, size_splits, axis). */
 static tflm_status_t split_v_prepare(tflm_context_t *ctx, tflm_node_t *node) {
-  int32_t axis = 0;
-  tflm_status_t status;
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 3 && node->outputs_count >= 1,
-                    TFLM_ERR_BAD_PARAMS);
-  status = constant_axis(ctx, node, 2, &axis);
-  return status != TFLM_OK ? status : split_prepare_axis(ctx, node, 0, axis, -1);
+  return split_prepare_inputs(ctx, node, 3, 2, 0);
 }
 
 /* UNPACK: the outputs drop the axis, so their dims from `axis` on are the input's after it. */

@@ -39,6 +39,16 @@ def test_registrations_name_their_builtin_code():
             assert code.removeprefix("TFLM_BUILTIN_") in builtin_codes(), (path, code)
 
 
+def test_kernels_name_the_builtin_codes_they_compare():
+    """A kernel serving several ops tells them apart by TFLM_BUILTIN_* names, never by a
+    typed number (`builtin == 21`, `case 76:` in a switch on the code)."""
+    typed = re.compile(r"\b(?:builtin|code)\w*\s*[!=]=\s*\d"
+                       r"|switch \((?:\w+->)?builtin\w*\) \{[^}]*?case \d")
+    for path in sorted((REPO / "kernels_c").rglob("*.c")):
+        match = typed.search(path.read_text())
+        assert match is None, (path.relative_to(REPO), match and match.group(0))
+
+
 def test_no_builtin_code_typed_in_runtime_headers():
     for path in (REPO / "runtime_c").rglob("*.h"):
         if path != HEADER_PATH:
