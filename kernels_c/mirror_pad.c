@@ -54,12 +54,7 @@ static tflm_status_t mirror_pad_prepare(tflm_context_t *ctx, tflm_node_t *node) 
   tflm_status_t status;
   TFLM_KERNEL_TRY(tflm_node_check_io(ctx, node, 2, TFLM_TYPE_BIT(FLOAT32) | TFLM_TYPE_BIT(INT8),
                                      TFLM_IO_ANY_SHAPE, &in, &out));
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 1, &paddings) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, paddings.data != NULL && paddings.is_constant,
-                    TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node,
-                    paddings.type == TFLM_TYPE_INT32 || paddings.type == TFLM_TYPE_INT64,
-                    TFLM_ERR_UNSUPPORTED_TYPE);
+  TFLM_KERNEL_TRY(tflm_node_constant_input(ctx, node, 1, TFLM_TYPE_BIT(INT32) | TFLM_TYPE_BIT(INT64), &paddings));
   TFLM_KERNEL_CHECK(ctx, node,
                     in.ndims == out.ndims && tflm_tensor_elements(&paddings) == 2 * in.ndims,
                     TFLM_ERR_BAD_SHAPE);

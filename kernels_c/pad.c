@@ -24,14 +24,9 @@ static tflm_status_t pad_views(tflm_context_t *ctx, tflm_node_t *node, tflm_tens
                                    node->outputs_count == 1,
                     TFLM_ERR_BAD_PARAMS);
   TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, in) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 1, paddings) == TFLM_OK, TFLM_ERROR);
+  TFLM_KERNEL_TRY(tflm_node_constant_input(ctx, node, 1, TFLM_TYPE_BIT(INT32) | TFLM_TYPE_BIT(INT64), paddings));
   TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, out) == TFLM_OK, TFLM_ERROR);
   TFLM_KERNEL_CHECK(ctx, node, in->type == out->type && tflm_type_size(in->type) > 0,
-                    TFLM_ERR_UNSUPPORTED_TYPE);
-  TFLM_KERNEL_CHECK(ctx, node, paddings->data != NULL && paddings->is_constant,
-                    TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node,
-                    paddings->type == TFLM_TYPE_INT32 || paddings->type == TFLM_TYPE_INT64,
                     TFLM_ERR_UNSUPPORTED_TYPE);
   TFLM_KERNEL_CHECK(ctx, node, tflm_tensor_elements(paddings) == 2 * in->ndims &&
                                    out->ndims == in->ndims,

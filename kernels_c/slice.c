@@ -20,10 +20,7 @@ static tflm_status_t slice_views(tflm_context_t *ctx, tflm_node_t *node, int32_t
       tflm_node_check_io(ctx, node, count, TFLM_TYPES_SIZED, TFLM_IO_ANY_SHAPE, in, out));
   for (k = 1; k < count; ++k) {
     tflm_tensor_t *t = &idx[k - 1];
-    TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, k, t) == TFLM_OK, TFLM_ERROR);
-    TFLM_KERNEL_CHECK(ctx, node, t->data != NULL && t->is_constant, TFLM_ERR_BAD_PARAMS);
-    TFLM_KERNEL_CHECK(ctx, node, t->type == TFLM_TYPE_INT32 || t->type == TFLM_TYPE_INT64,
-                      TFLM_ERR_UNSUPPORTED_TYPE);
+    TFLM_KERNEL_TRY(tflm_node_constant_input(ctx, node, k, TFLM_TYPE_BIT(INT32) | TFLM_TYPE_BIT(INT64), t));
     TFLM_KERNEL_CHECK(ctx, node, tflm_tensor_elements(t) == in->ndims, TFLM_ERR_BAD_SHAPE);
   }
   return TFLM_OK;

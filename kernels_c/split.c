@@ -48,11 +48,8 @@ static tflm_status_t split_prepare_axis(tflm_context_t *ctx, tflm_node_t *node, 
 static tflm_status_t constant_axis(tflm_context_t *ctx, tflm_node_t *node, int32_t index,
                                    int32_t *axis) {
   tflm_tensor_t t;
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, index, &t) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, t.data != NULL && t.is_constant, TFLM_ERR_BAD_PARAMS);
+  TFLM_KERNEL_TRY(tflm_node_constant_input(ctx, node, index, TFLM_TYPE_BIT(INT32) | TFLM_TYPE_BIT(INT64), &t));
   TFLM_KERNEL_CHECK(ctx, node, tflm_tensor_elements(&t) == 1, TFLM_ERR_BAD_SHAPE);
-  TFLM_KERNEL_CHECK(ctx, node, t.type == TFLM_TYPE_INT32 || t.type == TFLM_TYPE_INT64,
-                    TFLM_ERR_UNSUPPORTED_TYPE);
   *axis = tflm_layout_read_index(&t, 0);
   return TFLM_OK;
 }

@@ -193,9 +193,7 @@ static tflm_status_t reduction_axes(tflm_context_t *ctx, tflm_node_t *node, int3
                                     int32_t *mask) {
   tflm_tensor_t axis;
   int32_t i;
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 1, &axis) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, axis.data != NULL && axis.is_constant, TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node, axis.type == TFLM_TYPE_INT32, TFLM_ERR_UNSUPPORTED_TYPE);
+  TFLM_KERNEL_TRY(tflm_node_constant_input(ctx, node, 1, TFLM_TYPE_BIT(INT32), &axis));
   *mask = 0;
   for (i = 0; i < tflm_tensor_elements(&axis); ++i) {
     int32_t a = tflm_layout_read_index(&axis, i);

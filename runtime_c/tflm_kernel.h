@@ -136,6 +136,12 @@ tflm_status_t tflm_node_check_io(tflm_context_t *ctx, const tflm_node_t *node, i
                                  uint32_t types, int32_t shape, tflm_tensor_t *in,
                                  tflm_tensor_t *out);
 
+/* An input the model must hold as a constant (axes, paddings, permutations): a view of
+ * input i into *view (TFLM_ERROR), data present in the model (TFLM_ERR_BAD_PARAMS) and,
+ * unless `types` is 0, a type from `types` (TFLM_ERR_UNSUPPORTED_TYPE). */
+tflm_status_t tflm_node_constant_input(tflm_context_t *ctx, const tflm_node_t *node, int32_t i,
+                                       uint32_t types, tflm_tensor_t *view);
+
 /* --- memory ------------------------------------------------------------------------ */
 
 /* Persistent memory for the node's lifetime (init and prepare only).  8-byte aligned.

@@ -150,6 +150,15 @@ tflm_status_t tflm_node_check_io(tflm_context_t *ctx, const tflm_node_t *node, i
   return TFLM_OK;
 }
 
+tflm_status_t tflm_node_constant_input(tflm_context_t *ctx, const tflm_node_t *node, int32_t i,
+                                       uint32_t types, tflm_tensor_t *view) {
+  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, i, view) == TFLM_OK, TFLM_ERROR);
+  TFLM_KERNEL_CHECK(ctx, node, view->data != NULL && view->is_constant, TFLM_ERR_BAD_PARAMS);
+  TFLM_KERNEL_CHECK(ctx, node, types == 0 || type_in(view->type, types),
+                    TFLM_ERR_UNSUPPORTED_TYPE);
+  return TFLM_OK;
+}
+
 void *tflm_alloc_persistent(tflm_context_t *ctx, uint32_t bytes) {
   void *memory;
   if (!ctx->in_prepare) return NULL;
