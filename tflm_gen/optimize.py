@@ -1,6 +1,7 @@
 """The model a device runs: the user's model plus what the generator computed for it
-(per-channel requantisation in flash, offline weight layouts, an offline memory plan).  Both are standard TFLite
-metadata, so the result still runs unchanged in TFLM."""
+(per-channel requantisation in flash, offline weight layouts, an offline memory plan).  All
+are standard TFLite metadata; the plan is one TFLM's kernels run too only when asked for
+(`for_tflm`): ours may also start a depthwise output inside its input, walked backwards."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from tflm_gen.requant import embed_requant
 
 
 def device_model(model_bytes: bytes, tags: tuple[str, ...] = (),
-                 memory: str = "fast") -> tuple[bytes, Plan]:
+                 memory: str = "fast", for_tflm: bool = False) -> tuple[bytes, Plan]:
     """The model with requantisation, an offline plan and, for the kernels that read them
     (the cmsis tag), offline weight layouts embedded; and the plan.  Other kernels never
     read a layout, so their projects do not pay its flash (vww: +399 KB).  `memory`
@@ -24,15 +25,16 @@ def device_model(model_bytes: bytes, tags: tuple[str, ...] = (),
     if "cmsis" in tags:
         model = embed_layout(model)
     model = embed_requant(model)
-    stage = choose_stage(model, memory, lambda stage: _arena_with(model, stage, tags)).stage
-    plan = make_plan(model, stage=stage)
+    stage = choose_stage(model, memory,
+                         lambda stage: _arena_with(model, stage, tags, not for_tflm)).stage
+    plan = make_plan(model, backward=not for_tflm, stage=stage)
     return write_model(embed_stage(embed_plan(model, plan), stage)), plan
 
 
-def _arena_with(model: ir.Model, stage, tags: tuple[str, ...]) -> int:
+def _arena_with(model: ir.Model, stage, tags: tuple[str, ...], backward: bool) -> int:
     """The arena of the device model with this stage (or none), or its planned head when
     the Python arena model does not know a kernel."""
-    plan = make_plan(model, stage=stage)
+    plan = make_plan(model, backward=backward, stage=stage)
     try:
         return arena_bytes(embed_stage(embed_plan(model, plan), stage), tags)
     except NotModelled:
