@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tflm_gen.errors import InputError
+from tflm_gen.errors import InputError, ModelError
 from tflm_gen.inspect import operator_macs
 from tflm_gen.model import ir
 from tflm_gen.overlap import pad_before, window_size
@@ -241,11 +241,14 @@ def choose_stage(model: ir.Model, memory: str, arena_of=None) -> Choice:
 
 
 def read_stage(model: ir.Model) -> Stage | None:
-    """The stage a device model carries in its metadata, or None."""
+    """The stage a device model carries in its metadata (as make_stage wrote it: from
+    operator 0), or None."""
     for name, buffer in model.metadata:
         if name == STAGE_METADATA:
             words = np.frombuffer(model.buffers[buffer].data, "<i4").tolist()
-            return make_stage(model, words[1] + words[2] - 1, _band_rows(words))
+            if words[:2] != [STAGE_FORMAT, 0]:
+                raise ModelError(f"{STAGE_METADATA}: format {words[:2]} is not ours")
+            return make_stage(model, words[2] - 1, _band_rows(words))
     return None
 
 
@@ -302,14 +305,14 @@ def stage_data_bytes(stage: Stage | None) -> int:
     return 0 if stage is None else 4 * len(stage.bands) * (stage.last - stage.first + 1)
 
 
-def widen_lifetimes(lifetimes: dict[int, tuple[int, int]], stage: Stage | None,
-                    base: int = 0) -> dict[int, tuple[int, int]]:
+def widen_lifetimes(lifetimes: dict[int, tuple[int, int]],
+                    stage: Stage | None) -> dict[int, tuple[int, int]]:
     """The stage seen as one operator: every stage tensor lives over all its steps (steps
     are operator indices: a stage is only made for one-subgraph models)."""
     if stage is None:
         return lifetimes
     widened = dict(lifetimes)
     for t in stage.tensors:
-        first, last = widened.get(base + t, (stage.first, stage.last))
-        widened[base + t] = (min(first, stage.first), max(last, stage.last))
+        first, last = widened.get(t, (stage.first, stage.last))
+        widened[t] = (min(first, stage.first), max(last, stage.last))
     return widened
