@@ -1,3 +1,111 @@
-"""--weights separate (issue #15): planned.  A device model split into a mini flatbuffer
-(constant buffers empty, located by the schema's Buffer offset/size fields) and one weight
-blob; the runtime resolves constant tensors into the blob given at init."""
+"""`--weights separate` (issue #15): a device model (tflm_gen.optimize.device_model) split
+into a mini flatbuffer, the model's structure, and one weight blob holding the bytes of
+every constant tensor buffer, so that the structure can sit in fast internal memory and the
+weights in external flash.
+
+Format.  The mini flatbuffer is a standard .tflite whose moved buffers have no `data` but
+the schema's `offset` and `size` fields (the layout TFLite uses for models over 2 GB).
+Offsets count from the start of the mini flatbuffer as if the blob followed it at the next
+16-byte boundary, `weights_start(len(mini))`: so `joined()` (mini, zero padding, blob) is
+an ordinary .tflite that TFLM and LiteRT read, and the runtime, given the blob apart, reads
+byte `offset - weights_start` of it (runtime_c/tflm_model.c, `tflm_model_constant_at`).
+Every buffer starts 16-byte aligned in the blob (the cmsis MVE kernels' loads).
+
+What stays in the mini flatbuffer: the metadata (offline memory plan, requantisation, the
+cmsis tag's weight layouts, a compression record): TFLM reads the plan only from inline
+data, and the runtime reads metadata words in place from the model.  Buffer bytes are moved
+as they are, never interpreted, so a compressed buffer (a coded stream) moves like any
+other: compress first, then separate.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+from tflm_gen.errors import InputError
+from tflm_gen.model import ir
+from tflm_gen.model.reader import read_model
+from tflm_gen.model.writer import write_model
+
+ALIGNMENT = 16  # of the blob's start and of every buffer in it (MVE loads; TFLM's buffers)
+MODES = ("whole", "separate")
+_PLACEHOLDER = 1 << 30  # an offset of the final width, for sizing the mini flatbuffer
+
+
+def weights_start(mini_bytes: int) -> int:
+    """Offset the blob's first byte has in the mini flatbuffer's offset fields."""
+    return -(-mini_bytes // ALIGNMENT) * ALIGNMENT
+
+
+@dataclass(frozen=True)
+class WeightBuffer:
+    """One buffer moved to the blob."""
+
+    index: int   # buffer index in the model
+    offset: int  # of its first byte in the blob
+    size: int    # bytes
+
+
+@dataclass(frozen=True)
+class SeparateModel:
+    mini: bytes     # the flatbuffer without constant data
+    weights: bytes  # the blob
+    buffers: tuple[WeightBuffer, ...]
+
+    def joined(self) -> bytes:
+        return joined(self.mini, self.weights)
+
+
+def joined(mini: bytes, weights: bytes) -> bytes:
+    """Mini flatbuffer, zero padding to the blob's start, blob: one valid .tflite."""
+    return mini.ljust(weights_start(len(mini)), b"\0") + weights
+
+
+def moved_buffers(model: ir.Model) -> list[int]:
+    """Indices of the buffers whose bytes go to the blob: every tensor's constant data
+    (metadata stays in the mini flatbuffer, see the module's docstring)."""
+    metadata = {index for _, index in model.metadata} | set(model.metadata_buffer)
+    used = {tensor.buffer for graph in model.subgraphs for tensor in graph.tensors
+            if ir.is_constant(model, tensor)}
+    return sorted(used - metadata)
+
+
+def _blob(model: ir.Model, indices: list[int]) -> tuple[bytes, tuple[WeightBuffer, ...]]:
+    blob, placed = bytearray(), []
+    for index in indices:
+        blob += b"\0" * (-len(blob) % ALIGNMENT)
+        data = model.buffers[index].data
+        placed.append(WeightBuffer(index, len(blob), len(data)))
+        blob += data
+    return bytes(blob), tuple(placed)
+
+
+def _located(model: ir.Model, placed: tuple[WeightBuffer, ...], start: int) -> bytes:
+    """The mini flatbuffer with the moved buffers located at `start` + their blob offset."""
+    mini = copy.copy(model)
+    mini.buffers = list(model.buffers)
+    for each in placed:
+        mini.buffers[each.index] = ir.Buffer(b"", start + each.offset, each.size)
+    return write_model(mini)
+
+
+def separate(device: bytes) -> SeparateModel:
+    """The device model split into mini flatbuffer and blob.  The flatbuffer's size does not
+    depend on the offsets' values (fixed-width fields), so it is written once to learn the
+    blob's start, then again with the real offsets."""
+    model = read_model(device)
+    blob, placed = _blob(model, moved_buffers(model))
+    sized = _located(model, placed, _PLACEHOLDER)
+    mini = _located(model, placed, weights_start(len(sized)))
+    if len(mini) != len(sized):  # the writer's layout changed: offsets would be wrong
+        raise AssertionError("mini flatbuffer size depends on its offsets")
+    if weights_start(len(mini)) + len(blob) >= 1 << 31:  # the runtime's positions: 31 bits
+        raise InputError(f"weights of {len(blob)} bytes are too large to separate")
+    return SeparateModel(mini, blob, placed)
+
+
+def check_mode(mode: str) -> str:
+    if mode not in MODES:
+        raise InputError(f"--weights {mode!r}: choose one of {', '.join(MODES)}")
+    return mode
