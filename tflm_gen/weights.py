@@ -11,11 +11,18 @@ an ordinary .tflite that TFLM and LiteRT read, and the runtime, given the blob a
 byte `offset - weights_start` of it (runtime_c/tflm_model.c, `tflm_model_constant_at`).
 Every buffer starts 16-byte aligned in the blob (the cmsis MVE kernels' loads).
 
-What stays in the mini flatbuffer: the metadata (offline memory plan, requantisation, the
-cmsis tag's weight layouts, a compression record): TFLM reads the plan only from inline
-data, and the runtime reads metadata words in place from the model.  Buffer bytes are moved
-as they are, never interpreted, so a compressed buffer (a coded stream) moves like any
-other: compress first, then separate.
+The blob also holds the generator's requantisation and (cmsis tag) weight-layout metadata,
+as large as the weights they derive from; the runtime reads metadata words through
+`tflm_model_at` wherever they lie.  The mini flatbuffer keeps the operators, tensors
+(shapes, types, scales and zero points), the offline memory plan (TFLM reads it only as
+inline data) and any other metadata (e.g. a compression record); it drops what no runtime
+reads: tensor names, quantisation min/max, the description.  Buffer bytes are moved as
+they are, never interpreted, so a compressed buffer (a coded stream) moves like any other:
+compress first, then separate.
+
+TFLM (the installed tflite-micro) ignores the offset/size fields, so it cannot run
+`joined()`; LiteRT can, bit-exact with the device model.  The oracle of a separate project
+is, as for a whole one, TFLM on the user's model.
 """
 
 from __future__ import annotations
@@ -24,12 +31,17 @@ import copy
 from dataclasses import dataclass
 
 from tflm_gen.errors import InputError
+from tflm_gen.layout import METADATA_NAME as LAYOUT_METADATA
 from tflm_gen.model import ir
 from tflm_gen.model.reader import read_model
 from tflm_gen.model.writer import write_model
+from tflm_gen.requant import METADATA_NAME as REQUANT_METADATA
 
 ALIGNMENT = 16  # of the blob's start and of every buffer in it (MVE loads; TFLM's buffers)
 MODES = ("whole", "separate")
+# Metadata as large as the weights they derive from, read only by this runtime (through
+# tflm_model_at, so from the blob too); the offline plan stays inline, where TFLM reads it.
+MOVED_METADATA = (REQUANT_METADATA, LAYOUT_METADATA)
 _PLACEHOLDER = 1 << 30  # an offset of the final width, for sizing the mini flatbuffer
 
 
@@ -63,12 +75,13 @@ def joined(mini: bytes, weights: bytes) -> bytes:
 
 
 def moved_buffers(model: ir.Model) -> list[int]:
-    """Indices of the buffers whose bytes go to the blob: every tensor's constant data
-    (metadata stays in the mini flatbuffer, see the module's docstring)."""
+    """Indices of the buffers whose bytes go to the blob: every tensor's constant data and
+    the generator's per-channel metadata (MOVED_METADATA); other metadata stays."""
     metadata = {index for _, index in model.metadata} | set(model.metadata_buffer)
     used = {tensor.buffer for graph in model.subgraphs for tensor in graph.tensors
             if ir.is_constant(model, tensor)}
-    return sorted(used - metadata)
+    moved = {index for name, index in model.metadata if name in MOVED_METADATA}
+    return sorted((used - metadata) | moved)
 
 
 def _blob(model: ir.Model, indices: list[int]) -> tuple[bytes, tuple[WeightBuffer, ...]]:
@@ -79,6 +92,20 @@ def _blob(model: ir.Model, indices: list[int]) -> tuple[bytes, tuple[WeightBuffe
         placed.append(WeightBuffer(index, len(blob), len(data)))
         blob += data
     return bytes(blob), tuple(placed)
+
+
+def _structure(model: ir.Model) -> ir.Model:
+    """A copy without what no runtime reads: tensor names, quantisation min/max (the
+    converter's calibration ranges), the description.  The typed API, `run`'s output names
+    and `verify --per-op` take names from the device model, never from the mini one."""
+    mini = copy.deepcopy(model)
+    mini.description = ""
+    for graph in mini.subgraphs:
+        for tensor in graph.tensors:
+            tensor.name = ""
+            if tensor.quantization is not None:
+                tensor.quantization.min, tensor.quantization.max = [], []
+    return mini
 
 
 def _located(model: ir.Model, placed: tuple[WeightBuffer, ...], start: int) -> bytes:
@@ -94,7 +121,7 @@ def separate(device: bytes) -> SeparateModel:
     """The device model split into mini flatbuffer and blob.  The flatbuffer's size does not
     depend on the offsets' values (fixed-width fields), so it is written once to learn the
     blob's start, then again with the real offsets."""
-    model = read_model(device)
+    model = _structure(read_model(device))
     blob, placed = _blob(model, moved_buffers(model))
     sized = _located(model, placed, _PLACEHOLDER)
     mini = _located(model, placed, weights_start(len(sized)))
