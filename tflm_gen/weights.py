@@ -30,8 +30,10 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 
+from tflm_gen.assemble import banner, c_bytes, render
 from tflm_gen.errors import InputError
 from tflm_gen.layout import METADATA_NAME as LAYOUT_METADATA
+from tflm_gen.licensing import MODEL_OWNER
 from tflm_gen.model import ir
 from tflm_gen.model.reader import read_model
 from tflm_gen.model.writer import write_model
@@ -136,3 +138,19 @@ def check_mode(mode: str) -> str:
     if mode not in MODES:
         raise InputError(f"--weights {mode!r}: choose one of {', '.join(MODES)}")
     return mode
+
+
+def weights_files(split: SeparateModel, device: bytes, name: str) -> dict[str, bytes]:
+    """<name>_weights.c/.h (the blob as a const array and its size) and
+    <name>_weights_section.h (TFLM_WEIGHTS_SECTION, where the user places the array)."""
+    data = split.weights or b"\0"  # C has no empty arrays; the size macro stays 0
+    values = {"name": name, "NAME": name.upper(), "weights_size": len(split.weights),
+              "array_size": len(data), "weight_bytes": c_bytes(data)}
+    return {
+        f"{name}_weights.c": render("common/weights.c.j2", **values,
+                                    banner=banner(device, license_id=MODEL_OWNER)),
+        f"{name}_weights.h": render("common/weights.h.j2", **values, banner=banner(device)),
+        f"{name}_weights_section.h": render(
+            "common/weights_section.h.j2", **values,
+            banner=banner(device).replace("; do not edit.", "; edit TFLM_WEIGHTS_SECTION below.")),
+    }
