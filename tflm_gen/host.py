@@ -23,7 +23,7 @@ from tflm_gen.progress import activity
 from tflm_gen.status import status_name, status_text
 from tflm_gen.text import one_line
 from tflm_gen.toolchains import install_hint
-from tflm_gen.weights import joined
+from tflm_gen.weights import joined, separate
 
 CFLAGS = ["-std=c99", "-O2", "-fPIC", "-shared", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 
@@ -383,6 +383,15 @@ class HostInterpreter:
     @property
     def arena_tail_bytes(self) -> int:
         return self._lib.tflm_interpreter_arena_tail_bytes(self._state)
+
+
+def device_interpreter(device: bytes, tags: tuple[str, ...] = (), arena_bytes=None,
+                       weights: str = "whole") -> HostInterpreter:
+    """The device model initialised whole, or split as `--weights separate` splits it."""
+    if weights == "whole":
+        return HostInterpreter(device, tags, arena_bytes)
+    split = separate(device)
+    return HostInterpreter(split.mini, tags, arena_bytes, weights=split.weights)
 
 
 def _shape_dtype(view) -> tuple[tuple[int, ...], np.dtype]:
