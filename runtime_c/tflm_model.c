@@ -112,12 +112,19 @@ uint32_t tflm_model_constant_length(tflm_interpreter_t *it, uint32_t tensor) {
   return length;
 }
 
-/* True when the tensor's buffer locates bytes (offset and size set) that lie neither in
- * the model nor in the weights: separate weights missing, too short or misplaced. */
-static int constant_outside(tflm_interpreter_t *it, uint32_t tensor) {
-  uint32_t buffer = tensor_buffer(it, tensor);
-  return buffer != 0 && tflm_model_constant_data(it, tensor) == 0 &&
-         buffer_word(it, buffer, BUFFER_OFFSET) > 1 && buffer_word(it, buffer, BUFFER_SIZE) > 0;
+/* Every buffer whose (offset, size) fields locate bytes must find them in the model or the
+ * weights, metadata included: weights too short or misplaced are refused at load, never
+ * read past their end nor silently taken for a non-constant tensor or absent metadata. */
+static tflm_status_t check_buffers(tflm_interpreter_t *it) {
+  uint32_t i, length;
+  for (i = 0; i < it->buffers_count && !it->fb.corrupt; ++i) {
+    uint32_t buffer = tflm_fb_vector_table(&it->fb, it->buffers, it->buffers_count, i);
+    if (buffer_bytes(it, buffer, &length) == 0 && buffer_word(it, buffer, BUFFER_OFFSET) > 1 &&
+        buffer_word(it, buffer, BUFFER_SIZE) > 0) {
+      return tflm_model_reject(TFLM_ERR_MODEL_WEIGHTS, "buffer", (int32_t)i);
+    }
+  }
+  return it->fb.corrupt ? tflm_model_reject(TFLM_ERR_MODEL, "buffer", (int32_t)i) : TFLM_OK;
 }
 
 /* Zero points must lie in their type's range: kernels add them to accumulators, and a
@@ -177,7 +184,6 @@ static tflm_status_t check_tensor(tflm_interpreter_t *it, int32_t t) {
     if (zero_points != 0 && zero_points != scales) return TFLM_ERR_MODEL;
     if (!zero_points_valid(it, tensor, quant)) return TFLM_ERR_MODEL;
   }
-  if (constant_outside(it, tensor)) return it->fb.corrupt ? TFLM_ERR_MODEL : TFLM_ERR_MODEL_WEIGHTS;
   if (tflm_model_constant_data(it, tensor) != 0 &&
       tflm_model_constant_length(it, tensor) < tflm_model_tensor_bytes(it, tensor)) {
     return it->fb.corrupt ? TFLM_ERR_MODEL : TFLM_ERR_MODEL_CONSTANT_SIZE;
@@ -280,6 +286,7 @@ tflm_status_t tflm_model_open(tflm_interpreter_t *it, const void *model, uint32_
   it->fb.size = size;
   it->fb.corrupt = model == NULL;
   status = model == NULL ? TFLM_ERR_MODEL : find_subgraphs(it);
+  if (status == TFLM_OK) status = check_buffers(it);
   for (i = 0; status == TFLM_OK && i < (int32_t)it->tensors_count; ++i) {
     status = check_tensor(it, i);
     if (status != TFLM_OK) tflm_model_reject(status, "tensor", i);
