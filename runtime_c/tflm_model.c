@@ -112,9 +112,10 @@ uint32_t tflm_model_constant_length(tflm_interpreter_t *it, uint32_t tensor) {
   return length;
 }
 
-/* Every buffer whose (offset, size) fields locate bytes must find them in the model or the
- * weights, metadata included: weights too short or misplaced are refused at load, never
- * read past their end nor silently taken for a non-constant tensor or absent metadata. */
+/* With separate weights, every buffer whose (offset, size) fields locate bytes must find
+ * them in the model or the weights, metadata included: weights too short or misplaced are
+ * refused at load, never read past their end nor taken for a non-constant tensor or absent
+ * metadata. */
 static tflm_status_t check_buffers(tflm_interpreter_t *it) {
   uint32_t i, length;
   for (i = 0; i < it->buffers_count && !it->fb.corrupt; ++i) {
@@ -286,7 +287,8 @@ tflm_status_t tflm_model_open(tflm_interpreter_t *it, const void *model, uint32_
   it->fb.size = size;
   it->fb.corrupt = model == NULL;
   status = model == NULL ? TFLM_ERR_MODEL : find_subgraphs(it);
-  if (status == TFLM_OK) status = check_buffers(it);
+  /* Only with separate weights: a whole model's unused buffers were never read. */
+  if (status == TFLM_OK && it->weights != NULL) status = check_buffers(it);
   for (i = 0; status == TFLM_OK && i < (int32_t)it->tensors_count; ++i) {
     status = check_tensor(it, i);
     if (status != TFLM_OK) tflm_model_reject(status, "tensor", i);

@@ -6,18 +6,22 @@ section; the C loader refuses a weight array too short or an offset past its end
 
 from __future__ import annotations
 
+import json
 import struct
 import subprocess
 
 import pytest
+from click.testing import CliRunner
 from conftest import STRICT, corpus_path, need_tool
 from op_oracle import assert_bit_exact, run_tflm
 
 from tflm_gen import arena as arena_model
 from tflm_gen import qemu
+from tflm_gen.cli import main
 from tflm_gen.errors import InputError
 from tflm_gen.host import DEFAULT_ARENA_BYTES, HostInterpreter, _aligned_copy, _ffi, device_interpreter
 from tflm_gen.inputs import random_inputs
+from tflm_gen.inspect import weight_bytes
 from tflm_gen.kernels import host_tags
 from tflm_gen.model.reader import read_model
 from tflm_gen.optimize import device_model
@@ -138,3 +142,20 @@ def test_separate_weights_pass_on_the_cortex_m4_with_cmsis():
     assert qemu.PASSED in completed.stdout
     whole = HostInterpreter(device_model(model, ("cmsis",))[0], host_tags(("cmsis",)))
     assert f"arena used: {whole.arena_used_bytes} of {whole.arena_used_bytes}" in completed.stdout
+
+
+def test_inspect_weights_lists_every_constant_and_the_split():
+    path = corpus_path("vww_96_int8.tflite")
+    result = CliRunner().invoke(main, ["inspect", str(path), "--weights", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    model = read_model(path.read_bytes())
+    assert sum(row["bytes"] for row in report["tensors"]) == weight_bytes(model)
+    # vww's weights are mostly zeros: the rows must see that in its largest filter
+    largest = max(report["tensors"], key=lambda row: row["bytes"])
+    data = model.buffers[largest["buffer"]].data
+    assert largest["sparsity"] == data.count(0) / len(data) > 0.5
+    assert largest["distinct"] == len(set(data))
+    split = separate(device_model(path.read_bytes())[0])
+    assert report["separate"]["mini_bytes"] == len(split.mini)
+    assert report["separate"]["weights_bytes"] == len(split.weights)

@@ -30,6 +30,8 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 
+import numpy as np
+
 from tflm_gen.assemble import banner, c_bytes, render
 from tflm_gen.errors import InputError
 from tflm_gen.layout import METADATA_NAME as LAYOUT_METADATA
@@ -154,3 +156,49 @@ def weights_files(split: SeparateModel, device: bytes, name: str) -> dict[str, b
             "common/weights_section.h.j2", **values,
             banner=banner(device).replace("; do not edit.", "; edit TFLM_WEIGHTS_SECTION below.")),
     }
+
+
+def _values(model: ir.Model, tensor: ir.Tensor) -> np.ndarray:
+    """The tensor's elements, or its buffer's raw bytes when they are not the dense array
+    (a compressed buffer's coded stream, a dtype numpy cannot hold)."""
+    data = model.buffers[tensor.buffer].data
+    try:
+        if len(data) == ir.tensor_bytes(tensor):
+            return ir.tensor_data(model, tensor).reshape(-1)
+    except ValueError:
+        pass
+    return np.frombuffer(data, np.uint8)
+
+
+def compression_of(model: ir.Model, tensor: ir.Tensor) -> tuple[str | None, int | None]:
+    """The coding `--compress` chooses for the tensor and its compressed bytes.  The hook
+    for tflm_gen.compress (issue #15, another branch): (None, None) until it lands; then
+    this returns its choice and `inspect --weights` shows it."""
+    return None, None
+
+
+def weight_rows(model: ir.Model) -> list[dict]:
+    """Per constant tensor of every subgraph: its buffer, bytes, sparsity (share of zero
+    elements), distinct values and, once compression exists, coding and compressed bytes."""
+    rows = []
+    for graph_index, graph in enumerate(model.subgraphs):
+        for index, tensor in enumerate(graph.tensors):
+            if not ir.is_constant(model, tensor):
+                continue
+            values = _values(model, tensor)
+            coding, compressed = compression_of(model, tensor)
+            rows.append({"subgraph": graph_index, "tensor": index, "name": tensor.name,
+                         "dtype": tensor.dtype, "shape": list(tensor.shape),
+                         "buffer": tensor.buffer, "bytes": len(model.buffers[tensor.buffer].data),
+                         "sparsity": float(np.mean(values == 0)) if values.size else 0.0,
+                         "distinct": int(np.unique(values).size),
+                         "coding": coding, "compressed_bytes": compressed})
+    return rows
+
+
+def separate_summary(device: bytes) -> dict:
+    """Sizes of `--weights separate` for a device model: whole, mini flatbuffer, blob."""
+    split = separate(device)
+    return {"whole_bytes": len(device), "mini_bytes": len(split.mini),
+            "weights_bytes": len(split.weights),
+            "saving": round(1 - len(split.mini) / len(device), 4)}
