@@ -90,7 +90,7 @@ struct tflm_context {
   tflm_fb_t fb;                 /* the model */
   const uint8_t *weights;       /* separate weights (NULL: none), see init_separate */
   uint32_t weights_size;
-  uint32_t weights_start;       /* position of the weights' first byte: model size rounded up to 16 */
+  uint32_t weights_start;       /* position of their first byte: model size rounded to 16 */
   const tflm_resolver_t *resolver;
   tflm_arena_t arena;
   uint32_t opcodes, opcodes_count;     /* positions and lengths of the model's vectors */
