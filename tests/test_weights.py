@@ -10,6 +10,7 @@ import json
 import struct
 import subprocess
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from conftest import STRICT, corpus_path, need_tool
@@ -159,3 +160,17 @@ def test_inspect_weights_lists_every_constant_and_the_split():
     split = separate(device_model(path.read_bytes())[0])
     assert report["separate"]["mini_bytes"] == len(split.mini)
     assert report["separate"]["weights_bytes"] == len(split.weights)
+
+
+def test_run_separate_gives_the_whole_run_outputs_under_the_same_names(tmp_path):
+    path = str(corpus_path("kws_ref_model.tflite"))
+    saved = {}
+    for mode in ("whole", "separate"):
+        out = tmp_path / f"{mode}.npz"
+        result = CliRunner().invoke(main, ["run", path, "--weights", mode, "-o", str(out)])
+        assert result.exit_code == 0, result.output
+        saved[mode] = dict(np.load(out))
+    assert saved["whole"].keys() == saved["separate"].keys()
+    assert len(saved["whole"]) == 2  # by tensor name and as output_0
+    for key, array in saved["whole"].items():
+        assert_bit_exact(saved["separate"][key], array, key)

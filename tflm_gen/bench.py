@@ -183,7 +183,7 @@ def _part(source: str, runtime: set[str]) -> str:
     name = source.rsplit("/", 1)[-1]
     if not source.startswith("build/tflm/"):
         return "other"  # main, startup, libc, libm, libgcc
-    if name.endswith("_model_data.o"):
+    if name.endswith(("_model_data.o", "_weights.o")):  # the weight array (--weights separate)
         return "model"
     return "runtime" if name[:-2] + ".c" in runtime else "kernels"
 

@@ -143,6 +143,8 @@ def inspect_command(model: Path, as_json: bool, memory: bool, svg_path, target, 
         _inspect_partition(model, spec, as_json)
         return
     if weights:
+        if memory or svg_path:
+            raise click.UsageError("--weights and --memory are two reports: ask for one")
         _inspect_weights(model, as_json, tags)
         return
     if memory:
