@@ -174,3 +174,87 @@ def test_run_separate_gives_the_whole_run_outputs_under_the_same_names(tmp_path)
     assert len(saved["whole"]) == 2  # by tensor name and as output_0
     for key, array in saved["whole"].items():
         assert_bit_exact(saved["separate"][key], array, key)
+
+
+_SEPARATE_FUZZ = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tflm/model_model_ops.h"
+#include "tflm/tflm_interpreter.h"
+
+static uint32_t read_u32(FILE *f) {
+  unsigned char b[4];
+  if (fread(b, 1, 4, f) != 4) return 0xFFFFFFFFu;
+  return b[0] | b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+/* argv[1]: the weights; argv[2]: (mini length, mini, weights size) records.  The mini
+ * flatbuffer and the weights each sit in a heap block of exactly their size, so that
+ * AddressSanitizer reports any read past either end. */
+int main(int argc, char **argv) {
+  static tflm_interpreter_t it;
+  static union { tflm_max_align_t align; unsigned char bytes[1 << 16]; } arena;
+  FILE *w = fopen(argv[1], "rb"), *f = fopen(argv[2], "rb");
+  unsigned char *all = (unsigned char *)malloc(1 << 20);
+  size_t total = fread(all, 1, 1 << 20, w);
+  uint32_t n;
+  int ok = 0, refused = 0;
+  (void)argc;
+  while ((n = read_u32(f)) != 0xFFFFFFFFu) {
+    unsigned char *mini = (unsigned char *)malloc(n ? n : 1), *weights;
+    uint32_t size;
+    if (fread(mini, 1, n, f) != n) return 2;
+    size = read_u32(f);
+    if (size > total) return 3;
+    weights = (unsigned char *)aligned_alloc(16, (size + 15u) & ~15u);
+    memcpy(weights, all, size);
+    if (tflm_interpreter_init_separate(&it, mini, n, weights, size, &model_resolver,
+                                       arena.bytes, sizeof(arena.bytes), 0) == TFLM_OK) {
+      tflm_interpreter_invoke(&it);
+      ++ok;
+    } else {
+      ++refused;
+    }
+    free(mini);
+    free(weights);
+  }
+  printf("ran %d refused %d\n", ok, refused);
+  free(all);
+  return 0;
+}
+"""
+
+
+def test_corrupt_mini_flatbuffers_and_short_weights_never_crash_the_c_loader(tmp_path):
+    """Seeded mutations of the mini flatbuffer (its buffer tables sit at its end) and
+    truncations of the weights through the C runtime under ASan and UBSan."""
+    compiler = need_tool("gcc")
+    model = corpus_path("kws_ref_model.tflite").read_bytes()
+    write_tree(generate(model), tmp_path)
+    split = separate(device_model(model)[0])
+    rng = np.random.default_rng(0)
+    records, trials = bytearray(), 1500
+    for trial in range(trials):
+        mini, size = bytearray(split.mini), len(split.weights)
+        if trial % 3 == 0:
+            size = int(rng.integers(0, size))
+        else:
+            low = 0 if trial % 3 == 1 else len(mini) * 3 // 4
+            for _ in range(int(rng.integers(1, 9))):
+                mini[int(rng.integers(low, len(mini)))] = int(rng.integers(0, 256))
+        records += len(mini).to_bytes(4, "little") + bytes(mini) + size.to_bytes(4, "little")
+    (tmp_path / "records.bin").write_bytes(bytes(records))
+    (tmp_path / "weights.bin").write_bytes(split.weights)
+    (tmp_path / "fuzz.c").write_text(_SEPARATE_FUZZ)
+    sources = ["fuzz.c", *sorted(f"tflm/{p.name}" for p in (tmp_path / "tflm").glob("*.c"))]
+    flags = ["-std=c11", "-g", "-O1", "-fsanitize=address,undefined,float-cast-overflow",
+             "-fno-sanitize-recover=all"]
+    built = subprocess.run([compiler, *flags, *sources, "-o", "fuzz", "-lm"], cwd=tmp_path,
+                           capture_output=True, text=True, check=False)
+    assert built.returncode == 0, built.stderr
+    ran = subprocess.run(["./fuzz", "weights.bin", "records.bin"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=600, check=False)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    succeeded, refused = map(int, ran.stdout.split()[1::2])
+    assert succeeded + refused == trials and refused >= trials // 3  # every short weights
