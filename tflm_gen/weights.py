@@ -7,22 +7,22 @@ Format.  The mini flatbuffer is a standard .tflite whose moved buffers have no `
 the schema's `offset` and `size` fields (the layout TFLite uses for models over 2 GB).
 Offsets count from the start of the mini flatbuffer as if the blob followed it at the next
 16-byte boundary, `weights_start(len(mini))`: so `joined()` (mini, zero padding, blob) is
-an ordinary .tflite that TFLM and LiteRT read, and the runtime, given the blob apart, reads
-byte `offset - weights_start` of it (runtime_c/tflm_model.c, `tflm_model_constant_at`).
-Every buffer starts 16-byte aligned in the blob (the cmsis MVE kernels' loads).
+an ordinary large-model .tflite, and the runtime, given the blob apart, reads byte
+`offset - weights_start` of it (runtime_c/tflm_model.c, `tflm_model_at`).  Every buffer
+starts 16-byte aligned in the blob (the cmsis MVE kernels' loads).
 
 The blob also holds the generator's requantisation and (cmsis tag) weight-layout metadata,
 as large as the weights they derive from; the runtime reads metadata words through
 `tflm_model_at` wherever they lie.  The mini flatbuffer keeps the operators, tensors
 (shapes, types, scales and zero points), the offline memory plan (TFLM reads it only as
 inline data) and any other metadata (e.g. a compression record); it drops what no runtime
-reads: tensor names, quantisation min/max, the description.  Buffer bytes are moved as
-they are, never interpreted, so a compressed buffer (a coded stream) moves like any other:
-compress first, then separate.
+reads: tensor names, quantisation min/max, the description, signatures and the converter's
+metadata notes.  Buffer bytes are moved as they are, never interpreted, so a compressed
+buffer (a coded stream) moves like any other: compress first, then separate.
 
-TFLM (the installed tflite-micro) ignores the offset/size fields, so it cannot run
-`joined()`; LiteRT can, bit-exact with the device model.  The oracle of a separate project
-is, as for a whole one, TFLM on the user's model.
+LiteRT runs `joined()` bit-exact with the device model; the installed tflite-micro
+ignores the offset/size fields, so the oracle of a separate project is, as for a whole
+one, TFLM on the user's model.
 """
 
 from __future__ import annotations
@@ -46,6 +46,8 @@ MODES = ("whole", "separate")
 # Metadata as large as the weights they derive from, read only by this runtime (through
 # tflm_model_at, so from the blob too); the offline plan stays inline, where TFLM reads it.
 MOVED_METADATA = (REQUANT_METADATA, LAYOUT_METADATA)
+# The converter's notes in metadata: neither TFLM nor this runtime reads them.
+CONVERTER_METADATA = ("min_runtime_version", "CONVERSION_METADATA")
 _PLACEHOLDER = 1 << 30  # an offset of the final width, for sizing the mini flatbuffer
 
 
@@ -100,10 +102,17 @@ def _blob(model: ir.Model, indices: list[int]) -> tuple[bytes, tuple[WeightBuffe
 
 def _structure(model: ir.Model) -> ir.Model:
     """A copy without what no runtime reads: tensor names, quantisation min/max (the
-    converter's calibration ranges), the description.  The typed API, `run`'s output names
-    and `verify --per-op` take names from the device model, never from the mini one."""
+    converter's calibration ranges), the description, signatures and the converter's
+    metadata notes.  The typed API, `run`'s output names and `verify --per-op` take names
+    and signatures from the device model, never from the mini one."""
     mini = copy.deepcopy(model)
-    mini.description = ""
+    mini.description, mini.signature_defs = "", []
+    used = {tensor.buffer for graph in mini.subgraphs for tensor in graph.tensors}
+    for name, index in mini.metadata:
+        if name in CONVERTER_METADATA and index not in used:
+            mini.buffers[index] = ir.Buffer()
+    mini.metadata = [(name, index) for name, index in mini.metadata
+                     if name not in CONVERTER_METADATA]
     for graph in mini.subgraphs:
         for tensor in graph.tensors:
             tensor.name = ""
