@@ -159,29 +159,55 @@ static inline void tflm_conv_output_float32(const tflm_conv_params_t *p,
   *(float *)output = tflm_clamp_float(acc, p->float_min, p->float_max);
 }
 
-/* Every output in NHWC order: images of `in_bytes` elements, outputs of `out_bytes`. */
+/* The outputs of pixel (oy, ox) of one image, every channel. */
+static TFLM_ALWAYS_INLINE void tflm_conv_pixel(const tflm_conv_params_t *p,
+                                               const tflm_requant_t *requant,
+                                               const void *image, const void *filter,
+                                               const void *bias, int32_t oy, int32_t ox,
+                                               uint8_t *out, int32_t out_bytes,
+                                               tflm_conv_taps_fn taps,
+                                               tflm_conv_output_fn one) {
+  tflm_conv_window_t w;
+  int32_t oc;
+  for (oc = 0; oc < p->output_c; ++oc, out += out_bytes) {
+    tflm_conv_window(p, oy, ox, oc, &w);
+    one(p, requant, image, filter, bias, &w, out, taps);
+  }
+}
+
+/* Every output in NHWC order: images of `in_bytes` elements, outputs of `out_bytes`.  With
+ * `may_walk_back` (depthwise), an output the planner started inside its input (one image,
+ * tflm_gen.overlap.backward_start) is written last pixel first, so each pixel only covers
+ * input no pixel still to come reads. */
 static TFLM_ALWAYS_INLINE void tflm_conv_walk(const tflm_conv_params_t *p,
                                               const tflm_requant_t *requant, const void *input,
                                               int32_t in_bytes, const void *filter,
                                               const void *bias, void *output,
                                               int32_t out_bytes, tflm_conv_taps_fn taps,
-                                              tflm_conv_output_fn one) {
+                                              tflm_conv_output_fn one, int may_walk_back) {
   uint8_t *out = (uint8_t *)output;
   /* A local copy: the outputs' stores cannot alias it, so its arrays stay in registers. */
   tflm_requant_t arrays = {NULL, NULL};
-  int32_t b, oy, ox, oc;
-  tflm_conv_window_t w;
+  const size_t pixel_bytes = (size_t)(p->output_c * out_bytes);
+  int32_t b, oy, ox;
   if (requant != NULL) arrays = *requant;
+  if (may_walk_back && p->batches == 1 &&
+      tflm_starts_inside(input, (size_t)tflm_conv_image_size(p) * (size_t)in_bytes, output)) {
+    for (oy = p->output_h - 1; oy >= 0; --oy) {
+      for (ox = p->output_w - 1; ox >= 0; --ox) {
+        tflm_conv_pixel(p, &arrays, input, filter, bias, oy, ox,
+                        out + (size_t)(oy * p->output_w + ox) * pixel_bytes, out_bytes, taps,
+                        one);
+      }
+    }
+    return;
+  }
   for (b = 0; b < p->batches; ++b) {
     const uint8_t *image =
         (const uint8_t *)input + (size_t)(b * tflm_conv_image_size(p)) * in_bytes;
     for (oy = 0; oy < p->output_h; ++oy) {
-      for (ox = 0; ox < p->output_w; ++ox) {
-        for (oc = 0; oc < p->output_c; ++oc) {
-          tflm_conv_window(p, oy, ox, oc, &w);
-          one(p, &arrays, image, filter, bias, &w, out, taps);
-          out += out_bytes;
-        }
+      for (ox = 0; ox < p->output_w; ++ox, out += pixel_bytes) {
+        tflm_conv_pixel(p, &arrays, image, filter, bias, oy, ox, out, out_bytes, taps, one);
       }
     }
   }

@@ -29,20 +29,20 @@ void tflm_depthwise_conv_int8(const tflm_conv_params_t *p, const tflm_requant_t 
                               const int8_t *input, const int8_t *filter, const int32_t *bias,
                               int8_t *output) {
   tflm_conv_walk(p, requant, input, 1, filter, bias, output, 1, depthwise_taps,
-                 tflm_conv_output_int8);
+                 tflm_conv_output_int8, 1);
 }
 
 void tflm_depthwise_conv_int16(const tflm_conv_params_t *p, const tflm_requant_t *requant,
                                const int16_t *input, const int8_t *filter,
                                const int64_t *bias, int16_t *output) {
   tflm_conv_walk(p, requant, input, 2, filter, bias, output, 2, depthwise_taps,
-                 tflm_conv_output_int16);
+                 tflm_conv_output_int16, 1);
 }
 
 void tflm_depthwise_conv_float32(const tflm_conv_params_t *p, const float *input,
                                  const float *filter, const float *bias, float *output) {
   tflm_conv_walk(p, NULL, input, 4, filter, bias, output, 4, depthwise_taps,
-                 tflm_conv_output_float32);
+                 tflm_conv_output_float32, 1);
 }
 
 TFLM_WEIGHTED_RUN_FLOAT(tflm_depthwise_conv_run_float32, tflm_depthwise_conv_float32)
