@@ -20,7 +20,13 @@ from tflm_gen import arena as arena_model
 from tflm_gen import qemu
 from tflm_gen.cli import main
 from tflm_gen.errors import InputError
-from tflm_gen.host import DEFAULT_ARENA_BYTES, HostInterpreter, _aligned_copy, _ffi, device_interpreter
+from tflm_gen.host import (
+    DEFAULT_ARENA_BYTES,
+    HostInterpreter,
+    _aligned_copy,
+    _ffi,
+    device_interpreter,
+)
 from tflm_gen.inputs import random_inputs
 from tflm_gen.inspect import weight_bytes
 from tflm_gen.kernels import host_tags

@@ -173,8 +173,9 @@ def format_weights(report: dict) -> str:
     return "\n".join([
         format_table(["tensor", "name", "dtype", "bytes", "zeros", "distinct", "coding",
                       "compressed"], rows),
-        f"--weights separate: mini flatbuffer {split['mini_bytes']:,} of {split['whole_bytes']:,}"
-        f" bytes ({split['saving']:.1%} smaller), weight array {split['weights_bytes']:,} bytes"])
+        (f"--weights separate: mini flatbuffer {split['mini_bytes']:,} of "
+         f"{split['whole_bytes']:,} bytes ({split['saving']:.1%} smaller), weight array "
+         f"{split['weights_bytes']:,} bytes")])
 
 
 def _inspect_weights(path: Path, as_json: bool, tags) -> None:
