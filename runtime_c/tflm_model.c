@@ -128,6 +128,14 @@ static tflm_status_t check_buffers(tflm_interpreter_t *it) {
   return it->fb.corrupt ? tflm_model_reject(TFLM_ERR_MODEL, "buffer", (int32_t)i) : TFLM_OK;
 }
 
+/* True when the tensor's buffer locates bytes (offset and size set) lying neither in the
+ * model nor in the weights: e.g. a mini flatbuffer given without its weights. */
+static int constant_outside(tflm_interpreter_t *it, uint32_t tensor) {
+  uint32_t buffer = tensor_buffer(it, tensor);
+  return buffer != 0 && tflm_model_constant_data(it, tensor) == 0 &&
+         buffer_word(it, buffer, BUFFER_OFFSET) > 1 && buffer_word(it, buffer, BUFFER_SIZE) > 0;
+}
+
 /* Zero points must lie in their type's range: kernels add them to accumulators, and a
  * corrupt one would overflow the arithmetic. */
 static int zero_points_valid(tflm_interpreter_t *it, uint32_t tensor, uint32_t quant) {
@@ -185,6 +193,7 @@ static tflm_status_t check_tensor(tflm_interpreter_t *it, int32_t t) {
     if (zero_points != 0 && zero_points != scales) return TFLM_ERR_MODEL;
     if (!zero_points_valid(it, tensor, quant)) return TFLM_ERR_MODEL;
   }
+  if (constant_outside(it, tensor)) return it->fb.corrupt ? TFLM_ERR_MODEL : TFLM_ERR_MODEL_WEIGHTS;
   if (tflm_model_constant_data(it, tensor) != 0 &&
       tflm_model_constant_length(it, tensor) < tflm_model_tensor_bytes(it, tensor)) {
     return it->fb.corrupt ? TFLM_ERR_MODEL : TFLM_ERR_MODEL_CONSTANT_SIZE;

@@ -87,9 +87,11 @@ def test_the_joined_model_is_a_tflite_litert_runs():
         assert_bit_exact(got, expected)
 
 
-def _init_status(interpreter: HostInterpreter, mini: bytes, weights: bytes, size: int) -> str:
+def _init_status(interpreter: HostInterpreter, mini: bytes, weights: bytes | None,
+                 size: int) -> str:
     """Init of the C runtime with `mini` and the first `size` bytes said of `weights`."""
-    lib, model, blob = interpreter._lib, _aligned_copy(mini), _aligned_copy(weights)
+    lib, model = interpreter._lib, _aligned_copy(mini)
+    blob = _ffi.NULL if weights is None else _aligned_copy(weights)  # None: a whole init
     status = lib.tflm_interpreter_init_separate(
         interpreter._state, model, len(mini), blob, size, lib.tflm_host_resolver(),
         interpreter._arena, DEFAULT_ARENA_BYTES, _ffi.NULL)
@@ -103,6 +105,7 @@ def test_the_c_loader_refuses_weights_too_short_or_offsets_past_their_end():
     assert _init_status(interpreter, split.mini, split.weights, full) == "TFLM_OK"
     for size in (0, 1, full - 1):
         assert _init_status(interpreter, split.mini, split.weights, size) == "TFLM_ERR_MODEL_WEIGHTS"
+    assert _init_status(interpreter, split.mini, None, 0) == "TFLM_ERR_MODEL_WEIGHTS"
     last = max(split.buffers, key=lambda each: each.offset)
     start = weights_start(len(split.mini))
     offset = struct.pack("<Q", start + last.offset)
