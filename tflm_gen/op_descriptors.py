@@ -183,7 +183,7 @@ _ROWS = [
     _op("LESS_EQUAL", arena="cmp"),
     _op("LOG", arena="unary"),
     _op("LOGICAL_AND", arena="logical"),
-    _op("LOGICAL_NOT", arena="logical"),
+    _op("LOGICAL_NOT", arena="none"),
     _op("LOGICAL_OR", arena="logical"),
     _op("LOGISTIC", options="NONE", in_place=True, arena="sigmoid"),
     _op("LOG_SOFTMAX", arena="log_softmax"),
