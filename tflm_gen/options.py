@@ -9,6 +9,7 @@ from tflm_gen.host import MAX_ARENA_BYTES
 from tflm_gen.kernels import known_tags
 from tflm_gen.patches import MEMORY_CHOICES
 from tflm_gen.targets import list_targets
+from tflm_gen.weights import MODES as WEIGHT_MODES
 
 
 class TagList(click.ParamType):
@@ -33,6 +34,14 @@ class TagList(click.ParamType):
 def tags_option(help_text: str = "comma-separated kernel/runtime tags, later wins "
                                  "(`tflm-gen tags` describes each)"):
     return click.option("--tags", type=TagList(), default="", help=help_text)
+
+
+def weights_option():
+    """`--weights whole|separate` (tflm_gen.weights), the same for project, run and bench."""
+    return click.option("--weights", type=click.Choice(WEIGHT_MODES), default="whole",
+                        show_default=True,
+                        help="separate: a mini flatbuffer (the structure) and a separate "
+                             "weight array, e.g. for external flash")
 
 
 def memory_option():
