@@ -33,6 +33,7 @@ from tflm_gen.host import cache_dir, compiler
 from tflm_gen.kernels import runtime_files
 from tflm_gen.model.partition_op import partition_subgraph
 from tflm_gen.model.reader import read_model
+from tflm_gen.patches import DEFAULT_MEMORY
 from tflm_gen.progress import activity
 from tflm_gen.targets import load_target
 from tflm_gen.text import printable
@@ -206,7 +207,7 @@ def sizes(program: qemu.Build, tags: tuple[str, ...]) -> dict:
 
 
 def bench(model_bytes: bytes, target: str, tags=(), opt: str = qemu.DEFAULT_OPT,
-          weights: str = "whole", memory: str = "fast") -> dict:
+          weights: str = "whole", memory: str = DEFAULT_MEMORY) -> dict:
     """Builds the project of `target`, runs it under the counting plugin, returns figures.
     With a patch stage (`memory`), its first operator's row counts the whole stage."""
     tags = tuple(tags)
@@ -246,7 +247,7 @@ def compare_with_reference(model: bytes, target: str, opt: str, tagged: dict) ->
     """The reference kernels' figures beside a tagged run (same board and options), with
     the instruction ratio (the tagged run's `ops` hold the per-op counts to set beside)."""
     reference = bench(model, target, (), opt, tagged.get("weights", "whole"),
-                      tagged.get("memory", "fast"))
+                      tagged.get("memory", DEFAULT_MEMORY))
     ratio = reference["instructions_per_invoke"] / max(tagged["instructions_per_invoke"], 1)
     return {"instructions_per_invoke": reference["instructions_per_invoke"],
             "text_kernels": reference["text_kernels"], "arena_bytes": reference["arena_bytes"],

@@ -10,13 +10,13 @@ from tflm_gen.layout import embed_layout
 from tflm_gen.model import ir
 from tflm_gen.model.reader import read_model
 from tflm_gen.model.writer import write_model
-from tflm_gen.patches import choose_stage, embed_stage, stage_data_bytes
+from tflm_gen.patches import DEFAULT_MEMORY, choose_stage, embed_stage, stage_data_bytes
 from tflm_gen.plan import Plan, embed_plan, make_plan
 from tflm_gen.requant import embed_requant
 
 
 def device_model(model_bytes: bytes, tags: tuple[str, ...] = (),
-                 memory: str = "fast", for_tflm: bool = False) -> tuple[bytes, Plan]:
+                 memory: str = DEFAULT_MEMORY, for_tflm: bool = False) -> tuple[bytes, Plan]:
     """The model with requantisation, an offline plan and, for the kernels that read them
     (the cmsis tag), offline weight layouts embedded; and the plan.  Other kernels never
     read a layout, so their projects do not pay its flash (vww: +399 KB).  `memory`

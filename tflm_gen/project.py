@@ -32,6 +32,7 @@ from tflm_gen.measure import Measured
 from tflm_gen.model.reader import read_model
 from tflm_gen.model_api import api_values, check_name, model_api_files
 from tflm_gen.optimize import device_model
+from tflm_gen.patches import DEFAULT_MEMORY
 from tflm_gen.readme import README, readme_file, tensor_entries
 from tflm_gen.support import check_supported
 from tflm_gen.targets import Target, camel_name, load_target
@@ -51,7 +52,7 @@ class GenerateOptions:
     command: str = ""  # the command line that asked for the project (README: regenerate)
     board: str | None = None  # targets/boards/ (keil, stm32cube, platformio) or the target's own
     weights: str = "whole"  # "separate": a mini flatbuffer and a weight array (tflm_gen.weights)
-    memory: str = "fast"  # small, balanced or fast: may add a patch stage (tflm_gen.patches)
+    memory: str = DEFAULT_MEMORY  # small, balanced or fast: may add a patch stage (tflm_gen.patches)
 
 
 SELF_TEST = "common/self_test_main.c.j2"
@@ -169,7 +170,7 @@ def named_target(target: Target, name: str) -> Target:
 
 @lru_cache(maxsize=4)
 def _device_models(originals: tuple[bytes, ...], tags: tuple[str, ...],
-                   memory: str = "fast") -> tuple[list[bytes], list]:
+                   memory: str = DEFAULT_MEMORY) -> tuple[list[bytes], list]:
     """The device models (plan, requantisation, the tags' layouts and a patch stage
     embedded) and their IR; cached because planning is the slow part and measure and
     assemble both need them."""

@@ -22,6 +22,7 @@ from tflm_gen.kernels import host_tags
 from tflm_gen.model import ir
 from tflm_gen.optimize import device_model
 from tflm_gen.output import write_tree
+from tflm_gen.patches import DEFAULT_MEMORY
 from tflm_gen.progress import activity
 from tflm_gen.project import GenerateOptions, generate
 from tflm_gen.targets import list_targets, load_target
@@ -143,7 +144,7 @@ def run(program: Build, extra: tuple[str, ...] = ()) -> subprocess.CompletedProc
 
 
 def project_files(model_bytes: bytes, target: str, tags: tuple[str, ...] = (),
-                  weights: str = "whole", memory: str = "fast") -> dict:
+                  weights: str = "whole", memory: str = DEFAULT_MEMORY) -> dict:
     """The generated project (embedded test input, expected output from the oracle)."""
     board_of(target)
     return generate(model_bytes, GenerateOptions(target, tuple(tags), weights=weights,
@@ -164,7 +165,7 @@ def _entry(array: np.ndarray) -> dict:
 
 
 def _run_files(model_bytes: bytes, target: str, tags, inputs, expected, weights: str,
-               memory: str = "fast") -> dict:
+               memory: str = DEFAULT_MEMORY) -> dict:
     """The project with the user's inputs embedded and a main that prints every output."""
     files = project_files(model_bytes, target, tags, weights, memory)
     banner = "".join(files[SELF_TEST_MAIN].decode().splitlines(keepends=True)[:2])
@@ -198,7 +199,7 @@ class TargetRun:
 
 
 def run_on_target(model_bytes: bytes, target: str, inputs, tags=(),
-                  weights: str = "whole", memory: str = "fast") -> TargetRun:
+                  weights: str = "whole", memory: str = DEFAULT_MEMORY) -> TargetRun:
     """One invoke of the model on `target` under QEMU with `inputs` (checked like the host
     run's, whole); the outputs come back over semihosting."""
     board_of(target)

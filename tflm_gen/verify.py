@@ -15,6 +15,7 @@ from tflm_gen.model import ir
 from tflm_gen.model.reader import read_model
 from tflm_gen.optimize import device_model
 from tflm_gen.oracle import Oracle, arena_upper_bound, choose_oracle
+from tflm_gen.patches import DEFAULT_MEMORY
 from tflm_gen.per_op import PerOpReport, describe_difference, per_op
 from tflm_gen.progress import tracked
 from tflm_gen.text import printable
@@ -58,7 +59,7 @@ def _compare_outputs(ours: list, theirs: list, report: VerifyReport) -> None:
 
 def verify(model_bytes: bytes, against: str = "tflm", runs: int = 3, tags=(),
            samples: list | None = None, per_operator: bool = False,
-           memory: str = "fast") -> VerifyReport:
+           memory: str = DEFAULT_MEMORY) -> VerifyReport:
     """Compares successive invokes of our runtime, on the model as a generated project
     embeds it (offline plan, precomputed requantisation, the patch stage `memory` asks
     for), with the oracle on the user's model: one invoke per sample, or `runs` invokes on
