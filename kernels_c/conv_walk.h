@@ -25,7 +25,18 @@ typedef struct {
   int32_t y0;
   int32_t x0;
   int32_t oc;
+  int32_t f;          /* element of the filter read holding channel oc's first weight */
+  int32_t tap_stride; /* depthwise: elements between its taps (conv reads filter_c) */
 } tflm_conv_window_t;
+
+/* The output channels one walk writes and where their weights are: the whole filter, or
+ * one decoded block of a compressed one (tflm_decode.h, channel-major rows). */
+typedef struct {
+  int32_t first;          /* output channels first .. first + count - 1 */
+  int32_t count;
+  int32_t channel_stride; /* elements from one channel's first weight to the next's */
+  int32_t tap_stride;     /* depthwise: elements between a channel's taps */
+} tflm_conv_block_t;
 
 /* Adds `count` products of one tap (input against filter elements) to *acc:
  * int8 images with the input offset in an int32 that wraps as TFLM's does, int16 images in
@@ -101,10 +112,13 @@ static inline int32_t tflm_conv_image_size(const tflm_conv_params_t *p) {
 
 static TFLM_ALWAYS_INLINE void tflm_conv_window(const tflm_conv_params_t *p, int32_t oy,
                                                 int32_t ox, int32_t oc,
+                                                const tflm_conv_block_t *block,
                                                 tflm_conv_window_t *w) {
   w->y0 = oy * p->stride_h - p->pad_h;
   w->x0 = ox * p->stride_w - p->pad_w;
   w->oc = oc;
+  w->f = (oc - block->first) * block->channel_stride;
+  w->tap_stride = block->tap_stride;
 }
 
 /* One output of each type: the op's taps with the type's MAC, the bias, then
@@ -159,29 +173,34 @@ static inline void tflm_conv_output_float32(const tflm_conv_params_t *p,
   *(float *)output = tflm_clamp_float(acc, p->float_min, p->float_max);
 }
 
-/* Every output in NHWC order: images of `in_bytes` elements, outputs of `out_bytes`. */
+/* Every output of the block's channels in NHWC order: images of `in_bytes` elements,
+ * outputs of `out_bytes`; `filter` holds the block's weights. */
 static TFLM_ALWAYS_INLINE void tflm_conv_walk(const tflm_conv_params_t *p,
                                               const tflm_requant_t *requant, const void *input,
                                               int32_t in_bytes, const void *filter,
                                               const void *bias, void *output,
-                                              int32_t out_bytes, tflm_conv_taps_fn taps,
-                                              tflm_conv_output_fn one) {
+                                              int32_t out_bytes, const tflm_conv_block_t *block,
+                                              tflm_conv_taps_fn taps, tflm_conv_output_fn one) {
   uint8_t *out = (uint8_t *)output;
-  /* A local copy: the outputs' stores cannot alias it, so its arrays stay in registers. */
+  /* Local copies: the outputs' stores cannot alias them, so they stay in registers. */
   tflm_requant_t arrays = {NULL, NULL};
+  const tflm_conv_block_t channels = *block;
+  const int32_t skip = (p->output_c - channels.count) * out_bytes;
   int32_t b, oy, ox, oc;
   tflm_conv_window_t w;
   if (requant != NULL) arrays = *requant;
+  out += channels.first * out_bytes;
   for (b = 0; b < p->batches; ++b) {
     const uint8_t *image =
         (const uint8_t *)input + (size_t)(b * tflm_conv_image_size(p)) * in_bytes;
     for (oy = 0; oy < p->output_h; ++oy) {
       for (ox = 0; ox < p->output_w; ++ox) {
-        for (oc = 0; oc < p->output_c; ++oc) {
-          tflm_conv_window(p, oy, ox, oc, &w);
+        for (oc = channels.first; oc < channels.first + channels.count; ++oc) {
+          tflm_conv_window(p, oy, ox, oc, &channels, &w);
           one(p, &arrays, image, filter, bias, &w, out, taps);
           out += out_bytes;
         }
+        out += skip;
       }
     }
   }

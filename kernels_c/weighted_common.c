@@ -3,6 +3,8 @@
 
 #include <stddef.h>
 
+#include "tflm_decode.h"
+
 tflm_status_t tflm_weighted_views(tflm_context_t *ctx, tflm_node_t *node,
                                   tflm_weighted_views_t *v) {
   tflm_status_t status;
@@ -61,4 +63,39 @@ int32_t tflm_weighted_data(tflm_context_t *ctx, const tflm_node_t *node,
   d->bias = node->inputs_count > 2 ? tflm_node_input_data(ctx, node, 2) : NULL;
   d->output = tflm_node_output_data(ctx, node, 0);
   return d->input != NULL && d->filter != NULL && d->output != NULL;
+}
+
+tflm_status_t tflm_weighted_decode_prepare(tflm_context_t *ctx, const tflm_node_t *node,
+                                           int32_t type, int32_t channels, int32_t row,
+                                           int32_t *handle) {
+  uint32_t bytes;
+  tflm_decode_t d;
+  const void *stream = tflm_node_coded_input(ctx, node, 1, &bytes);
+  *handle = -1;
+  if (stream == NULL) return TFLM_OK;
+  TFLM_KERNEL_CHECK(ctx, node, type == TFLM_TYPE_INT8 || type == TFLM_TYPE_INT16,
+                    TFLM_ERR_MODEL);
+  TFLM_KERNEL_CHECK(ctx, node, tflm_decode_open(&d, stream, bytes, channels, row) == TFLM_OK,
+                    TFLM_ERR_MODEL);
+  return tflm_request_scratch(ctx, tflm_decode_scratch_bytes(&d), handle);
+}
+
+tflm_status_t tflm_weighted_decoded(tflm_context_t *ctx, const tflm_weighted_call_t *call,
+                                    int32_t handle, int32_t channels, int32_t row,
+                                    tflm_weighted_block_fn run) {
+  uint32_t bytes;
+  tflm_decode_t d;
+  const void *stream = tflm_node_coded_input(ctx, call->node, 1, &bytes);
+  void *scratch = tflm_get_scratch(ctx, handle);
+  int32_t b, count;
+  if (stream == NULL || scratch == NULL ||
+      tflm_decode_open(&d, stream, bytes, channels, row) != TFLM_OK) {
+    return TFLM_ERR_NOT_READY;
+  }
+  tflm_decode_start(&d, scratch);
+  for (b = 0; b < d.blocks; ++b) {
+    const int8_t *rows = tflm_decode_block(&d, scratch, b, &count);
+    run(ctx, call, rows, b * d.group, count);
+  }
+  return TFLM_OK;
 }

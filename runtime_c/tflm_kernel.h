@@ -108,6 +108,12 @@ const int32_t *tflm_node_requant(tflm_context_t *ctx, const tflm_node_t *node, i
  * fields against the node's shapes before trusting them. */
 const int32_t *tflm_node_layout(tflm_context_t *ctx, const tflm_node_t *node, int32_t *words);
 
+/* The coded stream of input i when the generator compressed that filter (metadata
+ * "tflm_gen.compress", kernels_c/tflm_decode.h): the tensor's constant data, `*bytes` long.
+ * NULL when the input is not compressed (its data is then the plain tensor). */
+const void *tflm_node_coded_input(tflm_context_t *ctx, const tflm_node_t *node, int32_t i,
+                                  uint32_t *bytes);
+
 /* --- memory ------------------------------------------------------------------------ */
 
 /* Persistent memory for the node's lifetime (init and prepare only).  8-byte aligned.

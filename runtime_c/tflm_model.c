@@ -137,7 +137,8 @@ static tflm_status_t check_tensor(tflm_interpreter_t *it, int32_t t) {
     if (!zero_points_valid(it, tensor, quant)) return TFLM_ERR_MODEL;
   }
   if (tflm_model_constant_data(it, tensor) != 0 &&
-      tflm_model_constant_length(it, tensor) < tflm_model_tensor_bytes(it, tensor)) {
+      tflm_model_constant_length(it, tensor) < tflm_model_tensor_bytes(it, tensor) &&
+      !tflm_model_compressed(it, t)) {
     return it->fb.corrupt ? TFLM_ERR_MODEL : TFLM_ERR_MODEL_CONSTANT_SIZE;
   }
   return it->fb.corrupt ? TFLM_ERR_MODEL : TFLM_OK;
@@ -372,6 +373,17 @@ static uint32_t find_metadata(tflm_interpreter_t *it, const char *name, uint32_t
     if (buffer >= it->buffers_count) return 0;
     buffer = tflm_fb_vector_table(&it->fb, it->buffers, it->buffers_count, buffer);
     return tflm_fb_vector(&it->fb, buffer, BUFFER_DATA, 1, length);
+  }
+  return 0;
+}
+
+int tflm_model_compressed(tflm_interpreter_t *it, int32_t t) {
+  uint32_t length, count, i, data = find_metadata(it, "tflm_gen.compress", &length);
+  /* Words: version 1, count K, K global tensor indices. */
+  if (data == 0 || t < 0 || length < 8u || tflm_model_int_at(it, data, 0) != 1) return 0;
+  count = (uint32_t)tflm_model_int_at(it, data, 1);
+  for (i = 0; i < count && i < length / 4u - 2u; ++i) {
+    if (tflm_model_int_at(it, data, 2u + i) == t) return 1;
   }
   return 0;
 }

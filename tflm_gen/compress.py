@@ -38,7 +38,7 @@ import numpy as np
 
 from tflm_gen.model import ir
 
-METADATA_NAME = "tflm_gen.compress"
+METADATA_NAME = ir.COMPRESS_METADATA
 ZRLE, HUFFMAN = 1, 2
 CODEC_NAMES = {ZRLE: "zero-rle", HUFFMAN: "huffman"}
 RUNS = 64  # run symbols of the Huffman alphabet

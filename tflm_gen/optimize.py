@@ -4,6 +4,7 @@ metadata, so the result still runs unchanged in TFLM."""
 
 from __future__ import annotations
 
+from tflm_gen.compress import compress_model
 from tflm_gen.layout import embed_layout
 from tflm_gen.model.reader import read_model
 from tflm_gen.model.writer import write_model
@@ -11,11 +12,15 @@ from tflm_gen.plan import Plan, embed_plan, make_plan
 from tflm_gen.requant import embed_requant
 
 
-def device_model(model_bytes: bytes, tags: tuple[str, ...] = ()) -> tuple[bytes, Plan]:
+def device_model(model_bytes: bytes, tags: tuple[str, ...] = (),
+                 compress: bool = False) -> tuple[bytes, Plan]:
     """The model with requantisation, an offline plan and, for the kernels that read them
     (the cmsis tag), offline weight layouts embedded; and the plan.  Other kernels never
-    read a layout, so their projects do not pay its flash (vww: +399 KB)."""
+    read a layout, so their projects do not pay its flash (vww: +399 KB).  `compress` codes
+    the filters first (compress.py), so that no layout record copies a coded filter."""
     model = read_model(model_bytes)
+    if compress:  # before the plan: a compressed op's output cannot overlap its input
+        model = compress_model(model)
     plan = make_plan(model)
     if "cmsis" in tags:
         model = embed_layout(model)

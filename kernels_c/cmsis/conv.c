@@ -594,7 +594,8 @@ static tflm_status_t cmsis_conv_prepare(tflm_context_t *ctx, tflm_node_t *node) 
 static tflm_status_t cmsis_conv_run_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
   const cmsis_conv_node_t *mine = (const cmsis_conv_node_t *)call->own;
   const tflm_weighted_data_t *d = &call->data;
-  if (mine->scratch < 0) {
+  const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
+  if (mine->scratch < 0 || p->decode_scratch >= 0) { /* grouped, or a compressed filter */
     return tflm_conv_run_int8(ctx, call);
   }
   conv_int8(ctx, call->node, mine, call->params, &call->requant, d->input, d->filter, d->bias,

@@ -507,7 +507,9 @@ static tflm_status_t run_int8(tflm_context_t *ctx, const tflm_weighted_call_t *c
   const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
   const tflm_requant_t *requant = &call->requant;
   dw_job_t job;
-  (void)ctx;
+  if (p->decode_scratch >= 0) { /* a compressed filter: the reference loops decode it */
+    return tflm_depthwise_conv_run_int8(ctx, call);
+  }
   job.p = p;
   job.requant = *requant;
   job.bias = call->data.bias;
