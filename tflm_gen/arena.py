@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tflm_gen.compress import decode_scratch_bytes
 from tflm_gen.model import ir
 from tflm_gen.model.lifetimes import model_lifetimes, tensor_bases
 from tflm_gen.op_descriptors import DESCRIPTORS
@@ -79,7 +80,7 @@ class Allocations:
 # on every target); a changed record shows up as a mismatch in tests/test_arena.py.
 PARAMS_BYTES = {
     "act": 44, "add": 140, "add_n": 32, "arg": 24, "batch_matmul": 96, "cast": 12,
-    "cmp": 136, "control": 8, "conv": 108, "cumsum": 48, "dequantize": 16, "div": 148,
+    "cmp": 136, "control": 8, "conv": 112, "cumsum": 48, "dequantize": 16, "div": 148,
     "elu": 264, "embedding_lookup": 24, "fill": 8, "fc": 56, "gather": 24, "gather_nd": 60,
     "gelu": 1296, "hard_swish": 32, "l2_pool": 56, "l2norm": 16, "log_softmax": 32,
     "logical": 108, "sigmoid": 24, "lstm": 232, "minmax": 132, "mirror_pad": 108,
@@ -115,13 +116,24 @@ def _hybrid_allocations(node: NodeView, record: str, channels: int, batches: int
                        [aligned(values) + 8 * batches])
 
 
+def _decode_scratch(node: NodeView) -> list[int]:
+    """The scratch decoding a compressed filter (tflm_gen/compress.py), requested by the
+    shared prepare of CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED."""
+    graph_index = next(i for i, g in enumerate(node.model.subgraphs) if g is node.graph)
+    base = sum(len(g.tensors) for g in node.model.subgraphs[:graph_index])
+    if len(node.op.inputs) < 2 or base + node.op.inputs[1] not in ir.compressed_tensors(node.model):
+        return []
+    return [decode_scratch_bytes(node.model.buffers[node.input(1).buffer].data)]
+
+
 def _conv(node: NodeView) -> Allocations:
     if _hybrid(node):
         batches, height, width, depth = node.input(0).shape
         return _hybrid_allocations(node, "conv", node.output(0).shape[3], batches,
                                    height * width * depth)
     channels = 0 if node.input_type() == "float32" else node.output(0).shape[3]
-    return Allocations([PARAMS_BYTES["conv"] + _requant_arrays(node, channels)])
+    return Allocations([PARAMS_BYTES["conv"] + _requant_arrays(node, channels)],
+                       _decode_scratch(node))
 
 
 def _fully_connected(node: NodeView) -> Allocations:
@@ -131,7 +143,8 @@ def _fully_connected(node: NodeView) -> Allocations:
         return _hybrid_allocations(node, "fc", output_depth, batches, accum_depth)
     scales = node.input(1).quantization.scale if node.input(1).quantization else []
     channels = 0 if node.input_type() == "float32" else max(len(scales), 1)
-    return Allocations([PARAMS_BYTES["fc"] + _requant_arrays(node, channels)])
+    return Allocations([PARAMS_BYTES["fc"] + _requant_arrays(node, channels)],
+                       _decode_scratch(node))
 
 
 def _transpose_conv(node: NodeView) -> Allocations:

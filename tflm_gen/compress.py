@@ -238,6 +238,13 @@ def best(rows: np.ndarray, zero: int) -> Coded | None:
     return smallest if len(smallest.stream) < rows.size else None
 
 
+def decode_scratch_bytes(stream: bytes) -> int:
+    """The scratch a kernel requests to decode the stream (tflm_decode_scratch_bytes): the
+    Huffman look-up table (2^MAX_CODE_BITS uint16) and one block."""
+    channels, row, group = np.frombuffer(stream[4:HEADER_BYTES], "<u4").tolist()
+    return (2 << MAX_CODE_BITS if stream[0] == HUFFMAN else 0) + group * row
+
+
 def decode(stream: bytes) -> np.ndarray:
     """The int8 rows [C, R] of a stream (the round trip of the tests; C decodes on device)."""
     codec, zero, width = stream[0], stream[1], stream[2]
