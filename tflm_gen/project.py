@@ -48,6 +48,7 @@ class GenerateOptions:
     name: str = DEFAULT_NAME  # prefix of the model's files and C symbols (`check_name`)
     command: str = ""  # the command line that asked for the project (README: regenerate)
     board: str | None = None  # targets/boards/ (keil, stm32cube, platformio) or the target's own
+    compress: bool = False  # code the filters losslessly (tflm_gen/compress.py)
 
 
 SELF_TEST = "common/self_test_main.c.j2"
@@ -158,11 +159,11 @@ def named_target(target: Target, name: str) -> Target:
 
 
 @lru_cache(maxsize=4)
-def _device_models(originals: tuple[bytes, ...],
-                   tags: tuple[str, ...]) -> tuple[list[bytes], list]:
+def _device_models(originals: tuple[bytes, ...], tags: tuple[str, ...],
+                   compress: bool = False) -> tuple[list[bytes], list]:
     """The device models (plan, requantisation and the tags' layouts embedded) and their IR;
     cached because planning is the slow part and measure and assemble both need them."""
-    devices = [device_model(each, tags)[0] for each in originals]
+    devices = [device_model(each, tags, compress)[0] for each in originals]
     return devices, [read_model(each) for each in devices]
 
 
@@ -201,7 +202,7 @@ def generate(model_bytes: bytes, options: GenerateOptions = GenerateOptions()) -
     _check_multitenant(target, len(originals))
     tags = target.tags + tuple(options.tags)
     check_tags(tags)
-    devices, models = _device_models(tuple(originals), tags)
+    devices, models = _device_models(tuple(originals), tags, options.compress)
     for model in models:  # an unsupported model is refused before anything runs
         check_supported(model)
     return assemble(model_bytes, options, measure(originals, devices, models, tags, options.seed))
@@ -216,7 +217,7 @@ def assemble(model_bytes: bytes, options: GenerateOptions, measured: Measured) -
     check_board_tags(tags, options.board)
     originals = [model_bytes, *options.extra_models]
     _check_multitenant(target, len(originals))
-    devices, models = _device_models(tuple(originals), tags)
+    devices, models = _device_models(tuple(originals), tags, options.compress)
     library = library_files(models, devices[0], tags, name)
     arena = measured.arena_bytes
     check_fits_board(target, sum(len(each) for each in devices), arena)
