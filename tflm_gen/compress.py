@@ -45,6 +45,7 @@ RUNS = 64  # run symbols of the Huffman alphabet
 ALPHABET = 256 + RUNS
 MAX_CODE_BITS = 10  # the C decoder's look-up table has 2^MAX_CODE_BITS entries
 HEADER_BYTES = 16
+MIN_SAVING = 0.1  # a tensor is coded when that saves at least this share of its bytes
 MIN_BLOCK_BYTES = 256  # blocks of whole channels at least this long (scratch vs index)
 WEIGHTED_OPS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")
 FILTER_INPUT = 1
@@ -232,10 +233,11 @@ def encode(rows: np.ndarray, zero: int, codec: int) -> bytes:
 
 
 def best(rows: np.ndarray, zero: int) -> Coded | None:
-    """The smallest stream over the codecs, None when none is smaller than the rows."""
+    """The smallest stream over the codecs, None when it saves less than MIN_SAVING of
+    the rows (decoding costs instructions every invoke: a few bytes are not worth it)."""
     candidates = [Coded(c, encode(rows, zero, c)) for c in (HUFFMAN, ZRLE)]
     smallest = min(candidates, key=lambda c: (len(c.stream), c.codec))
-    return smallest if len(smallest.stream) < rows.size else None
+    return smallest if len(smallest.stream) <= (1 - MIN_SAVING) * rows.size else None
 
 
 def decode_scratch_bytes(stream: bytes) -> int:
