@@ -3,6 +3,8 @@
 
 #include <stddef.h>
 
+#include "tflm_compiler.h"
+
 #define LUT_ENTRIES (1u << TFLM_DECODE_CODE_BITS)
 
 static uint32_t read_le(const uint8_t *p, int32_t width) {
@@ -20,17 +22,22 @@ static int32_t code_length(const uint8_t *lengths, int32_t symbol) {
   return (lengths[symbol >> 1] >> ((symbol & 1) * 4)) & 15;
 }
 
-/* The Kraft sum of the code lengths must fill the table exactly: every entry of the
- * look-up table then holds a code of 1 to CODE_BITS bits, so decoding always advances. */
-static int huffman_complete(const uint8_t *lengths) {
+/* The Kraft sum of each code (literals 0..255, runs 256..ALPHABET - 1) must fill its
+ * table exactly: every entry then holds a code of 1 to CODE_BITS bits, so decoding always
+ * advances. */
+static int code_complete(const uint8_t *lengths, int32_t first, int32_t end) {
   uint32_t filled = 0;
   int32_t s;
-  for (s = 0; s < TFLM_DECODE_ALPHABET; ++s) {
+  for (s = first; s < end; ++s) {
     const int32_t n = code_length(lengths, s);
     if (n > TFLM_DECODE_CODE_BITS) return 0;
     if (n > 0) filled += LUT_ENTRIES >> n;
   }
   return filled == LUT_ENTRIES;
+}
+
+static int huffman_complete(const uint8_t *lengths) {
+  return code_complete(lengths, 0, 256) && code_complete(lengths, 256, TFLM_DECODE_ALPHABET);
 }
 
 /* Offsets ascending from 0, the last within the payload. */
@@ -47,7 +54,8 @@ static int offsets_valid(const tflm_decode_t *d, uint32_t payload_bytes) {
 }
 
 tflm_status_t tflm_decode_open(tflm_decode_t *d, const void *stream, uint32_t length,
-                               int32_t channels, int32_t row) {
+                               const void *shared, uint32_t shared_bytes, int32_t channels,
+                               int32_t row) {
   const uint8_t *s = (const uint8_t *)stream;
   uint32_t index_bytes, table_bytes;
   if (s == NULL || length < TFLM_DECODE_HEADER_BYTES || channels <= 0 || row <= 0) {
@@ -56,7 +64,9 @@ tflm_status_t tflm_decode_open(tflm_decode_t *d, const void *stream, uint32_t le
   d->codec = s[0];
   d->zero = s[1];
   d->width = s[2];
-  if ((d->codec != TFLM_DECODE_ZRLE && d->codec != TFLM_DECODE_HUFFMAN) ||
+  if (d->codec < TFLM_DECODE_ZRLE || d->codec > TFLM_DECODE_HUFFMAN_SHARED ||
+      (d->codec == TFLM_DECODE_HUFFMAN_SHARED &&
+       (shared == NULL || shared_bytes < TFLM_DECODE_ALPHABET / 2)) ||
       (d->width != 2 && d->width != 4) || read_le(s + 4, 4) != (uint32_t)channels ||
       read_le(s + 8, 4) != (uint32_t)row) {
     return TFLM_ERR_MODEL;
@@ -71,6 +81,7 @@ tflm_status_t tflm_decode_open(tflm_decode_t *d, const void *stream, uint32_t le
   if (index_bytes + table_bytes > length - TFLM_DECODE_HEADER_BYTES) return TFLM_ERR_MODEL;
   d->offsets = s + TFLM_DECODE_HEADER_BYTES;
   d->lengths = table_bytes ? d->offsets + index_bytes : NULL;
+  if (d->codec == TFLM_DECODE_HUFFMAN_SHARED) d->lengths = (const uint8_t *)shared;
   d->payload = d->offsets + index_bytes + table_bytes;
   if (!offsets_valid(d, length - TFLM_DECODE_HEADER_BYTES - index_bytes - table_bytes) ||
       (d->lengths != NULL && !huffman_complete(d->lengths))) {
@@ -79,36 +90,44 @@ tflm_status_t tflm_decode_open(tflm_decode_t *d, const void *stream, uint32_t le
   return TFLM_OK;
 }
 
+/* The literal look-up table, then the run one. */
 static uint32_t lut_bytes(const tflm_decode_t *d) {
-  return d->codec == TFLM_DECODE_HUFFMAN ? LUT_ENTRIES * 2u : 0u;
+  return d->lengths != NULL ? 2u * LUT_ENTRIES * 2u : 0u;
 }
 
 uint32_t tflm_decode_scratch_bytes(const tflm_decode_t *d) {
   return lut_bytes(d) + (uint32_t)d->group * (uint32_t)d->row;
 }
 
-/* Canonical codes in (length, symbol) order: entry i of the table holds the symbol whose
- * code is the first `length` bits of i, as symbol << 4 | length. */
-void tflm_decode_start(const tflm_decode_t *d, void *scratch) {
-  uint16_t *lut = (uint16_t *)scratch;
+/* Canonical codes of symbols first..end - 1 in (length, symbol) order: entry i of `lut`
+ * holds the symbol (less `first`) whose code is the first `length` bits of i, as
+ * symbol << 4 | length. */
+static void build_lut(const uint8_t *lengths, int32_t first, int32_t end, uint16_t *lut) {
   uint32_t counts[TFLM_DECODE_CODE_BITS + 1] = {0}, next[TFLM_DECODE_CODE_BITS + 1];
   uint32_t code = 0;
   int32_t s, n;
-  if (d->lengths == NULL) return;
-  for (s = 0; s < TFLM_DECODE_ALPHABET; ++s) counts[code_length(d->lengths, s)]++;
+  for (s = first; s < end; ++s) counts[code_length(lengths, s)]++;
   counts[0] = 0;
   for (n = 1; n <= TFLM_DECODE_CODE_BITS; ++n) {
     code = (code + counts[n - 1]) << 1;
     next[n] = code;
   }
-  for (s = 0; s < TFLM_DECODE_ALPHABET; ++s) {
-    const int32_t length = code_length(d->lengths, s);
-    uint32_t first, last;
+  for (s = first; s < end; ++s) {
+    const int32_t length = code_length(lengths, s);
+    uint32_t entry, last;
     if (length == 0) continue;
-    first = next[length]++ << (TFLM_DECODE_CODE_BITS - length);
-    last = first + (LUT_ENTRIES >> length);
-    for (; first < last; ++first) lut[first] = (uint16_t)((uint32_t)s << 4 | (uint32_t)length);
+    entry = next[length]++ << (TFLM_DECODE_CODE_BITS - length);
+    last = entry + (LUT_ENTRIES >> length);
+    for (; entry < last; ++entry) {
+      lut[entry] = (uint16_t)((uint32_t)(s - first) << 4 | (uint32_t)length);
+    }
   }
+}
+
+void tflm_decode_start(const tflm_decode_t *d, void *scratch) {
+  if (d->lengths == NULL) return;
+  build_lut(d->lengths, 0, 256, (uint16_t *)scratch);
+  build_lut(d->lengths, 256, TFLM_DECODE_ALPHABET, (uint16_t *)scratch + LUT_ENTRIES);
 }
 
 /* Zero-run-length: stops when `out` is full; a payload that ends early leaves zeros. */
@@ -127,29 +146,33 @@ static void zrle_block(const uint8_t *p, const uint8_t *end, uint8_t *out, uint8
   }
 }
 
+/* The next code's table entry; the window holds at least CODE_BITS bits. */
+static TFLM_ALWAYS_INLINE uint32_t next_symbol(const uint16_t *lut, uint32_t *window,
+                                               int32_t *bits) {
+  const uint32_t entry = lut[*window >> (32 - TFLM_DECODE_CODE_BITS)];
+  *window <<= entry & 15u;
+  *bits -= (int32_t)(entry & 15u);
+  return entry >> 4;
+}
+
 /* Huffman: a 32-bit window of the bits, MSB first, refilled a byte at a time (zero bytes
- * past the block's end), one table look-up per symbol. */
-static void huffman_block(const uint16_t *lut, const uint8_t *p, const uint8_t *end,
+ * past the block's end) to 25 bits or more: enough for a run code and a literal code. */
+static void huffman_block(const uint16_t *literals, const uint8_t *p, const uint8_t *end,
                           uint8_t *out, uint8_t *out_end, uint8_t zero) {
+  const uint16_t *runs = literals + LUT_ENTRIES;
   uint32_t window = 0;
   int32_t bits = 0;
   while (out < out_end) {
-    uint32_t entry, symbol;
+    uint32_t run, count;
     while (bits <= 24) {
       window |= (uint32_t)(p < end ? *p++ : 0u) << (24 - bits);
       bits += 8;
     }
-    entry = lut[window >> (32 - TFLM_DECODE_CODE_BITS)];
-    window <<= entry & 15u;
-    bits -= (int32_t)(entry & 15u);
-    symbol = entry >> 4;
-    if (symbol < 256u) {
-      *out++ = (uint8_t)symbol;
-    } else {
-      uint32_t run = symbol - 255u;
-      if (run > (uint32_t)(out_end - out)) run = (uint32_t)(out_end - out);
-      for (; run > 0; --run) *out++ = zero;
-    }
+    run = next_symbol(runs, &window, &bits);
+    count = run < (uint32_t)(out_end - out) ? run : (uint32_t)(out_end - out);
+    for (; count > 0; --count) *out++ = zero;
+    if (run == TFLM_DECODE_RUNS - 1 || out == out_end) continue;
+    *out++ = (uint8_t)next_symbol(literals, &window, &bits);
   }
 }
 
@@ -162,7 +185,7 @@ const int8_t *tflm_decode_block(const tflm_decode_t *d, void *scratch, int32_t b
   const uint8_t *end = d->payload + block_offset(d, b + 1);
   uint8_t *out_end = out + (size_t)channels * (size_t)d->row;
   *count = channels;
-  if (d->codec == TFLM_DECODE_HUFFMAN) {
+  if (d->lengths != NULL) {
     huffman_block((const uint16_t *)scratch, start, end, out, out_end, (uint8_t)d->zero);
   } else {
     zrle_block(start, end, out, out_end, (uint8_t)d->zero);

@@ -19,9 +19,10 @@ extern "C" {
 #endif
 
 #define TFLM_DECODE_ZRLE 1    /* byte r < 255: r zeros then a literal; 255: 255 zeros */
-#define TFLM_DECODE_HUFFMAN 2 /* canonical codes over literals 0..255 and zero runs */
-#define TFLM_DECODE_RUNS 64   /* Huffman symbol 256 + k: a run of k + 1 zero bytes */
-#define TFLM_DECODE_ALPHABET (256 + TFLM_DECODE_RUNS)
+#define TFLM_DECODE_HUFFMAN 2 /* two canonical codes: zero runs, then literals */
+#define TFLM_DECODE_HUFFMAN_SHARED 3 /* HUFFMAN with the model-wide table */
+#define TFLM_DECODE_RUNS 64   /* run symbol r < 63: r zeros then a literal; 63: 63 zeros */
+#define TFLM_DECODE_ALPHABET (256 + TFLM_DECODE_RUNS) /* literals 0..255, then the runs */
 #define TFLM_DECODE_CODE_BITS 10 /* longest code: the look-up table has 2^10 entries */
 #define TFLM_DECODE_HEADER_BYTES 16
 
@@ -29,7 +30,8 @@ extern "C" {
 typedef struct {
   const uint8_t *payload;     /* coded blocks */
   const uint8_t *offsets;     /* blocks + 1 offsets into the payload, `width` bytes each */
-  const uint8_t *lengths;     /* Huffman: a 4-bit code length per symbol; NULL for ZRLE */
+  const uint8_t *lengths;     /* Huffman: a 4-bit code length per symbol (its own table or
+                                 the model's); NULL for ZRLE */
   int32_t codec;              /* TFLM_DECODE_ZRLE or TFLM_DECODE_HUFFMAN */
   int32_t zero;               /* the byte a run stands for (the filter's zero point) */
   int32_t width;              /* bytes per offset: 2 or 4 */
@@ -40,14 +42,16 @@ typedef struct {
 } tflm_decode_t;
 
 /* Reads and checks the header, index and table of a `length`-byte stream coding a
- * `channels` x `row` filter; TFLM_ERR_MODEL when anything is out of bounds or the Huffman
- * code is not complete.  A block's payload is never read past its end, nor its output
- * written past its G * R bytes, whatever the payload holds. */
+ * `channels` x `row` filter (`shared`: the model-wide table of `shared_bytes`, for
+ * HUFFMAN_SHARED); TFLM_ERR_MODEL when anything is out of bounds or a Huffman code is not
+ * complete.  A block's payload is never read past its end, nor its output written past its
+ * G * R bytes, whatever the payload holds. */
 tflm_status_t tflm_decode_open(tflm_decode_t *d, const void *stream, uint32_t length,
-                               int32_t channels, int32_t row);
+                               const void *shared, uint32_t shared_bytes, int32_t channels,
+                               int32_t row);
 /* Scratch a kernel requests for decoding: the Huffman look-up table and one block. */
 uint32_t tflm_decode_scratch_bytes(const tflm_decode_t *d);
-/* Once per eval, before the blocks: builds the look-up table in `scratch`. */
+/* Once per eval, before the blocks: builds the two look-up tables in `scratch`. */
 void tflm_decode_start(const tflm_decode_t *d, void *scratch);
 /* Decodes block b (channels b * G on) into scratch; returns its rows and *count, the
  * channels it holds. */

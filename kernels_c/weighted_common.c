@@ -68,14 +68,15 @@ int32_t tflm_weighted_data(tflm_context_t *ctx, const tflm_node_t *node,
 tflm_status_t tflm_weighted_decode_prepare(tflm_context_t *ctx, const tflm_node_t *node,
                                            int32_t type, int32_t channels, int32_t row,
                                            int32_t *handle) {
-  uint32_t bytes;
+  tflm_coded_t coded;
   tflm_decode_t d;
-  const void *stream = tflm_node_coded_input(ctx, node, 1, &bytes);
   *handle = -1;
-  if (stream == NULL) return TFLM_OK;
+  if (!tflm_node_coded_input(ctx, node, 1, &coded)) return TFLM_OK;
   TFLM_KERNEL_CHECK(ctx, node, type == TFLM_TYPE_INT8 || type == TFLM_TYPE_INT16,
                     TFLM_ERR_MODEL);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_decode_open(&d, stream, bytes, channels, row) == TFLM_OK,
+  TFLM_KERNEL_CHECK(ctx, node,
+                    tflm_decode_open(&d, coded.data, coded.bytes, coded.table,
+                                     coded.table_bytes, channels, row) == TFLM_OK,
                     TFLM_ERR_MODEL);
   return tflm_request_scratch(ctx, tflm_decode_scratch_bytes(&d), handle);
 }
@@ -83,13 +84,13 @@ tflm_status_t tflm_weighted_decode_prepare(tflm_context_t *ctx, const tflm_node_
 tflm_status_t tflm_weighted_decoded(tflm_context_t *ctx, const tflm_weighted_call_t *call,
                                     int32_t handle, int32_t channels, int32_t row,
                                     tflm_weighted_block_fn run) {
-  uint32_t bytes;
+  tflm_coded_t coded;
   tflm_decode_t d;
-  const void *stream = tflm_node_coded_input(ctx, call->node, 1, &bytes);
   void *scratch = tflm_get_scratch(ctx, handle);
   int32_t b, count;
-  if (stream == NULL || scratch == NULL ||
-      tflm_decode_open(&d, stream, bytes, channels, row) != TFLM_OK) {
+  if (!tflm_node_coded_input(ctx, call->node, 1, &coded) || scratch == NULL ||
+      tflm_decode_open(&d, coded.data, coded.bytes, coded.table, coded.table_bytes, channels,
+                       row) != TFLM_OK) {
     return TFLM_ERR_NOT_READY;
   }
   tflm_decode_start(&d, scratch);

@@ -9,11 +9,12 @@ on its own, so that a kernel decodes one block at a time into scratch
 codec shrinks stays as it is.
 
 The tensor's buffer then holds the coded stream (little-endian), and the model's
-`tflm_gen.compress` metadata lists the compressed tensors (words: version 1, count K, then K
-global tensor indices, ascending), which lets the runtime accept a buffer shorter than the
-tensor:
+`tflm_gen.compress` metadata lists the compressed tensors (words: version 1, count K, K
+global tensor indices ascending, then the byte count T of the model-wide Huffman table and
+its T bytes, padded to a word; T = 0 when no stream uses it), which lets the runtime accept
+a buffer shorter than the tensor:
 
-    byte 0  codec: 1 ZRLE, 2 HUFFMAN
+    byte 0  codec: 1 ZRLE, 2 HUFFMAN, 3 HUFFMAN_SHARED (the metadata's table)
     byte 1  the zero byte (the filter's zero point) that runs stand for
     byte 2  width of a block offset: 2 or 4
     byte 3  0
@@ -24,9 +25,12 @@ tensor:
 
 ZRLE (zero-run-length, bytes): a count r < 255 means r zero bytes then one literal byte; 255
 means 255 zero bytes; a block stops when its G * R bytes are written (a trailing run carries
-no literal).  HUFFMAN: canonical Huffman codes (at most MAX_CODE_BITS bits, MSB first, the
-codes of a tensor complete) over ALPHABET symbols: 0..255 a literal byte, 256 + k a run of
-k + 1 zero bytes; the last byte of a block is padded with 0 bits.
+no literal).  HUFFMAN: two canonical Huffman codes (each complete, at most MAX_CODE_BITS
+bits, MSB first) whose symbols alternate: a run symbol 256 + r (r < RUNS - 1) stands for r
+zero bytes followed by a literal, coded with the literal code (symbols 0..255), and FULL_RUN
+for RUNS - 1 zero bytes followed by another run symbol; a block stops when full, and its
+last byte is padded with 0 bits.  Coding the literal apart spares it the bits that would
+tell it from a run (pruned kws: 28.4% -> 25.7% of the weights before tables and index).
 """
 
 from __future__ import annotations
@@ -39,14 +43,15 @@ import numpy as np
 from tflm_gen.model import ir
 
 METADATA_NAME = ir.COMPRESS_METADATA
-ZRLE, HUFFMAN = 1, 2
-CODEC_NAMES = {ZRLE: "zero-rle", HUFFMAN: "huffman"}
+ZRLE, HUFFMAN, HUFFMAN_SHARED = 1, 2, 3
+CODEC_NAMES = {ZRLE: "zero-rle", HUFFMAN: "huffman", HUFFMAN_SHARED: "huffman-shared"}
 RUNS = 64  # run symbols of the Huffman alphabet
 ALPHABET = 256 + RUNS
+FULL_RUN = ALPHABET - 1  # RUNS - 1 zero bytes without a literal
 MAX_CODE_BITS = 10  # the C decoder's look-up table has 2^MAX_CODE_BITS entries
 HEADER_BYTES = 16
 MIN_SAVING = 0.1  # a tensor is coded when that saves at least this share of its bytes
-MIN_BLOCK_BYTES = 256  # blocks of whole channels at least this long (scratch vs index)
+MIN_BLOCK_BYTES = 1024  # blocks of whole channels at least this long (scratch vs index)
 WEIGHTED_OPS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")
 FILTER_INPUT = 1
 
@@ -121,21 +126,21 @@ def zrle_decode(data: bytes, size: int, zero: int) -> bytes:
 
 
 def symbols(block: bytes, zero: int) -> list[int]:
-    """Literals and zero runs (at most RUNS long) of a block."""
+    """The block as run symbols, each but FULL_RUN followed by its literal: 256 + r for r
+    zero bytes (r < RUNS - 1) then a literal, FULL_RUN for RUNS - 1 zero bytes alone; a
+    trailing run ends the block without its literal."""
     result, run = [], 0
     for value in block:
         if value == zero:
             run += 1
-            if run == RUNS:
-                result.append(256 + RUNS - 1)
+            if run == RUNS - 1:
+                result.append(FULL_RUN)
                 run = 0
             continue
-        if run:
-            result.append(256 + run - 1)
-            run = 0
-        result.append(value)
+        result += [256 + run, value]
+        run = 0
     if run:
-        result.append(256 + run - 1)
+        result.append(256 + run)
     return result
 
 
@@ -151,12 +156,13 @@ def _tree_lengths(counts: dict[int, int]) -> dict[int, int]:
     return depth
 
 
-def code_lengths(counts: dict[int, int]) -> dict[int, int]:
-    """Huffman code lengths of at most MAX_CODE_BITS (rare symbols' counts halved until the
-    tree fits); a lone symbol gets a partner so that the code stays complete."""
-    counts = dict(counts)
-    if len(counts) == 1:
-        counts[0 if 0 not in counts else 1] = 1
+def _one_code(counts: dict[int, int], first: int, last: int) -> dict[int, int]:
+    """Lengths of at most MAX_CODE_BITS for the symbols first..last (rare counts halved
+    until the tree fits), complete: a lone or missing symbol gets partners."""
+    counts = {s: c for s, c in counts.items() if first <= s <= last}
+    for spare in (first, first + 1):
+        if len(counts) < 2:
+            counts.setdefault(spare, 1)
     while True:
         lengths = _tree_lengths(counts)
         if max(lengths.values()) <= MAX_CODE_BITS:
@@ -164,14 +170,21 @@ def code_lengths(counts: dict[int, int]) -> dict[int, int]:
         counts = {s: max(1, c >> 1) for s, c in counts.items()}
 
 
+def code_lengths(counts: dict[int, int]) -> dict[int, int]:
+    """The two codes' lengths: literals (0..255) and run symbols (256..ALPHABET - 1)."""
+    return {**_one_code(counts, 0, 255), **_one_code(counts, 256, ALPHABET - 1)}
+
+
 def canonical_codes(lengths: dict[int, int]) -> dict[int, tuple[int, int]]:
-    """symbol -> (code, length), codes given in (length, symbol) order."""
-    codes, code, previous = {}, 0, 0
-    for symbol in sorted(lengths, key=lambda s: (lengths[s], s)):
-        code <<= lengths[symbol] - previous
-        previous = lengths[symbol]
-        codes[symbol] = (code, previous)
-        code += 1
+    """symbol -> (code, length), each code's symbols given codes in (length, symbol) order."""
+    codes = {}
+    for part in ([s for s in lengths if s < 256], [s for s in lengths if s >= 256]):
+        code, previous = 0, 0
+        for symbol in sorted(part, key=lambda s: (lengths[s], s)):
+            code <<= lengths[symbol] - previous
+            previous = lengths[symbol]
+            codes[symbol] = (code, previous)
+            code += 1
     return codes
 
 
@@ -187,15 +200,22 @@ def huffman_table(lengths: dict[int, int]) -> bytes:
 
 
 def huffman_decode(data: bytes, size: int, zero: int, lengths: dict[int, int]) -> bytes:
-    by_code = {(length, code): s for s, (code, length) in canonical_codes(lengths).items()}
-    out, code, length = bytearray(), 0, 0
+    """Run symbols and literals alternate as `symbols` wrote them."""
+    by_code = {(s >= 256, length, code): s
+               for s, (code, length) in canonical_codes(lengths).items()}
+    out, code, length, want_run = bytearray(), 0, 0, True
     for bit in "".join(format(b, "08b") for b in data):
         code, length = code << 1 | int(bit), length + 1
-        symbol = by_code.get((length, code))
+        symbol = by_code.get((want_run, length, code))
         if symbol is None:
             continue
-        out += bytes([symbol]) if symbol < 256 else bytes([zero]) * (symbol - 255)
         code, length = 0, 0
+        if want_run:
+            out += bytes([zero]) * (RUNS - 1 if symbol == FULL_RUN else symbol - 256)
+            want_run = symbol == FULL_RUN
+        else:
+            out.append(symbol)
+            want_run = True
         if len(out) >= size:
             break
     return bytes(out[:size])
@@ -214,52 +234,71 @@ def _stream(codec: int, zero: int, rows: np.ndarray, group: int, table: bytes,
     return header + index + table + b"".join(coded_blocks)
 
 
-def encode(rows: np.ndarray, zero: int, codec: int) -> bytes:
-    """The stream of int8 rows [C, R] with `codec`."""
+def symbol_counts(rows: np.ndarray, zero: int) -> dict[int, int]:
+    """How often each Huffman symbol occurs in the rows' blocks."""
+    raw = rows.view(np.uint8)
+    counts: dict[int, int] = {}
+    for block in blocks(raw, channels_per_block(*raw.shape)):
+        for symbol in symbols(block, zero & 0xFF):
+            counts[symbol] = counts.get(symbol, 0) + 1
+    return counts
+
+
+def shared_lengths(counts: dict[int, int]) -> dict[int, int]:
+    """Code lengths of the model-wide table: from every candidate's symbols, so each one a
+    tensor holds has a code."""
+    return code_lengths(counts)
+
+
+def encode(rows: np.ndarray, zero: int, codec: int,
+           shared: dict[int, int] | None = None) -> bytes:
+    """The stream of int8 rows [C, R] with `codec` (HUFFMAN_SHARED codes with `shared`)."""
     raw = rows.view(np.uint8)
     group = channels_per_block(*raw.shape)
     zero &= 0xFF
     if codec == ZRLE:
         return _stream(ZRLE, zero, raw, group, b"",
                        [zrle_encode(b, zero) for b in blocks(raw, group)])
-    per_block = [symbols(b, zero) for b in blocks(raw, group)]
-    counts: dict[int, int] = {}
-    for s in (s for block in per_block for s in block):
-        counts[s] = counts.get(s, 0) + 1
-    lengths = code_lengths(counts or {256: 1})
+    lengths = shared if codec == HUFFMAN_SHARED else code_lengths(
+        symbol_counts(rows, zero) or {256: 1})
     codes = canonical_codes(lengths)
-    return _stream(HUFFMAN, zero, raw, group, huffman_table(lengths),
-                   [huffman_block(b, codes) for b in per_block])
+    table = huffman_table(lengths) if codec == HUFFMAN else b""
+    return _stream(codec, zero, raw, group, table,
+                   [huffman_block(symbols(b, zero), codes) for b in blocks(raw, group)])
 
 
-def best(rows: np.ndarray, zero: int) -> Coded | None:
-    """The smallest stream over the codecs, None when it saves less than MIN_SAVING of
-    the rows (decoding costs instructions every invoke: a few bytes are not worth it)."""
-    candidates = [Coded(c, encode(rows, zero, c)) for c in (HUFFMAN, ZRLE)]
+def best(rows: np.ndarray, zero: int, shared: dict[int, int] | None = None) -> Coded | None:
+    """The smallest stream over the codecs (the shared table's too when given), None when
+    it saves less than MIN_SAVING of the rows (decoding costs instructions every invoke)."""
+    codecs = (HUFFMAN, ZRLE, HUFFMAN_SHARED) if shared else (HUFFMAN, ZRLE)
+    candidates = [Coded(c, encode(rows, zero, c, shared)) for c in codecs]
     smallest = min(candidates, key=lambda c: (len(c.stream), c.codec))
     return smallest if len(smallest.stream) <= (1 - MIN_SAVING) * rows.size else None
 
 
 def decode_scratch_bytes(stream: bytes) -> int:
     """The scratch a kernel requests to decode the stream (tflm_decode_scratch_bytes): the
-    Huffman look-up table (2^MAX_CODE_BITS uint16) and one block."""
+    Huffman look-up tables (literals and runs, 2^MAX_CODE_BITS uint16 each) and one block."""
     channels, row, group = np.frombuffer(stream[4:HEADER_BYTES], "<u4").tolist()
-    return (2 << MAX_CODE_BITS if stream[0] == HUFFMAN else 0) + group * row
+    return (4 << MAX_CODE_BITS if stream[0] != ZRLE else 0) + group * row
 
 
-def decode(stream: bytes) -> np.ndarray:
+def table_lengths(table: bytes) -> dict[int, int]:
+    nibbles = [n for b in table[:ALPHABET // 2] for n in (b & 15, b >> 4)]
+    return {s: n for s, n in enumerate(nibbles) if n}
+
+
+def decode(stream: bytes, shared: dict[int, int] | None = None) -> np.ndarray:
     """The int8 rows [C, R] of a stream (the round trip of the tests; C decodes on device)."""
     codec, zero, width = stream[0], stream[1], stream[2]
     channels, row, group = np.frombuffer(stream[4:HEADER_BYTES], "<u4").tolist()
     count = -(-channels // group)
     ends = np.frombuffer(stream, "<u2" if width == 2 else "<u4", count + 1, HEADER_BYTES)
     start = HEADER_BYTES + width * (count + 1)
-    lengths = {}
+    lengths = shared or {}
     if codec == HUFFMAN:
-        table = stream[start:start + ALPHABET // 2]
+        lengths = table_lengths(stream[start:start + ALPHABET // 2])
         start += ALPHABET // 2
-        nibbles = [n for b in table for n in (b & 15, b >> 4)]
-        lengths = {s: n for s, n in enumerate(nibbles) if n}
     out = bytearray()
     for b in range(count):
         data = stream[start + int(ends[b]):start + int(ends[b + 1])]
@@ -341,10 +380,20 @@ class TensorReport:
     coded_bytes: int  # what the buffer holds once compressed
 
 
-def tensor_report(candidate: Candidate) -> TensorReport:
+def model_table(found: list[Candidate]) -> dict[int, int] | None:
+    """The model-wide Huffman code lengths, from every candidate's symbols (None: none)."""
+    counts: dict[int, int] = {}
+    for candidate in found:
+        for symbol, count in symbol_counts(candidate.rows, candidate.zero).items():
+            counts[symbol] = counts.get(symbol, 0) + count
+    return shared_lengths(counts) if counts else None
+
+
+def tensor_report(candidate: Candidate, shared: dict[int, int] | None = None) -> TensorReport:
     rows = candidate.rows
-    sizes = {CODEC_NAMES[c]: len(encode(rows, candidate.zero, c)) for c in (HUFFMAN, ZRLE)}
-    coded = best(rows, candidate.zero)
+    codecs = (HUFFMAN, ZRLE, HUFFMAN_SHARED) if shared else (HUFFMAN, ZRLE)
+    sizes = {CODEC_NAMES[c]: len(encode(rows, candidate.zero, c, shared)) for c in codecs}
+    coded = best(rows, candidate.zero, shared)
     return TensorReport(candidate.tensor.name, candidate.opcode, int(rows.size),
                         float(np.mean(rows == candidate.zero)), len(np.unique(rows)), sizes,
                         CODEC_NAMES[coded.codec] if coded else "none",
@@ -352,15 +401,33 @@ def tensor_report(candidate: Candidate) -> TensorReport:
 
 
 def compress_model(model: ir.Model) -> ir.Model:
-    """A copy whose compressible filters hold coded streams, listed in the metadata."""
+    """A copy whose compressible filters hold coded streams, listed in the metadata with
+    the model-wide Huffman table when a stream uses it."""
     result = model.with_metadata_words(METADATA_NAME, None)
-    compressed = []
-    for candidate in candidates(result):
-        coded = best(candidate.rows, candidate.zero)
+    found = candidates(result)
+    shared = model_table(found)
+    compressed, uses_shared = [], False
+    for candidate in found:
+        coded = best(candidate.rows, candidate.zero, shared)
         if coded is None:
             continue
         result.buffers[candidate.tensor.buffer] = ir.Buffer(coded.stream)
         compressed.append(candidate.tensor_index)
+        uses_shared |= coded.codec == HUFFMAN_SHARED
     if not compressed:
         return result
-    return result.with_metadata_words(METADATA_NAME, [1, len(compressed), *sorted(compressed)])
+    table = huffman_table(shared) if uses_shared else b""
+    table_words = np.frombuffer(table + bytes(-len(table) % 4), "<i4").tolist()
+    return result.with_metadata_words(
+        METADATA_NAME, [1, len(compressed), *sorted(compressed), len(table), *table_words])
+
+
+def model_shared_lengths(model: ir.Model) -> dict[int, int] | None:
+    """The shared table a compressed model's metadata holds, None when it has none."""
+    for name, index in model.metadata:
+        if name == METADATA_NAME:
+            words = np.frombuffer(model.buffers[index].data, "<i4")
+            end = 2 + int(words[1])
+            if len(words) > end and words[end] > 0:
+                return table_lengths(words[end + 1:].tobytes())
+    return None
