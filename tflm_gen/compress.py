@@ -51,6 +51,7 @@ FULL_RUN = ALPHABET - 1  # RUNS - 1 zero bytes without a literal
 MAX_CODE_BITS = 10  # the C decoder's look-up table has 2^MAX_CODE_BITS entries
 HEADER_BYTES = 16
 MIN_SAVING = 0.1  # a tensor is coded when that saves at least this share of its bytes
+CONV_BLOCK_CHANNELS = 16
 MIN_BLOCK_BYTES = 1024  # blocks of whole channels at least this long (scratch vs index)
 WEIGHTED_OPS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")
 FILTER_INPUT = 1
@@ -79,10 +80,10 @@ def dense_filter(opcode: str, rows: np.ndarray, shape: list[int]) -> np.ndarray:
     return rows.reshape(shape)
 
 
-def channels_per_block(channels: int, row: int) -> int:
-    """The fewest channels whose block holds MIN_BLOCK_BYTES, even when above 1 (the cmsis
-    kernels run channels in pairs), never more than all of them."""
-    group = max(1, -(-MIN_BLOCK_BYTES // max(row, 1)))
+def channels_per_block(channels: int, row: int, minimum: int = 1) -> int:
+    """The fewest channels (at least `minimum`) whose block holds MIN_BLOCK_BYTES, even when
+    above 1 (the cmsis kernels run channels in pairs), never more than all of them."""
+    group = max(minimum, -(-MIN_BLOCK_BYTES // max(row, 1)))
     group += group % 2 if group > 1 else 0
     return min(group, channels)
 
@@ -234,11 +235,11 @@ def _stream(codec: int, zero: int, rows: np.ndarray, group: int, table: bytes,
     return header + index + table + b"".join(coded_blocks)
 
 
-def symbol_counts(rows: np.ndarray, zero: int) -> dict[int, int]:
-    """How often each Huffman symbol occurs in the rows' blocks."""
+def symbol_counts(rows: np.ndarray, zero: int, group: int | None = None) -> dict[int, int]:
+    """How often each Huffman symbol occurs in the rows' blocks of `group` channels."""
     raw = rows.view(np.uint8)
     counts: dict[int, int] = {}
-    for block in blocks(raw, channels_per_block(*raw.shape)):
+    for block in blocks(raw, group or channels_per_block(*raw.shape)):
         for symbol in symbols(block, zero & 0xFF):
             counts[symbol] = counts.get(symbol, 0) + 1
     return counts
@@ -250,28 +251,30 @@ def shared_lengths(counts: dict[int, int]) -> dict[int, int]:
     return code_lengths(counts)
 
 
-def encode(rows: np.ndarray, zero: int, codec: int,
-           shared: dict[int, int] | None = None) -> bytes:
-    """The stream of int8 rows [C, R] with `codec` (HUFFMAN_SHARED codes with `shared`)."""
+def encode(rows: np.ndarray, zero: int, codec: int, shared: dict[int, int] | None = None,
+           group: int | None = None) -> bytes:
+    """The stream of int8 rows [C, R] with `codec` (HUFFMAN_SHARED codes with `shared`) in
+    blocks of `group` channels (default channels_per_block)."""
     raw = rows.view(np.uint8)
-    group = channels_per_block(*raw.shape)
+    group = group or channels_per_block(*raw.shape)
     zero &= 0xFF
     if codec == ZRLE:
         return _stream(ZRLE, zero, raw, group, b"",
                        [zrle_encode(b, zero) for b in blocks(raw, group)])
     lengths = shared if codec == HUFFMAN_SHARED else code_lengths(
-        symbol_counts(rows, zero) or {256: 1})
+        symbol_counts(rows, zero, group) or {256: 1})
     codes = canonical_codes(lengths)
     table = huffman_table(lengths) if codec == HUFFMAN else b""
     return _stream(codec, zero, raw, group, table,
                    [huffman_block(symbols(b, zero), codes) for b in blocks(raw, group)])
 
 
-def best(rows: np.ndarray, zero: int, shared: dict[int, int] | None = None) -> Coded | None:
+def best(rows: np.ndarray, zero: int, shared: dict[int, int] | None = None,
+         group: int | None = None) -> Coded | None:
     """The smallest stream over the codecs (the shared table's too when given), None when
     it saves less than MIN_SAVING of the rows (decoding costs instructions every invoke)."""
     codecs = (HUFFMAN, ZRLE, HUFFMAN_SHARED) if shared else (HUFFMAN, ZRLE)
-    candidates = [Coded(c, encode(rows, zero, c, shared)) for c in codecs]
+    candidates = [Coded(c, encode(rows, zero, c, shared, group)) for c in codecs]
     smallest = min(candidates, key=lambda c: (len(c.stream), c.codec))
     return smallest if len(smallest.stream) <= (1 - MIN_SAVING) * rows.size else None
 
@@ -319,6 +322,13 @@ class Candidate:
     tensor: ir.Tensor
     rows: np.ndarray
     zero: int
+
+    @property
+    def group(self) -> int:
+        """Channels per block: CONV_2D at least CONV_BLOCK_CHANNELS, since its cmsis kernel
+        reads every input patch once per block."""
+        minimum = CONV_BLOCK_CHANNELS if self.opcode == "CONV_2D" else 1
+        return channels_per_block(*self.rows.shape, minimum)
 
 
 def _uses(graph: ir.SubGraph) -> dict[int, int]:
@@ -384,7 +394,8 @@ def model_table(found: list[Candidate]) -> dict[int, int] | None:
     """The model-wide Huffman code lengths, from every candidate's symbols (None: none)."""
     counts: dict[int, int] = {}
     for candidate in found:
-        for symbol, count in symbol_counts(candidate.rows, candidate.zero).items():
+        for symbol, count in symbol_counts(candidate.rows, candidate.zero,
+                                           candidate.group).items():
             counts[symbol] = counts.get(symbol, 0) + count
     return shared_lengths(counts) if counts else None
 
@@ -392,8 +403,9 @@ def model_table(found: list[Candidate]) -> dict[int, int] | None:
 def tensor_report(candidate: Candidate, shared: dict[int, int] | None = None) -> TensorReport:
     rows = candidate.rows
     codecs = (HUFFMAN, ZRLE, HUFFMAN_SHARED) if shared else (HUFFMAN, ZRLE)
-    sizes = {CODEC_NAMES[c]: len(encode(rows, candidate.zero, c, shared)) for c in codecs}
-    coded = best(rows, candidate.zero, shared)
+    sizes = {CODEC_NAMES[c]: len(encode(rows, candidate.zero, c, shared, candidate.group))
+             for c in codecs}
+    coded = best(rows, candidate.zero, shared, candidate.group)
     return TensorReport(candidate.tensor.name, candidate.opcode, int(rows.size),
                         float(np.mean(rows == candidate.zero)), len(np.unique(rows)), sizes,
                         CODEC_NAMES[coded.codec] if coded else "none",
@@ -408,7 +420,7 @@ def compress_model(model: ir.Model) -> ir.Model:
     shared = model_table(found)
     compressed, uses_shared = [], False
     for candidate in found:
-        coded = best(candidate.rows, candidate.zero, shared)
+        coded = best(candidate.rows, candidate.zero, shared, candidate.group)
         if coded is None:
             continue
         result.buffers[candidate.tensor.buffer] = ir.Buffer(coded.stream)

@@ -64,6 +64,8 @@ typedef struct {
                             channel bias + input_offset * sum(w); the input is then read raw */
   const int16_t *pairs;  /* its int16 filter, channel pairs interleaved (CONV_INT16_PAIRS) */
   int32_t pair_stride;   /* int16 values per channel pair in `pairs` */
+  int32_t channels;      /* output channels computed: all, or one decoded block's */
+  int32_t stride;        /* output channels per pixel (Cout) */
 } cmsis_conv_job_t;
 
 /* The kind of CONV_2D layout record this kernel reads (tflm_gen/layout.py). */
@@ -218,7 +220,7 @@ static inline __attribute__((always_inline)) void short_patches_with(
     const cmsis_conv_job_t *job, const int8_t *const patches[4], int8_t *out, uint32x4_t rows,
     mve_pred16_t store, int32_t blocks) {
   const tflm_conv_params_t *p = job->p;
-  const int32_t k = job->patch, cout = p->output_c, rest = blocks == 2 ? k - 16 : 0;
+  const int32_t k = job->patch, cout = job->channels, rest = blocks == 2 ? k - 16 : 0;
   const int32_t offset = p->output_offset, lo = p->act_min, hi = p->act_max;
   const int32_t *multipliers = job->requant.multipliers, *shifts = job->requant.shifts;
   const int32_t *folded = job->folded;
@@ -256,14 +258,14 @@ static void short_patches(const cmsis_conv_job_t *job, const int8_t *const patch
 
 static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
   const tflm_conv_params_t *p = job->p;
-  const int32_t k = job->patch, cout = p->output_c, offset = p->input_offset;
-  const uint32x4_t rows = vmulq_n_u32(vidupq_n_u32(0u, 1), (uint32_t)cout);
+  const int32_t k = job->patch, cout = job->channels, offset = p->input_offset;
+  const uint32x4_t rows = vmulq_n_u32(vidupq_n_u32(0u, 1), (uint32_t)job->stride);
   const int8_t *patches[4];
   int32_t pixel, oc, j;
   for (pixel = 0; pixel < pixels; pixel += 4) {
     const int32_t count = pixels - pixel < 4 ? pixels - pixel : 4;
     const mve_pred16_t store = vctp32q((uint32_t)count);
-    int8_t *out = job->output + pixel * cout;
+    int8_t *out = job->output + pixel * job->stride;
     const int8_t *w = job->filter;
     for (j = 0; j < 4; ++j) patches[j] = j < count ? patch_of(job, pixel + j, j) : patches[0];
     if (k <= 32 && job->folded != NULL) {
@@ -381,7 +383,7 @@ static inline __attribute__((always_inline)) void four_channels(
  * copy conv_pixels makes, so that each holds one requantisation. */
 static inline __attribute__((always_inline)) void pixels_with(const cmsis_conv_job_t *job,
                                                               int32_t pixels, int32_t mode) {
-  const int32_t k = job->patch, cout = job->p->output_c, round = CMSIS_ROUND4(k);
+  const int32_t k = job->patch, cout = job->channels, round = CMSIS_ROUND4(k);
   const int32_t *bias = job->bias;
   const int8_t *filter = job->filter;
   int16_t *pair = (int16_t *)(void *)(job->scratch + 2 * round);
@@ -391,8 +393,8 @@ static inline __attribute__((always_inline)) void pixels_with(const cmsis_conv_j
   requant_row_of(job, mode, &r);
   for (pixel = 0; pixel < pixels; pixel += 2) {
     const int32_t two = pixel + 1 < pixels;
-    int8_t *out0 = job->output + pixel * cout;
-    int8_t *out1 = out0 + cout;
+    int8_t *out0 = job->output + pixel * job->stride;
+    int8_t *out1 = out0 + job->stride;
     const int8_t *first = patch_of(job, pixel, 0);
     cmsis_widen_pair(first, two ? patch_of(job, pixel + 1, 1) : first, pair, k,
                      job->p->input_offset);
@@ -449,7 +451,7 @@ static inline __attribute__((always_inline)) void requantize_chunk(const requant
  * call of cmsis_dot_pairs, then requantised 4 channels per word when mode allows. */
 static inline __attribute__((always_inline)) void pairs_with(const cmsis_conv_job_t *job,
                                                              int32_t pixels, int32_t mode) {
-  const int32_t k = job->patch, cout = job->p->output_c, groups = (k + 3) >> 2;
+  const int32_t k = job->patch, cout = job->channels, groups = (k + 3) >> 2;
   const int32_t chunk = 2 * CMSIS_PAIRS_CHUNK;
   int16_t *pair = (int16_t *)(void *)(job->scratch + 2 * CMSIS_ROUND4(k));
   int32_t sums[4 * CMSIS_PAIRS_CHUNK];
@@ -458,7 +460,7 @@ static inline __attribute__((always_inline)) void pairs_with(const cmsis_conv_jo
   requant_row_of(job, mode, &r);
   for (pixel = 0; pixel < pixels; pixel += 2) {
     const int32_t two = pixel + 1 < pixels;
-    int8_t *out0 = job->output + pixel * cout;
+    int8_t *out0 = job->output + pixel * job->stride;
     const int8_t *first = patch_of(job, pixel, 0);
     cmsis_widen_pair(first, two ? patch_of(job, pixel + 1, 1) : first, pair,
                      CMSIS_ROUND4(k), 0);
@@ -466,7 +468,7 @@ static inline __attribute__((always_inline)) void pairs_with(const cmsis_conv_jo
       const int32_t n = cout - oc < chunk ? cout - oc : chunk;
       cmsis_dot_pairs(pair, job->pairs + (oc >> 1) * job->pair_stride, groups, (n + 1) >> 1,
                       job->folded + oc, sums);
-      requantize_chunk(&r, sums, oc, n, out0, two ? out0 + cout : NULL);
+      requantize_chunk(&r, sums, oc, n, out0, two ? out0 + job->stride : NULL);
     }
   }
 }
@@ -511,11 +513,11 @@ static void dot_pair(const int8_t *x, const int16_t *w, int32_t k, int32_t sums[
 
 /* The plain C loop over the offline layout: 1 patch x 1 channel pair. */
 static void conv_pixels_laid_out(const cmsis_conv_job_t *job, int32_t pixels) {
-  const int32_t k = job->patch, cout = job->p->output_c;
+  const int32_t k = job->patch, cout = job->channels;
   int32_t pixel, oc;
   for (pixel = 0; pixel < pixels; ++pixel) {
     const int8_t *patch = patch_of(job, pixel, 0);
-    int8_t *out = job->output + pixel * cout;
+    int8_t *out = job->output + pixel * job->stride;
     for (oc = 0; oc < cout; oc += 2) {
       const int32_t second = oc + 1 < cout;
       int32_t sums[2];
@@ -529,7 +531,7 @@ static void conv_pixels_laid_out(const cmsis_conv_job_t *job, int32_t pixels) {
 }
 
 static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
-  const int32_t k = job->patch, cout = job->p->output_c, offset = job->p->input_offset;
+  const int32_t k = job->patch, cout = job->channels, offset = job->p->input_offset;
   int32_t pixel, oc;
   if (job->pairs != NULL) {
     conv_pixels_laid_out(job, pixels);
@@ -539,36 +541,56 @@ static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
     const int8_t *patch = patch_of(job, pixel, 0);
     for (oc = 0; oc < cout; ++oc) {
       const int32_t acc = cmsis_dot_offset(patch, job->filter + oc * k, k, offset);
-      job->output[pixel * cout + oc] = finish(job, acc, oc);
+      job->output[pixel * job->stride + oc] = finish(job, acc, oc);
     }
   }
 }
 #endif
 
-static void conv_int8(tflm_context_t *ctx, const tflm_node_t *node,
-                      const cmsis_conv_node_t *node_data,
-                      const tflm_conv_params_t *p, const tflm_requant_t *requant,
-                      const int8_t *input, const int8_t *filter, const int32_t *bias,
-                      int8_t *output) {
+/* Every batch of the job's channels. */
+static void conv_batches(cmsis_conv_job_t *job, const int8_t *input, int8_t *output) {
+  const tflm_conv_params_t *p = job->p;
   const int32_t pixels = p->output_h * p->output_w;
-  cmsis_conv_job_t job;
   int32_t b;
-  job.p = p;
-  job.requant = *requant;
-  job.filter = filter;
-  job.bias = bias;
-  job.scratch = (int8_t *)tflm_get_scratch(ctx, node_data->scratch);
-  job.patch = node_data->patch;
-  job.fast = cmsis_requant_mode(requant->multipliers, requant->shifts, p->output_c);
-  job.in_place = p->filter_h == 1 && p->filter_w == 1 && p->pad_h == 0 && p->pad_w == 0;
-  find_layout(ctx, node, &job);
-  /* The layout's kernels read round4(K) bytes per patch: past the input's end in place. */
-  if (job.pairs != NULL && (job.patch & 3) != 0) job.in_place = 0;
   for (b = 0; b < p->batches; ++b) {
-    job.image = input + b * p->input_h * p->input_w * p->input_c;
-    job.output = output + b * pixels * p->output_c;
-    conv_pixels(&job, pixels);
+    job->image = input + b * p->input_h * p->input_w * p->input_c;
+    job->output = output + b * pixels * p->output_c;
+    conv_pixels(job, pixels);
   }
+}
+
+static void conv_job(tflm_context_t *ctx, const tflm_node_t *node,
+                     const cmsis_conv_node_t *node_data, const tflm_weighted_call_t *call,
+                     cmsis_conv_job_t *job) {
+  const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
+  job->p = p;
+  job->requant = call->requant;
+  job->filter = (const int8_t *)call->data.filter;
+  job->bias = (const int32_t *)call->data.bias;
+  job->scratch = (int8_t *)tflm_get_scratch(ctx, node_data->scratch);
+  job->patch = node_data->patch;
+  job->fast = cmsis_requant_mode(job->requant.multipliers, job->requant.shifts, p->output_c);
+  job->in_place = p->filter_h == 1 && p->filter_w == 1 && p->pad_h == 0 && p->pad_w == 0;
+  job->channels = p->output_c;
+  job->stride = p->output_c;
+  find_layout(ctx, node, job);
+  /* The layout's kernels read round4(K) bytes per patch: past the input's end in place. */
+  if (job->pairs != NULL && (job->patch & 3) != 0) job->in_place = 0;
+}
+
+/* One decoded block of a compressed filter: the job narrowed to its channels. */
+static void conv_block(tflm_context_t *ctx, const tflm_weighted_call_t *call,
+                       const int8_t *rows, int32_t first, int32_t count) {
+  cmsis_conv_job_t job;
+  conv_job(ctx, call->node, (const cmsis_conv_node_t *)call->own, call, &job);
+  job.filter = rows;
+  job.folded = NULL;
+  job.pairs = NULL;
+  job.channels = count;
+  if (job.bias != NULL) job.bias += first;
+  job.requant.multipliers += first;
+  job.requant.shifts += first;
+  conv_batches(&job, (const int8_t *)call->data.input, (int8_t *)call->data.output + first);
 }
 
 static tflm_status_t cmsis_conv_prepare(tflm_context_t *ctx, tflm_node_t *node) {
@@ -590,16 +612,21 @@ static tflm_status_t cmsis_conv_prepare(tflm_context_t *ctx, tflm_node_t *node) 
   return TFLM_OK;
 }
 
-/* int8: grouped convolutions (no scratch) run the reference loops. */
+/* int8: grouped convolutions (no scratch) run the reference loops; a compressed filter
+ * runs per decoded block of channels. */
 static tflm_status_t cmsis_conv_run_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
   const cmsis_conv_node_t *mine = (const cmsis_conv_node_t *)call->own;
-  const tflm_weighted_data_t *d = &call->data;
   const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
-  if (mine->scratch < 0 || p->decode_scratch >= 0) { /* grouped, or a compressed filter */
+  cmsis_conv_job_t job;
+  if (mine->scratch < 0) {
     return tflm_conv_run_int8(ctx, call);
   }
-  conv_int8(ctx, call->node, mine, call->params, &call->requant, d->input, d->filter, d->bias,
-            d->output);
+  if (p->decode_scratch >= 0) {
+    return tflm_weighted_decoded(ctx, call, p->decode_scratch, p->output_c, mine->patch,
+                                 conv_block);
+  }
+  conv_job(ctx, call->node, mine, call, &job);
+  conv_batches(&job, (const int8_t *)call->data.input, (int8_t *)call->data.output);
   return TFLM_OK;
 }
 
