@@ -246,7 +246,20 @@ def _cmsis_conv(node: NodeView) -> Allocations:
     filter_shape, input_channels = node.input(1).shape, node.input(0).shape[3]
     patch = filter_shape[1] * filter_shape[2] * filter_shape[3]
     ungrouped = node.input_type() == "int8" and filter_shape[3] == input_channels
-    return _beside(_conv(node), [6 * _round4(patch)] if ungrouped else [])
+    reference = _conv(node)
+    if not ungrouped:
+        return _beside(reference, [])
+    return _beside(reference, [6 * _round4(patch) + _coded_block_layout(node, patch)])
+
+
+def _coded_block_layout(node: NodeView, patch: int) -> int:
+    """kernels_c/cmsis/conv.c block_layout_bytes: one decoded block of a compressed filter
+    in the offline layout's form (folded constants, int16 channel pairs)."""
+    if not _decode_scratch(node):
+        return 0
+    group = int(np.frombuffer(node.model.buffers[node.input(1).buffer].data[12:16], "<u4")[0])
+    pairs = (group + 1) // 2
+    return 8 * pairs + pairs * 2 * 8 * ((patch + 3) // 4)
 
 
 def _cmsis_fully_connected(node: NodeView) -> Allocations:

@@ -35,6 +35,7 @@
 #include "conv_common.h"
 #include "conv_hybrid.h"
 #include "conv_reference.h"
+#include "tflm_decode.h"
 #include "tflm_kernel.h"
 #include "tflm_quant.h"
 #include "weighted_common.h"
@@ -578,19 +579,78 @@ static void conv_job(tflm_context_t *ctx, const tflm_node_t *node,
   if (job->pairs != NULL && (job->patch & 3) != 0) job->in_place = 0;
 }
 
-/* One decoded block of a compressed filter: the job narrowed to its channels. */
+/* Scratch after the patches for one decoded block of `group` channels in the offline
+ * layout's form (tflm_gen/layout.py): folded constants for round2(group) channels, then the
+ * CONV_INT16_PAIRS stream. */
+static uint32_t block_layout_bytes(int32_t group, int32_t k) {
+  const uint32_t pairs = (uint32_t)(group + 1) / 2u;
+  return 8u * pairs + pairs * 2u * (uint32_t)pair_stride_of(k);
+}
+
+/* folded[c] = bias[c] + input_offset * sum(rows[c]) in wrapping int32, an odd last channel
+ * repeated: the constants tflm_gen/layout.py folds, for one decoded block. */
+static void fold_block(const int8_t *rows, int32_t count, int32_t k, const int32_t *bias,
+                       int32_t input_offset, int32_t *folded) {
+  int32_t c, i;
+  for (c = 0; c < count; ++c, rows += k) {
+    uint32_t sum = 0;
+    for (i = 0; i < k; ++i) sum += (uint32_t)(int32_t)rows[i];
+    folded[c] = (int32_t)((bias != NULL ? (uint32_t)bias[c] : 0u) + (uint32_t)input_offset * sum);
+  }
+  if (count & 1) folded[count] = folded[count - 1];
+}
+
+/* The CONV_INT16_PAIRS stream of a decoded block: per channel pair (an odd last channel
+ * paired with itself), per group of 4 inputs, each channel's (w0, w2, w1, w3), zero past k. */
+static void widen_block(const int8_t *rows, int32_t count, int32_t k, int16_t *pairs) {
+  static const int32_t order[4] = {0, 2, 1, 3};
+  const int32_t groups = (k + 3) >> 2;
+  int32_t c, g, j, i;
+  for (c = 0; c < count; c += 2) {
+    for (g = 0; g < groups; ++g) {
+      for (j = 0; j < 2; ++j) {
+        const int8_t *row = rows + (c + j < count ? c + j : c) * k + 4 * g;
+        for (i = 0; i < 4; ++i) {
+          *pairs++ = (int16_t)(4 * g + order[i] < k ? row[order[i]] : 0);
+        }
+      }
+    }
+  }
+}
+
+/* One decoded block of a compressed filter: the job narrowed to its channels, on the
+ * offline layout's form built in scratch (the fast loops of this file). */
 static void conv_block(tflm_context_t *ctx, const tflm_weighted_call_t *call,
                        const int8_t *rows, int32_t first, int32_t count) {
   cmsis_conv_job_t job;
+  int32_t *folded;
   conv_job(ctx, call->node, (const cmsis_conv_node_t *)call->own, call, &job);
-  job.filter = rows;
-  job.folded = NULL;
-  job.pairs = NULL;
-  job.channels = count;
+  folded = (int32_t *)(void *)(job.scratch + 6 * CMSIS_ROUND4(job.patch));
   if (job.bias != NULL) job.bias += first;
+  fold_block(rows, count, job.patch, job.bias, job.p->input_offset, folded);
+  widen_block(rows, count, job.patch, (int16_t *)(void *)(folded + count + (count & 1)));
+  job.folded = folded;
+  job.pairs = (const int16_t *)(const void *)(folded + count + (count & 1));
+  job.filter = rows;
+  job.channels = count;
   job.requant.multipliers += first;
   job.requant.shifts += first;
+  if ((job.patch & 3) != 0) job.in_place = 0; /* the pairs' loops read round4(K) bytes */
   conv_batches(&job, (const int8_t *)call->data.input, (int8_t *)call->data.output + first);
+}
+
+/* The layout form of one decoded block when the filter is compressed (checked by the
+ * shared prepare), else 0. */
+static uint32_t coded_block_bytes(tflm_context_t *ctx, const tflm_node_t *node,
+                                  const tflm_conv_params_t *p, int32_t k) {
+  tflm_coded_t coded;
+  tflm_decode_t d;
+  if (p->decode_scratch < 0 || !tflm_node_coded_input(ctx, node, 1, &coded) ||
+      tflm_decode_open(&d, coded.data, coded.bytes, coded.table, coded.table_bytes,
+                       p->output_c, k) != TFLM_OK) {
+    return 0;
+  }
+  return block_layout_bytes(d.group, k);
 }
 
 static tflm_status_t cmsis_conv_prepare(tflm_context_t *ctx, tflm_node_t *node) {
@@ -605,7 +665,9 @@ static tflm_status_t cmsis_conv_prepare(tflm_context_t *ctx, tflm_node_t *node) 
   mine->scratch = -1;
   mine->patch = p->filter_h * p->filter_w * p->filter_c;
   if (p->type == TFLM_TYPE_INT8 && p->filter_c == p->input_c) {
-    status = tflm_request_scratch(ctx, 6u * (uint32_t)CMSIS_ROUND4(mine->patch), &mine->scratch);
+    status = tflm_request_scratch(ctx, 6u * (uint32_t)CMSIS_ROUND4(mine->patch) +
+                                           coded_block_bytes(ctx, node, p, mine->patch),
+                                  &mine->scratch);
     if (status != TFLM_OK) return status;
   }
   node->user_data = mine;
