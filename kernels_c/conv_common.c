@@ -196,7 +196,7 @@ tflm_status_t tflm_conv_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   p->filters_per_group = p->output_c / groups;
   p->depth_multiplier = 1;
   status = tflm_weighted_decode_prepare(ctx, node, p->type, p->output_c,
-                                        p->filter_h * p->filter_w * p->filter_c,
+                                        p->filter_h * p->filter_w * p->filter_c, 0,
                                         &p->decode_scratch);
   if (status != TFLM_OK) return status;
   return tflm_hybrid_views(&v) ? tflm_conv_hybrid_setup(ctx, node, &v, 0, p) : TFLM_OK;
@@ -216,7 +216,7 @@ tflm_status_t tflm_depthwise_conv_prepare(tflm_context_t *ctx, tflm_node_t *node
   p->depth_multiplier = p->output_c / p->input_c;
   p->filters_per_group = p->output_c;
   status = tflm_weighted_decode_prepare(ctx, node, p->type, p->output_c,
-                                        p->filter_h * p->filter_w, &p->decode_scratch);
+                                        p->filter_h * p->filter_w, 1, &p->decode_scratch);
   if (status != TFLM_OK) return status;
   return tflm_hybrid_views(&v) ? tflm_conv_hybrid_setup(ctx, node, &v, 1, p) : TFLM_OK;
 }

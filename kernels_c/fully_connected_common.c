@@ -114,7 +114,7 @@ static tflm_status_t fc_decode_prepare(tflm_context_t *ctx, const tflm_node_t *n
                                        tflm_fc_params_t *p) {
   int32_t handle = -1;
   tflm_status_t status = tflm_weighted_decode_prepare(ctx, node, p->type, p->output_depth,
-                                                      p->accum_depth, &handle);
+                                                      p->accum_depth, 0, &handle);
   TFLM_KERNEL_CHECK(ctx, node, handle < 0x8000, TFLM_ERR_TOO_MANY);
   p->decode_scratch = (int16_t)handle;
   return status;

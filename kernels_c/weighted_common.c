@@ -67,7 +67,7 @@ int32_t tflm_weighted_data(tflm_context_t *ctx, const tflm_node_t *node,
 
 tflm_status_t tflm_weighted_decode_prepare(tflm_context_t *ctx, const tflm_node_t *node,
                                            int32_t type, int32_t channels, int32_t row,
-                                           int32_t *handle) {
+                                           int32_t copy, int32_t *handle) {
   tflm_coded_t coded;
   tflm_decode_t d;
   *handle = -1;
@@ -78,7 +78,16 @@ tflm_status_t tflm_weighted_decode_prepare(tflm_context_t *ctx, const tflm_node_
                     tflm_decode_open(&d, coded.data, coded.bytes, coded.table,
                                      coded.table_bytes, channels, row) == TFLM_OK,
                     TFLM_ERR_MODEL);
-  return tflm_request_scratch(ctx, tflm_decode_scratch_bytes(&d), handle);
+  return tflm_request_scratch(ctx, tflm_decode_scratch_bytes(&d) + (copy ? (uint32_t)(d.group * row) : 0u),
+                              handle);
+}
+
+void tflm_weighted_transpose(const int8_t *rows, int32_t count, int32_t taps,
+                             int8_t *taps_major) {
+  int32_t c, t;
+  for (c = 0; c < count; ++c) {
+    for (t = 0; t < taps; ++t) taps_major[t * count + c] = rows[c * taps + t];
+  }
 }
 
 tflm_status_t tflm_weighted_decoded(tflm_context_t *ctx, const tflm_weighted_call_t *call,

@@ -51,10 +51,16 @@ void tflm_weighted_requant(tflm_context_t *ctx, const tflm_node_t *node, int32_t
 /* ---- Compressed filters (tflm_decode.h) ----
  * prepare: when input 1 is a coded stream of `channels` rows of `row` weights, checks it
  * (TFLM_ERR_MODEL when corrupt, or when `type` is not int8 / int16: only int8 filters are
- * coded) and requests its decoding scratch into *handle; *handle = -1 when not coded. */
+ * coded) and requests its decoding scratch into *handle, with `copy` more bytes per block
+ * (DEPTHWISE_CONV_2D: its block transposed back to taps-major, after the rows); *handle =
+ * -1 when not coded. */
 tflm_status_t tflm_weighted_decode_prepare(tflm_context_t *ctx, const tflm_node_t *node,
                                            int32_t type, int32_t channels, int32_t row,
-                                           int32_t *handle);
+                                           int32_t copy, int32_t *handle);
+/* A decoded depthwise block (`count` rows of `taps` weights) transposed into
+ * `taps_major` (taps rows of `count` channels): the order its kernels read. */
+void tflm_weighted_transpose(const int8_t *rows, int32_t count, int32_t taps,
+                             int8_t *taps_major);
 
 struct tflm_weighted_call;
 /* Called once per decoded block: `rows` holds channels first .. first + count - 1. */

@@ -123,7 +123,12 @@ def _decode_scratch(node: NodeView) -> list[int]:
     base = sum(len(g.tensors) for g in node.model.subgraphs[:graph_index])
     if len(node.op.inputs) < 2 or base + node.op.inputs[1] not in ir.compressed_tensors(node.model):
         return []
-    return [decode_scratch_bytes(node.model.buffers[node.input(1).buffer].data)]
+    stream = node.model.buffers[node.input(1).buffer].data
+    transposed = 0  # depthwise: the block again, taps-major (tflm_weighted_transpose)
+    if node.op.opcode == "DEPTHWISE_CONV_2D":
+        channels, row, group = np.frombuffer(stream[4:16], "<u4").tolist()
+        transposed = group * row
+    return [decode_scratch_bytes(stream) + transposed]
 
 
 def _conv(node: NodeView) -> Allocations:

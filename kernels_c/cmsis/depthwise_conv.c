@@ -486,15 +486,16 @@ static int32_t pixel_fast(const dw_job_t *job, const int8_t *image, const int8_t
 }
 #endif
 
+/* out_stride: output channels per pixel (more than p->output_c for a decoded block). */
 static void depthwise_int8(const dw_job_t *job, const int8_t *input, const int8_t *filter,
-                           int8_t *output) {
+                           int8_t *output, int32_t out_stride) {
   const tflm_conv_params_t *p = job->p;
   int32_t b, oy, ox;
   dw_window_t w;
   for (b = 0; b < p->batches; ++b) {
     const int8_t *image = input + b * p->input_h * p->input_w * p->input_c;
     for (oy = 0; oy < p->output_h; ++oy) {
-      for (ox = 0; ox < p->output_w; ++ox, output += p->output_c) {
+      for (ox = 0; ox < p->output_w; ++ox, output += out_stride) {
         if (pixel_fast(job, image, filter, oy, ox, output)) continue;
         window_of(p, image, filter, oy, ox, &w);
         pixel_int8(job, &w, output);
@@ -503,20 +504,50 @@ static void depthwise_int8(const dw_job_t *job, const int8_t *input, const int8_
   }
 }
 
+static void job_of(const tflm_weighted_call_t *call, dw_job_t *job) {
+  const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
+  job->p = p;
+  job->requant = call->requant;
+  job->bias = call->data.bias;
+  job->fast = cmsis_requant_mode(job->requant.multipliers, job->requant.shifts, p->output_c);
+  job->square3 = p->filter_h == 3 && p->filter_w == 3 && p->depth_multiplier == 1 &&
+                 p->dilation_h == 1 && p->dilation_w == 1;
+}
+
+/* One decoded block of a compressed filter of multiplier 1, transposed to taps-major after
+ * its rows: the node seen as `count` channels from `first` on (the input and output read
+ * from channel `first`, strides unchanged), its taps `count` apart.  The 3x3 assembly
+ * steps through the input and the filter by one stride, so the general loops run it. */
+static void dw_block(tflm_context_t *ctx, const tflm_weighted_call_t *call,
+                     const int8_t *channel_rows, int32_t first, int32_t count) {
+  const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
+  const int32_t taps = p->filter_h * p->filter_w;
+  int8_t *rows = (int8_t *)(uintptr_t)(channel_rows + count * taps);
+  tflm_conv_params_t narrow = *p;
+  dw_job_t job;
+  (void)ctx;
+  tflm_weighted_transpose(channel_rows, count, taps, rows);
+  job_of(call, &job);
+  narrow.output_c = count;
+  job.p = &narrow;
+  job.square3 = 0;
+  if (job.bias != NULL) job.bias += first;
+  job.requant.multipliers += first;
+  job.requant.shifts += first;
+  depthwise_int8(&job, (const int8_t *)call->data.input + first, rows,
+                 (int8_t *)call->data.output + first, p->output_c);
+}
+
 static tflm_status_t run_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
   const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
-  const tflm_requant_t *requant = &call->requant;
   dw_job_t job;
-  if (p->decode_scratch >= 0) { /* a compressed filter: the reference loops decode it */
-    return tflm_depthwise_conv_run_int8(ctx, call);
+  if (p->decode_scratch >= 0) { /* a compressed filter, per decoded block */
+    if (p->depth_multiplier != 1) return tflm_depthwise_conv_run_int8(ctx, call);
+    return tflm_weighted_decoded(ctx, call, p->decode_scratch, p->output_c,
+                                 p->filter_h * p->filter_w, dw_block);
   }
-  job.p = p;
-  job.requant = *requant;
-  job.bias = call->data.bias;
-  job.fast = cmsis_requant_mode(requant->multipliers, requant->shifts, p->output_c);
-  job.square3 = p->filter_h == 3 && p->filter_w == 3 && p->depth_multiplier == 1 &&
-                p->dilation_h == 1 && p->dilation_w == 1;
-  depthwise_int8(&job, call->data.input, call->data.filter, call->data.output);
+  job_of(call, &job);
+  depthwise_int8(&job, call->data.input, call->data.filter, call->data.output, p->output_c);
   return TFLM_OK;
 }
 
