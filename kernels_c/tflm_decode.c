@@ -130,18 +130,19 @@ void tflm_decode_start(const tflm_decode_t *d, void *scratch) {
   build_lut(d->lengths, 256, TFLM_DECODE_ALPHABET, (uint16_t *)scratch + LUT_ENTRIES);
 }
 
+/* The block filled with the zero byte, a word at a time (`out` is 4-byte aligned): runs
+ * then only move the output pointer. */
+static void fill_zero(uint8_t *out, uint8_t *out_end, uint8_t zero) {
+  const uint32_t word = zero * 0x01010101u;
+  for (; out + 4 <= out_end; out += 4) *(uint32_t *)(void *)out = word;
+  for (; out < out_end; ++out) *out = zero;
+}
+
 /* Zero-run-length: stops when `out` is full; a payload that ends early leaves zeros. */
-static void zrle_block(const uint8_t *p, const uint8_t *end, uint8_t *out, uint8_t *out_end,
-                       uint8_t zero) {
-  while (out < out_end) {
-    uint32_t token, run;
-    if (p >= end) {
-      while (out < out_end) *out++ = zero;
-      return;
-    }
-    token = *p++;
-    run = token < (uint32_t)(out_end - out) ? token : (uint32_t)(out_end - out);
-    for (; run > 0; --run) *out++ = zero;
+static void zrle_block(const uint8_t *p, const uint8_t *end, uint8_t *out, uint8_t *out_end) {
+  while (out < out_end && p < end) {
+    const uint32_t token = *p++;
+    out += token < (uint32_t)(out_end - out) ? token : (uint32_t)(out_end - out);
     if (token < 255u && out < out_end && p < end) *out++ = *p++;
   }
 }
@@ -158,19 +159,18 @@ static TFLM_ALWAYS_INLINE uint32_t next_symbol(const uint16_t *lut, uint32_t *wi
 /* Huffman: a 32-bit window of the bits, MSB first, refilled a byte at a time (zero bytes
  * past the block's end) to 25 bits or more: enough for a run code and a literal code. */
 static void huffman_block(const uint16_t *literals, const uint8_t *p, const uint8_t *end,
-                          uint8_t *out, uint8_t *out_end, uint8_t zero) {
+                          uint8_t *out, uint8_t *out_end) {
   const uint16_t *runs = literals + LUT_ENTRIES;
   uint32_t window = 0;
   int32_t bits = 0;
   while (out < out_end) {
-    uint32_t run, count;
+    uint32_t run;
     while (bits <= 24) {
       window |= (uint32_t)(p < end ? *p++ : 0u) << (24 - bits);
       bits += 8;
     }
     run = next_symbol(runs, &window, &bits);
-    count = run < (uint32_t)(out_end - out) ? run : (uint32_t)(out_end - out);
-    for (; count > 0; --count) *out++ = zero;
+    out += run < (uint32_t)(out_end - out) ? run : (uint32_t)(out_end - out);
     if (run == TFLM_DECODE_RUNS - 1 || out == out_end) continue;
     *out++ = (uint8_t)next_symbol(literals, &window, &bits);
   }
@@ -185,10 +185,11 @@ const int8_t *tflm_decode_block(const tflm_decode_t *d, void *scratch, int32_t b
   const uint8_t *end = d->payload + block_offset(d, b + 1);
   uint8_t *out_end = out + (size_t)channels * (size_t)d->row;
   *count = channels;
+  fill_zero(out, out_end, (uint8_t)d->zero);
   if (d->lengths != NULL) {
-    huffman_block((const uint16_t *)scratch, start, end, out, out_end, (uint8_t)d->zero);
+    huffman_block((const uint16_t *)scratch, start, end, out, out_end);
   } else {
-    zrle_block(start, end, out, out_end, (uint8_t)d->zero);
+    zrle_block(start, end, out, out_end);
   }
   return (const int8_t *)out;
 }

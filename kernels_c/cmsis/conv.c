@@ -260,13 +260,14 @@ static void short_patches(const cmsis_conv_job_t *job, const int8_t *const patch
 static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
   const tflm_conv_params_t *p = job->p;
   const int32_t k = job->patch, cout = job->channels, offset = p->input_offset;
-  const uint32x4_t rows = vmulq_n_u32(vidupq_n_u32(0u, 1), (uint32_t)job->stride);
+  const int32_t stride = job->stride; /* a local: int8 stores may alias job */
+  const uint32x4_t rows = vmulq_n_u32(vidupq_n_u32(0u, 1), (uint32_t)stride);
   const int8_t *patches[4];
   int32_t pixel, oc, j;
   for (pixel = 0; pixel < pixels; pixel += 4) {
     const int32_t count = pixels - pixel < 4 ? pixels - pixel : 4;
     const mve_pred16_t store = vctp32q((uint32_t)count);
-    int8_t *out = job->output + pixel * job->stride;
+    int8_t *out = job->output + pixel * stride;
     const int8_t *w = job->filter;
     for (j = 0; j < 4; ++j) patches[j] = j < count ? patch_of(job, pixel + j, j) : patches[0];
     if (k <= 32 && job->folded != NULL) {
@@ -385,6 +386,7 @@ static inline __attribute__((always_inline)) void four_channels(
 static inline __attribute__((always_inline)) void pixels_with(const cmsis_conv_job_t *job,
                                                               int32_t pixels, int32_t mode) {
   const int32_t k = job->patch, cout = job->channels, round = CMSIS_ROUND4(k);
+  const int32_t stride = job->stride; /* a local: int8 stores may alias job */
   const int32_t *bias = job->bias;
   const int8_t *filter = job->filter;
   int16_t *pair = (int16_t *)(void *)(job->scratch + 2 * round);
@@ -394,8 +396,8 @@ static inline __attribute__((always_inline)) void pixels_with(const cmsis_conv_j
   requant_row_of(job, mode, &r);
   for (pixel = 0; pixel < pixels; pixel += 2) {
     const int32_t two = pixel + 1 < pixels;
-    int8_t *out0 = job->output + pixel * job->stride;
-    int8_t *out1 = out0 + job->stride;
+    int8_t *out0 = job->output + pixel * stride;
+    int8_t *out1 = out0 + stride;
     const int8_t *first = patch_of(job, pixel, 0);
     cmsis_widen_pair(first, two ? patch_of(job, pixel + 1, 1) : first, pair, k,
                      job->p->input_offset);
@@ -453,6 +455,7 @@ static inline __attribute__((always_inline)) void requantize_chunk(const requant
 static inline __attribute__((always_inline)) void pairs_with(const cmsis_conv_job_t *job,
                                                              int32_t pixels, int32_t mode) {
   const int32_t k = job->patch, cout = job->channels, groups = (k + 3) >> 2;
+  const int32_t stride = job->stride; /* a local: int8 stores may alias job */
   const int32_t chunk = 2 * CMSIS_PAIRS_CHUNK;
   int16_t *pair = (int16_t *)(void *)(job->scratch + 2 * CMSIS_ROUND4(k));
   int32_t sums[4 * CMSIS_PAIRS_CHUNK];
@@ -461,7 +464,7 @@ static inline __attribute__((always_inline)) void pairs_with(const cmsis_conv_jo
   requant_row_of(job, mode, &r);
   for (pixel = 0; pixel < pixels; pixel += 2) {
     const int32_t two = pixel + 1 < pixels;
-    int8_t *out0 = job->output + pixel * job->stride;
+    int8_t *out0 = job->output + pixel * stride;
     const int8_t *first = patch_of(job, pixel, 0);
     cmsis_widen_pair(first, two ? patch_of(job, pixel + 1, 1) : first, pair,
                      CMSIS_ROUND4(k), 0);
@@ -469,7 +472,7 @@ static inline __attribute__((always_inline)) void pairs_with(const cmsis_conv_jo
       const int32_t n = cout - oc < chunk ? cout - oc : chunk;
       cmsis_dot_pairs(pair, job->pairs + (oc >> 1) * job->pair_stride, groups, (n + 1) >> 1,
                       job->folded + oc, sums);
-      requantize_chunk(&r, sums, oc, n, out0, two ? out0 + job->stride : NULL);
+      requantize_chunk(&r, sums, oc, n, out0, two ? out0 + stride : NULL);
     }
   }
 }
@@ -514,11 +517,11 @@ static void dot_pair(const int8_t *x, const int16_t *w, int32_t k, int32_t sums[
 
 /* The plain C loop over the offline layout: 1 patch x 1 channel pair. */
 static void conv_pixels_laid_out(const cmsis_conv_job_t *job, int32_t pixels) {
-  const int32_t k = job->patch, cout = job->channels;
+  const int32_t k = job->patch, cout = job->channels, stride = job->stride;
   int32_t pixel, oc;
   for (pixel = 0; pixel < pixels; ++pixel) {
     const int8_t *patch = patch_of(job, pixel, 0);
-    int8_t *out = job->output + pixel * job->stride;
+    int8_t *out = job->output + pixel * stride;
     for (oc = 0; oc < cout; oc += 2) {
       const int32_t second = oc + 1 < cout;
       int32_t sums[2];
@@ -533,6 +536,7 @@ static void conv_pixels_laid_out(const cmsis_conv_job_t *job, int32_t pixels) {
 
 static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
   const int32_t k = job->patch, cout = job->channels, offset = job->p->input_offset;
+  const int32_t stride = job->stride;
   int32_t pixel, oc;
   if (job->pairs != NULL) {
     conv_pixels_laid_out(job, pixels);
@@ -542,7 +546,7 @@ static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
     const int8_t *patch = patch_of(job, pixel, 0);
     for (oc = 0; oc < cout; ++oc) {
       const int32_t acc = cmsis_dot_offset(patch, job->filter + oc * k, k, offset);
-      job->output[pixel * job->stride + oc] = finish(job, acc, oc);
+      job->output[pixel * stride + oc] = finish(job, acc, oc);
     }
   }
 }
@@ -579,6 +583,8 @@ static void conv_job(tflm_context_t *ctx, const tflm_node_t *node,
   if (job->pairs != NULL && (job->patch & 3) != 0) job->in_place = 0;
 }
 
+#define CMSIS_LAYOUT_MIN_PIXELS 16
+
 /* Scratch after the patches for one decoded block of `group` channels in the offline
  * layout's form (tflm_gen/layout.py): folded constants for round2(group) channels, then the
  * CONV_INT16_PAIRS stream. */
@@ -603,17 +609,23 @@ static void fold_block(const int8_t *rows, int32_t count, int32_t k, const int32
 /* The CONV_INT16_PAIRS stream of a decoded block: per channel pair (an odd last channel
  * paired with itself), per group of 4 inputs, each channel's (w0, w2, w1, w3), zero past k. */
 static void widen_block(const int8_t *rows, int32_t count, int32_t k, int16_t *pairs) {
-  static const int32_t order[4] = {0, 2, 1, 3};
-  const int32_t groups = (k + 3) >> 2;
+  const int32_t whole = k >> 2, tail = k & 3;
   int32_t c, g, j, i;
   for (c = 0; c < count; c += 2) {
-    for (g = 0; g < groups; ++g) {
-      for (j = 0; j < 2; ++j) {
-        const int8_t *row = rows + (c + j < count ? c + j : c) * k + 4 * g;
-        for (i = 0; i < 4; ++i) {
-          *pairs++ = (int16_t)(4 * g + order[i] < k ? row[order[i]] : 0);
+    const int8_t *a = rows + c * k, *b = c + 1 < count ? a + k : a;
+    for (g = 0; g < whole; ++g, a += 4, b += 4, pairs += 8) {
+      pairs[0] = a[0], pairs[1] = a[2], pairs[2] = a[1], pairs[3] = a[3];
+      pairs[4] = b[0], pairs[5] = b[2], pairs[6] = b[1], pairs[7] = b[3];
+    }
+    if (tail) { /* the last group, zero past k */
+      int16_t last[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+      static const int32_t order[4] = {0, 2, 1, 3};
+      for (j = 0; j < 4; ++j) {
+        for (i = 0; i < 2; ++i) {
+          if (order[j] < tail) last[4 * i + j] = (i == 0 ? a : b)[order[j]];
         }
       }
+      for (j = 0; j < 8; ++j) *pairs++ = last[j];
     }
   }
 }
@@ -627,15 +639,21 @@ static void conv_block(tflm_context_t *ctx, const tflm_weighted_call_t *call,
   conv_job(ctx, call->node, (const cmsis_conv_node_t *)call->own, call, &job);
   folded = (int32_t *)(void *)(job.scratch + 6 * CMSIS_ROUND4(job.patch));
   if (job.bias != NULL) job.bias += first;
-  fold_block(rows, count, job.patch, job.bias, job.p->input_offset, folded);
-  widen_block(rows, count, job.patch, (int16_t *)(void *)(folded + count + (count & 1)));
-  job.folded = folded;
-  job.pairs = (const int16_t *)(const void *)(folded + count + (count & 1));
+  job.folded = NULL;
+  job.pairs = NULL;
+  /* Building the layout costs a few instructions per weight, and saves some per weight
+   * and output pixel: worth it from CMSIS_LAYOUT_MIN_PIXELS pixels. */
+  if (job.p->output_h * job.p->output_w >= CMSIS_LAYOUT_MIN_PIXELS) {
+    fold_block(rows, count, job.patch, job.bias, job.p->input_offset, folded);
+    widen_block(rows, count, job.patch, (int16_t *)(void *)(folded + count + (count & 1)));
+    job.folded = folded;
+    job.pairs = (const int16_t *)(const void *)(folded + count + (count & 1));
+  }
   job.filter = rows;
   job.channels = count;
   job.requant.multipliers += first;
   job.requant.shifts += first;
-  if ((job.patch & 3) != 0) job.in_place = 0; /* the pairs' loops read round4(K) bytes */
+  if (job.pairs != NULL && (job.patch & 3) != 0) job.in_place = 0; /* they read round4(K) */
   conv_batches(&job, (const int8_t *)call->data.input, (int8_t *)call->data.output + first);
 }
 
