@@ -606,37 +606,61 @@ static void fold_block(const int8_t *rows, int32_t count, int32_t k, const int32
   if (count & 1) folded[count] = folded[count - 1];
 }
 
+#if defined(CMSIS_DSP)
 /* The CONV_INT16_PAIRS stream of a decoded block: per channel pair (an odd last channel
- * paired with itself), per group of 4 inputs, each channel's (w0, w2, w1, w3), zero past k. */
+ * paired with itself), per group of 4 inputs, each channel's (w0, w2, w1, w3), zero past k:
+ * one word of 4 weights gives the two words (w0, w2) and (w1, w3) by SXTB16. */
 static void widen_block(const int8_t *rows, int32_t count, int32_t k, int16_t *pairs) {
+  int32_t *out = (int32_t *)(void *)pairs;
   const int32_t whole = k >> 2, tail = k & 3;
-  int32_t c, g, j, i;
+  int32_t c, g, i;
   for (c = 0; c < count; c += 2) {
     const int8_t *a = rows + c * k, *b = c + 1 < count ? a + k : a;
-    for (g = 0; g < whole; ++g, a += 4, b += 4, pairs += 8) {
-      pairs[0] = a[0], pairs[1] = a[2], pairs[2] = a[1], pairs[3] = a[3];
-      pairs[4] = b[0], pairs[5] = b[2], pairs[6] = b[1], pairs[7] = b[3];
+    for (g = 0; g < whole; ++g, a += 4, b += 4, out += 4) {
+      const int32_t x = cmsis_read4(a), y = cmsis_read4(b);
+      out[0] = __sxtb16(x);
+      out[1] = cmsis_sxtb16_ror8(x);
+      out[2] = __sxtb16(y);
+      out[3] = cmsis_sxtb16_ror8(y);
     }
     if (tail) { /* the last group, zero past k */
-      int16_t last[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-      static const int32_t order[4] = {0, 2, 1, 3};
-      for (j = 0; j < 4; ++j) {
-        for (i = 0; i < 2; ++i) {
-          if (order[j] < tail) last[4 * i + j] = (i == 0 ? a : b)[order[j]];
-        }
-      }
-      for (j = 0; j < 8; ++j) *pairs++ = last[j];
+      int8_t last[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+      for (i = 0; i < tail; ++i) last[i] = a[i], last[4 + i] = b[i];
+      out[0] = __sxtb16(cmsis_read4(last));
+      out[1] = cmsis_sxtb16_ror8(cmsis_read4(last));
+      out[2] = __sxtb16(cmsis_read4(last + 4));
+      out[3] = cmsis_sxtb16_ror8(cmsis_read4(last + 4));
+      out += 4;
     }
   }
 }
+#else
+/* The same in plain C. */
+static void widen_block(const int8_t *rows, int32_t count, int32_t k, int16_t *pairs) {
+  static const int32_t order[4] = {0, 2, 1, 3};
+  const int32_t groups = (k + 3) >> 2;
+  int32_t c, g, j, i;
+  for (c = 0; c < count; c += 2) {
+    for (g = 0; g < groups; ++g) {
+      for (j = 0; j < 2; ++j) {
+        const int8_t *row = rows + (c + j < count ? c + j : c) * k + 4 * g;
+        for (i = 0; i < 4; ++i) {
+          *pairs++ = (int16_t)(4 * g + order[i] < k ? row[order[i]] : 0);
+        }
+      }
+    }
+  }
+}
+#endif
 
-/* One decoded block of a compressed filter: the job narrowed to its channels, on the
- * offline layout's form built in scratch (the fast loops of this file). */
+/* One decoded block of a compressed filter: the node's job (call->own, made once per eval)
+ * narrowed to its channels, on the offline layout's form built in scratch (the fast loops
+ * of this file). */
 static void conv_block(tflm_context_t *ctx, const tflm_weighted_call_t *call,
                        const int8_t *rows, int32_t first, int32_t count) {
-  cmsis_conv_job_t job;
+  cmsis_conv_job_t job = *(const cmsis_conv_job_t *)call->own;
   int32_t *folded;
-  conv_job(ctx, call->node, (const cmsis_conv_node_t *)call->own, call, &job);
+  (void)ctx;
   folded = (int32_t *)(void *)(job.scratch + 6 * CMSIS_ROUND4(job.patch));
   if (job.bias != NULL) job.bias += first;
   job.folded = NULL;
@@ -701,11 +725,13 @@ static tflm_status_t cmsis_conv_run_int8(tflm_context_t *ctx, const tflm_weighte
   if (mine->scratch < 0) {
     return tflm_conv_run_int8(ctx, call);
   }
+  conv_job(ctx, call->node, mine, call, &job);
   if (p->decode_scratch >= 0) {
-    return tflm_weighted_decoded(ctx, call, p->decode_scratch, p->output_c, mine->patch,
+    tflm_weighted_call_t blocks = *call;
+    blocks.own = &job;
+    return tflm_weighted_decoded(ctx, &blocks, p->decode_scratch, p->output_c, mine->patch,
                                  conv_block);
   }
-  conv_job(ctx, call->node, mine, call, &job);
   conv_batches(&job, (const int8_t *)call->data.input, (int8_t *)call->data.output);
   return TFLM_OK;
 }
