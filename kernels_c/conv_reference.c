@@ -64,11 +64,12 @@ void tflm_conv_float32(const tflm_conv_params_t *p, const float *input, const fl
 }
 
 /* One decoded block of a compressed filter (rows of conv_filter_size weights). */
-static void conv_block(tflm_context_t *ctx, const tflm_weighted_call_t *call, const int8_t *rows, int32_t first,
-                       int32_t count) {
+static void conv_block(tflm_context_t *ctx, const tflm_weighted_call_t *call,
+                       const int8_t *rows, int8_t *room, int32_t first, int32_t count) {
   const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
   tflm_conv_block_t block = conv_whole(p);
   (void)ctx;
+  (void)room;
   block.first = first;
   block.count = count;
   if (p->type == TFLM_TYPE_INT8) {

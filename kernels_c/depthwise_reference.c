@@ -59,19 +59,20 @@ void tflm_depthwise_conv_float32(const tflm_conv_params_t *p, const float *input
 }
 
 /* One decoded block of a compressed filter (channel-major rows of FH * FW taps), transposed
- * after the rows into the filter's own taps-major order (tflm_weighted_decode_prepare). */
+ * into `room` in the filter's own taps-major order (tflm_weighted_decode_prepare). */
 static void depthwise_block(tflm_context_t *ctx, const tflm_weighted_call_t *call,
-                            const int8_t *channel_rows, int32_t first, int32_t count) {
+                            const int8_t *channel_rows, int8_t *room, int32_t first,
+                            int32_t count) {
   const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
-  const int32_t taps = p->filter_h * p->filter_w;
-  int8_t *rows = (int8_t *)(uintptr_t)(channel_rows + count * taps);
+  const int8_t *rows = room + first;
   tflm_conv_block_t block;
   (void)ctx;
-  tflm_weighted_transpose(channel_rows, count, taps, rows);
+  tflm_weighted_transpose(channel_rows, count, p->filter_h * p->filter_w, p->output_c,
+                          room + first);
   block.first = first;
   block.count = count;
   block.channel_stride = 1;
-  block.tap_stride = count;
+  block.tap_stride = p->output_c;
   if (p->type == TFLM_TYPE_INT8) {
     tflm_conv_walk(p, &call->requant, call->data.input, 1, rows, call->data.bias,
                    call->data.output, 1, &block, depthwise_taps, tflm_conv_output_int8);

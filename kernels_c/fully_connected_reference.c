@@ -110,8 +110,9 @@ static TFLM_WEIGHTED_RUN_QUANT(fc_run_int8, tflm_fully_connected_int8)
 static TFLM_WEIGHTED_RUN_QUANT(fc_run_int16, tflm_fully_connected_int16)
 
 static void fc_block(tflm_context_t *ctx, const tflm_weighted_call_t *call,
-                     const int8_t *rows, int32_t first, int32_t count) {
+                     const int8_t *rows, int8_t *room, int32_t first, int32_t count) {
   const tflm_fc_params_t *p = (const tflm_fc_params_t *)call->params;
+  (void)room;
   tflm_fully_connected_block(ctx, call, rows, first, count,
                              p->type == TFLM_TYPE_INT8 ? fc_run_int8 : fc_run_int16);
 }

@@ -78,15 +78,16 @@ tflm_status_t tflm_weighted_decode_prepare(tflm_context_t *ctx, const tflm_node_
                     tflm_decode_open(&d, coded.data, coded.bytes, coded.table,
                                      coded.table_bytes, channels, row) == TFLM_OK,
                     TFLM_ERR_MODEL);
-  return tflm_request_scratch(ctx, tflm_decode_scratch_bytes(&d) + (copy ? (uint32_t)(d.group * row) : 0u),
-                              handle);
+  return tflm_request_scratch(
+      ctx, tflm_decode_scratch_bytes(&d) + (uint32_t)copy * (uint32_t)channels * (uint32_t)row,
+      handle);
 }
 
-void tflm_weighted_transpose(const int8_t *rows, int32_t count, int32_t taps,
+void tflm_weighted_transpose(const int8_t *rows, int32_t count, int32_t taps, int32_t stride,
                              int8_t *taps_major) {
   int32_t c, t;
   for (c = 0; c < count; ++c) {
-    for (t = 0; t < taps; ++t) taps_major[t * count + c] = rows[c * taps + t];
+    for (t = 0; t < taps; ++t) taps_major[t * stride + c] = rows[c * taps + t];
   }
 }
 
@@ -105,7 +106,8 @@ tflm_status_t tflm_weighted_decoded(tflm_context_t *ctx, const tflm_weighted_cal
   tflm_decode_start(&d, scratch);
   for (b = 0; b < d.blocks; ++b) {
     const int8_t *rows = tflm_decode_block(&d, scratch, b, &count);
-    run(ctx, call, rows, b * d.group, count);
+    run(ctx, call, rows, (int8_t *)scratch + tflm_decode_scratch_bytes(&d), b * d.group,
+        count);
   }
   return TFLM_OK;
 }

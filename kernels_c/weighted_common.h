@@ -51,22 +51,25 @@ void tflm_weighted_requant(tflm_context_t *ctx, const tflm_node_t *node, int32_t
 /* ---- Compressed filters (tflm_decode.h) ----
  * prepare: when input 1 is a coded stream of `channels` rows of `row` weights, checks it
  * (TFLM_ERR_MODEL when corrupt, or when `type` is not int8 / int16: only int8 filters are
- * coded) and requests its decoding scratch into *handle, with `copy` more bytes per block
- * (DEPTHWISE_CONV_2D: its block transposed back to taps-major, after the rows); *handle =
- * -1 when not coded. */
+ * coded) and requests its decoding scratch into *handle, with room after the block for
+ * `copy` bytes per weight of the whole filter (DEPTHWISE_CONV_2D: 1, its blocks transposed
+ * back into the filter's taps-major order, so that its kernels read them with the node's
+ * own strides); *handle = -1 when not coded. */
 tflm_status_t tflm_weighted_decode_prepare(tflm_context_t *ctx, const tflm_node_t *node,
                                            int32_t type, int32_t channels, int32_t row,
                                            int32_t copy, int32_t *handle);
 /* A decoded depthwise block (`count` rows of `taps` weights) transposed into
- * `taps_major` (taps rows of `count` channels): the order its kernels read. */
-void tflm_weighted_transpose(const int8_t *rows, int32_t count, int32_t taps,
+ * `taps_major` (taps rows `stride` channels apart; the block's first channel at 0). */
+void tflm_weighted_transpose(const int8_t *rows, int32_t count, int32_t taps, int32_t stride,
                              int8_t *taps_major);
 
 struct tflm_weighted_call;
-/* Called once per decoded block: `rows` holds channels first .. first + count - 1. */
+/* Called once per decoded block: `rows` holds channels first .. first + count - 1; `room`
+ * is the scratch asked for with `copy` (tflm_weighted_decode_prepare). */
 typedef void (*tflm_weighted_block_fn)(tflm_context_t *ctx,
                                        const struct tflm_weighted_call *call,
-                                       const int8_t *rows, int32_t first, int32_t count);
+                                       const int8_t *rows, int8_t *room, int32_t first,
+                                       int32_t count);
 /* eval: decodes the filter one block at a time into the scratch of `handle` and hands each
  * block to `run`, so that each block is decoded once per invoke. */
 tflm_status_t tflm_weighted_decoded(tflm_context_t *ctx, const struct tflm_weighted_call *call,

@@ -124,10 +124,10 @@ def _decode_scratch(node: NodeView) -> list[int]:
     if len(node.op.inputs) < 2 or base + node.op.inputs[1] not in ir.compressed_tensors(node.model):
         return []
     stream = node.model.buffers[node.input(1).buffer].data
-    transposed = 0  # depthwise: the block again, taps-major (tflm_weighted_transpose)
+    transposed = 0  # depthwise: room for the filter taps-major (tflm_weighted_transpose)
     if node.op.opcode == "DEPTHWISE_CONV_2D":
-        channels, row, group = np.frombuffer(stream[4:16], "<u4").tolist()
-        transposed = group * row
+        channels, row, _ = np.frombuffer(stream[4:16], "<u4").tolist()
+        transposed = channels * row
     return [decode_scratch_bytes(stream) + transposed]
 
 

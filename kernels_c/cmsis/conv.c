@@ -657,10 +657,11 @@ static void widen_block(const int8_t *rows, int32_t count, int32_t k, int16_t *p
  * narrowed to its channels, on the offline layout's form built in scratch (the fast loops
  * of this file). */
 static void conv_block(tflm_context_t *ctx, const tflm_weighted_call_t *call,
-                       const int8_t *rows, int32_t first, int32_t count) {
+                       const int8_t *rows, int8_t *room, int32_t first, int32_t count) {
   cmsis_conv_job_t job = *(const cmsis_conv_job_t *)call->own;
   int32_t *folded;
   (void)ctx;
+  (void)room;
   folded = (int32_t *)(void *)(job.scratch + 6 * CMSIS_ROUND4(job.patch));
   if (job.bias != NULL) job.bias += first;
   job.folded = NULL;

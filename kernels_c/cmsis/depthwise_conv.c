@@ -60,6 +60,7 @@ static void window_of(const tflm_conv_params_t *p, const int8_t *image, const in
   const int32_t y0 = oy * p->stride_h - p->pad_h, x0 = ox * p->stride_w - p->pad_w;
   int32_t fy0 = 0, fy1 = p->filter_h, fx0 = 0, fx1 = p->filter_w;
   const int32_t row = p->input_w * p->input_c;
+  const int32_t taps = p->input_c * p->depth_multiplier; /* the filter's tap stride */
   if (y0 < 0 || y0 + (fy1 - 1) * p->dilation_h >= p->input_h) {
     clip(y0, p->dilation_h, p->filter_h, p->input_h, &fy0, &fy1);
   }
@@ -69,11 +70,11 @@ static void window_of(const tflm_conv_params_t *p, const int8_t *image, const in
   w->rows = fy1 > fy0 ? fy1 - fy0 : 0;
   w->cols = fx1 > fx0 ? fx1 - fx0 : 0;
   w->input = image + (y0 + fy0 * p->dilation_h) * row + (x0 + fx0 * p->dilation_w) * p->input_c;
-  w->filter = filter + (fy0 * p->filter_w + fx0) * p->output_c;
+  w->filter = filter + (fy0 * p->filter_w + fx0) * taps;
   w->input_step = p->dilation_w * p->input_c;
-  w->filter_step = p->output_c;
+  w->filter_step = taps;
   w->input_skip = p->dilation_h * row - w->cols * w->input_step;
-  w->filter_skip = (p->filter_w - w->cols) * p->output_c;
+  w->filter_skip = (p->filter_w - w->cols) * taps;
 }
 
 #if defined(CMSIS_MVE)
@@ -469,7 +470,7 @@ static int32_t pixel_fast(const dw_job_t *job, const int8_t *image, const int8_t
   window.cols = fx1 > fx0 ? fx1 - fx0 : 0;
   if (window.cols == 0) window.rows = 0;
   window.input = image + ((y0 + fy0) * p->input_w + x0 + fx0) * p->input_c;
-  window.filter = filter + (fy0 * 3 + fx0) * p->output_c;
+  window.filter = filter + (fy0 * 3 + fx0) * p->input_c; /* multiplier 1 */
   pixel_square3(job, &window, out);
   return 1;
 }
@@ -514,27 +515,25 @@ static void job_of(const tflm_weighted_call_t *call, dw_job_t *job) {
                  p->dilation_h == 1 && p->dilation_w == 1;
 }
 
-/* One decoded block of a compressed filter of multiplier 1, transposed to taps-major after
- * its rows: the node seen as `count` channels from `first` on (the input and output read
- * from channel `first`, strides unchanged), its taps `count` apart.  The 3x3 assembly
- * steps through the input and the filter by one stride, so the general loops run it. */
+/* One decoded block of a compressed filter of multiplier 1, transposed into `room` in the
+ * filter's own taps-major order: the node seen as `count` channels from `first` on (input,
+ * filter and output read from channel `first`; every stride comes from input_c, which
+ * stays, or from the caller: output_c only bounds the channel loops). */
 static void dw_block(tflm_context_t *ctx, const tflm_weighted_call_t *call,
-                     const int8_t *channel_rows, int32_t first, int32_t count) {
+                     const int8_t *channel_rows, int8_t *room, int32_t first, int32_t count) {
   const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
-  const int32_t taps = p->filter_h * p->filter_w;
-  int8_t *rows = (int8_t *)(uintptr_t)(channel_rows + count * taps);
   tflm_conv_params_t narrow = *p;
   dw_job_t job;
   (void)ctx;
-  tflm_weighted_transpose(channel_rows, count, taps, rows);
+  tflm_weighted_transpose(channel_rows, count, p->filter_h * p->filter_w, p->output_c,
+                          room + first);
   job_of(call, &job);
   narrow.output_c = count;
   job.p = &narrow;
-  job.square3 = 0;
   if (job.bias != NULL) job.bias += first;
   job.requant.multipliers += first;
   job.requant.shifts += first;
-  depthwise_int8(&job, (const int8_t *)call->data.input + first, rows,
+  depthwise_int8(&job, (const int8_t *)call->data.input + first, room + first,
                  (int8_t *)call->data.output + first, p->output_c);
 }
 

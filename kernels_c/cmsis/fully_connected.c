@@ -194,7 +194,8 @@ static tflm_status_t plain_int8(tflm_context_t *ctx, const tflm_weighted_call_t 
 }
 
 static void block_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call,
-                       const int8_t *rows, int32_t first, int32_t count) {
+                       const int8_t *rows, int8_t *room, int32_t first, int32_t count) {
+  (void)room;
   tflm_fully_connected_block(ctx, call, rows, first, count, plain_int8);
 }
 
