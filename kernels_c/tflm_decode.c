@@ -53,10 +53,11 @@ static int offsets_valid(const tflm_decode_t *d, uint32_t payload_bytes) {
   return previous <= payload_bytes;
 }
 
-tflm_status_t tflm_decode_open(tflm_decode_t *d, const void *stream, uint32_t length,
-                               const void *shared, uint32_t shared_bytes, int32_t channels,
-                               int32_t row) {
-  const uint8_t *s = (const uint8_t *)stream;
+/* The header's fields and where the index, table and payload are; TFLM_ERR_MODEL when they
+ * do not fit in `length` bytes.  *payload_bytes receives the payload's length. */
+static tflm_status_t read_header(tflm_decode_t *d, const uint8_t *s, uint32_t length,
+                                 const void *shared, uint32_t shared_bytes, int32_t channels,
+                                 int32_t row, uint32_t *payload_bytes) {
   uint32_t index_bytes, table_bytes;
   if (s == NULL || length < TFLM_DECODE_HEADER_BYTES || channels <= 0 || row <= 0) {
     return TFLM_ERR_MODEL;
@@ -83,11 +84,29 @@ tflm_status_t tflm_decode_open(tflm_decode_t *d, const void *stream, uint32_t le
   d->lengths = table_bytes ? d->offsets + index_bytes : NULL;
   if (d->codec == TFLM_DECODE_HUFFMAN_SHARED) d->lengths = (const uint8_t *)shared;
   d->payload = d->offsets + index_bytes + table_bytes;
-  if (!offsets_valid(d, length - TFLM_DECODE_HEADER_BYTES - index_bytes - table_bytes) ||
-      (d->lengths != NULL && !huffman_complete(d->lengths))) {
+  *payload_bytes = length - TFLM_DECODE_HEADER_BYTES - index_bytes - table_bytes;
+  return TFLM_OK;
+}
+
+tflm_status_t tflm_decode_open(tflm_decode_t *d, const void *stream, uint32_t length,
+                               const void *shared, uint32_t shared_bytes, int32_t channels,
+                               int32_t row) {
+  uint32_t payload_bytes;
+  tflm_status_t status = read_header(d, (const uint8_t *)stream, length, shared, shared_bytes,
+                                     channels, row, &payload_bytes);
+  if (status != TFLM_OK) return status;
+  if (!offsets_valid(d, payload_bytes) || (d->lengths != NULL && !huffman_complete(d->lengths))) {
     return TFLM_ERR_MODEL;
   }
   return TFLM_OK;
+}
+
+tflm_status_t tflm_decode_reopen(tflm_decode_t *d, const void *stream, uint32_t length,
+                                 const void *shared, uint32_t shared_bytes, int32_t channels,
+                                 int32_t row) {
+  uint32_t payload_bytes;
+  return read_header(d, (const uint8_t *)stream, length, shared, shared_bytes, channels, row,
+                     &payload_bytes);
 }
 
 /* The literal look-up table, then the run one. */

@@ -23,7 +23,7 @@ extern "C" {
 #define TFLM_DECODE_HUFFMAN_SHARED 3 /* HUFFMAN with the model-wide table */
 #define TFLM_DECODE_RUNS 64   /* run symbol r < 63: r zeros then a literal; 63: 63 zeros */
 #define TFLM_DECODE_ALPHABET (256 + TFLM_DECODE_RUNS) /* literals 0..255, then the runs */
-#define TFLM_DECODE_CODE_BITS 10 /* longest code: the look-up table has 2^10 entries */
+#define TFLM_DECODE_CODE_BITS 8 /* longest code: each look-up table has 2^8 entries */
 #define TFLM_DECODE_HEADER_BYTES 16
 
 /* A validated stream, read in place (fields from its header). */
@@ -49,6 +49,11 @@ typedef struct {
 tflm_status_t tflm_decode_open(tflm_decode_t *d, const void *stream, uint32_t length,
                                const void *shared, uint32_t shared_bytes, int32_t channels,
                                int32_t row);
+/* tflm_decode_open without the checks that read the whole index and table, for a stream
+ * tflm_decode_open accepted in prepare (the model is read-only). */
+tflm_status_t tflm_decode_reopen(tflm_decode_t *d, const void *stream, uint32_t length,
+                                 const void *shared, uint32_t shared_bytes, int32_t channels,
+                                 int32_t row);
 /* Scratch a kernel requests for decoding: the Huffman look-up table and one block. */
 uint32_t tflm_decode_scratch_bytes(const tflm_decode_t *d);
 /* Once per eval, before the blocks: builds the two look-up tables in `scratch`. */

@@ -99,8 +99,8 @@ tflm_status_t tflm_weighted_decoded(tflm_context_t *ctx, const tflm_weighted_cal
   void *scratch = tflm_get_scratch(ctx, handle);
   int32_t b, count;
   if (!tflm_node_coded_input(ctx, call->node, 1, &coded) || scratch == NULL ||
-      tflm_decode_open(&d, coded.data, coded.bytes, coded.table, coded.table_bytes, channels,
-                       row) != TFLM_OK) {
+      tflm_decode_reopen(&d, coded.data, coded.bytes, coded.table, coded.table_bytes, channels,
+                         row) != TFLM_OK) {
     return TFLM_ERR_NOT_READY;
   }
   tflm_decode_start(&d, scratch);
