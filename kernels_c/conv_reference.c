@@ -72,13 +72,7 @@ static void conv_block(tflm_context_t *ctx, const tflm_weighted_call_t *call,
   (void)room;
   block.first = first;
   block.count = count;
-  if (p->type == TFLM_TYPE_INT8) {
-    tflm_conv_walk(p, &call->requant, call->data.input, 1, rows, call->data.bias,
-                   call->data.output, 1, &block, conv_taps, tflm_conv_output_int8);
-  } else {
-    tflm_conv_walk(p, &call->requant, call->data.input, 2, rows, call->data.bias,
-                   call->data.output, 2, &block, conv_taps, tflm_conv_output_int16);
-  }
+  tflm_conv_walk_block(call, rows, &block, conv_taps);
 }
 
 static tflm_status_t conv_run_decoded(tflm_context_t *ctx, const tflm_weighted_call_t *call) {

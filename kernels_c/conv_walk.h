@@ -14,6 +14,7 @@
 #include "conv_common.h"
 #include "tflm_compiler.h"
 #include "tflm_quant.h"
+#include "weighted_common.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -203,6 +204,22 @@ static TFLM_ALWAYS_INLINE void tflm_conv_walk(const tflm_conv_params_t *p,
         out += skip;
       }
     }
+  }
+}
+
+/* The walk over one decoded block of a compressed filter (int8 or int16 activations; call's
+ * params a tflm_conv_params_t), its weights in `filter`. */
+static TFLM_ALWAYS_INLINE void tflm_conv_walk_block(const tflm_weighted_call_t *call,
+                                                    const void *filter,
+                                                    const tflm_conv_block_t *block,
+                                                    tflm_conv_taps_fn taps) {
+  const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
+  if (p->type == TFLM_TYPE_INT8) {
+    tflm_conv_walk(p, &call->requant, call->data.input, 1, filter, call->data.bias,
+                   call->data.output, 1, block, taps, tflm_conv_output_int8);
+  } else {
+    tflm_conv_walk(p, &call->requant, call->data.input, 2, filter, call->data.bias,
+                   call->data.output, 2, block, taps, tflm_conv_output_int16);
   }
 }
 

@@ -73,13 +73,7 @@ static void depthwise_block(tflm_context_t *ctx, const tflm_weighted_call_t *cal
   block.count = count;
   block.channel_stride = 1;
   block.tap_stride = p->output_c;
-  if (p->type == TFLM_TYPE_INT8) {
-    tflm_conv_walk(p, &call->requant, call->data.input, 1, rows, call->data.bias,
-                   call->data.output, 1, &block, depthwise_taps, tflm_conv_output_int8);
-  } else {
-    tflm_conv_walk(p, &call->requant, call->data.input, 2, rows, call->data.bias,
-                   call->data.output, 2, &block, depthwise_taps, tflm_conv_output_int16);
-  }
+  tflm_conv_walk_block(call, rows, &block, depthwise_taps);
 }
 
 static tflm_status_t depthwise_run_decoded(tflm_context_t *ctx,

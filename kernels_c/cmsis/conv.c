@@ -593,53 +593,59 @@ static uint32_t block_layout_bytes(int32_t group, int32_t k) {
   return 8u * pairs + pairs * 2u * (uint32_t)pair_stride_of(k);
 }
 
-/* folded[c] = bias[c] + input_offset * sum(rows[c]) in wrapping int32, an odd last channel
- * repeated: the constants tflm_gen/layout.py folds, for one decoded block. */
-static void fold_block(const int8_t *rows, int32_t count, int32_t k, const int32_t *bias,
-                       int32_t input_offset, int32_t *folded) {
-  int32_t c, i;
-  for (c = 0; c < count; ++c, rows += k) {
-    uint32_t sum = 0;
-    for (i = 0; i < k; ++i) sum += (uint32_t)(int32_t)rows[i];
-    folded[c] = (int32_t)((bias != NULL ? (uint32_t)bias[c] : 0u) + (uint32_t)input_offset * sum);
-  }
-  if (count & 1) folded[count] = folded[count - 1];
-}
-
+/* The offline layout's form of one decoded block (tflm_gen/layout.py): folded[c] =
+ * bias[c] + input_offset * sum(rows[c]) in wrapping int32, then the CONV_INT16_PAIRS stream:
+ * per channel pair (an odd last channel paired with itself, its constant repeated), per
+ * group of 4 inputs, each channel's (w0, w2, w1, w3), zero past k. */
 #if defined(CMSIS_DSP)
-/* The CONV_INT16_PAIRS stream of a decoded block: per channel pair (an odd last channel
- * paired with itself), per group of 4 inputs, each channel's (w0, w2, w1, w3), zero past k:
- * one word of 4 weights gives the two words (w0, w2) and (w1, w3) by SXTB16. */
-static void widen_block(const int8_t *rows, int32_t count, int32_t k, int16_t *pairs) {
+/* A word of 4 weights gives both pair words (w0, w2) and (w1, w3) by SXTB16, and their sum
+ * by two SMLADs. */
+static void layout_block(const int8_t *rows, int32_t count, int32_t k, const int32_t *bias,
+                         int32_t input_offset, int32_t *folded, int16_t *pairs) {
   int32_t *out = (int32_t *)(void *)pairs;
   const int32_t whole = k >> 2, tail = k & 3;
-  int32_t c, g, i;
+  int32_t c, g, i, j;
   for (c = 0; c < count; c += 2) {
-    const int8_t *a = rows + c * k, *b = c + 1 < count ? a + k : a;
-    for (g = 0; g < whole; ++g, a += 4, b += 4, out += 4) {
-      const int32_t x = cmsis_read4(a), y = cmsis_read4(b);
-      out[0] = __sxtb16(x);
-      out[1] = cmsis_sxtb16_ror8(x);
-      out[2] = __sxtb16(y);
-      out[3] = cmsis_sxtb16_ror8(y);
+    const int8_t *row[2];
+    int32_t sums[2] = {0, 0};
+    row[0] = rows + c * k;
+    row[1] = c + 1 < count ? row[0] + k : row[0];
+    for (g = 0; g < whole; ++g, out += 4) {
+      for (j = 0; j < 2; ++j) {
+        const int32_t x = cmsis_read4(row[j] + 4 * g);
+        out[2 * j] = __sxtb16(x);
+        out[2 * j + 1] = cmsis_sxtb16_ror8(x);
+        sums[j] = __smlad(out[2 * j], 0x00010001, __smlad(out[2 * j + 1], 0x00010001, sums[j]));
+      }
     }
     if (tail) { /* the last group, zero past k */
-      int8_t last[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-      for (i = 0; i < tail; ++i) last[i] = a[i], last[4 + i] = b[i];
-      out[0] = __sxtb16(cmsis_read4(last));
-      out[1] = cmsis_sxtb16_ror8(cmsis_read4(last));
-      out[2] = __sxtb16(cmsis_read4(last + 4));
-      out[3] = cmsis_sxtb16_ror8(cmsis_read4(last + 4));
+      for (j = 0; j < 2; ++j) {
+        int8_t last[4] = {0, 0, 0, 0};
+        for (i = 0; i < tail; ++i) last[i] = row[j][4 * whole + i];
+        out[2 * j] = __sxtb16(cmsis_read4(last));
+        out[2 * j + 1] = cmsis_sxtb16_ror8(cmsis_read4(last));
+        sums[j] = __smlad(out[2 * j], 0x00010001, __smlad(out[2 * j + 1], 0x00010001, sums[j]));
+      }
       out += 4;
+    }
+    for (j = 0; j < 2; ++j) {
+      const uint32_t start = bias != NULL ? (uint32_t)bias[c + (c + j < count ? j : 0)] : 0u;
+      folded[c + j] = (int32_t)(start + (uint32_t)input_offset * (uint32_t)sums[j]);
     }
   }
 }
 #else
-/* The same in plain C. */
-static void widen_block(const int8_t *rows, int32_t count, int32_t k, int16_t *pairs) {
+static void layout_block(const int8_t *rows, int32_t count, int32_t k, const int32_t *bias,
+                         int32_t input_offset, int32_t *folded, int16_t *pairs) {
   static const int32_t order[4] = {0, 2, 1, 3};
   const int32_t groups = (k + 3) >> 2;
   int32_t c, g, j, i;
+  for (c = 0; c < count; ++c) {
+    uint32_t sum = 0;
+    for (i = 0; i < k; ++i) sum += (uint32_t)(int32_t)rows[c * k + i];
+    folded[c] = (int32_t)((bias != NULL ? (uint32_t)bias[c] : 0u) + (uint32_t)input_offset * sum);
+  }
+  if (count & 1) folded[count] = folded[count - 1];
   for (c = 0; c < count; c += 2) {
     for (g = 0; g < groups; ++g) {
       for (j = 0; j < 2; ++j) {
@@ -669,8 +675,8 @@ static void conv_block(tflm_context_t *ctx, const tflm_weighted_call_t *call,
   /* Building the layout costs a few instructions per weight, and saves some per weight
    * and output pixel: worth it from CMSIS_LAYOUT_MIN_PIXELS pixels. */
   if (job.p->output_h * job.p->output_w >= CMSIS_LAYOUT_MIN_PIXELS) {
-    fold_block(rows, count, job.patch, job.bias, job.p->input_offset, folded);
-    widen_block(rows, count, job.patch, (int16_t *)(void *)(folded + count + (count & 1)));
+    layout_block(rows, count, job.patch, job.bias, job.p->input_offset, folded,
+                 (int16_t *)(void *)(folded + count + (count & 1)));
     job.folded = folded;
     job.pairs = (const int16_t *)(const void *)(folded + count + (count & 1));
   }
