@@ -583,7 +583,7 @@ static void conv_job(tflm_context_t *ctx, const tflm_node_t *node,
   if (job->pairs != NULL && (job->patch & 3) != 0) job->in_place = 0;
 }
 
-#define CMSIS_LAYOUT_MIN_PIXELS 16
+#define CMSIS_LAYOUT_MIN_PIXELS 6
 
 /* Scratch after the patches for one decoded block of `group` channels in the offline
  * layout's form (tflm_gen/layout.py): folded constants for round2(group) channels, then the
