@@ -163,3 +163,15 @@ def test_compressed_model_runs_bit_exact_on_the_cortex_m4_with_cmsis():
     assert qemu.PASSED in completed.stdout, completed.stdout + completed.stderr
     used, declared = re.search(r"arena used: (\d+) of (\d+)", completed.stdout).groups()
     assert used == declared
+
+
+def test_a_coded_constant_read_by_another_input_is_refused_at_init():
+    """A coded stream is shorter than its tensor: any reader but a decoding kernel's filter
+    input would read past it, so the loader refuses the model (tflm_graph_check.c)."""
+    device = device_model(_model("kws_ref_model.tflite", 0.8), compress=True)[0]
+    model = copy.deepcopy(read_model(device))
+    coded = min(ir.compressed_tensors(model))
+    op = next(op for op in model.subgraph.operators if op.inputs[1] == coded)
+    op.inputs[1], op.inputs[2] = op.inputs[2], op.inputs[1]  # the stream becomes the bias
+    with pytest.raises(TflmGenError, match="constant data smaller than its tensor"):
+        HostInterpreter(write_model(model))
