@@ -21,6 +21,7 @@
 #include "conv_common.h"
 #include "conv_hybrid.h"
 #include "depthwise_reference.h"
+#include "tflm_decode.h"
 #include "tflm_kernel.h"
 #include "tflm_quant.h"
 #include "weighted_common.h"
@@ -515,10 +516,11 @@ static void job_of(const tflm_weighted_call_t *call, dw_job_t *job) {
                  p->dilation_h == 1 && p->dilation_w == 1;
 }
 
-/* One decoded block of a compressed filter of multiplier 1, transposed into `room` in the
- * filter's own taps-major order: the node seen as `count` channels from `first` on (input,
- * filter and output read from channel `first`; every stride comes from input_c, which
- * stays, or from the caller: output_c only bounds the channel loops). */
+/* One decoded block of a compressed filter (multiplier 1 unless it is the only block),
+ * transposed into `room` in the filter's own taps-major order: the node seen as `count`
+ * channels from `first` on (input, filter and output read from channel `first`; every
+ * stride comes from input_c, which stays, or from the caller: output_c only bounds the
+ * channel loops). */
 static void dw_block(tflm_context_t *ctx, const tflm_weighted_call_t *call,
                      const int8_t *channel_rows, int8_t *room, int32_t first, int32_t count) {
   const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
@@ -528,6 +530,10 @@ static void dw_block(tflm_context_t *ctx, const tflm_weighted_call_t *call,
   tflm_weighted_transpose(channel_rows, count, p->filter_h * p->filter_w, p->output_c,
                           room + first);
   job_of(call, &job);
+  if (count == p->output_c) { /* one block: the whole filter, any multiplier */
+    depthwise_int8(&job, call->data.input, room, call->data.output, p->output_c);
+    return;
+  }
   narrow.output_c = count;
   job.p = &narrow;
   if (job.bias != NULL) job.bias += first;
@@ -537,11 +543,24 @@ static void dw_block(tflm_context_t *ctx, const tflm_weighted_call_t *call,
                  (int8_t *)call->data.output + first, p->output_c);
 }
 
+/* True when the compressed filter is coded as one block of every channel. */
+static int one_block(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
+  const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
+  tflm_coded_t coded;
+  tflm_decode_t d;
+  return tflm_node_coded_input(ctx, call->node, 1, &coded) &&
+         tflm_decode_reopen(&d, coded.data, coded.bytes, coded.table, coded.table_bytes,
+                            p->output_c, p->filter_h * p->filter_w) == TFLM_OK &&
+         d.blocks == 1;
+}
+
 static tflm_status_t run_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
   const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
   dw_job_t job;
   if (p->decode_scratch >= 0) { /* a compressed filter, per decoded block */
-    if (p->depth_multiplier != 1) return tflm_depthwise_conv_run_int8(ctx, call);
+    if (p->depth_multiplier != 1 && !one_block(ctx, call)) {
+      return tflm_depthwise_conv_run_int8(ctx, call); /* input channels cross blocks */
+    }
     return tflm_weighted_decoded(ctx, call, p->decode_scratch, p->output_c,
                                  p->filter_h * p->filter_w, dw_block);
   }
