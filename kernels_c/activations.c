@@ -37,17 +37,9 @@ typedef struct {
 static tflm_status_t tflm_act_begin(tflm_context_t *ctx, tflm_node_t *node, tflm_tensor_t *in,
                                     tflm_tensor_t *out, tflm_act_params_t **params) {
   tflm_act_params_t *p;
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 1 && node->outputs_count == 1,
-                    TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, in) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, out) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, in->type == out->type, TFLM_ERR_UNSUPPORTED_TYPE);
-  TFLM_KERNEL_CHECK(ctx, node,
-                    in->type == TFLM_TYPE_FLOAT32 || in->type == TFLM_TYPE_INT8 ||
-                        in->type == TFLM_TYPE_INT16,
-                    TFLM_ERR_UNSUPPORTED_TYPE);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_tensor_elements(in) == tflm_tensor_elements(out),
-                    TFLM_ERR_BAD_SHAPE);
+  TFLM_KERNEL_TRY(tflm_node_check_io(
+      ctx, node, 1, TFLM_TYPE_BIT(FLOAT32) | TFLM_TYPE_BIT(INT8) | TFLM_TYPE_BIT(INT16),
+      TFLM_IO_SAME_COUNT, in, out));
   p = (tflm_act_params_t *)tflm_alloc_persistent(ctx, sizeof(*p));
   TFLM_KERNEL_CHECK(ctx, node, p != NULL, TFLM_ERR_ARENA_TOO_SMALL);
   p->type = in->type;
@@ -138,11 +130,11 @@ static void tflm_act_float(int32_t builtin, const tflm_act_params_t *p, const fl
   int32_t i;
   for (i = 0; i < p->count; ++i) {
     const float v = x[i];
-    if (builtin == 19) {        /* RELU */
+    if (builtin == TFLM_BUILTIN_RELU) {
       y[i] = v < 0.0f ? 0.0f : v;
-    } else if (builtin == 21) { /* RELU6 */
+    } else if (builtin == TFLM_BUILTIN_RELU6) {
       y[i] = v > 6.0f ? 6.0f : (v < 0.0f ? 0.0f : v);
-    } else if (builtin == 152) { /* RELU_0_TO_1 */
+    } else if (builtin == TFLM_BUILTIN_RELU_0_TO_1) {
       y[i] = v > 1.0f ? 1.0f : (v < 0.0f ? 0.0f : v);
     } else {                    /* LEAKY_RELU */
       y[i] = v > 0.0f ? v : v * p->alpha;
@@ -154,9 +146,9 @@ static void tflm_act_float(int32_t builtin, const tflm_act_params_t *p, const fl
 static int32_t tflm_act_rescale(const tflm_act_params_t *p, int32_t builtin, int32_t x) {
   const int32_t v = x - p->input_offset;
   int32_t r;
-  if (builtin == 21) { /* RELU6: clamp the stored value */
+  if (builtin == TFLM_BUILTIN_RELU6) { /* clamp the stored value */
     r = x;
-  } else if (v >= 0 || builtin == 19 || builtin == 152) {
+  } else if (v >= 0 || builtin == TFLM_BUILTIN_RELU || builtin == TFLM_BUILTIN_RELU_0_TO_1) {
     r = tflm_add_wrap(p->output_offset,
                       tflm_multiply_by_quantized_multiplier(v, p->multiplier, p->shift));
   } else {
@@ -187,19 +179,19 @@ static tflm_status_t tflm_act_eval(tflm_context_t *ctx, tflm_node_t *node, int32
 }
 
 static tflm_status_t tflm_relu_eval(tflm_context_t *ctx, tflm_node_t *node) {
-  return tflm_act_eval(ctx, node, 19);
+  return tflm_act_eval(ctx, node, TFLM_BUILTIN_RELU);
 }
 
 static tflm_status_t tflm_relu6_eval(tflm_context_t *ctx, tflm_node_t *node) {
-  return tflm_act_eval(ctx, node, 21);
+  return tflm_act_eval(ctx, node, TFLM_BUILTIN_RELU6);
 }
 
 static tflm_status_t tflm_leaky_relu_eval(tflm_context_t *ctx, tflm_node_t *node) {
-  return tflm_act_eval(ctx, node, 98);
+  return tflm_act_eval(ctx, node, TFLM_BUILTIN_LEAKY_RELU);
 }
 
 static tflm_status_t tflm_relu_0_to_1_eval(tflm_context_t *ctx, tflm_node_t *node) {
-  return tflm_act_eval(ctx, node, 152);
+  return tflm_act_eval(ctx, node, TFLM_BUILTIN_RELU_0_TO_1);
 }
 
 const tflm_registration_t tflm_op_relu = {

@@ -5,15 +5,11 @@
 #include <stdint.h>
 
 #include "add_reference.h"
+#include "tflm_elementwise.h"
 #include "tflm_kernel.h"
 
 static tflm_status_t tflm_add_eval(tflm_context_t *ctx, tflm_node_t *node) {
-  const tflm_add_params_t *p = (const tflm_add_params_t *)node->user_data;
-  const void *a = tflm_node_input_data(ctx, node, 0);
-  const void *b = tflm_node_input_data(ctx, node, 1);
-  void *out = tflm_node_output_data(ctx, node, 0);
-  tflm_add_reference(p, a, b, out);
-  return TFLM_OK;
+  return tflm_binary_eval(ctx, node, &tflm_add_rows);
 }
 
 const tflm_registration_t tflm_op_add = {

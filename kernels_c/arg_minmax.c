@@ -23,20 +23,15 @@ static tflm_status_t arg_prepare(tflm_context_t *ctx, tflm_node_t *node, int32_t
   tflm_tensor_t in, axis, out;
   tflm_arg_params_t *p;
   int32_t a;
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 2 && node->outputs_count == 1,
-                    TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, &in) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 1, &axis) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, &out) == TFLM_OK, TFLM_ERROR);
+  TFLM_KERNEL_TRY(tflm_node_check_io(ctx, node, 2, 0, TFLM_IO_ANY_SHAPE, &in, &out));
+  TFLM_KERNEL_TRY(tflm_node_constant_input(ctx, node, 1, 0, &axis));
   TFLM_KERNEL_CHECK(ctx, node,
                     in.type == TFLM_TYPE_FLOAT32 || in.type == TFLM_TYPE_INT8 ||
                         in.type == TFLM_TYPE_INT16 || in.type == TFLM_TYPE_INT32,
                     TFLM_ERR_UNSUPPORTED_TYPE);
   TFLM_KERNEL_CHECK(ctx, node, out.type == TFLM_TYPE_INT32 || out.type == TFLM_TYPE_INT64,
                     TFLM_ERR_UNSUPPORTED_TYPE);
-  TFLM_KERNEL_CHECK(ctx, node, axis.data != NULL && axis.is_constant &&
-                                   tflm_tensor_elements(&axis) == 1,
-                    TFLM_ERR_BAD_PARAMS);
+  TFLM_KERNEL_CHECK(ctx, node, tflm_tensor_elements(&axis) == 1, TFLM_ERR_BAD_PARAMS);
   a = tflm_layout_read_index(&axis, 0);
   if (a < 0) a += in.ndims;
   TFLM_KERNEL_CHECK(ctx, node, a >= 0 && a < in.ndims && in.dims[a] > 0, TFLM_ERR_BAD_PARAMS);

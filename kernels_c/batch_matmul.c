@@ -78,11 +78,8 @@ static tflm_status_t matmul_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   tflm_tensor_t lhs, rhs, out;
   tflm_batch_matmul_params_t *p;
   tflm_status_t status;
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 2 && node->outputs_count == 1,
-                    TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, &lhs) == TFLM_OK, TFLM_ERROR);
+  TFLM_KERNEL_TRY(tflm_node_check_io(ctx, node, 2, 0, TFLM_IO_ANY_SHAPE, &lhs, &out));
   TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 1, &rhs) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, &out) == TFLM_OK, TFLM_ERROR);
   TFLM_KERNEL_CHECK(ctx, node, lhs.type == rhs.type && lhs.type == out.type,
                     TFLM_ERR_UNSUPPORTED_TYPE);
   TFLM_KERNEL_CHECK(ctx, node,

@@ -16,14 +16,9 @@ static tflm_status_t broadcast_to_prepare(tflm_context_t *ctx, tflm_node_t *node
   tflm_layout_view_t view;
   int32_t strides[TFLM_MAX_DIMS];
   int32_t k, shift;
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 2 && node->outputs_count == 1,
-                    TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, &in) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, &out) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, in.type == out.type && tflm_layout_type_size(in.type) > 0,
-                    TFLM_ERR_UNSUPPORTED_TYPE);
+  TFLM_KERNEL_TRY(tflm_node_check_io(ctx, node, 2, TFLM_TYPES_SIZED, TFLM_IO_ANY_SHAPE, &in, &out));
   TFLM_KERNEL_CHECK(ctx, node, in.ndims <= out.ndims, TFLM_ERR_BAD_SHAPE);
-  tflm_layout_view_init(&view, tflm_layout_type_size(in.type));
+  tflm_layout_view_init(&view, tflm_type_size(in.type));
   tflm_layout_strides(in.dims, in.ndims, strides);
   tflm_layout_strides(out.dims, out.ndims, view.out_strides);
   shift = out.ndims - in.ndims;
@@ -44,11 +39,8 @@ static int64_t broadcast_args_read(const tflm_tensor_t *t, int32_t i) {
 
 static tflm_status_t broadcast_args_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   tflm_tensor_t a, b, out;
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 2 && node->outputs_count == 1,
-                    TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, &a) == TFLM_OK, TFLM_ERROR);
+  TFLM_KERNEL_TRY(tflm_node_check_io(ctx, node, 2, 0, TFLM_IO_ANY_SHAPE, &a, &out));
   TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 1, &b) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, &out) == TFLM_OK, TFLM_ERROR);
   TFLM_KERNEL_CHECK(ctx, node,
                     (a.type == TFLM_TYPE_INT32 || a.type == TFLM_TYPE_INT64) &&
                         a.type == b.type && a.type == out.type,

@@ -22,14 +22,9 @@ static int32_t tflm_cast_type_ok(int32_t type) {
 static tflm_status_t tflm_cast_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   tflm_tensor_t in, out;
   tflm_cast_params_t *p;
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 1 && node->outputs_count == 1,
-                    TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, &in) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, &out) == TFLM_OK, TFLM_ERROR);
+  TFLM_KERNEL_TRY(tflm_node_check_io(ctx, node, 1, 0, TFLM_IO_SAME_COUNT, &in, &out));
   TFLM_KERNEL_CHECK(ctx, node, tflm_cast_type_ok(in.type) && tflm_cast_type_ok(out.type),
                     TFLM_ERR_UNSUPPORTED_TYPE);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_tensor_elements(&in) == tflm_tensor_elements(&out),
-                    TFLM_ERR_BAD_SHAPE);
   p = (tflm_cast_params_t *)tflm_alloc_persistent(ctx, sizeof(*p));
   TFLM_KERNEL_CHECK(ctx, node, p != NULL, TFLM_ERR_ARENA_TOO_SMALL);
   p->input_type = in.type;

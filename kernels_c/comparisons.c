@@ -20,51 +20,12 @@ enum { TFLM_CMP_EQ, TFLM_CMP_NE, TFLM_CMP_LT, TFLM_CMP_LE, TFLM_CMP_GT, TFLM_CMP
 
 /* Persistent op data (fixed-width fields only). */
 typedef struct {
-  tflm_broadcast_t shape;
-  int32_t type;                     /* TFLM_TYPE_* of the inputs */
+  tflm_binary_t binary;             /* shape and the inputs' type (the output is bool) */
   int32_t relation;                 /* TFLM_CMP_* */
   int32_t input1_offset, input2_offset; /* -zp (int8) */
   int32_t input1_multiplier, input1_shift; /* int8: scale1 as Q31 and shift */
   int32_t input2_multiplier, input2_shift;
 } tflm_cmp_params_t;
-
-static int32_t tflm_cmp_type_ok(int32_t relation, int32_t type) {
-  if (type == TFLM_TYPE_BOOL) {
-    return relation == TFLM_CMP_EQ || relation == TFLM_CMP_NE;
-  }
-  /* TFLM has no int16 comparisons. */
-  return type == TFLM_TYPE_FLOAT32 || type == TFLM_TYPE_INT8 || type == TFLM_TYPE_INT32 ||
-         type == TFLM_TYPE_INT64;
-}
-
-static tflm_status_t tflm_cmp_prepare(tflm_context_t *ctx, tflm_node_t *node,
-                                      int32_t relation) {
-  tflm_tensor_t in[2], out;
-  tflm_cmp_params_t *p;
-  tflm_status_t status;
-  p = (tflm_cmp_params_t *)tflm_alloc_persistent(ctx, sizeof(*p));
-  TFLM_KERNEL_CHECK(ctx, node, p != NULL, TFLM_ERR_ARENA_TOO_SMALL);
-  status = tflm_elementwise_prepare(ctx, node, 2, in, &out, &p->shape);
-  if (status != TFLM_OK) {
-    return status;
-  }
-  TFLM_KERNEL_CHECK(ctx, node, in[0].type == in[1].type && out.type == TFLM_TYPE_BOOL,
-                    TFLM_ERR_UNSUPPORTED_TYPE);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_cmp_type_ok(relation, in[0].type),
-                    TFLM_ERR_UNSUPPORTED_TYPE);
-  p->type = in[0].type;
-  p->relation = relation;
-  node->user_data = p;
-  if (p->type == TFLM_TYPE_INT8) {
-    /* QuantizeMultiplierSmallerThanOneExp: the scales themselves must be below one. */
-    TFLM_KERNEL_CHECK(ctx, node, in[0].scale < 1.0f && in[1].scale < 1.0f, TFLM_ERR_BAD_PARAMS);
-    p->input1_offset = -in[0].zero_point;
-    p->input2_offset = -in[1].zero_point;
-    tflm_quantize_multiplier((double)in[0].scale, &p->input1_multiplier, &p->input1_shift);
-    tflm_quantize_multiplier((double)in[1].scale, &p->input2_multiplier, &p->input2_shift);
-  }
-  return TFLM_OK;
-}
 
 /* The relation on values already brought to one type and scale. */
 #define TFLM_CMP_APPLY(relation, a, b)                                                    \
@@ -75,71 +36,68 @@ static tflm_status_t tflm_cmp_prepare(tflm_context_t *ctx, tflm_node_t *node,
    : (relation) == TFLM_CMP_GT ? (a) > (b)                                                \
                                : (a) >= (b))
 
-/* One row function per stored type. */
-#define TFLM_CMP_ROW(name, type)                                                          \
-  static void name(const void *params, const void *const *in, const int32_t *step,        \
-                   void *out, int32_t n) {                                                \
-    const int32_t relation = ((const tflm_cmp_params_t *)params)->relation;              \
-    const type *x = (const type *)in[0];                                                  \
-    const type *y = (const type *)in[1];                                                  \
-    uint8_t *z = (uint8_t *)out;                                                          \
-    int32_t i;                                                                            \
-    for (i = 0; i < n; ++i) {                                                             \
-      z[i] = (uint8_t)TFLM_CMP_APPLY(relation, x[i * step[0]], y[i * step[1]]);           \
-    }                                                                                     \
-  }
+/* The element function of the stored types compared as they are. */
+#define TFLM_CMP_VALUE(p, a, b) TFLM_CMP_APPLY((p)->relation, a, b)
 
-TFLM_CMP_ROW(tflm_cmp_float, float)
-TFLM_CMP_ROW(tflm_cmp_int32, int32_t)
-TFLM_CMP_ROW(tflm_cmp_int64, int64_t)
-TFLM_CMP_ROW(tflm_cmp_bool, uint8_t)
-
-static void tflm_cmp_int8(const void *params, const void *const *in, const int32_t *step,
-                          void *out, int32_t n) {
-  const tflm_cmp_params_t *p = (const tflm_cmp_params_t *)params;
-  const int8_t *x = (const int8_t *)in[0];
-  const int8_t *y = (const int8_t *)in[1];
-  uint8_t *z = (uint8_t *)out;
-  int32_t i;
-  for (i = 0; i < n; ++i) {
-    const int32_t a = tflm_multiply_by_quantized_multiplier(
-        (x[i * step[0]] + p->input1_offset) * (1 << 8), p->input1_multiplier, p->input1_shift);
-    const int32_t b = tflm_multiply_by_quantized_multiplier(
-        (y[i * step[1]] + p->input2_offset) * (1 << 8), p->input2_multiplier, p->input2_shift);
-    z[i] = (uint8_t)TFLM_CMP_APPLY(p->relation, a, b);
-  }
+/* int8: both inputs moved to a common scale first (TFLM's ComparisonWithScaling). */
+static int32_t tflm_cmp_int8_value(const tflm_cmp_params_t *p, int32_t a, int32_t b) {
+  const int32_t x = tflm_multiply_by_quantized_multiplier((a + p->input1_offset) * (1 << 8),
+                                                          p->input1_multiplier, p->input1_shift);
+  const int32_t y = tflm_multiply_by_quantized_multiplier((b + p->input2_offset) * (1 << 8),
+                                                          p->input2_multiplier, p->input2_shift);
+  return TFLM_CMP_APPLY(p->relation, x, y);
 }
 
-static tflm_status_t tflm_cmp_eval(tflm_context_t *ctx, tflm_node_t *node) {
-  const tflm_cmp_params_t *p = (const tflm_cmp_params_t *)node->user_data;
-  const void *in[2];
-  int32_t sizes[2];
-  tflm_elementwise_row_fn row = tflm_cmp_float;
-  in[0] = tflm_node_input_data(ctx, node, 0);
-  in[1] = tflm_node_input_data(ctx, node, 1);
-  sizes[0] = sizes[1] = tflm_elementwise_type_size(p->type);
-  switch (p->type) {
-    case TFLM_TYPE_INT8: row = tflm_cmp_int8; break;
-    case TFLM_TYPE_INT32: row = tflm_cmp_int32; break;
-    case TFLM_TYPE_INT64: row = tflm_cmp_int64; break;
-    case TFLM_TYPE_BOOL: row = tflm_cmp_bool; break;
-    default: break;
+static TFLM_BINARY_ROW_TO(tflm_cmp_float, tflm_cmp_params_t, float, float, uint8_t,
+                          TFLM_CMP_VALUE)
+static TFLM_BINARY_ROW_TO(tflm_cmp_int8, tflm_cmp_params_t, int8_t, int8_t, uint8_t,
+                          tflm_cmp_int8_value)
+static TFLM_BINARY_ROW_TO(tflm_cmp_int32, tflm_cmp_params_t, int32_t, int32_t, uint8_t,
+                          TFLM_CMP_VALUE)
+static TFLM_BINARY_ROW_TO(tflm_cmp_int64, tflm_cmp_params_t, int64_t, int64_t, uint8_t,
+                          TFLM_CMP_VALUE)
+static TFLM_BINARY_ROW_TO(tflm_cmp_bool, tflm_cmp_params_t, uint8_t, uint8_t, uint8_t,
+                          TFLM_CMP_VALUE)
+
+/* TFLM has no int16 comparisons, and orders no bools: EQUAL and NOT_EQUAL take them. */
+static const tflm_binary_rows_t tflm_cmp_order_rows = {
+    tflm_cmp_float, tflm_cmp_int8, NULL, tflm_cmp_int32, tflm_cmp_int64, NULL, 1};
+static const tflm_binary_rows_t tflm_cmp_equality_rows = {
+    tflm_cmp_float, tflm_cmp_int8, NULL, tflm_cmp_int32, tflm_cmp_int64, tflm_cmp_bool, 1};
+
+static tflm_status_t tflm_cmp_prepare(tflm_context_t *ctx, tflm_node_t *node,
+                                      const tflm_binary_rows_t *rows, int32_t relation) {
+  tflm_tensor_t in[2], out;
+  void *data;
+  tflm_cmp_params_t *p;
+  TFLM_KERNEL_TRY(tflm_binary_prepare(ctx, node, sizeof(*p), rows, 0, 1, in, &out, &data));
+  p = (tflm_cmp_params_t *)data;
+  p->relation = relation;
+  if (p->binary.type == TFLM_TYPE_INT8) {
+    /* QuantizeMultiplierSmallerThanOneExp: the scales themselves must be below one. */
+    TFLM_KERNEL_CHECK(ctx, node, in[0].scale < 1.0f && in[1].scale < 1.0f, TFLM_ERR_BAD_PARAMS);
+    p->input1_offset = -in[0].zero_point;
+    p->input2_offset = -in[1].zero_point;
+    tflm_quantize_multiplier((double)in[0].scale, &p->input1_multiplier, &p->input1_shift);
+    tflm_quantize_multiplier((double)in[1].scale, &p->input2_multiplier, &p->input2_shift);
   }
-  tflm_broadcast_run(&p->shape, p, 2, in, sizes, tflm_node_output_data(ctx, node, 0), 1, row);
   return TFLM_OK;
 }
 
-/* One prepare per op (the registration carries no argument). */
-#define TFLM_CMP_OP(name, code, relation)                                             \
+/* One prepare and eval per op (the registration carries no argument). */
+#define TFLM_CMP_OP(name, code, rows, relation)                                        \
   static tflm_status_t tflm_##name##_prepare(tflm_context_t *ctx, tflm_node_t *node) { \
-    return tflm_cmp_prepare(ctx, node, relation);                                     \
-  }                                                                                   \
-  const tflm_registration_t tflm_op_##name = {                                        \
-      NULL, code, NULL, tflm_##name##_prepare, tflm_cmp_eval, NULL, NULL};
+    return tflm_cmp_prepare(ctx, node, &rows, relation);                               \
+  }                                                                                    \
+  static tflm_status_t tflm_##name##_eval(tflm_context_t *ctx, tflm_node_t *node) {    \
+    return tflm_binary_eval(ctx, node, &rows);                                         \
+  }                                                                                    \
+  const tflm_registration_t tflm_op_##name = {                                         \
+      NULL, code, NULL, tflm_##name##_prepare, tflm_##name##_eval, NULL, NULL};
 
-TFLM_CMP_OP(equal, TFLM_BUILTIN_EQUAL, TFLM_CMP_EQ)
-TFLM_CMP_OP(not_equal, TFLM_BUILTIN_NOT_EQUAL, TFLM_CMP_NE)
-TFLM_CMP_OP(less, TFLM_BUILTIN_LESS, TFLM_CMP_LT)
-TFLM_CMP_OP(less_equal, TFLM_BUILTIN_LESS_EQUAL, TFLM_CMP_LE)
-TFLM_CMP_OP(greater, TFLM_BUILTIN_GREATER, TFLM_CMP_GT)
-TFLM_CMP_OP(greater_equal, TFLM_BUILTIN_GREATER_EQUAL, TFLM_CMP_GE)
+TFLM_CMP_OP(equal, TFLM_BUILTIN_EQUAL, tflm_cmp_equality_rows, TFLM_CMP_EQ)
+TFLM_CMP_OP(not_equal, TFLM_BUILTIN_NOT_EQUAL, tflm_cmp_equality_rows, TFLM_CMP_NE)
+TFLM_CMP_OP(less, TFLM_BUILTIN_LESS, tflm_cmp_order_rows, TFLM_CMP_LT)
+TFLM_CMP_OP(less_equal, TFLM_BUILTIN_LESS_EQUAL, tflm_cmp_order_rows, TFLM_CMP_LE)
+TFLM_CMP_OP(greater, TFLM_BUILTIN_GREATER, tflm_cmp_order_rows, TFLM_CMP_GT)
+TFLM_CMP_OP(greater_equal, TFLM_BUILTIN_GREATER_EQUAL, tflm_cmp_order_rows, TFLM_CMP_GE)

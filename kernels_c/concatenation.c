@@ -13,7 +13,7 @@
 /* Checks the output type and returns the element size (0 when unsupported). */
 static int32_t join_element_size(tflm_context_t *ctx, tflm_node_t *node, tflm_tensor_t *out) {
   if (tflm_node_output(ctx, node, 0, out) != TFLM_OK) return 0;
-  return tflm_layout_type_size(out->type);
+  return tflm_type_size(out->type);
 }
 
 /* Axis in [0, ndims) from a possibly negative option value; -1 when out of range. */

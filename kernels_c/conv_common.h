@@ -13,6 +13,7 @@
 #ifndef TFLM_CONV_COMMON_H
 #define TFLM_CONV_COMMON_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "tflm_kernel.h"
@@ -54,6 +55,14 @@ typedef struct {
   int32_t decode_scratch;    /* scratch handle decoding a compressed filter (tflm_decode.h),
                                 -1 when the filter is plain */
 } tflm_conv_params_t;
+
+/* Whether `output` starts inside the `bytes` of `input`.  The planner puts a depthwise
+ * output there (over the input's consumed end) only because its kernels then write the
+ * pixels last first (tflm_gen.overlap.backward_start); anywhere else they walk forwards. */
+static inline int tflm_starts_inside(const void *input, size_t bytes, const void *output) {
+  const uintptr_t in = (uintptr_t)input, out = (uintptr_t)output;
+  return out > in && out - in < bytes;
+}
 
 /* Prepare functions of the two registrations: validate, compute padding and requantisation,
  * allocate and fill the persistent block, set node->user_data. */

@@ -45,7 +45,7 @@ void tflm_conv_int8(const tflm_conv_params_t *p, const tflm_requant_t *requant,
                     int8_t *output) {
   const tflm_conv_block_t block = conv_whole(p);
   tflm_conv_walk(p, requant, input, 1, filter, bias, output, 1, &block, conv_taps,
-                 tflm_conv_output_int8);
+                 tflm_conv_output_int8, 0);
 }
 
 void tflm_conv_int16(const tflm_conv_params_t *p, const tflm_requant_t *requant,
@@ -53,14 +53,14 @@ void tflm_conv_int16(const tflm_conv_params_t *p, const tflm_requant_t *requant,
                      int16_t *output) {
   const tflm_conv_block_t block = conv_whole(p);
   tflm_conv_walk(p, requant, input, 2, filter, bias, output, 2, &block, conv_taps,
-                 tflm_conv_output_int16);
+                 tflm_conv_output_int16, 0);
 }
 
 void tflm_conv_float32(const tflm_conv_params_t *p, const float *input, const float *filter,
                        const float *bias, float *output) {
   const tflm_conv_block_t block = conv_whole(p);
   tflm_conv_walk(p, NULL, input, 4, filter, bias, output, 4, &block, conv_taps,
-                 tflm_conv_output_float32);
+                 tflm_conv_output_float32, 0);
 }
 
 /* One decoded block of a compressed filter (rows of conv_filter_size weights). */

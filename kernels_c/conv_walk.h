@@ -174,34 +174,62 @@ static inline void tflm_conv_output_float32(const tflm_conv_params_t *p,
   *(float *)output = tflm_clamp_float(acc, p->float_min, p->float_max);
 }
 
+/* The outputs of pixel (oy, ox) of one image, the block's channels (`out`: the pixel's
+ * first output, channel 0). */
+static TFLM_ALWAYS_INLINE void tflm_conv_pixel(const tflm_conv_params_t *p,
+                                               const tflm_requant_t *requant,
+                                               const void *image, const void *filter,
+                                               const void *bias, int32_t oy, int32_t ox,
+                                               uint8_t *out, int32_t out_bytes,
+                                               const tflm_conv_block_t *block,
+                                               tflm_conv_taps_fn taps,
+                                               tflm_conv_output_fn one) {
+  tflm_conv_window_t w;
+  int32_t oc;
+  out += block->first * out_bytes;
+  for (oc = block->first; oc < block->first + block->count; ++oc, out += out_bytes) {
+    tflm_conv_window(p, oy, ox, oc, block, &w);
+    one(p, requant, image, filter, bias, &w, out, taps);
+  }
+}
+
 /* Every output of the block's channels in NHWC order: images of `in_bytes` elements,
- * outputs of `out_bytes`; `filter` holds the block's weights. */
+ * outputs of `out_bytes`; `filter` holds the block's weights.  With `may_walk_back`
+ * (depthwise), an output the planner started inside its input (one image,
+ * tflm_gen.overlap.backward_start; never for a compressed filter) is written last pixel
+ * first, so each pixel only covers input no pixel still to come reads. */
 static TFLM_ALWAYS_INLINE void tflm_conv_walk(const tflm_conv_params_t *p,
                                               const tflm_requant_t *requant, const void *input,
                                               int32_t in_bytes, const void *filter,
                                               const void *bias, void *output,
                                               int32_t out_bytes, const tflm_conv_block_t *block,
-                                              tflm_conv_taps_fn taps, tflm_conv_output_fn one) {
+                                              tflm_conv_taps_fn taps, tflm_conv_output_fn one,
+                                              int may_walk_back) {
   uint8_t *out = (uint8_t *)output;
   /* Local copies: the outputs' stores cannot alias them, so they stay in registers. */
   tflm_requant_t arrays = {NULL, NULL};
   const tflm_conv_block_t channels = *block;
-  const int32_t skip = (p->output_c - channels.count) * out_bytes;
-  int32_t b, oy, ox, oc;
-  tflm_conv_window_t w;
+  const size_t pixel_bytes = (size_t)(p->output_c * out_bytes);
+  int32_t b, oy, ox;
   if (requant != NULL) arrays = *requant;
-  out += channels.first * out_bytes;
+  if (may_walk_back && p->batches == 1 &&
+      tflm_starts_inside(input, (size_t)tflm_conv_image_size(p) * (size_t)in_bytes, output)) {
+    for (oy = p->output_h - 1; oy >= 0; --oy) {
+      for (ox = p->output_w - 1; ox >= 0; --ox) {
+        tflm_conv_pixel(p, &arrays, input, filter, bias, oy, ox,
+                        out + (size_t)(oy * p->output_w + ox) * pixel_bytes, out_bytes,
+                        &channels, taps, one);
+      }
+    }
+    return;
+  }
   for (b = 0; b < p->batches; ++b) {
     const uint8_t *image =
         (const uint8_t *)input + (size_t)(b * tflm_conv_image_size(p)) * in_bytes;
     for (oy = 0; oy < p->output_h; ++oy) {
-      for (ox = 0; ox < p->output_w; ++ox) {
-        for (oc = channels.first; oc < channels.first + channels.count; ++oc) {
-          tflm_conv_window(p, oy, ox, oc, &channels, &w);
-          one(p, &arrays, image, filter, bias, &w, out, taps);
-          out += out_bytes;
-        }
-        out += skip;
+      for (ox = 0; ox < p->output_w; ++ox, out += pixel_bytes) {
+        tflm_conv_pixel(p, &arrays, image, filter, bias, oy, ox, out, out_bytes, &channels,
+                        taps, one);
       }
     }
   }
@@ -216,10 +244,10 @@ static TFLM_ALWAYS_INLINE void tflm_conv_walk_block(const tflm_weighted_call_t *
   const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
   if (p->type == TFLM_TYPE_INT8) {
     tflm_conv_walk(p, &call->requant, call->data.input, 1, filter, call->data.bias,
-                   call->data.output, 1, block, taps, tflm_conv_output_int8);
+                   call->data.output, 1, block, taps, tflm_conv_output_int8, 0);
   } else {
     tflm_conv_walk(p, &call->requant, call->data.input, 2, filter, call->data.bias,
-                   call->data.output, 2, block, taps, tflm_conv_output_int16);
+                   call->data.output, 2, block, taps, tflm_conv_output_int16, 0);
   }
 }
 

@@ -38,20 +38,10 @@ static tflm_status_t cumsum_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   tflm_tensor_t in, axis_view, out;
   tflm_cumsum_params_t *p;
   int32_t axis;
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 2 && node->outputs_count == 1,
-                    TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, &in) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 1, &axis_view) == TFLM_OK,
-                    TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, &out) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node,
-                    in.type == out.type &&
-                        (in.type == TFLM_TYPE_FLOAT32 || in.type == TFLM_TYPE_INT8),
-                    TFLM_ERR_UNSUPPORTED_TYPE);
-  TFLM_KERNEL_CHECK(ctx, node, axis_view.type == TFLM_TYPE_INT32, TFLM_ERR_UNSUPPORTED_TYPE);
-  TFLM_KERNEL_CHECK(ctx, node, axis_view.data != NULL && axis_view.is_constant &&
-                                   tflm_tensor_elements(&axis_view) == 1,
-                    TFLM_ERR_BAD_PARAMS);
+  TFLM_KERNEL_TRY(tflm_node_check_io(ctx, node, 2, TFLM_TYPE_BIT(FLOAT32) | TFLM_TYPE_BIT(INT8),
+                                     TFLM_IO_ANY_SHAPE, &in, &out));
+  TFLM_KERNEL_TRY(tflm_node_constant_input(ctx, node, 1, TFLM_TYPE_BIT(INT32), &axis_view));
+  TFLM_KERNEL_CHECK(ctx, node, tflm_tensor_elements(&axis_view) == 1, TFLM_ERR_BAD_PARAMS);
   TFLM_KERNEL_CHECK(ctx, node, in.ndims >= 1 && in.bytes == out.bytes, TFLM_ERR_BAD_SHAPE);
   axis = tflm_layout_read_index(&axis_view, 0);
   if (axis < 0) axis += in.ndims;

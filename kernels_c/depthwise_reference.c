@@ -40,7 +40,7 @@ void tflm_depthwise_conv_int8(const tflm_conv_params_t *p, const tflm_requant_t 
                               int8_t *output) {
   const tflm_conv_block_t block = depthwise_whole(p);
   tflm_conv_walk(p, requant, input, 1, filter, bias, output, 1, &block, depthwise_taps,
-                 tflm_conv_output_int8);
+                 tflm_conv_output_int8, 1);
 }
 
 void tflm_depthwise_conv_int16(const tflm_conv_params_t *p, const tflm_requant_t *requant,
@@ -48,14 +48,14 @@ void tflm_depthwise_conv_int16(const tflm_conv_params_t *p, const tflm_requant_t
                                const int64_t *bias, int16_t *output) {
   const tflm_conv_block_t block = depthwise_whole(p);
   tflm_conv_walk(p, requant, input, 2, filter, bias, output, 2, &block, depthwise_taps,
-                 tflm_conv_output_int16);
+                 tflm_conv_output_int16, 1);
 }
 
 void tflm_depthwise_conv_float32(const tflm_conv_params_t *p, const float *input,
                                  const float *filter, const float *bias, float *output) {
   const tflm_conv_block_t block = depthwise_whole(p);
   tflm_conv_walk(p, NULL, input, 4, filter, bias, output, 4, &block, depthwise_taps,
-                 tflm_conv_output_float32);
+                 tflm_conv_output_float32, 1);
 }
 
 /* One decoded block of a compressed filter (channel-major rows of FH * FW taps), transposed

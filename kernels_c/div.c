@@ -81,8 +81,9 @@ static TFLM_BINARY_ROW(tflm_div_float, tflm_div_params_t, float, float, tflm_div
 static TFLM_BINARY_ROW(tflm_div_int32, tflm_div_params_t, int32_t, int32_t, tflm_div_int32_value)
 static TFLM_BINARY_ROW(tflm_div_int8, tflm_div_params_t, int8_t, int8_t, tflm_div_int8_stored)
 
-static const tflm_binary_rows_t tflm_div_rows = {tflm_div_float, tflm_div_int8, NULL,
-                                                 tflm_div_int32, NULL};
+static const tflm_binary_rows_t tflm_div_rows = {
+    tflm_div_float, tflm_div_int8, NULL,
+    tflm_div_int32, NULL, NULL, 0};
 
 static tflm_status_t tflm_div_quant_params(tflm_context_t *ctx, tflm_node_t *node,
                                            const tflm_tensor_t *in, const tflm_tensor_t *out,

@@ -12,15 +12,12 @@ static tflm_status_t dus_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   tflm_tensor_t operand, update, start, out;
   tflm_layout_view_t view;
   int32_t k;
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 3 && node->outputs_count == 1,
-                    TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, &operand) == TFLM_OK, TFLM_ERROR);
+  TFLM_KERNEL_TRY(tflm_node_check_io(ctx, node, 3, 0, TFLM_IO_ANY_SHAPE, &operand, &out));
   TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 1, &update) == TFLM_OK, TFLM_ERROR);
   TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 2, &start) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, &out) == TFLM_OK, TFLM_ERROR);
   TFLM_KERNEL_CHECK(ctx, node,
                     operand.type == out.type && update.type == out.type &&
-                        tflm_layout_type_size(out.type) > 0,
+                        tflm_type_size(out.type) > 0,
                     TFLM_ERR_UNSUPPORTED_TYPE);
   TFLM_KERNEL_CHECK(ctx, node, start.type == TFLM_TYPE_INT32 || start.type == TFLM_TYPE_INT64,
                     TFLM_ERR_UNSUPPORTED_TYPE);
@@ -28,7 +25,7 @@ static tflm_status_t dus_prepare(tflm_context_t *ctx, tflm_node_t *node) {
                     operand.bytes == out.bytes && update.ndims == operand.ndims &&
                         tflm_tensor_elements(&start) == operand.ndims,
                     TFLM_ERR_BAD_SHAPE);
-  tflm_layout_view_init(&view, tflm_layout_type_size(out.type));
+  tflm_layout_view_init(&view, tflm_type_size(out.type));
   tflm_layout_strides(update.dims, update.ndims, view.in_strides);
   tflm_layout_strides(operand.dims, operand.ndims, view.out_strides);
   for (k = 0; k < operand.ndims; ++k) {

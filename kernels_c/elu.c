@@ -24,16 +24,8 @@ static float tflm_elu_transform(float x) { return x < 0.0f ? expf(x) - 1.0f : x;
 static tflm_status_t tflm_elu_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   tflm_tensor_t in, out;
   tflm_elu_params_t *p;
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 1 && node->outputs_count == 1,
-                    TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, &in) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, &out) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node,
-                    in.type == out.type &&
-                        (in.type == TFLM_TYPE_FLOAT32 || in.type == TFLM_TYPE_INT8),
-                    TFLM_ERR_UNSUPPORTED_TYPE);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_tensor_elements(&in) == tflm_tensor_elements(&out),
-                    TFLM_ERR_BAD_SHAPE);
+  TFLM_KERNEL_TRY(tflm_node_check_io(ctx, node, 1, TFLM_TYPE_BIT(FLOAT32) | TFLM_TYPE_BIT(INT8),
+                                     TFLM_IO_SAME_COUNT, &in, &out));
   p = (tflm_elu_params_t *)tflm_alloc_persistent(ctx, sizeof(*p));
   TFLM_KERNEL_CHECK(ctx, node, p != NULL, TFLM_ERR_ARENA_TOO_SMALL);
   p->type = in.type;

@@ -28,11 +28,8 @@ typedef struct {
 static tflm_status_t embedding_lookup_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   tflm_tensor_t ids, value, out;
   tflm_embedding_lookup_params_t *p;
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 2 && node->outputs_count == 1,
-                    TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, &ids) == TFLM_OK, TFLM_ERROR);
+  TFLM_KERNEL_TRY(tflm_node_check_io(ctx, node, 2, 0, TFLM_IO_ANY_SHAPE, &ids, &out));
   TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 1, &value) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, &out) == TFLM_OK, TFLM_ERROR);
   TFLM_KERNEL_CHECK(ctx, node, ids.type == TFLM_TYPE_INT32, TFLM_ERR_UNSUPPORTED_TYPE);
   TFLM_KERNEL_CHECK(ctx, node,
                     (value.type == TFLM_TYPE_FLOAT32 && out.type == TFLM_TYPE_FLOAT32) ||
@@ -46,7 +43,7 @@ static tflm_status_t embedding_lookup_prepare(tflm_context_t *ctx, tflm_node_t *
   p->row_size = tflm_layout_product(value.dims, 1, value.ndims);
   p->lookups = ids.dims[0];
   p->hybrid = value.type == TFLM_TYPE_INT8 && out.type == TFLM_TYPE_FLOAT32;
-  p->element_size = tflm_layout_type_size(value.type);
+  p->element_size = tflm_type_size(value.type);
   p->scale = 0.0f;
   if (p->hybrid) {
     TFLM_KERNEL_CHECK(ctx, node, value.nscales >= 1 && tflm_tensor_zero_point(&value, 0) == 0,

@@ -46,17 +46,15 @@ static tflm_status_t tflm_fill_begin(tflm_context_t *ctx, tflm_node_t *node, int
                                      tflm_tensor_t *in, tflm_tensor_t *out) {
   tflm_fill_params_t *p;
   int32_t i;
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == inputs && node->outputs_count == 1,
-                    TFLM_ERR_BAD_PARAMS);
-  for (i = 0; i < inputs; ++i) {
+  TFLM_KERNEL_TRY(tflm_node_check_io(ctx, node, inputs, 0, TFLM_IO_ANY_SHAPE, in, out));
+  for (i = 1; i < inputs; ++i) {
     TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, i, &in[i]) == TFLM_OK, TFLM_ERROR);
   }
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, out) == TFLM_OK, TFLM_ERROR);
   TFLM_KERNEL_CHECK(ctx, node, in[inputs - 1].type == out->type, TFLM_ERR_UNSUPPORTED_TYPE);
   p = (tflm_fill_params_t *)tflm_alloc_persistent(ctx, sizeof(*p));
   TFLM_KERNEL_CHECK(ctx, node, p != NULL, TFLM_ERR_ARENA_TOO_SMALL);
   p->count = tflm_tensor_elements(out);
-  p->elem_size = tflm_elementwise_type_size(out->type);
+  p->elem_size = tflm_type_size(out->type);
   TFLM_KERNEL_CHECK(ctx, node, p->elem_size > 0, TFLM_ERR_UNSUPPORTED_TYPE);
   node->user_data = p;
   return TFLM_OK;

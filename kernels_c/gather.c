@@ -39,7 +39,7 @@ static tflm_status_t gather_fill(tflm_context_t *ctx, tflm_node_t *node,
   p->axis_size = params->dims[axis];
   p->coords = tflm_layout_product(indices->dims, batch_dims, indices->ndims);
   p->inner_bytes = tflm_layout_product(params->dims, axis + 1, params->ndims) *
-                   tflm_layout_type_size(params->type);
+                   tflm_type_size(params->type);
   p->index_type = indices->type;
   return TFLM_OK;
 }
@@ -48,13 +48,9 @@ static tflm_status_t gather_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   tflm_tensor_t params, indices, out;
   tflm_gather_params_t *p;
   tflm_status_t status;
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 2 && node->outputs_count == 1,
-                    TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, &params) == TFLM_OK, TFLM_ERROR);
+  TFLM_KERNEL_TRY(tflm_node_check_io(ctx, node, 2, TFLM_TYPES_SIZED, TFLM_IO_ANY_SHAPE,
+                                     &params, &out));
   TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 1, &indices) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, &out) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, params.type == out.type && tflm_layout_type_size(out.type) > 0,
-                    TFLM_ERR_UNSUPPORTED_TYPE);
   TFLM_KERNEL_CHECK(ctx, node,
                     indices.type == TFLM_TYPE_INT32 || indices.type == TFLM_TYPE_INT64,
                     TFLM_ERR_UNSUPPORTED_TYPE);

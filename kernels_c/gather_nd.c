@@ -21,15 +21,9 @@ static tflm_status_t gather_nd_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   tflm_tensor_t params, indices, out;
   tflm_gather_nd_params_t *p;
   int32_t k, stride = 1;
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 2 && node->outputs_count == 1,
-                    TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, &params) == TFLM_OK, TFLM_ERROR);
+  TFLM_KERNEL_TRY(tflm_node_check_io(ctx, node, 2, TFLM_TYPE_BIT(FLOAT32) | TFLM_TYPE_BIT(INT8),
+                                     TFLM_IO_ANY_SHAPE, &params, &out));
   TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 1, &indices) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, &out) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node,
-                    params.type == out.type &&
-                        (out.type == TFLM_TYPE_FLOAT32 || out.type == TFLM_TYPE_INT8),
-                    TFLM_ERR_UNSUPPORTED_TYPE);
   TFLM_KERNEL_CHECK(ctx, node, indices.type == TFLM_TYPE_INT32, TFLM_ERR_UNSUPPORTED_TYPE);
   TFLM_KERNEL_CHECK(ctx, node, indices.ndims >= 1, TFLM_ERR_BAD_SHAPE);
   p = (tflm_gather_nd_params_t *)tflm_alloc_persistent(ctx, sizeof(*p));
@@ -38,7 +32,7 @@ static tflm_status_t gather_nd_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   TFLM_KERNEL_CHECK(ctx, node, p->depth >= 1 && p->depth <= params.ndims, TFLM_ERR_BAD_SHAPE);
   p->slices = tflm_layout_product(indices.dims, 0, indices.ndims - 1);
   p->slice_bytes = tflm_layout_product(params.dims, p->depth, params.ndims) *
-                   tflm_layout_type_size(params.type);
+                   tflm_type_size(params.type);
   for (k = p->depth - 1; k >= 0; --k) {
     p->dims[k] = params.dims[k];
     p->strides[k] = stride;

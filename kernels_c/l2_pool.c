@@ -32,12 +32,8 @@ static tflm_status_t l2_pool_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   tflm_tensor_t in, out;
   tflm_l2_pool_params_t *p;
   int32_t padding, out_h, out_w;
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 1 && node->outputs_count == 1,
-                    TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, &in) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, &out) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, in.type == TFLM_TYPE_FLOAT32 && out.type == TFLM_TYPE_FLOAT32,
-                    TFLM_ERR_UNSUPPORTED_TYPE);
+  TFLM_KERNEL_TRY(tflm_node_check_io(ctx, node, 1, TFLM_TYPE_BIT(FLOAT32), TFLM_IO_ANY_SHAPE,
+                                     &in, &out));
   TFLM_KERNEL_CHECK(ctx, node, in.ndims == 4 && out.ndims == 4, TFLM_ERR_BAD_SHAPE);
   p = (tflm_l2_pool_params_t *)tflm_alloc_persistent(ctx, sizeof(*p));
   TFLM_KERNEL_CHECK(ctx, node, p != NULL, TFLM_ERR_ARENA_TOO_SMALL);

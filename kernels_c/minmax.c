@@ -31,12 +31,12 @@ TFLM_MINMAX_VALUES(int16_t, int16)
 TFLM_MINMAX_VALUES(int32_t, int32)
 TFLM_MINMAX_VALUES(int64_t, int64)
 
-static const tflm_binary_rows_t tflm_maximum_rows = {tflm_maximum_float, tflm_maximum_int8,
-                                                     tflm_maximum_int16, tflm_maximum_int32,
-                                                     tflm_maximum_int64};
-static const tflm_binary_rows_t tflm_minimum_rows = {tflm_minimum_float, tflm_minimum_int8,
-                                                     tflm_minimum_int16, tflm_minimum_int32,
-                                                     tflm_minimum_int64};
+static const tflm_binary_rows_t tflm_maximum_rows = {
+    tflm_maximum_float, tflm_maximum_int8, tflm_maximum_int16,
+    tflm_maximum_int32, tflm_maximum_int64, NULL, 0};
+static const tflm_binary_rows_t tflm_minimum_rows = {
+    tflm_minimum_float, tflm_minimum_int8, tflm_minimum_int16,
+    tflm_minimum_int32, tflm_minimum_int64, NULL, 0};
 
 /* Persistent op data (fixed-width fields only). */
 typedef struct {

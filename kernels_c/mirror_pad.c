@@ -52,26 +52,15 @@ static tflm_status_t mirror_pad_prepare(tflm_context_t *ctx, tflm_node_t *node) 
   tflm_tensor_t in, paddings, out;
   tflm_mirror_pad_params_t *p;
   tflm_status_t status;
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 2 && node->outputs_count == 1,
-                    TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, &in) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 1, &paddings) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, &out) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node,
-                    in.type == out.type &&
-                        (in.type == TFLM_TYPE_FLOAT32 || in.type == TFLM_TYPE_INT8),
-                    TFLM_ERR_UNSUPPORTED_TYPE);
-  TFLM_KERNEL_CHECK(ctx, node, paddings.data != NULL && paddings.is_constant,
-                    TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node,
-                    paddings.type == TFLM_TYPE_INT32 || paddings.type == TFLM_TYPE_INT64,
-                    TFLM_ERR_UNSUPPORTED_TYPE);
+  TFLM_KERNEL_TRY(tflm_node_check_io(ctx, node, 2, TFLM_TYPE_BIT(FLOAT32) | TFLM_TYPE_BIT(INT8),
+                                     TFLM_IO_ANY_SHAPE, &in, &out));
+  TFLM_KERNEL_TRY(tflm_node_constant_input(ctx, node, 1, TFLM_TYPE_BIT(INT32) | TFLM_TYPE_BIT(INT64), &paddings));
   TFLM_KERNEL_CHECK(ctx, node,
                     in.ndims == out.ndims && tflm_tensor_elements(&paddings) == 2 * in.ndims,
                     TFLM_ERR_BAD_SHAPE);
   p = (tflm_mirror_pad_params_t *)tflm_alloc_persistent(ctx, sizeof(*p));
   TFLM_KERNEL_CHECK(ctx, node, p != NULL, TFLM_ERR_ARENA_TOO_SMALL);
-  p->element_size = tflm_layout_type_size(in.type);
+  p->element_size = tflm_type_size(in.type);
   p->symmetric = tflm_opt_int(node, TFLM_OPT_MIRROR_PAD_MODE, 0) == 1;
   status = mirror_pad_fill(ctx, node, &in, &paddings, &out, p);
   if (status != TFLM_OK) return status;

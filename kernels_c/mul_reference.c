@@ -34,5 +34,6 @@ TFLM_BINARY_ROW(tflm_mul_int32, tflm_mul_params_t, int32_t, int32_t, tflm_mul_in
 TFLM_BINARY_ROW(tflm_mul_int8, tflm_mul_params_t, int8_t, int8_t, tflm_mul_quantized)
 TFLM_BINARY_ROW(tflm_mul_int16, tflm_mul_params_t, int16_t, int16_t, tflm_mul_quantized)
 
-const tflm_binary_rows_t tflm_mul_rows = {tflm_mul_float, tflm_mul_int8, tflm_mul_int16,
-                                          tflm_mul_int32, NULL};
+const tflm_binary_rows_t tflm_mul_rows = {
+    tflm_mul_float, tflm_mul_int8, tflm_mul_int16,
+    tflm_mul_int32, NULL, NULL, 0};

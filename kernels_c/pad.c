@@ -24,14 +24,9 @@ static tflm_status_t pad_views(tflm_context_t *ctx, tflm_node_t *node, tflm_tens
                                    node->outputs_count == 1,
                     TFLM_ERR_BAD_PARAMS);
   TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, in) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 1, paddings) == TFLM_OK, TFLM_ERROR);
+  TFLM_KERNEL_TRY(tflm_node_constant_input(ctx, node, 1, TFLM_TYPE_BIT(INT32) | TFLM_TYPE_BIT(INT64), paddings));
   TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, out) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, in->type == out->type && tflm_layout_type_size(in->type) > 0,
-                    TFLM_ERR_UNSUPPORTED_TYPE);
-  TFLM_KERNEL_CHECK(ctx, node, paddings->data != NULL && paddings->is_constant,
-                    TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node,
-                    paddings->type == TFLM_TYPE_INT32 || paddings->type == TFLM_TYPE_INT64,
+  TFLM_KERNEL_CHECK(ctx, node, in->type == out->type && tflm_type_size(in->type) > 0,
                     TFLM_ERR_UNSUPPORTED_TYPE);
   TFLM_KERNEL_CHECK(ctx, node, tflm_tensor_elements(paddings) == 2 * in->ndims &&
                                    out->ndims == in->ndims,
@@ -55,7 +50,7 @@ static tflm_status_t pad_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   if (status != TFLM_OK) return status;
   p = (tflm_pad_params_t *)tflm_alloc_persistent(ctx, sizeof(*p));
   TFLM_KERNEL_CHECK(ctx, node, p != NULL, TFLM_ERR_ARENA_TOO_SMALL);
-  tflm_layout_view_init(&p->view, tflm_layout_type_size(in.type));
+  tflm_layout_view_init(&p->view, tflm_type_size(in.type));
   tflm_layout_strides(in.dims, in.ndims, in_strides);
   tflm_layout_strides(out.dims, out.ndims, p->view.out_strides);
   for (k = 0; k < in.ndims; ++k) {

@@ -14,7 +14,7 @@ static tflm_status_t tflm_avg_pool_eval(tflm_context_t *ctx, tflm_node_t *node) 
                           : p->type == TFLM_TYPE_INT8  ? tflm_avg_pool_int8
                                                        : tflm_avg_pool_int16;
   tflm_pool_run(p, (const uint8_t *)tflm_node_input_data(ctx, node, 0),
-                (uint8_t *)tflm_node_output_data(ctx, node, 0), tflm_pool_element_size(p->type),
+                (uint8_t *)tflm_node_output_data(ctx, node, 0), tflm_type_size(p->type),
                 fn);
   return TFLM_OK;
 }
@@ -25,7 +25,7 @@ static tflm_status_t tflm_max_pool_eval(tflm_context_t *ctx, tflm_node_t *node) 
                           : p->type == TFLM_TYPE_INT8  ? tflm_max_pool_int8
                                                        : tflm_max_pool_int16;
   tflm_pool_run(p, (const uint8_t *)tflm_node_input_data(ctx, node, 0),
-                (uint8_t *)tflm_node_output_data(ctx, node, 0), tflm_pool_element_size(p->type),
+                (uint8_t *)tflm_node_output_data(ctx, node, 0), tflm_type_size(p->type),
                 fn);
   return TFLM_OK;
 }

@@ -44,11 +44,6 @@ static inline int32_t tflm_pool_round_mean(int32_t sum, int32_t count) {
   return sum > 0 ? (sum + count / 2) / count : (sum - count / 2) / count;
 }
 
-/* Bytes per element of the pooled type. */
-static inline int32_t tflm_pool_element_size(int32_t type) {
-  return type == TFLM_TYPE_FLOAT32 ? 4 : (type == TFLM_TYPE_INT16 ? 2 : 1);
-}
-
 #ifdef __cplusplus
 }
 #endif

@@ -45,8 +45,9 @@ static TFLM_BINARY_ROW(tflm_prelu_int8, tflm_prelu_params_t, int8_t, int8_t,
 static TFLM_BINARY_ROW(tflm_prelu_int16, tflm_prelu_params_t, int16_t, int8_t,
                        tflm_prelu_quantized)
 
-static const tflm_binary_rows_t tflm_prelu_rows = {tflm_prelu_float, tflm_prelu_int8,
-                                                   tflm_prelu_int16, NULL, NULL};
+static const tflm_binary_rows_t tflm_prelu_rows = {
+    tflm_prelu_float, tflm_prelu_int8, tflm_prelu_int16,
+    NULL, NULL, NULL, 0};
 
 static tflm_status_t tflm_prelu_quant(tflm_context_t *ctx, tflm_node_t *node,
                                       const tflm_tensor_t *in, const tflm_tensor_t *out,

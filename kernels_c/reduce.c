@@ -27,11 +27,7 @@ enum { REDUCE_MEAN = 0, REDUCE_SUM = 1, REDUCE_MAX = 2 };
 typedef struct {
   int32_t type;                      /* TFLM_TYPE_* of input and output */
   int32_t kind;                      /* REDUCE_MEAN, REDUCE_SUM or REDUCE_MAX */
-  int32_t dims[TFLM_MAX_DIMS];       /* input dims right-aligned in six (leading 1s) */
-  int32_t out_strides[TFLM_MAX_DIMS];/* output stride of each input axis, 0 when reduced */
-  int32_t in_elements;               /* elements of the input */
-  int32_t out_elements;              /* elements of the output */
-  int32_t count;                     /* input elements per output */
+  tflm_layout_reduction_t shape;     /* the reduced axes and the input walk */
   int32_t multiplier, shift;         /* requantisation (MEAN: 1/count folded in) */
   int32_t input_zero_point;
   int32_t output_zero_point;
@@ -39,57 +35,13 @@ typedef struct {
   int32_t scratch;                   /* handle of the int32 sums (quantised MEAN/SUM) */
 } tflm_reduce_params_t;
 
-/* Marks the reduced axes (bit k: axis k of the input) from the axis tensor. */
-static tflm_status_t reduce_axes(tflm_context_t *ctx, tflm_node_t *node, int32_t ndims,
-                                 int32_t *mask) {
-  tflm_tensor_t axis;
-  int32_t i, n;
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 1, &axis) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, axis.data != NULL && axis.is_constant, TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node, axis.type == TFLM_TYPE_INT32, TFLM_ERR_UNSUPPORTED_TYPE);
-  n = tflm_tensor_elements(&axis);
-  *mask = 0;
-  for (i = 0; i < n; ++i) {
-    int32_t a = tflm_layout_read_index(&axis, i);
-    if (a < 0) a += ndims;
-    TFLM_KERNEL_CHECK(ctx, node, a >= 0 && a < ndims, TFLM_ERR_BAD_PARAMS);
-    *mask |= 1 << a;
-  }
-  return TFLM_OK;
-}
-
-/* Shapes: dims right-aligned, output strides of the kept axes, counts.  Returns 0 when a
- * count does not fit int32 (a zero-sized axis lets the others multiply past 2^31). */
-static int32_t reduce_shapes(const tflm_tensor_t *in, int32_t mask, tflm_reduce_params_t *p) {
-  const int32_t shift = TFLM_MAX_DIMS - in->ndims;
-  int64_t count = 1, stride = 1;
-  int32_t k;
-  for (k = 0; k < TFLM_MAX_DIMS; ++k) {
-    p->dims[k] = k < shift ? 1 : in->dims[k - shift];
-    p->out_strides[k] = 0;
-  }
-  for (k = TFLM_MAX_DIMS - 1; k >= shift; --k) {
-    if (mask & (1 << (k - shift))) {
-      count *= p->dims[k];
-    } else {
-      p->out_strides[k] = (int32_t)stride;
-      stride *= p->dims[k];
-    }
-    if (count > INT32_MAX || stride > INT32_MAX) return 0;
-  }
-  p->count = (int32_t)count;
-  p->out_elements = (int32_t)stride;
-  p->in_elements = tflm_tensor_elements(in);
-  return 1;
-}
-
 /* TFLM folds 1/count into the multiplier at eval; the same integer steps, done once. */
 static void reduce_fold_count(tflm_reduce_params_t *p) {
   int32_t bits = 0;
-  while (bits < 62 && ((int64_t)p->count >> (bits + 1)) != 0) ++bits; /* floor(log2) */
+  while (bits < 62 && ((int64_t)p->shape.count >> (bits + 1)) != 0) ++bits; /* floor(log2) */
   if (bits > 32) bits = 32;
   if (bits > 31 + p->shift) bits = 31 + p->shift;
-  p->multiplier = (int32_t)(((int64_t)p->multiplier << bits) / p->count);
+  p->multiplier = (int32_t)(((int64_t)p->multiplier << bits) / p->shape.count);
   p->shift -= bits;
 }
 
@@ -107,26 +59,16 @@ static tflm_status_t reduce_quantization(tflm_context_t *ctx, tflm_node_t *node,
     return TFLM_OK;
   }
   tflm_quantize_multiplier((double)in->scale / (double)out->scale, &p->multiplier, &p->shift);
-  if (p->kind == REDUCE_MEAN && p->count > 0) reduce_fold_count(p);
-  return tflm_request_scratch(ctx, (uint32_t)p->out_elements * 4u, &p->scratch);
+  if (p->kind == REDUCE_MEAN && p->shape.count > 0) reduce_fold_count(p);
+  return tflm_request_scratch(ctx, (uint32_t)p->shape.out_elements * 4u, &p->scratch);
 }
 
 static tflm_status_t reduce_prepare(tflm_context_t *ctx, tflm_node_t *node, int32_t kind) {
   tflm_tensor_t in, out;
   tflm_reduce_params_t *p;
-  int32_t mask = 0;
-  tflm_status_t status;
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 2 && node->outputs_count == 1,
-                    TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, &in) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, &out) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, in.type == out.type, TFLM_ERR_UNSUPPORTED_TYPE);
-  TFLM_KERNEL_CHECK(ctx, node,
-                    in.type == TFLM_TYPE_FLOAT32 || in.type == TFLM_TYPE_INT8 ||
-                        in.type == TFLM_TYPE_INT16,
-                    TFLM_ERR_UNSUPPORTED_TYPE);
-  status = reduce_axes(ctx, node, in.ndims, &mask);
-  if (status != TFLM_OK) return status;
+  TFLM_KERNEL_TRY(tflm_node_check_io(
+      ctx, node, 2, TFLM_TYPE_BIT(FLOAT32) | TFLM_TYPE_BIT(INT8) | TFLM_TYPE_BIT(INT16),
+      TFLM_IO_ANY_SHAPE, &in, &out));
   p = (tflm_reduce_params_t *)tflm_alloc_persistent(ctx, sizeof(*p));
   TFLM_KERNEL_CHECK(ctx, node, p != NULL, TFLM_ERR_ARENA_TOO_SMALL);
   p->type = in.type;
@@ -134,40 +76,27 @@ static tflm_status_t reduce_prepare(tflm_context_t *ctx, tflm_node_t *node, int3
   p->scratch = -1;
   p->multiplier = 0;
   p->shift = 0;
-  TFLM_KERNEL_CHECK(ctx, node, reduce_shapes(&in, mask, p), TFLM_ERR_BAD_SHAPE);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_tensor_elements(&out) == p->out_elements,
-                    TFLM_ERR_BAD_SHAPE);
+  TFLM_KERNEL_TRY(tflm_layout_reduction_init(ctx, node, &in, &out, &p->shape));
   node->user_data = p;
   if (in.type == TFLM_TYPE_FLOAT32) return TFLM_OK;
   return reduce_quantization(ctx, node, &in, &out, p);
-}
-
-/* Input element walk: idx counts in row-major order, *out_at follows the output offset. */
-static void reduce_next(const tflm_reduce_params_t *p, int32_t *idx, int32_t *out_at) {
-  int32_t k;
-  for (k = TFLM_MAX_DIMS - 1; k >= 0; --k) {
-    ++idx[k];
-    *out_at += p->out_strides[k];
-    if (idx[k] < p->dims[k]) return;
-    *out_at -= p->out_strides[k] * p->dims[k];
-    idx[k] = 0;
-  }
 }
 
 static void reduce_float(const tflm_reduce_params_t *p, const float *in, float *out) {
   int32_t idx[TFLM_MAX_DIMS] = {0, 0, 0, 0, 0, 0};
   int32_t i, at = 0;
   const float init = p->kind == REDUCE_MAX ? -FLT_MAX : 0.0f;
-  for (i = 0; i < p->out_elements; ++i) out[i] = init;
-  for (i = 0; i < p->in_elements; ++i, reduce_next(p, idx, &at)) {
+  for (i = 0; i < p->shape.out_elements; ++i) out[i] = init;
+  for (i = 0; i < p->shape.in_elements;
+       ++i, tflm_layout_reduction_next(&p->shape, idx, &at)) {
     if (p->kind == REDUCE_MAX) {
       out[at] = in[i] > out[at] ? in[i] : out[at];
     } else {
       out[at] = out[at] + in[i];
     }
   }
-  if (p->kind == REDUCE_MEAN && p->count > 0) {
-    for (i = 0; i < p->out_elements; ++i) out[i] = out[i] / (float)p->count;
+  if (p->kind == REDUCE_MEAN && p->shape.count > 0) {
+    for (i = 0; i < p->shape.out_elements; ++i) out[i] = out[i] / (float)p->shape.count;
   }
 }
 
@@ -186,8 +115,9 @@ static void reduce_store(const tflm_reduce_params_t *p, void *out, int32_t i, in
 static void reduce_int_max(const tflm_reduce_params_t *p, const void *in, void *out) {
   int32_t idx[TFLM_MAX_DIMS] = {0, 0, 0, 0, 0, 0};
   int32_t i, at = 0;
-  for (i = 0; i < p->out_elements; ++i) reduce_store(p, out, i, p->qmin);
-  for (i = 0; i < p->in_elements; ++i, reduce_next(p, idx, &at)) {
+  for (i = 0; i < p->shape.out_elements; ++i) reduce_store(p, out, i, p->qmin);
+  for (i = 0; i < p->shape.in_elements;
+       ++i, tflm_layout_reduction_next(&p->shape, idx, &at)) {
     const int32_t value = reduce_load(p, in, i);
     if (value > reduce_load(p, out, at)) reduce_store(p, out, at, value);
   }
@@ -198,13 +128,14 @@ static void reduce_int_sum(const tflm_reduce_params_t *p, const void *in, void *
                            int32_t *sums) {
   int32_t idx[TFLM_MAX_DIMS] = {0, 0, 0, 0, 0, 0};
   int32_t i, at = 0;
-  for (i = 0; i < p->out_elements; ++i) sums[i] = 0;
-  for (i = 0; i < p->in_elements; ++i, reduce_next(p, idx, &at)) {
+  for (i = 0; i < p->shape.out_elements; ++i) sums[i] = 0;
+  for (i = 0; i < p->shape.in_elements;
+       ++i, tflm_layout_reduction_next(&p->shape, idx, &at)) {
     sums[at] = (int32_t)((uint32_t)sums[at] + (uint32_t)reduce_load(p, in, i));
   }
-  for (i = 0; i < p->out_elements; ++i) {
+  for (i = 0; i < p->shape.out_elements; ++i) {
     const int32_t shifted =
-        (int32_t)((int64_t)sums[i] - (int64_t)p->input_zero_point * p->count);
+        (int32_t)((int64_t)sums[i] - (int64_t)p->input_zero_point * p->shape.count);
     /* Wrapping add: the same bits as TFLM's int32 add on every valid model, and defined
      * on crafted zero points. */
     int32_t v = tflm_add_wrap(

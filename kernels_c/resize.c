@@ -40,15 +40,9 @@ static tflm_status_t resize_prepare(tflm_context_t *ctx, tflm_node_t *node, int3
                                     int32_t half_field) {
   tflm_tensor_t in, out;
   tflm_resize_params_t *p;
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 2 && node->outputs_count == 1,
-                    TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, &in) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, &out) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, in.type == out.type, TFLM_ERR_UNSUPPORTED_TYPE);
-  TFLM_KERNEL_CHECK(ctx, node,
-                    in.type == TFLM_TYPE_FLOAT32 || in.type == TFLM_TYPE_INT8 ||
-                        in.type == TFLM_TYPE_INT16,
-                    TFLM_ERR_UNSUPPORTED_TYPE);
+  TFLM_KERNEL_TRY(tflm_node_check_io(
+      ctx, node, 2, TFLM_TYPE_BIT(FLOAT32) | TFLM_TYPE_BIT(INT8) | TFLM_TYPE_BIT(INT16),
+      TFLM_IO_ANY_SHAPE, &in, &out));
   TFLM_KERNEL_CHECK(ctx, node, in.ndims == 4 && out.ndims == 4, TFLM_ERR_BAD_SHAPE);
   TFLM_KERNEL_CHECK(ctx, node, in.dims[0] == out.dims[0] && in.dims[3] == out.dims[3],
                     TFLM_ERR_BAD_SHAPE);
@@ -72,10 +66,6 @@ static tflm_status_t resize_prepare(tflm_context_t *ctx, tflm_node_t *node, int3
   return TFLM_OK;
 }
 
-static int32_t element_size(int32_t type) {
-  return type == TFLM_TYPE_FLOAT32 ? 4 : (type == TFLM_TYPE_INT16 ? 2 : 1);
-}
-
 /* Source index of output index x along an axis of `size` input values. */
 static int32_t nearest_source(const tflm_resize_params_t *p, int32_t x, float scale,
                               int32_t size) {
@@ -93,7 +83,7 @@ static tflm_status_t nearest_eval(tflm_context_t *ctx, tflm_node_t *node) {
   uint8_t *out = (uint8_t *)tflm_node_output_data(ctx, node, 0);
   int32_t b, y, x, k, size;
   TFLM_KERNEL_CHECK(ctx, node, p != NULL && in != NULL && out != NULL, TFLM_ERR_NOT_READY);
-  size = p->depth * element_size(p->type); /* one pixel's bytes */
+  size = p->depth * tflm_type_size(p->type); /* one pixel's bytes */
   for (b = 0; b < p->batches; ++b) {
     for (y = 0; y < p->out_h; ++y) {
       const int32_t in_y = nearest_source(p, y, p->scale_h, p->in_h);

@@ -56,10 +56,8 @@ static void tflm_variable_copy(uint8_t *to, const uint8_t *from, uint32_t bytes)
 }
 
 static tflm_status_t tflm_read_variable_prepare(tflm_context_t *ctx, tflm_node_t *node) {
-  tflm_tensor_t handle;
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 1 && node->outputs_count == 1,
-                    TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, &handle) == TFLM_OK, TFLM_ERROR);
+  tflm_tensor_t handle, out;
+  TFLM_KERNEL_TRY(tflm_node_check_io(ctx, node, 1, 0, TFLM_IO_ANY_SHAPE, &handle, &out));
   TFLM_KERNEL_CHECK(ctx, node, handle.type == TFLM_TYPE_RESOURCE, TFLM_ERR_UNSUPPORTED_TYPE);
   TFLM_KERNEL_CHECK(ctx, node, tflm_tensor_elements(&handle) == 1, TFLM_ERR_BAD_SHAPE);
   return TFLM_OK;

@@ -12,19 +12,11 @@ static tflm_status_t reverse_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   tflm_tensor_t in, axis, out;
   tflm_layout_view_t view;
   int32_t k, i;
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 2 && node->outputs_count == 1,
-                    TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, &in) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 1, &axis) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, &out) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, in.type == out.type && tflm_layout_type_size(in.type) > 0,
-                    TFLM_ERR_UNSUPPORTED_TYPE);
+  TFLM_KERNEL_TRY(tflm_node_check_io(ctx, node, 2, TFLM_TYPES_SIZED, TFLM_IO_ANY_SHAPE, &in, &out));
+  TFLM_KERNEL_TRY(tflm_node_constant_input(ctx, node, 1, TFLM_TYPE_BIT(INT32) | TFLM_TYPE_BIT(INT64), &axis));
   TFLM_KERNEL_CHECK(ctx, node, in.bytes == out.bytes && in.ndims <= TFLM_MAX_DIMS,
                     TFLM_ERR_BAD_SHAPE);
-  TFLM_KERNEL_CHECK(ctx, node, axis.data != NULL && axis.is_constant, TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node, axis.type == TFLM_TYPE_INT32 || axis.type == TFLM_TYPE_INT64,
-                    TFLM_ERR_UNSUPPORTED_TYPE);
-  tflm_layout_view_init(&view, tflm_layout_type_size(in.type));
+  tflm_layout_view_init(&view, tflm_type_size(in.type));
   tflm_layout_strides(in.dims, in.ndims, view.in_strides);
   tflm_layout_strides(in.dims, in.ndims, view.out_strides);
   for (k = 0; k < in.ndims; ++k) view.dims[k] = in.dims[k];

@@ -100,13 +100,8 @@ static tflm_status_t tflm_floor_mod_prepare(tflm_context_t *ctx, tflm_node_t *no
 
 static tflm_status_t tflm_round_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   tflm_tensor_t in, out;
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 1 && node->outputs_count == 1,
-                    TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, &in) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, &out) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, in.type == TFLM_TYPE_FLOAT32 && out.type == TFLM_TYPE_FLOAT32,
-                    TFLM_ERR_UNSUPPORTED_TYPE);
-  TFLM_KERNEL_CHECK(ctx, node, in.bytes == out.bytes, TFLM_ERR_BAD_SHAPE);
+  TFLM_KERNEL_TRY(tflm_node_check_io(ctx, node, 1, TFLM_TYPE_BIT(FLOAT32), TFLM_IO_SAME_COUNT,
+                                     &in, &out));
   return TFLM_OK;
 }
 

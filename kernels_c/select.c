@@ -19,13 +19,9 @@ typedef struct {
 static tflm_status_t tflm_select_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   tflm_tensor_t in[3], out;
   tflm_select_params_t *p;
-  tflm_status_t status;
-  p = (tflm_select_params_t *)tflm_alloc_persistent(ctx, sizeof(*p));
-  TFLM_KERNEL_CHECK(ctx, node, p != NULL, TFLM_ERR_ARENA_TOO_SMALL);
-  status = tflm_elementwise_prepare(ctx, node, 3, in, &out, &p->shape);
-  if (status != TFLM_OK) {
-    return status;
-  }
+  void *data;
+  TFLM_KERNEL_TRY(tflm_elementwise_alloc(ctx, node, sizeof(*p), 3, in, &out, &data));
+  p = (tflm_select_params_t *)data;
   TFLM_KERNEL_CHECK(ctx, node, in[0].type == TFLM_TYPE_BOOL, TFLM_ERR_UNSUPPORTED_TYPE);
   TFLM_KERNEL_CHECK(ctx, node, in[1].type == out.type && in[2].type == out.type,
                     TFLM_ERR_UNSUPPORTED_TYPE);
@@ -33,8 +29,7 @@ static tflm_status_t tflm_select_prepare(tflm_context_t *ctx, tflm_node_t *node)
                     out.type == TFLM_TYPE_FLOAT32 || out.type == TFLM_TYPE_INT8 ||
                         out.type == TFLM_TYPE_INT16, /* TFLM's SELECT_V2 types */
                     TFLM_ERR_UNSUPPORTED_TYPE);
-  p->elem_size = tflm_elementwise_type_size(out.type);
-  node->user_data = p;
+  p->elem_size = tflm_type_size(out.type);
   return TFLM_OK;
 }
 

@@ -60,10 +60,7 @@ static tflm_status_t shape_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   tflm_tensor_t in, out;
   tflm_shape_params_t *p;
   int32_t i;
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 1 && node->outputs_count == 1,
-                    TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, &in) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, &out) == TFLM_OK, TFLM_ERROR);
+  TFLM_KERNEL_TRY(tflm_node_check_io(ctx, node, 1, 0, TFLM_IO_ANY_SHAPE, &in, &out));
   TFLM_KERNEL_CHECK(ctx, node, out.type == TFLM_TYPE_INT32 || out.type == TFLM_TYPE_INT64,
                     TFLM_ERR_UNSUPPORTED_TYPE);
   TFLM_KERNEL_CHECK(ctx, node, tflm_tensor_elements(&out) == in.ndims, TFLM_ERR_BAD_SHAPE);

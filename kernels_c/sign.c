@@ -10,17 +10,9 @@
 
 static tflm_status_t tflm_sign_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   tflm_tensor_t in, out;
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 1 && node->outputs_count == 1,
-                    TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, &in) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, &out) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node,
-                    in.type == out.type &&
-                        (in.type == TFLM_TYPE_FLOAT32 || in.type == TFLM_TYPE_FLOAT64 ||
-                         in.type == TFLM_TYPE_INT32),
-                    TFLM_ERR_UNSUPPORTED_TYPE);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_tensor_elements(&in) == tflm_tensor_elements(&out),
-                    TFLM_ERR_BAD_SHAPE);
+  TFLM_KERNEL_TRY(tflm_node_check_io(
+      ctx, node, 1, TFLM_TYPE_BIT(FLOAT32) | TFLM_TYPE_BIT(FLOAT64) | TFLM_TYPE_BIT(INT32),
+      TFLM_IO_SAME_COUNT, &in, &out));
   return TFLM_OK;
 }
 

@@ -16,18 +16,11 @@
 static tflm_status_t slice_views(tflm_context_t *ctx, tflm_node_t *node, int32_t count,
                                  tflm_tensor_t *in, tflm_tensor_t *out, tflm_tensor_t *idx) {
   int32_t k;
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == count && node->outputs_count == 1,
-                    TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, in) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, out) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, in->type == out->type && tflm_layout_type_size(in->type) > 0,
-                    TFLM_ERR_UNSUPPORTED_TYPE);
+  TFLM_KERNEL_TRY(
+      tflm_node_check_io(ctx, node, count, TFLM_TYPES_SIZED, TFLM_IO_ANY_SHAPE, in, out));
   for (k = 1; k < count; ++k) {
     tflm_tensor_t *t = &idx[k - 1];
-    TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, k, t) == TFLM_OK, TFLM_ERROR);
-    TFLM_KERNEL_CHECK(ctx, node, t->data != NULL && t->is_constant, TFLM_ERR_BAD_PARAMS);
-    TFLM_KERNEL_CHECK(ctx, node, t->type == TFLM_TYPE_INT32 || t->type == TFLM_TYPE_INT64,
-                      TFLM_ERR_UNSUPPORTED_TYPE);
+    TFLM_KERNEL_TRY(tflm_node_constant_input(ctx, node, k, TFLM_TYPE_BIT(INT32) | TFLM_TYPE_BIT(INT64), t));
     TFLM_KERNEL_CHECK(ctx, node, tflm_tensor_elements(t) == in->ndims, TFLM_ERR_BAD_SHAPE);
   }
   return TFLM_OK;
@@ -41,7 +34,7 @@ static tflm_status_t slice_keep(tflm_context_t *ctx, tflm_node_t *node, const tf
   tflm_layout_view_t view;
   int32_t strides[TFLM_MAX_DIMS];
   int32_t k, elements = 1;
-  tflm_layout_view_init(&view, tflm_layout_type_size(in->type));
+  tflm_layout_view_init(&view, tflm_type_size(in->type));
   tflm_layout_strides(in->dims, in->ndims, strides);
   for (k = 0; k < in->ndims; ++k) {
     view.dims[k] = count[k];

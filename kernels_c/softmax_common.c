@@ -95,13 +95,8 @@ tflm_status_t tflm_softmax_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   tflm_tensor_t input, output;
   tflm_softmax_params_t *p;
   uint32_t size = (uint32_t)sizeof(tflm_softmax_params_t);
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 1 && node->outputs_count == 1,
-                    TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, &input) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, &output) == TFLM_OK, TFLM_ERROR);
+  TFLM_KERNEL_TRY(tflm_node_check_io(ctx, node, 1, 0, TFLM_IO_SAME_COUNT, &input, &output));
   TFLM_KERNEL_CHECK(ctx, node, input.ndims >= 1, TFLM_ERR_BAD_SHAPE);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_tensor_elements(&input) == tflm_tensor_elements(&output),
-                    TFLM_ERR_BAD_SHAPE);
   if (input.type == TFLM_TYPE_INT16) {
     size = (uint32_t)sizeof(tflm_softmax_int16_data_t);
   }

@@ -3,6 +3,7 @@
 #ifndef TFLM_SOFTMAX_COMMON_H
 #define TFLM_SOFTMAX_COMMON_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "tflm_kernel.h"
@@ -38,6 +39,16 @@ typedef struct {
 /* Validates the node, computes TFLM's parameters (and the int16 tables) and stores a
  * tflm_softmax_params_t (tflm_softmax_int16_data_t for int16 input) in node->user_data. */
 tflm_status_t tflm_softmax_prepare(tflm_context_t *ctx, tflm_node_t *node);
+
+/* Stores output c of an int8-input row: into out8 (int8) when it is not NULL, else into
+ * out16 (int16), saturated to the type as TFLM. */
+static inline void tflm_softmax_store(int8_t *out8, int16_t *out16, int32_t c, int32_t value) {
+  if (out8 != NULL) {
+    out8[c] = (int8_t)(value > 127 ? 127 : (value < -128 ? -128 : value));
+  } else {
+    out16[c] = (int16_t)(value > 32767 ? 32767 : (value < -32768 ? -32768 : value));
+  }
+}
 
 #ifdef __cplusplus
 }

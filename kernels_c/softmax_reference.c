@@ -74,7 +74,6 @@ static int32_t tflm_softmax_row_int8(const tflm_softmax_params_t *p, const int8_
                                      int8_t *out8, int16_t *out16) {
   const int32_t out_bits = out8 != NULL ? 8 : 16;
   const int32_t out_min = out8 != NULL ? -128 : -32768;
-  const int32_t out_max = out8 != NULL ? 127 : 32767;
   int32_t max = -128, reciprocal, shift, c;
   for (c = 0; c < p->depth; ++c) {
     max = in[c] > max ? in[c] : max;
@@ -90,13 +89,8 @@ static int32_t tflm_softmax_row_int8(const tflm_softmax_params_t *p, const int8_
       int32_t exp_q31 = tflm_softmax_exp(p, diff);
       int32_t prob = tflm_saturating_rounding_doubling_high_mul(reciprocal, exp_q31);
       value = tflm_rounding_divide_by_pot(prob, shift) + out_min;
-      value = value > out_max ? out_max : (value < out_min ? out_min : value);
     }
-    if (out8 != NULL) {
-      out8[c] = (int8_t)value;
-    } else {
-      out16[c] = (int16_t)value;
-    }
+    tflm_softmax_store(out8, out16, c, value);
   }
   return 1;
 }

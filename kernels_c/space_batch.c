@@ -87,19 +87,13 @@ static tflm_status_t space_batch_prepare(tflm_context_t *ctx, tflm_node_t *node,
   tflm_tensor_t in, out;
   tflm_space_batch_params_t *p;
   tflm_status_t status;
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 3 && node->outputs_count == 1,
-                    TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, &in) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, &out) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node,
-                    in.type == out.type &&
-                        (in.type == TFLM_TYPE_FLOAT32 || in.type == TFLM_TYPE_INT8),
-                    TFLM_ERR_UNSUPPORTED_TYPE);
+  TFLM_KERNEL_TRY(tflm_node_check_io(ctx, node, 3, TFLM_TYPE_BIT(FLOAT32) | TFLM_TYPE_BIT(INT8),
+                                     TFLM_IO_ANY_SHAPE, &in, &out));
   TFLM_KERNEL_CHECK(ctx, node, (in.ndims == 3 || in.ndims == 4) && out.ndims == in.ndims,
                     TFLM_ERR_BAD_SHAPE);
   p = (tflm_space_batch_params_t *)tflm_alloc_persistent(ctx, sizeof(*p));
   TFLM_KERNEL_CHECK(ctx, node, p != NULL, TFLM_ERR_ARENA_TOO_SMALL);
-  p->element_size = tflm_layout_type_size(in.type);
+  p->element_size = tflm_type_size(in.type);
   p->to_batch = to_batch;
   p->pad_value = out.type == TFLM_TYPE_INT8 ? out.zero_point : 0;
   status = space_batch_params(ctx, node, &in, &out, p);

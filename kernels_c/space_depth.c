@@ -12,12 +12,7 @@
 
 static tflm_status_t block_views(tflm_context_t *ctx, tflm_node_t *node, int32_t field,
                                  tflm_tensor_t *in, tflm_tensor_t *out, int32_t *block) {
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 1 && node->outputs_count == 1,
-                    TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, in) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, out) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, in->type == out->type && tflm_layout_type_size(in->type) > 0,
-                    TFLM_ERR_UNSUPPORTED_TYPE);
+  TFLM_KERNEL_TRY(tflm_node_check_io(ctx, node, 1, TFLM_TYPES_SIZED, TFLM_IO_ANY_SHAPE, in, out));
   TFLM_KERNEL_CHECK(ctx, node, in->ndims == 4 && out->ndims == 4, TFLM_ERR_BAD_SHAPE);
   *block = tflm_opt_int(node, field, 0);
   TFLM_KERNEL_CHECK(ctx, node, *block >= 1, TFLM_ERR_BAD_PARAMS);
@@ -37,7 +32,7 @@ static tflm_status_t depth_to_space_prepare(tflm_context_t *ctx, tflm_node_t *no
   TFLM_KERNEL_CHECK(ctx, node, in.dims[3] == b * b * c && out.dims[1] == in.dims[1] * b &&
                                    out.dims[2] == in.dims[2] * b,
                     TFLM_ERR_BAD_SHAPE);
-  tflm_layout_view_init(&v, tflm_layout_type_size(in.type));
+  tflm_layout_view_init(&v, tflm_type_size(in.type));
   v.dims[0] = in.dims[0];
   v.dims[1] = in.dims[1];
   v.dims[2] = b;
@@ -65,7 +60,7 @@ static tflm_status_t space_to_depth_prepare(tflm_context_t *ctx, tflm_node_t *no
   TFLM_KERNEL_CHECK(ctx, node, out.dims[3] == b * b * c && in.dims[1] == out.dims[1] * b &&
                                    in.dims[2] == out.dims[2] * b,
                     TFLM_ERR_BAD_SHAPE);
-  tflm_layout_view_init(&v, tflm_layout_type_size(in.type));
+  tflm_layout_view_init(&v, tflm_type_size(in.type));
   v.dims[0] = out.dims[0];
   v.dims[1] = out.dims[1];
   v.dims[2] = out.dims[2];

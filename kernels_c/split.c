@@ -19,7 +19,7 @@ static tflm_status_t split_prepare_axis(tflm_context_t *ctx, tflm_node_t *node, 
   tflm_layout_pieces_t *p;
   int32_t k, size;
   TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, joined, &in) == TFLM_OK, TFLM_ERROR);
-  size = tflm_layout_type_size(in.type);
+  size = tflm_type_size(in.type);
   TFLM_KERNEL_CHECK(ctx, node, size > 0, TFLM_ERR_UNSUPPORTED_TYPE);
   if (axis < 0) axis += in.ndims;
   if (axis_out < 0) axis_out = axis;
@@ -48,33 +48,31 @@ static tflm_status_t split_prepare_axis(tflm_context_t *ctx, tflm_node_t *node, 
 static tflm_status_t constant_axis(tflm_context_t *ctx, tflm_node_t *node, int32_t index,
                                    int32_t *axis) {
   tflm_tensor_t t;
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, index, &t) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, t.data != NULL && t.is_constant, TFLM_ERR_BAD_PARAMS);
+  TFLM_KERNEL_TRY(tflm_node_constant_input(ctx, node, index, TFLM_TYPE_BIT(INT32) | TFLM_TYPE_BIT(INT64), &t));
   TFLM_KERNEL_CHECK(ctx, node, tflm_tensor_elements(&t) == 1, TFLM_ERR_BAD_SHAPE);
-  TFLM_KERNEL_CHECK(ctx, node, t.type == TFLM_TYPE_INT32 || t.type == TFLM_TYPE_INT64,
-                    TFLM_ERR_UNSUPPORTED_TYPE);
   *axis = tflm_layout_read_index(&t, 0);
   return TFLM_OK;
 }
 
+/* SPLIT and SPLIT_V: `inputs` inputs, the axis a constant input, the data another. */
+static tflm_status_t split_prepare_inputs(tflm_context_t *ctx, tflm_node_t *node,
+                                          int32_t inputs, int32_t axis_input,
+                                          int32_t data_input) {
+  int32_t axis = 0;
+  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == inputs && node->outputs_count >= 1,
+                    TFLM_ERR_BAD_PARAMS);
+  TFLM_KERNEL_TRY(constant_axis(ctx, node, axis_input, &axis));
+  return split_prepare_axis(ctx, node, data_input, axis, -1);
+}
+
 /* SPLIT: inputs (axis, input). */
 static tflm_status_t split_prepare(tflm_context_t *ctx, tflm_node_t *node) {
-  int32_t axis = 0;
-  tflm_status_t status;
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 2 && node->outputs_count >= 1,
-                    TFLM_ERR_BAD_PARAMS);
-  status = constant_axis(ctx, node, 0, &axis);
-  return status != TFLM_OK ? status : split_prepare_axis(ctx, node, 1, axis, -1);
+  return split_prepare_inputs(ctx, node, 2, 0, 1);
 }
 
 /* SPLIT_V: inputs (input, size_splits, axis). */
 static tflm_status_t split_v_prepare(tflm_context_t *ctx, tflm_node_t *node) {
-  int32_t axis = 0;
-  tflm_status_t status;
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 3 && node->outputs_count >= 1,
-                    TFLM_ERR_BAD_PARAMS);
-  status = constant_axis(ctx, node, 2, &axis);
-  return status != TFLM_OK ? status : split_prepare_axis(ctx, node, 0, axis, -1);
+  return split_prepare_inputs(ctx, node, 3, 2, 0);
 }
 
 /* UNPACK: the outputs drop the axis, so their dims from `axis` on are the input's after it. */

@@ -52,8 +52,9 @@ static TFLM_BINARY_ROW(tflm_sqdiff_int8, tflm_sqdiff_params_t, int8_t, int8_t,
 static TFLM_BINARY_ROW(tflm_sqdiff_int16, tflm_sqdiff_params_t, int16_t, int16_t,
                        tflm_sqdiff_quantized)
 
-static const tflm_binary_rows_t tflm_sqdiff_rows = {tflm_sqdiff_float, tflm_sqdiff_int8,
-                                                    tflm_sqdiff_int16, tflm_sqdiff_int32, NULL};
+static const tflm_binary_rows_t tflm_sqdiff_rows = {
+    tflm_sqdiff_float, tflm_sqdiff_int8, tflm_sqdiff_int16,
+    tflm_sqdiff_int32, NULL, NULL, 0};
 
 static int32_t tflm_sqdiff_quant_params(const tflm_tensor_t *in, const tflm_tensor_t *out,
                                         tflm_sqdiff_params_t *p) {

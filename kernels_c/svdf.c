@@ -213,14 +213,11 @@ typedef struct {
 
 static tflm_status_t fetch_views(tflm_context_t *ctx, tflm_node_t *node, svdf_views_t *v) {
   tflm_status_t status;
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 5 && node->outputs_count == 1,
-                    TFLM_ERR_BAD_PARAMS);
-  status = tflm_node_input(ctx, node, 0, &v->input);
-  if (status == TFLM_OK) status = tflm_node_input(ctx, node, 1, &v->features);
+  TFLM_KERNEL_TRY(tflm_node_check_io(ctx, node, 5, 0, TFLM_IO_ANY_SHAPE, &v->input, &v->output));
+  status = tflm_node_input(ctx, node, 1, &v->features);
   if (status == TFLM_OK) status = tflm_node_input(ctx, node, 2, &v->weights_time);
   if (status == TFLM_OK) status = tflm_node_input(ctx, node, 3, &v->bias);
   if (status == TFLM_OK) status = tflm_node_input(ctx, node, 4, &v->state);
-  if (status == TFLM_OK) status = tflm_node_output(ctx, node, 0, &v->output);
   return status;
 }
 

@@ -5,22 +5,6 @@
 
 #include "tflm_quant.h"
 
-int32_t tflm_elementwise_type_size(int32_t type) {
-  switch (type) {
-    case TFLM_TYPE_FLOAT32:
-    case TFLM_TYPE_INT32:
-    case TFLM_TYPE_UINT32: return 4;
-    case TFLM_TYPE_INT16:
-    case TFLM_TYPE_UINT16: return 2;
-    case TFLM_TYPE_INT8:
-    case TFLM_TYPE_UINT8:
-    case TFLM_TYPE_BOOL: return 1;
-    case TFLM_TYPE_INT64:
-    case TFLM_TYPE_FLOAT64: return 8;
-    default: return 0;
-  }
-}
-
 /* Strides of one input indexed with the 6-D output index; 0 on broadcast dimensions. */
 static int32_t tflm_broadcast_strides(const tflm_tensor_t *view, const int32_t *out_dims,
                                       int32_t *strides) {
@@ -73,15 +57,24 @@ tflm_status_t tflm_elementwise_prepare(tflm_context_t *ctx, tflm_node_t *node, i
                                        tflm_tensor_t *inputs, tflm_tensor_t *output,
                                        tflm_broadcast_t *b) {
   int32_t i;
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == count && node->outputs_count == 1,
-                    TFLM_ERR_BAD_PARAMS);
-  for (i = 0; i < count; ++i) {
+  TFLM_KERNEL_TRY(tflm_node_check_io(ctx, node, count, 0, TFLM_IO_ANY_SHAPE, inputs, output));
+  for (i = 1; i < count; ++i) {
     TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, i, &inputs[i]) == TFLM_OK,
                       TFLM_ERROR);
   }
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, output) == TFLM_OK, TFLM_ERROR);
   TFLM_KERNEL_CHECK(ctx, node, tflm_broadcast_init(b, inputs, count, output),
                     TFLM_ERR_BAD_SHAPE);
+  return TFLM_OK;
+}
+
+tflm_status_t tflm_elementwise_alloc(tflm_context_t *ctx, tflm_node_t *node, uint32_t size,
+                                     int32_t count, tflm_tensor_t *inputs,
+                                     tflm_tensor_t *output, void **data) {
+  tflm_broadcast_t *b = (tflm_broadcast_t *)tflm_alloc_persistent(ctx, size);
+  TFLM_KERNEL_CHECK(ctx, node, b != NULL, TFLM_ERR_ARENA_TOO_SMALL);
+  TFLM_KERNEL_TRY(tflm_elementwise_prepare(ctx, node, count, inputs, output, b));
+  node->user_data = b;
+  *data = b;
   return TFLM_OK;
 }
 
@@ -147,6 +140,7 @@ static tflm_elementwise_row_fn tflm_binary_row(const tflm_binary_rows_t *rows, i
     case TFLM_TYPE_INT16: return rows->int16;
     case TFLM_TYPE_INT32: return rows->int32;
     case TFLM_TYPE_INT64: return rows->int64;
+    case TFLM_TYPE_BOOL: return rows->boolean;
     default: return NULL;
   }
 }
@@ -155,39 +149,38 @@ tflm_status_t tflm_binary_prepare(tflm_context_t *ctx, tflm_node_t *node, size_t
                                   const tflm_binary_rows_t *rows, int32_t activation,
                                   int32_t same_types, tflm_tensor_t *in, tflm_tensor_t *out,
                                   void **data) {
-  tflm_binary_t *p = (tflm_binary_t *)tflm_alloc_persistent(ctx, size);
-  tflm_status_t status;
-  TFLM_KERNEL_CHECK(ctx, node, p != NULL, TFLM_ERR_ARENA_TOO_SMALL);
-  status = tflm_elementwise_prepare(ctx, node, 2, in, out, &p->shape);
-  if (status != TFLM_OK) {
-    return status;
-  }
+  tflm_binary_t *p;
+  TFLM_KERNEL_TRY(tflm_elementwise_alloc(ctx, node, (uint32_t)size, 2, in, out, data));
+  p = (tflm_binary_t *)*data;
   TFLM_KERNEL_CHECK(ctx, node,
-                    in[0].type == out->type && (!same_types || in[1].type == out->type),
+                    out->type == (rows->bool_output ? TFLM_TYPE_BOOL : in[0].type) &&
+                        (!same_types || in[1].type == in[0].type),
                     TFLM_ERR_UNSUPPORTED_TYPE);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_binary_row(rows, out->type) != NULL,
+  TFLM_KERNEL_CHECK(ctx, node, tflm_binary_row(rows, in[0].type) != NULL,
                     TFLM_ERR_UNSUPPORTED_TYPE);
-  p->type = out->type;
+  p->type = in[0].type;
   p->second_type = in[1].type;
   tflm_activation_range_float(activation, &p->act_min_f, &p->act_max_f);
   tflm_activation_range_int32(activation, &p->act_min, &p->act_max);
-  node->user_data = p;
-  *data = p;
+  return TFLM_OK;
+}
+
+tflm_status_t tflm_binary_run(tflm_context_t *ctx, const tflm_node_t *node,
+                              const tflm_binary_t *p, const tflm_binary_rows_t *rows) {
+  const void *in[2];
+  int32_t sizes[2];
+  in[0] = tflm_node_input_data(ctx, node, 0);
+  in[1] = tflm_node_input_data(ctx, node, 1);
+  sizes[0] = tflm_type_size(p->type);
+  sizes[1] = tflm_type_size(p->second_type);
+  tflm_broadcast_run(&p->shape, p, 2, in, sizes, tflm_node_output_data(ctx, node, 0),
+                     rows->bool_output ? 1 : sizes[0], tflm_binary_row(rows, p->type));
   return TFLM_OK;
 }
 
 tflm_status_t tflm_binary_eval(tflm_context_t *ctx, tflm_node_t *node,
                                const tflm_binary_rows_t *rows) {
-  const tflm_binary_t *p = (const tflm_binary_t *)node->user_data;
-  const void *in[2];
-  int32_t sizes[2];
-  in[0] = tflm_node_input_data(ctx, node, 0);
-  in[1] = tflm_node_input_data(ctx, node, 1);
-  sizes[0] = tflm_elementwise_type_size(p->type);
-  sizes[1] = tflm_elementwise_type_size(p->second_type);
-  tflm_broadcast_run(&p->shape, p, 2, in, sizes, tflm_node_output_data(ctx, node, 0), sizes[0],
-                     tflm_binary_row(rows, p->type));
-  return TFLM_OK;
+  return tflm_binary_run(ctx, node, (const tflm_binary_t *)node->user_data, rows);
 }
 
 double tflm_binary_rescale_inputs(const tflm_tensor_t *in, const tflm_tensor_t *out,
@@ -207,6 +200,41 @@ double tflm_binary_rescale_inputs(const tflm_tensor_t *in, const tflm_tensor_t *
   tflm_quantize_multiplier((double)in[1].scale / (double)twice_max_input_scale,
                            &r->input2_multiplier, &r->input2_shift);
   return (double)twice_max_input_scale;
+}
+
+int32_t tflm_binary_rescale_sum(const tflm_tensor_t *in, const tflm_tensor_t *out,
+                                tflm_binary_rescale_t *r) {
+  const double twice_max_input_scale =
+      tflm_binary_rescale_inputs(in, out, out->type == TFLM_TYPE_INT16 ? 15 : 20, r);
+  double real_out;
+  if (twice_max_input_scale == 0.0) {
+    return 0;
+  }
+  real_out =
+      twice_max_input_scale / ((double)((int32_t)1 << r->left_shift) * (double)out->scale);
+  tflm_quantize_multiplier(real_out, &r->output_multiplier, &r->output_shift);
+  /* QuantizeMultiplierSmallerThanOneExp insists on multipliers below one. */
+  return real_out < 1.0;
+}
+
+tflm_status_t tflm_binary_sum_prepare(tflm_context_t *ctx, tflm_node_t *node,
+                                      const tflm_binary_rows_t *rows, int32_t activation) {
+  tflm_tensor_t in[2], out;
+  void *data;
+  tflm_binary_sum_t *p;
+  int32_t qmin, qmax;
+  TFLM_KERNEL_TRY(
+      tflm_binary_prepare(ctx, node, sizeof(*p), rows, activation, 1, in, &out, &data));
+  p = (tflm_binary_sum_t *)data;
+  if (out.type != TFLM_TYPE_INT8 && out.type != TFLM_TYPE_INT16) {
+    return TFLM_OK;
+  }
+  TFLM_KERNEL_CHECK(ctx, node, tflm_binary_rescale_sum(in, &out, &p->rescale),
+                    TFLM_ERR_BAD_PARAMS);
+  tflm_binary_type_range(out.type, &qmin, &qmax);
+  tflm_activation_range_quantized(activation, out.scale, out.zero_point, qmin, qmax,
+                                  &p->binary.act_min, &p->binary.act_max);
+  return TFLM_OK;
 }
 
 void tflm_binary_type_range(int32_t type, int32_t *qmin, int32_t *qmax) {

@@ -1,6 +1,6 @@
 /* Shared plumbing of the elementwise kernels (SUB, MUL, MAXIMUM, comparisons, SELECT_V2 ...):
- * numpy-style broadcasting of up to three inputs to the output shape (up to 6-D), element
- * sizes, and the integer activation range.
+ * numpy-style broadcasting of up to three inputs to the output shape (up to 6-D) and the
+ * integer activation range (element sizes: tflm_type_size of the kernel API).
  *
  * Broadcasting: every input is right-aligned against the output shape; a dimension of an
  * input is either the output's or 1 (then the input is repeated along it).  The walk calls
@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "tflm_kernel.h"
+#include "tflm_quant.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -33,9 +34,6 @@ typedef struct {
 typedef void (*tflm_elementwise_row_fn)(const void *params, const void *const *in,
                                         const int32_t *step, void *out, int32_t n);
 
-/* Bytes per element of a TFLM_TYPE_*; 0 for types the elementwise kernels do not handle. */
-int32_t tflm_elementwise_type_size(int32_t type);
-
 /* Fills *b for `count` inputs broadcast to the output shape; returns 0 when an input does
  * not broadcast to it. */
 int32_t tflm_broadcast_init(tflm_broadcast_t *b, const tflm_tensor_t *inputs, int32_t count,
@@ -47,6 +45,12 @@ tflm_status_t tflm_elementwise_prepare(tflm_context_t *ctx, tflm_node_t *node, i
                                        tflm_tensor_t *inputs, tflm_tensor_t *output,
                                        tflm_broadcast_t *b);
 
+/* tflm_elementwise_prepare into `size` bytes of persistent op data that start with a
+ * tflm_broadcast_t; *data (and node->user_data) get the op data. */
+tflm_status_t tflm_elementwise_alloc(tflm_context_t *ctx, tflm_node_t *node, uint32_t size,
+                                     int32_t count, tflm_tensor_t *inputs,
+                                     tflm_tensor_t *output, void **data);
+
 /* Runs `row` over the whole output.  in[i] has elements of in_size[i] bytes, the output of
  * out_size bytes; `count` inputs (1..3). */
 void tflm_broadcast_run(const tflm_broadcast_t *b, const void *params, int32_t count,
@@ -57,24 +61,27 @@ void tflm_broadcast_run(const tflm_broadcast_t *b, const void *params, int32_t c
 void tflm_activation_range_int32(int32_t activation, int32_t *lo, int32_t *hi);
 
 
-/* ---- Binary ops (SUB, MUL, DIV, SQUARED_DIFFERENCE, PRELU, MINIMUM/MAXIMUM) ----
+/* ---- Binary ops (ADD, SUB, MUL, DIV, SQUARED_DIFFERENCE, PRELU, MINIMUM/MAXIMUM, the
+ * comparisons, LOGICAL_AND/OR) ----
  * Each op keeps a tflm_binary_t first in its persistent data, lists one row function per
- * output type (NULL where it refuses the type), and writes only its element function;
+ * type of input 0 (NULL where it refuses the type), and writes only its element function;
  * prepare, the type checks and the eval dispatch are these. */
 
 /* The fields every binary op's persistent data starts with (fixed-width fields only). */
 typedef struct {
   tflm_broadcast_t shape;
-  int32_t type;               /* TFLM_TYPE_* of input 0 and the output */
+  int32_t type;               /* TFLM_TYPE_* of input 0 (and of the output, unless bool) */
   int32_t second_type;        /* TFLM_TYPE_* of input 1 (PRELU's alpha may differ) */
   int32_t act_min, act_max;   /* int32 clamp of the fused activation (quantised ops
                                * overwrite it with the quantised range) */
   float act_min_f, act_max_f; /* float clamp of the fused activation */
 } tflm_binary_t;
 
-/* Row functions of one binary op by output type; NULL where the op refuses the type. */
+/* Row functions of one binary op by the type of input 0; NULL where the op refuses it. */
 typedef struct {
-  tflm_elementwise_row_fn float32, int8, int16, int32, int64;
+  tflm_elementwise_row_fn float32, int8, int16, int32, int64, boolean;
+  int32_t bool_output; /* 1: the output is bool whatever the inputs (comparisons, logical
+                        * ops); 0: the output has input 0's type */
 } tflm_binary_rows_t;
 
 /* Input rescaling of the quantised SUB / SQUARED_DIFFERENCE family: both inputs shifted
@@ -88,26 +95,43 @@ typedef struct {
 } tflm_binary_rescale_t;
 
 /* Allocates `size` bytes of persistent op data (a tflm_binary_t first), fills the broadcast
- * layout, the types and the activation ranges, and checks that the op has a row for the
- * output type and, when `same_types`, that both inputs have the output's type.  The views
- * are left in in[2] / *out for the op's quantised parameters; *data gets the op data, which
- * is also node->user_data. */
+ * layout, the types and the activation ranges, and checks that the op has a row for input
+ * 0's type, that the output has that type (bool for rows->bool_output) and, when
+ * `same_types`, that input 1 has it too.  The views are left in in[2] / *out for the op's
+ * quantised parameters; *data gets the op data, which is also node->user_data. */
 tflm_status_t tflm_binary_prepare(tflm_context_t *ctx, tflm_node_t *node, size_t size,
                                   const tflm_binary_rows_t *rows, int32_t activation,
                                   int32_t same_types, tflm_tensor_t *in, tflm_tensor_t *out,
                                   void **data);
 
-/* Runs the op's row for its output type over the broadcast output. */
+/* Runs the op's row for its type over the broadcast output (op data in node->user_data). */
 tflm_status_t tflm_binary_eval(tflm_context_t *ctx, tflm_node_t *node,
                                const tflm_binary_rows_t *rows);
+/* The same with the op data given (a tag that keeps its own record in node->user_data). */
+tflm_status_t tflm_binary_run(tflm_context_t *ctx, const tflm_node_t *node,
+                              const tflm_binary_t *p, const tflm_binary_rows_t *rows);
 
 /* Fills the offsets and input multipliers of *r for inputs shifted left by `left_shift`;
  * returns twice the larger input scale, or 0 when a scale is not positive. */
 double tflm_binary_rescale_inputs(const tflm_tensor_t *in, const tflm_tensor_t *out,
                                   int32_t left_shift, tflm_binary_rescale_t *r);
 
-/* The smallest and largest value of an int8 / int16 output type. */
-void tflm_binary_type_range(int32_t type, int32_t *qmin, int32_t *qmax);
+/* The op data of ADD and SUB (fixed-width fields only). */
+typedef struct {
+  tflm_binary_t binary;          /* shape, types, activation clamp (int8/int16: quantised) */
+  tflm_binary_rescale_t rescale; /* int8 / int16 only */
+} tflm_binary_sum_t;
+
+/* The prepare of ADD and SUB: tflm_binary_prepare with both inputs of the output's type,
+ * then for int8 / int16 the rescaling (tflm_binary_rescale_sum) and the quantised clamp. */
+tflm_status_t tflm_binary_sum_prepare(tflm_context_t *ctx, tflm_node_t *node,
+                                      const tflm_binary_rows_t *rows, int32_t activation);
+
+/* All of *r for the quantised ADD and SUB (TFLM's CalculateOpData: inputs shifted left 20
+ * bits for int8, 15 for int16, multipliers in double); returns 0 when TFLM refuses the
+ * scales (a non-positive scale, or an output multiplier not below one). */
+int32_t tflm_binary_rescale_sum(const tflm_tensor_t *in, const tflm_tensor_t *out,
+                                tflm_binary_rescale_t *r);
 
 /* Clamps v to [lo, hi]. */
 static inline int32_t tflm_clamp_int32(int32_t v, int32_t lo, int32_t hi) {
@@ -115,21 +139,46 @@ static inline int32_t tflm_clamp_int32(int32_t v, int32_t lo, int32_t hi) {
   return v < hi ? v : hi;
 }
 
+/* The rescaled sum (sign 1) or difference (sign -1) of two stored int8 / int16 values,
+ * offset to the output and clamped to [lo, hi]: the arithmetic of TFLM's quantised ADD and
+ * SUB. */
+static inline int32_t tflm_binary_rescaled(const tflm_binary_rescale_t *r, int32_t sign,
+                                           int32_t a, int32_t b, int32_t lo, int32_t hi) {
+  const int32_t shifted1 = (a + r->input1_offset) * ((int32_t)1 << r->left_shift);
+  const int32_t shifted2 = (b + r->input2_offset) * ((int32_t)1 << r->left_shift);
+  const int32_t scaled1 =
+      tflm_multiply_by_quantized_multiplier(shifted1, r->input1_multiplier, r->input1_shift);
+  const int32_t scaled2 =
+      tflm_multiply_by_quantized_multiplier(shifted2, r->input2_multiplier, r->input2_shift);
+  const int32_t raw = sign > 0 ? scaled1 + scaled2 : scaled1 - scaled2;
+  return tflm_clamp_int32(
+      tflm_multiply_by_quantized_multiplier(raw, r->output_multiplier, r->output_shift) +
+          r->output_offset,
+      lo, hi);
+}
+
+/* The smallest and largest value of an int8 / int16 output type. */
+void tflm_binary_type_range(int32_t type, int32_t *qmin, int32_t *qmax);
+
 /* Defines a row function `name` applying `element(p, a, b)` (p a `const params_t *`) to
- * each pair of inputs of element types x_t / y_t, writing x_t outputs.  Written once here so
+ * each pair of inputs of element types x_t / y_t, writing z_t outputs.  Written once here so
  * that every binary op's file holds only its element functions. */
-#define TFLM_BINARY_ROW(name, params_t, x_t, y_t, element)                             \
+#define TFLM_BINARY_ROW_TO(name, params_t, x_t, y_t, z_t, element)                      \
   void name(const void *params, const void *const *in, const int32_t *step, void *out, \
             int32_t n) {                                                               \
     const params_t *p = (const params_t *)params;                                      \
     const x_t *x = (const x_t *)in[0];                                                 \
     const y_t *y = (const y_t *)in[1];                                                 \
-    x_t *z = (x_t *)out;                                                               \
+    z_t *z = (z_t *)out;                                                               \
     int32_t i;                                                                         \
     for (i = 0; i < n; ++i) {                                                          \
-      z[i] = (x_t)element(p, x[i * step[0]], y[i * step[1]]);                          \
+      z[i] = (z_t)element(p, x[i * step[0]], y[i * step[1]]);                          \
     }                                                                                  \
   }
+
+/* The row of an op whose output has input 0's type. */
+#define TFLM_BINARY_ROW(name, params_t, x_t, y_t, element) \
+  TFLM_BINARY_ROW_TO(name, params_t, x_t, y_t, x_t, element)
 
 #ifdef __cplusplus
 }

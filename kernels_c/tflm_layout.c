@@ -3,27 +3,6 @@
 
 #include <stddef.h>
 
-int32_t tflm_layout_type_size(int32_t type) {
-  switch (type) {
-    case TFLM_TYPE_INT8:
-    case TFLM_TYPE_UINT8:
-    case TFLM_TYPE_BOOL:
-      return 1;
-    case TFLM_TYPE_INT16:
-    case TFLM_TYPE_UINT16:
-      return 2;
-    case TFLM_TYPE_FLOAT32:
-    case TFLM_TYPE_INT32:
-    case TFLM_TYPE_UINT32:
-      return 4;
-    case TFLM_TYPE_INT64:
-    case TFLM_TYPE_UINT64:
-      return 8;
-    default:
-      return 0;
-  }
-}
-
 void tflm_layout_move(uint8_t *dst, const uint8_t *src, int32_t bytes) {
   int32_t i;
   if (dst == src || bytes <= 0) return;
@@ -207,4 +186,68 @@ tflm_status_t tflm_layout_join_eval(tflm_context_t *ctx, tflm_node_t *node) {
 
 tflm_status_t tflm_layout_split_eval(tflm_context_t *ctx, tflm_node_t *node) {
   return run_pieces(ctx, node, 0);
+}
+
+/* Marks the reduced axes (bit k: axis k of the input) from the node's axis tensor. */
+static tflm_status_t reduction_axes(tflm_context_t *ctx, tflm_node_t *node, int32_t ndims,
+                                    int32_t *mask) {
+  tflm_tensor_t axis;
+  int32_t i;
+  TFLM_KERNEL_TRY(tflm_node_constant_input(ctx, node, 1, TFLM_TYPE_BIT(INT32), &axis));
+  *mask = 0;
+  for (i = 0; i < tflm_tensor_elements(&axis); ++i) {
+    int32_t a = tflm_layout_read_index(&axis, i);
+    if (a < 0) a += ndims;
+    TFLM_KERNEL_CHECK(ctx, node, a >= 0 && a < ndims, TFLM_ERR_BAD_PARAMS);
+    *mask |= 1 << a;
+  }
+  return TFLM_OK;
+}
+
+/* Returns 0 when a count does not fit int32 (a zero-sized axis lets the others multiply
+ * past 2^31). */
+static int32_t reduction_shapes(const tflm_tensor_t *in, int32_t mask,
+                                tflm_layout_reduction_t *r) {
+  const int32_t shift = TFLM_MAX_DIMS - in->ndims;
+  int64_t count = 1, stride = 1;
+  int32_t k;
+  for (k = 0; k < TFLM_MAX_DIMS; ++k) {
+    r->dims[k] = k < shift ? 1 : in->dims[k - shift];
+    r->out_strides[k] = 0;
+  }
+  for (k = TFLM_MAX_DIMS - 1; k >= shift; --k) {
+    if (mask & (1 << (k - shift))) {
+      count *= r->dims[k];
+    } else {
+      r->out_strides[k] = (int32_t)stride;
+      stride *= r->dims[k];
+    }
+    if (count > INT32_MAX || stride > INT32_MAX) return 0;
+  }
+  r->count = (int32_t)count;
+  r->out_elements = (int32_t)stride;
+  r->in_elements = tflm_tensor_elements(in);
+  return 1;
+}
+
+tflm_status_t tflm_layout_reduction_init(tflm_context_t *ctx, tflm_node_t *node,
+                                         const tflm_tensor_t *in, const tflm_tensor_t *out,
+                                         tflm_layout_reduction_t *r) {
+  int32_t mask;
+  TFLM_KERNEL_TRY(reduction_axes(ctx, node, in->ndims, &mask));
+  TFLM_KERNEL_CHECK(ctx, node, reduction_shapes(in, mask, r), TFLM_ERR_BAD_SHAPE);
+  TFLM_KERNEL_CHECK(ctx, node, tflm_tensor_elements(out) == r->out_elements,
+                    TFLM_ERR_BAD_SHAPE);
+  return TFLM_OK;
+}
+
+void tflm_layout_reduction_next(const tflm_layout_reduction_t *r, int32_t *idx, int32_t *at) {
+  int32_t k;
+  for (k = TFLM_MAX_DIMS - 1; k >= 0; --k) {
+    ++idx[k];
+    *at += r->out_strides[k];
+    if (idx[k] < r->dims[k]) return;
+    *at -= r->out_strides[k] * r->dims[k];
+    idx[k] = 0;
+  }
 }

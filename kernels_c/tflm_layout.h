@@ -15,9 +15,6 @@
 extern "C" {
 #endif
 
-/* Bytes per element of a TFLM_TYPE_*, 0 for types the layout kernels do not move. */
-int32_t tflm_layout_type_size(int32_t type);
-
 /* memmove without libc: safe for overlapping buffers. */
 void tflm_layout_move(uint8_t *dst, const uint8_t *src, int32_t bytes);
 
@@ -72,6 +69,27 @@ int32_t *tflm_layout_piece_bytes(tflm_layout_pieces_t *block);
 /* Eval of a join (pieces are inputs) and of a split (pieces are outputs). */
 tflm_status_t tflm_layout_join_eval(tflm_context_t *ctx, tflm_node_t *node);
 tflm_status_t tflm_layout_split_eval(tflm_context_t *ctx, tflm_node_t *node);
+
+/* The layout of a reduction over some axes of its input (MEAN, SUM, REDUCE_MAX, REDUCE_MIN,
+ * REDUCE_ALL): the output keeps the other axes in order (with or without keep_dims, the
+ * same layout).  Fixed-width fields only. */
+typedef struct {
+  int32_t dims[TFLM_MAX_DIMS];        /* input dims right-aligned in six (leading 1s) */
+  int32_t out_strides[TFLM_MAX_DIMS]; /* output stride of each input axis, 0 when reduced */
+  int32_t in_elements;                /* elements of the input */
+  int32_t out_elements;               /* elements of the output */
+  int32_t count;                      /* input elements per output */
+} tflm_layout_reduction_t;
+
+/* Fills *r for input `in` reduced over the axes of the node's constant int32 input 1
+ * (negative axes count from the end, duplicates are ignored) and checks that `out` holds
+ * r->out_elements; a count past int32 is TFLM_ERR_BAD_SHAPE. */
+tflm_status_t tflm_layout_reduction_init(tflm_context_t *ctx, tflm_node_t *node,
+                                         const tflm_tensor_t *in, const tflm_tensor_t *out,
+                                         tflm_layout_reduction_t *r);
+/* The walk of the input in row-major order: advances idx (six counters, zero at first) and
+ * keeps *at the offset of the output the input element reduces into. */
+void tflm_layout_reduction_next(const tflm_layout_reduction_t *r, int32_t *idx, int32_t *at);
 
 #ifdef __cplusplus
 }

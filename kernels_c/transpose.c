@@ -12,17 +12,11 @@ static tflm_status_t transpose_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   tflm_layout_view_t view;
   int32_t in_strides[TFLM_MAX_DIMS];
   int32_t i, seen = 0;
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 2 && node->outputs_count == 1,
-                    TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, &in) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 1, &perm) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, &out) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, in.type == out.type && tflm_layout_type_size(in.type) > 0,
-                    TFLM_ERR_UNSUPPORTED_TYPE);
-  TFLM_KERNEL_CHECK(ctx, node, perm.data != NULL && perm.is_constant, TFLM_ERR_BAD_PARAMS);
+  TFLM_KERNEL_TRY(tflm_node_check_io(ctx, node, 2, TFLM_TYPES_SIZED, TFLM_IO_ANY_SHAPE, &in, &out));
+  TFLM_KERNEL_TRY(tflm_node_constant_input(ctx, node, 1, 0, &perm));
   TFLM_KERNEL_CHECK(ctx, node, tflm_tensor_elements(&perm) == in.ndims && out.ndims == in.ndims,
                     TFLM_ERR_BAD_SHAPE);
-  tflm_layout_view_init(&view, tflm_layout_type_size(in.type));
+  tflm_layout_view_init(&view, tflm_type_size(in.type));
   tflm_layout_strides(in.dims, in.ndims, in_strides);
   tflm_layout_strides(out.dims, out.ndims, view.out_strides);
   for (i = 0; i < in.ndims; ++i) {

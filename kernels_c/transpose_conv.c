@@ -285,10 +285,6 @@ static void tc_output(const tflm_transpose_conv_params_t *p, const tc_window_t *
   }
 }
 
-static int32_t tc_element_size(int32_t type) {
-  return type == TFLM_TYPE_FLOAT32 ? 4 : (type == TFLM_TYPE_INT16 ? 2 : 1);
-}
-
 static tflm_status_t tc_eval(tflm_context_t *ctx, tflm_node_t *node) {
   const tflm_transpose_conv_params_t *p = (const tflm_transpose_conv_params_t *)node->user_data;
   const uint8_t *input = (const uint8_t *)tflm_node_input_data(ctx, node, 2);
@@ -305,7 +301,7 @@ static tflm_status_t tc_eval(tflm_context_t *ctx, tflm_node_t *node) {
   tflm_weighted_requant(ctx, node, p->requant_in_model, tc_multipliers(p), p->channels,
                         &d.requant);
   for (b = 0; b < p->batches; ++b) {
-    d.image = input + (ptrdiff_t)b * p->in_h * p->in_w * p->in_c * tc_element_size(p->type);
+    d.image = input + (ptrdiff_t)b * p->in_h * p->in_w * p->in_c * tflm_type_size(p->type);
     for (oy = 0; oy < p->out_h; ++oy) {
       for (ox = 0; ox < p->out_w; ++ox) {
         tc_window(p, oy, ox, &w);

@@ -45,7 +45,7 @@ static tflm_status_t tflm_unary_quant(tflm_context_t *ctx, tflm_node_t *node,
                                       tflm_unary_params_t *p) {
   p->quantized = in->nscales > 0;
   if (!p->quantized) {
-    TFLM_KERNEL_CHECK(ctx, node, in->type == TFLM_TYPE_INT16 && p->builtin == 101 /* ABS */,
+    TFLM_KERNEL_CHECK(ctx, node, in->type == TFLM_TYPE_INT16 && p->builtin == TFLM_BUILTIN_ABS,
                       TFLM_ERR_BAD_PARAMS);
     return TFLM_OK;
   }
@@ -57,7 +57,7 @@ static tflm_status_t tflm_unary_quant(tflm_context_t *ctx, tflm_node_t *node,
                       TFLM_ERR_BAD_PARAMS);
   }
   p->needs_rescale = in->scale != out->scale;
-  if (p->builtin == 76) { /* RSQRT */
+  if (p->builtin == TFLM_BUILTIN_RSQRT) {
     tflm_quantize_multiplier(1.0 / (sqrt((double)in->scale) * (double)out->scale),
                              &p->multiplier, &p->shift);
   } else if (p->needs_rescale) {
@@ -72,7 +72,7 @@ static int32_t tflm_unary_type_ok(int32_t builtin, int32_t type) {
   if (type == TFLM_TYPE_FLOAT32) {
     return 1;
   }
-  return (builtin == 101 || builtin == 76) && /* ABS, RSQRT */
+  return (builtin == TFLM_BUILTIN_ABS || builtin == TFLM_BUILTIN_RSQRT) &&
          (type == TFLM_TYPE_INT8 || type == TFLM_TYPE_INT16);
 }
 
@@ -80,14 +80,9 @@ static tflm_status_t tflm_unary_prepare(tflm_context_t *ctx, tflm_node_t *node,
                                         int32_t builtin) {
   tflm_tensor_t in, out;
   tflm_unary_params_t *p;
-  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == 1 && node->outputs_count == 1,
-                    TFLM_ERR_BAD_PARAMS);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, &in) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, &out) == TFLM_OK, TFLM_ERROR);
+  TFLM_KERNEL_TRY(tflm_node_check_io(ctx, node, 1, 0, TFLM_IO_SAME_COUNT, &in, &out));
   TFLM_KERNEL_CHECK(ctx, node, in.type == out.type && tflm_unary_type_ok(builtin, in.type),
                     TFLM_ERR_UNSUPPORTED_TYPE);
-  TFLM_KERNEL_CHECK(ctx, node, tflm_tensor_elements(&in) == tflm_tensor_elements(&out),
-                    TFLM_ERR_BAD_SHAPE);
   p = (tflm_unary_params_t *)tflm_alloc_persistent(ctx, sizeof(*p));
   TFLM_KERNEL_CHECK(ctx, node, p != NULL, TFLM_ERR_ARENA_TOO_SMALL);
   p->builtin = builtin;
@@ -106,16 +101,16 @@ static tflm_status_t tflm_unary_prepare(tflm_context_t *ctx, tflm_node_t *node,
 
 static float tflm_unary_float(int32_t builtin, float x) {
   switch (builtin) {
-    case 101: return fabsf(x);       /* ABS */
-    case 59: return -x;              /* NEG */
-    case 47: return expf(x);         /* EXP */
-    case 73: return logf(x);         /* LOG */
-    case 75: return sqrtf(x);        /* SQRT */
-    case 76: return 1.0f / sqrtf(x); /* RSQRT */
-    case 92: return x * x;           /* SQUARE */
-    case 66: return sinf(x);         /* SIN */
-    case 108: return cosf(x);        /* COS */
-    case 8: return floorf(x);        /* FLOOR */
+    case TFLM_BUILTIN_ABS: return fabsf(x);
+    case TFLM_BUILTIN_NEG: return -x;
+    case TFLM_BUILTIN_EXP: return expf(x);
+    case TFLM_BUILTIN_LOG: return logf(x);
+    case TFLM_BUILTIN_SQRT: return sqrtf(x);
+    case TFLM_BUILTIN_RSQRT: return 1.0f / sqrtf(x);
+    case TFLM_BUILTIN_SQUARE: return x * x;
+    case TFLM_BUILTIN_SIN: return sinf(x);
+    case TFLM_BUILTIN_COS: return cosf(x);
+    case TFLM_BUILTIN_FLOOR: return floorf(x);
     default: return ceilf(x);        /* CEIL */
   }
 }
@@ -158,7 +153,7 @@ static int32_t tflm_rsqrt_quantized(const tflm_unary_params_t *p, int32_t x) {
 /* Quantised ABS or RSQRT of one stored value; 0 when RSQRT's input is below zp_in (no real
  * result: TFLM fails the invoke), else 1 with the result in *y. */
 static int32_t tflm_unary_quantized(const tflm_unary_params_t *p, int32_t x, int32_t *y) {
-  if (p->builtin != 76) {
+  if (p->builtin != TFLM_BUILTIN_RSQRT) {
     *y = tflm_abs_quantized(p, x);
     return 1;
   }

@@ -25,22 +25,14 @@ static void set_bit(uint8_t *bits, int32_t t) {
   bits[t >> 3] = (uint8_t)(bits[t >> 3] | (1u << (t & 7)));
 }
 
-/* Alignment a kernel needs to read the tensor's elements in place (at most 8). */
-static uint32_t element_alignment(int32_t type) {
-  switch (type) {
-    case TFLM_TYPE_INT16: case TFLM_TYPE_UINT16: case TFLM_TYPE_FLOAT16: return 2;
-    case TFLM_TYPE_FLOAT32: case TFLM_TYPE_INT32: case TFLM_TYPE_UINT32: return 4;
-    case TFLM_TYPE_INT64: case TFLM_TYPE_UINT64: case TFLM_TYPE_FLOAT64:
-    case TFLM_TYPE_COMPLEX64: return 8;
-    default: return 1;
-  }
-}
-
 /* Constants are read in place: their address (the model's own placement included) must
  * suit their type, or loads fault on Cortex-M0 and are undefined in C everywhere. */
 static int constant_aligned(tflm_interpreter_t *it, uint32_t tensor) {
   uint32_t data = tflm_model_constant_data(it, tensor);
-  uint32_t align = element_alignment(tflm_fb_int(&it->fb, tensor, TENSOR_TYPE, 1, 0));
+  /* A kernel reads an element with one load: its size is its alignment (every size is a
+   * power of two up to 8); bytes of types with no size need none. */
+  const int32_t size = tflm_type_size(tflm_fb_int(&it->fb, tensor, TENSOR_TYPE, 1, 0));
+  const uint32_t align = size > 0 ? (uint32_t)size : 1u;
   return data == 0 || ((uintptr_t)(it->fb.data + data) & (align - 1u)) == 0;
 }
 

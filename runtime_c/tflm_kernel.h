@@ -89,6 +89,11 @@ void *tflm_node_output_data(tflm_context_t *ctx, const tflm_node_t *node, int32_
 /* Scale of channel c of a (per-channel) quantised tensor; the first scale if per-tensor. */
 float tflm_tensor_scale(const tflm_tensor_t *view, int32_t c);
 int32_t tflm_tensor_zero_point(const tflm_tensor_t *view, int32_t c);
+/* Bytes per element of a TFLM_TYPE_*; 0 for types with no fixed size the runtime holds
+ * (string, variant, int4, ...).  The one table of element sizes in C: the model's tensor
+ * sizes, the constants' alignment and every kernel that moves or steps over elements read
+ * it (tests/test_single_sources.py checks it against the schema's dtype table). */
+int32_t tflm_type_size(int32_t type);
 /* Number of elements: product of dims (1 for a scalar). */
 int32_t tflm_tensor_elements(const tflm_tensor_t *view);
 /* Copies src's bytes to dst (operators that pass tensors to a subgraph): tensors of
@@ -120,6 +125,35 @@ typedef struct {
  * plain tensor). */
 int32_t tflm_node_coded_input(tflm_context_t *ctx, const tflm_node_t *node, int32_t i,
                               tflm_coded_t *coded);
+
+/* --- the prepare check of one-output ops ----------------------------------------- */
+
+/* TFLM_TYPE_<name> as a member of a set of types (tflm_node_check_io's `types`):
+ * TFLM_TYPE_BIT(FLOAT32) | TFLM_TYPE_BIT(INT8). */
+#define TFLM_TYPE_BIT(name) ((uint32_t)1u << TFLM_TYPE_##name)
+/* Every type with an element size: for ops that move elements without computing on them. */
+#define TFLM_TYPES_SIZED 0xFFFFFFFFu
+/* tflm_node_check_io's `shape`: input 0 and the output hold as many elements, or any. */
+#define TFLM_IO_SAME_COUNT 1
+#define TFLM_IO_ANY_SHAPE 0
+
+/* What the prepare of an op with `inputs` inputs and one output checks first, in this order,
+ * returning the status of the first check that fails (and logging it):
+ *   the node has `inputs` inputs and one output            TFLM_ERR_BAD_PARAMS
+ *   views of input 0 into *in and of output 0 into *out     TFLM_ERROR
+ *   unless `types` is 0 (the kernel checks types itself): input 0 and the output have one
+ *   type, a member of `types` (TFLM_TYPE_BIT ors) with an element size
+ *                                                           TFLM_ERR_UNSUPPORTED_TYPE
+ *   with TFLM_IO_SAME_COUNT, as many elements in both       TFLM_ERR_BAD_SHAPE */
+tflm_status_t tflm_node_check_io(tflm_context_t *ctx, const tflm_node_t *node, int32_t inputs,
+                                 uint32_t types, int32_t shape, tflm_tensor_t *in,
+                                 tflm_tensor_t *out);
+
+/* An input the model must hold as a constant (axes, paddings, permutations): a view of
+ * input i into *view (TFLM_ERROR), data present in the model (TFLM_ERR_BAD_PARAMS) and,
+ * unless `types` is 0, a type from `types` (TFLM_ERR_UNSUPPORTED_TYPE). */
+tflm_status_t tflm_node_constant_input(tflm_context_t *ctx, const tflm_node_t *node, int32_t i,
+                                       uint32_t types, tflm_tensor_t *view);
 
 /* --- memory ------------------------------------------------------------------------ */
 
@@ -186,6 +220,16 @@ void tflm_kernel_log(tflm_context_t *ctx, const tflm_node_t *node, const char *m
       tflm_kernel_log((ctx), (node), "check failed: " #cond); \
       return (status);                                    \
     }                                                     \
+  } while (0)
+
+/* Returns the status of `call` from the calling kernel function unless it is TFLM_OK (the
+ * callee, a kernel-API check such as tflm_node_check_io, has logged why). */
+#define TFLM_KERNEL_TRY(call)                          \
+  do {                                                 \
+    const tflm_status_t tflm_try_status_ = (call);     \
+    if (tflm_try_status_ != TFLM_OK) {                 \
+      return tflm_try_status_;                         \
+    }                                                  \
   } while (0)
 
 #ifdef __cplusplus

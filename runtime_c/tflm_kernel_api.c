@@ -99,6 +99,18 @@ int32_t tflm_tensor_zero_point(const tflm_tensor_t *view, int32_t c) {
   return (int32_t)tflm_fb_read_u32(view->zero_points_le + 8 * c);
 }
 
+int32_t tflm_type_size(int32_t type) {
+  switch (type) {
+    case TFLM_TYPE_INT8: case TFLM_TYPE_UINT8: case TFLM_TYPE_BOOL: return 1;
+    case TFLM_TYPE_INT16: case TFLM_TYPE_UINT16: case TFLM_TYPE_FLOAT16: return 2;
+    case TFLM_TYPE_FLOAT32: case TFLM_TYPE_INT32: case TFLM_TYPE_UINT32: return 4;
+    case TFLM_TYPE_RESOURCE: return 4; /* a resource variable's id, as in TFLM */
+    case TFLM_TYPE_INT64: case TFLM_TYPE_UINT64: case TFLM_TYPE_FLOAT64:
+    case TFLM_TYPE_COMPLEX64: return 8;
+    default: return 0;
+  }
+}
+
 int32_t tflm_tensor_elements(const tflm_tensor_t *view) {
   int32_t i, count = 1;
   for (i = 0; i < view->ndims; ++i) count *= view->dims[i];
@@ -114,6 +126,36 @@ tflm_status_t tflm_tensor_copy(const tflm_tensor_t *dst, const tflm_tensor_t *sr
   if (to == from || dst->bytes == 0) return TFLM_OK;
   if (to == NULL || from == NULL) return TFLM_ERROR;
   for (i = 0; i < dst->bytes; ++i) to[i] = from[i];
+  return TFLM_OK;
+}
+
+/* A type outside 0..31 is in no set (and must not be shifted by). */
+static int type_in(int32_t type, uint32_t types) {
+  return type >= 0 && type < 32 && ((types >> type) & 1u) != 0 && tflm_type_size(type) > 0;
+}
+
+tflm_status_t tflm_node_check_io(tflm_context_t *ctx, const tflm_node_t *node, int32_t inputs,
+                                 uint32_t types, int32_t shape, tflm_tensor_t *in,
+                                 tflm_tensor_t *out) {
+  TFLM_KERNEL_CHECK(ctx, node, node->inputs_count == inputs && node->outputs_count == 1,
+                    TFLM_ERR_BAD_PARAMS);
+  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, 0, in) == TFLM_OK, TFLM_ERROR);
+  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, out) == TFLM_OK, TFLM_ERROR);
+  TFLM_KERNEL_CHECK(ctx, node, types == 0 || (in->type == out->type && type_in(in->type, types)),
+                    TFLM_ERR_UNSUPPORTED_TYPE);
+  TFLM_KERNEL_CHECK(ctx, node,
+                    shape != TFLM_IO_SAME_COUNT ||
+                        tflm_tensor_elements(in) == tflm_tensor_elements(out),
+                    TFLM_ERR_BAD_SHAPE);
+  return TFLM_OK;
+}
+
+tflm_status_t tflm_node_constant_input(tflm_context_t *ctx, const tflm_node_t *node, int32_t i,
+                                       uint32_t types, tflm_tensor_t *view) {
+  TFLM_KERNEL_CHECK(ctx, node, tflm_node_input(ctx, node, i, view) == TFLM_OK, TFLM_ERROR);
+  TFLM_KERNEL_CHECK(ctx, node, view->data != NULL && view->is_constant, TFLM_ERR_BAD_PARAMS);
+  TFLM_KERNEL_CHECK(ctx, node, types == 0 || type_in(view->type, types),
+                    TFLM_ERR_UNSUPPORTED_TYPE);
   return TFLM_OK;
 }
 

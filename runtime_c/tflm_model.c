@@ -2,19 +2,6 @@
 
 #include <stddef.h>
 
-/* Bytes per element of each TensorType; 0 for types the runtime cannot hold. */
-static uint32_t element_bytes(int32_t type) {
-  switch (type) {
-    case TFLM_TYPE_INT8: case TFLM_TYPE_UINT8: case TFLM_TYPE_BOOL: return 1;
-    case TFLM_TYPE_INT16: case TFLM_TYPE_UINT16: case TFLM_TYPE_FLOAT16: return 2;
-    case TFLM_TYPE_FLOAT32: case TFLM_TYPE_INT32: case TFLM_TYPE_UINT32: return 4;
-    case TFLM_TYPE_RESOURCE: return 4; /* a resource variable's id, as in TFLM */
-    case TFLM_TYPE_INT64: case TFLM_TYPE_UINT64: case TFLM_TYPE_FLOAT64:
-    case TFLM_TYPE_COMPLEX64: return 8;
-    default: return 0;
-  }
-}
-
 int32_t tflm_model_int_at(const tflm_interpreter_t *it, uint32_t elements, uint32_t i) {
   return (int32_t)tflm_fb_read_u32(it->fb.data + elements + 4u * i);
 }
@@ -47,7 +34,8 @@ uint32_t tflm_model_operator(tflm_interpreter_t *it, int32_t index) {
 }
 
 uint32_t tflm_model_tensor_bytes(tflm_interpreter_t *it, uint32_t tensor) {
-  uint32_t count, i, elements = element_bytes(tflm_fb_int(&it->fb, tensor, TENSOR_TYPE, 1, 0));
+  uint32_t count, i;
+  uint32_t elements = (uint32_t)tflm_type_size(tflm_fb_int(&it->fb, tensor, TENSOR_TYPE, 1, 0));
   uint32_t shape = tflm_fb_vector(&it->fb, tensor, TENSOR_SHAPE, 4, &count);
   for (i = 0; i < count; ++i) {
     int32_t dim = tflm_model_int_at(it, shape, i);

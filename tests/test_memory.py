@@ -131,7 +131,8 @@ def test_plan_picture_shows_scratch_and_tail():
     for label in ("operator step", "arena offset (bytes)", "tail: kernel data",
                   f"head: kernel scratch ({len(report['scratch'])})"):
         assert label in texts
-    assert "#0 input_1" in texts  # the first buffer, named where it fits
+    number = next(n for n, b in enumerate(report["plan"]) if b["tensors"] == ["input_1"])
+    assert f"#{number} input_1" in texts  # the input's buffer, named where it fits
     titles = [element.text for element in root.iter("{http://www.w3.org/2000/svg}title")]
     assert len(titles) == len(report["plan"]) + len(report["scratch"])  # a tooltip each
     assert titles[-1].startswith(f"scratch of operator {report['scratch'][-1]['node']} ")

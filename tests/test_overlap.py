@@ -47,17 +47,19 @@ def conv_model(seed: int, dtype: str, opcodes: tuple[str, ...]):
     return b.build(), inputs
 
 
-def tight_plan(model_bytes: bytes, slack: int) -> tuple[Plan, int]:
+def tight_plan(model_bytes: bytes, slack: int, backward: bool = False) -> tuple[Plan, int]:
     """The planner's buffers, each overlapping pair at `clearance - slack` bytes (slack 0:
     as deep as the planner would ever place them), every other buffer on its own; and how
-    many pairs overlap."""
+    many pairs overlap.  `backward`: the pairs a backward walk allows (depthwise), each
+    output starting `start - slack` bytes (at least 8) above its input's start."""
     plan = make_plan(read_model(model_bytes))
     top, pairs = 0, set()
     for index, buffer in enumerate(plan.buffers):
-        for other, clearance in buffer.clearance.items():
-            gap = max(0, clearance - slack)
-            buffer.offset, plan.buffers[other].offset = top, top + gap
-            top += max(buffer.size, gap + plan.buffers[other].size)
+        for other, clearance in (buffer.above if backward else buffer.clearance).items():
+            low, high = (plan.buffers[other], buffer) if backward else (buffer, plan.buffers[other])
+            gap = max(8, clearance - slack) if backward else max(0, clearance - slack)
+            low.offset, high.offset = top, top + gap
+            top += max(low.size, gap + high.size)
             pairs |= {index, other}
     for index, buffer in enumerate(plan.buffers):
         if index not in pairs:
@@ -122,16 +124,40 @@ def test_output_fully_over_its_input_is_caught(tags):
     assert not all(same_bits(ours, run_tflm(model, inputs)))
 
 
+@pytest.mark.parametrize("tags", [(), ("cmsis",)], ids=["reference", "cmsis"])
+@pytest.mark.parametrize("dtype", ["int8", "int16", "float32"])
+def test_deepest_backward_overlap_is_bit_exact(dtype, tags):
+    """Depthwise outputs started as far into their inputs as a backward walk allows."""
+    model, inputs = conv_model(20 + CASES.index((dtype, "depthwise")), dtype,
+                               KINDS["depthwise"] * 10)
+    plan, pairs = tight_plan(model, slack=0, backward=True)
+    assert pairs >= 2
+    assert all(same_bits(outputs_with_plan(model, plan, inputs, tags), run_tflm(model, inputs)))
+
+
+@pytest.mark.parametrize("tags", [(), ("cmsis",)], ids=["reference", "cmsis"])
+def test_output_just_above_its_input_is_caught(tags):
+    """Started 8 bytes above its input (almost wholly over it), a depthwise output is
+    wrong even walked backwards: the check above can fail."""
+    model, inputs = conv_model(98, "int8", KINDS["depthwise"] * 10)
+    plan, pairs = tight_plan(model, slack=1 << 30, backward=True)
+    assert pairs >= 2
+    assert not all(same_bits(outputs_with_plan(model, plan, inputs, tags),
+                             run_tflm(model, inputs)))
+
+
+@pytest.mark.parametrize("backward", [False, True], ids=["forward", "backward"])
 @pytest.mark.parametrize("target", ["qemu-cortex-m4", "qemu-cortex-m55"])
-def test_deepest_overlap_is_bit_exact_on_board(target, monkeypatch):
-    """The DSP (2 pixels a pass) and MVE (4) convolution loops of the cmsis tag."""
+def test_deepest_overlap_is_bit_exact_on_board(target, backward, monkeypatch):
+    """The DSP (2 pixels a pass) and MVE (4) convolution loops of the cmsis tag, and its
+    depthwise loops walked backwards."""
     board = qemu.board_of(target)
     need_tool(board["toolchain"] + "gcc")
     need_tool(board["qemu"])
     need_tool("make")
     model, inputs = conv_model(99, "int8", sum(KINDS.values(), ()) * 5)
-    plan, pairs = tight_plan(model, slack=0)
-    assert pairs >= 6
+    plan, pairs = tight_plan(model, slack=0, backward=backward)
+    assert pairs >= (2 if backward else 6)
     # The cmsis kernels read the offline layout: the tightest plan with it.
     device = write_model(embed_plan(embed_layout(read_model(model)), plan))
     for module in (project, qemu):  # the project embeds this plan instead of its own
@@ -150,24 +176,27 @@ def test_head_below_op_by_op_bound(name):
     assert make_plan(model).tensor_offsets(999) == plan.tensor_offsets(999)  # deterministic
 
 
-def test_inspect_memory_shows_every_overlap(tmp_path):
+@pytest.mark.parametrize("name", ["vww_96_int8", "kws_ref_model"])  # kws: backward too
+def test_inspect_memory_shows_every_overlap(tmp_path, name):
     """Buffers live at the same step share bytes only where the report lists the overlap,
     in the JSON, the text table and the picture's tooltips."""
-    path = need_corpus() / "vww_96_int8.tflite"
+    path = need_corpus() / f"{name}.tflite"
     svg = tmp_path / "plan.svg"
     result = CliRunner().invoke(main, ["inspect", "--memory", "--json", "--svg", str(svg),
                                        str(path)])
     assert result.exit_code == 0, result.output
     plan = json.loads(result.stdout)["plan"]
-    def entry(low, high):
+    def entry(low, high, source, walk):
         shared = min(low["offset"] + low["bytes"], high["offset"] + high["bytes"]) - high["offset"]
-        return {"input": high["tensors"][0], "offset": high["offset"], "bytes": shared}
+        return {"input": source["tensors"][0], "offset": high["offset"], "bytes": shared,
+                "walk": walk}
 
     listed = 0
     for low, high in itertools.combinations(sorted(plan, key=lambda b: b["offset"]), 2):
         same_time = low["first_op"] <= high["last_op"] and high["first_op"] <= low["last_op"]
         if same_time and low["offset"] + low["bytes"] > high["offset"]:
-            assert entry(low, high) in low["overlaps"] or entry(high, low) in high["overlaps"]
+            assert (entry(low, high, high, "forward") in low["overlaps"]
+                    or entry(low, high, low, "backward") in high["overlaps"])
             listed += 1
     assert listed == sum(len(b["overlaps"]) for b in plan) >= 5
     text = CliRunner().invoke(main, ["inspect", "--memory", str(path)]).output

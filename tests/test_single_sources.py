@@ -39,6 +39,16 @@ def test_registrations_name_their_builtin_code():
             assert code.removeprefix("TFLM_BUILTIN_") in builtin_codes(), (path, code)
 
 
+def test_kernels_name_the_builtin_codes_they_compare():
+    """A kernel serving several ops tells them apart by TFLM_BUILTIN_* names, never by a
+    typed number (`builtin == 21`, `case 76:` in a switch on the code)."""
+    typed = re.compile(r"\b(?:builtin|code)\w*\s*[!=]=\s*\d"
+                       r"|switch \((?:\w+->)?builtin\w*\) \{[^}]*?case \d")
+    for path in sorted((REPO / "kernels_c").rglob("*.c")):
+        match = typed.search(path.read_text())
+        assert match is None, (path.relative_to(REPO), match and match.group(0))
+
+
 def test_no_builtin_code_typed_in_runtime_headers():
     for path in (REPO / "runtime_c").rglob("*.h"):
         if path != HEADER_PATH:
@@ -90,19 +100,22 @@ def _c_size_switch(path: Path, function: str) -> dict[str, int]:
 
 def _c_size_functions():
     """(file, function) of every C function mapping a TFLM_TYPE_* to its element size."""
-    pattern = re.compile(r"^\w[\w ]* (\w*(?:type_size|element_bytes)\w*)\(int32_t type\) \{", re.MULTILINE)
-    for path in sorted([*(REPO / "runtime_c").rglob("*.c"), *(REPO / "kernels_c").rglob("*.c")]):
+    pattern = re.compile(r"^\w[\w ]* (\w*(?:type_size|element_bytes|element_size|alignment)\w*)"
+                         r"\(int32_t type\) \{", re.MULTILINE)
+    for path in sorted([*(REPO / "runtime_c").rglob("*.[ch]"), *(REPO / "kernels_c").rglob("*.[ch]")]):
         for function in pattern.findall(path.read_text()):
             yield path, function
 
 
 def test_c_element_sizes_agree_with_the_dtype_table():
-    """The C switches giving element sizes (each accepting the types its callers handle)
-    give every size as the bits of tflm_gen.model.ir.DTYPES."""
+    """C has one element-size switch (tflm_type_size: the model's tensor sizes, constant
+    alignment and every kernel read it), and it gives every size as the bits of
+    tflm_gen.model.ir.DTYPES."""
     from tflm_gen.model import ir
 
     functions = list(_c_size_functions())
-    assert len(functions) >= 1
+    assert [(path.name, function) for path, function in functions] == [
+        ("tflm_kernel_api.c", "tflm_type_size")]
     for path, function in functions:
         sizes = _c_size_switch(path, function)
         assert len(sizes) >= 8, (path, sizes)

@@ -79,13 +79,13 @@ class Allocations:
 # Sizes of the kernels' parameter records (kernels_c/, fixed-width fields only, so the same
 # on every target); a changed record shows up as a mismatch in tests/test_arena.py.
 PARAMS_BYTES = {
-    "act": 44, "add": 140, "add_n": 32, "arg": 24, "batch_matmul": 96, "cast": 12,
-    "cmp": 136, "control": 8, "conv": 112, "cumsum": 48, "dequantize": 16, "div": 148,
+    "act": 44, "add": 168, "add_n": 32, "arg": 24, "batch_matmul": 96, "cast": 12,
+    "cmp": 156, "control": 8, "conv": 112, "cumsum": 48, "dequantize": 16, "div": 148,
     "elu": 264, "embedding_lookup": 24, "fill": 8, "fc": 56, "gather": 24, "gather_nd": 60,
     "gelu": 1296, "hard_swish": 32, "l2_pool": 56, "l2norm": 16, "log_softmax": 32,
-    "logical": 108, "sigmoid": 24, "lstm": 232, "minmax": 132, "mirror_pad": 108,
+    "logical": 128, "sigmoid": 24, "lstm": 232, "minmax": 132, "mirror_pad": 108,
     "mul": 148, "pad": 100, "pool": 68, "prelu": 156, "quantize": 40, "reduce": 96,
-    "reduce_all": 56, "reduce_min": 60, "reshape": 4, "resize": 52, "var_handle": 4,
+    "reduce_all": 60, "reduce_min": 64, "reshape": 4, "resize": 52, "var_handle": 4,
     "floor": 112, "select": 108, "shape": 36, "softmax": 32, "softmax_int16": 2084,
     "space_batch": 68, "sqdiff": 168, "sub": 168, "svdf": 72, "transpose_conv": 92,
     "unary": 44, "layout_view": 84, "layout_pieces": 20, "hybrid": 32,
@@ -239,10 +239,11 @@ def _beside(reference: Allocations, scratch: list[int]) -> Allocations:
 
 
 def _cmsis_add(node: NodeView) -> Allocations:
-    """Two 256-entry int32 tables for int8 ADD of same-shape inputs of 512 elements or more."""
-    first, second = node.input(0), node.input(1)
-    tables = (node.input_type() == "int8" and first.shape == second.shape
-              and ir.element_count(node.output(0)) >= CMSIS_ADD_TABLE_MIN)
+    """Two 256-entry int32 tables for int8 ADD of 512 elements or more whose inputs hold as
+    many elements as the output (no broadcasting: tflm_broadcast_t.flat)."""
+    count = ir.element_count(node.output(0))
+    tables = (node.input_type() == "int8" and count >= CMSIS_ADD_TABLE_MIN
+              and ir.element_count(node.input(0)) == ir.element_count(node.input(1)) == count)
     return _beside(KERNELS["ADD"](node), [2 * 256 * 4] if tables else [])
 
 

@@ -93,8 +93,9 @@ def _with_tooltips(svg: str, report: dict) -> str:
     for gid, name, buffer in rows:
         tip = (f"{printable(name)}: {buffer['bytes']:,} bytes at offset {buffer['offset']:,}, "
                f"steps {buffer['first_op']}-{buffer['last_op']}")
-        tip += "".join(f"; its last {o['bytes']:,} bytes over the consumed input at "
-                       f"{o['offset']:,}" for o in buffer.get("overlaps", []))
+        tip += "".join(f"; its {'last' if o['walk'] == 'forward' else 'first'} {o['bytes']:,} "
+                       f"bytes over the consumed input at {o['offset']:,}"
+                       for o in buffer.get("overlaps", []))
         svg = svg.replace(f'<g id="{gid}">', f'<g id="{gid}"><title>{html.escape(tip)}</title>', 1)
     return svg
 

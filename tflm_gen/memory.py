@@ -37,14 +37,17 @@ def memory_report(model_bytes: bytes, tags: tuple[str, ...] = ()) -> dict:
 
 def _overlaps(buffers: list, buffer, names: list[str]) -> list[dict]:
     """The partial overlaps the plan uses: this buffer (an operator's output) runs up into
-    the consumed part of its input's buffer (tflm_gen.overlap)."""
+    the consumed start of its input's buffer, or (written backwards) down into its consumed
+    end (tflm_gen.overlap).  `offset` is where the shared bytes start."""
     rows = []
-    for other, _ in sorted(buffer.clearance.items()):
-        above = buffers[other]
-        shared = min(buffer.offset + buffer.size, above.offset + above.size) - above.offset
-        if buffer.offset <= above.offset and shared > 0:
-            rows.append({"input": names[above.tensors[0]], "offset": above.offset,
-                         "bytes": shared})
+    for other in sorted({*buffer.clearance, *buffer.above}):
+        source = buffers[other]
+        low, high = sorted((buffer, source), key=lambda b: b.offset)
+        shared = min(low.offset + low.size, high.offset + high.size) - high.offset
+        if shared > 0:
+            rows.append({"input": names[source.tensors[0]], "offset": high.offset,
+                         "bytes": shared,
+                         "walk": "forward" if buffer.offset <= source.offset else "backward"})
     return rows
 
 

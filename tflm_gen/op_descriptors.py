@@ -52,6 +52,10 @@ class OpDescriptor:
     # i written after input element i was read, in our kernels and TFLM's), a window read
     # from "filter" (weights H, W) or from the "options" (pools); None: no partial overlap.
     overlap: str | None = None
+    # Its kernels walk the output pixels backwards when the output starts inside the input
+    # (above it), so the planner may also place the output over the input's end
+    # (tflm_gen.overlap.backward_start).
+    walks_back: bool = False
     filter_window: bool = False  # input 1 is a filter [O, H, W, I]: its window is H, W
     cpu_only: bool = False  # runs subgraphs or owns resource variables: never offloaded
     # TFLM's structural limit (what is counted, the most TFLM takes), read from its kernels.
@@ -148,7 +152,7 @@ _ROWS = [
     _op("DEPTHWISE_CONV_2D",
         options="DepthwiseConv2DOptions", versions={"int8": 3, "int16": 5}, arena="weighted_conv",
         macs=_depthwise_macs, weights=(0, 1), channels="output", overlap="filter",
-        filter_window=True),
+        walks_back=True, filter_window=True),
     _op("DEPTH_TO_SPACE", arena="layout_view"),
     _op("DEQUANTIZE", overlap="sequential", versions={"int8": 2, "int16": 4}, arena="dequantize"),
     _op("DIV", arena="div"),
@@ -179,7 +183,7 @@ _ROWS = [
     _op("LESS_EQUAL", arena="cmp"),
     _op("LOG", arena="unary"),
     _op("LOGICAL_AND", arena="logical"),
-    _op("LOGICAL_NOT", arena="logical"),
+    _op("LOGICAL_NOT", arena="none"),
     _op("LOGICAL_OR", arena="logical"),
     _op("LOGISTIC", options="NONE", in_place=True, arena="sigmoid"),
     _op("LOG_SOFTMAX", arena="log_softmax"),

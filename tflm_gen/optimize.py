@@ -1,6 +1,7 @@
 """The model a device runs: the user's model plus what the generator computed for it
-(per-channel requantisation in flash, offline weight layouts, an offline memory plan).  Both are standard TFLite
-metadata, so the result still runs unchanged in TFLM."""
+(per-channel requantisation in flash, offline weight layouts, an offline memory plan).  All
+are standard TFLite metadata; the plan is one TFLM's kernels run too only when asked for
+(`for_tflm`): ours may also start a depthwise output inside its input, walked backwards."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from tflm_gen.requant import embed_requant
 
 
 def device_model(model_bytes: bytes, tags: tuple[str, ...] = (),
-                 compress: bool = False) -> tuple[bytes, Plan]:
+                 compress: bool = False, for_tflm: bool = False) -> tuple[bytes, Plan]:
     """The model with requantisation, an offline plan and, for the kernels that read them
     (the cmsis tag), offline weight layouts embedded; and the plan.  Other kernels never
     read a layout, so their projects do not pay its flash (vww: +399 KB).  `compress` codes
@@ -21,7 +22,7 @@ def device_model(model_bytes: bytes, tags: tuple[str, ...] = (),
     model = read_model(model_bytes)
     if compress:  # before the plan: a compressed op's output cannot overlap its input
         model = compress_model(model)
-    plan = make_plan(model)
+    plan = make_plan(model, backward=not for_tflm)
     if "cmsis" in tags:
         model = embed_layout(model)
     return write_model(embed_plan(embed_requant(model), plan)), plan

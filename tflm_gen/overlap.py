@@ -77,10 +77,9 @@ def _window(graph: ir.SubGraph, op: ir.Operator) -> tuple[int, int] | None:
     return None
 
 
-def conv_clearance(graph: ir.SubGraph, op: ir.Operator) -> int | None:
-    """Bytes of a convolution's or pooling's output that must lie below its input's offset
-    when the output is placed below the input, or None when the operator gets no partial
-    overlap."""
+def _geometry(graph: ir.SubGraph, op: ir.Operator):
+    """(input, output, window, stride, pad_before) of a one-batch convolution or pooling
+    whose input and output share a dtype, or None."""
     window = _window(graph, op)
     if window is None or not op.inputs or op.inputs[0] < 0 or len(op.outputs) != 1:
         return None
@@ -90,13 +89,24 @@ def conv_clearance(graph: ir.SubGraph, op: ir.Operator) -> int | None:
         return None  # batches > 1 or hybrid (float activations, int8 weights): not modelled
     options = op.builtin_options
     padding = int(options.get("padding", PADDING_SAME))
-    stride_h, stride_w = int(options.get("stride_h", 1)), int(options.get("stride_w", 1))
+    stride = int(options.get("stride_h", 1)), int(options.get("stride_w", 1))
+    dilation = int(options.get("dilation_h_factor", 1)), int(options.get("dilation_w_factor", 1))
+    pads = tuple(_pad_before(padding, stride[i], dilation[i], source.shape[1 + i], window[i],
+                             out.shape[1 + i]) for i in range(2))
+    effective = tuple((window[i] - 1) * dilation[i] + 1 for i in range(2))
+    return source, out, effective, stride, pads
+
+
+def conv_clearance(graph: ir.SubGraph, op: ir.Operator) -> int | None:
+    """Bytes of a convolution's or pooling's output that must lie below its input's offset
+    when the output is placed below the input, or None when the operator gets no partial
+    overlap."""
+    geometry = _geometry(graph, op)
+    if geometry is None:
+        return None
+    source, out, _, (stride_h, stride_w), (pad_h, pad_w) = geometry
     _, in_h, in_w, in_c = source.shape
     _, out_h, out_w, out_c = out.shape
-    pad_h = _pad_before(padding, stride_h, int(options.get("dilation_h_factor", 1)), in_h,
-                        window[0], out_h)
-    pad_w = _pad_before(padding, stride_w, int(options.get("dilation_w_factor", 1)), in_w,
-                        window[1], out_w)
     element = ir.tensor_bytes(source) // max(1, in_h * in_w * in_c)
     input_pixel, output_pixel = in_c * element, out_c * element
     # Output start relative to input start: at most `limit` (negative) for every pixel q.
@@ -110,3 +120,26 @@ def conv_clearance(graph: ir.SubGraph, op: ir.Operator) -> int | None:
         dead = 0 if row < 0 else min(in_h * in_w, row * in_w + max(0, column)) * input_pixel
         limit = min(limit, dead - (q + 1) * output_pixel)
     return -limit
+
+
+def backward_start(graph: ir.SubGraph, op: ir.Operator) -> int | None:
+    """For an operator whose kernels walk their output pixels backwards when the output
+    starts inside the input (descriptor `walks_back`): the fewest bytes the output's start
+    may lie above the input's start, or None.  The mirror of `conv_clearance`: pixel q,
+    written when every later pixel is done, may only cover input after the last element any
+    pixel up to q reads (the end of its window, clipped to the image)."""
+    geometry = _geometry(graph, op) if describe(op.opcode).walks_back else None
+    if geometry is None:
+        return None
+    source, out, (eff_h, eff_w), (stride_h, stride_w), (pad_h, pad_w) = geometry
+    _, in_h, in_w, in_c = source.shape
+    _, out_h, out_w, out_c = out.shape
+    element = ir.tensor_bytes(source) // max(1, in_h * in_w * in_c)
+    input_pixel, output_pixel = in_c * element, out_c * element
+    start = 0
+    for q in range(out_h * out_w):
+        row = (q // out_w) * stride_h - pad_h + eff_h - 1
+        column = (q % out_w) * stride_w - pad_w + eff_w - 1
+        live = in_h * in_w if row >= in_h else row * in_w + min(in_w, column + 1)
+        start = max(start, max(0, live) * input_pixel - q * output_pixel)
+    return start

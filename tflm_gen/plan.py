@@ -24,6 +24,7 @@ from tflm_gen.c_headers import ARENA_ALIGN
 from tflm_gen.model import ir
 from tflm_gen.model.lifetimes import model_lifetimes, tensor_bases
 from tflm_gen.op_descriptors import ops_with
+from tflm_gen.overlap import backward_start
 from tflm_gen.overlap import clearance as overlap_clearance
 
 OFFLINE_PLAN_NAME = "OfflineMemoryAllocation"
@@ -54,9 +55,18 @@ class Buffer:
     # Other buffer (position in the plan) -> bytes of this one that must stay below that
     # one's offset when this one is placed lower: a partial overlap (tflm_gen.overlap).
     clearance: dict[int, int] = field(default_factory=dict)
+    # Other buffer -> the fewest bytes this one's offset may lie above that one's when it
+    # runs over that one's end: an output written backwards over its consumed input
+    # (tflm_gen.overlap.backward_start).
+    above: dict[int, int] = field(default_factory=dict)
 
     def extent_below(self, other: int) -> int:
         return self.clearance.get(other, self.size)
+
+    def lowest_above(self, other: Buffer, index: int) -> int:
+        """Offset relative to `other`'s from which this buffer may lie above it
+        (`index`: other's position in the plan)."""
+        return min(other.size, self.above.get(index, other.size))
 
 
 @dataclass
@@ -163,7 +173,10 @@ def _forbidden(buffers: list[Buffer], placed: list[int], index: int) -> list[tup
     for other in placed:
         b = buffers[other]
         if b.first <= buffer.last and buffer.first <= b.last:
-            ranges.append((b.offset - buffer.extent_below(other), b.offset + b.extent_below(index)))
+            # Below `b`: whole, or by a partial overlap of either kind; above it likewise.
+            low = b.offset - min(buffer.extent_below(other), b.lowest_above(buffer, index))
+            high = b.offset + min(b.extent_below(index), buffer.lowest_above(b, other))
+            ranges.append((low, high))
     return ranges
 
 
@@ -195,6 +208,11 @@ def _peak(buffers: list[Buffer]) -> int:
             step = max(buffer.first, below.first)
             union = max(buffer.size, below.size + clearance)
             saved[step] = max(saved[step], buffer.size + below.size - union)
+        for other, start in buffer.above.items():
+            source = buffers[other]
+            union = max(source.size, start + buffer.size)
+            step = max(buffer.first, source.first)
+            saved[step] = max(saved[step], buffer.size + source.size - union)
     return max((sum(b.size for b in buffers if b.first <= s <= b.last) - saved[s]
                 for s in range(steps)), default=0)
 
@@ -228,9 +246,10 @@ def _caller_visible(model: ir.Model, positions: dict[int, int], step: int) -> se
     return visible
 
 
-def add_partial_overlaps(model: ir.Model, buffers: list[Buffer]) -> None:
-    """Records in each output buffer how little of it must lie below its input's buffer,
-    for the operators tflm_gen.overlap allows to write over their consumed input."""
+def add_partial_overlaps(model: ir.Model, buffers: list[Buffer], backward: bool = True) -> None:
+    """Records in each output buffer how little of it must lie below its input's buffer
+    (and, with `backward`, how far above its start it may begin), for the operators
+    tflm_gen.overlap allows to write over their consumed input."""
     position = {t: i for i, buffer in enumerate(buffers) for t in buffer.tensors}
     op_spans = model_lifetimes(model)[1]
     coded = ir.compressed_tensors(model)
@@ -249,6 +268,9 @@ def add_partial_overlaps(model: ir.Model, buffers: list[Buffer]) -> None:
             consumed = buffers[above].last == step and buffers[below].first == step
             if consumed and below != above and above not in _caller_visible(model, position, step):
                 buffers[below].clearance[above] = min(buffers[below].size, aligned(clearance))
+                start = backward_start(graph, op) if backward else None
+                if start is not None:
+                    buffers[below].above[above] = aligned(start)
 
 
 def _bottom_up_keys(buffers: list[Buffer]):
@@ -301,9 +323,10 @@ def _search(buffers: list[Buffer], bound: int, best: int, node_limit: int) -> li
 
 
 def make_plan(model: ir.Model, trials: int = ORDER_TRIALS, overlaps: bool = True,
-              search_nodes: int = SEARCH_NODES) -> Plan:
+              search_nodes: int = SEARCH_NODES, backward: bool = True) -> Plan:
     """The smallest head found: buffer sharing and partial overlaps, the best of several
-    greedy orders, then a bounded branch and bound below it."""
+    greedy orders, then a bounded branch and bound below it.  `backward=False` for a plan
+    TFLM's kernels run: they never walk an output backwards over its input."""
     lifetimes = planned_lifetimes(model)
     tensors = all_tensors(model)
     buffers = []
@@ -312,7 +335,7 @@ def make_plan(model: ir.Model, trials: int = ORDER_TRIALS, overlaps: bool = True
         size = max(aligned(ir.tensor_bytes(tensors[t])) for t in group)
         buffers.append(Buffer(group, size, min(s[0] for s in spans), max(s[1] for s in spans)))
     if overlaps:
-        add_partial_overlaps(model, buffers)
+        add_partial_overlaps(model, buffers, backward)
     bound = _peak(buffers)
     best_head, best_offsets = None, []
     for order in _orders(buffers, trials):
@@ -350,13 +373,3 @@ def embed_plan(model: ir.Model, plan: Plan) -> ir.Model:
     planned.metadata = [m for m in planned.metadata if m[0] != OFFLINE_PLAN_NAME]
     planned.metadata.append((OFFLINE_PLAN_NAME, len(planned.buffers) - 1))
     return planned
-
-
-def plan_model_bytes(model_bytes: bytes) -> tuple[bytes, Plan]:
-    """The model with an offline plan embedded, and the plan."""
-    from tflm_gen.model.reader import read_model
-    from tflm_gen.model.writer import write_model
-
-    model = read_model(model_bytes)
-    plan = make_plan(model)
-    return write_model(embed_plan(model, plan)), plan

@@ -6,15 +6,16 @@
  * input are computed once per invoke with the reference arithmetic into the scratch buffer;
  * per element only the sum's requantisation remains (cmsis_simd.h, 4 outputs per word with
  * the DSP extension).  Smaller or broadcast int8 adds and the other types run the reference
- * loops (add_reference.c).  Every value is the reference's.
+ * rows (add_reference.c).  Every value is the reference's.
  *
  * Scratch: 2 KB (two tables of 256 int32) for every int8 add of CMSIS_ADD_TABLE_MIN or more
- * elements, whatever the instruction set. */
+ * elements whose inputs are not broadcast, whatever the instruction set. */
 #include <stddef.h>
 #include <stdint.h>
 
 #include "add_reference.h"
 #include "cmsis_simd.h"
+#include "tflm_elementwise.h"
 #include "tflm_kernel.h"
 #include "tflm_quant.h"
 
@@ -29,20 +30,21 @@ typedef struct {
 } cmsis_add_node_t;
 
 /* table[u] = the rescaled value of the stored byte (int8_t)u, as tflm_add_quantized. */
-static void fill_table(const tflm_add_params_t *p, int32_t offset, int32_t multiplier,
+static void fill_table(const tflm_binary_rescale_t *r, int32_t offset, int32_t multiplier,
                        int32_t shift, int32_t *table) {
   int32_t u;
   for (u = 0; u < 256; ++u) {
     const int32_t value = (int32_t)(int8_t)(uint8_t)u;
     table[u] = tflm_multiply_by_quantized_multiplier(
-        (value + offset) * ((int32_t)1 << p->left_shift), multiplier, shift);
+        (value + offset) * ((int32_t)1 << r->left_shift), multiplier, shift);
   }
 }
 
 static void add_int8_tables(const tflm_add_params_t *p, const int32_t *t1, const int32_t *t2,
                             const uint8_t *a, const uint8_t *b, int8_t *out) {
-  const int32_t m = p->output_multiplier, s = p->output_shift, offset = p->output_offset;
-  const int32_t lo = p->act_min, hi = p->act_max, n = p->count;
+  const int32_t m = p->rescale.output_multiplier, s = p->rescale.output_shift;
+  const int32_t offset = p->rescale.output_offset;
+  const int32_t lo = p->binary.act_min, hi = p->binary.act_max, n = p->binary.shape.count;
   int32_t i = 0;
   if (cmsis_requant_is_fast(&s, 1)) {
     const int32_t multipliers[4] = {m, m, m, m}, shifts[4] = {s, s, s, s};
@@ -66,7 +68,8 @@ static tflm_status_t cmsis_add_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   mine->shared = (uint64_t)(uintptr_t)p;
   mine->scratch = -1;
   mine->unused = 0;
-  if (p->type == TFLM_TYPE_INT8 && !p->broadcast && p->count >= CMSIS_ADD_TABLE_MIN) {
+  if (p->binary.type == TFLM_TYPE_INT8 && p->binary.shape.flat &&
+      p->binary.shape.count >= CMSIS_ADD_TABLE_MIN) {
     status = tflm_request_scratch(ctx, 2u * 256u * (uint32_t)sizeof(int32_t), &mine->scratch);
     if (status != TFLM_OK) return status;
   }
@@ -85,14 +88,14 @@ static tflm_status_t cmsis_add_eval(tflm_context_t *ctx, tflm_node_t *node) {
                     TFLM_ERR_NOT_READY);
   if (mine->scratch >= 0) {
     int32_t *tables = (int32_t *)tflm_get_scratch(ctx, mine->scratch);
-    fill_table(p, p->input1_offset, p->input1_multiplier, p->input1_shift, tables);
-    fill_table(p, p->input2_offset, p->input2_multiplier, p->input2_shift, tables + 256);
+    const tflm_binary_rescale_t *r = &p->rescale;
+    fill_table(r, r->input1_offset, r->input1_multiplier, r->input1_shift, tables);
+    fill_table(r, r->input2_offset, r->input2_multiplier, r->input2_shift, tables + 256);
     add_int8_tables(p, tables, tables + 256, (const uint8_t *)a, (const uint8_t *)b,
                     (int8_t *)out);
     return TFLM_OK;
   }
-  tflm_add_reference(p, a, b, out);
-  return TFLM_OK;
+  return tflm_binary_run(ctx, node, &p->binary, &tflm_add_rows);
 }
 
 const tflm_registration_t tflm_op_add = {

@@ -488,19 +488,35 @@ static int32_t pixel_fast(const dw_job_t *job, const int8_t *image, const int8_t
 }
 #endif
 
-/* out_stride: output channels per pixel (more than p->output_c for a decoded block). */
+static void pixel_at(const dw_job_t *job, const int8_t *image, const int8_t *filter,
+                     int32_t oy, int32_t ox, int8_t *out) {
+  dw_window_t w;
+  if (pixel_fast(job, image, filter, oy, ox, out)) return;
+  window_of(job->p, image, filter, oy, ox, &w);
+  pixel_int8(job, &w, out);
+}
+
+/* Raster order, or last pixel first when the planner started the output inside the input
+ * (tflm_starts_inside): each pixel then covers only input no later pixel reads.
+ * out_stride: output channels per pixel (more than p->output_c for a decoded block). */
 static void depthwise_int8(const dw_job_t *job, const int8_t *input, const int8_t *filter,
                            int8_t *output, int32_t out_stride) {
   const tflm_conv_params_t *p = job->p;
+  const int32_t image_size = p->input_h * p->input_w * p->input_c;
   int32_t b, oy, ox;
-  dw_window_t w;
+  if (p->batches == 1 && tflm_starts_inside(input, (size_t)image_size, output)) {
+    for (oy = p->output_h - 1; oy >= 0; --oy) {
+      for (ox = p->output_w - 1; ox >= 0; --ox) {
+        pixel_at(job, input, filter, oy, ox, output + (oy * p->output_w + ox) * out_stride);
+      }
+    }
+    return;
+  }
   for (b = 0; b < p->batches; ++b) {
-    const int8_t *image = input + b * p->input_h * p->input_w * p->input_c;
+    const int8_t *image = input + b * image_size;
     for (oy = 0; oy < p->output_h; ++oy) {
       for (ox = 0; ox < p->output_w; ++ox, output += out_stride) {
-        if (pixel_fast(job, image, filter, oy, ox, output)) continue;
-        window_of(p, image, filter, oy, ox, &w);
-        pixel_int8(job, &w, output);
+        pixel_at(job, image, filter, oy, ox, output);
       }
     }
   }

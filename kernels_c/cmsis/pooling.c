@@ -174,7 +174,7 @@ static tflm_status_t cmsis_avg_pool_eval(tflm_context_t *ctx, tflm_node_t *node)
     pool_int8(p, (const int8_t *)in, (int8_t *)out, avg_pixel);
     return TFLM_OK;
   }
-  tflm_pool_run(p, (const uint8_t *)in, (uint8_t *)out, tflm_pool_element_size(p->type),
+  tflm_pool_run(p, (const uint8_t *)in, (uint8_t *)out, tflm_type_size(p->type),
                 p->type == TFLM_TYPE_FLOAT32 ? tflm_avg_pool_float : tflm_avg_pool_int16);
   return TFLM_OK;
 }
@@ -188,7 +188,7 @@ static tflm_status_t cmsis_max_pool_eval(tflm_context_t *ctx, tflm_node_t *node)
     pool_int8(p, (const int8_t *)in, (int8_t *)out, max_pixel);
     return TFLM_OK;
   }
-  tflm_pool_run(p, (const uint8_t *)in, (uint8_t *)out, tflm_pool_element_size(p->type),
+  tflm_pool_run(p, (const uint8_t *)in, (uint8_t *)out, tflm_type_size(p->type),
                 p->type == TFLM_TYPE_FLOAT32 ? tflm_max_pool_float : tflm_max_pool_int16);
   return TFLM_OK;
 }

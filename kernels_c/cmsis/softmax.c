@@ -89,7 +89,6 @@ static int32_t softmax_row(const tflm_softmax_params_t *p, const int32_t *table,
   const int32_t depth = p->depth;
   const int32_t out_bits = out8 != NULL ? 8 : 16;
   const int32_t out_min = out8 != NULL ? -128 : -32768;
-  const int32_t out_max = out8 != NULL ? 127 : 32767;
   const int32_t max = row_max(in, depth);
   int32_t sum = 0, bits_over_unit, reciprocal, shift, c;
   for (c = 0; c < depth; ++c) {
@@ -102,13 +101,7 @@ static int32_t softmax_row(const tflm_softmax_params_t *p, const int32_t *table,
   if (shift < 0 || shift > 31) return 0;
   for (c = 0; c < depth; ++c) {
     const int32_t prob = tflm_saturating_rounding_doubling_high_mul(reciprocal, table[max - in[c]]);
-    int32_t value = tflm_rounding_divide_by_pot(prob, shift) + out_min;
-    value = value > out_max ? out_max : (value < out_min ? out_min : value);
-    if (out8 != NULL) {
-      out8[c] = (int8_t)value;
-    } else {
-      out16[c] = (int16_t)value;
-    }
+    tflm_softmax_store(out8, out16, c, tflm_rounding_divide_by_pot(prob, shift) + out_min);
   }
   return 1;
 }

@@ -114,7 +114,9 @@ def format_memory(report: dict) -> str:
     for buffer in report["plan"]:
         names = printable(", ".join(buffer["tensors"]))
         names = names if len(names) <= 70 else names[:67] + "..."
-        overlaps = ", ".join(f"{o['bytes']:,} over {o['offset']:,}" for o in buffer["overlaps"])
+        overlaps = ", ".join(f"{o['bytes']:,} over {o['offset']:,}"
+                             + (" (backward)" if o["walk"] == "backward" else "")
+                             for o in buffer["overlaps"])
         rows.append([buffer["offset"], buffer["bytes"],
                      f"{buffer['first_op']}-{buffer['last_op']}", overlaps, names])
     for scratch in report["scratch"]:
@@ -123,7 +125,7 @@ def format_memory(report: dict) -> str:
                      "", f"(scratch of operator {scratch['node']} {printable(scratch['op'])})"])
     lines.append(format_table(["offset", "bytes", "ops", "overlap", "tensors"], rows))
     lines.append("overlap: bytes of an operator's output written over the consumed part of "
-                 "its input (at that offset)")
+                 "its input (at that offset); backward: the kernel writes the last pixel first")
     return "\n".join(lines)
 
 

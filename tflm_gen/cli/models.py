@@ -16,7 +16,7 @@ from tflm_gen.text import examples
 @click.option("-o", "--output", "output_path", required=True, type=click.Path(dir_okay=False))
 def plan_command(model_path, output_path):
     """Write MODEL with an offline memory plan (and flash requantisation) embedded."""
-    planned, plan = device_model(read_model_bytes(model_path))
+    planned, plan = device_model(read_model_bytes(model_path), for_tflm=True)
     write_file(output_path, planned)
     click.echo(f"head {plan.head_bytes} bytes (op-by-op bound {plan.lower_bound_bytes}); "
                f"wrote {output_path}")
