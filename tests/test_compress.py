@@ -150,7 +150,7 @@ def test_a_corrupt_stream_is_refused_at_init(change):
     assert read_model(device).buffers[read_model(device).subgraph.tensors[
         min(ir.compressed_tensors(read_model(device)))].buffer].data[0] == compress.HUFFMAN_SHARED
     corrupt = _without_shared_table(device) if change == "table" else _corrupted(device, change)
-    with pytest.raises(TflmGenError, match=re.compile("model|prepare", re.I)):
+    with pytest.raises(TflmGenError, match=re.compile("model|prepare", re.IGNORECASE)):
         HostInterpreter(corrupt)
 
 

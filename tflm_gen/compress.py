@@ -282,7 +282,7 @@ def best(rows: np.ndarray, zero: int, shared: dict[int, int] | None = None,
 def decode_scratch_bytes(stream: bytes) -> int:
     """The scratch a kernel requests to decode the stream (tflm_decode_scratch_bytes): the
     Huffman look-up tables (literals and runs, 2^MAX_CODE_BITS uint16 each) and one block."""
-    channels, row, group = np.frombuffer(stream[4:HEADER_BYTES], "<u4").tolist()
+    _, row, group = np.frombuffer(stream[4:HEADER_BYTES], "<u4").tolist()
     return (4 << MAX_CODE_BITS if stream[0] != ZRLE else 0) + group * row
 
 
@@ -371,7 +371,7 @@ def _candidate(model: ir.Model, graph: ir.SubGraph, op: ir.Operator, uses: dict[
     weights = ir.tensor_data(model, tensor).astype(np.int8)
     q = tensor.quantization
     zero = int(q.zero_point[0]) if q is not None and len(q.zero_point) else 0
-    if q is not None and len(set(int(z) for z in q.zero_point)) > 1:
+    if q is not None and len({int(z) for z in q.zero_point}) > 1:
         return []
     return [Candidate(op.opcode, first + index, tensor, channel_rows(op.opcode, weights),
                       zero)]
