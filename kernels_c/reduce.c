@@ -83,16 +83,16 @@ static tflm_status_t reduce_prepare(tflm_context_t *ctx, tflm_node_t *node, int3
 }
 
 static void reduce_float(const tflm_reduce_params_t *p, const float *in, float *out) {
-  int32_t idx[TFLM_MAX_DIMS] = {0, 0, 0, 0, 0, 0};
-  int32_t i, at = 0;
+  tflm_layout_reduction_walk_t w;
+  const int32_t n = tflm_layout_reduction_start(&p->shape, &w);
+  int32_t i;
   const float init = p->kind == REDUCE_MAX ? -FLT_MAX : 0.0f;
   for (i = 0; i < p->shape.out_elements; ++i) out[i] = init;
-  for (i = 0; i < p->shape.in_elements;
-       ++i, tflm_layout_reduction_next(&p->shape, idx, &at)) {
+  for (i = 0; i < n; ++i, tflm_layout_reduction_next(&p->shape, &w)) {
     if (p->kind == REDUCE_MAX) {
-      out[at] = in[i] > out[at] ? in[i] : out[at];
+      out[w.at] = in[i] > out[w.at] ? in[i] : out[w.at];
     } else {
-      out[at] = out[at] + in[i];
+      out[w.at] = out[w.at] + in[i];
     }
   }
   if (p->kind == REDUCE_MEAN && p->shape.count > 0) {
@@ -113,25 +113,25 @@ static void reduce_store(const tflm_reduce_params_t *p, void *out, int32_t i, in
 }
 
 static void reduce_int_max(const tflm_reduce_params_t *p, const void *in, void *out) {
-  int32_t idx[TFLM_MAX_DIMS] = {0, 0, 0, 0, 0, 0};
-  int32_t i, at = 0;
+  tflm_layout_reduction_walk_t w;
+  const int32_t n = tflm_layout_reduction_start(&p->shape, &w);
+  int32_t i;
   for (i = 0; i < p->shape.out_elements; ++i) reduce_store(p, out, i, p->qmin);
-  for (i = 0; i < p->shape.in_elements;
-       ++i, tflm_layout_reduction_next(&p->shape, idx, &at)) {
+  for (i = 0; i < n; ++i, tflm_layout_reduction_next(&p->shape, &w)) {
     const int32_t value = reduce_load(p, in, i);
-    if (value > reduce_load(p, out, at)) reduce_store(p, out, at, value);
+    if (value > reduce_load(p, out, w.at)) reduce_store(p, out, w.at, value);
   }
 }
 
 /* Integer sums (wrapping like TFLM's int32 accumulator), then the final step. */
 static void reduce_int_sum(const tflm_reduce_params_t *p, const void *in, void *out,
                            int32_t *sums) {
-  int32_t idx[TFLM_MAX_DIMS] = {0, 0, 0, 0, 0, 0};
-  int32_t i, at = 0;
+  tflm_layout_reduction_walk_t w;
+  const int32_t n = tflm_layout_reduction_start(&p->shape, &w);
+  int32_t i;
   for (i = 0; i < p->shape.out_elements; ++i) sums[i] = 0;
-  for (i = 0; i < p->shape.in_elements;
-       ++i, tflm_layout_reduction_next(&p->shape, idx, &at)) {
-    sums[at] = (int32_t)((uint32_t)sums[at] + (uint32_t)reduce_load(p, in, i));
+  for (i = 0; i < n; ++i, tflm_layout_reduction_next(&p->shape, &w)) {
+    sums[w.at] = (int32_t)((uint32_t)sums[w.at] + (uint32_t)reduce_load(p, in, i));
   }
   for (i = 0; i < p->shape.out_elements; ++i) {
     const int32_t shifted =

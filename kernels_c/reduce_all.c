@@ -24,12 +24,13 @@ static tflm_status_t reduce_all_eval(tflm_context_t *ctx, tflm_node_t *node) {
   const tflm_layout_reduction_t *p = (const tflm_layout_reduction_t *)node->user_data;
   const uint8_t *x = (const uint8_t *)tflm_node_input_data(ctx, node, 0);
   uint8_t *y = (uint8_t *)tflm_node_output_data(ctx, node, 0);
-  int32_t idx[TFLM_MAX_DIMS] = {0, 0, 0, 0, 0, 0};
-  int32_t i, at = 0;
+  tflm_layout_reduction_walk_t w;
+  int32_t i, n;
   TFLM_KERNEL_CHECK(ctx, node, p != NULL && x != NULL && y != NULL, TFLM_ERR_NOT_READY);
+  n = tflm_layout_reduction_start(p, &w);
   for (i = 0; i < p->out_elements; ++i) y[i] = 1;
-  for (i = 0; i < p->in_elements; ++i, tflm_layout_reduction_next(p, idx, &at)) {
-    if (!x[i]) y[at] = 0;
+  for (i = 0; i < n; ++i, tflm_layout_reduction_next(p, &w)) {
+    if (!x[i]) y[w.at] = 0;
   }
   return TFLM_OK;
 }

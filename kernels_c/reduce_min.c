@@ -39,22 +39,23 @@ static tflm_status_t reduce_min_eval(tflm_context_t *ctx, tflm_node_t *node) {
   const tflm_layout_reduction_t *s = p != NULL ? &p->shape : NULL;
   const void *in = tflm_node_input_data(ctx, node, 0);
   void *out = tflm_node_output_data(ctx, node, 0);
-  int32_t idx[TFLM_MAX_DIMS] = {0, 0, 0, 0, 0, 0};
-  int32_t i, at = 0;
+  tflm_layout_reduction_walk_t w;
+  int32_t i, n;
   TFLM_KERNEL_CHECK(ctx, node, p != NULL && in != NULL && out != NULL, TFLM_ERR_NOT_READY);
+  n = tflm_layout_reduction_start(s, &w);
   if (p->type == TFLM_TYPE_FLOAT32) {
     const float *x = (const float *)in;
     float *y = (float *)out;
     for (i = 0; i < s->out_elements; ++i) y[i] = FLT_MAX;
-    for (i = 0; i < s->in_elements; ++i, tflm_layout_reduction_next(s, idx, &at)) {
-      if (x[i] < y[at]) y[at] = x[i];
+    for (i = 0; i < n; ++i, tflm_layout_reduction_next(s, &w)) {
+      if (x[i] < y[w.at]) y[w.at] = x[i];
     }
   } else {
     const int8_t *x = (const int8_t *)in;
     int8_t *y = (int8_t *)out;
     for (i = 0; i < s->out_elements; ++i) y[i] = 127;
-    for (i = 0; i < s->in_elements; ++i, tflm_layout_reduction_next(s, idx, &at)) {
-      if (x[i] < y[at]) y[at] = x[i];
+    for (i = 0; i < n; ++i, tflm_layout_reduction_next(s, &w)) {
+      if (x[i] < y[w.at]) y[w.at] = x[i];
     }
   }
   return TFLM_OK;

@@ -5,23 +5,36 @@
 
 #include "tflm_quant.h"
 
-/* Strides of one input indexed with the 6-D output index; 0 on broadcast dimensions. */
-static int32_t tflm_broadcast_strides(const tflm_tensor_t *view, const int32_t *out_dims,
-                                      int32_t *strides) {
+/* Bit k of the result: the input has dim 1 at output axis k; -1 when the input does not
+ * broadcast to out_dims. */
+static int32_t tflm_broadcast_ones(const tflm_tensor_t *view, const int32_t *out_dims) {
   const int32_t lead = TFLM_MAX_DIMS - view->ndims;
-  int32_t stride = 1, k;
+  int32_t ones = 0, k;
   if (lead < 0) {
-    return 0;
+    return -1;
   }
-  for (k = TFLM_MAX_DIMS - 1; k >= 0; --k) {
+  for (k = 0; k < TFLM_MAX_DIMS; ++k) {
     const int32_t dim = k >= lead ? view->dims[k - lead] : 1;
-    if (dim != out_dims[k] && dim != 1) {
-      return 0;
+    if (dim == 1) {
+      ones |= 1 << k;
+    } else if (dim != out_dims[k]) {
+      return -1;
     }
-    strides[k] = dim == 1 ? 0 : stride;
-    stride *= dim;
   }
-  return 1;
+  return ones;
+}
+
+/* Strides of input i indexed with the 6-D output index; 0 on its broadcast axes. */
+static void tflm_broadcast_strides(const tflm_broadcast_t *b, int32_t i, int32_t *strides) {
+  int32_t stride = 1, k;
+  for (k = TFLM_MAX_DIMS - 1; k >= 0; --k) {
+    if (b->ones[i] & (1u << k)) {
+      strides[k] = 0;
+    } else {
+      strides[k] = stride;
+      stride *= b->out_dims[k];
+    }
+  }
 }
 
 int32_t tflm_broadcast_init(tflm_broadcast_t *b, const tflm_tensor_t *inputs, int32_t count,
@@ -37,14 +50,14 @@ int32_t tflm_broadcast_init(tflm_broadcast_t *b, const tflm_tensor_t *inputs, in
   b->count = tflm_tensor_elements(output);
   b->flat = 1;
   for (i = 0; i < TFLM_ELEMENTWISE_MAX_INPUTS; ++i) {
-    for (k = 0; k < TFLM_MAX_DIMS; ++k) {
-      b->strides[i][k] = 0;
-    }
+    b->ones[i] = (uint8_t)((1 << TFLM_MAX_DIMS) - 1);
   }
   for (i = 0; i < count; ++i) {
-    if (!tflm_broadcast_strides(&inputs[i], b->out_dims, b->strides[i])) {
+    const int32_t ones = tflm_broadcast_ones(&inputs[i], b->out_dims);
+    if (ones < 0) {
       return 0;
     }
+    b->ones[i] = (uint8_t)ones;
     /* Every dimension matches or is 1, so equal counts mean no broadcasting. */
     if (tflm_tensor_elements(&inputs[i]) != b->count) {
       b->flat = 0;
@@ -88,6 +101,7 @@ void tflm_broadcast_run(const tflm_broadcast_t *b, const void *params, int32_t c
   int32_t offset[TFLM_ELEMENTWISE_MAX_INPUTS] = {0};
   int32_t step[TFLM_ELEMENTWISE_MAX_INPUTS] = {1, 1, 1};
   const void *ptr[TFLM_ELEMENTWISE_MAX_INPUTS] = {NULL, NULL, NULL};
+  int32_t strides[TFLM_ELEMENTWISE_MAX_INPUTS][TFLM_MAX_DIMS];
   int32_t done, i, k;
   if (b->flat || b->count <= 0) {
     if (b->count > 0) {
@@ -96,7 +110,8 @@ void tflm_broadcast_run(const tflm_broadcast_t *b, const void *params, int32_t c
     return;
   }
   for (i = 0; i < count; ++i) {
-    step[i] = b->strides[i][TFLM_MAX_DIMS - 1];
+    tflm_broadcast_strides(b, i, strides[i]);
+    step[i] = strides[i][TFLM_MAX_DIMS - 1];
   }
   for (done = 0; done < b->count; done += inner) {
     for (i = 0; i < count; ++i) {
@@ -105,13 +120,13 @@ void tflm_broadcast_run(const tflm_broadcast_t *b, const void *params, int32_t c
     row(params, ptr, step, (uint8_t *)out + (size_t)done * (size_t)out_size, inner);
     for (k = TFLM_MAX_DIMS - 2; k >= 0; --k) {
       for (i = 0; i < count; ++i) {
-        offset[i] += b->strides[i][k];
+        offset[i] += strides[i][k];
       }
       if (++index[k] < b->out_dims[k]) {
         break;
       }
       for (i = 0; i < count; ++i) {
-        offset[i] -= b->strides[i][k] * b->out_dims[k];
+        offset[i] -= strides[i][k] * b->out_dims[k];
       }
       index[k] = 0;
     }

@@ -21,13 +21,15 @@ extern "C" {
 
 #define TFLM_ELEMENTWISE_MAX_INPUTS 3
 
-/* Broadcast layout, kept in persistent op data (fixed-width fields only). */
+/* Broadcast layout, kept in persistent op data (fixed-width fields only).  An input's
+ * strides are not kept: tflm_broadcast_run derives them from out_dims and its `ones` mask
+ * (the input's dims are the output's except where they are 1). */
 typedef struct {
   int32_t count;                   /* output elements */
-  int32_t flat;                    /* 1: no input is broadcast, one row of `count` values */
   int32_t out_dims[TFLM_MAX_DIMS]; /* output shape, leading 1s added */
-  int32_t strides[TFLM_ELEMENTWISE_MAX_INPUTS][TFLM_MAX_DIMS]; /* element step of each
-                                    * input per output index; 0 where it is broadcast */
+  uint8_t ones[TFLM_ELEMENTWISE_MAX_INPUTS]; /* bit k: input i has dim 1 at output axis k
+                                    * (its step there is 0) */
+  uint8_t flat;                    /* 1: no input is broadcast, one row of `count` values */
 } tflm_broadcast_t;
 
 /* One run of n outputs: in[i] advances by step[i] elements (1, or 0 when broadcast). */

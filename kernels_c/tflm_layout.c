@@ -211,22 +211,23 @@ static int32_t reduction_shapes(const tflm_tensor_t *in, int32_t mask,
   const int32_t shift = TFLM_MAX_DIMS - in->ndims;
   int64_t count = 1, stride = 1;
   int32_t k;
+  r->reduced = 0;
+  r->unused[0] = r->unused[1] = r->unused[2] = 0;
   for (k = 0; k < TFLM_MAX_DIMS; ++k) {
     r->dims[k] = k < shift ? 1 : in->dims[k - shift];
-    r->out_strides[k] = 0;
   }
   for (k = TFLM_MAX_DIMS - 1; k >= shift; --k) {
     if (mask & (1 << (k - shift))) {
       count *= r->dims[k];
+      r->reduced = (uint8_t)(r->reduced | (1u << k));
     } else {
-      r->out_strides[k] = (int32_t)stride;
       stride *= r->dims[k];
     }
     if (count > INT32_MAX || stride > INT32_MAX) return 0;
   }
+  if (count * stride > INT32_MAX) return 0; /* the input's elements */
   r->count = (int32_t)count;
   r->out_elements = (int32_t)stride;
-  r->in_elements = tflm_tensor_elements(in);
   return 1;
 }
 
@@ -241,13 +242,31 @@ tflm_status_t tflm_layout_reduction_init(tflm_context_t *ctx, tflm_node_t *node,
   return TFLM_OK;
 }
 
-void tflm_layout_reduction_next(const tflm_layout_reduction_t *r, int32_t *idx, int32_t *at) {
+int32_t tflm_layout_reduction_start(const tflm_layout_reduction_t *r,
+                                    tflm_layout_reduction_walk_t *w) {
+  int32_t stride = 1, k;
+  for (k = TFLM_MAX_DIMS - 1; k >= 0; --k) {
+    w->idx[k] = 0;
+    if (r->reduced & (1u << k)) {
+      w->out_strides[k] = 0;
+    } else {
+      w->out_strides[k] = stride;
+      stride *= r->dims[k];
+    }
+  }
+  w->at = 0;
+  /* count * out_elements is the input's element count, which fits int32. */
+  return r->count * r->out_elements;
+}
+
+void tflm_layout_reduction_next(const tflm_layout_reduction_t *r,
+                                tflm_layout_reduction_walk_t *w) {
   int32_t k;
   for (k = TFLM_MAX_DIMS - 1; k >= 0; --k) {
-    ++idx[k];
-    *at += r->out_strides[k];
-    if (idx[k] < r->dims[k]) return;
-    *at -= r->out_strides[k] * r->dims[k];
-    idx[k] = 0;
+    ++w->idx[k];
+    w->at += w->out_strides[k];
+    if (w->idx[k] < r->dims[k]) return;
+    w->at -= w->out_strides[k] * r->dims[k];
+    w->idx[k] = 0;
   }
 }

@@ -72,14 +72,23 @@ tflm_status_t tflm_layout_split_eval(tflm_context_t *ctx, tflm_node_t *node);
 
 /* The layout of a reduction over some axes of its input (MEAN, SUM, REDUCE_MAX, REDUCE_MIN,
  * REDUCE_ALL): the output keeps the other axes in order (with or without keep_dims, the
- * same layout).  Fixed-width fields only. */
+ * same layout).  Fixed-width fields only; the output strides of the walk are derived at
+ * eval (tflm_layout_reduction_start), not kept. */
 typedef struct {
-  int32_t dims[TFLM_MAX_DIMS];        /* input dims right-aligned in six (leading 1s) */
-  int32_t out_strides[TFLM_MAX_DIMS]; /* output stride of each input axis, 0 when reduced */
-  int32_t in_elements;                /* elements of the input */
-  int32_t out_elements;               /* elements of the output */
-  int32_t count;                      /* input elements per output */
+  int32_t dims[TFLM_MAX_DIMS]; /* input dims right-aligned in six (leading 1s) */
+  int32_t out_elements;        /* elements of the output */
+  int32_t count;               /* input elements per output (the input has
+                                * count * out_elements) */
+  uint8_t reduced;             /* bit k: axis k of the six is reduced */
+  uint8_t unused[3];
 } tflm_layout_reduction_t;
+
+/* The state of a walk of the input in row-major order. */
+typedef struct {
+  int32_t idx[TFLM_MAX_DIMS];         /* the input index, six counters */
+  int32_t out_strides[TFLM_MAX_DIMS]; /* output stride of each input axis, 0 when reduced */
+  int32_t at;                         /* offset of the output the element reduces into */
+} tflm_layout_reduction_walk_t;
 
 /* Fills *r for input `in` reduced over the axes of the node's constant int32 input 1
  * (negative axes count from the end, duplicates are ignored) and checks that `out` holds
@@ -87,9 +96,12 @@ typedef struct {
 tflm_status_t tflm_layout_reduction_init(tflm_context_t *ctx, tflm_node_t *node,
                                          const tflm_tensor_t *in, const tflm_tensor_t *out,
                                          tflm_layout_reduction_t *r);
-/* The walk of the input in row-major order: advances idx (six counters, zero at first) and
- * keeps *at the offset of the output the input element reduces into. */
-void tflm_layout_reduction_next(const tflm_layout_reduction_t *r, int32_t *idx, int32_t *at);
+/* Starts a walk at input element 0 (w->at = 0); returns the input's element count. */
+int32_t tflm_layout_reduction_start(const tflm_layout_reduction_t *r,
+                                    tflm_layout_reduction_walk_t *w);
+/* Advances the walk to the next input element (w->at follows). */
+void tflm_layout_reduction_next(const tflm_layout_reduction_t *r,
+                                tflm_layout_reduction_walk_t *w);
 
 #ifdef __cplusplus
 }

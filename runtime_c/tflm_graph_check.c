@@ -33,7 +33,7 @@ static int constant_aligned(tflm_interpreter_t *it, uint32_t tensor) {
    * power of two up to 8); bytes of types with no size need none. */
   const int32_t size = tflm_type_size(tflm_fb_int(&it->fb, tensor, TENSOR_TYPE, 1, 0));
   const uint32_t align = size > 0 ? (uint32_t)size : 1u;
-  return data == 0 || ((uintptr_t)(it->fb.data + data) & (align - 1u)) == 0;
+  return data == 0 || ((uintptr_t)tflm_model_at(it, data) & (align - 1u)) == 0;
 }
 
 static uint32_t graph_tensor(tflm_interpreter_t *it, const tflm_model_graph_t *g, int32_t t) {
@@ -74,12 +74,12 @@ static int classify_scales(tflm_interpreter_t *it, uint32_t tensor) {
 /* A constant whose buffer holds only zero bytes (graph_check.py: `not any(data)`). */
 static int constant_all_zero(tflm_interpreter_t *it, uint32_t tensor) {
   const uint32_t data = tflm_model_constant_data(it, tensor);
+  const uint8_t *bytes = tflm_model_at(it, data);
   uint32_t length, i;
   if (data == 0) return 0;
-  length = tflm_model_constant_length(it, tensor);
-  if (length > it->fb.size - data) return 0; /* check_tensor bounded the part kernels read */
+  length = tflm_model_constant_length(it, tensor); /* in range: tflm_model_constant_data */
   for (i = 0; i < length; ++i) {
-    if (it->fb.data[data + i] != 0) return 0;
+    if (bytes[i] != 0) return 0;
   }
   return 1;
 }

@@ -129,11 +129,23 @@ static void clear_interpreter(tflm_interpreter_t *it, const tflm_resolver_t *res
   it->current_node = -1;
 }
 
+/* Separate weights start at the model's size rounded up to 16 (tflm_gen/weights.py); a
+ * model too large for that keeps none, so every constant must then lie in the model. */
+static void set_weights(tflm_interpreter_t *it, uint32_t model_size, const void *weights,
+                        uint32_t weights_size) {
+  if (weights == NULL || model_size > TFLM_IN_MODEL - 16u) return;
+  it->weights = (const uint8_t *)weights;
+  it->weights_size = weights_size;
+  it->weights_start = (model_size + 15u) & ~15u;
+}
+
 static tflm_status_t init_interpreter(tflm_interpreter_t *it, const void *model,
-                                     uint32_t model_size, const tflm_resolver_t *resolver,
+                                     uint32_t model_size, const void *weights,
+                                     uint32_t weights_size, const tflm_resolver_t *resolver,
                                      void *arena, uint32_t arena_size) {
   tflm_status_t status;
   clear_interpreter(it, resolver);
+  set_weights(it, model_size, weights, weights_size);
   if (!tflm_arena_init(&it->arena, arena, arena_size)) {
     return tflm_init_fail(TFLM_ERR_ARENA_ALIGNMENT, "arena start", 0);
   }
@@ -163,9 +175,19 @@ tflm_status_t tflm_interpreter_init_profiled(tflm_interpreter_t *it, const void 
                                              uint32_t model_size,
                                              const tflm_resolver_t *resolver, void *arena,
                                              uint32_t arena_size, const tflm_profiler_t *p) {
+  return tflm_interpreter_init_separate(it, model, model_size, NULL, 0, resolver, arena,
+                                        arena_size, p);
+}
+
+tflm_status_t tflm_interpreter_init_separate(tflm_interpreter_t *it, const void *model,
+                                             uint32_t model_size, const void *weights,
+                                             uint32_t weights_size,
+                                             const tflm_resolver_t *resolver, void *arena,
+                                             uint32_t arena_size, const tflm_profiler_t *p) {
   tflm_status_t status;
   if (p != NULL) p->begin(p->user, TFLM_PROFILE_INIT);
-  status = init_interpreter(it, model, model_size, resolver, arena, arena_size);
+  status = init_interpreter(it, model, model_size, weights, weights_size, resolver, arena,
+                            arena_size);
   it->profiler = p;
   if (p != NULL) p->end(p->user, TFLM_PROFILE_INIT);
   return status;

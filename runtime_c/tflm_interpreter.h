@@ -88,6 +88,9 @@ typedef struct {
 /* The interpreter; fields are private to the runtime. */
 struct tflm_context {
   tflm_fb_t fb;                 /* the model */
+  const uint8_t *weights;       /* separate weights (NULL: none), see init_separate */
+  uint32_t weights_size;
+  uint32_t weights_start;       /* position of their first byte: model size rounded to 16 */
   const tflm_resolver_t *resolver;
   tflm_arena_t arena;
   uint32_t opcodes, opcodes_count;     /* positions and lengths of the model's vectors */
@@ -133,6 +136,18 @@ tflm_status_t tflm_interpreter_init_profiled(tflm_interpreter_t *interpreter,
                                              const tflm_resolver_t *resolver, void *arena,
                                              uint32_t arena_size, const tflm_profiler_t *p);
 tflm_status_t tflm_interpreter_invoke(tflm_interpreter_t *interpreter);
+/* The same for a model whose constant data lies apart (tflm-gen --weights separate):
+ * `model` is the mini flatbuffer, whose constant buffers have (offset, size) fields
+ * counting from the model's start as if `weights` followed it at the next 16-byte
+ * boundary; `weights` (read in place, e.g. from external flash; 16-byte aligned for the
+ * fastest kernels, and aligned at least for each constant's type) holds `weights_size`
+ * bytes.  A constant lying past the weights' end is refused (TFLM_ERR_MODEL_WEIGHTS), never
+ * read.  `p` may be NULL. */
+tflm_status_t tflm_interpreter_init_separate(tflm_interpreter_t *interpreter, const void *model,
+                                             uint32_t model_size, const void *weights,
+                                             uint32_t weights_size,
+                                             const tflm_resolver_t *resolver, void *arena,
+                                             uint32_t arena_size, const tflm_profiler_t *p);
 /* Zeroes variable tensors (RNN state), refills resource variables with their reset byte
  * and calls each kernel's reset, in every subgraph (as TFLM's Reset does). */
 tflm_status_t tflm_interpreter_reset(tflm_interpreter_t *interpreter);

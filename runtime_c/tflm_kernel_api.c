@@ -199,7 +199,7 @@ const int32_t *tflm_node_requant(tflm_context_t *ctx, const tflm_node_t *node, i
   count = (uint32_t)tflm_model_int_at(ctx, ctx->requant, record);
   if (count > (ctx->requant_words - record - 1u) / 2u) return NULL;
   *channels = (int32_t)count;
-  return (const int32_t *)(const void *)(ctx->fb.data + ctx->requant + 4u * (record + 1u));
+  return (const int32_t *)(const void *)tflm_model_at(ctx, ctx->requant + 4u * (record + 1u));
 }
 
 const int32_t *tflm_node_layout(tflm_context_t *ctx, const tflm_node_t *node, int32_t *words) {
@@ -210,7 +210,7 @@ const int32_t *tflm_node_layout(tflm_context_t *ctx, const tflm_node_t *node, in
       ctx, ctx->layout, 2u + ctx->subgraphs[node->subgraph].first_node + (uint32_t)node->index);
   if (record < 2u || record >= ctx->layout_words) return NULL; /* bounds: tflm_model_layout */
   *words = tflm_model_int_at(ctx, ctx->layout, record);
-  return (const int32_t *)(const void *)(ctx->fb.data + ctx->layout + 4u * (record + 1u));
+  return (const int32_t *)(const void *)tflm_model_at(ctx, ctx->layout + 4u * (record + 1u));
 }
 
 int32_t tflm_node_coded_input(tflm_context_t *ctx, const tflm_node_t *node, int32_t i,

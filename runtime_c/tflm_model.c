@@ -2,8 +2,13 @@
 
 #include <stddef.h>
 
+const uint8_t *tflm_model_at(const tflm_interpreter_t *it, uint32_t position) {
+  if (position < it->fb.size || it->weights == NULL) return it->fb.data + position;
+  return it->weights + (position - it->weights_start);
+}
+
 int32_t tflm_model_int_at(const tflm_interpreter_t *it, uint32_t elements, uint32_t i) {
-  return (int32_t)tflm_fb_read_u32(it->fb.data + elements + 4u * i);
+  return (int32_t)tflm_fb_read_u32(tflm_model_at(it, elements + 4u * i));
 }
 
 int32_t tflm_model_tensor_subgraph(const tflm_interpreter_t *it, int32_t t) {
@@ -45,26 +50,78 @@ uint32_t tflm_model_tensor_bytes(tflm_interpreter_t *it, uint32_t tensor) {
   return elements;
 }
 
-uint32_t tflm_model_constant_data(tflm_interpreter_t *it, uint32_t tensor) {
-  uint32_t index = (uint32_t)tflm_fb_int(&it->fb, tensor, TENSOR_BUFFER, 4, 0);
-  uint32_t buffer, data, length;
-  if (index == 0 || index >= it->buffers_count) return 0;
-  buffer = tflm_fb_vector_table(&it->fb, it->buffers, it->buffers_count, index);
-  data = tflm_fb_vector(&it->fb, buffer, BUFFER_DATA, 1, &length);
-  if (data != 0 && length > 0) return data;
-  /* Models over 2 GB keep buffers after the flatbuffer: (offset, size) from the start. */
-  data = (uint32_t)tflm_fb_int(&it->fb, buffer, BUFFER_OFFSET, 8, 0);
-  length = (uint32_t)tflm_fb_int(&it->fb, buffer, BUFFER_SIZE, 8, 0);
-  if (data > 1 && length > 0 && data <= it->fb.size && length <= it->fb.size - data) return data;
+/* A Buffer's 64-bit offset or size field: its low word, 0 when absent, TFLM_NOWHERE when
+ * the high word is set (beyond anything the runtime addresses). */
+static uint32_t buffer_word(tflm_interpreter_t *it, uint32_t buffer, int32_t slot) {
+  uint32_t position = tflm_fb_field(&it->fb, buffer, slot, 8);
+  if (position == 0) return 0;
+  if (tflm_fb_read_u32(it->fb.data + position + 4u) != 0) return TFLM_NOWHERE;
+  return tflm_fb_read_u32(it->fb.data + position);
+}
+
+/* True when `length` bytes from `position` lie in the model or in the separate weights. */
+static int located_in_range(const tflm_interpreter_t *it, uint32_t position, uint32_t length) {
+  uint32_t start = it->weights_start;
+  if (position >= TFLM_IN_MODEL) return 0; /* positions carry TFLM_IN_MODEL as a flag */
+  if (position <= it->fb.size && length <= it->fb.size - position) return 1;
+  return it->weights != NULL && position >= start && position - start <= it->weights_size &&
+         length <= it->weights_size - (position - start);
+}
+
+/* Position and length of a buffer's bytes: its inline data, or the (offset, size) fields
+ * that locate them after the flatbuffer (models over 2 GB) or in the separate weights
+ * (tflm_interpreter_init_separate).  0 (length 0) when it has none or they lie out of
+ * range. */
+static uint32_t buffer_bytes(tflm_interpreter_t *it, uint32_t buffer, uint32_t *length) {
+  uint32_t data = tflm_fb_vector(&it->fb, buffer, BUFFER_DATA, 1, length), offset;
+  if (data != 0 && *length > 0) return data;
+  offset = buffer_word(it, buffer, BUFFER_OFFSET);
+  *length = buffer_word(it, buffer, BUFFER_SIZE);
+  if (offset > 1 && *length > 0 && located_in_range(it, offset, *length)) return offset;
+  *length = 0;
   return 0;
 }
 
-uint32_t tflm_model_constant_length(tflm_interpreter_t *it, uint32_t tensor) {
+/* The table of a tensor's buffer, 0 for buffer 0 (none) or an index out of range. */
+static uint32_t tensor_buffer(tflm_interpreter_t *it, uint32_t tensor) {
   uint32_t index = (uint32_t)tflm_fb_int(&it->fb, tensor, TENSOR_BUFFER, 4, 0);
-  uint32_t buffer = tflm_fb_vector_table(&it->fb, it->buffers, it->buffers_count, index);
+  if (index == 0 || index >= it->buffers_count) return 0;
+  return tflm_fb_vector_table(&it->fb, it->buffers, it->buffers_count, index);
+}
+
+uint32_t tflm_model_constant_data(tflm_interpreter_t *it, uint32_t tensor) {
   uint32_t length;
-  if (tflm_fb_vector(&it->fb, buffer, BUFFER_DATA, 1, &length) != 0 && length > 0) return length;
-  return (uint32_t)tflm_fb_int(&it->fb, buffer, BUFFER_SIZE, 8, 0);
+  return buffer_bytes(it, tensor_buffer(it, tensor), &length);
+}
+
+uint32_t tflm_model_constant_length(tflm_interpreter_t *it, uint32_t tensor) {
+  uint32_t length;
+  buffer_bytes(it, tensor_buffer(it, tensor), &length);
+  return length;
+}
+
+/* With separate weights, every buffer whose (offset, size) fields locate bytes must find
+ * them in the model or the weights, metadata included: weights too short or misplaced are
+ * refused at load, never read past their end nor taken for a non-constant tensor or absent
+ * metadata. */
+static tflm_status_t check_buffers(tflm_interpreter_t *it) {
+  uint32_t i, length;
+  for (i = 0; i < it->buffers_count && !it->fb.corrupt; ++i) {
+    uint32_t buffer = tflm_fb_vector_table(&it->fb, it->buffers, it->buffers_count, i);
+    if (buffer_bytes(it, buffer, &length) == 0 && buffer_word(it, buffer, BUFFER_OFFSET) > 1 &&
+        buffer_word(it, buffer, BUFFER_SIZE) > 0) {
+      return tflm_model_reject(TFLM_ERR_MODEL_WEIGHTS, "buffer", (int32_t)i);
+    }
+  }
+  return it->fb.corrupt ? tflm_model_reject(TFLM_ERR_MODEL, "buffer", (int32_t)i) : TFLM_OK;
+}
+
+/* True when the tensor's buffer locates bytes (offset and size set) lying neither in the
+ * model nor in the weights: e.g. a mini flatbuffer given without its weights. */
+static int constant_outside(tflm_interpreter_t *it, uint32_t tensor) {
+  uint32_t buffer = tensor_buffer(it, tensor);
+  return buffer != 0 && tflm_model_constant_data(it, tensor) == 0 &&
+         buffer_word(it, buffer, BUFFER_OFFSET) > 1 && buffer_word(it, buffer, BUFFER_SIZE) > 0;
 }
 
 /* Zero points must lie in their type's range: kernels add them to accumulators, and a
@@ -124,6 +181,7 @@ static tflm_status_t check_tensor(tflm_interpreter_t *it, int32_t t) {
     if (zero_points != 0 && zero_points != scales) return TFLM_ERR_MODEL;
     if (!zero_points_valid(it, tensor, quant)) return TFLM_ERR_MODEL;
   }
+  if (constant_outside(it, tensor)) return it->fb.corrupt ? TFLM_ERR_MODEL : TFLM_ERR_MODEL_WEIGHTS;
   if (tflm_model_constant_data(it, tensor) != 0 &&
       tflm_model_constant_length(it, tensor) < tflm_model_tensor_bytes(it, tensor) &&
       !tflm_model_compressed(it, t)) {
@@ -227,6 +285,8 @@ tflm_status_t tflm_model_open(tflm_interpreter_t *it, const void *model, uint32_
   it->fb.size = size;
   it->fb.corrupt = model == NULL;
   status = model == NULL ? TFLM_ERR_MODEL : find_subgraphs(it);
+  /* Only with separate weights: a whole model's unused buffers were never read. */
+  if (status == TFLM_OK && it->weights != NULL) status = check_buffers(it);
   for (i = 0; status == TFLM_OK && i < (int32_t)it->tensors_count; ++i) {
     status = check_tensor(it, i);
     if (status != TFLM_OK) tflm_model_reject(status, "tensor", i);
@@ -247,7 +307,7 @@ void *tflm_model_tensor_data(tflm_interpreter_t *it, int32_t t) {
   if (t < 0 || it->tensor_location == NULL) return NULL;
   location = it->tensor_location[t];
   if (location == TFLM_NOWHERE) return NULL;
-  if (location & TFLM_IN_MODEL) return (void *)(it->fb.data + (location & ~TFLM_IN_MODEL));
+  if (location & TFLM_IN_MODEL) return (void *)tflm_model_at(it, location & ~TFLM_IN_MODEL);
   return it->arena.base + location;
 }
 
@@ -281,7 +341,7 @@ tflm_status_t tflm_model_view(tflm_interpreter_t *it, int32_t t, tflm_tensor_t *
   view_quantization(it, tensor, view);
   view->data = tflm_model_tensor_data(it, t);
   if (view->data == NULL && view->is_constant) {
-    view->data = (void *)(it->fb.data + tflm_model_constant_data(it, tensor));
+    view->data = (void *)tflm_model_at(it, tflm_model_constant_data(it, tensor));
   }
   return TFLM_OK;
 }
@@ -360,7 +420,7 @@ static uint32_t find_metadata(tflm_interpreter_t *it, const char *name, uint32_t
     buffer = (uint32_t)tflm_fb_int(&it->fb, entry, METADATA_BUFFER, 4, 0);
     if (buffer >= it->buffers_count) return 0;
     buffer = tflm_fb_vector_table(&it->fb, it->buffers, it->buffers_count, buffer);
-    return tflm_fb_vector(&it->fb, buffer, BUFFER_DATA, 1, length);
+    return buffer_bytes(it, buffer, length);
   }
   return 0;
 }
@@ -431,7 +491,7 @@ uint32_t tflm_model_requant(tflm_interpreter_t *it, uint32_t *words) {
    * read the records through int32 pointers, so they must be 4-byte aligned. */
   if (data == 0 || *words < 2u + it->operators_count || tflm_model_int_at(it, data, 0) != 1 ||
       tflm_model_int_at(it, data, 1) != (int32_t)it->operators_count ||
-      ((uintptr_t)(it->fb.data + data) & 3u) != 0 || !requant_records_valid(it, data, *words)) {
+      ((uintptr_t)tflm_model_at(it, data) & 3u) != 0 || !requant_records_valid(it, data, *words)) {
     *words = 0;
     return 0;
   }
@@ -458,7 +518,7 @@ uint32_t tflm_model_layout(tflm_interpreter_t *it, uint32_t *words) {
    * pointers, so they must be 4-byte aligned. */
   if (data == 0 || *words < 2u + it->operators_count || tflm_model_int_at(it, data, 0) != 1 ||
       tflm_model_int_at(it, data, 1) != (int32_t)it->operators_count ||
-      ((uintptr_t)(it->fb.data + data) & 3u) != 0 || !layout_records_valid(it, data, *words)) {
+      ((uintptr_t)tflm_model_at(it, data) & 3u) != 0 || !layout_records_valid(it, data, *words)) {
     *words = 0;
     return 0;
   }

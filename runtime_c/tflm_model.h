@@ -57,11 +57,16 @@ int32_t tflm_model_node_subgraph(const tflm_interpreter_t *it, int32_t node);
 int32_t tflm_model_called_subgraphs(tflm_interpreter_t *it, int32_t node, int32_t called[2]);
 /* Bytes of a tensor's data: element size times element count (0 for unknown types). */
 uint32_t tflm_model_tensor_bytes(tflm_interpreter_t *it, uint32_t tensor);
-/* Model offset of a tensor's constant data, 0 when the tensor has none. */
+/* Position (tflm_model_at) of a tensor's constant data, 0 when the tensor has none or its
+ * (offset, size) fields lie outside the model and the weights. */
 uint32_t tflm_model_constant_data(tflm_interpreter_t *it, uint32_t tensor);
 /* Bytes of the buffer behind a constant tensor's data (the tensor already checked). */
 uint32_t tflm_model_constant_length(tflm_interpreter_t *it, uint32_t tensor);
-/* Element i of an int32 vector at `elements` (positions from tflm_fb_vector). */
+/* The address of a position: an offset in the model, or, from weights_start on (past the
+ * model's end), weights_start + an offset in the separate weights (tflm_gen/weights.py). */
+const uint8_t *tflm_model_at(const tflm_interpreter_t *it, uint32_t position);
+/* Element i of an int32 vector at `elements` (positions from tflm_fb_vector or of metadata
+ * words, which may lie in the weights). */
 int32_t tflm_model_int_at(const tflm_interpreter_t *it, uint32_t elements, uint32_t i);
 /* Fills a view of tensor t (data from tensor_location when placed). */
 tflm_status_t tflm_model_view(tflm_interpreter_t *it, int32_t t, tflm_tensor_t *view);

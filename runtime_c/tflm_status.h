@@ -27,7 +27,8 @@ extern "C" {
   X(TFLM_ERR_MODEL_SCALE, "quantization scale not finite and positive")         \
   X(TFLM_ERR_MODEL_TOO_LARGE, "tensor of 2^31 or more elements or bytes")       \
   X(TFLM_ERR_MODEL_CONSTANT_SIZE, "constant data smaller than its tensor")      \
-  X(TFLM_ERR_MODEL_ALIGNMENT, "constant data not aligned for its type")
+  X(TFLM_ERR_MODEL_ALIGNMENT, "constant data not aligned for its type") \
+  X(TFLM_ERR_MODEL_WEIGHTS, "constant data outside the model and its weights")
 
 #define TFLM_STATUS_ENUM_ENTRY(name, text) name,
 typedef enum { TFLM_STATUS_LIST(TFLM_STATUS_ENUM_ENTRY) TFLM_STATUS_COUNT } tflm_status_t;

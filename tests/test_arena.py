@@ -88,3 +88,27 @@ def test_every_kernel_op_has_an_arena_entry():
 
     assert set(kernel_catalogue()) <= set(arena.KERNELS), \
         sorted(set(kernel_catalogue()) - set(arena.KERNELS))
+
+
+# arena.PARAMS_BYTES as released before the shared binary and reduction helpers (4afe82d);
+# the host-run tests above hold the C structs to PARAMS_BYTES.  Users sized their arenas
+# with these: a record may shrink, never grow past them.
+RELEASED_RECORD_BYTES = {
+    "act": 44, "add": 140, "add_n": 32, "arg": 24, "batch_matmul": 96, "cast": 12,
+    "cmp": 136, "control": 8, "conv": 108, "cumsum": 48, "dequantize": 16, "div": 148,
+    "elu": 264, "embedding_lookup": 24, "fill": 8, "fc": 56, "gather": 24, "gather_nd": 60,
+    "gelu": 1296, "hard_swish": 32, "l2_pool": 56, "l2norm": 16, "log_softmax": 32,
+    "logical": 108, "sigmoid": 24, "lstm": 232, "minmax": 132, "mirror_pad": 108,
+    "mul": 148, "pad": 100, "pool": 68, "prelu": 156, "quantize": 40, "reduce": 96,
+    "reduce_all": 56, "reduce_min": 60, "reshape": 4, "resize": 52, "var_handle": 4,
+    "floor": 112, "select": 108, "shape": 36, "softmax": 32, "softmax_int16": 2084,
+    "space_batch": 68, "sqdiff": 168, "sub": 168, "svdf": 72, "transpose_conv": 92,
+    "unary": 44, "layout_view": 84, "layout_pieces": 20, "hybrid": 32,
+}
+
+
+def test_no_record_grows_past_its_released_size():
+    grown = {name: (RELEASED_RECORD_BYTES[name], size)
+             for name, size in arena.PARAMS_BYTES.items()
+             if size > RELEASED_RECORD_BYTES.get(name, size)}
+    assert not grown, f"record: (released, now) bytes {grown}"

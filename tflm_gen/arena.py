@@ -79,15 +79,15 @@ class Allocations:
 # Sizes of the kernels' parameter records (kernels_c/, fixed-width fields only, so the same
 # on every target); a changed record shows up as a mismatch in tests/test_arena.py.
 PARAMS_BYTES = {
-    "act": 44, "add": 168, "add_n": 32, "arg": 24, "batch_matmul": 96, "cast": 12,
-    "cmp": 156, "control": 8, "conv": 112, "cumsum": 48, "dequantize": 16, "div": 148,
+    "act": 44, "add": 96, "add_n": 32, "arg": 24, "batch_matmul": 96, "cast": 12,
+    "cmp": 84, "control": 8, "conv": 112, "cumsum": 48, "dequantize": 16, "div": 76,
     "elu": 264, "embedding_lookup": 24, "fill": 8, "fc": 56, "gather": 24, "gather_nd": 60,
     "gelu": 1296, "hard_swish": 32, "l2_pool": 56, "l2norm": 16, "log_softmax": 32,
-    "logical": 128, "sigmoid": 24, "lstm": 232, "minmax": 132, "mirror_pad": 108,
-    "mul": 148, "pad": 100, "pool": 68, "prelu": 156, "quantize": 40, "reduce": 96,
-    "reduce_all": 60, "reduce_min": 64, "reshape": 4, "resize": 52, "var_handle": 4,
-    "floor": 112, "select": 108, "shape": 36, "softmax": 32, "softmax_int16": 2084,
-    "space_batch": 68, "sqdiff": 168, "sub": 168, "svdf": 72, "transpose_conv": 92,
+    "logical": 56, "sigmoid": 24, "lstm": 232, "minmax": 60, "mirror_pad": 108,
+    "mul": 76, "pad": 100, "pool": 68, "prelu": 84, "quantize": 40, "reduce": 72,
+    "reduce_all": 36, "reduce_min": 40, "reshape": 4, "resize": 52, "var_handle": 4,
+    "floor": 40, "select": 36, "shape": 36, "softmax": 32, "softmax_int16": 2084,
+    "space_batch": 68, "sqdiff": 96, "sub": 96, "svdf": 72, "transpose_conv": 92,
     "unary": 44, "layout_view": 84, "layout_pieces": 20, "hybrid": 32,
 }
 

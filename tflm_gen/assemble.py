@@ -147,9 +147,11 @@ def model_data_names(name: str, index: int = 0) -> dict[str, str]:
 
 
 def model_data_files(model_bytes: bytes, arena_bytes: int, index: int = 0,
-                     model_count: int = 1, name: str = DEFAULT_NAME) -> dict[str, bytes]:
+                     model_count: int = 1, name: str = DEFAULT_NAME,
+                     separate: bool = False) -> dict[str, bytes]:
     """<name>_model_data.c/.h: the flatbuffer as a 16-byte aligned const array, and the
-    arena size (<NAME>_ARENA_BYTES).
+    arena size (<NAME>_ARENA_BYTES); `separate`: the flatbuffer is a mini one whose weights
+    <name>_weights.h declares (tflm_gen.weights), and the header includes it.
 
     Further models of a multitenant project go to further files (`model_data_names`); the
     first model's header carries the shared arena size and the model count.
@@ -163,6 +165,7 @@ def model_data_files(model_bytes: bytes, arena_bytes: int, index: int = 0,
         "arena_bytes": arena_bytes,
         "first": index == 0,
         "model_count": model_count,
+        "separate": separate,
     }
     return {
         f"{stem}.c": render("common/model_data.c.j2", **values),

@@ -183,7 +183,7 @@ def _part(source: str, runtime: set[str]) -> str:
     name = source.rsplit("/", 1)[-1]
     if not source.startswith("build/tflm/"):
         return "other"  # main, startup, libc, libm, libgcc
-    if name.endswith("_model_data.o"):
+    if name.endswith(("_model_data.o", "_weights.o")):  # the weight array (--weights separate)
         return "model"
     return "runtime" if name[:-2] + ".c" in runtime else "kernels"
 
@@ -206,10 +206,10 @@ def sizes(program: qemu.Build, tags: tuple[str, ...]) -> dict:
 
 
 def bench(model_bytes: bytes, target: str, tags=(), opt: str = qemu.DEFAULT_OPT,
-          compress: bool = False) -> dict:
+          weights: str = "whole", compress: bool = False) -> dict:
     """Builds the project of `target`, runs it under the counting plugin, returns figures."""
     tags = tuple(tags)
-    program = qemu.build(qemu.project_files(model_bytes, target, tags, compress), target, opt)
+    program = qemu.build(qemu.project_files(model_bytes, target, tags, weights, compress), target, opt)
     with tempfile.TemporaryDirectory() as scratch:
         records = Path(scratch) / "records.txt"
         completed = qemu.run(program, ("-plugin", plugin_arguments(program, records)))
@@ -229,7 +229,7 @@ def bench(model_bytes: bytes, target: str, tags=(), opt: str = qemu.DEFAULT_OPT,
     if core is None:  # no cycle table (RISC-V): no estimate rather than one cycle each
         figures = _without_cycles(figures)
     return {"target": target, "machine": program.board["machine"], "core": core,
-            "tags": list(all_tags), "opt": opt, **figures, "arena_bytes": int(arena.group(1)),
+            "tags": list(all_tags), "opt": opt, "weights": weights, **figures, "arena_bytes": int(arena.group(1)),
             "stack_bytes": int(stack.group(1)), "compress": compress,
             **sizes(program, all_tags), "bit_exact": qemu.PASSED in completed.stdout}
 
@@ -243,7 +243,8 @@ def _without_cycles(figures: dict) -> dict:
 def compare_with_reference(model: bytes, target: str, opt: str, tagged: dict) -> dict:
     """The reference kernels' figures beside a tagged run (same board and options), with
     the instruction ratio (the tagged run's `ops` hold the per-op counts to set beside)."""
-    reference = bench(model, target, (), opt, tagged.get("compress", False))
+    reference = bench(model, target, (), opt, tagged.get("weights", "whole"),
+                      tagged.get("compress", False))
     ratio = reference["instructions_per_invoke"] / max(tagged["instructions_per_invoke"], 1)
     return {"instructions_per_invoke": reference["instructions_per_invoke"],
             "text_kernels": reference["text_kernels"], "arena_bytes": reference["arena_bytes"],

@@ -23,6 +23,7 @@ from tflm_gen.progress import activity
 from tflm_gen.status import status_name, status_text
 from tflm_gen.text import one_line
 from tflm_gen.toolchains import install_hint
+from tflm_gen.weights import joined, separate
 
 CFLAGS = ["-std=c99", "-O2", "-fPIC", "-shared", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 
@@ -31,6 +32,10 @@ uint32_t tflm_host_interpreter_bytes(void);
 const void *tflm_host_resolver(void);
 int tflm_interpreter_init(void *it, const void *model, uint32_t model_size,
                           const void *resolver, void *arena, uint32_t arena_size);
+int tflm_interpreter_init_separate(void *it, const void *model, uint32_t model_size,
+                                   const void *weights, uint32_t weights_size,
+                                   const void *resolver, void *arena, uint32_t arena_size,
+                                   const void *profiler);
 int tflm_interpreter_invoke(void *it);
 int tflm_interpreter_reset(void *it);
 int32_t tflm_interpreter_inputs_count(void *it);
@@ -240,10 +245,12 @@ class HostInterpreter:
     """
 
     def __init__(self, model_bytes: bytes, tags: tuple[str, ...] = (), arena_bytes=None,
-                 audit_scratch: bool = False):
-        """audit_scratch: record the kernels' scratch requests for `scratch_buffers`."""
-        self.model = read_model(model_bytes)
-        self._model_bytes, self._tags = model_bytes, tuple(tags)
+                 audit_scratch: bool = False, weights: bytes | None = None):
+        """audit_scratch: record the kernels' scratch requests for `scratch_buffers`;
+        weights: `model_bytes` is a mini flatbuffer whose constants lie in these bytes
+        (tflm_gen.weights, `--weights separate`)."""
+        self.model = read_model(model_bytes if weights is None else joined(model_bytes, weights))
+        self._model_bytes, self._tags, self._weights = model_bytes, tuple(tags), weights
         self._audited = audit_scratch
         self._lib = _load(str(build_library(library_files(self.model, model_bytes, tuple(tags)))))
         self._model_buffer = _aligned_copy(model_bytes)
@@ -256,11 +263,18 @@ class HostInterpreter:
         except MemoryError:
             raise ArenaError(f"cannot allocate an arena of {size} bytes on this host") from None
         self._lib.tflm_host_log_take()  # a fresh log for this init
-        status = self._lib.tflm_interpreter_init(
-            self._state, self._model_buffer, len(model_bytes), self._resolver(audit_scratch),
-            self._arena, size,
-        )
+        status = self._init(self._resolver(audit_scratch), size)
         self._raise_for_init(status, size)
+
+    def _init(self, resolver, size: int) -> int:
+        if self._weights is None:
+            return self._lib.tflm_interpreter_init(
+                self._state, self._model_buffer, len(self._model_bytes), resolver, self._arena,
+                size)
+        self._weights_buffer = _aligned_copy(self._weights)
+        return self._lib.tflm_interpreter_init_separate(
+            self._state, self._model_buffer, len(self._model_bytes), self._weights_buffer,
+            len(self._weights), resolver, self._arena, size, _ffi.NULL)
 
     def _resolver(self, audit_scratch: bool):
         if not audit_scratch:
@@ -293,7 +307,9 @@ class HostInterpreter:
             return
         name = status_name(status)
         if name == "TFLM_ERR_ARENA_TOO_SMALL":
-            needed = measure_arena(self._model_bytes, self._tags)
+            whole = self._model_bytes if self._weights is None else joined(self._model_bytes,
+                                                                          self._weights)
+            needed = measure_arena(whole, self._tags)
             raise ArenaError(f"arena of {size} bytes is too small: this model needs {needed}")
         if name in ("TFLM_ERR_MODEL", "TFLM_ERR_MODEL_VERSION"):
             raise ModelError(f"the runtime rejected the model: {status_text(status)}{log}")
@@ -367,6 +383,15 @@ class HostInterpreter:
     @property
     def arena_tail_bytes(self) -> int:
         return self._lib.tflm_interpreter_arena_tail_bytes(self._state)
+
+
+def device_interpreter(device: bytes, tags: tuple[str, ...] = (), arena_bytes=None,
+                       weights: str = "whole") -> HostInterpreter:
+    """The device model initialised whole, or split as `--weights separate` splits it."""
+    if weights == "whole":
+        return HostInterpreter(device, tags, arena_bytes)
+    split = separate(device)
+    return HostInterpreter(split.mini, tags, arena_bytes, weights=split.weights)
 
 
 def _shape_dtype(view) -> tuple[tuple[int, ...], np.dtype]:

@@ -122,8 +122,10 @@ def api_values(model: ir.Model, name: str) -> dict:
             "api_outputs": _tensors(model, graph.outputs, output_names, "output")}
 
 
-def model_api_files(model: ir.Model, device: bytes, name: str) -> dict[str, bytes]:
-    """<name>.h / <name>.c: the typed API of the (first) model, by library file name."""
-    values = {"banner": banner(device), **api_values(model, name)}
+def model_api_files(model: ir.Model, device: bytes, name: str,
+                    separate: bool = False) -> dict[str, bytes]:
+    """<name>.h / <name>.c: the typed API of the (first) model, by library file name;
+    `separate`: init passes the weights array too (`--weights separate`)."""
+    values = {"banner": banner(device), **api_values(model, name), "separate": separate}
     return {f"{name}.h": render("common/model_api.h.j2", **values),
             f"{name}.c": render("common/model_api.c.j2", **values)}

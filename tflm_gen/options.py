@@ -8,6 +8,7 @@ import click
 from tflm_gen.host import MAX_ARENA_BYTES
 from tflm_gen.kernels import known_tags
 from tflm_gen.targets import list_targets
+from tflm_gen.weights import MODES as WEIGHT_MODES
 
 
 class TagList(click.ParamType):
@@ -34,12 +35,19 @@ def tags_option(help_text: str = "comma-separated kernel/runtime tags, later win
     return click.option("--tags", type=TagList(), default="", help=help_text)
 
 
+def weights_option():
+    """`--weights whole|separate` (tflm_gen.weights), the same for project, run and bench."""
+    return click.option("--weights", type=click.Choice(WEIGHT_MODES), default="whole",
+                        show_default=True,
+                        help="separate: a mini flatbuffer (the structure) and a separate "
+                             "weight array, e.g. for external flash")
+
+
 def compress_option():
     """`--compress` of project, run and bench (tflm_gen/compress.py)."""
     return click.option("--compress", is_flag=True,
                         help="code the int8 filters losslessly (zero runs, Huffman), decoded "
                              "a block of channels at a time (`inspect` shows each coding)")
-
 
 
 def target_choice(*extra: str) -> click.Choice:

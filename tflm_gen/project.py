@@ -35,6 +35,8 @@ from tflm_gen.optimize import device_model
 from tflm_gen.readme import README, readme_file, tensor_entries
 from tflm_gen.support import check_supported
 from tflm_gen.targets import Target, camel_name, load_target
+from tflm_gen.weights import SeparateModel, check_mode, weights_files
+from tflm_gen.weights import separate as separate_weights
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,7 @@ class GenerateOptions:
     name: str = DEFAULT_NAME  # prefix of the model's files and C symbols (`check_name`)
     command: str = ""  # the command line that asked for the project (README: regenerate)
     board: str | None = None  # targets/boards/ (keil, stm32cube, platformio) or the target's own
+    weights: str = "whole"  # "separate": a mini flatbuffer and a weight array (tflm_gen.weights)
     compress: bool = False  # code the filters losslessly (tflm_gen/compress.py)
 
 
@@ -135,6 +138,12 @@ def check_fits_board(target: Target, model_bytes: int, arena_bytes: int) -> None
             f"bytes, {needed} needed")
 
 
+def _check_weights(mode: str, count: int) -> None:
+    if check_mode(mode) == "separate" and count > 1:
+        raise InputError("--weights separate takes one model; several models sharing an "
+                         "arena keep their weights in their flatbuffers")
+
+
 def _check_multitenant(target: Target, count: int) -> None:
     if count > 1 and SELF_TEST not in target.templates.values():
         raise InputError(f"target {target.name} takes one model; several models sharing an "
@@ -200,6 +209,7 @@ def generate(model_bytes: bytes, options: GenerateOptions = GenerateOptions()) -
     target = load_target(options.target)
     originals = [model_bytes, *options.extra_models]
     _check_multitenant(target, len(originals))
+    _check_weights(options.weights, len(originals))
     tags = target.tags + tuple(options.tags)
     check_tags(tags)
     devices, models = _device_models(tuple(originals), tags, options.compress)
@@ -217,13 +227,14 @@ def assemble(model_bytes: bytes, options: GenerateOptions, measured: Measured) -
     check_board_tags(tags, options.board)
     originals = [model_bytes, *options.extra_models]
     _check_multitenant(target, len(originals))
+    _check_weights(options.weights, len(originals))
     devices, models = _device_models(tuple(originals), tags, options.compress)
+    split = separate_weights(devices[0]) if options.weights == "separate" else None
     library = library_files(models, devices[0], tags, name)
     arena = measured.arena_bytes
     check_fits_board(target, sum(len(each) for each in devices), arena)
-    for index, device in enumerate(devices):
-        library.update(model_data_files(device, arena, index, len(devices), name))
-    library.update(model_api_files(models[0], devices[0], name))
+    library.update(_model_files(devices, arena, name, split))
+    library.update(model_api_files(models[0], devices[0], name, split is not None))
     if "console" in target.values.get("board", {}):  # a board of targets/boards/ (a port)
         library[BOARD_HEADER] = render("boards/tflm_board.h.j2", banner=banner(devices[0]),
                                        board=target.values["board"])
@@ -236,17 +247,32 @@ def assemble(model_bytes: bytes, options: GenerateOptions, measured: Measured) -
         "inputs": [_array_entry(a) for a in measured.inputs],
         "outputs": [_array_entry(a) for a in measured.outputs],
         "models": [] if len(devices) == 1 else _model_entries(measured, name),
+        "separate": split is not None,
     })
     files.update(_target_files(target, values))
     files.update(license_files([f"the model of sha256 {model_hash(each)[:16]}"
                                 for each in originals]))
-    files[README] = readme_file(files, _readme_values(target, values, models, originals, devices),
-                                options.command, tags)
+    files[README] = readme_file(
+        files, _readme_values(target, values, models, originals, devices, split),
+        options.command, tags)
     return dict(sorted(files.items()))
 
 
+def _model_files(devices: list[bytes], arena: int, name: str,
+                 split: SeparateModel | None) -> dict[str, bytes]:
+    """Each model as C data: the flatbuffer, or (`split`, one model) the mini flatbuffer
+    and the weight array."""
+    if split is not None:
+        return {**model_data_files(split.mini, arena, 0, 1, name, separate=True),
+                **weights_files(split, devices[0], name)}
+    files = {}
+    for index, device in enumerate(devices):
+        files.update(model_data_files(device, arena, index, len(devices), name))
+    return files
+
+
 def _readme_values(target: Target, values: dict, models: list, originals: list[bytes],
-                   devices: list[bytes]) -> dict:
+                   devices: list[bytes], split: SeparateModel | None) -> dict:
     """What the README says beyond the templates' values: names, sizes, operators."""
     label = ", ".join(f"model sha256 {model_hash(each)[:16]}" for each in originals)
     graph = models[0].subgraphs[0]
@@ -254,6 +280,8 @@ def _readme_values(target: Target, values: dict, models: list, originals: list[b
             "model_inputs": tensor_entries(models[0], graph.inputs),
             "model_outputs": tensor_entries(models[0], graph.outputs),
             "banner_text": values["banner"].splitlines()[1][3:].split("; do not")[0],
-            "model_bytes": sum(len(each) for each in devices), "test_data": target.test_data,
+            "model_bytes": len(split.mini) if split else sum(len(each) for each in devices),
+            "weights_bytes": len(split.weights) if split else None,
+            "test_data": target.test_data,
             "operators": list(dict.fromkeys(op for model in models for op in ops_used(model))),
             "tags": target.tags}

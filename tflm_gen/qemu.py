@@ -143,16 +143,17 @@ def run(program: Build, extra: tuple[str, ...] = ()) -> subprocess.CompletedProc
 
 
 def project_files(model_bytes: bytes, target: str, tags: tuple[str, ...] = (),
-                  compress: bool = False) -> dict:
+                  weights: str = "whole", compress: bool = False) -> dict:
     """The generated project (embedded test input, expected output from the oracle)."""
     board_of(target)
-    return generate(model_bytes, GenerateOptions(target, tuple(tags), compress=compress))
+    return generate(model_bytes, GenerateOptions(target, tuple(tags), weights=weights,
+                                                   compress=compress))
 
 
 def run_project(model_bytes: bytes, target: str, tags=(), opt: str = DEFAULT_OPT,
-                compress: bool = False):
+                weights: str = "whole", compress: bool = False):
     """Builds and runs the generated project; returns (build, completed process)."""
-    program = build(project_files(model_bytes, target, tags, compress), target, opt)
+    program = build(project_files(model_bytes, target, tags, weights, compress), target, opt)
     return program, run(program)
 
 
@@ -162,15 +163,15 @@ def _entry(array: np.ndarray) -> dict:
             "bytes": c_bytes(data)}
 
 
-def _run_files(model_bytes: bytes, target: str, tags, inputs, expected,
+def _run_files(model_bytes: bytes, target: str, tags, inputs, expected, weights: str,
                compress: bool = False) -> dict:
     """The project with the user's inputs embedded and a main that prints every output."""
-    files = project_files(model_bytes, target, tags, compress)
+    files = project_files(model_bytes, target, tags, weights, compress)
     banner = "".join(files[SELF_TEST_MAIN].decode().splitlines(keepends=True)[:2])
     values = {"banner": banner, "expected_source": "tflm-gen host run", "lib": "../tflm",
               "inputs": [_entry(a) for a in inputs], "outputs": [_entry(a) for a in expected],
               "board": board_of(target), "dump_outputs": True, "name": DEFAULT_NAME,
-              "NAME": DEFAULT_NAME.upper()}
+              "NAME": DEFAULT_NAME.upper(), "separate": weights == "separate"}
     files[load_target(target).test_data] = render("common/test_data.h.j2", **values)
     files[SELF_TEST_MAIN] = render("qemu/self_test_main.c.j2", **values)
     return files
@@ -197,15 +198,16 @@ class TargetRun:
 
 
 def run_on_target(model_bytes: bytes, target: str, inputs, tags=(),
-                  compress: bool = False) -> TargetRun:
+                  weights: str = "whole", compress: bool = False) -> TargetRun:
     """One invoke of the model on `target` under QEMU with `inputs` (checked like the host
-    run's); the outputs come back over semihosting."""
+    run's, whole); the outputs come back over semihosting."""
     board_of(target)
     tags = tuple(tags)
     run_tags = host_tags(load_target(target).tags + tags)
     host = HostInterpreter(device_model(model_bytes, run_tags, compress)[0], run_tags)
     expected = host.run(inputs)  # also validates shapes and dtypes
-    program = build(_run_files(model_bytes, target, tags, inputs, expected, compress), target)
+    program = build(_run_files(model_bytes, target, tags, inputs, expected, weights, compress),
+                    target)
     completed = run(program)
     if PASSED not in completed.stdout and "differ" not in completed.stdout:
         raise ToolchainError(f"the program failed on {target} (exit {completed.returncode}):\n"

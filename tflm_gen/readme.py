@@ -58,7 +58,7 @@ def _file_rows(files: dict[str, bytes], library_dir: str) -> list[dict]:
 
 def _kernel_sources(files: dict[str, bytes], library_dir: str, name: str) -> list[str]:
     """The kernels' C files in the library folder (neither runtime nor the model's own)."""
-    own = (f"{name}.c", f"{name}_model_ops.c", f"{name}_model_delegates.c")
+    own = (f"{name}.c", f"{name}_model_ops.c", f"{name}_model_delegates.c", f"{name}_weights.c")
     names = (posixpath.basename(path) for path in files if path.startswith(library_dir + "/"))
     return sorted(each for each in names if each.endswith((".c", ".cpp"))
                   and not each.startswith(("tflm_", f"{name}_model_data")) and each not in own)

@@ -133,7 +133,8 @@ def format_memory(report: dict) -> str:
     "tflm-gen inspect model.tflite",
     "tflm-gen inspect model.tflite --json",
     "tflm-gen inspect model.tflite --memory --target qemu-cortex-m4 --tags cmsis",
-    "tflm-gen inspect model.tflite --accelerator conv_only"))
+    "tflm-gen inspect model.tflite --accelerator conv_only",
+    "tflm-gen inspect model.tflite --weights --tags cmsis"))
 @click.argument("model", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
 @click.option("--memory", is_flag=True, help="Show the arena, its sections and the head plan.")
@@ -142,15 +143,24 @@ def format_memory(report: dict) -> str:
 @click.option("--target", type=target_choice(), default=None,
               help="With --memory: the target, for the tags it implies (the arena is the same "
                    "on every target for the same kernels).")
-@tags_option("With --memory: kernel/runtime tags, as `project --tags` (`tflm-gen tags`).")
+@tags_option("With --memory or --weights: kernel/runtime tags, as `project --tags` "
+             "(`tflm-gen tags`).")
 @click.option("--accelerator", "spec", default=None,
               help="Show which ops `partition --accelerator SPEC` would offload, and why the "
                    "others stay on the CPU.")
+@click.option("--weights", "weights", is_flag=True,
+              help="Show every constant tensor (bytes, sparsity, distinct values) and the "
+                   "sizes of `--weights separate`.")
 def inspect_command(model: Path, as_json: bool, memory: bool, svg_path, target, tags,
-                    spec) -> None:
+                    spec, weights) -> None:
     """Show a model's inputs, outputs, operators, memory needs and unsupported ops."""
     if spec is not None:
         _inspect_partition(model, spec, as_json)
+        return
+    if weights:
+        if memory or svg_path:
+            raise click.UsageError("--weights and --memory are two reports: ask for one")
+        _inspect_weights(model, as_json, tags)
         return
     if memory:
         _inspect_memory(model, as_json, svg_path, target, tags)
@@ -161,6 +171,34 @@ def inspect_command(model: Path, as_json: bool, memory: bool, svg_path, target, 
         raise InputError("--tags applies to --memory (the arena the kernels need)")
     report = inspect_model(model)
     click.echo(json.dumps(report, indent=2) if as_json else format_report(report))
+
+
+def format_weights(report: dict) -> str:
+    """The text of `inspect --weights`: one row per constant tensor, then the split."""
+    def shown(value, text: str) -> str:
+        return "-" if value is None else text
+
+    rows = [[row["tensor"], printable(row["name"])[:40], row["dtype"], row["bytes"],
+             f"{row['sparsity']:.1%}", row["distinct"], shown(row["coding"], str(row["coding"])),
+             shown(row["compressed_bytes"], f"{row['compressed_bytes']}")]
+            for row in report["tensors"]]
+    split = report["separate"]
+    return "\n".join([
+        format_table(["tensor", "name", "dtype", "bytes", "zeros", "distinct", "coding",
+                      "compressed"], rows),
+        (f"--weights separate: mini flatbuffer {split['mini_bytes']:,} of "
+         f"{split['whole_bytes']:,} bytes ({split['saving']:.1%} smaller), weight array "
+         f"{split['weights_bytes']:,} bytes")])
+
+
+def _inspect_weights(path: Path, as_json: bool, tags) -> None:
+    from tflm_gen.optimize import device_model
+    from tflm_gen.weights import separate_summary, weight_rows
+
+    data = read_model_bytes(path)
+    report = {"model": str(path), "tensors": weight_rows(read_model(data)),
+              "separate": separate_summary(device_model(data, tuple(tags))[0])}
+    click.echo(json.dumps(report, indent=2) if as_json else format_weights(report))
 
 
 def _inspect_partition(path: Path, spec: str, as_json: bool) -> None:

@@ -8,13 +8,13 @@ import click
 import numpy as np
 
 from tflm_gen.errors import InputError
-from tflm_gen.host import HostInterpreter
+from tflm_gen.host import device_interpreter
 from tflm_gen.inputs import random_inputs
 from tflm_gen.inspect import read_model_bytes
 from tflm_gen.model import ir
 from tflm_gen.model.reader import read_model
 from tflm_gen.optimize import device_model
-from tflm_gen.options import ARENA_BYTES, compress_option, tags_option
+from tflm_gen.options import ARENA_BYTES, compress_option, tags_option, weights_option
 from tflm_gen.output import save_outputs
 from tflm_gen.qemu import qemu_targets
 from tflm_gen.samples import load_samples
@@ -61,33 +61,38 @@ def _report_outputs(outputs: list[np.ndarray], model: ir.Model, output_path) -> 
 @click.option("--target", type=click.Choice(["host", *qemu_targets()]), default="host",
               show_default=True,
               help="host, or a qemu-* target (cross-compiled, run under QEMU)")
-def run_command(model_path, input_paths, output_path, tags, compress, arena_bytes, target):
+@weights_option()
+@compress_option()
+def run_command(model_path, input_paths, output_path, tags, arena_bytes, target, weights,
+                compress):
     """Run MODEL once on the host-compiled C runtime, or on --target under QEMU."""
     data = read_model_bytes(model_path)
     if target != "host":
-        return _run_on_target(data, target, tags, input_paths, output_path, arena_bytes,
+        return _run_on_target(data, target, tags, input_paths, output_path, arena_bytes, weights,
                               compress)
     model, _ = device_model(data, tags, compress)
-    interpreter = HostInterpreter(model, tags, arena_bytes)
-    inputs = _run_inputs(input_paths, interpreter.model)
+    interpreter = device_interpreter(model, tags, arena_bytes, weights)
+    named = read_model(model)  # the mini flatbuffer keeps no tensor names
+    inputs = _run_inputs(input_paths, named)
     start = time.perf_counter()
     outputs = interpreter.run(inputs)
     elapsed = (time.perf_counter() - start) * 1e6
-    _report_outputs(outputs, interpreter.model, output_path)
+    _report_outputs(outputs, named, output_path)
     click.echo(f"arena {interpreter.arena_used_bytes:,} bytes; invoke {elapsed:,.0f} us")
     if not input_paths:
         click.echo(RANDOM_INPUTS_NOTE, err=True)
 
 
 def _run_on_target(data: bytes, target: str, tags, input_paths, output_path, arena_bytes,
-                   compress: bool):
+                   weights: str, compress: bool):
     """`run --target`: the host run's report, from the emulated board."""
     from tflm_gen.qemu import run_on_target
 
     if arena_bytes is not None:
         raise InputError("--arena-bytes applies to the host run; a target uses the exact arena")
     model = read_model(data)
-    result = run_on_target(data, target, _run_inputs(input_paths, model), tags, compress)
+    result = run_on_target(data, target, _run_inputs(input_paths, model), tags, weights,
+                           compress)
     _report_outputs(result.outputs, model, output_path)
     same = "equal to" if result.matches_host else "DIFFERENT from"
     click.echo(f"arena {result.arena_bytes:,} bytes; {target} outputs {same} the host run's")

@@ -44,7 +44,10 @@ def _buffer(builder: flatbuffers.Builder, buffer: ir.Buffer) -> int:
     prebuilt = {}
     if buffer.data:
         prebuilt["data"] = aligned_bytes(builder, buffer.data, BUFFER_ALIGNMENT)
-    return write_table(builder, tflite.Buffer, {}, prebuilt)
+        return write_table(builder, tflite.Buffer, {}, prebuilt)
+    # no bytes but a location: the data lies outside the flatbuffer (tflm_gen.weights)
+    located = {"offset": buffer.offset, "size": buffer.size} if buffer.size else {}
+    return write_table(builder, tflite.Buffer, located, prebuilt)
 
 
 def _operator_code(code: tuple[str, str | None, int]) -> dict:
