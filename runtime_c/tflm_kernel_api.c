@@ -225,7 +225,7 @@ int32_t tflm_node_coded_input(tflm_context_t *ctx, const tflm_node_t *node, int3
   coded->data = view.data;
   coded->bytes = tflm_model_constant_length(ctx, tflm_model_tensor(ctx, t));
   table = tflm_model_compress_table(ctx, &coded->table_bytes);
-  coded->table = table != 0 ? ctx->fb.data + table : NULL;
+  coded->table = table != 0 ? tflm_model_at(ctx, table) : NULL;
   return 1;
 }
 

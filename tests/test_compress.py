@@ -14,7 +14,7 @@ from conftest import corpus_path, need_tool
 
 from tflm_gen import arena, compress, qemu
 from tflm_gen.errors import TflmGenError
-from tflm_gen.host import HostInterpreter
+from tflm_gen.host import HostInterpreter, device_interpreter
 from tflm_gen.inputs import random_inputs
 from tflm_gen.model import ir
 from tflm_gen.model.reader import read_model
@@ -175,3 +175,16 @@ def test_a_coded_constant_read_by_another_input_is_refused_at_init():
     op.inputs[1], op.inputs[2] = op.inputs[2], op.inputs[1]  # the stream becomes the bias
     with pytest.raises(TflmGenError, match="constant data smaller than its tensor"):
         HostInterpreter(write_model(model))
+
+
+@pytest.mark.parametrize("tags", [(), ("cmsis",)])
+def test_compressed_then_separate_weights_is_bit_exact(tags):
+    """--compress codes the filters, then --weights separate moves the coded buffers into
+    the weight array as they are; the kernels reach them through the same accessor."""
+    original = _model("kws_ref_model.tflite", 0.8)
+    device = device_model(original, tags, compress=True)[0]
+    assert _coded_count(device) > 0
+    ours, oracle = device_interpreter(device, tags, None, "separate"), Oracle(original)
+    inputs = random_inputs(read_model(original), 0)
+    for a, b in zip(ours.run(inputs), oracle.run(inputs)):
+        assert np.array_equal(a, b)

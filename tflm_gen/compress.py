@@ -412,6 +412,15 @@ def tensor_report(candidate: Candidate, shared: dict[int, int] | None = None) ->
                         len(coded.stream) if coded else int(rows.size))
 
 
+def codings(model: ir.Model) -> dict[int, tuple[str, int]]:
+    """id(tensor) -> (coding, coded bytes) of every filter `--compress` may code ("none"
+    and its plain bytes when coding would not save enough)."""
+    found = candidates(model)
+    shared = model_table(found)
+    return {id(c.tensor): (r.chosen, r.coded_bytes)
+            for c, r in ((c, tensor_report(c, shared)) for c in found)}
+
+
 def compress_model(model: ir.Model) -> ir.Model:
     """A copy whose compressible filters hold coded streams, listed in the metadata with
     the model-wide Huffman table when a stream uses it."""
