@@ -87,7 +87,7 @@ static tflm_conv_params_t *alloc_params(tflm_context_t *ctx, const tflm_node_t *
   if (p != NULL) {
     p->channels = channels;
     p->type = v->input.type;
-    p->requant_in_model = in_model;
+    p->requant_in_model = (int16_t)in_model;
     p->decode_scratch = -1;
   }
   return p;

@@ -109,17 +109,6 @@ static tflm_fc_params_t *alloc_params(tflm_context_t *ctx, const tflm_node_t *no
   return p;
 }
 
-/* A compressed filter: rows of accum_depth weights, one per output. */
-static tflm_status_t fc_decode_prepare(tflm_context_t *ctx, const tflm_node_t *node,
-                                       tflm_fc_params_t *p) {
-  int32_t handle = -1;
-  tflm_status_t status = tflm_weighted_decode_prepare(ctx, node, p->type, p->output_depth,
-                                                      p->accum_depth, 0, &handle);
-  TFLM_KERNEL_CHECK(ctx, node, handle < 0x8000, TFLM_ERR_TOO_MANY);
-  p->decode_scratch = (int16_t)handle;
-  return status;
-}
-
 tflm_status_t tflm_fully_connected_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   const int32_t activation =
       tflm_opt_int(node, TFLM_OPT_FULLY_CONNECTED_FUSED_ACTIVATION_FUNCTION, TFLM_ACT_NONE);
@@ -149,7 +138,10 @@ tflm_status_t tflm_fully_connected_prepare(tflm_context_t *ctx, tflm_node_t *nod
   if (p->type != TFLM_TYPE_FLOAT32) {
     status = fill_quantization(ctx, node, &v, activation, p);
   }
-  return status == TFLM_OK ? fc_decode_prepare(ctx, node, p) : status;
+  /* A compressed filter: rows of accum_depth weights, one per output. */
+  return status == TFLM_OK ? tflm_weighted_decode_prepare(ctx, node, p->type, p->output_depth,
+                                                         p->accum_depth, 0, &p->decode_scratch)
+                           : status;
 }
 
 void tflm_fully_connected_block(tflm_context_t *ctx, const tflm_weighted_call_t *call,

@@ -67,9 +67,11 @@ int32_t tflm_weighted_data(tflm_context_t *ctx, const tflm_node_t *node,
 
 tflm_status_t tflm_weighted_decode_prepare(tflm_context_t *ctx, const tflm_node_t *node,
                                            int32_t type, int32_t channels, int32_t row,
-                                           int32_t copy, int32_t *handle) {
+                                           int32_t copy, int16_t *handle) {
   tflm_coded_t coded;
   tflm_decode_t d;
+  int32_t requested = -1;
+  tflm_status_t status;
   *handle = -1;
   if (!tflm_node_coded_input(ctx, node, 1, &coded)) return TFLM_OK;
   TFLM_KERNEL_CHECK(ctx, node, type == TFLM_TYPE_INT8 || type == TFLM_TYPE_INT16,
@@ -78,9 +80,13 @@ tflm_status_t tflm_weighted_decode_prepare(tflm_context_t *ctx, const tflm_node_
                     tflm_decode_open(&d, coded.data, coded.bytes, coded.table,
                                      coded.table_bytes, channels, row) == TFLM_OK,
                     TFLM_ERR_MODEL);
-  return tflm_request_scratch(
+  status = tflm_request_scratch(
       ctx, tflm_decode_scratch_bytes(&d) + (uint32_t)copy * (uint32_t)channels * (uint32_t)row,
-      handle);
+      &requested);
+  /* The handle lives in an int16 field of the op's record, which keeps its released size. */
+  TFLM_KERNEL_CHECK(ctx, node, status != TFLM_OK || requested < 0x8000, TFLM_ERR_TOO_MANY);
+  *handle = (int16_t)requested;
+  return status;
 }
 
 void tflm_weighted_transpose(const int8_t *rows, int32_t count, int32_t taps, int32_t stride,

@@ -57,7 +57,7 @@ void tflm_weighted_requant(tflm_context_t *ctx, const tflm_node_t *node, int32_t
  * own strides); *handle = -1 when not coded. */
 tflm_status_t tflm_weighted_decode_prepare(tflm_context_t *ctx, const tflm_node_t *node,
                                            int32_t type, int32_t channels, int32_t row,
-                                           int32_t copy, int32_t *handle);
+                                           int32_t copy, int16_t *handle);
 /* A decoded depthwise block (`count` rows of `taps` weights) transposed into
  * `taps_major` (taps rows `stride` channels apart; the block's first channel at 0). */
 void tflm_weighted_transpose(const int8_t *rows, int32_t count, int32_t taps, int32_t stride,

@@ -80,7 +80,7 @@ class Allocations:
 # on every target); a changed record shows up as a mismatch in tests/test_arena.py.
 PARAMS_BYTES = {
     "act": 44, "add": 96, "add_n": 32, "arg": 24, "batch_matmul": 96, "cast": 12,
-    "cmp": 84, "control": 8, "conv": 112, "cumsum": 48, "dequantize": 16, "div": 76,
+    "cmp": 84, "control": 8, "conv": 108, "cumsum": 48, "dequantize": 16, "div": 76,
     "elu": 264, "embedding_lookup": 24, "fill": 8, "fc": 56, "gather": 24, "gather_nd": 60,
     "gelu": 1296, "hard_swish": 32, "l2_pool": 56, "l2norm": 16, "log_softmax": 32,
     "logical": 56, "sigmoid": 24, "lstm": 232, "minmax": 60, "mirror_pad": 108,
