@@ -121,6 +121,8 @@ static tflm_status_t fill_geometry(tflm_context_t *ctx, tflm_node_t *node, const
                     &p->pad_h);
   tflm_conv_padding(padding, p->stride_w, p->dilation_w, p->input_w, p->filter_w, &out_w,
                     &p->pad_w);
+  /* A band of a patch stage: its rows and top padding come from the stage. */
+  if (tflm_node_band_pad(ctx, node, &p->pad_h)) out_h = p->output_h;
   TFLM_KERNEL_CHECK(ctx, node, out_h == p->output_h && out_w == p->output_w, TFLM_ERR_BAD_SHAPE);
   TFLM_KERNEL_CHECK(ctx, node, v->output.dims[0] == p->batches, TFLM_ERR_BAD_SHAPE);
   return TFLM_OK;

@@ -43,11 +43,20 @@ static tflm_status_t tflm_pool_shapes(tflm_context_t *ctx, tflm_node_t *node,
   /* TFLM derives the padding from the computed output size; insisting that the output
    * tensor agrees also guarantees every window covers at least one input value. */
   TFLM_KERNEL_CHECK(ctx, node,
-                    p->out_h == tflm_pool_out_size(padding, p->in_h, p->filter_h, p->stride_h) &&
-                        p->out_w == tflm_pool_out_size(padding, p->in_w, p->filter_w, p->stride_w),
+                    p->out_w == tflm_pool_out_size(padding, p->in_w, p->filter_w, p->stride_w),
+                    TFLM_ERR_BAD_SHAPE);
+  p->pad_w = tflm_pool_padding(p->in_w, p->filter_w, p->stride_w, p->out_w);
+  if (tflm_node_band_pad(ctx, node, &p->pad_h)) {
+    /* A band of a patch stage: its rows and top padding come from the stage; the first
+     * and last windows (so all) must still cover one of the band's input rows. */
+    TFLM_KERNEL_CHECK(ctx, node, p->pad_h < p->filter_h &&
+                      (p->out_h - 1) * p->stride_h - p->pad_h < p->in_h, TFLM_ERR_BAD_SHAPE);
+    return TFLM_OK;
+  }
+  TFLM_KERNEL_CHECK(ctx, node,
+                    p->out_h == tflm_pool_out_size(padding, p->in_h, p->filter_h, p->stride_h),
                     TFLM_ERR_BAD_SHAPE);
   p->pad_h = tflm_pool_padding(p->in_h, p->filter_h, p->stride_h, p->out_h);
-  p->pad_w = tflm_pool_padding(p->in_w, p->filter_w, p->stride_w, p->out_w);
   return TFLM_OK;
 }
 

@@ -9,6 +9,7 @@
 #include "tflm_model.h"
 #include "tflm_planner.h"
 #include "tflm_printf.h"
+#include "tflm_stage.h"
 
 tflm_status_t tflm_init_fail(tflm_status_t status, const char *what, int32_t index) {
 #ifndef TFLM_NO_MESSAGES
@@ -231,6 +232,23 @@ static void fill_int16(int16_t *p, uint32_t count) {
   while (count-- > 0) *p++ = -1;
 }
 
+/* The patch stage is one operator to the planner (tflm_stage.h): its operators, their
+ * tensors (the stage input, the tiles, the output) and scratch buffers span all its steps. */
+static void widen_stage(tflm_interpreter_t *it, tflm_lifetimes_t *l) {
+  int32_t first, count, n, lo, hi;
+  if (!tflm_stage_span(it, &first, &count)) return;
+  lo = l->node_first[first];
+  hi = l->node_last[first + count - 1];
+  for (n = first; n < first + count; ++n) {
+    l->node_first[n] = (int16_t)lo;
+    l->node_last[n] = (int16_t)hi;
+    touch_vector(it, l, 0, it->nodes[n].inputs, lo);
+    touch_vector(it, l, 0, it->nodes[n].inputs, hi);
+    touch_vector(it, l, 0, it->nodes[n].outputs, lo);
+    touch_vector(it, l, 0, it->nodes[n].outputs, hi);
+  }
+}
+
 /* Subgraph 0 first; subgraphs nothing calls are planned after it, each on its own. */
 static tflm_status_t compute_lifetimes(tflm_interpreter_t *it, tflm_lifetimes_t *l) {
   uint32_t s;
@@ -246,12 +264,15 @@ static tflm_status_t compute_lifetimes(tflm_interpreter_t *it, tflm_lifetimes_t 
     if (l->visit[s] == 0) status = mark_subgraph(it, l, (int32_t)s);
   }
   if (status == TFLM_OK) apply_windows(it, l);
+  if (status == TFLM_OK) widen_stage(it, l);
   return status;
 }
 
-/* True for tensors the head holds: activations that some operator or graph uses. */
-static int is_planned(const tflm_interpreter_t *it, const int16_t *first, uint32_t t) {
-  return it->tensor_location[t] == TFLM_NOWHERE && first[t] >= 0;
+/* True for tensors the head holds: activations that some operator or graph uses, except
+ * patch-stage tiles that take turns in another tile's buffer (placed with it). */
+static int is_planned(tflm_interpreter_t *it, const int16_t *first, uint32_t t) {
+  return it->tensor_location[t] == TFLM_NOWHERE && first[t] >= 0 &&
+         tflm_stage_tile_owner(it, (int32_t)t) < 0;
 }
 
 /* The offline offset of tensor t, TFLM_PLAN_ONLINE when none; 0 on a nonsense offset
@@ -271,7 +292,8 @@ static tflm_status_t collect_buffers(tflm_interpreter_t *it, const tflm_lifetime
   for (t = 0; t < it->tensors_count; ++t) {
     tflm_plan_buffer_t *buffer = &buffers[count];
     if (!is_planned(it, l->first, t)) continue;
-    buffer->bytes = tflm_arena_align(tflm_model_tensor_bytes(it, tflm_model_tensor(it, (int32_t)t)));
+    buffer->bytes = tflm_arena_align(tflm_stage_head_bytes(
+        it, (int32_t)t, tflm_model_tensor_bytes(it, tflm_model_tensor(it, (int32_t)t))));
     if (!offline_offset(it, plan, t, &buffer->offset)) return TFLM_ERR_MODEL;
     buffer->first = l->first[t];
     buffer->last = l->last[t];
@@ -295,9 +317,13 @@ static void assign_locations(tflm_interpreter_t *it, const int16_t *first,
     if (is_planned(it, first, t)) it->tensor_location[t] = buffers[count++].offset;
   }
   for (s = 0; s < it->scratch_count; ++s) it->scratch_location[s] = buffers[count++].offset;
+  for (t = 0; t < it->tensors_count; ++t) {
+    int32_t owner = tflm_stage_tile_owner(it, (int32_t)t);
+    if (owner >= 0) it->tensor_location[t] = it->tensor_location[owner];
+  }
 }
 
-static uint32_t count_planned(const tflm_interpreter_t *it, const int16_t *first) {
+static uint32_t count_planned(tflm_interpreter_t *it, const int16_t *first) {
   uint32_t t, count = it->scratch_count;
   for (t = 0; t < it->tensors_count; ++t) count += (uint32_t)is_planned(it, first, t);
   return count;

@@ -4,11 +4,12 @@
 
 #include "tflm_allocator.h"
 #include "tflm_model.h"
+#include "tflm_stage.h"
 
 /* The node view a kernel sees for global operator `index`, from the positions cached when
  * the model was opened, so invoke reads no flatbuffer tables.  Custom options are only
  * looked up for custom ops. */
-static void build_node(tflm_interpreter_t *it, int32_t index, tflm_node_t *node) {
+void tflm_node_build(tflm_interpreter_t *it, int32_t index, tflm_node_t *node) {
   const uint8_t *model = it->fb.data;
   const tflm_node_state_t *state = &it->nodes[index];
   node->subgraph = tflm_model_node_subgraph(it, index);
@@ -99,6 +100,14 @@ static tflm_status_t allocate_state(tflm_interpreter_t *it) {
 
 typedef tflm_status_t (*node_step_t)(tflm_context_t *, tflm_node_t *);
 
+/* 1 for the first operator of the patch stage (tflm_stage.h), which prepares and runs
+ * them all; 2 for its other operators; 0 outside it. */
+static int stage_part(const tflm_interpreter_t *it, int32_t node) {
+  int32_t first, count;
+  if (!tflm_stage_span(it, &first, &count) || node < first || node >= first + count) return 0;
+  return node == first ? 1 : 2;
+}
+
 /* Runs init (prepare_pass 0) or prepare (1) of every node of every subgraph, in order
  * (TFLM inits all subgraphs, then prepares all). */
 static tflm_status_t run_setup_pass(tflm_interpreter_t *it, int prepare_pass) {
@@ -108,8 +117,13 @@ static tflm_status_t run_setup_pass(tflm_interpreter_t *it, int prepare_pass) {
     node_step_t step = prepare_pass ? reg->prepare : reg->init;
     tflm_node_t node;
     tflm_status_t status;
+    if (prepare_pass && stage_part(it, (int32_t)i) != 0) {
+      status = stage_part(it, (int32_t)i) == 1 ? tflm_stage_prepare(it) : TFLM_OK;
+      if (status != TFLM_OK) return status;
+      continue;
+    }
     if (step == NULL) continue;
-    build_node(it, (int32_t)i, &node);
+    tflm_node_build(it, (int32_t)i, &node);
     it->current_node = (int32_t)i;
     status = step(it, &node);
     keep_user_data(it, (int32_t)i, &node);
@@ -154,6 +168,7 @@ static tflm_status_t init_interpreter(tflm_interpreter_t *it, const void *model,
   it->requant = tflm_model_requant(it, &it->requant_words);
   it->layout = tflm_model_layout(it, &it->layout_words);
   status = allocate_state(it);
+  if (status == TFLM_OK) status = tflm_stage_open(it);
   if (status == TFLM_OK) status = tflm_allocate_fixed_tensors(it);
   it->in_prepare = 1;
   if (status == TFLM_OK) status = run_setup_pass(it, 0);
@@ -205,9 +220,14 @@ tflm_status_t tflm_subgraph_invoke(tflm_context_t *it, int32_t s) {
     const tflm_profiler_t *profiler = s == 0 ? it->profiler : NULL;
     tflm_node_t node;
     tflm_status_t status;
-    build_node(it, (int32_t)i, &node);
+    tflm_node_build(it, (int32_t)i, &node);
     if (profiler != NULL) profiler->begin(profiler->user, node.index);
-    status = reg->eval != NULL ? reg->eval(it, &node) : TFLM_OK;
+    /* The stage runs whole at its first operator (timed there); the others are empty. */
+    if (stage_part(it, (int32_t)i) != 0) {
+      status = stage_part(it, (int32_t)i) == 1 ? tflm_stage_invoke(it) : TFLM_OK;
+    } else {
+      status = reg->eval != NULL ? reg->eval(it, &node) : TFLM_OK;
+    }
     if (profiler != NULL) profiler->end(profiler->user, node.index);
     if (status != TFLM_OK) return tflm_init_fail(status, "eval", node.index);
   }
@@ -245,7 +265,7 @@ tflm_status_t tflm_interpreter_reset(tflm_interpreter_t *it) {
     const tflm_registration_t *reg = it->resolver->ops[it->nodes[i].registration];
     tflm_node_t node;
     if (reg->reset == NULL) continue;
-    build_node(it, (int32_t)i, &node);
+    tflm_node_build(it, (int32_t)i, &node);
     reg->reset(it, &node);
   }
   return TFLM_OK;

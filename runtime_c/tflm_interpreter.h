@@ -112,6 +112,9 @@ struct tflm_context {
   int32_t current_node;         /* node being prepared (owner of scratch requests) */
   uint32_t requant, requant_words; /* "tflm_gen.requant" metadata: position, length in words */
   uint32_t layout, layout_words;   /* "tflm_gen.layout" metadata: position, length in words */
+  uint32_t stage, stage_words;     /* "tflm_gen.stage" metadata (tflm_stage.h): position, words */
+  uint32_t stage_data;          /* arena offset of the stage's per (band, op) user data */
+  const struct tflm_band *band; /* the band a stage operator runs on now (NULL: whole tensors) */
   uint8_t ready;                /* init succeeded */
   uint8_t in_prepare;           /* scratch requests and persistent allocation allowed */
   const tflm_profiler_t *profiler;

@@ -86,6 +86,13 @@ tflm_status_t tflm_node_output(tflm_context_t *ctx, const tflm_node_t *node, int
 void *tflm_node_input_data(tflm_context_t *ctx, const tflm_node_t *node, int32_t i);
 void *tflm_node_output_data(tflm_context_t *ctx, const tflm_node_t *node, int32_t i);
 
+/* Patch-based execution (runtime_c/tflm_stage.h): while the node runs on a band of rows of
+ * a stage, its input and output views hold only the band's rows, and this returns 1 with
+ * *pad_top the zero rows to assume above the input view (in place of the padding the
+ * tensor heights give); 0 otherwise.  Windowed kernels (convolutions, pooling) call it
+ * in prepare; their windows must skip rows outside the input view, as for padding. */
+int tflm_node_band_pad(tflm_context_t *ctx, const tflm_node_t *node, int32_t *pad_top);
+
 /* Scale of channel c of a (per-channel) quantised tensor; the first scale if per-tensor. */
 float tflm_tensor_scale(const tflm_tensor_t *view, int32_t c);
 int32_t tflm_tensor_zero_point(const tflm_tensor_t *view, int32_t c);

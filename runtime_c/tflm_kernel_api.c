@@ -3,6 +3,7 @@
 
 #include "tflm_model.h"
 #include "tflm_printf.h"
+#include "tflm_stage.h"
 
 /* The global index of entry i of a node's tensor list: -1 for an omitted tensor, -2 for
  * i out of range. */
@@ -14,34 +15,45 @@ static int32_t list_tensor(tflm_context_t *ctx, int32_t subgraph, const uint8_t 
   return local < 0 ? -1 : local + (int32_t)ctx->subgraphs[subgraph].first_tensor;
 }
 
-tflm_status_t tflm_node_input(tflm_context_t *ctx, const tflm_node_t *node, int32_t i,
-                              tflm_tensor_t *view) {
-  int32_t t = list_tensor(ctx, node->subgraph, node->inputs_, node->inputs_count, i);
+/* A view of a node's tensor t (narrowed to a stage band's rows while one runs). */
+static tflm_status_t node_view(tflm_context_t *ctx, int32_t t, tflm_tensor_t *view) {
+  tflm_status_t status;
   if (t == -2) {
     view->data = NULL;
     view->ndims = 0;
     return TFLM_ERR_BAD_INDEX;
   }
-  return tflm_model_view(ctx, t, view);
+  status = tflm_model_view(ctx, t, view);
+  tflm_stage_view(ctx, t, view);
+  return status;
+}
+
+tflm_status_t tflm_node_input(tflm_context_t *ctx, const tflm_node_t *node, int32_t i,
+                              tflm_tensor_t *view) {
+  return node_view(ctx, list_tensor(ctx, node->subgraph, node->inputs_, node->inputs_count, i),
+                   view);
 }
 
 tflm_status_t tflm_node_output(tflm_context_t *ctx, const tflm_node_t *node, int32_t i,
                                tflm_tensor_t *view) {
-  int32_t t = list_tensor(ctx, node->subgraph, node->outputs_, node->outputs_count, i);
-  if (t == -2) {
-    view->data = NULL;
-    view->ndims = 0;
-    return TFLM_ERR_BAD_INDEX;
-  }
-  return tflm_model_view(ctx, t, view);
+  return node_view(ctx, list_tensor(ctx, node->subgraph, node->outputs_, node->outputs_count, i),
+                   view);
 }
 
 void *tflm_node_input_data(tflm_context_t *ctx, const tflm_node_t *node, int32_t i) {
-  return tflm_model_tensor_data(ctx, list_tensor(ctx, node->subgraph, node->inputs_, node->inputs_count, i));
+  int32_t t = list_tensor(ctx, node->subgraph, node->inputs_, node->inputs_count, i);
+  return tflm_stage_data(ctx, t, tflm_model_tensor_data(ctx, t));
 }
 
 void *tflm_node_output_data(tflm_context_t *ctx, const tflm_node_t *node, int32_t i) {
-  return tflm_model_tensor_data(ctx, list_tensor(ctx, node->subgraph, node->outputs_, node->outputs_count, i));
+  int32_t t = list_tensor(ctx, node->subgraph, node->outputs_, node->outputs_count, i);
+  return tflm_stage_data(ctx, t, tflm_model_tensor_data(ctx, t));
+}
+
+int tflm_node_band_pad(tflm_context_t *ctx, const tflm_node_t *node, int32_t *pad_top) {
+  if (ctx->band == NULL || node->subgraph != 0 || node->index != ctx->band->node) return 0;
+  *pad_top = ctx->band->pad_top;
+  return 1;
 }
 
 int32_t tflm_subgraph_count(tflm_context_t *ctx) { return (int32_t)ctx->subgraphs_count; }

@@ -524,3 +524,10 @@ uint32_t tflm_model_layout(tflm_interpreter_t *it, uint32_t *words) {
   }
   return data;
 }
+
+uint32_t tflm_model_stage(tflm_interpreter_t *it, uint32_t *words) {
+  uint32_t length, data = find_metadata(it, "tflm_gen.stage", &length);
+  *words = length / 4u;
+  if (data == 0 || ((uintptr_t)tflm_model_at(it, data) & 3u) != 0) *words = 0;
+  return *words != 0 ? data : 0;
+}

@@ -85,6 +85,11 @@ uint32_t tflm_model_requant(tflm_interpreter_t *it, uint32_t *words);
 /* Position of the "tflm_gen.layout" metadata words and their count, or 0 (format:
  * tflm_gen/layout.py; every record lies inside the words once this returns non-zero). */
 uint32_t tflm_model_layout(tflm_interpreter_t *it, uint32_t *words);
+/* Position of the "tflm_gen.stage" metadata words and their count, or 0 (format:
+ * tflm_stage.h; its contents are checked by tflm_stage_open). */
+uint32_t tflm_model_stage(tflm_interpreter_t *it, uint32_t *words);
+/* The node view a kernel sees for global operator `index` (tflm_interpreter.c). */
+void tflm_node_build(tflm_interpreter_t *it, int32_t index, tflm_node_t *node);
 /* Builtin code, version and custom name of an operator's code. */
 int32_t tflm_model_builtin_code(tflm_interpreter_t *it, uint32_t op, int32_t *version,
                                 const uint8_t **custom_name, uint32_t *custom_name_length);

@@ -238,18 +238,25 @@ def fuzz_c_loader(model: bytes, tmp_path, trials: int = TRIALS, seed: int = 0,
             for _ in range(int(rng.integers(1, most_mutations + 1))):
                 data[int(rng.integers(0, len(data)))] = int(rng.integers(0, 256))
         records += len(data).to_bytes(4, "little") + bytes(data)
-    (tmp_path / "models.bin").write_bytes(bytes(records))
-    (tmp_path / "p" / "fuzz.c").write_text(_FUZZ_HARNESS)
-    sources = ["fuzz.c", *sorted(f"tflm/{p.name}" for p in (tmp_path / "p" / "tflm").glob("*.c"))]
+    return run_fuzz_harness(compiler, tmp_path / "p", bytes(records), trials)
+
+
+def run_fuzz_harness(compiler: str, project: Path, records: bytes,
+                     trials: int) -> tuple[int, int]:
+    """Runs `records` (length-prefixed models) through the C runtime of the generated
+    `project` under AddressSanitizer and UBSan; returns (inits that ran, refused)."""
+    (project / "models.bin").write_bytes(records)
+    (project / "fuzz.c").write_text(_FUZZ_HARNESS)
+    sources = ["fuzz.c", *sorted(f"tflm/{p.name}" for p in (project / "tflm").glob("*.c"))]
     # Every report is fatal, signed overflow and float-to-int conversions included: the
     # kernels' accumulators wrap through unsigned arithmetic, so a corrupt weight or bias
     # gives garbage out, never undefined behaviour.
     flags = ["-std=c99", "-g", "-O1", "-fsanitize=address,undefined,float-cast-overflow",
              "-fno-sanitize-recover=all"]
-    build = subprocess.run([compiler, *flags, *sources, "-o", "fuzz", "-lm"], cwd=tmp_path / "p",
+    build = subprocess.run([compiler, *flags, *sources, "-o", "fuzz", "-lm"], cwd=project,
                            capture_output=True, text=True, check=False)
     assert build.returncode == 0, build.stderr
-    run = subprocess.run(["./fuzz", str(tmp_path / "models.bin")], cwd=tmp_path / "p",
+    run = subprocess.run(["./fuzz", "models.bin"], cwd=project,
                          capture_output=True, text=True, timeout=600, check=False)
     assert run.returncode == 0, run.stderr[-3000:]
     ran, refused = map(int, run.stdout.split()[1::2])

@@ -26,6 +26,13 @@ from tflm_gen.compress import decode_scratch_bytes
 from tflm_gen.model import ir
 from tflm_gen.model.lifetimes import model_lifetimes, tensor_bases
 from tflm_gen.op_descriptors import DESCRIPTORS
+from tflm_gen.patches import (
+    band_graph,
+    prepared_bands,
+    read_stage,
+    stage_data_bytes,
+    widen_lifetimes,
+)
 from tflm_gen.plan import ALIGN, OFFLINE_PLAN_NAME
 from tflm_gen.requant import _real_multipliers
 from tflm_gen.resources import resource_dir
@@ -322,15 +329,16 @@ def _is_variable(model: ir.Model, tensor: ir.Tensor) -> bool:
         _is_resource(model, tensor)
 
 
-def _planned_tensors(model: ir.Model) -> list[int]:
-    """Global indices of the tensors the head holds, in index order (is_planned)."""
-    planned = []
+def _planned_tensors(model: ir.Model, stage=None) -> list[int]:
+    """Global indices of the tensors the head holds, in index order (is_planned): not the
+    patch stage's tiles that share another tile's buffer."""
+    planned, shared = [], stage.shared_tiles() if stage is not None else set()
     for base, graph in zip(tensor_bases(model), model.subgraphs):
         used = _used_tensors(graph)
         for t, tensor in enumerate(graph.tensors):
             fixed = ir.is_constant(model, tensor) or tensor.is_variable or \
                 _is_resource(model, tensor)
-            if t in used and not fixed:
+            if t in used and not fixed and base + t not in shared:
                 planned.append(base + t)
     return planned
 
@@ -456,22 +464,29 @@ def _spans(model: ir.Model) -> tuple[dict[int, tuple[int, int]], list[tuple[int,
                           for i in range(len(graph.operators))]
 
 
-def head_bytes(model: ir.Model, scratch: list[tuple[int, int]]) -> int:
+def head_bytes(model: ir.Model, scratch: list[tuple[int, int]], stage=None) -> int:
     """The head the runtime plans: planned tensors at their offline offsets (or placed),
-    then scratch buffers (bytes, node) live over their node's steps."""
-    tensors, planned = _all_tensors(model), _planned_tensors(model)
+    then scratch buffers (bytes, node) live over their node's steps; a patch stage's
+    tensors and nodes span all its steps, its tiles hold their rows."""
+    tensors, planned = _all_tensors(model), _planned_tensors(model, stage)
     offsets = _offline_offsets(model, len(tensors))
     spans, node_spans = _spans(model)
-    buffers = [PlanBuffer(aligned(ir.tensor_bytes(tensors[t])), offsets[t], *spans[t])
+    spans = widen_lifetimes(spans, stage)
+    tiles = stage.buffer_bytes() if stage is not None else {}
+    if stage is not None:
+        node_spans = [(stage.first, stage.last) if stage.first <= n <= stage.last else span
+                      for n, span in enumerate(node_spans)]
+    buffers = [PlanBuffer(aligned(tiles.get(t, ir.tensor_bytes(tensors[t]))), offsets[t], *spans[t])
                for t in planned]
     buffers += [PlanBuffer(aligned(size), ONLINE, *node_spans[node]) for size, node in scratch]
     return plan_head(buffers)
 
 
-def _planning_temp_bytes(model: ir.Model, scratch_count: int) -> int:
+def _planning_temp_bytes(model: ir.Model, scratch_count: int, stage=None) -> int:
     """Temporary bytes while planning: scratch requests, lifetime arrays, plan buffers."""
     tensors, nodes = len(_all_tensors(model)), len(_global_nodes(model))
-    subgraphs, count = len(model.subgraphs), len(_planned_tensors(model)) + scratch_count
+    subgraphs = len(model.subgraphs)
+    count = len(_planned_tensors(model, stage)) + scratch_count
     return (SCRATCH_REQUEST_BYTES * scratch_count + 2 * aligned(2 * tensors)
             + 2 * aligned(2 * nodes) + 2 * aligned(2 * subgraphs) + aligned(subgraphs)
             + aligned(PLAN_BUFFER_BYTES * count) + aligned(2 * count))
@@ -485,14 +500,28 @@ def arena_sizes(model: ir.Model, tags: tuple[str, ...] = ()) -> tuple[int, int]:
                if (resource_dir("kernels_c") / tag).is_dir() and tag not in TAG_KERNELS]
     if unknown:
         raise NotModelled(f"the {', '.join(unknown)} kernels")
-    kernel_tail, scratch = 0, []
-    for index, node in enumerate(_global_nodes(model)):
-        allocations = kernel_allocations(node, tags)
+    stage = read_stage(model)
+    kernel_tail, scratch = aligned(stage_data_bytes(stage)), []
+    for index, allocations in _prepared(model, stage, tags):
         kernel_tail += sum(aligned(size) for size in allocations.persistent)
         scratch += [(size, index) for size in allocations.scratch]
     tail = runtime_tail_bytes(model) + kernel_tail + aligned(4 * len(scratch))
-    used = tail + max(_planning_temp_bytes(model, len(scratch)), head_bytes(model, scratch))
+    used = tail + max(_planning_temp_bytes(model, len(scratch), stage),
+                      head_bytes(model, scratch, stage))
     return used, tail
+
+
+def _prepared(model: ir.Model, stage, tags: tuple[str, ...]):
+    """(global node, allocations) of every prepare the runtime runs, in its order: a patch
+    stage prepares its operators at its first one, once per distinct band shape."""
+    nodes = _global_nodes(model)
+    for index, node in enumerate(nodes):
+        if stage is None or not stage.first <= index <= stage.last:
+            yield index, kernel_allocations(node, tags)
+        elif index == stage.first:
+            for op, step in prepared_bands(stage):
+                view = NodeView(model, band_graph(nodes[op].graph, nodes[op].op, step), nodes[op].op)
+                yield op, kernel_allocations(view, tags)
 
 
 def arena_bytes(model: ir.Model, tags: tuple[str, ...] = ()) -> int:

@@ -5,24 +5,43 @@ are standard TFLite metadata; the plan is one TFLM's kernels run too only when a
 
 from __future__ import annotations
 
+from tflm_gen.arena import NotModelled, arena_bytes
 from tflm_gen.compress import compress_model
 from tflm_gen.layout import embed_layout
+from tflm_gen.model import ir
 from tflm_gen.model.reader import read_model
 from tflm_gen.model.writer import write_model
+from tflm_gen.patches import choose_stage, embed_stage, stage_data_bytes
 from tflm_gen.plan import Plan, embed_plan, make_plan
 from tflm_gen.requant import embed_requant
 
 
 def device_model(model_bytes: bytes, tags: tuple[str, ...] = (),
-                 compress: bool = False, for_tflm: bool = False) -> tuple[bytes, Plan]:
+                 memory: str = "fast", for_tflm: bool = False,
+                 compress: bool = False) -> tuple[bytes, Plan]:
     """The model with requantisation, an offline plan and, for the kernels that read them
     (the cmsis tag), offline weight layouts embedded; and the plan.  Other kernels never
-    read a layout, so their projects do not pay its flash (vww: +399 KB).  `compress` codes
-    the filters first (compress.py), so that no layout record copies a coded filter."""
+    read a layout, so their projects do not pay its flash (vww: +399 KB).  `memory`
+    (small, balanced, fast) may add a patch stage (tflm_gen.patches).  `compress` codes the
+    filters first (compress.py), so that no layout record copies a coded filter and the
+    plan knows the ops that decode in blocks."""
     model = read_model(model_bytes)
-    if compress:  # before the plan: a compressed op's output cannot overlap its input
+    if compress:
         model = compress_model(model)
-    plan = make_plan(model, backward=not for_tflm)
     if "cmsis" in tags:
         model = embed_layout(model)
-    return write_model(embed_plan(embed_requant(model), plan)), plan
+    model = embed_requant(model)
+    stage = choose_stage(model, memory,
+                         lambda stage: _arena_with(model, stage, tags, not for_tflm)).stage
+    plan = make_plan(model, backward=not for_tflm, stage=stage)
+    return write_model(embed_stage(embed_plan(model, plan), stage)), plan
+
+
+def _arena_with(model: ir.Model, stage, tags: tuple[str, ...], backward: bool) -> int:
+    """The arena of the device model with this stage (or none), or its planned head when
+    the Python arena model does not know a kernel."""
+    plan = make_plan(model, backward=backward, stage=stage)
+    try:
+        return arena_bytes(embed_stage(embed_plan(model, plan), stage), tags)
+    except NotModelled:
+        return plan.head_bytes + stage_data_bytes(stage)

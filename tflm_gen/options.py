@@ -7,6 +7,7 @@ import click
 
 from tflm_gen.host import MAX_ARENA_BYTES
 from tflm_gen.kernels import known_tags
+from tflm_gen.patches import MEMORY_CHOICES
 from tflm_gen.targets import list_targets
 from tflm_gen.weights import MODES as WEIGHT_MODES
 
@@ -43,11 +44,21 @@ def weights_option():
                              "weight array, e.g. for external flash")
 
 
+def memory_option():
+    """`--memory small|balanced|fast` (tflm_gen.patches): how much the arena may be traded
+    for recomputed MACs by running the model's first operators band by band."""
+    return click.option(
+        "--memory", type=click.Choice(MEMORY_CHOICES), default="fast", show_default=True,
+        help="small: the smallest arena (patch stage, more MACs); balanced: the smallest "
+             "costing at most 10% more MACs; fast: no patch stage")
+
+
 def compress_option():
     """`--compress` of project, run and bench (tflm_gen/compress.py)."""
     return click.option("--compress", is_flag=True,
                         help="code the int8 filters losslessly (zero runs, Huffman), decoded "
                              "a block of channels at a time (`inspect` shows each coding)")
+
 
 
 def target_choice(*extra: str) -> click.Choice:

@@ -56,7 +56,7 @@ def sequential_clearance(graph: ir.SubGraph, op: ir.Operator) -> int | None:
     return max(0, (element_out - element_in) * count)
 
 
-def _pad_before(padding: int, stride: int, dilation: int, in_size: int, filter_size: int,
+def pad_before(padding: int, stride: int, dilation: int, in_size: int, filter_size: int,
                 out_size: int) -> int:
     """Rows (or columns) of padding before the image, as kernels_c/conv_common.c computes."""
     if padding != PADDING_SAME:
@@ -65,7 +65,7 @@ def _pad_before(padding: int, stride: int, dilation: int, in_size: int, filter_s
     return max(0, (out_size - 1) * stride + effective - in_size) // 2
 
 
-def _window(graph: ir.SubGraph, op: ir.Operator) -> tuple[int, int] | None:
+def window_size(graph: ir.SubGraph, op: ir.Operator) -> tuple[int, int] | None:
     """Filter height and width of a convolution or pooling, or None for other ops."""
     options = op.builtin_options
     window = describe(op.opcode).overlap
@@ -80,7 +80,7 @@ def _window(graph: ir.SubGraph, op: ir.Operator) -> tuple[int, int] | None:
 def _geometry(graph: ir.SubGraph, op: ir.Operator):
     """(input, output, window, stride, pad_before) of a one-batch convolution or pooling
     whose input and output share a dtype, or None."""
-    window = _window(graph, op)
+    window = window_size(graph, op)
     if window is None or not op.inputs or op.inputs[0] < 0 or len(op.outputs) != 1:
         return None
     source, out = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
@@ -91,7 +91,7 @@ def _geometry(graph: ir.SubGraph, op: ir.Operator):
     padding = int(options.get("padding", PADDING_SAME))
     stride = int(options.get("stride_h", 1)), int(options.get("stride_w", 1))
     dilation = int(options.get("dilation_h_factor", 1)), int(options.get("dilation_w_factor", 1))
-    pads = tuple(_pad_before(padding, stride[i], dilation[i], source.shape[1 + i], window[i],
+    pads = tuple(pad_before(padding, stride[i], dilation[i], source.shape[1 + i], window[i],
                              out.shape[1 + i]) for i in range(2))
     effective = tuple((window[i] - 1) * dilation[i] + 1 for i in range(2))
     return source, out, effective, stride, pads

@@ -76,12 +76,15 @@ class Plan:
     # The op-by-op bound: tensors counted separately, every operator keeping its whole input
     # and output; partial overlaps (tflm_gen.overlap) go below it.
     lower_bound_bytes: int = 0
+    # Tensors whose offset the runtime chooses (-1 in the offline plan): a patch stage's
+    # tiles, so that TFLM, which knows no stage, gives them their whole size elsewhere.
+    online: frozenset[int] = frozenset()
 
     def tensor_offsets(self, tensor_count: int) -> list[int]:
         offsets = [-1] * tensor_count
         for buffer in self.buffers:
             for tensor in buffer.tensors:
-                offsets[tensor] = buffer.offset
+                offsets[tensor] = -1 if tensor in self.online else buffer.offset
         return offsets
 
 
@@ -90,11 +93,15 @@ def all_tensors(model: ir.Model) -> list[ir.Tensor]:
     return [tensor for graph in model.subgraphs for tensor in graph.tensors]
 
 
-def planned_lifetimes(model: ir.Model) -> dict[int, tuple[int, int]]:
+def planned_lifetimes(model: ir.Model, stage=None) -> dict[int, tuple[int, int]]:
     """Lifetimes of the tensors the runtime places in the head, by global index (variables
-    and resource handles live in the tail)."""
+    and resource handles live in the tail); a patch stage's tensors live over all its
+    operators (tflm_gen.patches)."""
+    from tflm_gen.patches import widen_lifetimes
+
     tensors = all_tensors(model)
-    return {t: span for t, span in model_lifetimes(model)[0].items()
+    lifetimes = widen_lifetimes(model_lifetimes(model)[0], stage)
+    return {t: span for t, span in lifetimes.items()
             if not tensors[t].is_variable and tensors[t].dtype != "resource"}
 
 
@@ -165,6 +172,17 @@ def share_buffers(model: ir.Model, lifetimes: dict[int, tuple[int, int]]) -> lis
     return groups.members()
 
 
+def _merge_tiles(groups: list[list[int]], stage) -> list[list[int]]:
+    """The groups with a patch stage's tiles of one buffer together (Stage.tile_owner)."""
+    if stage is None:
+        return groups
+    merged: dict[int, list[int]] = {}
+    for group in groups:
+        owner = next((stage.tile_owner(t) for t in group if t in stage.tiles()), None)
+        merged.setdefault(group[0] if owner is None else -1 - owner, []).extend(group)
+    return [sorted(group) for group in merged.values()]
+
+
 def _forbidden(buffers: list[Buffer], placed: list[int], index: int) -> list[tuple[int, int]]:
     """Open ranges of offsets where buffer `index` would clash with a placed buffer live at
     the same time (narrowed where the two may partly overlap)."""
@@ -205,9 +223,10 @@ def _peak(buffers: list[Buffer]) -> int:
     for i, buffer in enumerate(buffers):
         for other, clearance in buffer.clearance.items():
             below = buffers[other]
-            step = max(buffer.first, below.first)
             union = max(buffer.size, below.size + clearance)
-            saved[step] = max(saved[step], buffer.size + below.size - union)
+            # One step for an operator's input and output; every step of a patch stage.
+            for step in range(max(buffer.first, below.first), min(buffer.last, below.last) + 1):
+                saved[step] = max(saved[step], buffer.size + below.size - union)
         for other, start in buffer.above.items():
             source = buffers[other]
             union = max(source.size, start + buffer.size)
@@ -246,10 +265,12 @@ def _caller_visible(model: ir.Model, positions: dict[int, int], step: int) -> se
     return visible
 
 
-def add_partial_overlaps(model: ir.Model, buffers: list[Buffer], backward: bool = True) -> None:
+def add_partial_overlaps(model: ir.Model, buffers: list[Buffer], backward: bool = True,
+                         stage=None) -> None:
     """Records in each output buffer how little of it must lie below its input's buffer
     (and, with `backward`, how far above its start it may begin), for the operators
-    tflm_gen.overlap allows to write over their consumed input."""
+    tflm_gen.overlap allows to write over their consumed input (not inside a patch stage,
+    whose input and output stay whole while it runs)."""
     position = {t: i for i, buffer in enumerate(buffers) for t in buffer.tensors}
     op_spans = model_lifetimes(model)[1]
     coded = ir.compressed_tensors(model)
@@ -258,7 +279,8 @@ def add_partial_overlaps(model: ir.Model, buffers: list[Buffer], backward: bool 
             clearance = overlap_clearance(graph, op)
             # A compressed filter is decoded a block of channels at a time, every pixel
             # per block: each block reads the whole input again (kernels_c/tflm_decode.h).
-            if clearance is None or any(base + t in coded for t in op.inputs if t >= 0):
+            if (clearance is None or (stage is not None and s == 0 and index <= stage.last)
+                    or any(base + t in coded for t in op.inputs if t >= 0)):
                 continue
             source, out = base + op.inputs[0], base + op.outputs[0]
             if source not in position or out not in position:
@@ -271,6 +293,20 @@ def add_partial_overlaps(model: ir.Model, buffers: list[Buffer], backward: bool 
                 start = backward_start(graph, op) if backward else None
                 if start is not None:
                     buffers[below].above[above] = aligned(start)
+    if stage is not None:
+        _add_stage_overlap(model, buffers, position, stage)
+
+
+def _add_stage_overlap(model: ir.Model, buffers: list[Buffer], position: dict[int, int],
+                       stage) -> None:
+    """A patch stage's output may run up into the rows of its input no later band reads
+    (tflm_gen.patches.stage_clearance), unless the caller reads the input after invoke."""
+    from tflm_gen.patches import stage_clearance
+
+    source, end = position[stage.tensors[0]], position[stage.tensors[-1]]
+    if source not in _caller_visible(model, position, stage.last) and source != end:
+        buffers[end].clearance[source] = min(buffers[end].size,
+                                             aligned(stage_clearance(model, stage)))
 
 
 def _bottom_up_keys(buffers: list[Buffer]):
@@ -323,19 +359,21 @@ def _search(buffers: list[Buffer], bound: int, best: int, node_limit: int) -> li
 
 
 def make_plan(model: ir.Model, trials: int = ORDER_TRIALS, overlaps: bool = True,
-              search_nodes: int = SEARCH_NODES, backward: bool = True) -> Plan:
+              search_nodes: int = SEARCH_NODES, backward: bool = True, stage=None) -> Plan:
     """The smallest head found: buffer sharing and partial overlaps, the best of several
     greedy orders, then a bounded branch and bound below it.  `backward=False` for a plan
-    TFLM's kernels run: they never walk an output backwards over its input."""
-    lifetimes = planned_lifetimes(model)
+    TFLM's kernels run: they never walk an output backwards over its input.  With a patch
+    stage (tflm_gen.patches.Stage), the tensors inside it take only their tile's bytes."""
+    lifetimes = planned_lifetimes(model, stage)
     tensors = all_tensors(model)
+    tiles = stage.tiles() if stage is not None else {}
     buffers = []
-    for group in share_buffers(model, lifetimes):
+    for group in _merge_tiles(share_buffers(model, lifetimes), stage):
         spans = [lifetimes[t] for t in group]
-        size = max(aligned(ir.tensor_bytes(tensors[t])) for t in group)
+        size = max(aligned(tiles.get(t, ir.tensor_bytes(tensors[t]))) for t in group)
         buffers.append(Buffer(group, size, min(s[0] for s in spans), max(s[1] for s in spans)))
     if overlaps:
-        add_partial_overlaps(model, buffers, backward)
+        add_partial_overlaps(model, buffers, backward, stage)
     bound = _peak(buffers)
     best_head, best_offsets = None, []
     for order in _orders(buffers, trials):
@@ -351,8 +389,8 @@ def make_plan(model: ir.Model, trials: int = ORDER_TRIALS, overlaps: bool = True
             best_head = max(o + b.size for o, b in zip(better, buffers))
     for buffer, offset in zip(buffers, best_offsets):
         buffer.offset = offset
-    separate = [Buffer([t], aligned(ir.tensor_bytes(tensors[t])), *lifetimes[t]) for t in lifetimes]
-    return Plan(buffers, best_head or 0, _peak(separate))
+    separate = [Buffer([t], aligned(tiles.get(t, ir.tensor_bytes(tensors[t]))), *lifetimes[t]) for t in lifetimes]
+    return Plan(buffers, best_head or 0, _peak(separate), frozenset(tiles))
 
 
 def offline_plan_words(plan: Plan, tensor_count: int) -> list[int]:

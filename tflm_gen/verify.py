@@ -57,15 +57,17 @@ def _compare_outputs(ours: list, theirs: list, report: VerifyReport) -> None:
 
 
 def verify(model_bytes: bytes, against: str = "tflm", runs: int = 3, tags=(),
-           samples: list | None = None, per_operator: bool = False) -> VerifyReport:
+           samples: list | None = None, per_operator: bool = False,
+           memory: str = "fast") -> VerifyReport:
     """Compares successive invokes of our runtime, on the model as a generated project
-    embeds it (offline plan, precomputed requantisation), with the oracle on the user's
-    model: one invoke per sample, or `runs` invokes on seeded random inputs.  With
-    `per_operator`, also finds the first operator whose output differs."""
+    embeds it (offline plan, precomputed requantisation, the patch stage `memory` asks
+    for), with the oracle on the user's model: one invoke per sample, or `runs` invokes on
+    seeded random inputs.  With `per_operator`, also finds the first operator whose output
+    differs (every tensor an output: no stage)."""
     model = read_model(model_bytes)
     if not model.subgraph.outputs:
         raise ModelError("the model has no outputs: there is nothing to verify")
-    ours = HostInterpreter(device_model(model_bytes, tuple(tags))[0], tuple(tags))
+    ours = HostInterpreter(device_model(model_bytes, tuple(tags), memory)[0], tuple(tags))
     against, reason = choose_oracle(model_bytes, against)
     theirs = Oracle(model_bytes, against, arena_bytes=arena_upper_bound(model))
     if samples is None:

@@ -11,7 +11,7 @@ import click
 from tflm_gen import qemu
 from tflm_gen.bench import OPT_FLAGS, bench, compare_with_reference
 from tflm_gen.inspect import read_model_bytes
-from tflm_gen.options import compress_option, tags_option, weights_option
+from tflm_gen.options import compress_option, memory_option, tags_option, weights_option
 from tflm_gen.output import write_file
 from tflm_gen.table import format_table
 from tflm_gen.text import examples
@@ -93,13 +93,14 @@ def format_reference(tagged: dict, reference: dict) -> str:
 @click.option("--clock-mhz", type=click.FloatRange(min=0.001, max=100000.0), default=None,
               help="also print the estimated cycles as milliseconds at this clock")
 @weights_option()
+@memory_option()
 @compress_option()
-def bench_command(model_path, target, tags, opt, json_path, compare, clock_mhz, weights,
+def bench_command(model_path, target, tags, opt, json_path, compare, clock_mhz, weights, memory,
                   compress):
     """Count the instructions MODEL executes on a QEMU board, per invoke and per operator,
     and estimate its cycles."""
     model = read_model_bytes(Path(model_path))
-    result = bench(model, target, tags, opt, weights, compress)
+    result = bench(model, target, tags, opt, weights, memory, compress)
     if clock_mhz and result["cycles_per_invoke"] is not None:
         result["clock_mhz"] = clock_mhz
         result["ms_per_invoke"] = round(result["cycles_per_invoke"] / (1000.0 * clock_mhz), 6)

@@ -126,7 +126,19 @@ def format_memory(report: dict) -> str:
     lines.append(format_table(["offset", "bytes", "ops", "overlap", "tensors"], rows))
     lines.append("overlap: bytes of an operator's output written over the consumed part of "
                  "its input (at that offset); backward: the kernel writes the last pixel first")
+    lines += [format_patch(row) for row in report.get("patches", [])]
     return "\n".join(lines)
+
+
+def format_patch(row: dict) -> str:
+    """One `--memory small|balanced` patch stage of `inspect --memory` (tile tensors by
+    name in --json)."""
+    tiles = " + ".join(f"{tile['bytes']:,}" for tile in row["tiles"])
+    share = 100 * row["extra_macs"] / max(1, row["model_macs"])
+    return (f"project --memory {row['memory']}: operators {row['first_op']}-{row['last_op']} "
+            f"as one stage, {row['bands']} bands of {row['band_rows']} output rows, tiles "
+            f"{tiles} bytes; arena {row['arena_without']:,} -> {row['arena_bytes']:,} bytes, "
+            f"+{row['extra_macs']:,} MACs (+{share:.1f}%)")
 
 
 @click.command("inspect", epilog=examples(
@@ -231,7 +243,7 @@ def _inspect_memory(model: Path, as_json: bool, svg_path, target, tags) -> None:
     # A board's runtime files (semihosting, Serial) do not build on the host and change no
     # arena byte: the host run keeps the kernel tags only, as `project` does.
     all_tags = (load_target(target).tags if target else ()) + tuple(tags)
-    report = memory_report(read_model_bytes(model), host_tags(all_tags))
+    report = memory_report(read_model_bytes(model), host_tags(all_tags), patches=True)
     report["target"] = target or "host"
     report["tags"] = list(all_tags)
     if svg_path:

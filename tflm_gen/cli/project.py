@@ -12,7 +12,13 @@ from tflm_gen.archive import zip_tree
 from tflm_gen.boards import board_names
 from tflm_gen.inspect import read_model_bytes
 from tflm_gen.model_api import default_name
-from tflm_gen.options import compress_option, tags_option, target_choice, weights_option
+from tflm_gen.options import (
+    compress_option,
+    memory_option,
+    tags_option,
+    target_choice,
+    weights_option,
+)
 from tflm_gen.output import write_tree
 from tflm_gen.project import GenerateOptions, generate, named_target
 from tflm_gen.readme import README, next_command
@@ -23,7 +29,8 @@ from tflm_gen.text import examples
 @click.command("project", epilog=examples(
     "tflm-gen project --model model.tflite -o out && make -C out test",
     "tflm-gen project --model model.tflite --target arduino --tags cmsis -o TflmModel",
-    "tflm-gen project --model a.tflite --model b.tflite -o shared_arena"))
+    "tflm-gen project --model a.tflite --model b.tflite -o shared_arena",
+    "tflm-gen project --model person_detect.tflite --memory small -o out"))
 @click.option("--model", "model_paths", required=True, multiple=True,
               type=click.Path(dir_okay=False),
               help="the model; give it several times for models sharing one arena")
@@ -44,15 +51,17 @@ from tflm_gen.text import examples
 @click.option("--force", is_flag=True,
               help="accepted for old scripts; tflm-gen never removes files it did not write")
 @weights_option()
+@memory_option()
 @compress_option()
 def project_command(model_paths, target, tags, name, board, as_zip, out_dir, force, weights,
-                    compress):
+                    memory, compress):
     """Generate a self-contained C project for the model(s)."""
     models = [read_model_bytes(path) for path in model_paths]
     name = default_name(Path(model_paths[0]).stem) if name is None else name
     options = GenerateOptions(target, tags, extra_models=tuple(models[1:]), name=name,
                               command=command_line(click.get_current_context()),
-                              board=board, weights=weights, compress=compress)
+                              board=board, weights=weights, memory=memory,
+                              compress=compress)
     files = generate(models[0], options)
     count = len(files)
     if as_zip:

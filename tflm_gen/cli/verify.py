@@ -7,7 +7,7 @@ import click
 
 from tflm_gen.inspect import read_model_bytes
 from tflm_gen.model.reader import read_model
-from tflm_gen.options import tags_option
+from tflm_gen.options import memory_option, tags_option
 from tflm_gen.oracle import ORACLES
 from tflm_gen.samples import load_samples
 from tflm_gen.text import examples
@@ -30,11 +30,12 @@ from tflm_gen.verify import report_lines, verify
               help="also compare every intermediate tensor and name the first operator "
                    "whose output differs")
 @tags_option()
-def verify_command(model_path, against, runs, input_paths, per_op, tags):
+@memory_option()
+def verify_command(model_path, against, runs, input_paths, per_op, tags, memory):
     """Compare the C runtime with the reference runtime; exit 0 only when bit-exact."""
     data = read_model_bytes(model_path)
     samples = load_samples(input_paths, read_model(data)) if input_paths else None
-    report = verify(data, against, runs, tags, samples, per_op)
+    report = verify(data, against, runs, tags, samples, per_op, memory)
     if report.against != "tflm":  # the default oracle goes unsaid; another one is explained
         click.echo(f"oracle: {report.against} ({report.reason})")
     for line in report_lines(report, read_model(data)):

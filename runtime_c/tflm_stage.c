@@ -1,0 +1,274 @@
+/* Patch-based execution: the stage loop over bands (tflm_stage.h). */
+#include "tflm_stage.h"
+
+#include <stddef.h>
+
+#include "tflm_allocator.h"
+#include "tflm_model.h"
+
+/* Word `field` of the step of operator k (0-based inside the stage) in band b. */
+static int32_t step_word(const tflm_interpreter_t *it, int32_t b, int32_t k, int32_t field) {
+  int32_t ops = tflm_model_int_at(it, it->stage, 2);
+  return tflm_model_int_at(it, it->stage,
+                           (uint32_t)(4 + (b * ops + k) * TFLM_STAGE_STEP_WORDS + field));
+}
+
+enum { STEP_IN_START, STEP_IN_ROWS, STEP_OUT_START, STEP_OUT_ROWS, STEP_PAD_TOP };
+
+/* Global index of entry i of node n's input (outputs: 1) list, -1 when absent. */
+static int32_t node_tensor(const tflm_interpreter_t *it, int32_t n, int outputs, uint32_t i) {
+  uint32_t list = outputs ? it->nodes[n].outputs : it->nodes[n].inputs;
+  if (list == 0 || tflm_fb_read_u32(it->fb.data + list) <= i) return -1;
+  return (int32_t)tflm_fb_read_u32(it->fb.data + list + 4u + 4u * i);
+}
+
+static int32_t stage_int(const tflm_interpreter_t *it, uint32_t i) {
+  return it->stage != 0 ? tflm_model_int_at(it, it->stage, i) : 0;
+}
+
+int tflm_stage_span(const tflm_interpreter_t *it, int32_t *first, int32_t *count) {
+  *first = stage_int(it, 1);
+  *count = stage_int(it, 2);
+  return it->stage != 0;
+}
+
+/* Height (dims[1]) of a 4-D tensor of batch 1 whose bytes divide into rows, else 0. */
+static int32_t tensor_height(tflm_interpreter_t *it, int32_t t) {
+  tflm_tensor_t view;
+  if (t < 0 || tflm_model_view(it, t, &view) != TFLM_OK || view.ndims != 4 ||
+      view.dims[0] != 1 || view.dims[1] < 1 || view.bytes % view.dims[1] != 0) {
+    return 0;
+  }
+  return view.dims[1];
+}
+
+/* True when tensor t is read by no operator but stage operator `reader`, and is no graph
+ * input or output: the head then only holds its tile. */
+static int only_inside(tflm_interpreter_t *it, int32_t t, int32_t reader) {
+  uint32_t n, i;
+  for (n = 0; n < it->operators_count; ++n) {
+    uint32_t list = it->nodes[n].inputs;
+    uint32_t count = list != 0 ? tflm_fb_read_u32(it->fb.data + list) : 0;
+    for (i = 0; i < count; ++i) {
+      if ((int32_t)n != reader && node_tensor(it, (int32_t)n, 0, i) == t) return 0;
+    }
+  }
+  for (i = 0; i < it->outputs_count; ++i) {
+    if (tflm_model_int_at(it, it->outputs, i) == t) return 0;
+  }
+  for (i = 0; i < it->inputs_count; ++i) {
+    if (tflm_model_int_at(it, it->inputs, i) == t) return 0;
+  }
+  return 1;
+}
+
+/* The rows of operator k's every step lie inside its tensors and follow on from k - 1. */
+static int steps_valid(tflm_interpreter_t *it, int32_t k, int32_t bands) {
+  int32_t n = stage_int(it, 1) + k, b;
+  int32_t in_h = tensor_height(it, node_tensor(it, n, 0, 0));
+  int32_t out_h = tensor_height(it, node_tensor(it, n, 1, 0));
+  if (in_h == 0 || out_h == 0) return 0;
+  for (b = 0; b < bands; ++b) {
+    int32_t in_start = step_word(it, b, k, STEP_IN_START), in_rows = step_word(it, b, k, STEP_IN_ROWS);
+    int32_t out_start = step_word(it, b, k, STEP_OUT_START);
+    int32_t out_rows = step_word(it, b, k, STEP_OUT_ROWS), pad = step_word(it, b, k, STEP_PAD_TOP);
+    if (in_start < 0 || in_rows < 1 || in_start > in_h - in_rows || out_start < 0 ||
+        out_rows < 1 || out_start > out_h - out_rows || pad < 0 || pad > in_h) {
+      return 0;
+    }
+    if (k > 0 && (step_word(it, b, k - 1, STEP_OUT_START) != in_start ||
+                  step_word(it, b, k - 1, STEP_OUT_ROWS) != in_rows)) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* Operator k of the stage: one output, input 0 the previous operator's only output. */
+static int link_valid(tflm_interpreter_t *it, int32_t k) {
+  int32_t n = stage_int(it, 1) + k;
+  uint32_t outputs = it->nodes[n].outputs;
+  if (outputs == 0 || tflm_fb_read_u32(it->fb.data + outputs) != 1) return 0;
+  if (k == 0) return 1;
+  return node_tensor(it, n, 0, 0) == node_tensor(it, n - 1, 1, 0) &&
+         only_inside(it, node_tensor(it, n, 0, 0), n);
+}
+
+tflm_status_t tflm_stage_open(tflm_interpreter_t *it) {
+  int32_t first, ops, bands, k;
+  it->stage = tflm_model_stage(it, &it->stage_words);
+  if (it->stage == 0) return TFLM_OK;
+  first = stage_int(it, 1);
+  ops = stage_int(it, 2);
+  bands = stage_int(it, 3);
+  if (it->stage_words < 4u || stage_int(it, 0) != TFLM_STAGE_FORMAT || it->subgraphs_count != 1 ||
+      first < 0 || (uint32_t)first >= it->operators_count || ops < 1 ||
+      (uint32_t)ops > it->operators_count - (uint32_t)first ||
+      bands < 1 || (uint32_t)bands > (it->stage_words - 4u) / (TFLM_STAGE_STEP_WORDS * (uint32_t)ops) ||
+      it->stage_words != 4u + TFLM_STAGE_STEP_WORDS * (uint32_t)(ops * bands)) {
+    return tflm_init_fail(TFLM_ERR_MODEL, "stage metadata", 0);
+  }
+  for (k = 0; k < ops; ++k) {
+    if (!link_valid(it, k) || !steps_valid(it, k, bands)) {
+      return tflm_init_fail(TFLM_ERR_MODEL, "stage operator", first + k);
+    }
+  }
+  return TFLM_OK;
+}
+
+/* Position k of the stage operator whose output tile t is (not the last operator: its
+ * output is the stage output), or -1. */
+static int32_t tile_position(tflm_interpreter_t *it, int32_t t) {
+  int32_t first, ops, k;
+  if (!tflm_stage_span(it, &first, &ops)) return -1;
+  for (k = 0; k + 1 < ops; ++k) {
+    if (node_tensor(it, first + k, 1, 0) == t) return k;
+  }
+  return -1;
+}
+
+/* Bytes of operator k's tile: the most output rows a band asks of it. */
+static uint32_t tile_bytes(tflm_interpreter_t *it, int32_t k) {
+  int32_t t = node_tensor(it, stage_int(it, 1) + k, 1, 0), b, rows = 0;
+  for (b = 0; b < stage_int(it, 3); ++b) {
+    int32_t out_rows = step_word(it, b, k, STEP_OUT_ROWS);
+    rows = out_rows > rows ? out_rows : rows;
+  }
+  return tflm_model_tensor_bytes(it, tflm_model_tensor(it, t)) / (uint32_t)tensor_height(it, t) *
+         (uint32_t)rows;
+}
+
+int32_t tflm_stage_tile_owner(tflm_interpreter_t *it, int32_t t) {
+  int32_t k = tile_position(it, t);
+  return k < 2 ? -1 : node_tensor(it, stage_int(it, 1) + k % 2, 1, 0);
+}
+
+uint32_t tflm_stage_head_bytes(tflm_interpreter_t *it, int32_t t, uint32_t bytes) {
+  int32_t k = tile_position(it, t), j;
+  uint32_t most = 0;
+  if (k < 0) return bytes;
+  for (j = k % 2; j + 1 < stage_int(it, 2); j += 2) {
+    uint32_t size = tile_bytes(it, j);
+    most = size > most ? size : most;
+  }
+  return most;
+}
+
+/* The band of operator k in band b; data pointers only when the head is placed. */
+static void make_band(tflm_interpreter_t *it, int32_t b, int32_t k, int with_data,
+                      tflm_band_t *band) {
+  int32_t ops = stage_int(it, 2);
+  band->node = stage_int(it, 1) + k;
+  band->input = node_tensor(it, band->node, 0, 0);
+  band->output = node_tensor(it, band->node, 1, 0);
+  band->in_rows = step_word(it, b, k, STEP_IN_ROWS);
+  band->out_rows = step_word(it, b, k, STEP_OUT_ROWS);
+  band->pad_top = step_word(it, b, k, STEP_PAD_TOP);
+  band->in_data = band->out_data = NULL;
+  if (!with_data) return;
+  band->in_data = (uint8_t *)tflm_model_tensor_data(it, band->input);
+  band->out_data = (uint8_t *)tflm_model_tensor_data(it, band->output);
+  /* Only S and E are whole tensors; a tile holds the band's rows from its start. */
+  if (k == 0) {
+    band->in_data += tflm_model_tensor_bytes(it, tflm_model_tensor(it, band->input)) /
+                     (uint32_t)tensor_height(it, band->input) * (uint32_t)step_word(it, b, k, STEP_IN_START);
+  }
+  if (k == ops - 1) {
+    band->out_data += tflm_model_tensor_bytes(it, tflm_model_tensor(it, band->output)) /
+                      (uint32_t)tensor_height(it, band->output) * (uint32_t)step_word(it, b, k, STEP_OUT_START);
+  }
+}
+
+/* An earlier band whose operator k had the same shape and padding (its prepared data
+ * serves again), or -1. */
+static int32_t same_shape_band(const tflm_interpreter_t *it, int32_t b, int32_t k) {
+  int32_t earlier, field;
+  for (earlier = 0; earlier < b; ++earlier) {
+    int same = 1;
+    for (field = STEP_IN_ROWS; field <= STEP_PAD_TOP; field += 1) {
+      if (field != STEP_OUT_START) same &= step_word(it, earlier, k, field) == step_word(it, b, k, field);
+    }
+    if (same) return earlier;
+  }
+  return -1;
+}
+
+static uint32_t *stage_data(tflm_interpreter_t *it) {
+  return (uint32_t *)(void *)(it->arena.base + it->stage_data);
+}
+
+/* Prepares operator k for band b (or reuses an earlier band's preparation). */
+static tflm_status_t prepare_step(tflm_interpreter_t *it, int32_t b, int32_t k) {
+  int32_t ops = stage_int(it, 2), earlier = same_shape_band(it, b, k);
+  tflm_band_t band;
+  tflm_node_t node;
+  tflm_status_t status;
+  const tflm_registration_t *reg;
+  if (earlier >= 0) {
+    stage_data(it)[b * ops + k] = stage_data(it)[earlier * ops + k];
+    return TFLM_OK;
+  }
+  make_band(it, b, k, 0, &band);
+  reg = it->resolver->ops[it->nodes[band.node].registration];
+  tflm_node_build(it, band.node, &node);
+  it->current_node = band.node;
+  it->band = &band;
+  status = reg->prepare != NULL ? reg->prepare(it, &node) : TFLM_OK;
+  it->band = NULL;
+  stage_data(it)[b * ops + k] = node.user_data == NULL
+                                    ? TFLM_NO_DATA
+                                    : (uint32_t)((uint8_t *)node.user_data - it->arena.base);
+  if (it->arena.shortfall != 0) status = TFLM_ERR_ARENA_TOO_SMALL;
+  return status != TFLM_OK ? tflm_init_fail(status, "stage prepare", band.node) : TFLM_OK;
+}
+
+tflm_status_t tflm_stage_prepare(tflm_interpreter_t *it) {
+  int32_t first, ops, b, k;
+  uint8_t *data;
+  tflm_status_t status = TFLM_OK;
+  if (!tflm_stage_span(it, &first, &ops)) return TFLM_OK;
+  data = (uint8_t *)tflm_arena_alloc_tail(&it->arena, 4u * (uint32_t)(ops * stage_int(it, 3)));
+  if (data == NULL) return tflm_init_fail(TFLM_ERR_ARENA_TOO_SMALL, "stage", first);
+  it->stage_data = (uint32_t)(data - it->arena.base);
+  for (b = 0; b < stage_int(it, 3) && status == TFLM_OK; ++b) {
+    for (k = 0; k < ops && status == TFLM_OK; ++k) status = prepare_step(it, b, k);
+  }
+  return status;
+}
+
+tflm_status_t tflm_stage_invoke(tflm_interpreter_t *it) {
+  int32_t ops = stage_int(it, 2), b, k;
+  tflm_status_t status = TFLM_OK;
+  for (b = 0; b < stage_int(it, 3) && status == TFLM_OK; ++b) {
+    for (k = 0; k < ops && status == TFLM_OK; ++k) {
+      uint32_t user_data = stage_data(it)[b * ops + k];
+      tflm_band_t band;
+      tflm_node_t node;
+      const tflm_registration_t *reg;
+      make_band(it, b, k, 1, &band);
+      reg = it->resolver->ops[it->nodes[band.node].registration];
+      tflm_node_build(it, band.node, &node);
+      node.user_data = user_data == TFLM_NO_DATA ? NULL : it->arena.base + user_data;
+      it->band = &band;
+      status = reg->eval != NULL ? reg->eval(it, &node) : TFLM_OK;
+      it->band = NULL;
+    }
+  }
+  return status;
+}
+
+void tflm_stage_view(const tflm_interpreter_t *it, int32_t t, tflm_tensor_t *view) {
+  const tflm_band_t *band = it->band;
+  int32_t rows;
+  if (band == NULL || (t != band->input && t != band->output) || view->ndims != 4) return;
+  rows = t == band->input ? band->in_rows : band->out_rows;
+  view->bytes = view->bytes / view->dims[1] * rows;
+  view->dims[1] = rows;
+  view->data = tflm_stage_data(it, t, view->data);
+}
+
+void *tflm_stage_data(const tflm_interpreter_t *it, int32_t t, void *data) {
+  const tflm_band_t *band = it->band;
+  if (band == NULL || (t != band->input && t != band->output)) return data;
+  return t == band->input ? band->in_data : band->out_data;
+}

@@ -1,0 +1,300 @@
+"""Patch-based execution (tflm_gen.patches, docs/patch_execution.md): the row arithmetic of
+bands checked against brute force; stages run by the runtime bit-exact with TFLM in the
+arena tflm_gen.arena predicts, on a built chain and on the corpus CNNs."""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from conftest import corpus_path, need_tool
+from op_oracle import (
+    accumulator_rms,
+    assert_bit_exact,
+    assert_informative,
+    output_quantization,
+    run_tflm,
+)
+
+from tflm_gen.arena import arena_bytes
+from tflm_gen.cli import main
+from tflm_gen.errors import ArenaError, InputError, ModelError
+from tflm_gen.host import HostInterpreter
+from tflm_gen.model import ir
+from tflm_gen.model.builder import ModelBuilder
+from tflm_gen.model.reader import read_model
+from tflm_gen.model.writer import write_model
+from tflm_gen.optimize import device_model
+from tflm_gen.output import write_tree
+from tflm_gen.patches import (
+    STAGE_METADATA,
+    STEP_WORDS,
+    Rows,
+    Stage,
+    band_steps,
+    embed_stage,
+    make_stage,
+    model_macs,
+    read_stage,
+)
+from tflm_gen.plan import embed_plan, make_plan
+from tflm_gen.project import generate
+from tflm_gen.requant import embed_requant
+
+# (stride, filter, dilation, input height, SAME padding?)
+ROW_CASES = [(s, k, d, h, same) for s, k, d, h, same in itertools.product(
+    (1, 2, 3), (1, 2, 3, 5), (1, 2), (5, 12, 17), (True, False)) if (k - 1) * d + 1 <= h]
+
+
+def rows_of(stride: int, filter_size: int, dilation: int, height: int, same: bool) -> Rows:
+    """TFLM's output height and leading padding (tflite/kernels/padding.h)."""
+    extent = (filter_size - 1) * dilation + 1
+    out = (height + stride - 1) // stride if same else (height - extent + stride) // stride
+    pad = max(0, ((out - 1) * stride + extent - height) // 2) if same else 0
+    return Rows(stride, extent, pad, height, out)
+
+
+def read_rows(rows: Rows, dilation: int, outputs: range) -> set[int]:
+    """Brute force: every input row some tap of these output rows reads."""
+    taps = range(0, rows.extent, dilation)
+    return {y * rows.stride - rows.pad + tap for y in outputs for tap in taps
+            if 0 <= y * rows.stride - rows.pad + tap < rows.input_height}
+
+
+@pytest.mark.parametrize("stride,filter_size,dilation,height,same", ROW_CASES)
+def test_input_rows_are_the_rows_the_windows_read(stride, filter_size, dilation, height, same):
+    rows = rows_of(stride, filter_size, dilation, height, same)
+    for start in range(rows.output_height):
+        for stop in range(start + 1, rows.output_height + 1):
+            read = read_rows(rows, dilation, range(start, stop))
+            first, end = rows.input_rows(start, stop)
+            # The range holds every row read; with dilation it may also hold a row in the
+            # gap between taps at either end, never a row outside the windows' span.
+            assert read <= set(range(first, end))
+            if dilation == 1:
+                assert (first, end) == (min(read), max(read) + 1)
+            else:
+                assert first >= start * stride - rows.pad and end - 1 <= (
+                    stop - 1) * stride - rows.pad + rows.extent - 1
+
+
+def random_chain(rng: np.random.Generator, length: int) -> tuple[list[Rows], list[int]]:
+    height, chain, dilations = int(rng.integers(20, 40)), [], []
+    for _ in range(length):
+        stride, filter_size = int(rng.integers(1, 3)), int(rng.choice([1, 3, 5]))
+        dilation = int(rng.integers(1, 3)) if filter_size > 1 else 1
+        same = bool(rng.integers(2)) or (filter_size - 1) * dilation >= height // 2
+        chain.append(rows_of(stride, filter_size, dilation, height, same))
+        dilations.append(dilation)
+        height = chain[-1].output_height
+    return chain, dilations
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_bands_compute_every_output_row_from_the_rows_they_hold(seed):
+    """Every band's steps chain (each operator's input rows are the previous one's output
+    rows), the bands cover the stage output once, and a kernel that sees only the band's
+    input rows with the band's pad_top reads, for each output row, the same input rows as
+    on the whole tensor."""
+    rng = np.random.default_rng(seed)
+    chain, dilations = random_chain(rng, int(rng.integers(2, 5)))
+    band_rows = int(rng.integers(1, chain[-1].output_height + 1))
+    bands = band_steps(chain, band_rows)
+    assert [y for band in bands for y in range(band[-1].out_start, band[-1].out_start +
+                                              band[-1].out_rows)] == list(range(chain[-1].output_height))
+    for band in bands:
+        assert all(a.out_start == b.in_start and a.out_rows == b.in_rows
+                   for a, b in itertools.pairwise(band))
+        for rows, dilation, step in zip(chain, dilations, band):
+            view = Rows(rows.stride, rows.extent, step.pad_top, step.in_rows, step.out_rows)
+            for y in range(step.out_rows):
+                whole = read_rows(rows, dilation, range(step.out_start + y, step.out_start + y + 1))
+                seen = read_rows(view, dilation, range(y, y + 1))
+                assert {r + step.in_start for r in seen} == whole
+
+
+# --- the stage on the device: bit-exact with TFLM, exact arena --------------------------
+
+def _layer(b: ModelBuilder, rng, x: int, x_q: ir.Quantization, opcode: str, kernel: int,
+           stride: int, cout: int) -> tuple[int, ir.Quantization]:
+    """One int8 layer reading x; scales follow the accumulator's spread so outputs vary."""
+    _, h, w, cin = b.graph.tensors[x].shape
+    out_h, out_w = -(-h // stride), -(-w // stride)  # SAME
+    options = {"padding": 0, "stride_h": stride, "stride_w": stride}
+    if opcode == "AVERAGE_POOL_2D":
+        options.update(filter_height=kernel, filter_width=kernel)
+        return b.add_op(opcode, [x], [1, out_h, out_w, cin], "int8", quantization=x_q,
+                        options=options), x_q
+    depthwise = opcode == "DEPTHWISE_CONV_2D"
+    accumulator = accumulator_rms(kernel * kernel * (1 if depthwise else cin), "int8",
+                                  x_q.zero_point[0])
+    filter_scales = (1.0 / (x_q.scale[0] * accumulator) * rng.uniform(0.7, 1.3, cout))
+    filter_scales = filter_scales.astype(np.float32)
+    shape = [1, kernel, kernel, cout] if depthwise else [cout, kernel, kernel, cin]
+    weights = rng.integers(-127, 128, size=shape).astype(np.int8)
+    filter_q = ir.Quantization(list(filter_scales), [0] * cout, quantized_dimension=3 if depthwise else 0)
+    bias = rng.integers(-int(accumulator), int(accumulator) + 1, size=cout).astype(np.int32)
+    bias_q = ir.Quantization([float(np.float32(x_q.scale[0]) * s) for s in filter_scales],
+                             [0] * cout, quantized_dimension=0)
+    scale, zero_point = output_quantization(rng, "int8", np.sqrt(4 / 3))
+    out_q = ir.Quantization([scale], [zero_point])
+    if depthwise:
+        options["depth_multiplier"] = cout // cin
+    inputs = [x, b.constant("w", weights, quantization=filter_q),
+              b.constant("b", bias, quantization=bias_q)]
+    return b.add_op(opcode, inputs, [1, out_h, out_w, cout], "int8", quantization=out_q,
+                    options=options), out_q
+
+
+# A MobileNet-like head: odd height (23) so SAME stride 2 pads one row above the image (the
+# first band's padding) and the last band is clipped below.
+CHAIN = [("CONV_2D", 3, 2, 8), ("DEPTHWISE_CONV_2D", 3, 1, 8), ("AVERAGE_POOL_2D", 2, 1, 8),
+         ("CONV_2D", 1, 1, 12), ("DEPTHWISE_CONV_2D", 3, 2, 12), ("CONV_2D", 1, 1, 6)]
+
+
+def chain_model() -> tuple[bytes, list[np.ndarray]]:
+    rng = np.random.default_rng(1300)
+    b = ModelBuilder()
+    x_q = ir.Quantization([0.05], [3])
+    x = b.input("image", [1, 23, 21, 3], "int8", quantization=x_q)
+    data = rng.integers(-128, 128, size=[1, 23, 21, 3]).astype(np.int8)
+    for layer in CHAIN:
+        x, x_q = _layer(b, rng, x, x_q, *layer)
+    b.output(x)
+    return b.build(), [data]
+
+
+def staged(model_bytes: bytes, stage: Stage) -> bytes:
+    """The device model running `stage` (what device_model embeds for a chosen one)."""
+    model = embed_requant(read_model(model_bytes))
+    return write_model(embed_stage(embed_plan(model, make_plan(model, stage=stage)), stage))
+
+
+@pytest.mark.parametrize("last,band_rows", [(2, 1), (2, 5), (4, 2), (5, 1)])
+def test_built_chain_is_bit_exact_in_bands(last, band_rows):
+    """First, middle and last bands (top padding, bottom clipping) of a stride-2
+    conv / depthwise / pool chain give TFLM's bytes, in the arena Python predicts."""
+    model_bytes, inputs = chain_model()
+    expected = run_tflm(model_bytes, inputs)
+    assert_informative(expected[0])
+    stage = make_stage(read_model(model_bytes), last, band_rows)
+    steps = [step for band in stage.bands for step in band]
+    assert any(step.pad_top > 0 for step in steps) and len(stage.bands) > 2
+    device = staged(model_bytes, stage)
+    predicted = arena_bytes(read_model(device))
+    ours = HostInterpreter(device, (), predicted).run(inputs)
+    assert_bit_exact(np.asarray(ours[0]), expected[0])
+
+
+def test_corrupt_stage_metadata_is_refused():
+    model_bytes = chain_model()[0]
+    model = read_model(staged(model_bytes, make_stage(read_model(model_bytes), 4, 2)))
+    words = make_stage(model, 4, 2).words()
+    words[4 + STEP_WORDS * 1 + 1] += 1  # band 0, operator 1: one input row more than op 0 wrote
+    with pytest.raises(ModelError, match="stage operator"):
+        HostInterpreter(write_model(model.with_metadata_words(STAGE_METADATA, words)))
+
+
+@pytest.mark.parametrize("tags", [(), ("cmsis",)], ids=["reference", "cmsis"])
+@pytest.mark.parametrize("name", ["vww_96_int8", "person_detect"])
+def test_corpus_head_in_bands_is_bit_exact_in_the_exact_arena(name, tags):
+    """--memory small on the corpus CNNs: TFLM's bytes, an arena below the one without a
+    stage that Python predicts exactly, one byte less refused cleanly; and TFLM also runs
+    the device model planned for it (to TFLM the stage is only metadata)."""
+    data = corpus_path(f"{name}.tflite").read_bytes()
+    device, _ = device_model(data, tags, "small")
+    model = read_model(device)
+    assert read_stage(model) is not None
+    predicted = arena_bytes(model, tags)
+    assert predicted < arena_bytes(read_model(device_model(data, tags)[0]), tags)
+    rng = np.random.default_rng(7)
+    inputs = [rng.integers(-128, 128, size=model.subgraph.tensors[model.subgraph.inputs[0]].shape).astype(np.int8)]
+    expected = run_tflm(data, inputs)
+    assert_bit_exact(np.asarray(HostInterpreter(device, tags, predicted).run(inputs)[0]), expected[0])
+    with pytest.raises(ArenaError):
+        HostInterpreter(device, tags, predicted - 1)
+    if not tags:  # the plan TFLM's kernels run (`tflm-gen plan`) keeps the stage's tiles online
+        for_tflm = device_model(data, tags, "small", for_tflm=True)[0]
+        assert read_stage(read_model(for_tflm)) is not None
+        assert_bit_exact(np.asarray(run_tflm(for_tflm, inputs)[0]), expected[0])
+
+
+def test_inspect_memory_lists_the_stages():
+    """inspect --memory names the stage each --memory choice runs and the arena the host
+    measures with it (person_detect: both choices take the same stage)."""
+    path = corpus_path("person_detect.tflite")
+    result = CliRunner().invoke(main, ["inspect", "--memory", str(path)])
+    assert result.exit_code == 0, result.output
+    device, _ = device_model(path.read_bytes(), (), "balanced")
+    stage = read_stage(read_model(device))
+    arena = HostInterpreter(device).arena_used_bytes
+    assert re.search(rf"project --memory balanced: operators 0-{stage.last} as one stage, "
+                     rf"{len(stage.bands)} bands of {stage.band_rows} output rows, .* -> "
+                     rf"{arena:,} bytes", result.output), result.output
+
+
+def test_unknown_memory_choice_is_one_clear_error():
+    with pytest.raises(InputError, match="--memory must be one of small, balanced, fast"):
+        device_model(chain_model()[0], (), "tiny")
+
+
+def test_project_memory_balanced_declares_the_staged_arena(tmp_path):
+    """project --memory balanced writes the device model with the stage and declares the
+    arena the Python model predicts for it (person_detect: below the one without)."""
+    path = corpus_path("person_detect.tflite")
+    result = CliRunner().invoke(main, ["project", "--model", str(path), "--memory", "balanced",
+                                       "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    model = read_model(device_model(path.read_bytes(), (), "balanced")[0])
+    assert read_stage(model) is not None
+    header = (tmp_path / "out/tflm/person_detect_model_data.h").read_text()
+    assert f"#define PERSON_DETECT_ARENA_BYTES {arena_bytes(model)}u" in header
+    assert arena_bytes(model) < arena_bytes(read_model(device_model(path.read_bytes())[0]))
+
+
+STAGE_FUZZ_TRIALS = 300
+
+
+def stage_mutants(rng: np.random.Generator, model: ir.Model, words: list[int]) -> bytes:
+    """Length-prefixed device models whose stage words are seeded mutations of `words`:
+    a few words set to small, negative or huge values, or the list cut short."""
+    records = bytearray()
+    for trial in range(STAGE_FUZZ_TRIALS):
+        mutant = list(words)
+        if trial % 10 == 0:
+            mutant = mutant[: int(rng.integers(0, len(mutant)))]
+        for _ in range(int(rng.integers(1, 4)) if trial % 10 else 0):
+            value = int(rng.choice([rng.integers(-3, 40), 2**31 - 1, -2**31, 2**30]))
+            mutant[int(rng.integers(0, len(mutant)))] = value
+        data = write_model(model.with_metadata_words(STAGE_METADATA, mutant))
+        records += len(data).to_bytes(4, "little") + data
+    return bytes(records)
+
+
+def test_corrupt_stage_words_never_crash_the_runtime(tmp_path):
+    """Seeded mutations of the stage metadata through the runtime under AddressSanitizer
+    and UBSan (test_runtime_c's harness): refused or run, never a bad read or write."""
+    from test_runtime_c import run_fuzz_harness
+
+    model_bytes = chain_model()[0]
+    write_tree(generate(model_bytes), tmp_path / "p")
+    model = read_model(staged(model_bytes, make_stage(read_model(model_bytes), 4, 2)))
+    mutants = stage_mutants(np.random.default_rng(13), model, read_stage(model).words())
+    _, refused = run_fuzz_harness(need_tool("gcc"), tmp_path / "p", mutants, STAGE_FUZZ_TRIALS)
+    assert refused > STAGE_FUZZ_TRIALS // 2
+
+
+def test_balanced_keeps_the_mac_budget_and_small_the_smallest_arena():
+    """vww: balanced recomputes at most 10% of the model's MACs, small may recompute more
+    for a smaller arena, and neither is above the arena without a stage."""
+    data = corpus_path("vww_96_int8.tflite").read_bytes()
+    models = {memory: read_model(device_model(data, (), memory)[0])
+              for memory in ("fast", "balanced", "small")}
+    arenas = {memory: arena_bytes(model) for memory, model in models.items()}
+    balanced, small = read_stage(models["balanced"]), read_stage(models["small"])
+    assert balanced.macs - balanced.plain_macs <= 0.10 * model_macs(models["fast"])
+    assert small.macs - small.plain_macs > 0.10 * model_macs(models["fast"])
+    assert arenas["small"] < arenas["balanced"] < arenas["fast"]

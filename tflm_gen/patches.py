@@ -1,0 +1,318 @@
+"""Patch-based execution (issue 13, docs/patch_execution.md): the leading operators of a
+CNN run as one *stage*, band of output rows by band of output rows, so that the tensors
+inside the stage never exist whole.
+
+A stage is a chain of operators `first..last` from a tensor S (a graph input) to a tensor
+E, each a convolution, depthwise convolution or 2-D pooling with one activation input and
+one output.  For a band of E's rows, walking the chain backwards gives the rows every
+stage tensor must hold (`input_rows`); rows shared by two bands (the halo) are computed
+twice.  S and E stay whole; every tensor between them is a tile buffer holding the most
+rows any band needs, reused from band to band.  The planner sees the stage as one
+operator: S, E and the tiles are live over all its steps.
+
+The stage travels in the device model as metadata `tflm_gen.stage` (`Stage.words`), read by
+runtime_c/tflm_stage.c, which calls each operator's own kernel on views of the band's rows
+with the band's own top padding (`BandStep.pad_top`).  TFLM ignores the metadata.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from tflm_gen.errors import InputError, ModelError
+from tflm_gen.inspect import operator_macs
+from tflm_gen.model import ir
+from tflm_gen.overlap import pad_before, window_size
+
+STAGE_METADATA = "tflm_gen.stage"
+STAGE_FORMAT = 1  # first word of the metadata; runtime_c/tflm_stage.c TFLM_STAGE_FORMAT
+STEP_WORDS = 5  # words per (band, operator): BandStep's fields in order
+STAGE_OPS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D"})
+MEMORY_CHOICES = ("small", "balanced", "fast")
+BALANCED_EXTRA_MACS = 0.10  # balanced: at most 10% more MACs than the model's
+
+
+@dataclass(frozen=True)
+class Rows:
+    """How one operator maps output rows to input rows (the height axis only)."""
+
+    stride: int
+    extent: int  # rows one window spans: (filter - 1) * dilation + 1
+    pad: int  # implicit rows above the input (TFLM's SAME rule)
+    input_height: int
+    output_height: int
+
+    def input_rows(self, start: int, stop: int) -> tuple[int, int]:
+        """Input rows [a, b) that output rows [start, stop) read, clipped to the input."""
+        first = start * self.stride - self.pad
+        end = (stop - 1) * self.stride - self.pad + self.extent
+        return max(0, first), min(self.input_height, end)
+
+
+@dataclass(frozen=True)
+class BandStep:
+    """One operator in one band: its input and output rows, and the padding rows the kernel
+    must assume above the input view so its windows land where they would on the whole
+    tensor (0 inside the image)."""
+
+    in_start: int
+    in_rows: int
+    out_start: int
+    out_rows: int
+    pad_top: int
+
+
+@dataclass(frozen=True)
+class Stage:
+    first: int  # first operator (index in subgraph 0)
+    last: int  # last operator, inclusive
+    band_rows: int  # rows of E per band (the last band may have fewer)
+    tensors: tuple[int, ...]  # S, the tensors between, E (subgraph 0 indices)
+    bands: tuple[tuple[BandStep, ...], ...]  # per band, one step per operator
+    tile_bytes: tuple[tuple[int, int], ...]  # (tensor, bytes) of every tile buffer
+    macs: int  # MACs of the stage's operators with the halos recomputed
+    plain_macs: int  # the same operators run whole
+
+    def words(self) -> list[int]:
+        """The metadata: format, first op, op count, band count, then per band and
+        operator the BandStep fields."""
+        steps = [value for band in self.bands for step in band for value in (
+            step.in_start, step.in_rows, step.out_start, step.out_rows, step.pad_top)]
+        return [STAGE_FORMAT, self.first, self.last - self.first + 1, len(self.bands), *steps]
+
+    def tiles(self) -> dict[int, int]:
+        """Bytes of each tile: the most rows a band needs of that tensor."""
+        return dict(self.tile_bytes)
+
+    def tile_owner(self, tensor: int) -> int:
+        """The tile whose buffer `tensor` shares: operators k and k + 2 never hold their
+        tiles at once (operator k + 1 reads the first before k + 2 writes the second), so
+        the tiles alternate between two buffers, each placed for its first tile."""
+        order = [t for t, _ in self.tile_bytes]
+        return order[order.index(tensor) % 2]
+
+    def buffer_bytes(self) -> dict[int, int]:
+        """Bytes of each of the (at most two) tile buffers, by owner tile."""
+        sizes: dict[int, int] = {}
+        for tensor, size in self.tile_bytes:
+            owner = self.tile_owner(tensor)
+            sizes[owner] = max(sizes.get(owner, 0), size)
+        return sizes
+
+    def shared_tiles(self) -> set[int]:
+        """Tiles that live in another tile's buffer (the planner places no buffer for them)."""
+        return {t for t, _ in self.tile_bytes if self.tile_owner(t) != t}
+
+
+def operator_rows(graph: ir.SubGraph, op: ir.Operator) -> Rows | None:
+    """The row arithmetic of a stage operator, or None when the op cannot join a stage."""
+    window = window_size(graph, op)
+    if op.opcode not in STAGE_OPS or window is None or len(op.outputs) != 1:
+        return None
+    source, out = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
+    if len(source.shape) != 4 or len(out.shape) != 4 or source.shape[0] != 1 or \
+            out.shape[0] != 1 or source.dtype != out.dtype:
+        return None
+    options = op.builtin_options
+    stride = int(options.get("stride_h", 1))
+    dilation = int(options.get("dilation_h_factor", 1))
+    pad = pad_before(int(options.get("padding", 0)), stride, dilation, source.shape[1],
+                      window[0], out.shape[1])
+    return Rows(stride, (window[0] - 1) * dilation + 1, pad, source.shape[1], out.shape[1])
+
+
+def leading_chain(model: ir.Model) -> list[Rows]:
+    """Row arithmetic of operators 0, 1, ... while they form a chain from a graph input
+    whose tensors between operators have no other reader and are no graph output."""
+    if len(model.subgraphs) != 1:
+        return []  # control flow: a stage is only planned in the one-graph timeline
+    graph, chain = model.subgraph, []
+    readers: dict[int, int] = {}
+    for op in graph.operators:
+        for t in set(op.inputs):
+            readers[t] = readers.get(t, 0) + 1
+    expected = graph.inputs[0] if graph.inputs else -1
+    for op in graph.operators:
+        rows = operator_rows(graph, op)
+        if rows is None or not op.inputs or op.inputs[0] != expected:
+            break
+        if chain and (readers.get(expected, 0) != 1 or expected in graph.outputs):
+            break  # the previous output would have to stay whole
+        chain.append(rows)
+        expected = op.outputs[0]
+    return chain
+
+
+def band_steps(chain: list[Rows], band_rows: int) -> list[list[BandStep]]:
+    """Per band of the last operator's output rows, the step of every operator."""
+    bands = []
+    height = chain[-1].output_height
+    for start in range(0, height, band_rows):
+        out_start, out_stop = start, min(height, start + band_rows)
+        steps = []
+        for rows in reversed(chain):
+            in_start, in_stop = rows.input_rows(out_start, out_stop)
+            pad_top = rows.pad + in_start - out_start * rows.stride
+            steps.append(BandStep(in_start, in_stop - in_start, out_start,
+                                  out_stop - out_start, pad_top))
+            out_start, out_stop = in_start, in_stop
+        bands.append(steps[::-1])
+    return bands
+
+
+def _row_bytes(tensor: ir.Tensor) -> int:
+    return ir.tensor_bytes(tensor) // max(1, tensor.shape[1])
+
+
+def make_stage(model: ir.Model, last: int, band_rows: int) -> Stage:
+    """The stage of operators 0..last run in bands of `band_rows` rows of its output."""
+    graph = model.subgraph
+    chain = leading_chain(model)[:last + 1]
+    ops = graph.operators[:last + 1]
+    tensors = (ops[0].inputs[0], *(op.outputs[0] for op in ops))
+    bands = band_steps(chain, band_rows)
+    tiles = tuple((tensors[k], max(band[k].in_rows for band in bands) *
+                   _row_bytes(graph.tensors[tensors[k]])) for k in range(1, len(ops)))
+    plain = [operator_macs(graph, op) for op in ops]
+    computed = sum(plain[k] * sum(band[k].out_rows for band in bands) // chain[k].output_height
+                   for k in range(len(ops)))
+    return Stage(0, last, band_rows, tensors, tuple(tuple(b) for b in bands), tiles,
+                 computed, sum(plain))
+
+
+def candidates(model: ir.Model):
+    """Every stage worth planning: ends after operator 1 or later, bands up to half the
+    end tensor's height (one band per distinct band count)."""
+    chain = leading_chain(model)
+    for last in range(1, len(chain)):
+        height = chain[last].output_height
+        counts = set()
+        for band_rows in range(1, height // 2 + 1):
+            if math.ceil(height / band_rows) not in counts:
+                counts.add(math.ceil(height / band_rows))
+                yield make_stage(model, last, band_rows)
+
+
+def model_macs(model: ir.Model) -> int:
+    return sum(operator_macs(graph, op) for graph in model.subgraphs for op in graph.operators)
+
+
+@dataclass(frozen=True)
+class Choice:
+    stage: Stage | None
+    arena_bytes: int  # the cost of the choice (the arena, or the head when not modelled)
+    arena_without: int  # the same without a stage
+    extra_macs: int  # MACs recomputed in the halos
+
+
+SHORTLIST = 6  # candidates with the smallest planned heads whose whole arena is computed
+
+
+def choose_stage(model: ir.Model, memory: str, arena_of=None) -> Choice:
+    """The stage `--memory` asks for: small, the smallest arena; balanced, the smallest
+    whose recomputed MACs stay within 10% of the model's; fast, none.  Candidates are
+    ranked by their planned head, then the shortlist by `arena_of(stage or None)` (the
+    whole arena: a stage also costs tail bytes, each band shape's kernel parameters), so a
+    stage that does not lower the arena is never taken."""
+    from tflm_gen.plan import make_plan
+
+    if memory not in MEMORY_CHOICES:
+        raise InputError(f"--memory must be one of {', '.join(MEMORY_CHOICES)}, not {memory!r}")
+    if memory == "fast" or not leading_chain(model)[1:]:
+        return Choice(None, 0, 0, 0)  # no stage: nothing is computed
+    arena_of = arena_of or (lambda stage: make_plan(model, stage=stage).head_bytes)
+    budget = BALANCED_EXTRA_MACS * model_macs(model)
+    ranked = sorted((make_plan(model, stage=stage).head_bytes + stage_data_bytes(stage),
+                     stage.macs - stage.plain_macs, index, stage)
+                    for index, stage in enumerate(candidates(model))
+                    if memory == "small" or stage.macs - stage.plain_macs <= budget)
+    without = arena_of(None)
+    best = Choice(None, without, without, 0)
+    for _, extra, _, stage in ranked[:SHORTLIST]:
+        cost = arena_of(stage)
+        if (cost, extra) < (best.arena_bytes, best.extra_macs):
+            best = Choice(stage, cost, without, extra)
+    return best
+
+
+def read_stage(model: ir.Model) -> Stage | None:
+    """The stage a device model carries in its metadata (as make_stage wrote it: from
+    operator 0), or None."""
+    for name, buffer in model.metadata:
+        if name == STAGE_METADATA:
+            words = np.frombuffer(model.buffers[buffer].data, "<i4").tolist()
+            if words[:2] != [STAGE_FORMAT, 0]:
+                raise ModelError(f"{STAGE_METADATA}: format {words[:2]} is not ours")
+            return make_stage(model, words[2] - 1, _band_rows(words))
+    return None
+
+
+def _band_rows(words: list[int]) -> int:
+    """Rows of E in the first band: the last operator's out_rows of band 0."""
+    ops = words[2]
+    return words[4 + STEP_WORDS * (ops - 1) + 3]
+
+
+def stage_clearance(model: ir.Model, stage: Stage) -> int:
+    """Bytes of E that must lie below S's offset when E is placed below S: the stage
+    writes band b's rows of E after its first operator has read band b's rows of S, and
+    only later bands read S again (from their first input row on); as for one convolution
+    (tflm_gen.overlap), E may run up into the rows of S no later band reads."""
+    graph = model.subgraph
+    source, end = graph.tensors[stage.tensors[0]], graph.tensors[stage.tensors[-1]]
+    needed = [band[0].in_start for band in stage.bands[1:]] + [source.shape[1]]
+    written = [band[-1].out_start + band[-1].out_rows for band in stage.bands]
+    return max(0, max(rows * _row_bytes(end) - start * _row_bytes(source)
+                      for rows, start in zip(written, needed)))
+
+
+def embed_stage(model: ir.Model, stage: Stage | None) -> ir.Model:
+    return model.with_metadata_words(STAGE_METADATA, stage.words() if stage else None)
+
+
+def prepared_bands(stage: Stage) -> list[tuple[int, BandStep]]:
+    """(operator, step) of every band the runtime prepares, in its order: per band, per
+    operator, only a shape (input rows, output rows, top padding) not prepared before
+    (runtime_c/tflm_stage.c same_shape_band)."""
+    seen, prepared = set(), []
+    for band in stage.bands:
+        for k, step in enumerate(band):
+            key = (k, step.in_rows, step.out_rows, step.pad_top)
+            if key not in seen:
+                seen.add(key)
+                prepared.append((stage.first + k, step))
+    return prepared
+
+
+def band_graph(graph: ir.SubGraph, op: ir.Operator, step: BandStep) -> ir.SubGraph:
+    """A copy of the graph whose op input 0 and output hold only the band's rows: what the
+    op's prepare sees while the stage prepares that band."""
+    view = copy.copy(graph)
+    view.tensors = list(graph.tensors)
+    for t, rows in ((op.inputs[0], step.in_rows), (op.outputs[0], step.out_rows)):
+        shape = list(graph.tensors[t].shape)
+        view.tensors[t] = dataclasses.replace(graph.tensors[t], shape=[shape[0], rows, *shape[2:]])
+    return view
+
+
+def stage_data_bytes(stage: Stage | None) -> int:
+    """The stage's tail record: one user-data offset per (band, operator)."""
+    return 0 if stage is None else 4 * len(stage.bands) * (stage.last - stage.first + 1)
+
+
+def widen_lifetimes(lifetimes: dict[int, tuple[int, int]],
+                    stage: Stage | None) -> dict[int, tuple[int, int]]:
+    """The stage seen as one operator: every stage tensor lives over all its steps (steps
+    are operator indices: a stage is only made for one-subgraph models)."""
+    if stage is None:
+        return lifetimes
+    widened = dict(lifetimes)
+    for t in stage.tensors:
+        first, last = widened.get(t, (stage.first, stage.last))
+        widened[t] = (min(first, stage.first), max(last, stage.last))
+    return widened
