@@ -152,9 +152,10 @@ def project_files(model_bytes: bytes, target: str, tags: tuple[str, ...] = (),
 
 
 def run_project(model_bytes: bytes, target: str, tags=(), opt: str = DEFAULT_OPT,
-                weights: str = "whole", compress: bool = False):
+                weights: str = "whole", memory: str = "fast", compress: bool = False):
     """Builds and runs the generated project; returns (build, completed process)."""
-    program = build(project_files(model_bytes, target, tags, weights, compress), target, opt)
+    program = build(project_files(model_bytes, target, tags, weights, memory, compress),
+                    target, opt)
     return program, run(program)
 
 
