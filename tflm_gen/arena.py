@@ -126,7 +126,9 @@ def _hybrid_allocations(node: NodeView, record: str, channels: int, batches: int
 def _decode_scratch(node: NodeView) -> list[int]:
     """The scratch decoding a compressed filter (tflm_gen/compress.py), requested by the
     shared prepare of CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED."""
-    graph_index = next(i for i, g in enumerate(node.model.subgraphs) if g is node.graph)
+    # The subgraph holding the operator (a patch stage's band graph is a reshaped copy).
+    graph_index = next(i for i, g in enumerate(node.model.subgraphs)
+                       if any(op is node.op for op in g.operators))
     base = sum(len(g.tensors) for g in node.model.subgraphs[:graph_index])
     if len(node.op.inputs) < 2 or base + node.op.inputs[1] not in ir.compressed_tensors(node.model):
         return []
