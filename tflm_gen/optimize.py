@@ -17,8 +17,8 @@ from tflm_gen.requant import embed_requant
 
 
 def device_model(model_bytes: bytes, tags: tuple[str, ...] = (),
-                 memory: str = "fast", for_tflm: bool = False,
-                 compress: bool = False) -> tuple[bytes, Plan]:
+                 memory: str = "fast", compress: bool = False,
+                 for_tflm: bool = False) -> tuple[bytes, Plan]:
     """The model with requantisation, an offline plan and, for the kernels that read them
     (the cmsis tag), offline weight layouts embedded; and the plan.  Other kernels never
     read a layout, so their projects do not pay its flash (vww: +399 KB).  `memory`

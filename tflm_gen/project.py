@@ -174,7 +174,7 @@ def _device_models(originals: tuple[bytes, ...], tags: tuple[str, ...],
     """The device models (plan, requantisation, the tags' layouts and a patch stage
     embedded) and their IR; cached because planning is the slow part and measure and
     assemble both need them."""
-    devices = [device_model(each, tags, memory, compress=compress)[0] for each in originals]
+    devices = [device_model(each, tags, memory, compress)[0] for each in originals]
     return devices, [read_model(each) for each in devices]
 
 

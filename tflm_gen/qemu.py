@@ -207,7 +207,7 @@ def run_on_target(model_bytes: bytes, target: str, inputs, tags=(),
     board_of(target)
     tags = tuple(tags)
     run_tags = host_tags(load_target(target).tags + tags)
-    device = device_model(model_bytes, run_tags, memory, compress=compress)[0]
+    device = device_model(model_bytes, run_tags, memory, compress)[0]
     host = HostInterpreter(device, run_tags)
     expected = host.run(inputs)  # also validates shapes and dtypes
     program = build(_run_files(model_bytes, target, tags, inputs, expected, weights, memory,

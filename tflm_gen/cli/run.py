@@ -77,7 +77,7 @@ def run_command(model_path, input_paths, output_path, tags, arena_bytes, target,
     if target != "host":
         return _run_on_target(data, target, tags, input_paths, output_path, arena_bytes, weights,
                               memory, compress)
-    model, _ = device_model(data, tags, memory, compress=compress)
+    model, _ = device_model(data, tags, memory, compress)
     interpreter = device_interpreter(model, tags, arena_bytes, weights)
     named = read_model(model)  # the mini flatbuffer keeps no tensor names
     inputs = _run_inputs(input_paths, named)
