@@ -87,7 +87,8 @@ static tflm_conv_params_t *alloc_params(tflm_context_t *ctx, const tflm_node_t *
   if (p != NULL) {
     p->channels = channels;
     p->type = v->input.type;
-    p->requant_in_model = in_model;
+    p->requant_in_model = (int16_t)in_model;
+    p->decode_scratch = -1;
   }
   return p;
 }
@@ -196,6 +197,10 @@ tflm_status_t tflm_conv_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   TFLM_KERNEL_CHECK(ctx, node, groups > 0 && p->output_c % groups == 0, TFLM_ERR_BAD_SHAPE);
   p->filters_per_group = p->output_c / groups;
   p->depth_multiplier = 1;
+  status = tflm_weighted_decode_prepare(ctx, node, p->type, p->output_c,
+                                        p->filter_h * p->filter_w * p->filter_c, 0,
+                                        &p->decode_scratch);
+  if (status != TFLM_OK) return status;
   return tflm_hybrid_views(&v) ? tflm_conv_hybrid_setup(ctx, node, &v, 0, p) : TFLM_OK;
 }
 
@@ -212,5 +217,8 @@ tflm_status_t tflm_depthwise_conv_prepare(tflm_context_t *ctx, tflm_node_t *node
                     TFLM_ERR_BAD_SHAPE);
   p->depth_multiplier = p->output_c / p->input_c;
   p->filters_per_group = p->output_c;
+  status = tflm_weighted_decode_prepare(ctx, node, p->type, p->output_c,
+                                        p->filter_h * p->filter_w, 1, &p->decode_scratch);
+  if (status != TFLM_OK) return status;
   return tflm_hybrid_views(&v) ? tflm_conv_hybrid_setup(ctx, node, &v, 1, p) : TFLM_OK;
 }

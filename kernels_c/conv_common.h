@@ -50,8 +50,10 @@ typedef struct {
   float float_min;           /* float clamp of the fused activation */
   float float_max;
   int32_t channels;          /* entries in each per-channel array */
-  int32_t requant_in_model;  /* 1: the arrays are in the model (tflm_node_requant), else after
+  int16_t requant_in_model;  /* 1: the arrays are in the model (tflm_node_requant), else after
                                 this struct */
+  int16_t decode_scratch;    /* scratch handle decoding a compressed filter (tflm_decode.h),
+                                -1 when the filter is plain */
 } tflm_conv_params_t;
 
 /* Whether `output` starts inside the `bytes` of `input`.  The planner puts a depthwise

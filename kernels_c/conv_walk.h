@@ -14,6 +14,7 @@
 #include "conv_common.h"
 #include "tflm_compiler.h"
 #include "tflm_quant.h"
+#include "weighted_common.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -25,7 +26,18 @@ typedef struct {
   int32_t y0;
   int32_t x0;
   int32_t oc;
+  int32_t f;          /* element of the filter read holding channel oc's first weight */
+  int32_t tap_stride; /* depthwise: elements between its taps (conv reads filter_c) */
 } tflm_conv_window_t;
+
+/* The output channels one walk writes and where their weights are: the whole filter, or
+ * one decoded block of a compressed one (tflm_decode.h, channel-major rows). */
+typedef struct {
+  int32_t first;          /* output channels first .. first + count - 1 */
+  int32_t count;
+  int32_t channel_stride; /* elements from one channel's first weight to the next's */
+  int32_t tap_stride;     /* depthwise: elements between a channel's taps */
+} tflm_conv_block_t;
 
 /* Adds `count` products of one tap (input against filter elements) to *acc:
  * int8 images with the input offset in an int32 that wraps as TFLM's does, int16 images in
@@ -101,10 +113,13 @@ static inline int32_t tflm_conv_image_size(const tflm_conv_params_t *p) {
 
 static TFLM_ALWAYS_INLINE void tflm_conv_window(const tflm_conv_params_t *p, int32_t oy,
                                                 int32_t ox, int32_t oc,
+                                                const tflm_conv_block_t *block,
                                                 tflm_conv_window_t *w) {
   w->y0 = oy * p->stride_h - p->pad_h;
   w->x0 = ox * p->stride_w - p->pad_w;
   w->oc = oc;
+  w->f = (oc - block->first) * block->channel_stride;
+  w->tap_stride = block->tap_stride;
 }
 
 /* One output of each type: the op's taps with the type's MAC, the bias, then
@@ -159,35 +174,41 @@ static inline void tflm_conv_output_float32(const tflm_conv_params_t *p,
   *(float *)output = tflm_clamp_float(acc, p->float_min, p->float_max);
 }
 
-/* The outputs of pixel (oy, ox) of one image, every channel. */
+/* The outputs of pixel (oy, ox) of one image, the block's channels (`out`: the pixel's
+ * first output, channel 0). */
 static TFLM_ALWAYS_INLINE void tflm_conv_pixel(const tflm_conv_params_t *p,
                                                const tflm_requant_t *requant,
                                                const void *image, const void *filter,
                                                const void *bias, int32_t oy, int32_t ox,
                                                uint8_t *out, int32_t out_bytes,
+                                               const tflm_conv_block_t *block,
                                                tflm_conv_taps_fn taps,
                                                tflm_conv_output_fn one) {
   tflm_conv_window_t w;
   int32_t oc;
-  for (oc = 0; oc < p->output_c; ++oc, out += out_bytes) {
-    tflm_conv_window(p, oy, ox, oc, &w);
+  out += block->first * out_bytes;
+  for (oc = block->first; oc < block->first + block->count; ++oc, out += out_bytes) {
+    tflm_conv_window(p, oy, ox, oc, block, &w);
     one(p, requant, image, filter, bias, &w, out, taps);
   }
 }
 
-/* Every output in NHWC order: images of `in_bytes` elements, outputs of `out_bytes`.  With
- * `may_walk_back` (depthwise), an output the planner started inside its input (one image,
- * tflm_gen.overlap.backward_start) is written last pixel first, so each pixel only covers
- * input no pixel still to come reads. */
+/* Every output of the block's channels in NHWC order: images of `in_bytes` elements,
+ * outputs of `out_bytes`; `filter` holds the block's weights.  With `may_walk_back`
+ * (depthwise), an output the planner started inside its input (one image,
+ * tflm_gen.overlap.backward_start; never for a compressed filter) is written last pixel
+ * first, so each pixel only covers input no pixel still to come reads. */
 static TFLM_ALWAYS_INLINE void tflm_conv_walk(const tflm_conv_params_t *p,
                                               const tflm_requant_t *requant, const void *input,
                                               int32_t in_bytes, const void *filter,
                                               const void *bias, void *output,
-                                              int32_t out_bytes, tflm_conv_taps_fn taps,
-                                              tflm_conv_output_fn one, int may_walk_back) {
+                                              int32_t out_bytes, const tflm_conv_block_t *block,
+                                              tflm_conv_taps_fn taps, tflm_conv_output_fn one,
+                                              int may_walk_back) {
   uint8_t *out = (uint8_t *)output;
-  /* A local copy: the outputs' stores cannot alias it, so its arrays stay in registers. */
+  /* Local copies: the outputs' stores cannot alias them, so they stay in registers. */
   tflm_requant_t arrays = {NULL, NULL};
+  const tflm_conv_block_t channels = *block;
   const size_t pixel_bytes = (size_t)(p->output_c * out_bytes);
   int32_t b, oy, ox;
   if (requant != NULL) arrays = *requant;
@@ -196,8 +217,8 @@ static TFLM_ALWAYS_INLINE void tflm_conv_walk(const tflm_conv_params_t *p,
     for (oy = p->output_h - 1; oy >= 0; --oy) {
       for (ox = p->output_w - 1; ox >= 0; --ox) {
         tflm_conv_pixel(p, &arrays, input, filter, bias, oy, ox,
-                        out + (size_t)(oy * p->output_w + ox) * pixel_bytes, out_bytes, taps,
-                        one);
+                        out + (size_t)(oy * p->output_w + ox) * pixel_bytes, out_bytes,
+                        &channels, taps, one);
       }
     }
     return;
@@ -207,9 +228,26 @@ static TFLM_ALWAYS_INLINE void tflm_conv_walk(const tflm_conv_params_t *p,
         (const uint8_t *)input + (size_t)(b * tflm_conv_image_size(p)) * in_bytes;
     for (oy = 0; oy < p->output_h; ++oy) {
       for (ox = 0; ox < p->output_w; ++ox, out += pixel_bytes) {
-        tflm_conv_pixel(p, &arrays, image, filter, bias, oy, ox, out, out_bytes, taps, one);
+        tflm_conv_pixel(p, &arrays, image, filter, bias, oy, ox, out, out_bytes, &channels,
+                        taps, one);
       }
     }
+  }
+}
+
+/* The walk over one decoded block of a compressed filter (int8 or int16 activations; call's
+ * params a tflm_conv_params_t), its weights in `filter`. */
+static TFLM_ALWAYS_INLINE void tflm_conv_walk_block(const tflm_weighted_call_t *call,
+                                                    const void *filter,
+                                                    const tflm_conv_block_t *block,
+                                                    tflm_conv_taps_fn taps) {
+  const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
+  if (p->type == TFLM_TYPE_INT8) {
+    tflm_conv_walk(p, &call->requant, call->data.input, 1, filter, call->data.bias,
+                   call->data.output, 1, block, taps, tflm_conv_output_int8, 0);
+  } else {
+    tflm_conv_walk(p, &call->requant, call->data.input, 2, filter, call->data.bias,
+                   call->data.output, 2, block, taps, tflm_conv_output_int16, 0);
   }
 }
 

@@ -98,7 +98,8 @@ static tflm_fc_params_t *alloc_params(tflm_context_t *ctx, const tflm_node_t *no
     p->requant_in_model = in_model;
     p->type = type;
     p->channels = channels;
-    p->channel_step = per_channel ? 1 : 0;
+    p->channel_step = (int16_t)(per_channel ? 1 : 0);
+    p->decode_scratch = -1;
     p->input_offset = 0;
     p->filter_offset = 0;
     p->output_offset = 0;
@@ -137,5 +138,35 @@ tflm_status_t tflm_fully_connected_prepare(tflm_context_t *ctx, tflm_node_t *nod
   if (p->type != TFLM_TYPE_FLOAT32) {
     status = fill_quantization(ctx, node, &v, activation, p);
   }
-  return status;
+  /* A compressed filter: rows of accum_depth weights, one per output. */
+  return status == TFLM_OK ? tflm_weighted_decode_prepare(ctx, node, p->type, p->output_depth,
+                                                         p->accum_depth, 0, &p->decode_scratch)
+                           : status;
+}
+
+void tflm_fully_connected_block(tflm_context_t *ctx, const tflm_weighted_call_t *call,
+                                const int8_t *rows, int32_t first, int32_t count,
+                                tflm_weighted_type_fn run) {
+  const tflm_fc_params_t *p = (const tflm_fc_params_t *)call->params;
+  const int32_t in_bytes = p->type == TFLM_TYPE_INT16 ? 2 : 1, q = first * p->channel_step;
+  const int32_t bias_bytes = p->type == TFLM_TYPE_INT16 ? 8 : 4;
+  tflm_fc_params_t narrow = *p;
+  tflm_weighted_call_t part = *call;
+  int32_t b;
+  narrow.batches = 1;
+  narrow.output_depth = count;
+  if (p->channel_step != 0) narrow.channels = count; /* the arrays from `first` on */
+  part.params = &narrow;
+  part.requant.multipliers += q;
+  part.requant.shifts += q;
+  part.data.filter = rows;
+  if (call->data.bias != NULL) {
+    part.data.bias = (const uint8_t *)call->data.bias + (size_t)first * (size_t)bias_bytes;
+  }
+  for (b = 0; b < p->batches; ++b) {
+    part.data.input = (const uint8_t *)call->data.input + (size_t)b * p->accum_depth * in_bytes;
+    part.data.output = (uint8_t *)call->data.output +
+                       ((size_t)b * p->output_depth + (size_t)first) * (size_t)in_bytes;
+    (void)run(ctx, &part);
+  }
 }

@@ -35,8 +35,19 @@ typedef struct {
   float float_max;
   int32_t channels;      /* entries in each array: output_depth per-channel, 1 per-tensor */
   int32_t requant_in_model; /* 1: arrays in the model (tflm_node_requant), else after this */
-  int32_t channel_step;  /* 1 per-channel, 0 per-tensor: channel oc uses entry oc * step */
+  int16_t channel_step;  /* 1 per-channel, 0 per-tensor: channel oc uses entry oc * step */
+  int16_t decode_scratch; /* scratch handle decoding a compressed filter (tflm_decode.h), -1
+                             when the filter is plain */
 } tflm_fc_params_t;
+
+struct tflm_weighted_call;
+/* One decoded block of a compressed filter (channels first .. first + count - 1) through
+ * `run`, a kernel's function for the plain filter, on a call narrowed to those channels
+ * (one batch row at a time, since outputs of a batch row are contiguous). */
+void tflm_fully_connected_block(tflm_context_t *ctx, const struct tflm_weighted_call *call,
+                                const int8_t *rows, int32_t first, int32_t count,
+                                tflm_status_t (*run)(tflm_context_t *ctx,
+                                                     const struct tflm_weighted_call *call));
 
 /* Validates the node, computes requantisation, allocates and fills the block. */
 tflm_status_t tflm_fully_connected_prepare(tflm_context_t *ctx, tflm_node_t *node);

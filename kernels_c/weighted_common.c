@@ -3,6 +3,8 @@
 
 #include <stddef.h>
 
+#include "tflm_decode.h"
+
 tflm_status_t tflm_weighted_views(tflm_context_t *ctx, tflm_node_t *node,
                                   tflm_weighted_views_t *v) {
   tflm_status_t status;
@@ -61,4 +63,57 @@ int32_t tflm_weighted_data(tflm_context_t *ctx, const tflm_node_t *node,
   d->bias = node->inputs_count > 2 ? tflm_node_input_data(ctx, node, 2) : NULL;
   d->output = tflm_node_output_data(ctx, node, 0);
   return d->input != NULL && d->filter != NULL && d->output != NULL;
+}
+
+tflm_status_t tflm_weighted_decode_prepare(tflm_context_t *ctx, const tflm_node_t *node,
+                                           int32_t type, int32_t channels, int32_t row,
+                                           int32_t copy, int16_t *handle) {
+  tflm_coded_t coded;
+  tflm_decode_t d;
+  int32_t requested = -1;
+  tflm_status_t status;
+  *handle = -1;
+  if (!tflm_node_coded_input(ctx, node, 1, &coded)) return TFLM_OK;
+  TFLM_KERNEL_CHECK(ctx, node, type == TFLM_TYPE_INT8 || type == TFLM_TYPE_INT16,
+                    TFLM_ERR_MODEL);
+  TFLM_KERNEL_CHECK(ctx, node,
+                    tflm_decode_open(&d, coded.data, coded.bytes, coded.table,
+                                     coded.table_bytes, channels, row) == TFLM_OK,
+                    TFLM_ERR_MODEL);
+  status = tflm_request_scratch(
+      ctx, tflm_decode_scratch_bytes(&d) + (uint32_t)copy * (uint32_t)channels * (uint32_t)row,
+      &requested);
+  /* The handle lives in an int16 field of the op's record, which keeps its released size. */
+  TFLM_KERNEL_CHECK(ctx, node, status != TFLM_OK || requested < 0x8000, TFLM_ERR_TOO_MANY);
+  *handle = (int16_t)requested;
+  return status;
+}
+
+void tflm_weighted_transpose(const int8_t *rows, int32_t count, int32_t taps, int32_t stride,
+                             int8_t *taps_major) {
+  int32_t c, t;
+  for (c = 0; c < count; ++c) {
+    for (t = 0; t < taps; ++t) taps_major[t * stride + c] = rows[c * taps + t];
+  }
+}
+
+tflm_status_t tflm_weighted_decoded(tflm_context_t *ctx, const tflm_weighted_call_t *call,
+                                    int32_t handle, int32_t channels, int32_t row,
+                                    tflm_weighted_block_fn run) {
+  tflm_coded_t coded;
+  tflm_decode_t d;
+  void *scratch = tflm_get_scratch(ctx, handle);
+  int32_t b, count;
+  if (!tflm_node_coded_input(ctx, call->node, 1, &coded) || scratch == NULL ||
+      tflm_decode_reopen(&d, coded.data, coded.bytes, coded.table, coded.table_bytes, channels,
+                         row) != TFLM_OK) {
+    return TFLM_ERR_NOT_READY;
+  }
+  tflm_decode_start(&d, scratch);
+  for (b = 0; b < d.blocks; ++b) {
+    const int8_t *rows = tflm_decode_block(&d, scratch, b, &count);
+    run(ctx, call, rows, (int8_t *)scratch + tflm_decode_scratch_bytes(&d), b * d.group,
+        count);
+  }
+  return TFLM_OK;
 }

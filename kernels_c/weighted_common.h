@@ -48,6 +48,34 @@ int32_t tflm_weighted_requant_in_model(tflm_context_t *ctx, const tflm_node_t *n
 void tflm_weighted_requant(tflm_context_t *ctx, const tflm_node_t *node, int32_t in_model,
                            const int32_t *own, int32_t channels, tflm_requant_t *requant);
 
+/* ---- Compressed filters (tflm_decode.h) ----
+ * prepare: when input 1 is a coded stream of `channels` rows of `row` weights, checks it
+ * (TFLM_ERR_MODEL when corrupt, or when `type` is not int8 / int16: only int8 filters are
+ * coded) and requests its decoding scratch into *handle, with room after the block for
+ * `copy` bytes per weight of the whole filter (DEPTHWISE_CONV_2D: 1, its blocks transposed
+ * back into the filter's taps-major order, so that its kernels read them with the node's
+ * own strides); *handle = -1 when not coded. */
+tflm_status_t tflm_weighted_decode_prepare(tflm_context_t *ctx, const tflm_node_t *node,
+                                           int32_t type, int32_t channels, int32_t row,
+                                           int32_t copy, int16_t *handle);
+/* A decoded depthwise block (`count` rows of `taps` weights) transposed into
+ * `taps_major` (taps rows `stride` channels apart; the block's first channel at 0). */
+void tflm_weighted_transpose(const int8_t *rows, int32_t count, int32_t taps, int32_t stride,
+                             int8_t *taps_major);
+
+struct tflm_weighted_call;
+/* Called once per decoded block: `rows` holds channels first .. first + count - 1; `room`
+ * is the scratch asked for with `copy` (tflm_weighted_decode_prepare). */
+typedef void (*tflm_weighted_block_fn)(tflm_context_t *ctx,
+                                       const struct tflm_weighted_call *call,
+                                       const int8_t *rows, int8_t *room, int32_t first,
+                                       int32_t count);
+/* eval: decodes the filter one block at a time into the scratch of `handle` and hands each
+ * block to `run`, so that each block is decoded once per invoke. */
+tflm_status_t tflm_weighted_decoded(tflm_context_t *ctx, const struct tflm_weighted_call *call,
+                                    int32_t handle, int32_t channels, int32_t row,
+                                    tflm_weighted_block_fn run);
+
 /* ---- One eval for every weighted op and tag ----
  * A kernel lists one function per type in a tflm_weighted_kernels_t; tflm_weighted_eval
  * fetches the data and the requantisation arrays and calls the one for the node's type. */
@@ -59,7 +87,7 @@ void tflm_weighted_requant(tflm_context_t *ctx, const tflm_node_t *node, int32_t
 /* What a per-type function gets: the op's prepared parameters (tflm_conv_params_t or
  * tflm_fc_params_t), the tag kernel's own node data (NULL for the reference kernels), the
  * per-channel requantisation arrays and the tensors' data. */
-typedef struct {
+typedef struct tflm_weighted_call {
   const tflm_node_t *node; /* for per-node generated data (tflm_node_layout) */
   const void *params;
   const void *own;

@@ -169,6 +169,22 @@ static tflm_status_t mark_inputs(tflm_interpreter_t *it, const tflm_model_graph_
   return TFLM_OK;
 }
 
+/* A constant shorter than its tensor is a coded filter (tflm_model_compressed, which
+ * check_tensor required): only the filter input of the ops that decode may read it. */
+static int coded_input_allowed(tflm_interpreter_t *it, uint32_t op, uint32_t i,
+                               uint32_t tensor) {
+  const uint8_t *name;
+  uint32_t name_length;
+  int32_t version, code;
+  if (tflm_model_constant_data(it, tensor) == 0 ||
+      tflm_model_constant_length(it, tensor) >= tflm_model_tensor_bytes(it, tensor)) {
+    return 1;
+  }
+  code = tflm_model_builtin_code(it, op, &version, &name, &name_length);
+  return i == 1 && (code == TFLM_BUILTIN_CONV_2D || code == TFLM_BUILTIN_DEPTHWISE_CONV_2D ||
+                    code == TFLM_BUILTIN_FULLY_CONNECTED);
+}
+
 /* Operator `index` reads only ready tensors (-1: an absent optional input) and writes
  * only tensors that are neither constants, graph inputs nor any earlier output. */
 static tflm_status_t check_dataflow(tflm_interpreter_t *it, const tflm_model_graph_t *g,
@@ -182,6 +198,9 @@ static tflm_status_t check_dataflow(tflm_interpreter_t *it, const tflm_model_gra
     const int32_t t = tflm_model_int_at(it, inputs, i);
     if (t >= 0 && !is_set(ready, t) && !ready_without_producer(it, graph_tensor(it, g, t))) {
       return tflm_model_reject(TFLM_ERR_MODEL_UNWRITTEN_INPUT, "operator", global);
+    }
+    if (t >= 0 && !coded_input_allowed(it, op, i, graph_tensor(it, g, t))) {
+      return tflm_model_reject(TFLM_ERR_MODEL_CONSTANT_SIZE, "operator", global);
     }
   }
   if (outputs_count == 0) {

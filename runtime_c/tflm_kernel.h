@@ -120,6 +120,19 @@ const int32_t *tflm_node_requant(tflm_context_t *ctx, const tflm_node_t *node, i
  * fields against the node's shapes before trusting them. */
 const int32_t *tflm_node_layout(tflm_context_t *ctx, const tflm_node_t *node, int32_t *words);
 
+/* A filter the generator compressed (metadata "tflm_gen.compress", kernels_c/tflm_decode.h). */
+typedef struct {
+  const void *data;     /* the coded stream: the tensor's constant data */
+  uint32_t bytes;       /* its length */
+  const void *table;    /* the model-wide Huffman table, NULL when the model has none */
+  uint32_t table_bytes; /* its length */
+} tflm_coded_t;
+
+/* 1 and *coded filled when input i is compressed; 0 when it is not (its data is then the
+ * plain tensor). */
+int32_t tflm_node_coded_input(tflm_context_t *ctx, const tflm_node_t *node, int32_t i,
+                              tflm_coded_t *coded);
+
 /* --- the prepare check of one-output ops ----------------------------------------- */
 
 /* TFLM_TYPE_<name> as a member of a set of types (tflm_node_check_io's `types`):

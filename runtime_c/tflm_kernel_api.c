@@ -225,6 +225,22 @@ const int32_t *tflm_node_layout(tflm_context_t *ctx, const tflm_node_t *node, in
   return (const int32_t *)(const void *)tflm_model_at(ctx, ctx->layout + 4u * (record + 1u));
 }
 
+int32_t tflm_node_coded_input(tflm_context_t *ctx, const tflm_node_t *node, int32_t i,
+                              tflm_coded_t *coded) {
+  const int32_t t = list_tensor(ctx, node->subgraph, node->inputs_, node->inputs_count, i);
+  tflm_tensor_t view;
+  uint32_t table;
+  if (t < 0 || !tflm_model_compressed(ctx, t) || tflm_model_view(ctx, t, &view) != TFLM_OK ||
+      view.data == NULL) {
+    return 0;
+  }
+  coded->data = view.data;
+  coded->bytes = tflm_model_constant_length(ctx, tflm_model_tensor(ctx, t));
+  table = tflm_model_compress_table(ctx, &coded->table_bytes);
+  coded->table = table != 0 ? tflm_model_at(ctx, table) : NULL;
+  return 1;
+}
+
 /* Position of an option field inside the options table, NULL when absent. */
 static const uint8_t *option_field(const tflm_node_t *node, int32_t field) {
   const uint8_t *table = node->options, *vtable;

@@ -183,7 +183,8 @@ static tflm_status_t check_tensor(tflm_interpreter_t *it, int32_t t) {
   }
   if (constant_outside(it, tensor)) return it->fb.corrupt ? TFLM_ERR_MODEL : TFLM_ERR_MODEL_WEIGHTS;
   if (tflm_model_constant_data(it, tensor) != 0 &&
-      tflm_model_constant_length(it, tensor) < tflm_model_tensor_bytes(it, tensor)) {
+      tflm_model_constant_length(it, tensor) < tflm_model_tensor_bytes(it, tensor) &&
+      !tflm_model_compressed(it, t)) {
     return it->fb.corrupt ? TFLM_ERR_MODEL : TFLM_ERR_MODEL_CONSTANT_SIZE;
   }
   return it->fb.corrupt ? TFLM_ERR_MODEL : TFLM_OK;
@@ -422,6 +423,35 @@ static uint32_t find_metadata(tflm_interpreter_t *it, const char *name, uint32_t
     return buffer_bytes(it, buffer, length);
   }
   return 0;
+}
+
+/* The "tflm_gen.compress" words (version 1, count K, K global tensor indices, then the
+ * table's byte count T and its T bytes) and K; 0 when absent or K does not fit. */
+static uint32_t compress_words(tflm_interpreter_t *it, uint32_t *length, uint32_t *count) {
+  uint32_t data = find_metadata(it, "tflm_gen.compress", length);
+  if (data == 0 || *length < 8u || tflm_model_int_at(it, data, 0) != 1) return 0;
+  *count = (uint32_t)tflm_model_int_at(it, data, 1);
+  return *count <= *length / 4u - 2u ? data : 0;
+}
+
+int tflm_model_compressed(tflm_interpreter_t *it, int32_t t) {
+  uint32_t length, count = 0, i, data = compress_words(it, &length, &count);
+  for (i = 0; data != 0 && i < count; ++i) {
+    if (tflm_model_int_at(it, data, 2u + i) == t) return 1;
+  }
+  return 0;
+}
+
+uint32_t tflm_model_compress_table(tflm_interpreter_t *it, uint32_t *bytes) {
+  uint32_t length, count = 0, data = compress_words(it, &length, &count), words;
+  *bytes = 0;
+  if (data == 0 || (words = length / 4u) < count + 3u) return 0;
+  *bytes = (uint32_t)tflm_model_int_at(it, data, 2u + count);
+  if (*bytes == 0 || *bytes > length - 4u * (count + 3u)) {
+    *bytes = 0;
+    return 0;
+  }
+  return data + 4u * (count + 3u);
 }
 
 uint32_t tflm_model_offline_plan(tflm_interpreter_t *it) {

@@ -75,6 +75,11 @@ void *tflm_model_tensor_data(tflm_interpreter_t *it, int32_t t);
 /* Position of the offsets of an `OfflineMemoryAllocation` plan (one little-endian int32
  * per global tensor, -1 = plan online), or 0 when the model has none. */
 uint32_t tflm_model_offline_plan(tflm_interpreter_t *it);
+/* True when global tensor t is listed in the "tflm_gen.compress" metadata: its constant
+ * data is a coded stream (kernels_c/tflm_decode.h) that only a decoding kernel reads. */
+int tflm_model_compressed(tflm_interpreter_t *it, int32_t t);
+/* Position and byte count of the model-wide Huffman table in that metadata, or 0. */
+uint32_t tflm_model_compress_table(tflm_interpreter_t *it, uint32_t *bytes);
 /* Position of the "tflm_gen.requant" metadata words and their count, or 0. */
 uint32_t tflm_model_requant(tflm_interpreter_t *it, uint32_t *words);
 /* Position of the "tflm_gen.layout" metadata words and their count, or 0 (format:

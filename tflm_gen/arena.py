@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tflm_gen.compress import decode_scratch_bytes
 from tflm_gen.model import ir
 from tflm_gen.model.lifetimes import model_lifetimes, tensor_bases
 from tflm_gen.op_descriptors import DESCRIPTORS
@@ -122,13 +123,31 @@ def _hybrid_allocations(node: NodeView, record: str, channels: int, batches: int
                        [aligned(values) + 8 * batches])
 
 
+def _decode_scratch(node: NodeView) -> list[int]:
+    """The scratch decoding a compressed filter (tflm_gen/compress.py), requested by the
+    shared prepare of CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED."""
+    # The subgraph holding the operator (a patch stage's band graph is a reshaped copy).
+    graph_index = next(i for i, g in enumerate(node.model.subgraphs)
+                       if any(op is node.op for op in g.operators))
+    base = sum(len(g.tensors) for g in node.model.subgraphs[:graph_index])
+    if len(node.op.inputs) < 2 or base + node.op.inputs[1] not in ir.compressed_tensors(node.model):
+        return []
+    stream = node.model.buffers[node.input(1).buffer].data
+    transposed = 0  # depthwise: room for the filter taps-major (tflm_weighted_transpose)
+    if node.op.opcode == "DEPTHWISE_CONV_2D":
+        channels, row, _ = np.frombuffer(stream[4:16], "<u4").tolist()
+        transposed = channels * row
+    return [decode_scratch_bytes(stream) + transposed]
+
+
 def _conv(node: NodeView) -> Allocations:
     if _hybrid(node):
         batches, height, width, depth = node.input(0).shape
         return _hybrid_allocations(node, "conv", node.output(0).shape[3], batches,
                                    height * width * depth)
     channels = 0 if node.input_type() == "float32" else node.output(0).shape[3]
-    return Allocations([PARAMS_BYTES["conv"] + _requant_arrays(node, channels)])
+    return Allocations([PARAMS_BYTES["conv"] + _requant_arrays(node, channels)],
+                       _decode_scratch(node))
 
 
 def _fully_connected(node: NodeView) -> Allocations:
@@ -138,7 +157,8 @@ def _fully_connected(node: NodeView) -> Allocations:
         return _hybrid_allocations(node, "fc", output_depth, batches, accum_depth)
     scales = node.input(1).quantization.scale if node.input(1).quantization else []
     channels = 0 if node.input_type() == "float32" else max(len(scales), 1)
-    return Allocations([PARAMS_BYTES["fc"] + _requant_arrays(node, channels)])
+    return Allocations([PARAMS_BYTES["fc"] + _requant_arrays(node, channels)],
+                       _decode_scratch(node))
 
 
 def _transpose_conv(node: NodeView) -> Allocations:
@@ -241,7 +261,20 @@ def _cmsis_conv(node: NodeView) -> Allocations:
     filter_shape, input_channels = node.input(1).shape, node.input(0).shape[3]
     patch = filter_shape[1] * filter_shape[2] * filter_shape[3]
     ungrouped = node.input_type() == "int8" and filter_shape[3] == input_channels
-    return _beside(_conv(node), [6 * _round4(patch)] if ungrouped else [])
+    reference = _conv(node)
+    if not ungrouped:
+        return _beside(reference, [])
+    return _beside(reference, [6 * _round4(patch) + _coded_block_layout(node, patch)])
+
+
+def _coded_block_layout(node: NodeView, patch: int) -> int:
+    """kernels_c/cmsis/conv.c block_layout_bytes: one decoded block of a compressed filter
+    in the offline layout's form (folded constants, int16 channel pairs)."""
+    if not _decode_scratch(node):
+        return 0
+    group = int(np.frombuffer(node.model.buffers[node.input(1).buffer].data[12:16], "<u4")[0])
+    pairs = (group + 1) // 2
+    return 8 * pairs + pairs * 2 * 8 * ((patch + 3) // 4)
 
 
 def _cmsis_fully_connected(node: NodeView) -> Allocations:

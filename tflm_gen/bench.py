@@ -207,11 +207,12 @@ def sizes(program: qemu.Build, tags: tuple[str, ...]) -> dict:
 
 
 def bench(model_bytes: bytes, target: str, tags=(), opt: str = qemu.DEFAULT_OPT,
-          weights: str = "whole", memory: str = DEFAULT_MEMORY) -> dict:
+          weights: str = "whole", memory: str = DEFAULT_MEMORY, compress: bool = False) -> dict:
     """Builds the project of `target`, runs it under the counting plugin, returns figures.
     With a patch stage (`memory`), its first operator's row counts the whole stage."""
     tags = tuple(tags)
-    program = qemu.build(qemu.project_files(model_bytes, target, tags, weights, memory), target,
+    program = qemu.build(qemu.project_files(model_bytes, target, tags, weights, memory,
+                                            compress), target,
                          opt)
     with tempfile.TemporaryDirectory() as scratch:
         records = Path(scratch) / "records.txt"
@@ -233,7 +234,7 @@ def bench(model_bytes: bytes, target: str, tags=(), opt: str = qemu.DEFAULT_OPT,
         figures = _without_cycles(figures)
     return {"target": target, "machine": program.board["machine"], "core": core,
             "tags": list(all_tags), "opt": opt, "weights": weights, "memory": memory, **figures, "arena_bytes": int(arena.group(1)),
-            "stack_bytes": int(stack.group(1)),
+            "stack_bytes": int(stack.group(1)), "compress": compress,
             **sizes(program, all_tags), "bit_exact": qemu.PASSED in completed.stdout}
 
 
@@ -247,7 +248,7 @@ def compare_with_reference(model: bytes, target: str, opt: str, tagged: dict) ->
     """The reference kernels' figures beside a tagged run (same board and options), with
     the instruction ratio (the tagged run's `ops` hold the per-op counts to set beside)."""
     reference = bench(model, target, (), opt, tagged.get("weights", "whole"),
-                      tagged.get("memory", DEFAULT_MEMORY))
+                      tagged.get("memory", DEFAULT_MEMORY), tagged.get("compress", False))
     ratio = reference["instructions_per_invoke"] / max(tagged["instructions_per_invoke"], 1)
     return {"instructions_per_invoke": reference["instructions_per_invoke"],
             "text_kernels": reference["text_kernels"], "arena_bytes": reference["arena_bytes"],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from tflm_gen.compress import candidates, tensor_report
 from tflm_gen.errors import ModelError
 from tflm_gen.kernels import supported_ops
 from tflm_gen.model import ir
@@ -41,6 +42,7 @@ def inspect_model(path: str | Path) -> dict:
         "total_macs": sum(row["macs"] for row in operators) + sum(
             row["macs"] for row in _partition_rows(model)),
         "weight_bytes": weight_bytes(model),
+        "weight_coding": weight_coding(model),
         "activation_lower_bound_bytes": activation_lower_bound(model),
         "unsupported_ops": unsupported_ops(model),
         "subgraphs": [_subgraph_row(model, index) for index in range(1, len(model.subgraphs))],
@@ -99,6 +101,19 @@ def _operator_row(model: ir.Model, index: int, op: ir.Operator,
 def _shape_of(graph: ir.SubGraph, index: int) -> list[int] | None:
     """The tensor's shape; None for an absent optional input (-1) or a bad index."""
     return list(graph.tensors[index].shape) if 0 <= index < len(graph.tensors) else None
+
+
+def weight_coding(model: ir.Model) -> list[dict]:
+    """Per filter `--compress` may code: bytes, sparsity, distinct values, each codec's
+    coded size and the one chosen (tflm_gen/compress.py)."""
+    rows = []
+    for candidate in candidates(model):
+        report = tensor_report(candidate)
+        rows.append({"tensor": report.name, "op": report.opcode, "bytes": report.bytes,
+                     "sparsity": round(report.sparsity, 4), "distinct": report.distinct,
+                     "codec_bytes": report.sizes, "coding": report.chosen,
+                     "coded_bytes": report.coded_bytes})
+    return rows
 
 
 def weight_bytes(model: ir.Model) -> int:

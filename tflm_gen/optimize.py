@@ -6,6 +6,7 @@ are standard TFLite metadata; the plan is one TFLM's kernels run too only when a
 from __future__ import annotations
 
 from tflm_gen.arena import NotModelled, arena_bytes
+from tflm_gen.compress import compress_model
 from tflm_gen.layout import embed_layout
 from tflm_gen.model import ir
 from tflm_gen.model.reader import read_model
@@ -16,12 +17,17 @@ from tflm_gen.requant import embed_requant
 
 
 def device_model(model_bytes: bytes, tags: tuple[str, ...] = (),
-                 memory: str = DEFAULT_MEMORY, for_tflm: bool = False) -> tuple[bytes, Plan]:
+                 memory: str = DEFAULT_MEMORY, compress: bool = False,
+                 for_tflm: bool = False) -> tuple[bytes, Plan]:
     """The model with requantisation, an offline plan and, for the kernels that read them
     (the cmsis tag), offline weight layouts embedded; and the plan.  Other kernels never
     read a layout, so their projects do not pay its flash (vww: +399 KB).  `memory`
-    (small, balanced, fast) may add a patch stage (tflm_gen.patches)."""
+    (small, balanced, fast) may add a patch stage (tflm_gen.patches).  `compress` codes the
+    filters first (compress.py), so that no layout record copies a coded filter and the
+    plan knows the ops that decode in blocks."""
     model = read_model(model_bytes)
+    if compress:
+        model = compress_model(model)
     if "cmsis" in tags:
         model = embed_layout(model)
     model = embed_requant(model)

@@ -53,6 +53,13 @@ def memory_option():
              "costing at most 10% more MACs; fast: no patch stage")
 
 
+def compress_option():
+    """`--compress` of project, run and bench (tflm_gen/compress.py)."""
+    return click.option("--compress", is_flag=True,
+                        help="code the int8 filters losslessly (zero runs, Huffman), decoded "
+                             "a block of channels at a time (`inspect` shows each coding)")
+
+
 
 def target_choice(*extra: str) -> click.Choice:
     """The project targets (plus `extra` names such as `host`) as a click choice."""

@@ -273,10 +273,14 @@ def add_partial_overlaps(model: ir.Model, buffers: list[Buffer], backward: bool 
     whose input and output stay whole while it runs)."""
     position = {t: i for i, buffer in enumerate(buffers) for t in buffer.tensors}
     op_spans = model_lifetimes(model)[1]
+    coded = ir.compressed_tensors(model)
     for s, (graph, base) in enumerate(zip(model.subgraphs, tensor_bases(model))):
         for index, op in enumerate(graph.operators):
             clearance = overlap_clearance(graph, op)
-            if clearance is None or (stage is not None and s == 0 and index <= stage.last):
+            # A compressed filter is decoded a block of channels at a time, every pixel
+            # per block: each block reads the whole input again (kernels_c/tflm_decode.h).
+            if (clearance is None or (stage is not None and s == 0 and index <= stage.last)
+                    or any(base + t in coded for t in op.inputs if t >= 0)):
                 continue
             source, out = base + op.inputs[0], base + op.outputs[0]
             if source not in position or out not in position:

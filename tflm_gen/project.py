@@ -53,6 +53,7 @@ class GenerateOptions:
     board: str | None = None  # targets/boards/ (keil, stm32cube, platformio) or the target's own
     weights: str = "whole"  # "separate": a mini flatbuffer and a weight array (tflm_gen.weights)
     memory: str = DEFAULT_MEMORY  # small, balanced or fast: may add a patch stage (tflm_gen.patches)
+    compress: bool = False  # code the filters losslessly (tflm_gen/compress.py)
 
 
 SELF_TEST = "common/self_test_main.c.j2"
@@ -170,11 +171,11 @@ def named_target(target: Target, name: str) -> Target:
 
 @lru_cache(maxsize=4)
 def _device_models(originals: tuple[bytes, ...], tags: tuple[str, ...],
-                   memory: str = DEFAULT_MEMORY) -> tuple[list[bytes], list]:
+                   memory: str = DEFAULT_MEMORY, compress: bool = False) -> tuple[list[bytes], list]:
     """The device models (plan, requantisation, the tags' layouts and a patch stage
     embedded) and their IR; cached because planning is the slow part and measure and
     assemble both need them."""
-    devices = [device_model(each, tags, memory)[0] for each in originals]
+    devices = [device_model(each, tags, memory, compress)[0] for each in originals]
     return devices, [read_model(each) for each in devices]
 
 
@@ -214,7 +215,8 @@ def generate(model_bytes: bytes, options: GenerateOptions = GenerateOptions()) -
     _check_weights(options.weights, len(originals))
     tags = target.tags + tuple(options.tags)
     check_tags(tags)
-    devices, models = _device_models(tuple(originals), tags, options.memory)
+    devices, models = _device_models(tuple(originals), tags, options.memory,
+                                     options.compress)
     for model in models:  # an unsupported model is refused before anything runs
         check_supported(model)
     return assemble(model_bytes, options, measure(originals, devices, models, tags, options.seed))
@@ -230,7 +232,8 @@ def assemble(model_bytes: bytes, options: GenerateOptions, measured: Measured) -
     originals = [model_bytes, *options.extra_models]
     _check_multitenant(target, len(originals))
     _check_weights(options.weights, len(originals))
-    devices, models = _device_models(tuple(originals), tags, options.memory)
+    devices, models = _device_models(tuple(originals), tags, options.memory,
+                                     options.compress)
     split = separate_weights(devices[0]) if options.weights == "separate" else None
     library = library_files(models, devices[0], tags, name)
     arena = measured.arena_bytes

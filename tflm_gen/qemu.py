@@ -144,17 +144,19 @@ def run(program: Build, extra: tuple[str, ...] = ()) -> subprocess.CompletedProc
 
 
 def project_files(model_bytes: bytes, target: str, tags: tuple[str, ...] = (),
-                  weights: str = "whole", memory: str = DEFAULT_MEMORY) -> dict:
+                  weights: str = "whole", memory: str = DEFAULT_MEMORY,
+                  compress: bool = False) -> dict:
     """The generated project (embedded test input, expected output from the oracle)."""
     board_of(target)
     return generate(model_bytes, GenerateOptions(target, tuple(tags), weights=weights,
-                                                 memory=memory))
+                                                 memory=memory, compress=compress))
 
 
 def run_project(model_bytes: bytes, target: str, tags=(), opt: str = DEFAULT_OPT,
-                weights: str = "whole"):
+                weights: str = "whole", memory: str = DEFAULT_MEMORY, compress: bool = False):
     """Builds and runs the generated project; returns (build, completed process)."""
-    program = build(project_files(model_bytes, target, tags, weights), target, opt)
+    program = build(project_files(model_bytes, target, tags, weights, memory, compress),
+                    target, opt)
     return program, run(program)
 
 
@@ -165,9 +167,9 @@ def _entry(array: np.ndarray) -> dict:
 
 
 def _run_files(model_bytes: bytes, target: str, tags, inputs, expected, weights: str,
-               memory: str = DEFAULT_MEMORY) -> dict:
+               memory: str = DEFAULT_MEMORY, compress: bool = False) -> dict:
     """The project with the user's inputs embedded and a main that prints every output."""
-    files = project_files(model_bytes, target, tags, weights, memory)
+    files = project_files(model_bytes, target, tags, weights, memory, compress)
     banner = "".join(files[SELF_TEST_MAIN].decode().splitlines(keepends=True)[:2])
     values = {"banner": banner, "expected_source": "tflm-gen host run", "lib": "../tflm",
               "inputs": [_entry(a) for a in inputs], "outputs": [_entry(a) for a in expected],
@@ -199,15 +201,18 @@ class TargetRun:
 
 
 def run_on_target(model_bytes: bytes, target: str, inputs, tags=(),
-                  weights: str = "whole", memory: str = DEFAULT_MEMORY) -> TargetRun:
+                  weights: str = "whole", memory: str = DEFAULT_MEMORY,
+                  compress: bool = False) -> TargetRun:
     """One invoke of the model on `target` under QEMU with `inputs` (checked like the host
     run's, whole); the outputs come back over semihosting."""
     board_of(target)
     tags = tuple(tags)
     run_tags = host_tags(load_target(target).tags + tags)
-    host = HostInterpreter(device_model(model_bytes, run_tags, memory)[0], run_tags)
+    device = device_model(model_bytes, run_tags, memory, compress)[0]
+    host = HostInterpreter(device, run_tags)
     expected = host.run(inputs)  # also validates shapes and dtypes
-    program = build(_run_files(model_bytes, target, tags, inputs, expected, weights, memory),
+    program = build(_run_files(model_bytes, target, tags, inputs, expected, weights, memory,
+                               compress),
                     target)
     completed = run(program)
     if PASSED not in completed.stdout and "differ" not in completed.stdout:

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tflm_gen.assemble import banner, c_bytes, render
+from tflm_gen.compress import codings
 from tflm_gen.errors import InputError
 from tflm_gen.layout import METADATA_NAME as LAYOUT_METADATA
 from tflm_gen.licensing import MODEL_OWNER
@@ -179,23 +180,24 @@ def _values(model: ir.Model, tensor: ir.Tensor) -> np.ndarray:
     return np.frombuffer(data, np.uint8)
 
 
-def compression_of(model: ir.Model, tensor: ir.Tensor) -> tuple[str | None, int | None]:
-    """The coding `--compress` chooses for the tensor and its compressed bytes.  The hook
-    for tflm_gen.compress (issue #15, another branch): (None, None) until it lands; then
-    this returns its choice and `inspect --weights` shows it."""
-    return None, None
+def compression_of(choices: dict[int, tuple[str, int]],
+                   tensor: ir.Tensor) -> tuple[str | None, int | None]:
+    """The coding `--compress` chooses for the tensor and its compressed bytes
+    (`choices`: tflm_gen.compress.codings of the model), (None, None) for a tensor it never
+    codes."""
+    return choices.get(id(tensor), (None, None))
 
 
 def weight_rows(model: ir.Model) -> list[dict]:
     """Per constant tensor of every subgraph: its buffer, bytes, sparsity (share of zero
     elements), distinct values and, once compression exists, coding and compressed bytes."""
-    rows = []
+    rows, choices = [], codings(model)
     for graph_index, graph in enumerate(model.subgraphs):
         for index, tensor in enumerate(graph.tensors):
             if not ir.is_constant(model, tensor):
                 continue
             values = _values(model, tensor)
-            coding, compressed = compression_of(model, tensor)
+            coding, compressed = compression_of(choices, tensor)
             rows.append({"subgraph": graph_index, "tensor": index, "name": tensor.name,
                          "dtype": tensor.dtype, "shape": list(tensor.shape),
                          "buffer": tensor.buffer, "bytes": len(model.buffers[tensor.buffer].data),

@@ -35,6 +35,7 @@
 #include "conv_common.h"
 #include "conv_hybrid.h"
 #include "conv_reference.h"
+#include "tflm_decode.h"
 #include "tflm_kernel.h"
 #include "tflm_quant.h"
 #include "weighted_common.h"
@@ -64,6 +65,8 @@ typedef struct {
                             channel bias + input_offset * sum(w); the input is then read raw */
   const int16_t *pairs;  /* its int16 filter, channel pairs interleaved (CONV_INT16_PAIRS) */
   int32_t pair_stride;   /* int16 values per channel pair in `pairs` */
+  int32_t channels;      /* output channels computed: all, or one decoded block's */
+  int32_t stride;        /* output channels per pixel (Cout) */
 } cmsis_conv_job_t;
 
 /* The kind of CONV_2D layout record this kernel reads (tflm_gen/layout.py). */
@@ -218,7 +221,7 @@ static inline __attribute__((always_inline)) void short_patches_with(
     const cmsis_conv_job_t *job, const int8_t *const patches[4], int8_t *out, uint32x4_t rows,
     mve_pred16_t store, int32_t blocks) {
   const tflm_conv_params_t *p = job->p;
-  const int32_t k = job->patch, cout = p->output_c, rest = blocks == 2 ? k - 16 : 0;
+  const int32_t k = job->patch, cout = job->channels, rest = blocks == 2 ? k - 16 : 0;
   const int32_t offset = p->output_offset, lo = p->act_min, hi = p->act_max;
   const int32_t *multipliers = job->requant.multipliers, *shifts = job->requant.shifts;
   const int32_t *folded = job->folded;
@@ -256,14 +259,15 @@ static void short_patches(const cmsis_conv_job_t *job, const int8_t *const patch
 
 static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
   const tflm_conv_params_t *p = job->p;
-  const int32_t k = job->patch, cout = p->output_c, offset = p->input_offset;
-  const uint32x4_t rows = vmulq_n_u32(vidupq_n_u32(0u, 1), (uint32_t)cout);
+  const int32_t k = job->patch, cout = job->channels, offset = p->input_offset;
+  const int32_t stride = job->stride; /* a local: int8 stores may alias job */
+  const uint32x4_t rows = vmulq_n_u32(vidupq_n_u32(0u, 1), (uint32_t)stride);
   const int8_t *patches[4];
   int32_t pixel, oc, j;
   for (pixel = 0; pixel < pixels; pixel += 4) {
     const int32_t count = pixels - pixel < 4 ? pixels - pixel : 4;
     const mve_pred16_t store = vctp32q((uint32_t)count);
-    int8_t *out = job->output + pixel * cout;
+    int8_t *out = job->output + pixel * stride;
     const int8_t *w = job->filter;
     for (j = 0; j < 4; ++j) patches[j] = j < count ? patch_of(job, pixel + j, j) : patches[0];
     if (k <= 32 && job->folded != NULL) {
@@ -381,7 +385,8 @@ static inline __attribute__((always_inline)) void four_channels(
  * copy conv_pixels makes, so that each holds one requantisation. */
 static inline __attribute__((always_inline)) void pixels_with(const cmsis_conv_job_t *job,
                                                               int32_t pixels, int32_t mode) {
-  const int32_t k = job->patch, cout = job->p->output_c, round = CMSIS_ROUND4(k);
+  const int32_t k = job->patch, cout = job->channels, round = CMSIS_ROUND4(k);
+  const int32_t stride = job->stride; /* a local: int8 stores may alias job */
   const int32_t *bias = job->bias;
   const int8_t *filter = job->filter;
   int16_t *pair = (int16_t *)(void *)(job->scratch + 2 * round);
@@ -391,8 +396,8 @@ static inline __attribute__((always_inline)) void pixels_with(const cmsis_conv_j
   requant_row_of(job, mode, &r);
   for (pixel = 0; pixel < pixels; pixel += 2) {
     const int32_t two = pixel + 1 < pixels;
-    int8_t *out0 = job->output + pixel * cout;
-    int8_t *out1 = out0 + cout;
+    int8_t *out0 = job->output + pixel * stride;
+    int8_t *out1 = out0 + stride;
     const int8_t *first = patch_of(job, pixel, 0);
     cmsis_widen_pair(first, two ? patch_of(job, pixel + 1, 1) : first, pair, k,
                      job->p->input_offset);
@@ -449,7 +454,8 @@ static inline __attribute__((always_inline)) void requantize_chunk(const requant
  * call of cmsis_dot_pairs, then requantised 4 channels per word when mode allows. */
 static inline __attribute__((always_inline)) void pairs_with(const cmsis_conv_job_t *job,
                                                              int32_t pixels, int32_t mode) {
-  const int32_t k = job->patch, cout = job->p->output_c, groups = (k + 3) >> 2;
+  const int32_t k = job->patch, cout = job->channels, groups = (k + 3) >> 2;
+  const int32_t stride = job->stride; /* a local: int8 stores may alias job */
   const int32_t chunk = 2 * CMSIS_PAIRS_CHUNK;
   int16_t *pair = (int16_t *)(void *)(job->scratch + 2 * CMSIS_ROUND4(k));
   int32_t sums[4 * CMSIS_PAIRS_CHUNK];
@@ -458,7 +464,7 @@ static inline __attribute__((always_inline)) void pairs_with(const cmsis_conv_jo
   requant_row_of(job, mode, &r);
   for (pixel = 0; pixel < pixels; pixel += 2) {
     const int32_t two = pixel + 1 < pixels;
-    int8_t *out0 = job->output + pixel * cout;
+    int8_t *out0 = job->output + pixel * stride;
     const int8_t *first = patch_of(job, pixel, 0);
     cmsis_widen_pair(first, two ? patch_of(job, pixel + 1, 1) : first, pair,
                      CMSIS_ROUND4(k), 0);
@@ -466,7 +472,7 @@ static inline __attribute__((always_inline)) void pairs_with(const cmsis_conv_jo
       const int32_t n = cout - oc < chunk ? cout - oc : chunk;
       cmsis_dot_pairs(pair, job->pairs + (oc >> 1) * job->pair_stride, groups, (n + 1) >> 1,
                       job->folded + oc, sums);
-      requantize_chunk(&r, sums, oc, n, out0, two ? out0 + cout : NULL);
+      requantize_chunk(&r, sums, oc, n, out0, two ? out0 + stride : NULL);
     }
   }
 }
@@ -511,11 +517,11 @@ static void dot_pair(const int8_t *x, const int16_t *w, int32_t k, int32_t sums[
 
 /* The plain C loop over the offline layout: 1 patch x 1 channel pair. */
 static void conv_pixels_laid_out(const cmsis_conv_job_t *job, int32_t pixels) {
-  const int32_t k = job->patch, cout = job->p->output_c;
+  const int32_t k = job->patch, cout = job->channels, stride = job->stride;
   int32_t pixel, oc;
   for (pixel = 0; pixel < pixels; ++pixel) {
     const int8_t *patch = patch_of(job, pixel, 0);
-    int8_t *out = job->output + pixel * cout;
+    int8_t *out = job->output + pixel * stride;
     for (oc = 0; oc < cout; oc += 2) {
       const int32_t second = oc + 1 < cout;
       int32_t sums[2];
@@ -529,7 +535,8 @@ static void conv_pixels_laid_out(const cmsis_conv_job_t *job, int32_t pixels) {
 }
 
 static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
-  const int32_t k = job->patch, cout = job->p->output_c, offset = job->p->input_offset;
+  const int32_t k = job->patch, cout = job->channels, offset = job->p->input_offset;
+  const int32_t stride = job->stride;
   int32_t pixel, oc;
   if (job->pairs != NULL) {
     conv_pixels_laid_out(job, pixels);
@@ -539,36 +546,160 @@ static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
     const int8_t *patch = patch_of(job, pixel, 0);
     for (oc = 0; oc < cout; ++oc) {
       const int32_t acc = cmsis_dot_offset(patch, job->filter + oc * k, k, offset);
-      job->output[pixel * cout + oc] = finish(job, acc, oc);
+      job->output[pixel * stride + oc] = finish(job, acc, oc);
     }
   }
 }
 #endif
 
-static void conv_int8(tflm_context_t *ctx, const tflm_node_t *node,
-                      const cmsis_conv_node_t *node_data,
-                      const tflm_conv_params_t *p, const tflm_requant_t *requant,
-                      const int8_t *input, const int8_t *filter, const int32_t *bias,
-                      int8_t *output) {
+/* Every batch of the job's channels. */
+static void conv_batches(cmsis_conv_job_t *job, const int8_t *input, int8_t *output) {
+  const tflm_conv_params_t *p = job->p;
   const int32_t pixels = p->output_h * p->output_w;
-  cmsis_conv_job_t job;
   int32_t b;
-  job.p = p;
-  job.requant = *requant;
-  job.filter = filter;
-  job.bias = bias;
-  job.scratch = (int8_t *)tflm_get_scratch(ctx, node_data->scratch);
-  job.patch = node_data->patch;
-  job.fast = cmsis_requant_mode(requant->multipliers, requant->shifts, p->output_c);
-  job.in_place = p->filter_h == 1 && p->filter_w == 1 && p->pad_h == 0 && p->pad_w == 0;
-  find_layout(ctx, node, &job);
-  /* The layout's kernels read round4(K) bytes per patch: past the input's end in place. */
-  if (job.pairs != NULL && (job.patch & 3) != 0) job.in_place = 0;
   for (b = 0; b < p->batches; ++b) {
-    job.image = input + b * p->input_h * p->input_w * p->input_c;
-    job.output = output + b * pixels * p->output_c;
-    conv_pixels(&job, pixels);
+    job->image = input + b * p->input_h * p->input_w * p->input_c;
+    job->output = output + b * pixels * p->output_c;
+    conv_pixels(job, pixels);
   }
+}
+
+static void conv_job(tflm_context_t *ctx, const tflm_node_t *node,
+                     const cmsis_conv_node_t *node_data, const tflm_weighted_call_t *call,
+                     cmsis_conv_job_t *job) {
+  const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
+  job->p = p;
+  job->requant = call->requant;
+  job->filter = (const int8_t *)call->data.filter;
+  job->bias = (const int32_t *)call->data.bias;
+  job->scratch = (int8_t *)tflm_get_scratch(ctx, node_data->scratch);
+  job->patch = node_data->patch;
+  job->fast = cmsis_requant_mode(job->requant.multipliers, job->requant.shifts, p->output_c);
+  job->in_place = p->filter_h == 1 && p->filter_w == 1 && p->pad_h == 0 && p->pad_w == 0;
+  job->channels = p->output_c;
+  job->stride = p->output_c;
+  find_layout(ctx, node, job);
+  /* The layout's kernels read round4(K) bytes per patch: past the input's end in place. */
+  if (job->pairs != NULL && (job->patch & 3) != 0) job->in_place = 0;
+}
+
+#define CMSIS_LAYOUT_MIN_PIXELS 6
+
+/* Scratch after the patches for one decoded block of `group` channels in the offline
+ * layout's form (tflm_gen/layout.py): folded constants for round2(group) channels, then the
+ * CONV_INT16_PAIRS stream. */
+static uint32_t block_layout_bytes(int32_t group, int32_t k) {
+  const uint32_t pairs = (uint32_t)(group + 1) / 2u;
+  return 8u * pairs + pairs * 2u * (uint32_t)pair_stride_of(k);
+}
+
+/* The offline layout's form of one decoded block (tflm_gen/layout.py): folded[c] =
+ * bias[c] + input_offset * sum(rows[c]) in wrapping int32, then the CONV_INT16_PAIRS stream:
+ * per channel pair (an odd last channel paired with itself, its constant repeated), per
+ * group of 4 inputs, each channel's (w0, w2, w1, w3), zero past k. */
+#if defined(CMSIS_DSP)
+/* A word of 4 weights gives both pair words (w0, w2) and (w1, w3) by SXTB16, and their sum
+ * by two SMLADs. */
+static void layout_block(const int8_t *rows, int32_t count, int32_t k, const int32_t *bias,
+                         int32_t input_offset, int32_t *folded, int16_t *pairs) {
+  int32_t *out = (int32_t *)(void *)pairs;
+  const int32_t whole = k >> 2, tail = k & 3;
+  int32_t c, g, i, j;
+  for (c = 0; c < count; c += 2) {
+    const int8_t *row[2];
+    int32_t sums[2] = {0, 0};
+    row[0] = rows + c * k;
+    row[1] = c + 1 < count ? row[0] + k : row[0];
+    for (g = 0; g < whole; ++g, out += 4) {
+      for (j = 0; j < 2; ++j) {
+        const int32_t x = cmsis_read4(row[j] + 4 * g);
+        out[2 * j] = __sxtb16(x);
+        out[2 * j + 1] = cmsis_sxtb16_ror8(x);
+        sums[j] = __smlad(out[2 * j], 0x00010001, __smlad(out[2 * j + 1], 0x00010001, sums[j]));
+      }
+    }
+    if (tail) { /* the last group, zero past k */
+      for (j = 0; j < 2; ++j) {
+        int8_t last[4] = {0, 0, 0, 0};
+        for (i = 0; i < tail; ++i) last[i] = row[j][4 * whole + i];
+        out[2 * j] = __sxtb16(cmsis_read4(last));
+        out[2 * j + 1] = cmsis_sxtb16_ror8(cmsis_read4(last));
+        sums[j] = __smlad(out[2 * j], 0x00010001, __smlad(out[2 * j + 1], 0x00010001, sums[j]));
+      }
+      out += 4;
+    }
+    for (j = 0; j < 2; ++j) {
+      const uint32_t start = bias != NULL ? (uint32_t)bias[c + (c + j < count ? j : 0)] : 0u;
+      folded[c + j] = (int32_t)(start + (uint32_t)input_offset * (uint32_t)sums[j]);
+    }
+  }
+}
+#else
+static void layout_block(const int8_t *rows, int32_t count, int32_t k, const int32_t *bias,
+                         int32_t input_offset, int32_t *folded, int16_t *pairs) {
+  static const int32_t order[4] = {0, 2, 1, 3};
+  const int32_t groups = (k + 3) >> 2;
+  int32_t c, g, j, i;
+  for (c = 0; c < count; ++c) {
+    uint32_t sum = 0;
+    for (i = 0; i < k; ++i) sum += (uint32_t)(int32_t)rows[c * k + i];
+    folded[c] = (int32_t)((bias != NULL ? (uint32_t)bias[c] : 0u) + (uint32_t)input_offset * sum);
+  }
+  if (count & 1) folded[count] = folded[count - 1];
+  for (c = 0; c < count; c += 2) {
+    for (g = 0; g < groups; ++g) {
+      for (j = 0; j < 2; ++j) {
+        const int8_t *row = rows + (c + j < count ? c + j : c) * k + 4 * g;
+        for (i = 0; i < 4; ++i) {
+          *pairs++ = (int16_t)(4 * g + order[i] < k ? row[order[i]] : 0);
+        }
+      }
+    }
+  }
+}
+#endif
+
+/* One decoded block of a compressed filter: the node's job (call->own, made once per eval)
+ * narrowed to its channels, on the offline layout's form built in scratch (the fast loops
+ * of this file). */
+static void conv_block(tflm_context_t *ctx, const tflm_weighted_call_t *call,
+                       const int8_t *rows, int8_t *room, int32_t first, int32_t count) {
+  cmsis_conv_job_t job = *(const cmsis_conv_job_t *)call->own;
+  int32_t *folded;
+  (void)ctx;
+  (void)room;
+  folded = (int32_t *)(void *)(job.scratch + 6 * CMSIS_ROUND4(job.patch));
+  if (job.bias != NULL) job.bias += first;
+  job.folded = NULL;
+  job.pairs = NULL;
+  /* Building the layout costs a few instructions per weight, and saves some per weight
+   * and output pixel: worth it from CMSIS_LAYOUT_MIN_PIXELS pixels. */
+  if (job.p->output_h * job.p->output_w >= CMSIS_LAYOUT_MIN_PIXELS) {
+    layout_block(rows, count, job.patch, job.bias, job.p->input_offset, folded,
+                 (int16_t *)(void *)(folded + count + (count & 1)));
+    job.folded = folded;
+    job.pairs = (const int16_t *)(const void *)(folded + count + (count & 1));
+  }
+  job.filter = rows;
+  job.channels = count;
+  job.requant.multipliers += first;
+  job.requant.shifts += first;
+  if (job.pairs != NULL && (job.patch & 3) != 0) job.in_place = 0; /* they read round4(K) */
+  conv_batches(&job, (const int8_t *)call->data.input, (int8_t *)call->data.output + first);
+}
+
+/* The layout form of one decoded block when the filter is compressed (checked by the
+ * shared prepare), else 0. */
+static uint32_t coded_block_bytes(tflm_context_t *ctx, const tflm_node_t *node,
+                                  const tflm_conv_params_t *p, int32_t k) {
+  tflm_coded_t coded;
+  tflm_decode_t d;
+  if (p->decode_scratch < 0 || !tflm_node_coded_input(ctx, node, 1, &coded) ||
+      tflm_decode_open(&d, coded.data, coded.bytes, coded.table, coded.table_bytes,
+                       p->output_c, k) != TFLM_OK) {
+    return 0;
+  }
+  return block_layout_bytes(d.group, k);
 }
 
 static tflm_status_t cmsis_conv_prepare(tflm_context_t *ctx, tflm_node_t *node) {
@@ -583,22 +714,32 @@ static tflm_status_t cmsis_conv_prepare(tflm_context_t *ctx, tflm_node_t *node) 
   mine->scratch = -1;
   mine->patch = p->filter_h * p->filter_w * p->filter_c;
   if (p->type == TFLM_TYPE_INT8 && p->filter_c == p->input_c) {
-    status = tflm_request_scratch(ctx, 6u * (uint32_t)CMSIS_ROUND4(mine->patch), &mine->scratch);
+    status = tflm_request_scratch(ctx, 6u * (uint32_t)CMSIS_ROUND4(mine->patch) +
+                                           coded_block_bytes(ctx, node, p, mine->patch),
+                                  &mine->scratch);
     if (status != TFLM_OK) return status;
   }
   node->user_data = mine;
   return TFLM_OK;
 }
 
-/* int8: grouped convolutions (no scratch) run the reference loops. */
+/* int8: grouped convolutions (no scratch) run the reference loops; a compressed filter
+ * runs per decoded block of channels. */
 static tflm_status_t cmsis_conv_run_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
   const cmsis_conv_node_t *mine = (const cmsis_conv_node_t *)call->own;
-  const tflm_weighted_data_t *d = &call->data;
+  const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
+  cmsis_conv_job_t job;
   if (mine->scratch < 0) {
     return tflm_conv_run_int8(ctx, call);
   }
-  conv_int8(ctx, call->node, mine, call->params, &call->requant, d->input, d->filter, d->bias,
-            d->output);
+  conv_job(ctx, call->node, mine, call, &job);
+  if (p->decode_scratch >= 0) {
+    tflm_weighted_call_t blocks = *call;
+    blocks.own = &job;
+    return tflm_weighted_decoded(ctx, &blocks, p->decode_scratch, p->output_c, mine->patch,
+                                 conv_block);
+  }
+  conv_batches(&job, (const int8_t *)call->data.input, (int8_t *)call->data.output);
   return TFLM_OK;
 }
 

@@ -21,6 +21,7 @@
 #include "conv_common.h"
 #include "conv_hybrid.h"
 #include "depthwise_reference.h"
+#include "tflm_decode.h"
 #include "tflm_kernel.h"
 #include "tflm_quant.h"
 #include "weighted_common.h"
@@ -60,6 +61,7 @@ static void window_of(const tflm_conv_params_t *p, const int8_t *image, const in
   const int32_t y0 = oy * p->stride_h - p->pad_h, x0 = ox * p->stride_w - p->pad_w;
   int32_t fy0 = 0, fy1 = p->filter_h, fx0 = 0, fx1 = p->filter_w;
   const int32_t row = p->input_w * p->input_c;
+  const int32_t taps = p->input_c * p->depth_multiplier; /* the filter's tap stride */
   if (y0 < 0 || y0 + (fy1 - 1) * p->dilation_h >= p->input_h) {
     clip(y0, p->dilation_h, p->filter_h, p->input_h, &fy0, &fy1);
   }
@@ -69,11 +71,11 @@ static void window_of(const tflm_conv_params_t *p, const int8_t *image, const in
   w->rows = fy1 > fy0 ? fy1 - fy0 : 0;
   w->cols = fx1 > fx0 ? fx1 - fx0 : 0;
   w->input = image + (y0 + fy0 * p->dilation_h) * row + (x0 + fx0 * p->dilation_w) * p->input_c;
-  w->filter = filter + (fy0 * p->filter_w + fx0) * p->output_c;
+  w->filter = filter + (fy0 * p->filter_w + fx0) * taps;
   w->input_step = p->dilation_w * p->input_c;
-  w->filter_step = p->output_c;
+  w->filter_step = taps;
   w->input_skip = p->dilation_h * row - w->cols * w->input_step;
-  w->filter_skip = (p->filter_w - w->cols) * p->output_c;
+  w->filter_skip = (p->filter_w - w->cols) * taps;
 }
 
 #if defined(CMSIS_MVE)
@@ -469,7 +471,7 @@ static int32_t pixel_fast(const dw_job_t *job, const int8_t *image, const int8_t
   window.cols = fx1 > fx0 ? fx1 - fx0 : 0;
   if (window.cols == 0) window.rows = 0;
   window.input = image + ((y0 + fy0) * p->input_w + x0 + fx0) * p->input_c;
-  window.filter = filter + (fy0 * 3 + fx0) * p->output_c;
+  window.filter = filter + (fy0 * 3 + fx0) * p->input_c; /* multiplier 1 */
   pixel_square3(job, &window, out);
   return 1;
 }
@@ -495,16 +497,17 @@ static void pixel_at(const dw_job_t *job, const int8_t *image, const int8_t *fil
 }
 
 /* Raster order, or last pixel first when the planner started the output inside the input
- * (tflm_starts_inside): each pixel then covers only input no later pixel reads. */
+ * (tflm_starts_inside): each pixel then covers only input no later pixel reads.
+ * out_stride: output channels per pixel (more than p->output_c for a decoded block). */
 static void depthwise_int8(const dw_job_t *job, const int8_t *input, const int8_t *filter,
-                           int8_t *output) {
+                           int8_t *output, int32_t out_stride) {
   const tflm_conv_params_t *p = job->p;
   const int32_t image_size = p->input_h * p->input_w * p->input_c;
   int32_t b, oy, ox;
   if (p->batches == 1 && tflm_starts_inside(input, (size_t)image_size, output)) {
     for (oy = p->output_h - 1; oy >= 0; --oy) {
       for (ox = p->output_w - 1; ox >= 0; --ox) {
-        pixel_at(job, input, filter, oy, ox, output + (oy * p->output_w + ox) * p->output_c);
+        pixel_at(job, input, filter, oy, ox, output + (oy * p->output_w + ox) * out_stride);
       }
     }
     return;
@@ -512,25 +515,73 @@ static void depthwise_int8(const dw_job_t *job, const int8_t *input, const int8_
   for (b = 0; b < p->batches; ++b) {
     const int8_t *image = input + b * image_size;
     for (oy = 0; oy < p->output_h; ++oy) {
-      for (ox = 0; ox < p->output_w; ++ox, output += p->output_c) {
+      for (ox = 0; ox < p->output_w; ++ox, output += out_stride) {
         pixel_at(job, image, filter, oy, ox, output);
       }
     }
   }
 }
 
-static tflm_status_t run_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
+static void job_of(const tflm_weighted_call_t *call, dw_job_t *job) {
   const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
-  const tflm_requant_t *requant = &call->requant;
+  job->p = p;
+  job->requant = call->requant;
+  job->bias = call->data.bias;
+  job->fast = cmsis_requant_mode(job->requant.multipliers, job->requant.shifts, p->output_c);
+  job->square3 = p->filter_h == 3 && p->filter_w == 3 && p->depth_multiplier == 1 &&
+                 p->dilation_h == 1 && p->dilation_w == 1;
+}
+
+/* One decoded block of a compressed filter (multiplier 1 unless it is the only block),
+ * transposed into `room` in the filter's own taps-major order: the node seen as `count`
+ * channels from `first` on (input, filter and output read from channel `first`; every
+ * stride comes from input_c, which stays, or from the caller: output_c only bounds the
+ * channel loops). */
+static void dw_block(tflm_context_t *ctx, const tflm_weighted_call_t *call,
+                     const int8_t *channel_rows, int8_t *room, int32_t first, int32_t count) {
+  const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
+  tflm_conv_params_t narrow = *p;
   dw_job_t job;
   (void)ctx;
-  job.p = p;
-  job.requant = *requant;
-  job.bias = call->data.bias;
-  job.fast = cmsis_requant_mode(requant->multipliers, requant->shifts, p->output_c);
-  job.square3 = p->filter_h == 3 && p->filter_w == 3 && p->depth_multiplier == 1 &&
-                p->dilation_h == 1 && p->dilation_w == 1;
-  depthwise_int8(&job, call->data.input, call->data.filter, call->data.output);
+  tflm_weighted_transpose(channel_rows, count, p->filter_h * p->filter_w, p->output_c,
+                          room + first);
+  job_of(call, &job);
+  if (count == p->output_c) { /* one block: the whole filter, any multiplier */
+    depthwise_int8(&job, call->data.input, room, call->data.output, p->output_c);
+    return;
+  }
+  narrow.output_c = count;
+  job.p = &narrow;
+  if (job.bias != NULL) job.bias += first;
+  job.requant.multipliers += first;
+  job.requant.shifts += first;
+  depthwise_int8(&job, (const int8_t *)call->data.input + first, room + first,
+                 (int8_t *)call->data.output + first, p->output_c);
+}
+
+/* True when the compressed filter is coded as one block of every channel. */
+static int one_block(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
+  const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
+  tflm_coded_t coded;
+  tflm_decode_t d;
+  return tflm_node_coded_input(ctx, call->node, 1, &coded) &&
+         tflm_decode_reopen(&d, coded.data, coded.bytes, coded.table, coded.table_bytes,
+                            p->output_c, p->filter_h * p->filter_w) == TFLM_OK &&
+         d.blocks == 1;
+}
+
+static tflm_status_t run_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
+  const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
+  dw_job_t job;
+  if (p->decode_scratch >= 0) { /* a compressed filter, per decoded block */
+    if (p->depth_multiplier != 1 && !one_block(ctx, call)) {
+      return tflm_depthwise_conv_run_int8(ctx, call); /* input channels cross blocks */
+    }
+    return tflm_weighted_decoded(ctx, call, p->decode_scratch, p->output_c,
+                                 p->filter_h * p->filter_w, dw_block);
+  }
+  job_of(call, &job);
+  depthwise_int8(&job, call->data.input, call->data.filter, call->data.output, p->output_c);
   return TFLM_OK;
 }
 

@@ -186,11 +186,25 @@ static void fc_int8(const cmsis_fc_node_t *mine,
   fc_rows(&job, input, output);
 }
 
-static tflm_status_t cmsis_fc_run_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
+static tflm_status_t plain_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
   const tflm_weighted_data_t *d = &call->data;
   (void)ctx;
   fc_int8(call->own, call->params, &call->requant, d->input, d->filter, d->bias, d->output);
   return TFLM_OK;
+}
+
+static void block_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call,
+                       const int8_t *rows, int8_t *room, int32_t first, int32_t count) {
+  (void)room;
+  tflm_fully_connected_block(ctx, call, rows, first, count, plain_int8);
+}
+
+/* The fast loops over the filter, or over each decoded block of a compressed one. */
+static tflm_status_t cmsis_fc_run_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
+  const tflm_fc_params_t *p = (const tflm_fc_params_t *)call->params;
+  if (p->decode_scratch < 0) return plain_int8(ctx, call);
+  return tflm_weighted_decoded(ctx, call, p->decode_scratch, p->output_depth, p->accum_depth,
+                               block_int8);
 }
 
 static const tflm_weighted_kernels_t cmsis_fc_kernels = {

@@ -11,7 +11,7 @@ import click
 from tflm_gen import qemu
 from tflm_gen.bench import OPT_FLAGS, bench, compare_with_reference
 from tflm_gen.inspect import read_model_bytes
-from tflm_gen.options import memory_option, tags_option, weights_option
+from tflm_gen.options import compress_option, memory_option, tags_option, weights_option
 from tflm_gen.output import write_file
 from tflm_gen.table import format_table
 from tflm_gen.text import examples
@@ -84,6 +84,7 @@ def format_reference(tagged: dict, reference: dict) -> str:
 @click.option("--target", type=click.Choice(qemu.qemu_targets()), default="qemu-cortex-m4",
               show_default=True, help="the QEMU board (`tflm-gen targets`)")
 @tags_option()
+@compress_option()
 @click.option("--opt", type=click.Choice(OPT_FLAGS), default=qemu.DEFAULT_OPT,
               show_default=True, help="optimisation flag")
 @click.option("--json", "json_path", help="also write the figures to this JSON file")
@@ -93,11 +94,13 @@ def format_reference(tagged: dict, reference: dict) -> str:
               help="also print the estimated cycles as milliseconds at this clock")
 @weights_option()
 @memory_option()
-def bench_command(model_path, target, tags, opt, json_path, compare, clock_mhz, weights, memory):
+@compress_option()
+def bench_command(model_path, target, tags, opt, json_path, compare, clock_mhz, weights, memory,
+                  compress):
     """Count the instructions MODEL executes on a QEMU board, per invoke and per operator,
     and estimate its cycles."""
     model = read_model_bytes(Path(model_path))
-    result = bench(model, target, tags, opt, weights, memory)
+    result = bench(model, target, tags, opt, weights, memory, compress)
     if clock_mhz and result["cycles_per_invoke"] is not None:
         result["clock_mhz"] = clock_mhz
         result["ms_per_invoke"] = round(result["cycles_per_invoke"] / (1000.0 * clock_mhz), 6)

@@ -37,9 +37,22 @@ def format_report(report: dict) -> str:
     lines.append(f"tensors: {report['tensor_count']:,}")
     lines.append(f"total MACs: {report['total_macs']:,}")
     lines.append(f"weight bytes: {report['weight_bytes']:,}")
+    lines += _coding_text(report["weight_coding"])
     lines.append(f"activation lower bound: {report['activation_lower_bound_bytes']:,} bytes")
     lines += _support_text(report["unsupported_ops"])
     return "\n".join(lines)
+
+
+def _coding_text(rows: list[dict]) -> list[str]:
+    """The filters `--compress` codes: what each holds and its chosen coding."""
+    if not rows:
+        return []
+    total, coded = sum(r["bytes"] for r in rows), sum(r["coded_bytes"] for r in rows)
+    table = [[printable(r["tensor"])[:40], r["op"], f"{r['bytes']:,}", f"{r['sparsity']:.1%}",
+              str(r["distinct"]), r["coding"], f"{r['coded_bytes']:,}"] for r in rows]
+    return [f"filters with --compress: {total:,} -> {coded:,} bytes ({coded / total:.1%})",
+            format_table(["tensor", "op", "bytes", "zeros", "distinct", "coding", "coded"],
+                         table, indent="  ")]
 
 
 def _op_counts(names: list[str]) -> str:

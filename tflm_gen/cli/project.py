@@ -12,7 +12,13 @@ from tflm_gen.archive import zip_tree
 from tflm_gen.boards import board_names
 from tflm_gen.inspect import read_model_bytes
 from tflm_gen.model_api import default_name
-from tflm_gen.options import memory_option, tags_option, target_choice, weights_option
+from tflm_gen.options import (
+    compress_option,
+    memory_option,
+    tags_option,
+    target_choice,
+    weights_option,
+)
 from tflm_gen.output import write_tree
 from tflm_gen.project import GenerateOptions, generate, named_target
 from tflm_gen.readme import README, next_command
@@ -31,6 +37,7 @@ from tflm_gen.text import examples
 @click.option("--target", type=target_choice(), default="make", show_default=True,
               help="the project kind (`tflm-gen targets` describes each)")
 @tags_option()
+@compress_option()
 @click.option("--name", help="prefix of the model's files and C API (<name>.h, <name>_init, ...); "
               "default: the model file's name made a C identifier")
 @click.option("--board", type=click.Choice(board_names()), default=None,
@@ -45,14 +52,16 @@ from tflm_gen.text import examples
               help="accepted for old scripts; tflm-gen never removes files it did not write")
 @weights_option()
 @memory_option()
+@compress_option()
 def project_command(model_paths, target, tags, name, board, as_zip, out_dir, force, weights,
-                    memory):
+                    memory, compress):
     """Generate a self-contained C project for the model(s)."""
     models = [read_model_bytes(path) for path in model_paths]
     name = default_name(Path(model_paths[0]).stem) if name is None else name
     options = GenerateOptions(target, tags, extra_models=tuple(models[1:]), name=name,
                               command=command_line(click.get_current_context()),
-                              board=board, weights=weights, memory=memory)
+                              board=board, weights=weights, memory=memory,
+                              compress=compress)
     files = generate(models[0], options)
     count = len(files)
     if as_zip:

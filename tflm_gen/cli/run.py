@@ -14,7 +14,13 @@ from tflm_gen.inspect import read_model_bytes
 from tflm_gen.model import ir
 from tflm_gen.model.reader import read_model
 from tflm_gen.optimize import device_model
-from tflm_gen.options import ARENA_BYTES, memory_option, tags_option, weights_option
+from tflm_gen.options import (
+    ARENA_BYTES,
+    compress_option,
+    memory_option,
+    tags_option,
+    weights_option,
+)
 from tflm_gen.output import save_outputs
 from tflm_gen.qemu import qemu_targets
 from tflm_gen.samples import load_samples
@@ -56,19 +62,22 @@ def _report_outputs(outputs: list[np.ndarray], model: ir.Model, output_path) -> 
 @click.option("-o", "--output", "output_path",
               help="write the outputs to this .npz, keyed by output tensor name and output_0, ...")
 @tags_option()
+@compress_option()
 @click.option("--arena-bytes", type=ARENA_BYTES, default=None, help="run with exactly this arena")
 @click.option("--target", type=click.Choice(["host", *qemu_targets()]), default="host",
               show_default=True,
               help="host, or a qemu-* target (cross-compiled, run under QEMU)")
 @weights_option()
 @memory_option()
-def run_command(model_path, input_paths, output_path, tags, arena_bytes, target, weights, memory):
+@compress_option()
+def run_command(model_path, input_paths, output_path, tags, arena_bytes, target, weights, memory,
+                compress):
     """Run MODEL once on the host-compiled C runtime, or on --target under QEMU."""
     data = read_model_bytes(model_path)
     if target != "host":
         return _run_on_target(data, target, tags, input_paths, output_path, arena_bytes, weights,
-                              memory)
-    model, _ = device_model(data, tags, memory)
+                              memory, compress)
+    model, _ = device_model(data, tags, memory, compress)
     interpreter = device_interpreter(model, tags, arena_bytes, weights)
     named = read_model(model)  # the mini flatbuffer keeps no tensor names
     inputs = _run_inputs(input_paths, named)
@@ -82,14 +91,15 @@ def run_command(model_path, input_paths, output_path, tags, arena_bytes, target,
 
 
 def _run_on_target(data: bytes, target: str, tags, input_paths, output_path, arena_bytes,
-                   weights: str, memory: str):
+                   weights: str, memory: str, compress: bool):
     """`run --target`: the host run's report, from the emulated board."""
     from tflm_gen.qemu import run_on_target
 
     if arena_bytes is not None:
         raise InputError("--arena-bytes applies to the host run; a target uses the exact arena")
     model = read_model(data)
-    result = run_on_target(data, target, _run_inputs(input_paths, model), tags, weights, memory)
+    result = run_on_target(data, target, _run_inputs(input_paths, model), tags, weights, memory,
+                           compress)
     _report_outputs(result.outputs, model, output_path)
     same = "equal to" if result.matches_host else "DIFFERENT from"
     click.echo(f"arena {result.arena_bytes:,} bytes; {target} outputs {same} the host run's")

@@ -219,3 +219,19 @@ def tensor_data(model: Model, tensor: Tensor) -> np.ndarray:
         raise ValueError(f"tensor {tensor.name!r}: numpy cannot hold dtype {info.name}")
     array = np.frombuffer(data, np.dtype(info.numpy).newbyteorder("<"), element_count(tensor))
     return array.reshape(tensor.shape)
+
+
+COMPRESS_METADATA = "tflm_gen.compress"  # tflm_gen/compress.py
+
+
+def compressed_tensors(model: Model) -> set[int]:
+    """Global indices (over all subgraphs in order) of the tensors whose buffer holds a
+    coded stream rather than the tensor (metadata words: version 1, count, indices)."""
+    for name, index in model.metadata:
+        if name != COMPRESS_METADATA or not 0 <= index < len(model.buffers):
+            continue
+        data = model.buffers[index].data
+        words = np.frombuffer(data[: len(data) // 4 * 4], "<i4").tolist()
+        if len(words) >= 2 and words[0] == 1:
+            return set(words[2 : 2 + max(0, words[1])])
+    return set()

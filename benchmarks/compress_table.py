@@ -1,0 +1,71 @@
+"""Weight compression (`--compress`, tflm_gen/compress.py) on the shared int8 models: the
+filters' bytes, their coded bytes as they are and pruned to 0.8 sparsity (`tflm-gen prune`),
+and with --qemu the instructions per invoke on the Cortex-M4 with --tags cmsis, compressed
+or not (tflm_gen.bench, under QEMU: a few minutes per model).
+
+    python3 benchmarks/compress_table.py [--qemu] [MODEL ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from tflm_gen import compress
+from tflm_gen.bench import bench
+from tflm_gen.model.reader import read_model
+from tflm_gen.prune import prune_weights
+from tflm_gen.table import format_table
+
+CORPUS = Path(os.environ.get("TFLM_GEN_CORPUS", Path(__file__).resolve().parents[2] /
+                             "shared" / "models"))
+MODELS = ["kws_ref_model", "vww_96_int8", "pretrainedResnet_quant", "ad01_int8",
+          "person_detect"]
+SPARSITY = 0.8
+
+
+def coded_bytes(model_bytes: bytes) -> tuple[int, int]:
+    """(filter bytes, their bytes once compressed, the metadata's table included)."""
+    model = read_model(model_bytes)
+    found = compress.candidates(model)
+    coded = compress.compress_model(model)
+    streams = sum(len(coded.buffers[c.tensor.buffer].data) for c in found)
+    metadata = sum(len(coded.buffers[i].data) for name, i in coded.metadata
+                   if name == compress.METADATA_NAME)
+    return sum(c.rows.size for c in found), streams + metadata
+
+
+def instructions(model_bytes: bytes, compressed: bool) -> int:
+    return bench(model_bytes, "qemu-cortex-m4", ("cmsis",), compress=compressed)[
+        "instructions_per_invoke"]
+
+
+def row(name: str, qemu: bool) -> list[str]:
+    original = (CORPUS / f"{name}.tflite").read_bytes()
+    pruned = prune_weights(original, SPARSITY).model
+    weights, as_is = coded_bytes(original)
+    _, at_sparsity = coded_bytes(pruned)
+    cells = [name, f"{weights:,}", f"{as_is:,} ({as_is / weights:.1%})",
+             f"{at_sparsity:,} ({at_sparsity / weights:.1%})", f"{1 - at_sparsity / weights:.1%}"]
+    if qemu:
+        for model in (original, pruned):
+            plain, coded = instructions(model, False), instructions(model, True)
+            cells.append(f"{coded:,} / {plain:,} ({coded / plain - 1:+.1%})")
+    return cells
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--qemu", action="store_true", help="also count instructions")
+    parser.add_argument("models", nargs="*", default=MODELS)
+    args = parser.parse_args()
+    headers = ["model", "filter bytes", "compressed as is", f"compressed at {SPARSITY}",
+               "saving at 0.8"]
+    if args.qemu:
+        headers += ["M4 cmsis instr. as is: compressed / not", "at 0.8: compressed / not"]
+    print(format_table(headers, [row(name, args.qemu) for name in args.models]))
+
+
+if __name__ == "__main__":
+    main()

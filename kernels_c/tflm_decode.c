@@ -1,0 +1,214 @@
+/* Decoding of compressed filters; the format is in tflm_decode.h and tflm_gen/compress.py. */
+#include "tflm_decode.h"
+
+#include <stddef.h>
+
+#include "tflm_compiler.h"
+
+#define LUT_ENTRIES (1u << TFLM_DECODE_CODE_BITS)
+
+static uint32_t read_le(const uint8_t *p, int32_t width) {
+  uint32_t value = 0;
+  int32_t i;
+  for (i = width - 1; i >= 0; --i) value = (value << 8) | p[i];
+  return value;
+}
+
+static uint32_t block_offset(const tflm_decode_t *d, int32_t b) {
+  return read_le(d->offsets + (size_t)b * (size_t)d->width, d->width);
+}
+
+static int32_t code_length(const uint8_t *lengths, int32_t symbol) {
+  return (lengths[symbol >> 1] >> ((symbol & 1) * 4)) & 15;
+}
+
+/* The Kraft sum of each code (literals 0..255, runs 256..ALPHABET - 1) must fill its
+ * table exactly: every entry then holds a code of 1 to CODE_BITS bits, so decoding always
+ * advances. */
+static int code_complete(const uint8_t *lengths, int32_t first, int32_t end) {
+  uint32_t filled = 0;
+  int32_t s;
+  for (s = first; s < end; ++s) {
+    const int32_t n = code_length(lengths, s);
+    if (n > TFLM_DECODE_CODE_BITS) return 0;
+    if (n > 0) filled += LUT_ENTRIES >> n;
+  }
+  return filled == LUT_ENTRIES;
+}
+
+static int huffman_complete(const uint8_t *lengths) {
+  return code_complete(lengths, 0, 256) && code_complete(lengths, 256, TFLM_DECODE_ALPHABET);
+}
+
+/* Offsets ascending from 0, the last within the payload. */
+static int offsets_valid(const tflm_decode_t *d, uint32_t payload_bytes) {
+  uint32_t previous = 0;
+  int32_t b;
+  if (block_offset(d, 0) != 0) return 0;
+  for (b = 1; b <= d->blocks; ++b) {
+    const uint32_t offset = block_offset(d, b);
+    if (offset < previous) return 0;
+    previous = offset;
+  }
+  return previous <= payload_bytes;
+}
+
+/* The header's fields and where the index, table and payload are; TFLM_ERR_MODEL when they
+ * do not fit in `length` bytes.  *payload_bytes receives the payload's length. */
+static tflm_status_t read_header(tflm_decode_t *d, const uint8_t *s, uint32_t length,
+                                 const void *shared, uint32_t shared_bytes, int32_t channels,
+                                 int32_t row, uint32_t *payload_bytes) {
+  uint32_t index_bytes, table_bytes;
+  if (s == NULL || length < TFLM_DECODE_HEADER_BYTES || channels <= 0 || row <= 0) {
+    return TFLM_ERR_MODEL;
+  }
+  d->codec = s[0];
+  d->zero = s[1];
+  d->width = s[2];
+  if (d->codec < TFLM_DECODE_ZRLE || d->codec > TFLM_DECODE_HUFFMAN_SHARED ||
+      (d->codec == TFLM_DECODE_HUFFMAN_SHARED &&
+       (shared == NULL || shared_bytes < TFLM_DECODE_ALPHABET / 2)) ||
+      (d->width != 2 && d->width != 4) || read_le(s + 4, 4) != (uint32_t)channels ||
+      read_le(s + 8, 4) != (uint32_t)row) {
+    return TFLM_ERR_MODEL;
+  }
+  d->channels = channels;
+  d->row = row;
+  d->group = (int32_t)read_le(s + 12, 4);
+  if (d->group <= 0 || d->group > channels || d->group > 0x7FFFFFFF / row) return TFLM_ERR_MODEL;
+  d->blocks = (channels + d->group - 1) / d->group;
+  index_bytes = (uint32_t)(d->blocks + 1) * (uint32_t)d->width;
+  table_bytes = d->codec == TFLM_DECODE_HUFFMAN ? TFLM_DECODE_ALPHABET / 2 : 0;
+  if (index_bytes + table_bytes > length - TFLM_DECODE_HEADER_BYTES) return TFLM_ERR_MODEL;
+  d->offsets = s + TFLM_DECODE_HEADER_BYTES;
+  d->lengths = table_bytes ? d->offsets + index_bytes : NULL;
+  if (d->codec == TFLM_DECODE_HUFFMAN_SHARED) d->lengths = (const uint8_t *)shared;
+  d->payload = d->offsets + index_bytes + table_bytes;
+  *payload_bytes = length - TFLM_DECODE_HEADER_BYTES - index_bytes - table_bytes;
+  return TFLM_OK;
+}
+
+tflm_status_t tflm_decode_open(tflm_decode_t *d, const void *stream, uint32_t length,
+                               const void *shared, uint32_t shared_bytes, int32_t channels,
+                               int32_t row) {
+  uint32_t payload_bytes;
+  tflm_status_t status = read_header(d, (const uint8_t *)stream, length, shared, shared_bytes,
+                                     channels, row, &payload_bytes);
+  if (status != TFLM_OK) return status;
+  if (!offsets_valid(d, payload_bytes) || (d->lengths != NULL && !huffman_complete(d->lengths))) {
+    return TFLM_ERR_MODEL;
+  }
+  return TFLM_OK;
+}
+
+tflm_status_t tflm_decode_reopen(tflm_decode_t *d, const void *stream, uint32_t length,
+                                 const void *shared, uint32_t shared_bytes, int32_t channels,
+                                 int32_t row) {
+  uint32_t payload_bytes;
+  return read_header(d, (const uint8_t *)stream, length, shared, shared_bytes, channels, row,
+                     &payload_bytes);
+}
+
+/* The literal look-up table, then the run one. */
+static uint32_t lut_bytes(const tflm_decode_t *d) {
+  return d->lengths != NULL ? 2u * LUT_ENTRIES * 2u : 0u;
+}
+
+uint32_t tflm_decode_scratch_bytes(const tflm_decode_t *d) {
+  return lut_bytes(d) + (uint32_t)d->group * (uint32_t)d->row;
+}
+
+/* Canonical codes of symbols first..end - 1 in (length, symbol) order: entry i of `lut`
+ * holds the symbol (less `first`) whose code is the first `length` bits of i, as
+ * symbol << 4 | length. */
+static void build_lut(const uint8_t *lengths, int32_t first, int32_t end, uint16_t *lut) {
+  uint32_t counts[TFLM_DECODE_CODE_BITS + 1] = {0}, next[TFLM_DECODE_CODE_BITS + 1];
+  uint32_t code = 0;
+  int32_t s, n;
+  for (s = first; s < end; ++s) counts[code_length(lengths, s)]++;
+  counts[0] = 0;
+  for (n = 1; n <= TFLM_DECODE_CODE_BITS; ++n) {
+    code = (code + counts[n - 1]) << 1;
+    next[n] = code;
+  }
+  for (s = first; s < end; ++s) {
+    const int32_t length = code_length(lengths, s);
+    uint32_t entry, last;
+    if (length == 0) continue;
+    entry = next[length]++ << (TFLM_DECODE_CODE_BITS - length);
+    last = entry + (LUT_ENTRIES >> length);
+    for (; entry < last; ++entry) {
+      lut[entry] = (uint16_t)((uint32_t)(s - first) << 4 | (uint32_t)length);
+    }
+  }
+}
+
+void tflm_decode_start(const tflm_decode_t *d, void *scratch) {
+  if (d->lengths == NULL) return;
+  build_lut(d->lengths, 0, 256, (uint16_t *)scratch);
+  build_lut(d->lengths, 256, TFLM_DECODE_ALPHABET, (uint16_t *)scratch + LUT_ENTRIES);
+}
+
+/* The block filled with the zero byte, a word at a time (`out` is 4-byte aligned): runs
+ * then only move the output pointer. */
+static void fill_zero(uint8_t *out, uint8_t *out_end, uint8_t zero) {
+  const uint32_t word = zero * 0x01010101u;
+  for (; out + 4 <= out_end; out += 4) *(uint32_t *)(void *)out = word;
+  for (; out < out_end; ++out) *out = zero;
+}
+
+/* Zero-run-length: stops when `out` is full; a payload that ends early leaves zeros. */
+static void zrle_block(const uint8_t *p, const uint8_t *end, uint8_t *out, uint8_t *out_end) {
+  while (out < out_end && p < end) {
+    const uint32_t token = *p++;
+    out += token < (uint32_t)(out_end - out) ? token : (uint32_t)(out_end - out);
+    if (token < 255u && out < out_end && p < end) *out++ = *p++;
+  }
+}
+
+/* The next code's table entry; the window holds at least CODE_BITS bits. */
+static TFLM_ALWAYS_INLINE uint32_t next_symbol(const uint16_t *lut, uint32_t *window,
+                                               int32_t *bits) {
+  const uint32_t entry = lut[*window >> (32 - TFLM_DECODE_CODE_BITS)];
+  *window <<= entry & 15u;
+  *bits -= (int32_t)(entry & 15u);
+  return entry >> 4;
+}
+
+/* Huffman: a 32-bit window of the bits, MSB first, refilled a byte at a time (zero bytes
+ * past the block's end) to 25 bits or more: enough for a run code and a literal code. */
+static void huffman_block(const uint16_t *literals, const uint8_t *p, const uint8_t *end,
+                          uint8_t *out, uint8_t *out_end) {
+  const uint16_t *runs = literals + LUT_ENTRIES;
+  uint32_t window = 0;
+  int32_t bits = 0;
+  while (out < out_end) {
+    uint32_t run;
+    while (bits <= 24) {
+      window |= (uint32_t)(p < end ? *p++ : 0u) << (24 - bits);
+      bits += 8;
+    }
+    run = next_symbol(runs, &window, &bits);
+    out += run < (uint32_t)(out_end - out) ? run : (uint32_t)(out_end - out);
+    if (run == TFLM_DECODE_RUNS - 1 || out == out_end) continue;
+    *out++ = (uint8_t)next_symbol(literals, &window, &bits);
+  }
+}
+
+const int8_t *tflm_decode_block(const tflm_decode_t *d, void *scratch, int32_t b,
+                                int32_t *count) {
+  uint8_t *out = (uint8_t *)scratch + lut_bytes(d);
+  const int32_t first = b * d->group;
+  const int32_t channels = d->channels - first < d->group ? d->channels - first : d->group;
+  const uint8_t *start = d->payload + block_offset(d, b);
+  const uint8_t *end = d->payload + block_offset(d, b + 1);
+  uint8_t *out_end = out + (size_t)channels * (size_t)d->row;
+  *count = channels;
+  fill_zero(out, out_end, (uint8_t)d->zero);
+  if (d->lengths != NULL) {
+    huffman_block((const uint16_t *)scratch, start, end, out, out_end);
+  } else {
+    zrle_block(start, end, out, out_end);
+  }
+  return (const int8_t *)out;
+}

@@ -1,0 +1,190 @@
+"""`--compress` (tflm_gen/compress.py, kernels_c/tflm_decode.c): the codecs round-trip in
+Python; corpus models with coded filters run bit-exact with TFLM on the host (reference and
+cmsis kernels) and on the Cortex-M4 under QEMU; the arena model includes the decode scratch
+exactly; a corrupt stream is refused when the interpreter starts."""
+
+from __future__ import annotations
+
+import copy
+import re
+
+import numpy as np
+import pytest
+from conftest import corpus_path, need_tool
+
+from tflm_gen import arena, compress, qemu
+from tflm_gen.errors import TflmGenError
+from tflm_gen.host import HostInterpreter, device_interpreter
+from tflm_gen.inputs import random_inputs
+from tflm_gen.model import ir
+from tflm_gen.model.reader import read_model
+from tflm_gen.model.writer import write_model
+from tflm_gen.optimize import device_model
+from tflm_gen.oracle import Oracle
+from tflm_gen.prune import prune_weights
+
+MODELS = ["kws_ref_model.tflite", "vww_96_int8.tflite", "pretrainedResnet_quant.tflite",
+          "ad01_int8.tflite", "person_detect.tflite"]
+
+
+def _sparse_rows(seed: int, shape: tuple[int, int], zeros: float, zero: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    rows = rng.integers(-128, 128, size=shape).astype(np.int8)
+    rows[rng.random(shape) < zeros] = zero
+    rows[0, :] = zero  # a whole channel of zeros: runs longer than 255 and than RUNS
+    return rows
+
+
+@pytest.mark.parametrize("codec", [compress.ZRLE, compress.HUFFMAN, compress.HUFFMAN_SHARED])
+@pytest.mark.parametrize("shape,zeros,zero", [((3, 700), 0.9, 0), ((64, 9), 0.5, 0),
+                                              ((17, 40), 0.0, 0), ((8, 300), 0.8, -3),
+                                              ((1, 1), 1.0, 0), ((40, 64), 0.97, 0)])
+def test_codecs_round_trip(codec, shape, zeros, zero):
+    rows = _sparse_rows(sum(shape), shape, zeros, zero)
+    # The model-wide table is made from this tensor and a denser one, as compress_model does.
+    other = _sparse_rows(7, (16, 64), 0.3, zero)
+    counts = compress.symbol_counts(rows, zero)
+    for symbol, count in compress.symbol_counts(other, zero).items():
+        counts[symbol] = counts.get(symbol, 0) + count
+    shared = compress.shared_lengths(counts)
+    stream = compress.encode(rows, zero, codec, shared)
+    assert np.array_equal(compress.decode(stream, shared), rows)
+
+
+def test_the_smallest_stream_is_chosen_and_dense_noise_is_left_plain():
+    rows = _sparse_rows(1, (32, 128), 0.8, 0)
+    coded = compress.best(rows, 0)
+    sizes = [len(compress.encode(rows, 0, codec)) for codec in (compress.ZRLE, compress.HUFFMAN)]
+    assert coded is not None and len(coded.stream) == min(sizes) < rows.size
+    noise = np.random.default_rng(2).integers(-128, 128, size=(32, 128)).astype(np.int8)
+    assert compress.best(noise, 0) is None
+
+
+def _model(name: str, sparsity: float | None = None) -> bytes:
+    data = corpus_path(name).read_bytes()
+    return prune_weights(data, sparsity).model if sparsity else data
+
+
+def _coded_count(device: bytes) -> int:
+    return len(ir.compressed_tensors(read_model(device)))
+
+
+def _assert_bit_exact_with_tflm(original: bytes, device: bytes, tags: tuple[str, ...]):
+    model = read_model(original)
+    ours, oracle = HostInterpreter(device, tags), Oracle(original)
+    for seed in range(2):
+        inputs = random_inputs(model, seed)
+        for a, b in zip(ours.run(inputs), oracle.run(inputs)):
+            assert np.array_equal(a, b)
+    return ours
+
+
+@pytest.mark.parametrize("sparsity", [None, 0.8])
+@pytest.mark.parametrize("tags", [(), ("cmsis",)])
+@pytest.mark.parametrize("name", MODELS)
+def test_compressed_models_are_bit_exact_on_the_host(name, tags, sparsity):
+    """As they are (only vww's and ad01's filters are worth coding) and pruned to 0.8."""
+    original = _model(name, sparsity)
+    device = device_model(original, tags, compress=True)[0]
+    ours = _assert_bit_exact_with_tflm(original, device, tags)
+    # The arena model (generation without a compiler) includes the decode scratch exactly.
+    assert arena.arena_sizes(read_model(device), tags) == (ours.arena_used_bytes,
+                                                             ours.arena_tail_bytes)
+    if sparsity or name.startswith(("vww", "ad01")):
+        assert _coded_count(device) > 0
+
+
+def test_the_arena_grows_by_the_declared_scratch():
+    """ad01 (FULLY_CONNECTED only, so no partial overlap is given up): the head grows by the
+    largest decode scratch, the tail by the scratch handles' table."""
+    original = _model("ad01_int8.tflite", 0.8)
+    plain = HostInterpreter(device_model(original)[0])
+    device = device_model(original, compress=True)[0]
+    coded = HostInterpreter(device)
+    model = read_model(device)
+    streams = [model.buffers[t.buffer].data for t in model.subgraph.tensors
+               if model.subgraph.tensors.index(t) in ir.compressed_tensors(model)]
+    scratch = max(compress.decode_scratch_bytes(s) for s in streams)
+    handles = arena.aligned(4 * len(streams))
+    assert coded.arena_tail_bytes == plain.arena_tail_bytes + handles
+    assert coded.arena_used_bytes == plain.arena_used_bytes + arena.aligned(scratch) + handles
+
+
+def _corrupted(device: bytes, change) -> bytes:
+    """The device model with `change(bytearray)` applied to its first coded stream."""
+    model = copy.deepcopy(read_model(device))
+    buffer = model.subgraph.tensors[min(ir.compressed_tensors(model))].buffer
+    stream = bytearray(model.buffers[buffer].data)
+    change(stream)
+    model.buffers[buffer] = ir.Buffer(bytes(stream))
+    return write_model(model)
+
+
+def _last_offset_past_the_end(stream: bytearray) -> None:
+    channels, _, group = np.frombuffer(bytes(stream[4:16]), "<u4")
+    position = 16 + stream[2] * (-(-int(channels) // int(group)))
+    stream[position:position + stream[2]] = b"\xff" * stream[2]
+
+
+def _without_shared_table(device: bytes) -> bytes:
+    """The model-wide Huffman table's code lengths all 0: no code is complete."""
+    model = copy.deepcopy(read_model(device))
+    buffer = dict(model.metadata)[compress.METADATA_NAME]
+    words = np.frombuffer(model.buffers[buffer].data, "<i4").copy()
+    assert words[2 + words[1]] > 0  # the table the streams use
+    words[3 + words[1]:] = 0
+    model.buffers[buffer] = ir.Buffer(words.tobytes())
+    return write_model(model)
+
+
+@pytest.mark.parametrize("change", [
+    _last_offset_past_the_end,
+    "table",
+    lambda s: s.__setitem__(slice(4, 8), (12345).to_bytes(4, "little")),  # wrong channels
+    lambda s: s.__setitem__(slice(12, 16), (0).to_bytes(4, "little")),  # no channel per block
+    lambda s: s.__setitem__(0, 9),  # unknown codec
+    lambda s: s.__delitem__(slice(20, None)),  # truncated index
+], ids=["offset", "table", "channels", "group", "codec", "truncated"])
+def test_a_corrupt_stream_is_refused_at_init(change):
+    device = device_model(_model("kws_ref_model.tflite", 0.8), compress=True)[0]
+    assert read_model(device).buffers[read_model(device).subgraph.tensors[
+        min(ir.compressed_tensors(read_model(device)))].buffer].data[0] == compress.HUFFMAN_SHARED
+    corrupt = _without_shared_table(device) if change == "table" else _corrupted(device, change)
+    with pytest.raises(TflmGenError, match=re.compile("model|prepare", re.IGNORECASE)):
+        HostInterpreter(corrupt)
+
+
+def test_compressed_model_runs_bit_exact_on_the_cortex_m4_with_cmsis():
+    board = qemu.board_of("qemu-cortex-m4")
+    for tool in (board["toolchain"] + "gcc", board["qemu"], "make"):
+        need_tool(tool)
+    _, completed = qemu.run_project(_model("kws_ref_model.tflite", 0.8), "qemu-cortex-m4",
+                                    ("cmsis",), compress=True)
+    assert qemu.PASSED in completed.stdout, completed.stdout + completed.stderr
+    used, declared = re.search(r"arena used: (\d+) of (\d+)", completed.stdout).groups()
+    assert used == declared
+
+
+def test_a_coded_constant_read_by_another_input_is_refused_at_init():
+    """A coded stream is shorter than its tensor: any reader but a decoding kernel's filter
+    input would read past it, so the loader refuses the model (tflm_graph_check.c)."""
+    device = device_model(_model("kws_ref_model.tflite", 0.8), compress=True)[0]
+    model = copy.deepcopy(read_model(device))
+    coded = min(ir.compressed_tensors(model))
+    op = next(op for op in model.subgraph.operators if op.inputs[1] == coded)
+    op.inputs[1], op.inputs[2] = op.inputs[2], op.inputs[1]  # the stream becomes the bias
+    with pytest.raises(TflmGenError, match="constant data smaller than its tensor"):
+        HostInterpreter(write_model(model))
+
+
+@pytest.mark.parametrize("tags", [(), ("cmsis",)])
+def test_compressed_then_separate_weights_is_bit_exact(tags):
+    """--compress codes the filters, then --weights separate moves the coded buffers into
+    the weight array as they are; the kernels reach them through the same accessor."""
+    original = _model("kws_ref_model.tflite", 0.8)
+    device = device_model(original, tags, compress=True)[0]
+    assert _coded_count(device) > 0
+    ours, oracle = device_interpreter(device, tags, None, "separate"), Oracle(original)
+    inputs = random_inputs(read_model(original), 0)
+    for a, b in zip(ours.run(inputs), oracle.run(inputs)):
+        assert np.array_equal(a, b)
