@@ -97,6 +97,14 @@ def _geometry(graph: ir.SubGraph, op: ir.Operator):
     return source, out, effective, stride, pads
 
 
+def _images(source: ir.Tensor, out: ir.Tensor) -> tuple[tuple[int, int, int], ...]:
+    """(height, width, bytes per pixel) of a one-batch NHWC input and output of one dtype."""
+    _, in_h, in_w, in_c = source.shape
+    _, out_h, out_w, out_c = out.shape
+    element = ir.tensor_bytes(source) // max(1, in_h * in_w * in_c)
+    return (in_h, in_w, in_c * element), (out_h, out_w, out_c * element)
+
+
 def conv_clearance(graph: ir.SubGraph, op: ir.Operator) -> int | None:
     """Bytes of a convolution's or pooling's output that must lie below its input's offset
     when the output is placed below the input, or None when the operator gets no partial
@@ -105,10 +113,7 @@ def conv_clearance(graph: ir.SubGraph, op: ir.Operator) -> int | None:
     if geometry is None:
         return None
     source, out, _, (stride_h, stride_w), (pad_h, pad_w) = geometry
-    _, in_h, in_w, in_c = source.shape
-    _, out_h, out_w, out_c = out.shape
-    element = ir.tensor_bytes(source) // max(1, in_h * in_w * in_c)
-    input_pixel, output_pixel = in_c * element, out_c * element
+    (in_h, in_w, input_pixel), (out_h, out_w, output_pixel) = _images(source, out)
     # Output start relative to input start: at most `limit` (negative) for every pixel q.
     limit = 0
     for q in range(out_h * out_w):
@@ -132,10 +137,7 @@ def backward_start(graph: ir.SubGraph, op: ir.Operator) -> int | None:
     if geometry is None:
         return None
     source, out, (eff_h, eff_w), (stride_h, stride_w), (pad_h, pad_w) = geometry
-    _, in_h, in_w, in_c = source.shape
-    _, out_h, out_w, out_c = out.shape
-    element = ir.tensor_bytes(source) // max(1, in_h * in_w * in_c)
-    input_pixel, output_pixel = in_c * element, out_c * element
+    (in_h, in_w, input_pixel), (out_h, out_w, output_pixel) = _images(source, out)
     start = 0
     for q in range(out_h * out_w):
         row = (q // out_w) * stride_h - pad_h + eff_h - 1
