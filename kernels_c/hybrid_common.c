@@ -60,6 +60,15 @@ static void tflm_hybrid_min_max(const float *x, int32_t n, float *lo, float *hi)
   }
 }
 
+/* roundf(v) clamped to [lo, hi].  A NaN (from a non-finite input) gives 0: converting it
+ * to an integer is undefined in C, and TFLM and LiteRT define no value for it either. */
+static int8_t tflm_hybrid_to_int8(float v, int32_t lo, int32_t hi) {
+  if (!(v == v)) return 0;
+  if (v >= (float)hi) return (int8_t)hi;
+  if (v <= (float)lo) return (int8_t)lo;
+  return (int8_t)roundf(v);
+}
+
 /* Zero point 0, scale max|x| / 127; values rounded half away from zero into [-127, 127]. */
 static void tflm_hybrid_symmetric(const float *x, int32_t n, int8_t *q, float *factor) {
   float lo, hi, range, inverse;
@@ -73,10 +82,7 @@ static void tflm_hybrid_symmetric(const float *x, int32_t n, int8_t *q, float *f
   }
   *factor = range / 127.0f;
   inverse = 127.0f / range;
-  for (i = 0; i < n; ++i) {
-    const int32_t value = (int32_t)roundf(x[i] * inverse);
-    q[i] = (int8_t)(value > 127 ? 127 : (value < -127 ? -127 : value));
-  }
+  for (i = 0; i < n; ++i) q[i] = tflm_hybrid_to_int8(x[i] * inverse, -127, 127);
 }
 
 /* The zero point of the range [rmin, rmax] at `scale`: from whichever end loses less. */
@@ -86,9 +92,7 @@ static int32_t tflm_hybrid_zero_point(float rmin, float rmax, float scale) {
   const float error_min = 128.0f + tflm_hybrid_abs(rmin / scale);
   const float error_max = 127.0f + tflm_hybrid_abs(rmax / scale);
   const float zero_point = error_min < error_max ? from_min : from_max;
-  if (zero_point <= -128.0f) return -128;
-  if (zero_point >= 127.0f) return 127;
-  return (int32_t)roundf(zero_point);
+  return tflm_hybrid_to_int8(zero_point, -128, 127);
 }
 
 /* The range [min(x, 0), max(x, 0)] over [-128, 127], all in float: the installed LiteRT
@@ -110,10 +114,7 @@ static void tflm_hybrid_asymmetric(const float *x, int32_t n, int8_t *q, float *
   *factor = (rmax - rmin) / 255.0f;
   *offset = tflm_hybrid_zero_point(rmin, rmax, *factor);
   inverse = 1.0f / *factor;
-  for (i = 0; i < n; ++i) {
-    const int32_t value = (int32_t)roundf((float)*offset + x[i] * inverse);
-    q[i] = (int8_t)(value > 127 ? 127 : (value < -128 ? -128 : value));
-  }
+  for (i = 0; i < n; ++i) q[i] = tflm_hybrid_to_int8((float)*offset + x[i] * inverse, -128, 127);
 }
 
 void tflm_hybrid_quantize(tflm_context_t *ctx, const tflm_hybrid_t *h, const float *input,

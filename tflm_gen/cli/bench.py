@@ -84,7 +84,6 @@ def format_reference(tagged: dict, reference: dict) -> str:
 @click.option("--target", type=click.Choice(qemu.qemu_targets()), default="qemu-cortex-m4",
               show_default=True, help="the QEMU board (`tflm-gen targets`)")
 @tags_option()
-@compress_option()
 @click.option("--opt", type=click.Choice(OPT_FLAGS), default=qemu.DEFAULT_OPT,
               show_default=True, help="optimisation flag")
 @click.option("--json", "json_path", help="also write the figures to this JSON file")

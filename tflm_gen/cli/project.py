@@ -37,7 +37,6 @@ from tflm_gen.text import examples
 @click.option("--target", type=target_choice(), default="make", show_default=True,
               help="the project kind (`tflm-gen targets` describes each)")
 @tags_option()
-@compress_option()
 @click.option("--name", help="prefix of the model's files and C API (<name>.h, <name>_init, ...); "
               "default: the model file's name made a C identifier")
 @click.option("--board", type=click.Choice(board_names()), default=None,

@@ -62,7 +62,6 @@ def _report_outputs(outputs: list[np.ndarray], model: ir.Model, output_path) -> 
 @click.option("-o", "--output", "output_path",
               help="write the outputs to this .npz, keyed by output tensor name and output_0, ...")
 @tags_option()
-@compress_option()
 @click.option("--arena-bytes", type=ARENA_BYTES, default=None, help="run with exactly this arena")
 @click.option("--target", type=click.Choice(["host", *qemu_targets()]), default="host",
               show_default=True,
