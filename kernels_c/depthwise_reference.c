@@ -25,11 +25,13 @@ static inline void depthwise_taps(const tflm_conv_params_t *p, const void *input
                  w, acc, mac);
 }
 
-/* The whole [1, FH, FW, C] filter as one block: channel oc's taps C apart. */
-static tflm_conv_block_t depthwise_whole(const tflm_conv_params_t *p) {
+/* Channels first .. first + count - 1 of a [1, FH, FW, C] filter (the whole one, or a
+ * decoded block transposed back into that order): channel oc's taps C apart. */
+static tflm_conv_block_t depthwise_channels(const tflm_conv_params_t *p, int32_t first,
+                                            int32_t count) {
   tflm_conv_block_t block;
-  block.first = 0;
-  block.count = p->output_c;
+  block.first = first;
+  block.count = count;
   block.channel_stride = 1;
   block.tap_stride = p->output_c;
   return block;
@@ -38,7 +40,7 @@ static tflm_conv_block_t depthwise_whole(const tflm_conv_params_t *p) {
 void tflm_depthwise_conv_int8(const tflm_conv_params_t *p, const tflm_requant_t *requant,
                               const int8_t *input, const int8_t *filter, const int32_t *bias,
                               int8_t *output) {
-  const tflm_conv_block_t block = depthwise_whole(p);
+  const tflm_conv_block_t block = depthwise_channels(p, 0, p->output_c);
   tflm_conv_walk(p, requant, input, 1, filter, bias, output, 1, &block, depthwise_taps,
                  tflm_conv_output_int8, 1);
 }
@@ -46,14 +48,14 @@ void tflm_depthwise_conv_int8(const tflm_conv_params_t *p, const tflm_requant_t 
 void tflm_depthwise_conv_int16(const tflm_conv_params_t *p, const tflm_requant_t *requant,
                                const int16_t *input, const int8_t *filter,
                                const int64_t *bias, int16_t *output) {
-  const tflm_conv_block_t block = depthwise_whole(p);
+  const tflm_conv_block_t block = depthwise_channels(p, 0, p->output_c);
   tflm_conv_walk(p, requant, input, 2, filter, bias, output, 2, &block, depthwise_taps,
                  tflm_conv_output_int16, 1);
 }
 
 void tflm_depthwise_conv_float32(const tflm_conv_params_t *p, const float *input,
                                  const float *filter, const float *bias, float *output) {
-  const tflm_conv_block_t block = depthwise_whole(p);
+  const tflm_conv_block_t block = depthwise_channels(p, 0, p->output_c);
   tflm_conv_walk(p, NULL, input, 4, filter, bias, output, 4, &block, depthwise_taps,
                  tflm_conv_output_float32, 1);
 }
@@ -64,16 +66,11 @@ static void depthwise_block(tflm_context_t *ctx, const tflm_weighted_call_t *cal
                             const int8_t *channel_rows, int8_t *room, int32_t first,
                             int32_t count) {
   const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
-  const int8_t *rows = room + first;
-  tflm_conv_block_t block;
+  const tflm_conv_block_t block = depthwise_channels(p, first, count);
   (void)ctx;
   tflm_weighted_transpose(channel_rows, count, p->filter_h * p->filter_w, p->output_c,
                           room + first);
-  block.first = first;
-  block.count = count;
-  block.channel_stride = 1;
-  block.tap_stride = p->output_c;
-  tflm_conv_walk_block(call, rows, &block, depthwise_taps);
+  tflm_conv_walk_block(call, room + first, &block, depthwise_taps);
 }
 
 static tflm_status_t depthwise_run_decoded(tflm_context_t *ctx,

@@ -220,18 +220,16 @@ def _peak(buffers: list[Buffer]) -> int:
     of these buffers can use less."""
     steps = max((b.last for b in buffers), default=-1) + 1
     saved = [0] * steps
-    for i, buffer in enumerate(buffers):
-        for other, clearance in buffer.clearance.items():
-            below = buffers[other]
-            union = max(buffer.size, below.size + clearance)
+    for buffer in buffers:
+        # The bytes an output and its input span together, placed below it or above it.
+        unions = [(buffers[o], max(buffer.size, buffers[o].size + c))
+                  for o, c in buffer.clearance.items()]
+        unions += [(buffers[o], max(buffers[o].size, start + buffer.size))
+                   for o, start in buffer.above.items()]
+        for source, union in unions:
             # One step for an operator's input and output; every step of a patch stage.
-            for step in range(max(buffer.first, below.first), min(buffer.last, below.last) + 1):
-                saved[step] = max(saved[step], buffer.size + below.size - union)
-        for other, start in buffer.above.items():
-            source = buffers[other]
-            union = max(source.size, start + buffer.size)
-            step = max(buffer.first, source.first)
-            saved[step] = max(saved[step], buffer.size + source.size - union)
+            for step in range(max(buffer.first, source.first), min(buffer.last, source.last) + 1):
+                saved[step] = max(saved[step], buffer.size + source.size - union)
     return max((sum(b.size for b in buffers if b.first <= s <= b.last) - saved[s]
                 for s in range(steps)), default=0)
 
