@@ -241,25 +241,34 @@ def fuzz_c_loader(model: bytes, tmp_path, trials: int = TRIALS, seed: int = 0,
     return run_fuzz_harness(compiler, tmp_path / "p", bytes(records), trials)
 
 
+def run_sanitized(compiler: str, folder: Path, harness: str, arguments: list[str],
+                  std: str = "c99") -> tuple[int, int]:
+    """Compiles `harness` with the generated runtime in `folder` (its tflm/*.c) under
+    AddressSanitizer and UBSan, runs it with `arguments`, and returns the two counts it
+    prints (`ran N refused M`)."""
+    (folder / "fuzz.c").write_text(harness)
+    sources = ["fuzz.c", *sorted(f"tflm/{p.name}" for p in (folder / "tflm").glob("*.c"))]
+    # Every report is fatal, signed overflow and float-to-int conversions included: the
+    # kernels' accumulators wrap through unsigned arithmetic, so a corrupt weight or bias
+    # gives garbage out, never undefined behaviour.
+    flags = [f"-std={std}", "-g", "-O1", "-fsanitize=address,undefined,float-cast-overflow",
+             "-fno-sanitize-recover=all"]
+    build = subprocess.run([compiler, *flags, *sources, "-o", "fuzz", "-lm"], cwd=folder,
+                           capture_output=True, text=True, check=False)
+    assert build.returncode == 0, build.stderr
+    run = subprocess.run(["./fuzz", *arguments], cwd=folder,
+                         capture_output=True, text=True, timeout=600, check=False)
+    assert run.returncode == 0, run.stderr[-3000:]
+    ran, refused = map(int, run.stdout.split()[1::2])
+    return ran, refused
+
+
 def run_fuzz_harness(compiler: str, project: Path, records: bytes,
                      trials: int) -> tuple[int, int]:
     """Runs `records` (length-prefixed models) through the C runtime of the generated
     `project` under AddressSanitizer and UBSan; returns (inits that ran, refused)."""
     (project / "models.bin").write_bytes(records)
-    (project / "fuzz.c").write_text(_FUZZ_HARNESS)
-    sources = ["fuzz.c", *sorted(f"tflm/{p.name}" for p in (project / "tflm").glob("*.c"))]
-    # Every report is fatal, signed overflow and float-to-int conversions included: the
-    # kernels' accumulators wrap through unsigned arithmetic, so a corrupt weight or bias
-    # gives garbage out, never undefined behaviour.
-    flags = ["-std=c99", "-g", "-O1", "-fsanitize=address,undefined,float-cast-overflow",
-             "-fno-sanitize-recover=all"]
-    build = subprocess.run([compiler, *flags, *sources, "-o", "fuzz", "-lm"], cwd=project,
-                           capture_output=True, text=True, check=False)
-    assert build.returncode == 0, build.stderr
-    run = subprocess.run(["./fuzz", "models.bin"], cwd=project,
-                         capture_output=True, text=True, timeout=600, check=False)
-    assert run.returncode == 0, run.stderr[-3000:]
-    ran, refused = map(int, run.stdout.split()[1::2])
+    ran, refused = run_sanitized(compiler, project, _FUZZ_HARNESS, ["models.bin"])
     assert ran + refused == trials
     return ran, refused
 

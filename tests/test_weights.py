@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import STRICT, corpus_path, need_tool
 from op_oracle import assert_bit_exact, run_tflm
+from test_runtime_c import run_sanitized
 
 from tflm_gen import arena as arena_model
 from tflm_gen import qemu
@@ -259,15 +260,6 @@ def test_corrupt_mini_flatbuffers_and_short_weights_never_crash_the_c_loader(tmp
         records += len(mini).to_bytes(4, "little") + bytes(mini) + size.to_bytes(4, "little")
     (tmp_path / "records.bin").write_bytes(bytes(records))
     (tmp_path / "weights.bin").write_bytes(split.weights)
-    (tmp_path / "fuzz.c").write_text(_SEPARATE_FUZZ)
-    sources = ["fuzz.c", *sorted(f"tflm/{p.name}" for p in (tmp_path / "tflm").glob("*.c"))]
-    flags = ["-std=c11", "-g", "-O1", "-fsanitize=address,undefined,float-cast-overflow",
-             "-fno-sanitize-recover=all"]
-    built = subprocess.run([compiler, *flags, *sources, "-o", "fuzz", "-lm"], cwd=tmp_path,
-                           capture_output=True, text=True, check=False)
-    assert built.returncode == 0, built.stderr
-    ran = subprocess.run(["./fuzz", "weights.bin", "records.bin"], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=600, check=False)
-    assert ran.returncode == 0, ran.stderr[-3000:]
-    succeeded, refused = map(int, ran.stdout.split()[1::2])
+    succeeded, refused = run_sanitized(compiler, tmp_path, _SEPARATE_FUZZ,
+                                       ["weights.bin", "records.bin"], std="c11")
     assert succeeded + refused == trials and refused >= trials // 3  # every short weights
