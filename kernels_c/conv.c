@@ -9,9 +9,7 @@
 #include "weighted_common.h"
 
 static tflm_status_t conv_eval(tflm_context_t *ctx, tflm_node_t *node) {
-  const tflm_conv_params_t *p = (const tflm_conv_params_t *)node->user_data;
-  TFLM_KERNEL_CHECK(ctx, node, p != NULL, TFLM_ERR_NOT_READY);
-  return tflm_weighted_eval(ctx, node, p, NULL, p->type, &tflm_conv_reference_kernels);
+  return tflm_weighted_node_eval(ctx, node, &tflm_conv_reference_kernels, 0);
 }
 
 const tflm_registration_t tflm_op_conv_2d = {

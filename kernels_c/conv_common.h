@@ -79,22 +79,6 @@ void tflm_conv_requant(tflm_context_t *ctx, const tflm_node_t *node, const void 
 void tflm_conv_padding(int32_t padding, int32_t stride, int32_t dilation, int32_t in_size,
                        int32_t filter_size, int32_t *out_size, int32_t *pad_before);
 
-/* The kernels (hot loops) of conv.c and depthwise_conv.c, one per activation type.
- * params: a prepared block; input/output NHWC; filter as in the layouts above; bias may be
- * NULL.  Buffers belong to the caller; nothing is allocated. */
-void tflm_conv_float32(const tflm_conv_params_t *params, const float *input,
-                       const float *filter, const float *bias, float *output);
-void tflm_conv_int8(const tflm_conv_params_t *params, const tflm_requant_t *requant, const int8_t *input,
-                    const int8_t *filter, const int32_t *bias, int8_t *output);
-void tflm_conv_int16(const tflm_conv_params_t *params, const tflm_requant_t *requant, const int16_t *input,
-                     const int8_t *filter, const int64_t *bias, int16_t *output);
-void tflm_depthwise_conv_float32(const tflm_conv_params_t *params, const float *input,
-                                 const float *filter, const float *bias, float *output);
-void tflm_depthwise_conv_int8(const tflm_conv_params_t *params, const tflm_requant_t *requant, const int8_t *input,
-                              const int8_t *filter, const int32_t *bias, int8_t *output);
-void tflm_depthwise_conv_int16(const tflm_conv_params_t *params, const tflm_requant_t *requant, const int16_t *input,
-                               const int8_t *filter, const int64_t *bias, int16_t *output);
-
 #ifdef __cplusplus
 }
 #endif

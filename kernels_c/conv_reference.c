@@ -40,29 +40,6 @@ static tflm_conv_block_t conv_whole(const tflm_conv_params_t *p) {
   return block;
 }
 
-void tflm_conv_int8(const tflm_conv_params_t *p, const tflm_requant_t *requant,
-                    const int8_t *input, const int8_t *filter, const int32_t *bias,
-                    int8_t *output) {
-  const tflm_conv_block_t block = conv_whole(p);
-  tflm_conv_walk(p, requant, input, 1, filter, bias, output, 1, &block, conv_taps,
-                 tflm_conv_output_int8, 0);
-}
-
-void tflm_conv_int16(const tflm_conv_params_t *p, const tflm_requant_t *requant,
-                     const int16_t *input, const int8_t *filter, const int64_t *bias,
-                     int16_t *output) {
-  const tflm_conv_block_t block = conv_whole(p);
-  tflm_conv_walk(p, requant, input, 2, filter, bias, output, 2, &block, conv_taps,
-                 tflm_conv_output_int16, 0);
-}
-
-void tflm_conv_float32(const tflm_conv_params_t *p, const float *input, const float *filter,
-                       const float *bias, float *output) {
-  const tflm_conv_block_t block = conv_whole(p);
-  tflm_conv_walk(p, NULL, input, 4, filter, bias, output, 4, &block, conv_taps,
-                 tflm_conv_output_float32, 0);
-}
-
 /* One decoded block of a compressed filter (rows of conv_filter_size weights). */
 static void conv_block(tflm_context_t *ctx, const tflm_weighted_call_t *call,
                        const int8_t *rows, int8_t *room, int32_t first, int32_t count) {
@@ -72,29 +49,13 @@ static void conv_block(tflm_context_t *ctx, const tflm_weighted_call_t *call,
   (void)room;
   block.first = first;
   block.count = count;
-  tflm_conv_walk_block(call, rows, &block, conv_taps);
+  tflm_conv_walk_quantized(call, rows, &block, conv_taps, 0);
 }
 
-static tflm_status_t conv_run_decoded(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
+static tflm_status_t conv_run(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
   const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
-  return tflm_weighted_decoded(ctx, call, p->decode_scratch, p->output_c, conv_filter_size(p),
-                               conv_block);
+  const tflm_conv_block_t whole = conv_whole(p);
+  return tflm_conv_run(ctx, call, &whole, conv_filter_size(p), conv_block, conv_taps, 0);
 }
 
-TFLM_WEIGHTED_RUN_FLOAT(tflm_conv_run_float32, tflm_conv_float32)
-static TFLM_WEIGHTED_RUN_QUANT(conv_run_int8, tflm_conv_int8)
-static TFLM_WEIGHTED_RUN_QUANT(conv_run_int16, tflm_conv_int16)
-
-tflm_status_t tflm_conv_run_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
-  const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
-  return p->decode_scratch >= 0 ? conv_run_decoded(ctx, call) : conv_run_int8(ctx, call);
-}
-
-tflm_status_t tflm_conv_run_int16(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
-  const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
-  return p->decode_scratch >= 0 ? conv_run_decoded(ctx, call) : conv_run_int16(ctx, call);
-}
-
-const tflm_weighted_kernels_t tflm_conv_reference_kernels = {
-    tflm_conv_requant, tflm_conv_hybrid_eval, tflm_conv_run_float32, tflm_conv_run_int8,
-    tflm_conv_run_int16};
+TFLM_WEIGHTED_REFERENCE_DEFINE(conv, tflm_conv_requant, tflm_conv_hybrid_eval, conv_run);

@@ -1,7 +1,7 @@
-/* The reference CONV_2D kernels of every type (defined in conv_reference.c, declared in
- * conv_common.h).  They live apart from the registration in conv.c so that a tag replacing
- * conv.c (e.g. cmsis) still has them for the types and shapes it does not speed up;
- * including this header brings conv_reference.c into a project. */
+/* The reference CONV_2D kernels of every type (defined in conv_reference.c), apart from the
+ * registration in conv.c so that a tag replacing conv.c (e.g. cmsis) still has them
+ * for the types and shapes it does not speed up; including this header brings
+ * conv_reference.c into a project. */
 #ifndef TFLM_CONV_REFERENCE_H
 #define TFLM_CONV_REFERENCE_H
 
@@ -12,12 +12,9 @@
 extern "C" {
 #endif
 
-/* The per-type functions of tflm_weighted_eval over the loops above (a tag's kernel table
- * reuses those it does not replace), and the reference kernel table. */
-tflm_status_t tflm_conv_run_float32(tflm_context_t *ctx, const tflm_weighted_call_t *call);
-tflm_status_t tflm_conv_run_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call);
-tflm_status_t tflm_conv_run_int16(tflm_context_t *ctx, const tflm_weighted_call_t *call);
-extern const tflm_weighted_kernels_t tflm_conv_reference_kernels;
+/* The per-type functions (a tag's kernel table reuses those it does not replace) and the
+ * reference kernel table. */
+TFLM_WEIGHTED_REFERENCE_DECLARE(conv);
 
 #ifdef __cplusplus
 }

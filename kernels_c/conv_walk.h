@@ -235,20 +235,45 @@ static TFLM_ALWAYS_INLINE void tflm_conv_walk(const tflm_conv_params_t *p,
   }
 }
 
-/* The walk over one decoded block of a compressed filter (int8 or int16 activations; call's
- * params a tflm_conv_params_t), its weights in `filter`. */
-static TFLM_ALWAYS_INLINE void tflm_conv_walk_block(const tflm_weighted_call_t *call,
-                                                    const void *filter,
-                                                    const tflm_conv_block_t *block,
-                                                    tflm_conv_taps_fn taps) {
+/* The walk of the call's int8 or int16 type (call's params a tflm_conv_params_t) over the
+ * block's channels, their weights in `filter` (the node's whole filter, or a decoded
+ * block's); `may_walk_back` as tflm_conv_walk. */
+static TFLM_ALWAYS_INLINE void tflm_conv_walk_quantized(const tflm_weighted_call_t *call,
+                                                        const void *filter,
+                                                        const tflm_conv_block_t *block,
+                                                        tflm_conv_taps_fn taps,
+                                                        int may_walk_back) {
   const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
   if (p->type == TFLM_TYPE_INT8) {
     tflm_conv_walk(p, &call->requant, call->data.input, 1, filter, call->data.bias,
-                   call->data.output, 1, block, taps, tflm_conv_output_int8, 0);
+                   call->data.output, 1, block, taps, tflm_conv_output_int8, may_walk_back);
   } else {
     tflm_conv_walk(p, &call->requant, call->data.input, 2, filter, call->data.bias,
-                   call->data.output, 2, block, taps, tflm_conv_output_int16, 0);
+                   call->data.output, 2, block, taps, tflm_conv_output_int16, may_walk_back);
   }
+}
+
+/* A reference conv or depthwise run of every type: the whole filter (`whole`), or, when it
+ * is compressed (int8 / int16 only), each decoded block of `row` weights per channel
+ * through `decoded`. */
+static TFLM_ALWAYS_INLINE tflm_status_t tflm_conv_run(tflm_context_t *ctx,
+                                                      const tflm_weighted_call_t *call,
+                                                      const tflm_conv_block_t *whole,
+                                                      int32_t row,
+                                                      tflm_weighted_block_fn decoded,
+                                                      tflm_conv_taps_fn taps,
+                                                      int may_walk_back) {
+  const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
+  if (p->decode_scratch >= 0) {
+    return tflm_weighted_decoded(ctx, call, p->decode_scratch, p->output_c, row, decoded);
+  }
+  if (p->type == TFLM_TYPE_FLOAT32) {
+    tflm_conv_walk(p, NULL, call->data.input, 4, call->data.filter, call->data.bias,
+                   call->data.output, 4, whole, taps, tflm_conv_output_float32, may_walk_back);
+  } else {
+    tflm_conv_walk_quantized(call, call->data.filter, whole, taps, may_walk_back);
+  }
+  return TFLM_OK;
 }
 
 #ifdef __cplusplus

@@ -37,29 +37,6 @@ static tflm_conv_block_t depthwise_channels(const tflm_conv_params_t *p, int32_t
   return block;
 }
 
-void tflm_depthwise_conv_int8(const tflm_conv_params_t *p, const tflm_requant_t *requant,
-                              const int8_t *input, const int8_t *filter, const int32_t *bias,
-                              int8_t *output) {
-  const tflm_conv_block_t block = depthwise_channels(p, 0, p->output_c);
-  tflm_conv_walk(p, requant, input, 1, filter, bias, output, 1, &block, depthwise_taps,
-                 tflm_conv_output_int8, 1);
-}
-
-void tflm_depthwise_conv_int16(const tflm_conv_params_t *p, const tflm_requant_t *requant,
-                               const int16_t *input, const int8_t *filter,
-                               const int64_t *bias, int16_t *output) {
-  const tflm_conv_block_t block = depthwise_channels(p, 0, p->output_c);
-  tflm_conv_walk(p, requant, input, 2, filter, bias, output, 2, &block, depthwise_taps,
-                 tflm_conv_output_int16, 1);
-}
-
-void tflm_depthwise_conv_float32(const tflm_conv_params_t *p, const float *input,
-                                 const float *filter, const float *bias, float *output) {
-  const tflm_conv_block_t block = depthwise_channels(p, 0, p->output_c);
-  tflm_conv_walk(p, NULL, input, 4, filter, bias, output, 4, &block, depthwise_taps,
-                 tflm_conv_output_float32, 1);
-}
-
 /* One decoded block of a compressed filter (channel-major rows of FH * FW taps), transposed
  * into `room` in the filter's own taps-major order (tflm_weighted_decode_prepare). */
 static void depthwise_block(tflm_context_t *ctx, const tflm_weighted_call_t *call,
@@ -70,34 +47,16 @@ static void depthwise_block(tflm_context_t *ctx, const tflm_weighted_call_t *cal
   (void)ctx;
   tflm_weighted_transpose(channel_rows, count, p->filter_h * p->filter_w, p->output_c,
                           room + first);
-  tflm_conv_walk_block(call, room + first, &block, depthwise_taps);
+  tflm_conv_walk_quantized(call, room + first, &block, depthwise_taps, 0);
 }
 
-static tflm_status_t depthwise_run_decoded(tflm_context_t *ctx,
-                                           const tflm_weighted_call_t *call) {
+/* The whole filter may walk back: the planner may start its output inside its input. */
+static tflm_status_t depthwise_run(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
   const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
-  return tflm_weighted_decoded(ctx, call, p->decode_scratch, p->output_c,
-                               p->filter_h * p->filter_w, depthwise_block);
+  const tflm_conv_block_t whole = depthwise_channels(p, 0, p->output_c);
+  return tflm_conv_run(ctx, call, &whole, p->filter_h * p->filter_w, depthwise_block,
+                       depthwise_taps, 1);
 }
 
-TFLM_WEIGHTED_RUN_FLOAT(tflm_depthwise_conv_run_float32, tflm_depthwise_conv_float32)
-static TFLM_WEIGHTED_RUN_QUANT(depthwise_run_int8, tflm_depthwise_conv_int8)
-static TFLM_WEIGHTED_RUN_QUANT(depthwise_run_int16, tflm_depthwise_conv_int16)
-
-tflm_status_t tflm_depthwise_conv_run_int8(tflm_context_t *ctx,
-                                           const tflm_weighted_call_t *call) {
-  const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
-  return p->decode_scratch >= 0 ? depthwise_run_decoded(ctx, call)
-                                : depthwise_run_int8(ctx, call);
-}
-
-tflm_status_t tflm_depthwise_conv_run_int16(tflm_context_t *ctx,
-                                            const tflm_weighted_call_t *call) {
-  const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
-  return p->decode_scratch >= 0 ? depthwise_run_decoded(ctx, call)
-                                : depthwise_run_int16(ctx, call);
-}
-
-const tflm_weighted_kernels_t tflm_depthwise_conv_reference_kernels = {
-    tflm_conv_requant, tflm_conv_hybrid_eval, tflm_depthwise_conv_run_float32,
-    tflm_depthwise_conv_run_int8, tflm_depthwise_conv_run_int16};
+TFLM_WEIGHTED_REFERENCE_DEFINE(depthwise_conv, tflm_conv_requant, tflm_conv_hybrid_eval,
+                               depthwise_run);

@@ -105,7 +105,7 @@ void tflm_fully_connected_float32(const tflm_fc_params_t *p, const float *input,
   }
 }
 
-TFLM_WEIGHTED_RUN_FLOAT(tflm_fully_connected_run_float32, tflm_fully_connected_float32)
+static TFLM_WEIGHTED_RUN_FLOAT(fc_run_float32, tflm_fully_connected_float32)
 static TFLM_WEIGHTED_RUN_QUANT(fc_run_int8, tflm_fully_connected_int8)
 static TFLM_WEIGHTED_RUN_QUANT(fc_run_int16, tflm_fully_connected_int16)
 
@@ -117,26 +117,17 @@ static void fc_block(tflm_context_t *ctx, const tflm_weighted_call_t *call,
                              p->type == TFLM_TYPE_INT8 ? fc_run_int8 : fc_run_int16);
 }
 
-/* The plain loops, or per decoded block when the filter is compressed. */
-static tflm_status_t fc_run_quant(tflm_context_t *ctx, const tflm_weighted_call_t *call,
-                                  tflm_weighted_type_fn plain) {
+/* The plain loops of the node's type, or per decoded block when the filter is compressed
+ * (int8 / int16 only). */
+static tflm_status_t fc_run(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
   const tflm_fc_params_t *p = (const tflm_fc_params_t *)call->params;
-  if (p->decode_scratch < 0) return plain(ctx, call);
-  return tflm_weighted_decoded(ctx, call, p->decode_scratch, p->output_depth, p->accum_depth,
-                               fc_block);
+  if (p->decode_scratch >= 0) {
+    return tflm_weighted_decoded(ctx, call, p->decode_scratch, p->output_depth,
+                                 p->accum_depth, fc_block);
+  }
+  if (p->type == TFLM_TYPE_FLOAT32) return fc_run_float32(ctx, call);
+  return p->type == TFLM_TYPE_INT8 ? fc_run_int8(ctx, call) : fc_run_int16(ctx, call);
 }
 
-tflm_status_t tflm_fully_connected_run_int8(tflm_context_t *ctx,
-                                            const tflm_weighted_call_t *call) {
-  return fc_run_quant(ctx, call, fc_run_int8);
-}
-
-tflm_status_t tflm_fully_connected_run_int16(tflm_context_t *ctx,
-                                             const tflm_weighted_call_t *call) {
-  return fc_run_quant(ctx, call, fc_run_int16);
-}
-
-const tflm_weighted_kernels_t tflm_fully_connected_reference_kernels = {
-    tflm_fully_connected_requant, tflm_fully_connected_hybrid_eval,
-    tflm_fully_connected_run_float32, tflm_fully_connected_run_int8,
-    tflm_fully_connected_run_int16};
+TFLM_WEIGHTED_REFERENCE_DEFINE(fully_connected, tflm_fully_connected_requant,
+                               tflm_fully_connected_hybrid_eval, fc_run);

@@ -12,12 +12,9 @@
 extern "C" {
 #endif
 
-/* The per-type functions of tflm_weighted_eval over the loops above (a tag's kernel table
- * reuses those it does not replace), and the reference kernel table. */
-tflm_status_t tflm_fully_connected_run_float32(tflm_context_t *ctx, const tflm_weighted_call_t *call);
-tflm_status_t tflm_fully_connected_run_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call);
-tflm_status_t tflm_fully_connected_run_int16(tflm_context_t *ctx, const tflm_weighted_call_t *call);
-extern const tflm_weighted_kernels_t tflm_fully_connected_reference_kernels;
+/* The per-type functions (a tag's kernel table reuses those it does not replace) and the
+ * reference kernel table. */
+TFLM_WEIGHTED_REFERENCE_DECLARE(fully_connected);
 
 #ifdef __cplusplus
 }

@@ -155,6 +155,48 @@ static TFLM_ALWAYS_INLINE tflm_status_t tflm_weighted_eval(
   return run(ctx, &call);
 }
 
+/* The eval of every weighted op and tag (its registration's eval is a one-line call of
+ * this): node->user_data holds the op's prepared parameters (tflm_conv_params_t or
+ * tflm_fc_params_t, whose first field is the TFLM_TYPE_* that picks the function), or, with
+ * `own_record`, the tag's own record, whose first field (uint64_t) holds their address. */
+static TFLM_ALWAYS_INLINE tflm_status_t tflm_weighted_node_eval(
+    tflm_context_t *ctx, tflm_node_t *node, const tflm_weighted_kernels_t *kernels,
+    int32_t own_record) {
+  const void *own = own_record ? node->user_data : NULL;
+  const void *params =
+      own != NULL ? (const void *)(uintptr_t)*(const uint64_t *)own : node->user_data;
+  TFLM_KERNEL_CHECK(ctx, node, params != NULL, TFLM_ERR_NOT_READY);
+  return tflm_weighted_eval(ctx, node, params, own, *(const int32_t *)params, kernels);
+}
+
+/* What a weighted op's reference file gives a tag to reuse: tflm_<op>_run_float32,
+ * tflm_<op>_run_int8 and tflm_<op>_run_int16 (each runs the node's own type, so a tag's
+ * table names the ones it keeps) and the table tflm_<op>_reference_kernels. */
+#define TFLM_WEIGHTED_REFERENCE_DECLARE(op)                                                \
+  tflm_status_t tflm_##op##_run_float32(tflm_context_t *ctx,                               \
+                                        const tflm_weighted_call_t *call);                 \
+  tflm_status_t tflm_##op##_run_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call); \
+  tflm_status_t tflm_##op##_run_int16(tflm_context_t *ctx, const tflm_weighted_call_t *call); \
+  extern const tflm_weighted_kernels_t tflm_##op##_reference_kernels
+
+/* Defines the functions and table TFLM_WEIGHTED_REFERENCE_DECLARE(op) declares, over `run`
+ * (one tflm_weighted_type_fn for every type), `requant` and `hybrid`. */
+#define TFLM_WEIGHTED_REFERENCE_DEFINE(op, requant, hybrid, run)                          \
+  tflm_status_t tflm_##op##_run_float32(tflm_context_t *ctx,                               \
+                                        const tflm_weighted_call_t *call) {                \
+    return run(ctx, call);                                                                 \
+  }                                                                                        \
+  tflm_status_t tflm_##op##_run_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call) { \
+    return run(ctx, call);                                                                 \
+  }                                                                                        \
+  tflm_status_t tflm_##op##_run_int16(tflm_context_t *ctx,                                 \
+                                      const tflm_weighted_call_t *call) {                  \
+    return run(ctx, call);                                                                 \
+  }                                                                                        \
+  const tflm_weighted_kernels_t tflm_##op##_reference_kernels = {                          \
+      requant, hybrid, tflm_##op##_run_float32, tflm_##op##_run_int8,                      \
+      tflm_##op##_run_int16}
+
 #ifdef __cplusplus
 }
 #endif

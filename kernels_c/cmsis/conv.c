@@ -747,12 +747,9 @@ static const tflm_weighted_kernels_t cmsis_conv_kernels = {
     tflm_conv_requant, tflm_conv_hybrid_eval, tflm_conv_run_float32, cmsis_conv_run_int8,
     tflm_conv_run_int16};
 
+/* node->user_data is this tag's record, which holds the shared parameters' address. */
 static tflm_status_t cmsis_conv_eval(tflm_context_t *ctx, tflm_node_t *node) {
-  const cmsis_conv_node_t *mine = (const cmsis_conv_node_t *)node->user_data;
-  const tflm_conv_params_t *p =
-      mine != NULL ? (const tflm_conv_params_t *)(uintptr_t)mine->shared : NULL;
-  TFLM_KERNEL_CHECK(ctx, node, p != NULL, TFLM_ERR_NOT_READY);
-  return tflm_weighted_eval(ctx, node, p, mine, p->type, &cmsis_conv_kernels);
+  return tflm_weighted_node_eval(ctx, node, &cmsis_conv_kernels, 1);
 }
 
 const tflm_registration_t tflm_op_conv_2d = {

@@ -590,9 +590,7 @@ static const tflm_weighted_kernels_t cmsis_depthwise_kernels = {
     tflm_depthwise_conv_run_int16};
 
 static tflm_status_t cmsis_depthwise_eval(tflm_context_t *ctx, tflm_node_t *node) {
-  const tflm_conv_params_t *p = (const tflm_conv_params_t *)node->user_data;
-  TFLM_KERNEL_CHECK(ctx, node, p != NULL, TFLM_ERR_NOT_READY);
-  return tflm_weighted_eval(ctx, node, p, NULL, p->type, &cmsis_depthwise_kernels);
+  return tflm_weighted_node_eval(ctx, node, &cmsis_depthwise_kernels, 0);
 }
 
 const tflm_registration_t tflm_op_depthwise_conv_2d = {
