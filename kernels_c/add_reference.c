@@ -28,11 +28,5 @@ static int32_t tflm_add_quantized(const tflm_add_params_t *p, int32_t a, int32_t
   return tflm_binary_rescaled(&p->rescale, 1, a, b, p->binary.act_min, p->binary.act_max);
 }
 
-static TFLM_BINARY_ROW(tflm_add_float, tflm_add_params_t, float, float, tflm_add_float_value)
-static TFLM_BINARY_ROW(tflm_add_int32, tflm_add_params_t, int32_t, int32_t, tflm_add_int32_value)
-static TFLM_BINARY_ROW(tflm_add_int8, tflm_add_params_t, int8_t, int8_t, tflm_add_quantized)
-static TFLM_BINARY_ROW(tflm_add_int16, tflm_add_params_t, int16_t, int16_t, tflm_add_quantized)
-
-const tflm_binary_rows_t tflm_add_rows = {
-    tflm_add_float, tflm_add_int8, tflm_add_int16,
-    tflm_add_int32, NULL, NULL, 0};
+TFLM_BINARY_ARITHMETIC_ROWS(, tflm_add_rows, tflm_add_params_t, tflm_add_float_value,
+                            tflm_add_quantized, tflm_add_int32_value);

@@ -24,7 +24,8 @@ extern "C" {
 #endif
 
 typedef struct {
-  int32_t type;              /* activation type TFLM_TYPE_*: selects the kernel in eval */
+  int32_t type; /* TFLM_TYPE_* of the activations: picks the kernel (first: read by
+                   tflm_weighted_node_eval) */
   int32_t batches;           /* N */
   int32_t input_h;           /* H */
   int32_t input_w;           /* W */

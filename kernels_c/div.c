@@ -85,9 +85,16 @@ static const tflm_binary_rows_t tflm_div_rows = {
     tflm_div_float, tflm_div_int8, NULL,
     tflm_div_int32, NULL, NULL, 0};
 
-static tflm_status_t tflm_div_quant_params(tflm_context_t *ctx, tflm_node_t *node,
-                                           const tflm_tensor_t *in, const tflm_tensor_t *out,
-                                           int32_t activation, tflm_div_params_t *p) {
+/* int8: the offsets, TFLM's multiplier and the quantised clamp; other types keep zeros. */
+static tflm_status_t tflm_div_finish(tflm_context_t *ctx, tflm_node_t *node,
+                                     const tflm_tensor_t *in, const tflm_tensor_t *out,
+                                     int32_t activation, void *data) {
+  tflm_div_params_t *p = (tflm_div_params_t *)data;
+  p->input1_offset = p->input2_offset = p->output_offset = 0;
+  p->output_multiplier = p->output_shift = 0;
+  if (out->type != TFLM_TYPE_INT8) {
+    return TFLM_OK;
+  }
   TFLM_KERNEL_CHECK(ctx, node, in[0].scale > 0.0f && in[1].scale > 0.0f && out->scale > 0.0f,
                     TFLM_ERR_BAD_PARAMS);
   p->input1_offset = -in[0].zero_point;
@@ -103,28 +110,11 @@ static tflm_status_t tflm_div_quant_params(tflm_context_t *ctx, tflm_node_t *nod
   return TFLM_OK;
 }
 
-static tflm_status_t tflm_div_prepare(tflm_context_t *ctx, tflm_node_t *node) {
-  tflm_tensor_t in[2], out;
-  void *data;
-  tflm_div_params_t *p;
-  const int32_t activation = tflm_opt_int(node, TFLM_OPT_DIV_FUSED_ACTIVATION_FUNCTION, 0);
-  const tflm_status_t status = tflm_binary_prepare(ctx, node, sizeof(*p), &tflm_div_rows,
-                                                   activation, 1, in, &out, &data);
-  if (status != TFLM_OK) {
-    return status;
-  }
-  p = (tflm_div_params_t *)data;
-  p->input1_offset = p->input2_offset = p->output_offset = 0;
-  p->output_multiplier = p->output_shift = 0;
-  if (out.type == TFLM_TYPE_INT8) {
-    return tflm_div_quant_params(ctx, node, in, &out, activation, p);
-  }
-  return TFLM_OK;
-}
+static const tflm_binary_op_t tflm_div_op = {
+    &tflm_div_rows, sizeof(tflm_div_params_t), TFLM_OPT_DIV_FUSED_ACTIVATION_FUNCTION, 1,
+    tflm_div_finish};
 
-static tflm_status_t tflm_div_eval(tflm_context_t *ctx, tflm_node_t *node) {
-  return tflm_binary_eval(ctx, node, &tflm_div_rows);
-}
+TFLM_BINARY_OP(tflm_div, tflm_div_op)
 
 const tflm_registration_t tflm_op_div = {
     NULL, TFLM_BUILTIN_DIV, NULL, tflm_div_prepare, tflm_div_eval, NULL, NULL};

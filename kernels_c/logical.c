@@ -21,29 +21,13 @@ static const tflm_binary_rows_t tflm_logical_and_rows = {
     NULL, NULL, NULL, NULL, NULL, tflm_logical_and_row, 1};
 static const tflm_binary_rows_t tflm_logical_or_rows = {
     NULL, NULL, NULL, NULL, NULL, tflm_logical_or_row, 1};
+static const tflm_binary_op_t tflm_logical_and_op = {&tflm_logical_and_rows,
+                                                     sizeof(tflm_binary_t), 0, 1, NULL};
+static const tflm_binary_op_t tflm_logical_or_op = {&tflm_logical_or_rows,
+                                                    sizeof(tflm_binary_t), 0, 1, NULL};
 
-static tflm_status_t tflm_logical_prepare(tflm_context_t *ctx, tflm_node_t *node,
-                                          const tflm_binary_rows_t *rows) {
-  tflm_tensor_t in[2], out;
-  void *data;
-  return tflm_binary_prepare(ctx, node, sizeof(tflm_binary_t), rows, 0, 1, in, &out, &data);
-}
-
-static tflm_status_t tflm_logical_and_prepare(tflm_context_t *ctx, tflm_node_t *node) {
-  return tflm_logical_prepare(ctx, node, &tflm_logical_and_rows);
-}
-
-static tflm_status_t tflm_logical_or_prepare(tflm_context_t *ctx, tflm_node_t *node) {
-  return tflm_logical_prepare(ctx, node, &tflm_logical_or_rows);
-}
-
-static tflm_status_t tflm_logical_and_eval(tflm_context_t *ctx, tflm_node_t *node) {
-  return tflm_binary_eval(ctx, node, &tflm_logical_and_rows);
-}
-
-static tflm_status_t tflm_logical_or_eval(tflm_context_t *ctx, tflm_node_t *node) {
-  return tflm_binary_eval(ctx, node, &tflm_logical_or_rows);
-}
+TFLM_BINARY_OP(tflm_logical_and, tflm_logical_and_op)
+TFLM_BINARY_OP(tflm_logical_or, tflm_logical_or_op)
 
 static tflm_status_t tflm_logical_not_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   tflm_tensor_t in, out;

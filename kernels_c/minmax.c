@@ -38,41 +38,18 @@ static const tflm_binary_rows_t tflm_minimum_rows = {
     tflm_minimum_float, tflm_minimum_int8, tflm_minimum_int16,
     tflm_minimum_int32, tflm_minimum_int64, NULL, 0};
 
-/* Persistent op data (fixed-width fields only). */
-typedef struct {
-  tflm_binary_t binary;
-  int32_t is_maximum; /* 1 MAXIMUM, 0 MINIMUM */
-} tflm_minmax_params_t;
+/* The op data is the bare tflm_binary_t: each op's eval knows its rows. */
+static const tflm_binary_op_t tflm_maximum_op = {&tflm_maximum_rows, sizeof(tflm_binary_t),
+                                                 0, 1, NULL};
+static const tflm_binary_op_t tflm_minimum_op = {&tflm_minimum_rows, sizeof(tflm_binary_t),
+                                                 0, 1, NULL};
 
-static tflm_status_t tflm_minmax_prepare(tflm_context_t *ctx, tflm_node_t *node,
-                                         int32_t is_maximum) {
-  tflm_tensor_t in[2], out;
-  void *data;
-  const tflm_status_t status = tflm_binary_prepare(
-      ctx, node, sizeof(tflm_minmax_params_t),
-      is_maximum ? &tflm_maximum_rows : &tflm_minimum_rows, 0, 1, in, &out, &data);
-  if (status == TFLM_OK) {
-    ((tflm_minmax_params_t *)data)->is_maximum = is_maximum;
-  }
-  return status;
-}
-
-static tflm_status_t tflm_maximum_prepare(tflm_context_t *ctx, tflm_node_t *node) {
-  return tflm_minmax_prepare(ctx, node, 1);
-}
-
-static tflm_status_t tflm_minimum_prepare(tflm_context_t *ctx, tflm_node_t *node) {
-  return tflm_minmax_prepare(ctx, node, 0);
-}
-
-static tflm_status_t tflm_minmax_eval(tflm_context_t *ctx, tflm_node_t *node) {
-  const tflm_minmax_params_t *p = (const tflm_minmax_params_t *)node->user_data;
-  return tflm_binary_eval(ctx, node, p->is_maximum ? &tflm_maximum_rows : &tflm_minimum_rows);
-}
+TFLM_BINARY_OP(tflm_maximum, tflm_maximum_op)
+TFLM_BINARY_OP(tflm_minimum, tflm_minimum_op)
 
 const tflm_registration_t tflm_op_maximum = {
-    NULL, TFLM_BUILTIN_MAXIMUM, NULL, tflm_maximum_prepare, tflm_minmax_eval,
+    NULL, TFLM_BUILTIN_MAXIMUM, NULL, tflm_maximum_prepare, tflm_maximum_eval,
     NULL, NULL};
 const tflm_registration_t tflm_op_minimum = {
-    NULL, TFLM_BUILTIN_MINIMUM, NULL, tflm_minimum_prepare, tflm_minmax_eval,
+    NULL, TFLM_BUILTIN_MINIMUM, NULL, tflm_minimum_prepare, tflm_minimum_eval,
     NULL, NULL};

@@ -8,11 +8,16 @@
 #include "tflm_kernel.h"
 #include "tflm_quant.h"
 
-static tflm_status_t tflm_mul_quant_params(tflm_context_t *ctx, tflm_node_t *node,
-                                           const tflm_tensor_t *in, const tflm_tensor_t *out,
-                                           int32_t activation, tflm_mul_params_t *p) {
+/* int8 / int16: TFLM's multiplier and clamp (zero points of 0 for int16). */
+static tflm_status_t tflm_mul_finish(tflm_context_t *ctx, tflm_node_t *node,
+                                     const tflm_tensor_t *in, const tflm_tensor_t *out,
+                                     int32_t activation, void *data) {
+  tflm_mul_params_t *p = (tflm_mul_params_t *)data;
   int32_t qmin, qmax;
   const double real = (double)in[0].scale * (double)in[1].scale / (double)out->scale;
+  if (out->type != TFLM_TYPE_INT8 && out->type != TFLM_TYPE_INT16) {
+    return TFLM_OK;
+  }
   TFLM_KERNEL_CHECK(ctx, node, out->scale > 0.0f, TFLM_ERR_BAD_PARAMS);
   tflm_quantize_multiplier(real, &p->output_multiplier, &p->output_shift);
   p->input1_offset = -in[0].zero_point;
@@ -29,17 +34,10 @@ static tflm_status_t tflm_mul_quant_params(tflm_context_t *ctx, tflm_node_t *nod
   return TFLM_OK;
 }
 
+static const tflm_binary_op_t tflm_mul_op = {
+    &tflm_mul_rows, sizeof(tflm_mul_params_t), TFLM_OPT_MUL_FUSED_ACTIVATION_FUNCTION, 1,
+    tflm_mul_finish};
+
 tflm_status_t tflm_mul_prepare(tflm_context_t *ctx, tflm_node_t *node) {
-  tflm_tensor_t in[2], out;
-  void *data;
-  const int32_t activation = tflm_opt_int(node, TFLM_OPT_MUL_FUSED_ACTIVATION_FUNCTION, 0);
-  const tflm_status_t status = tflm_binary_prepare(
-      ctx, node, sizeof(tflm_mul_params_t), &tflm_mul_rows, activation, 1, in, &out, &data);
-  if (status != TFLM_OK) {
-    return status;
-  }
-  if (out.type == TFLM_TYPE_INT8 || out.type == TFLM_TYPE_INT16) {
-    return tflm_mul_quant_params(ctx, node, in, &out, activation, (tflm_mul_params_t *)data);
-  }
-  return TFLM_OK;
+  return tflm_binary_op_prepare(ctx, node, &tflm_mul_op);
 }

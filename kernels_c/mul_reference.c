@@ -21,7 +21,7 @@ static int32_t tflm_mul_int32_value(const tflm_mul_params_t *p, int32_t a, int32
                           p->binary.act_max);
 }
 
-int32_t tflm_mul_quantized(const tflm_mul_params_t *p, int32_t a, int32_t b) {
+static int32_t tflm_mul_quantized(const tflm_mul_params_t *p, int32_t a, int32_t b) {
   return tflm_clamp_int32(
       tflm_multiply_by_quantized_multiplier((a + p->input1_offset) * (b + p->input2_offset),
                                             p->output_multiplier, p->output_shift) +
@@ -29,11 +29,5 @@ int32_t tflm_mul_quantized(const tflm_mul_params_t *p, int32_t a, int32_t b) {
       p->binary.act_min, p->binary.act_max);
 }
 
-TFLM_BINARY_ROW(tflm_mul_float, tflm_mul_params_t, float, float, tflm_mul_float_value)
-TFLM_BINARY_ROW(tflm_mul_int32, tflm_mul_params_t, int32_t, int32_t, tflm_mul_int32_value)
-TFLM_BINARY_ROW(tflm_mul_int8, tflm_mul_params_t, int8_t, int8_t, tflm_mul_quantized)
-TFLM_BINARY_ROW(tflm_mul_int16, tflm_mul_params_t, int16_t, int16_t, tflm_mul_quantized)
-
-const tflm_binary_rows_t tflm_mul_rows = {
-    tflm_mul_float, tflm_mul_int8, tflm_mul_int16,
-    tflm_mul_int32, NULL, NULL, 0};
+TFLM_BINARY_ARITHMETIC_ROWS(, tflm_mul_rows, tflm_mul_params_t, tflm_mul_float_value,
+                            tflm_mul_quantized, tflm_mul_int32_value);

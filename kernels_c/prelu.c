@@ -37,7 +37,7 @@ static int32_t tflm_prelu_quantized(const tflm_prelu_params_t *p, int32_t x, int
   return tflm_clamp_int32(r + p->output_offset, p->binary.act_min, p->binary.act_max);
 }
 
-/* alpha is int8 for both quantised input types. */
+/* alpha is int8 for both quantised input types (checked in tflm_prelu_finish). */
 static TFLM_BINARY_ROW(tflm_prelu_float, tflm_prelu_params_t, float, float,
                        tflm_prelu_float_value)
 static TFLM_BINARY_ROW(tflm_prelu_int8, tflm_prelu_params_t, int8_t, int8_t,
@@ -49,9 +49,16 @@ static const tflm_binary_rows_t tflm_prelu_rows = {
     tflm_prelu_float, tflm_prelu_int8, tflm_prelu_int16,
     NULL, NULL, NULL, 0};
 
-static tflm_status_t tflm_prelu_quant(tflm_context_t *ctx, tflm_node_t *node,
-                                      const tflm_tensor_t *in, const tflm_tensor_t *out,
-                                      tflm_prelu_params_t *p) {
+/* alpha is int8 for both quantised input types, else the input's type. */
+static tflm_status_t tflm_prelu_finish(tflm_context_t *ctx, tflm_node_t *node,
+                                       const tflm_tensor_t *in, const tflm_tensor_t *out,
+                                       int32_t activation, void *data) {
+  tflm_prelu_params_t *p = (tflm_prelu_params_t *)data;
+  (void)activation;
+  if (out->type != TFLM_TYPE_INT8 && out->type != TFLM_TYPE_INT16) {
+    TFLM_KERNEL_CHECK(ctx, node, in[1].type == out->type, TFLM_ERR_UNSUPPORTED_TYPE);
+    return TFLM_OK;
+  }
   TFLM_KERNEL_CHECK(ctx, node, in[1].type == TFLM_TYPE_INT8, TFLM_ERR_UNSUPPORTED_TYPE);
   TFLM_KERNEL_CHECK(ctx, node, out->scale > 0.0f, TFLM_ERR_BAD_PARAMS);
   tflm_quantize_multiplier((double)in[0].scale / (double)out->scale, &p->multiplier1,
@@ -65,24 +72,10 @@ static tflm_status_t tflm_prelu_quant(tflm_context_t *ctx, tflm_node_t *node,
   return TFLM_OK;
 }
 
-static tflm_status_t tflm_prelu_prepare(tflm_context_t *ctx, tflm_node_t *node) {
-  tflm_tensor_t in[2], out;
-  void *data;
-  const tflm_status_t status = tflm_binary_prepare(
-      ctx, node, sizeof(tflm_prelu_params_t), &tflm_prelu_rows, 0, 0, in, &out, &data);
-  if (status != TFLM_OK) {
-    return status;
-  }
-  if (out.type == TFLM_TYPE_INT8 || out.type == TFLM_TYPE_INT16) {
-    return tflm_prelu_quant(ctx, node, in, &out, (tflm_prelu_params_t *)data);
-  }
-  TFLM_KERNEL_CHECK(ctx, node, in[1].type == out.type, TFLM_ERR_UNSUPPORTED_TYPE);
-  return TFLM_OK;
-}
+static const tflm_binary_op_t tflm_prelu_op = {
+    &tflm_prelu_rows, sizeof(tflm_prelu_params_t), 0, 0, tflm_prelu_finish};
 
-static tflm_status_t tflm_prelu_eval(tflm_context_t *ctx, tflm_node_t *node) {
-  return tflm_binary_eval(ctx, node, &tflm_prelu_rows);
-}
+TFLM_BINARY_OP(tflm_prelu, tflm_prelu_op)
 
 const tflm_registration_t tflm_op_prelu = {
     NULL, TFLM_BUILTIN_PRELU, NULL, tflm_prelu_prepare, tflm_prelu_eval, NULL,

@@ -43,18 +43,9 @@ static int32_t tflm_sqdiff_quantized(const tflm_sqdiff_params_t *p, int32_t a, i
       p->binary.act_min, p->binary.act_max);
 }
 
-static TFLM_BINARY_ROW(tflm_sqdiff_float, tflm_sqdiff_params_t, float, float,
-                       tflm_sqdiff_float_value)
-static TFLM_BINARY_ROW(tflm_sqdiff_int32, tflm_sqdiff_params_t, int32_t, int32_t,
-                       tflm_sqdiff_int32_value)
-static TFLM_BINARY_ROW(tflm_sqdiff_int8, tflm_sqdiff_params_t, int8_t, int8_t,
-                       tflm_sqdiff_quantized)
-static TFLM_BINARY_ROW(tflm_sqdiff_int16, tflm_sqdiff_params_t, int16_t, int16_t,
-                       tflm_sqdiff_quantized)
-
-static const tflm_binary_rows_t tflm_sqdiff_rows = {
-    tflm_sqdiff_float, tflm_sqdiff_int8, tflm_sqdiff_int16,
-    tflm_sqdiff_int32, NULL, NULL, 0};
+TFLM_BINARY_ARITHMETIC_ROWS(static, tflm_sqdiff_rows, tflm_sqdiff_params_t,
+                            tflm_sqdiff_float_value, tflm_sqdiff_quantized,
+                            tflm_sqdiff_int32_value);
 
 static int32_t tflm_sqdiff_quant_params(const tflm_tensor_t *in, const tflm_tensor_t *out,
                                         tflm_sqdiff_params_t *p) {
@@ -75,24 +66,21 @@ static int32_t tflm_sqdiff_quant_params(const tflm_tensor_t *in, const tflm_tens
   return 1;
 }
 
-static tflm_status_t tflm_sqdiff_prepare(tflm_context_t *ctx, tflm_node_t *node) {
-  tflm_tensor_t in[2], out;
-  void *data;
-  const tflm_status_t status = tflm_binary_prepare(
-      ctx, node, sizeof(tflm_sqdiff_params_t), &tflm_sqdiff_rows, 0, 1, in, &out, &data);
-  if (status != TFLM_OK) {
-    return status;
-  }
-  if (out.type == TFLM_TYPE_INT8 || out.type == TFLM_TYPE_INT16) {
-    TFLM_KERNEL_CHECK(ctx, node, tflm_sqdiff_quant_params(in, &out, (tflm_sqdiff_params_t *)data),
+static tflm_status_t tflm_sqdiff_finish(tflm_context_t *ctx, tflm_node_t *node,
+                                        const tflm_tensor_t *in, const tflm_tensor_t *out,
+                                        int32_t activation, void *data) {
+  (void)activation;
+  if (out->type == TFLM_TYPE_INT8 || out->type == TFLM_TYPE_INT16) {
+    TFLM_KERNEL_CHECK(ctx, node, tflm_sqdiff_quant_params(in, out, (tflm_sqdiff_params_t *)data),
                       TFLM_ERR_BAD_PARAMS);
   }
   return TFLM_OK;
 }
 
-static tflm_status_t tflm_sqdiff_eval(tflm_context_t *ctx, tflm_node_t *node) {
-  return tflm_binary_eval(ctx, node, &tflm_sqdiff_rows);
-}
+static const tflm_binary_op_t tflm_sqdiff_op = {
+    &tflm_sqdiff_rows, sizeof(tflm_sqdiff_params_t), 0, 1, tflm_sqdiff_finish};
+
+TFLM_BINARY_OP(tflm_sqdiff, tflm_sqdiff_op)
 
 const tflm_registration_t tflm_op_squared_difference = {
     NULL, TFLM_BUILTIN_SQUARED_DIFFERENCE, NULL, tflm_sqdiff_prepare,

@@ -32,23 +32,14 @@ static int32_t tflm_sub_quantized(const tflm_sub_params_t *p, int32_t a, int32_t
   return tflm_binary_rescaled(&p->rescale, -1, a, b, p->binary.act_min, p->binary.act_max);
 }
 
-static TFLM_BINARY_ROW(tflm_sub_float, tflm_sub_params_t, float, float, tflm_sub_float_value)
-static TFLM_BINARY_ROW(tflm_sub_int32, tflm_sub_params_t, int32_t, int32_t, tflm_sub_int32_value)
-static TFLM_BINARY_ROW(tflm_sub_int8, tflm_sub_params_t, int8_t, int8_t, tflm_sub_quantized)
-static TFLM_BINARY_ROW(tflm_sub_int16, tflm_sub_params_t, int16_t, int16_t, tflm_sub_quantized)
+TFLM_BINARY_ARITHMETIC_ROWS(static, tflm_sub_rows, tflm_sub_params_t, tflm_sub_float_value,
+                            tflm_sub_quantized, tflm_sub_int32_value);
 
-static const tflm_binary_rows_t tflm_sub_rows = {
-    tflm_sub_float, tflm_sub_int8, tflm_sub_int16,
-    tflm_sub_int32, NULL, NULL, 0};
+static const tflm_binary_op_t tflm_sub_op = {
+    &tflm_sub_rows, sizeof(tflm_sub_params_t), TFLM_OPT_SUB_FUSED_ACTIVATION_FUNCTION, 1,
+    tflm_binary_sum_finish};
 
-static tflm_status_t tflm_sub_prepare(tflm_context_t *ctx, tflm_node_t *node) {
-  return tflm_binary_sum_prepare(ctx, node, &tflm_sub_rows,
-                                 tflm_opt_int(node, TFLM_OPT_SUB_FUSED_ACTIVATION_FUNCTION, 0));
-}
-
-static tflm_status_t tflm_sub_eval(tflm_context_t *ctx, tflm_node_t *node) {
-  return tflm_binary_eval(ctx, node, &tflm_sub_rows);
-}
+TFLM_BINARY_OP(tflm_sub, tflm_sub_op)
 
 const tflm_registration_t tflm_op_sub = {
     NULL, TFLM_BUILTIN_SUB, NULL, tflm_sub_prepare, tflm_sub_eval, NULL, NULL};

@@ -232,24 +232,31 @@ int32_t tflm_binary_rescale_sum(const tflm_tensor_t *in, const tflm_tensor_t *ou
   return real_out < 1.0;
 }
 
-tflm_status_t tflm_binary_sum_prepare(tflm_context_t *ctx, tflm_node_t *node,
-                                      const tflm_binary_rows_t *rows, int32_t activation) {
-  tflm_tensor_t in[2], out;
-  void *data;
-  tflm_binary_sum_t *p;
+tflm_status_t tflm_binary_sum_finish(tflm_context_t *ctx, tflm_node_t *node,
+                                     const tflm_tensor_t *in, const tflm_tensor_t *out,
+                                     int32_t activation, void *data) {
+  tflm_binary_sum_t *p = (tflm_binary_sum_t *)data;
   int32_t qmin, qmax;
-  TFLM_KERNEL_TRY(
-      tflm_binary_prepare(ctx, node, sizeof(*p), rows, activation, 1, in, &out, &data));
-  p = (tflm_binary_sum_t *)data;
-  if (out.type != TFLM_TYPE_INT8 && out.type != TFLM_TYPE_INT16) {
+  if (out->type != TFLM_TYPE_INT8 && out->type != TFLM_TYPE_INT16) {
     return TFLM_OK;
   }
-  TFLM_KERNEL_CHECK(ctx, node, tflm_binary_rescale_sum(in, &out, &p->rescale),
+  TFLM_KERNEL_CHECK(ctx, node, tflm_binary_rescale_sum(in, out, &p->rescale),
                     TFLM_ERR_BAD_PARAMS);
-  tflm_binary_type_range(out.type, &qmin, &qmax);
-  tflm_activation_range_quantized(activation, out.scale, out.zero_point, qmin, qmax,
+  tflm_binary_type_range(out->type, &qmin, &qmax);
+  tflm_activation_range_quantized(activation, out->scale, out->zero_point, qmin, qmax,
                                   &p->binary.act_min, &p->binary.act_max);
   return TFLM_OK;
+}
+
+tflm_status_t tflm_binary_op_prepare(tflm_context_t *ctx, tflm_node_t *node,
+                                     const tflm_binary_op_t *op) {
+  tflm_tensor_t in[2], out;
+  void *data;
+  const int32_t activation =
+      op->activation_option != 0 ? tflm_opt_int(node, op->activation_option, 0) : 0;
+  TFLM_KERNEL_TRY(tflm_binary_prepare(ctx, node, op->size, op->rows, activation,
+                                      op->same_types, in, &out, &data));
+  return op->finish != NULL ? op->finish(ctx, node, in, &out, activation, data) : TFLM_OK;
 }
 
 void tflm_binary_type_range(int32_t type, int32_t *qmin, int32_t *qmax) {

@@ -106,6 +106,33 @@ tflm_status_t tflm_binary_prepare(tflm_context_t *ctx, tflm_node_t *node, size_t
                                   int32_t same_types, tflm_tensor_t *in, tflm_tensor_t *out,
                                   void **data);
 
+/* Everything the shared prepare and eval need of one binary op (a const table in flash). */
+typedef struct {
+  const tflm_binary_rows_t *rows;
+  uint32_t size;             /* bytes of its op data, a tflm_binary_t first */
+  int32_t activation_option; /* TFLM_OPT_* of its fused activation; 0: it has none */
+  int32_t same_types;        /* 1: input 1 must have input 0's type */
+  /* The op's own checks and parameters into `data` (its op data as tflm_binary_prepare
+   * filled it; `activation` the fused one); NULL when it has none. */
+  tflm_status_t (*finish)(tflm_context_t *ctx, tflm_node_t *node, const tflm_tensor_t *in,
+                          const tflm_tensor_t *out, int32_t activation, void *data);
+} tflm_binary_op_t;
+
+/* The prepare of every binary op: tflm_binary_prepare as `op` says, then op->finish. */
+tflm_status_t tflm_binary_op_prepare(tflm_context_t *ctx, tflm_node_t *node,
+                                     const tflm_binary_op_t *op);
+
+/* Defines `prefix`_prepare and `prefix`_eval, the registration's functions of the binary op
+ * `op` (a tflm_binary_op_t): an op's file holds its element functions, rows, op and
+ * registration only. */
+#define TFLM_BINARY_OP(prefix, op)                                                     \
+  static tflm_status_t prefix##_prepare(tflm_context_t *ctx, tflm_node_t *node) {     \
+    return tflm_binary_op_prepare(ctx, node, &(op));                                   \
+  }                                                                                    \
+  static tflm_status_t prefix##_eval(tflm_context_t *ctx, tflm_node_t *node) {        \
+    return tflm_binary_eval(ctx, node, (op).rows);                                     \
+  }
+
 /* Runs the op's row for its type over the broadcast output (op data in node->user_data). */
 tflm_status_t tflm_binary_eval(tflm_context_t *ctx, tflm_node_t *node,
                                const tflm_binary_rows_t *rows);
@@ -124,10 +151,11 @@ typedef struct {
   tflm_binary_rescale_t rescale; /* int8 / int16 only */
 } tflm_binary_sum_t;
 
-/* The prepare of ADD and SUB: tflm_binary_prepare with both inputs of the output's type,
- * then for int8 / int16 the rescaling (tflm_binary_rescale_sum) and the quantised clamp. */
-tflm_status_t tflm_binary_sum_prepare(tflm_context_t *ctx, tflm_node_t *node,
-                                      const tflm_binary_rows_t *rows, int32_t activation);
+/* The finish of ADD and SUB (tflm_binary_op_t.finish over a tflm_binary_sum_t): for int8 /
+ * int16 the rescaling (tflm_binary_rescale_sum) and the quantised clamp. */
+tflm_status_t tflm_binary_sum_finish(tflm_context_t *ctx, tflm_node_t *node,
+                                     const tflm_tensor_t *in, const tflm_tensor_t *out,
+                                     int32_t activation, void *data);
 
 /* All of *r for the quantised ADD and SUB (TFLM's CalculateOpData: inputs shifted left 20
  * bits for int8, 15 for int16, multipliers in double); returns 0 when TFLM refuses the
@@ -181,6 +209,18 @@ void tflm_binary_type_range(int32_t type, int32_t *qmin, int32_t *qmax);
 /* The row of an op whose output has input 0's type. */
 #define TFLM_BINARY_ROW(name, params_t, x_t, y_t, element) \
   TFLM_BINARY_ROW_TO(name, params_t, x_t, y_t, x_t, element)
+
+/* The rows `rows`_float, _int8, _int16 and _int32 of an arithmetic op over float32, int8,
+ * int16 and int32 (ADD, SUB, MUL, SQUARED_DIFFERENCE: int8 and int16 share the element
+ * function `quantized`) and their table `rows`; `storage` is `static` or empty. */
+#define TFLM_BINARY_ARITHMETIC_ROWS(storage, rows, params_t, float_value, quantized,          \
+                                    int32_value)                                            \
+  static TFLM_BINARY_ROW(rows##_float, params_t, float, float, float_value)                  \
+  static TFLM_BINARY_ROW(rows##_int8, params_t, int8_t, int8_t, quantized)                   \
+  static TFLM_BINARY_ROW(rows##_int16, params_t, int16_t, int16_t, quantized)                \
+  static TFLM_BINARY_ROW(rows##_int32, params_t, int32_t, int32_t, int32_value)              \
+  storage const tflm_binary_rows_t rows = {rows##_float, rows##_int8, rows##_int16,       \
+                                           rows##_int32, NULL, NULL, 0}
 
 #ifdef __cplusplus
 }

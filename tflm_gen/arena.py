@@ -90,7 +90,7 @@ PARAMS_BYTES = {
     "cmp": 84, "control": 8, "conv": 108, "cumsum": 48, "dequantize": 16, "div": 76,
     "elu": 264, "embedding_lookup": 24, "fill": 8, "fc": 56, "gather": 24, "gather_nd": 60,
     "gelu": 1296, "hard_swish": 32, "l2_pool": 56, "l2norm": 16, "log_softmax": 32,
-    "logical": 56, "sigmoid": 24, "lstm": 232, "minmax": 60, "mirror_pad": 108,
+    "binary": 56, "sigmoid": 24, "lstm": 232, "mirror_pad": 108,
     "mul": 76, "pad": 100, "pool": 68, "prelu": 84, "quantize": 40, "reduce": 72,
     "reduce_all": 36, "reduce_min": 40, "reshape": 4, "resize": 52, "var_handle": 4,
     "floor": 40, "select": 36, "shape": 36, "softmax": 32, "softmax_int16": 2084,
