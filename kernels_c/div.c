@@ -110,11 +110,5 @@ static tflm_status_t tflm_div_finish(tflm_context_t *ctx, tflm_node_t *node,
   return TFLM_OK;
 }
 
-static const tflm_binary_op_t tflm_div_op = {
-    &tflm_div_rows, sizeof(tflm_div_params_t), TFLM_OPT_DIV_FUSED_ACTIVATION_FUNCTION, 1,
-    tflm_div_finish};
-
-TFLM_BINARY_OP(tflm_div, tflm_div_op)
-
-const tflm_registration_t tflm_op_div = {
-    NULL, TFLM_BUILTIN_DIV, NULL, tflm_div_prepare, tflm_div_eval, NULL, NULL};
+TFLM_BINARY_OP(tflm_op_div, TFLM_BUILTIN_DIV, tflm_div_rows, tflm_div_params_t,
+               TFLM_OPT_DIV_FUSED_ACTIVATION_FUNCTION, 1, tflm_div_finish);

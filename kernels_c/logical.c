@@ -21,13 +21,10 @@ static const tflm_binary_rows_t tflm_logical_and_rows = {
     NULL, NULL, NULL, NULL, NULL, tflm_logical_and_row, 1};
 static const tflm_binary_rows_t tflm_logical_or_rows = {
     NULL, NULL, NULL, NULL, NULL, tflm_logical_or_row, 1};
-static const tflm_binary_op_t tflm_logical_and_op = {&tflm_logical_and_rows,
-                                                     sizeof(tflm_binary_t), 0, 1, NULL};
-static const tflm_binary_op_t tflm_logical_or_op = {&tflm_logical_or_rows,
-                                                    sizeof(tflm_binary_t), 0, 1, NULL};
-
-TFLM_BINARY_OP(tflm_logical_and, tflm_logical_and_op)
-TFLM_BINARY_OP(tflm_logical_or, tflm_logical_or_op)
+TFLM_BINARY_OP(tflm_op_logical_and, TFLM_BUILTIN_LOGICAL_AND, tflm_logical_and_rows,
+               tflm_binary_t, 0, 1, NULL);
+TFLM_BINARY_OP(tflm_op_logical_or, TFLM_BUILTIN_LOGICAL_OR, tflm_logical_or_rows,
+               tflm_binary_t, 0, 1, NULL);
 
 static tflm_status_t tflm_logical_not_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   tflm_tensor_t in, out;
@@ -46,12 +43,6 @@ static tflm_status_t tflm_logical_not_eval(tflm_context_t *ctx, tflm_node_t *nod
   return TFLM_OK;
 }
 
-const tflm_registration_t tflm_op_logical_and = {
-    NULL, TFLM_BUILTIN_LOGICAL_AND, NULL, tflm_logical_and_prepare,
-    tflm_logical_and_eval, NULL, NULL};
-const tflm_registration_t tflm_op_logical_or = {
-    NULL, TFLM_BUILTIN_LOGICAL_OR, NULL, tflm_logical_or_prepare,
-    tflm_logical_or_eval, NULL, NULL};
 const tflm_registration_t tflm_op_logical_not = {
     NULL, TFLM_BUILTIN_LOGICAL_NOT, NULL, tflm_logical_not_prepare,
     tflm_logical_not_eval, NULL, NULL};

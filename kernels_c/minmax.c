@@ -39,17 +39,7 @@ static const tflm_binary_rows_t tflm_minimum_rows = {
     tflm_minimum_int32, tflm_minimum_int64, NULL, 0};
 
 /* The op data is the bare tflm_binary_t: each op's eval knows its rows. */
-static const tflm_binary_op_t tflm_maximum_op = {&tflm_maximum_rows, sizeof(tflm_binary_t),
-                                                 0, 1, NULL};
-static const tflm_binary_op_t tflm_minimum_op = {&tflm_minimum_rows, sizeof(tflm_binary_t),
-                                                 0, 1, NULL};
-
-TFLM_BINARY_OP(tflm_maximum, tflm_maximum_op)
-TFLM_BINARY_OP(tflm_minimum, tflm_minimum_op)
-
-const tflm_registration_t tflm_op_maximum = {
-    NULL, TFLM_BUILTIN_MAXIMUM, NULL, tflm_maximum_prepare, tflm_maximum_eval,
-    NULL, NULL};
-const tflm_registration_t tflm_op_minimum = {
-    NULL, TFLM_BUILTIN_MINIMUM, NULL, tflm_minimum_prepare, tflm_minimum_eval,
-    NULL, NULL};
+TFLM_BINARY_OP(tflm_op_maximum, TFLM_BUILTIN_MAXIMUM, tflm_maximum_rows, tflm_binary_t, 0, 1,
+               NULL);
+TFLM_BINARY_OP(tflm_op_minimum, TFLM_BUILTIN_MINIMUM, tflm_minimum_rows, tflm_binary_t, 0, 1,
+               NULL);

@@ -72,11 +72,6 @@ static tflm_status_t tflm_prelu_finish(tflm_context_t *ctx, tflm_node_t *node,
   return TFLM_OK;
 }
 
-static const tflm_binary_op_t tflm_prelu_op = {
-    &tflm_prelu_rows, sizeof(tflm_prelu_params_t), 0, 0, tflm_prelu_finish};
-
-TFLM_BINARY_OP(tflm_prelu, tflm_prelu_op)
-
-const tflm_registration_t tflm_op_prelu = {
-    NULL, TFLM_BUILTIN_PRELU, NULL, tflm_prelu_prepare, tflm_prelu_eval, NULL,
-    NULL};
+/* alpha's type differs from the input's for int16 (checked in tflm_prelu_finish). */
+TFLM_BINARY_OP(tflm_op_prelu, TFLM_BUILTIN_PRELU, tflm_prelu_rows, tflm_prelu_params_t, 0, 0,
+               tflm_prelu_finish);

@@ -77,11 +77,5 @@ static tflm_status_t tflm_sqdiff_finish(tflm_context_t *ctx, tflm_node_t *node,
   return TFLM_OK;
 }
 
-static const tflm_binary_op_t tflm_sqdiff_op = {
-    &tflm_sqdiff_rows, sizeof(tflm_sqdiff_params_t), 0, 1, tflm_sqdiff_finish};
-
-TFLM_BINARY_OP(tflm_sqdiff, tflm_sqdiff_op)
-
-const tflm_registration_t tflm_op_squared_difference = {
-    NULL, TFLM_BUILTIN_SQUARED_DIFFERENCE, NULL, tflm_sqdiff_prepare,
-    tflm_sqdiff_eval, NULL, NULL};
+TFLM_BINARY_OP(tflm_op_squared_difference, TFLM_BUILTIN_SQUARED_DIFFERENCE, tflm_sqdiff_rows,
+               tflm_sqdiff_params_t, 0, 1, tflm_sqdiff_finish);

@@ -35,11 +35,5 @@ static int32_t tflm_sub_quantized(const tflm_sub_params_t *p, int32_t a, int32_t
 TFLM_BINARY_ARITHMETIC_ROWS(static, tflm_sub_rows, tflm_sub_params_t, tflm_sub_float_value,
                             tflm_sub_quantized, tflm_sub_int32_value);
 
-static const tflm_binary_op_t tflm_sub_op = {
-    &tflm_sub_rows, sizeof(tflm_sub_params_t), TFLM_OPT_SUB_FUSED_ACTIVATION_FUNCTION, 1,
-    tflm_binary_sum_finish};
-
-TFLM_BINARY_OP(tflm_sub, tflm_sub_op)
-
-const tflm_registration_t tflm_op_sub = {
-    NULL, TFLM_BUILTIN_SUB, NULL, tflm_sub_prepare, tflm_sub_eval, NULL, NULL};
+TFLM_BINARY_OP(tflm_op_sub, TFLM_BUILTIN_SUB, tflm_sub_rows, tflm_sub_params_t,
+               TFLM_OPT_SUB_FUSED_ACTIVATION_FUNCTION, 1, tflm_binary_sum_finish);

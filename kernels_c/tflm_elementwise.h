@@ -122,16 +122,21 @@ typedef struct {
 tflm_status_t tflm_binary_op_prepare(tflm_context_t *ctx, tflm_node_t *node,
                                      const tflm_binary_op_t *op);
 
-/* Defines `prefix`_prepare and `prefix`_eval, the registration's functions of the binary op
- * `op` (a tflm_binary_op_t): an op's file holds its element functions, rows, op and
- * registration only. */
-#define TFLM_BINARY_OP(prefix, op)                                                     \
-  static tflm_status_t prefix##_prepare(tflm_context_t *ctx, tflm_node_t *node) {     \
-    return tflm_binary_op_prepare(ctx, node, &(op));                                   \
-  }                                                                                    \
-  static tflm_status_t prefix##_eval(tflm_context_t *ctx, tflm_node_t *node) {        \
-    return tflm_binary_eval(ctx, node, (op).rows);                                     \
-  }
+/* Defines the registration `symbol` of the binary op with builtin `code` over its `rows`
+ * (a tflm_binary_rows_t), its op data `params_t`, its TFLM_OPT_* fused-activation option (0:
+ * none), whether input 1 has input 0's type and its `finish` (tflm_binary_op_t): the
+ * shared prepare and eval, so an op's file holds its element functions, rows and this. */
+#define TFLM_BINARY_OP(symbol, code, rows, params_t, activation_option, same_types, finish) \
+  static const tflm_binary_op_t symbol##_binary = {                                        \
+      &(rows), sizeof(params_t), activation_option, same_types, finish};                   \
+  static tflm_status_t symbol##_prepare(tflm_context_t *ctx, tflm_node_t *node) {          \
+    return tflm_binary_op_prepare(ctx, node, &symbol##_binary);                            \
+  }                                                                                        \
+  static tflm_status_t symbol##_eval(tflm_context_t *ctx, tflm_node_t *node) {             \
+    return tflm_binary_eval(ctx, node, &(rows));                                           \
+  }                                                                                        \
+  const tflm_registration_t symbol = {NULL, code, NULL, symbol##_prepare, symbol##_eval,   \
+                                      NULL, NULL}
 
 /* Runs the op's row for its type over the broadcast output (op data in node->user_data). */
 tflm_status_t tflm_binary_eval(tflm_context_t *ctx, tflm_node_t *node,

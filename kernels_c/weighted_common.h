@@ -155,8 +155,7 @@ static TFLM_ALWAYS_INLINE tflm_status_t tflm_weighted_eval(
   return run(ctx, &call);
 }
 
-/* The eval of every weighted op and tag (its registration's eval is a one-line call of
- * this): node->user_data holds the op's prepared parameters (tflm_conv_params_t or
+/* The eval of every weighted op and tag (TFLM_WEIGHTED_OP): node->user_data holds the op's prepared parameters (tflm_conv_params_t or
  * tflm_fc_params_t, whose first field is the TFLM_TYPE_* that picks the function), or, with
  * `own_record`, the tag's own record, whose first field (uint64_t) holds their address. */
 static TFLM_ALWAYS_INLINE tflm_status_t tflm_weighted_node_eval(
@@ -168,6 +167,14 @@ static TFLM_ALWAYS_INLINE tflm_status_t tflm_weighted_node_eval(
   TFLM_KERNEL_CHECK(ctx, node, params != NULL, TFLM_ERR_NOT_READY);
   return tflm_weighted_eval(ctx, node, params, own, *(const int32_t *)params, kernels);
 }
+
+/* Defines the registration `symbol` of a weighted op (builtin `code`) over its `prepare`
+ * and its kernel table; `own_record` as tflm_weighted_node_eval. */
+#define TFLM_WEIGHTED_OP(symbol, code, prepare, kernels, own_record)                       \
+  static tflm_status_t symbol##_eval(tflm_context_t *ctx, tflm_node_t *node) {             \
+    return tflm_weighted_node_eval(ctx, node, &(kernels), own_record);                     \
+  }                                                                                        \
+  const tflm_registration_t symbol = {NULL, code, NULL, prepare, symbol##_eval, NULL, NULL}
 
 /* What a weighted op's reference file gives a tag to reuse: tflm_<op>_run_float32,
  * tflm_<op>_run_int8 and tflm_<op>_run_int16 (each runs the node's own type, so a tag's

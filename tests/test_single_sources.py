@@ -18,11 +18,17 @@ def test_builtin_header_is_current():
 
 
 def _registrations():
-    """(file, text of the initializer) of every kernel registration in kernels_c/."""
+    """(file, builtin code as written) of every kernel registration in kernels_c/: the
+    initializers typed out, and those the registration macros define (TFLM_UNARY_OP,
+    TFLM_CMP_OP, TFLM_BINARY_OP, TFLM_WEIGHTED_OP: symbol or name first, code second)."""
     pattern = re.compile(r"const tflm_registration_t \w+ = \{([^}]*)\}")
+    macro_rows = re.compile(r"^TFLM_(?:UNARY|CMP|BINARY|WEIGHTED)_OP\(\w+, (\w+)", re.MULTILINE)
     for path in sorted((REPO / "kernels_c").rglob("*.c")):
-        for match in pattern.finditer(path.read_text()):
-            yield path.relative_to(REPO), match.group(1)
+        text = path.read_text()
+        for match in pattern.finditer(text):
+            yield path.relative_to(REPO), match.group(1).split(",")[1].strip()
+        for code in macro_rows.findall(text):
+            yield path.relative_to(REPO), code
 
 
 def test_registrations_name_their_builtin_code():
@@ -30,13 +36,8 @@ def test_registrations_name_their_builtin_code():
     `code` argument), never a number typed by hand."""
     registrations = list(_registrations())
     assert len(registrations) > 80
-    for path, body in registrations:
-        code = body.split(",")[1].strip()
+    for path, code in registrations:
         assert code == "code" or code.removeprefix("TFLM_BUILTIN_") in builtin_codes(), (path, code)
-    macro_rows = re.compile(r"^TFLM_(?:UNARY|CMP)_OP\(\w+, (\w+)", re.MULTILINE)
-    for path in (REPO / "kernels_c").glob("*.c"):
-        for code in macro_rows.findall(path.read_text()):
-            assert code.removeprefix("TFLM_BUILTIN_") in builtin_codes(), (path, code)
 
 
 def test_kernels_name_the_builtin_codes_they_compare():

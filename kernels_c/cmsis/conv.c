@@ -747,10 +747,6 @@ static const tflm_weighted_kernels_t cmsis_conv_kernels = {
     tflm_conv_requant, tflm_conv_hybrid_eval, tflm_conv_run_float32, cmsis_conv_run_int8,
     tflm_conv_run_int16};
 
-/* node->user_data is this tag's record, which holds the shared parameters' address. */
-static tflm_status_t cmsis_conv_eval(tflm_context_t *ctx, tflm_node_t *node) {
-  return tflm_weighted_node_eval(ctx, node, &cmsis_conv_kernels, 1);
-}
-
-const tflm_registration_t tflm_op_conv_2d = {
-    NULL, TFLM_BUILTIN_CONV_2D, NULL, cmsis_conv_prepare, cmsis_conv_eval, NULL, NULL};
+/* node->user_data is this tag's record, which starts with the shared parameters' address. */
+TFLM_WEIGHTED_OP(tflm_op_conv_2d, TFLM_BUILTIN_CONV_2D, cmsis_conv_prepare,
+                 cmsis_conv_kernels, 1);

@@ -589,10 +589,5 @@ static const tflm_weighted_kernels_t cmsis_depthwise_kernels = {
     tflm_conv_requant, tflm_conv_hybrid_eval, tflm_depthwise_conv_run_float32, run_int8,
     tflm_depthwise_conv_run_int16};
 
-static tflm_status_t cmsis_depthwise_eval(tflm_context_t *ctx, tflm_node_t *node) {
-  return tflm_weighted_node_eval(ctx, node, &cmsis_depthwise_kernels, 0);
-}
-
-const tflm_registration_t tflm_op_depthwise_conv_2d = {
-    NULL, TFLM_BUILTIN_DEPTHWISE_CONV_2D, NULL, tflm_depthwise_conv_prepare,
-    cmsis_depthwise_eval, NULL, NULL};
+TFLM_WEIGHTED_OP(tflm_op_depthwise_conv_2d, TFLM_BUILTIN_DEPTHWISE_CONV_2D, tflm_depthwise_conv_prepare,
+                 cmsis_depthwise_kernels, 0);

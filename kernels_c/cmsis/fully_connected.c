@@ -211,11 +211,6 @@ static const tflm_weighted_kernels_t cmsis_fc_kernels = {
     tflm_fully_connected_requant, tflm_fully_connected_hybrid_eval,
     tflm_fully_connected_run_float32, cmsis_fc_run_int8, tflm_fully_connected_run_int16};
 
-/* node->user_data is this tag's record, which holds the shared parameters' address. */
-static tflm_status_t cmsis_fc_eval(tflm_context_t *ctx, tflm_node_t *node) {
-  return tflm_weighted_node_eval(ctx, node, &cmsis_fc_kernels, 1);
-}
-
-const tflm_registration_t tflm_op_fully_connected = {
-    NULL, TFLM_BUILTIN_FULLY_CONNECTED, NULL, cmsis_fc_prepare, cmsis_fc_eval,
-    NULL, NULL};
+/* node->user_data is this tag's record, which starts with the shared parameters' address. */
+TFLM_WEIGHTED_OP(tflm_op_fully_connected, TFLM_BUILTIN_FULLY_CONNECTED, cmsis_fc_prepare,
+                 cmsis_fc_kernels, 1);
