@@ -86,9 +86,7 @@ static const tflm_binary_rows_t tflm_div_rows = {
     tflm_div_int32, NULL, NULL, 0};
 
 /* int8: the offsets, TFLM's multiplier and the quantised clamp; other types keep zeros. */
-static tflm_status_t tflm_div_finish(tflm_context_t *ctx, tflm_node_t *node,
-                                     const tflm_tensor_t *in, const tflm_tensor_t *out,
-                                     int32_t activation, void *data) {
+static TFLM_BINARY_FINISH(tflm_div_finish) {
   tflm_div_params_t *p = (tflm_div_params_t *)data;
   p->input1_offset = p->input2_offset = p->output_offset = 0;
   p->output_multiplier = p->output_shift = 0;

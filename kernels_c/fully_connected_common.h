@@ -22,8 +22,7 @@ extern "C" {
 #endif
 
 typedef struct {
-  int32_t type; /* TFLM_TYPE_* of the activations: picks the kernel (first: read by
-                   tflm_weighted_node_eval) */
+  int32_t type;          /* picks the kernel: first, as tflm_conv_params_t.type */
   int32_t batches;       /* rows of the input and output */
   int32_t accum_depth;   /* filter columns: the length of each dot product */
   int32_t output_depth;  /* filter rows: outputs per batch */

@@ -9,9 +9,7 @@
 #include "tflm_quant.h"
 
 /* int8 / int16: TFLM's multiplier and clamp (zero points of 0 for int16). */
-static tflm_status_t tflm_mul_finish(tflm_context_t *ctx, tflm_node_t *node,
-                                     const tflm_tensor_t *in, const tflm_tensor_t *out,
-                                     int32_t activation, void *data) {
+static TFLM_BINARY_FINISH(tflm_mul_finish) {
   tflm_mul_params_t *p = (tflm_mul_params_t *)data;
   int32_t qmin, qmax;
   const double real = (double)in[0].scale * (double)in[1].scale / (double)out->scale;

@@ -50,9 +50,7 @@ static const tflm_binary_rows_t tflm_prelu_rows = {
     NULL, NULL, NULL, 0};
 
 /* alpha is int8 for both quantised input types, else the input's type. */
-static tflm_status_t tflm_prelu_finish(tflm_context_t *ctx, tflm_node_t *node,
-                                       const tflm_tensor_t *in, const tflm_tensor_t *out,
-                                       int32_t activation, void *data) {
+static TFLM_BINARY_FINISH(tflm_prelu_finish) {
   tflm_prelu_params_t *p = (tflm_prelu_params_t *)data;
   (void)activation;
   if (out->type != TFLM_TYPE_INT8 && out->type != TFLM_TYPE_INT16) {

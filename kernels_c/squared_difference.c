@@ -66,9 +66,7 @@ static int32_t tflm_sqdiff_quant_params(const tflm_tensor_t *in, const tflm_tens
   return 1;
 }
 
-static tflm_status_t tflm_sqdiff_finish(tflm_context_t *ctx, tflm_node_t *node,
-                                        const tflm_tensor_t *in, const tflm_tensor_t *out,
-                                        int32_t activation, void *data) {
+static TFLM_BINARY_FINISH(tflm_sqdiff_finish) {
   (void)activation;
   if (out->type == TFLM_TYPE_INT8 || out->type == TFLM_TYPE_INT16) {
     TFLM_KERNEL_CHECK(ctx, node, tflm_sqdiff_quant_params(in, out, (tflm_sqdiff_params_t *)data),

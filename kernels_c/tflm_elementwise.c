@@ -232,9 +232,7 @@ int32_t tflm_binary_rescale_sum(const tflm_tensor_t *in, const tflm_tensor_t *ou
   return real_out < 1.0;
 }
 
-tflm_status_t tflm_binary_sum_finish(tflm_context_t *ctx, tflm_node_t *node,
-                                     const tflm_tensor_t *in, const tflm_tensor_t *out,
-                                     int32_t activation, void *data) {
+TFLM_BINARY_FINISH(tflm_binary_sum_finish) {
   tflm_binary_sum_t *p = (tflm_binary_sum_t *)data;
   int32_t qmin, qmax;
   if (out->type != TFLM_TYPE_INT8 && out->type != TFLM_TYPE_INT16) {

@@ -106,16 +106,22 @@ tflm_status_t tflm_binary_prepare(tflm_context_t *ctx, tflm_node_t *node, size_t
                                   int32_t same_types, tflm_tensor_t *in, tflm_tensor_t *out,
                                   void **data);
 
+/* Declares `name`, a binary op's finish: its own checks and parameters into `data` (its op
+ * data as tflm_binary_prepare filled it) from the views `in[2]` / `out` and the fused
+ * `activation`.  Written once, as every op's finish has this shape. */
+#define TFLM_BINARY_FINISH(name)                                                         \
+  tflm_status_t name(tflm_context_t *ctx, tflm_node_t *node, const tflm_tensor_t *in,    \
+                     const tflm_tensor_t *out, int32_t activation, void *data)
+
+typedef TFLM_BINARY_FINISH((*tflm_binary_finish_fn));
+
 /* Everything the shared prepare and eval need of one binary op (a const table in flash). */
 typedef struct {
   const tflm_binary_rows_t *rows;
   uint32_t size;             /* bytes of its op data, a tflm_binary_t first */
   int32_t activation_option; /* TFLM_OPT_* of its fused activation; 0: it has none */
   int32_t same_types;        /* 1: input 1 must have input 0's type */
-  /* The op's own checks and parameters into `data` (its op data as tflm_binary_prepare
-   * filled it; `activation` the fused one); NULL when it has none. */
-  tflm_status_t (*finish)(tflm_context_t *ctx, tflm_node_t *node, const tflm_tensor_t *in,
-                          const tflm_tensor_t *out, int32_t activation, void *data);
+  tflm_binary_finish_fn finish; /* NULL when the op has nothing of its own */
 } tflm_binary_op_t;
 
 /* The prepare of every binary op: tflm_binary_prepare as `op` says, then op->finish. */
@@ -158,9 +164,7 @@ typedef struct {
 
 /* The finish of ADD and SUB (tflm_binary_op_t.finish over a tflm_binary_sum_t): for int8 /
  * int16 the rescaling (tflm_binary_rescale_sum) and the quantised clamp. */
-tflm_status_t tflm_binary_sum_finish(tflm_context_t *ctx, tflm_node_t *node,
-                                     const tflm_tensor_t *in, const tflm_tensor_t *out,
-                                     int32_t activation, void *data);
+TFLM_BINARY_FINISH(tflm_binary_sum_finish);
 
 /* All of *r for the quantised ADD and SUB (TFLM's CalculateOpData: inputs shifted left 20
  * bits for int8, 15 for int16, multipliers in double); returns 0 when TFLM refuses the
