@@ -199,6 +199,7 @@ _ROWS = [
     _op("PACK", arena="input_pieces"),
     _op("PAD", arena="pad", data_input=0),
     _op("PADV2", arena="pad", data_input=0),
+    _op("POW", arena="binary"),
     _op("PRELU", arena="prelu"),
     _op("QUANTIZE", overlap="sequential", versions={"float32": 2, "int16": 4}, arena="quantize"),
     _op("READ_VARIABLE", cpu_only=True, arena="none"),
