@@ -39,13 +39,17 @@ def assert_bit_exact(ours: np.ndarray, theirs: np.ndarray, context=None) -> None
     )
 
 
-def check_model(model: bytes, inputs: list[np.ndarray], cases: list) -> None:
-    """Runs both runtimes; output i (case i) must match bit for bit."""
+def check_model(model: bytes, inputs: list[np.ndarray], cases: list,
+                informative: bool = False) -> None:
+    """Runs both runtimes; output i (case i) must match bit for bit, and with `informative`
+    TFLM's output i must be able to tell a wrong kernel (assert_informative) first."""
     ours = host.run_model(model, inputs)
     theirs = run_tflm(model, inputs, len(cases))
     assert len(ours) == len(theirs) == len(cases)
-    for mine, reference, case in zip(ours, theirs, cases):
-        assert_bit_exact(mine, reference, case)
+    for index, (mine, reference, case) in enumerate(zip(ours, theirs, cases)):
+        if informative:
+            assert_informative(reference, f"op {index} {case}")
+        assert_bit_exact(mine, reference, f"op {index} {case}")
 
 
 def per_op_explanation(model: bytes, runs: int = 3, tags=()) -> str:
@@ -88,6 +92,12 @@ def compare_invokes(model: bytes, runs: int = 3, inputs: list | None = None) -> 
 # so that about the central 99% (+-2.6 RMS) of it spans the output type.
 
 QRANGE = {"int8": (-128, 127), "int16": (-32768, 32767)}
+# The fused activations of TFLite's weighted, pooling and binary ops, and the bias type
+# TFLM takes per activation type of the weighted ops (16x8: int64).
+FUSED_ACTIVATIONS = ["NONE", "RELU", "RELU6", "RELU_N1_TO_1"]
+BIAS_DTYPE = {"float32": "float32", "int8": "int32", "int16": "int64"}
+# Fewer outputs cannot show enough distinct values (MIN_DISTINCT) to tell kernels apart.
+MIN_OUTPUT_ELEMENTS = 32
 WEIGHT_SQUARE = 127 * 128 / 3  # E[w^2] of int8 weights drawn uniformly from -127..127
 # Real RMS of the accumulator per fused activation: RELU6 and RELU_N1_TO_1 clamp in real
 # units, so the values must be of that size or the output is almost only the clamp.
@@ -149,3 +159,11 @@ def int8_values(rng: np.random.Generator, shape: list[int], low: int = -128) -> 
     data = rng.integers(low, 127, size=size, endpoint=True)
     data[: min(size, every.size)] = every[: min(size, every.size)]
     return rng.permutation(data).astype(np.int8).reshape(shape)
+
+
+def out_size(padding: str, size: int, kernel: int, stride: int, dilation: int = 1) -> int:
+    """TFLite's output size of one spatial dimension of a windowed op (conv, pool)."""
+    effective = (kernel - 1) * dilation + 1
+    if padding == "SAME":
+        return (size + stride - 1) // stride
+    return (size + stride - effective) // stride

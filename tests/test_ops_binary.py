@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from op_oracle import check_model
+from op_oracle import FUSED_ACTIVATIONS, QRANGE, check_model
 
 from tflm_gen.model.builder import ModelBuilder
 
-ACTIVATIONS = ["NONE", "RELU", "RELU6", "RELU_N1_TO_1"]
-QRANGE = {"int8": (-128, 127), "int16": (-32768, 32767)}
 CASES = 24
 
 
@@ -73,7 +71,7 @@ def add_binary(b: ModelBuilder, op: str, dtype: str, case: dict, rng: np.random.
 def make_case(rng: np.random.Generator, dtype: str, max_rank: int) -> dict:
     shape1, shape2 = broadcast_shapes(rng, max_rank)
     return {"shape1": shape1, "shape2": shape2, "dtype": dtype,
-            "activation": str(rng.choice(ACTIVATIONS)), "quant": random_quant(rng, dtype, 3)}  # fmt: skip
+            "activation": str(rng.choice(FUSED_ACTIVATIONS)), "quant": random_quant(rng, dtype, 3)}  # fmt: skip
 
 
 def run_cases(op: str, dtype: str, seed: int, max_rank: int, with_activation: bool,

@@ -11,32 +11,23 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from op_oracle import (
+    BIAS_DTYPE,
+    FUSED_ACTIVATIONS,
+    MIN_OUTPUT_ELEMENTS,
     QRANGE,
     accumulator_rms,
-    assert_bit_exact,
-    assert_informative,
+    check_model,
+    out_size,
     output_quantization,
     real_rms,
-    run_tflm,
 )
 
-from tflm_gen import host
 from tflm_gen.model import ir
 from tflm_gen.model.builder import ModelBuilder
 
-ACTIVATIONS = ["NONE", "RELU", "RELU6", "RELU_N1_TO_1"]
-BIAS_DTYPE = {"float32": "float32", "int8": "int32", "int16": "int64"}
 # Each model holds several independent ops: the host library is compiled once per model.
 OPS_PER_MODEL = 8
 MODELS_PER_DTYPE = 4
-MIN_OUTPUT_ELEMENTS = 32
-
-
-def out_size(padding: str, size: int, kernel: int, stride: int, dilation: int) -> int:
-    effective = (kernel - 1) * dilation + 1
-    if padding == "SAME":
-        return (size + stride - 1) // stride
-    return (size + stride - effective) // stride
 
 
 def random_geometry(rng: np.random.Generator, depthwise: bool) -> dict:
@@ -52,7 +43,7 @@ def random_geometry(rng: np.random.Generator, depthwise: bool) -> dict:
             "stride": (int(rng.integers(1, 4)), int(rng.integers(1, 4))),
             "dilation": (int(rng.integers(1, 3)), int(rng.integers(1, 3))),
             "padding": str(rng.choice(["SAME", "VALID"])),
-            "activation": str(rng.choice(ACTIVATIONS)),
+            "activation": str(rng.choice(FUSED_ACTIVATIONS)),
             "bias": str(rng.choice(["yes", "yes", "absent", "omitted"])),
             "per_channel": bool(rng.random() < 0.75),
         }
@@ -163,25 +154,18 @@ def build_model(seed: int, dtype: str, depthwise: bool):
     return b.build(), [data for data, _ in cases], [g for _, g in cases]
 
 
-def check_model(seed: int, dtype: str, depthwise: bool) -> None:
+def check_seed(seed: int, dtype: str, depthwise: bool) -> None:
     model, inputs, geometries = build_model(seed, dtype, depthwise)
-    expected = run_tflm(model, inputs)
-    ours = host.run_model(model, inputs)
-    for index, geometry in enumerate(geometries):
-        assert_informative(expected[index], f"op {index} {geometry}")
-        try:
-            assert_bit_exact(np.asarray(ours[index]), expected[index])
-        except AssertionError as error:
-            raise AssertionError(f"op {index} {geometry}: {error}") from None
+    check_model(model, inputs, geometries, informative=True)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "int8", "int16"])
 @pytest.mark.parametrize("seed", range(MODELS_PER_DTYPE))
 def test_conv_2d_matches_tflm(seed: int, dtype: str) -> None:
-    check_model(1000 + seed, dtype, depthwise=False)
+    check_seed(1000 + seed, dtype, depthwise=False)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "int8", "int16"])
 @pytest.mark.parametrize("seed", range(MODELS_PER_DTYPE))
 def test_depthwise_conv_2d_matches_tflm(seed: int, dtype: str) -> None:
-    check_model(2000 + seed, dtype, depthwise=True)
+    check_seed(2000 + seed, dtype, depthwise=True)

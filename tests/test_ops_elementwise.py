@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from op_oracle import check_model
+from op_oracle import FUSED_ACTIVATIONS, check_model
 
 from tflm_gen.model.builder import ModelBuilder
 
-ACTIVATIONS = ["NONE", "RELU", "RELU6", "RELU_N1_TO_1"]
 QRANGE = {
     "int8": (-128, 127),
     "uint8": (0, 255),
@@ -50,7 +49,7 @@ def broadcast_shapes(rng: np.random.Generator, max_rank: int) -> tuple[list[int]
 
 def add_case(rng: np.random.Generator, dtype: str, max_rank: int = 4) -> dict:
     shape1, shape2 = broadcast_shapes(rng, max_rank)
-    case = {"shape1": shape1, "shape2": shape2, "activation": str(rng.choice(ACTIVATIONS))}
+    case = {"shape1": shape1, "shape2": shape2, "activation": str(rng.choice(FUSED_ACTIVATIONS))}
     if dtype in ("int8", "int16"):
         scales = [float(10 ** rng.uniform(-2.5, 0)) for _ in range(2)]
         out_scale = max(scales) * float(rng.uniform(0.7, 4))

@@ -12,10 +12,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from op_oracle import (
+    BIAS_DTYPE,
+    FUSED_ACTIVATIONS,
+    MIN_OUTPUT_ELEMENTS,
     QRANGE,
     accumulator_rms,
     assert_bit_exact,
-    assert_informative,
+    check_model,
     output_quantization,
     real_rms,
     run_tflm,
@@ -27,11 +30,8 @@ from tflm_gen.model import ir
 from tflm_gen.model.builder import ModelBuilder
 from tflm_gen.verify import verify
 
-ACTIVATIONS = ["NONE", "RELU", "RELU6", "RELU_N1_TO_1"]
-BIAS_DTYPE = {"float32": "float32", "int8": "int32", "int16": "int64"}
 OPS_PER_MODEL = 8
 MODELS_PER_DTYPE = 4
-MIN_OUTPUT_ELEMENTS = 32
 
 
 def random_shapes(rng: np.random.Generator) -> dict:
@@ -114,7 +114,7 @@ def add_case(b: ModelBuilder, rng: np.random.Generator, dtype: str):
     # converters' int16x8 Conv1D nets and classifier heads are per-channel).
     s["per_channel"] = dtype != "float32" and bool(rng.random() < 0.5)
     s["bias"] = str(rng.choice(["yes", "yes", "absent", "omitted"]))
-    s["activation"] = str(rng.choice(ACTIVATIONS))
+    s["activation"] = str(rng.choice(FUSED_ACTIVATIONS))
     t = float_tensors(rng, s) if dtype == "float32" else quantized_tensors(
         rng, s, dtype, s["per_channel"])  # fmt: skip
     x = b.input(f"x{len(b.graph.inputs)}", s["input"], dtype, quantization=t["in_q"])
@@ -141,22 +141,15 @@ def build_model(seed: int, dtype: str):
     return b.build(), [data for data, _ in cases], [case for _, case in cases]
 
 
-def check_model(seed: int, dtype: str) -> None:
+def check_seed(seed: int, dtype: str) -> None:
     model, inputs, cases = build_model(seed, dtype)
-    expected = run_tflm(model, inputs)
-    ours = host.run_model(model, inputs)
-    for index, case in enumerate(cases):
-        assert_informative(expected[index], f"op {index} {case}")
-        try:
-            assert_bit_exact(np.asarray(ours[index]), expected[index])
-        except AssertionError as error:
-            raise AssertionError(f"op {index} {case}: {error}") from None
+    check_model(model, inputs, cases, informative=True)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "int8", "int16"])
 @pytest.mark.parametrize("seed", range(MODELS_PER_DTYPE))
 def test_fully_connected_matches_tflm(seed: int, dtype: str) -> None:
-    check_model(3000 + seed, dtype)
+    check_seed(3000 + seed, dtype)
 
 
 @pytest.mark.parametrize("filter_scale", [0.5, 0.25, 0.125])

@@ -9,22 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from op_oracle import check_model
+from op_oracle import FUSED_ACTIVATIONS, QRANGE, check_model, out_size
 
 from tflm_gen import host
 from tflm_gen.model.builder import ModelBuilder
 
 OPS = ["AVERAGE_POOL_2D", "MAX_POOL_2D"]
 DTYPES = ["float32", "int8", "int16"]
-ACTIVATIONS = ["NONE", "RELU", "RELU6", "RELU_N1_TO_1"]
-QRANGE = {"int8": (-128, 127), "int16": (-32768, 32767)}
 CASES = 40
-
-
-def out_size(padding: str, size: int, kernel: int, stride: int) -> int:
-    if padding == "SAME":
-        return (size + stride - 1) // stride
-    return (size + stride - kernel) // stride
 
 
 def random_case(rng: np.random.Generator) -> dict:
@@ -40,7 +32,7 @@ def random_case(rng: np.random.Generator) -> dict:
             "sh": int(rng.integers(1, 4)),
             "sw": int(rng.integers(1, 4)),
             "padding": str(rng.choice(["SAME", "VALID"])),
-            "activation": str(rng.choice(ACTIVATIONS)),
+            "activation": str(rng.choice(FUSED_ACTIVATIONS)),
         }
         case["oh"] = out_size(case["padding"], case["h"], case["fh"], case["sh"])
         case["ow"] = out_size(case["padding"], case["w"], case["fw"], case["sw"])
