@@ -9,17 +9,10 @@ M4 where issue 7 measured it.  Never asserted in tests."""
 
 from __future__ import annotations
 
-import argparse
-import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-# This checkout's tflm_gen and kernels, not an installed copy's.
-sys.path.insert(0, str(REPO))
+from tag_tables import bench_both, parser
 
-from tflm_gen.bench import bench
-
-CORPUS = REPO.parent / "shared" / "models"
 ROWS = [("kws_ref_model", "qemu-cortex-m4"), ("vww_96_int8", "qemu-cortex-m4"),
         ("pretrainedResnet_quant", "qemu-cortex-m4"), ("ad01_int8", "qemu-cortex-m4"),
         ("person_detect", "qemu-cortex-m4"), ("micro_speech_quantized", "qemu-cortex-m4"),
@@ -32,21 +25,17 @@ CMSIS_NN_M4 = {"kws_ref_model": 7_699_897, "vww_96_int8": 24_101_967,
 
 def row(models: Path, name: str, target: str) -> str:
     data = (models / f"{name}.tflite").read_bytes()
-    reference = bench(data, target)
-    tagged = bench(data, target, ("cmsis",))
+    reference, tagged, exact = bench_both(data, target)
     ratio = reference["instructions_per_invoke"] / tagged["instructions_per_invoke"]
     peer = CMSIS_NN_M4.get(name) if target == "qemu-cortex-m4" else None
-    exact = "yes" if tagged["bit_exact"] and reference["bit_exact"] else "NO"
     return (f"| {name} | {target} | {reference['instructions_per_invoke']:,} | "
             f"{tagged['instructions_per_invoke']:,} | {ratio:.2f}x | "
             f"{tagged['text_kernels']:,} ({reference['text_kernels']:,}) | "
-            f"{f'{peer:,}' if peer else '-'} | {exact} |")
+            f"{f'{peer:,}' if peer else '-'} | {'yes' if exact else 'NO'} |")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--models", type=Path, default=CORPUS)
-    args = parser.parse_args()
+    args = parser(__doc__).parse_args()
     print("| model | board | reference instructions | cmsis instructions | ratio | "
           "kernel text bytes (reference) | TFLM+CMSIS-NN | bit-exact |")
     print("|---|---|---:|---:|---:|---:|---:|---|")

@@ -11,20 +11,13 @@ Never asserted in tests."""
 
 from __future__ import annotations
 
-import argparse
-import os
-import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-# This checkout's tflm_gen and kernels, not an installed copy's.
-sys.path.insert(0, str(REPO))
+from tag_tables import bench_both, parser
 
-from tflm_gen.bench import bench
 from tflm_gen.errors import TflmGenError
 from tflm_gen.inspect import inspect_model
 
-CORPUS = Path(os.environ.get("TFLM_GEN_CORPUS", REPO.parent / "shared" / "models"))
 CORES = ["m0", "m3", "m4", "m7", "m33", "m55"]
 MODELS = ["kws_ref_model", "vww_96_int8", "pretrainedResnet_quant", "ad01_int8",
           "person_detect", "micro_speech_quantized", "hello_world_int8"]
@@ -34,24 +27,22 @@ def row(models: Path, name: str, core: str) -> str:
     path = models / f"{name}.tflite"
     data, target = path.read_bytes(), f"qemu-cortex-{core}"
     try:
-        reference = bench(data, target)
-        tagged = bench(data, target, ("cmsis",))
+        reference, tagged, exact = bench_both(data, target)
     except TflmGenError as error:
         return f"| {name} | {core} | {error} |||||||"
     macs = inspect_model(path)["total_macs"]
-    exact = "" if tagged["bit_exact"] and reference["bit_exact"] else " NOT BIT-EXACT"
     return (f"| {name} | {core} | {reference['instructions_per_invoke']:,} | "
-            f"{tagged['instructions_per_invoke']:,}{exact} | {tagged['cycles_per_invoke']:,} | "
+            f"{tagged['instructions_per_invoke']:,}{'' if exact else ' NOT BIT-EXACT'} | "
+            f"{tagged['cycles_per_invoke']:,} | "
             f"{macs / tagged['cycles_per_invoke']:.3f} | {tagged['arena_bytes']:,} | "
             f"{tagged['stack_bytes']:,} | {tagged['text_kernels']:,} |")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--models", type=Path, default=CORPUS)
-    parser.add_argument("--cores", default=",".join(CORES), help="comma-separated, e.g. m0,m4")
-    parser.add_argument("--names", default=",".join(MODELS), help="comma-separated model stems")
-    args = parser.parse_args()
+    options = parser(__doc__)
+    options.add_argument("--cores", default=",".join(CORES), help="comma-separated, e.g. m0,m4")
+    options.add_argument("--names", default=",".join(MODELS), help="comma-separated model stems")
+    args = options.parse_args()
     print("| model | core | ours ref | ours cmsis | est. cycles | MACs/cycle | "
           "arena ours cmsis | stack | kernel text |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
