@@ -119,3 +119,21 @@ void tflm_pool_run(const tflm_pool_params_t *p, const uint8_t *in, uint8_t *out,
   }
 }
 
+
+const tflm_pool_values_t tflm_avg_pool_values = {tflm_avg_pool_float, tflm_avg_pool_int8,
+                                                 tflm_avg_pool_int16};
+const tflm_pool_values_t tflm_max_pool_values = {tflm_max_pool_float, tflm_max_pool_int8,
+                                                 tflm_max_pool_int16};
+
+tflm_status_t tflm_pool_eval(tflm_context_t *ctx, tflm_node_t *node,
+                             const tflm_pool_values_t *values) {
+  const tflm_pool_params_t *p = (const tflm_pool_params_t *)node->user_data;
+  const void *in = tflm_node_input_data(ctx, node, 0);
+  void *out = tflm_node_output_data(ctx, node, 0);
+  TFLM_KERNEL_CHECK(ctx, node, p != NULL && in != NULL && out != NULL, TFLM_ERR_NOT_READY);
+  tflm_pool_run(p, (const uint8_t *)in, (uint8_t *)out, tflm_type_size(p->type),
+                p->type == TFLM_TYPE_FLOAT32 ? values->float32
+                : p->type == TFLM_TYPE_INT8  ? values->int8
+                                             : values->int16);
+  return TFLM_OK;
+}

@@ -35,6 +35,25 @@ void tflm_max_pool_int16(const tflm_pool_params_t *p, const tflm_pool_window_t *
 void tflm_pool_run(const tflm_pool_params_t *p, const uint8_t *in, uint8_t *out,
                    int32_t element_size, tflm_pool_value_fn value_fn);
 
+/* One pool's value functions by type. */
+typedef struct {
+  tflm_pool_value_fn float32, int8, int16;
+} tflm_pool_values_t;
+
+extern const tflm_pool_values_t tflm_avg_pool_values, tflm_max_pool_values;
+
+/* The reference eval: tflm_pool_run with the value function of the node's type. */
+tflm_status_t tflm_pool_eval(tflm_context_t *ctx, tflm_node_t *node,
+                             const tflm_pool_values_t *values);
+
+/* Defines the registration `symbol` (builtin `code`) of a reference pool over `values`. */
+#define TFLM_POOL_OP(symbol, code, values)                                                 \
+  static tflm_status_t symbol##_eval(tflm_context_t *ctx, tflm_node_t *node) {             \
+    return tflm_pool_eval(ctx, node, &(values));                                           \
+  }                                                                                        \
+  const tflm_registration_t symbol = {NULL, code, NULL, tflm_pool_prepare, symbol##_eval,  \
+                                      NULL, NULL}
+
 #ifdef __cplusplus
 }
 #endif
