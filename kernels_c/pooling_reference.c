@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "pooling_reference.h"
+#include "tflm_compiler.h"
 #include "tflm_kernel.h"
 
 static int32_t tflm_pool_clamp(const tflm_pool_params_t *p, int32_t value) {
@@ -34,29 +35,51 @@ void tflm_avg_pool_float(const tflm_pool_params_t *p, const tflm_pool_window_t *
   *(float *)out = tflm_pool_clamp_float(p, total / (float)count);
 }
 
-void tflm_avg_pool_int8(const tflm_pool_params_t *p, const tflm_pool_window_t *w,
-                        const void *in, void *out) {
-  const int8_t *data = (const int8_t *)in;
-  int32_t total = 0, count = 0, y, x;
+/* Stored value i of an int8 (`bytes` 1) or int16 window. */
+static TFLM_ALWAYS_INLINE int32_t pool_value(const void *in, int32_t i, int32_t bytes) {
+  return bytes == 1 ? ((const int8_t *)in)[i] : ((const int16_t *)in)[i];
+}
+
+/* The sum and count of an int8 or int16 window (always inlined: `bytes` is constant). */
+static TFLM_ALWAYS_INLINE int32_t pool_sum(const tflm_pool_params_t *p,
+                                           const tflm_pool_window_t *w, const void *in,
+                                           int32_t bytes, int32_t *count) {
+  int32_t total = 0, y, x;
+  *count = 0;
   for (y = w->y0; y < w->y1; ++y) {
     for (x = w->x0; x < w->x1; ++x) {
-      total += data[(y * p->in_w + x) * p->depth];
-      ++count;
+      total += pool_value(in, (y * p->in_w + x) * p->depth, bytes);
+      ++*count;
     }
   }
+  return total;
+}
+
+/* The largest value of an int8 or int16 window, from `lowest` (the type's minimum, as TFLM). */
+static TFLM_ALWAYS_INLINE int32_t pool_max(const tflm_pool_params_t *p,
+                                           const tflm_pool_window_t *w, const void *in,
+                                           int32_t bytes, int32_t lowest) {
+  int32_t max = lowest, y, x;
+  for (y = w->y0; y < w->y1; ++y) {
+    for (x = w->x0; x < w->x1; ++x) {
+      const int32_t value = pool_value(in, (y * p->in_w + x) * p->depth, bytes);
+      max = value > max ? value : max;
+    }
+  }
+  return max;
+}
+
+void tflm_avg_pool_int8(const tflm_pool_params_t *p, const tflm_pool_window_t *w,
+                        const void *in, void *out) {
+  int32_t count;
+  const int32_t total = pool_sum(p, w, in, 1, &count);
   *(int8_t *)out = (int8_t)tflm_pool_clamp(p, tflm_pool_round_mean(total, count));
 }
 
 void tflm_avg_pool_int16(const tflm_pool_params_t *p, const tflm_pool_window_t *w,
                          const void *in, void *out) {
-  const int16_t *data = (const int16_t *)in;
-  int32_t total = 0, count = 0, y, x;
-  for (y = w->y0; y < w->y1; ++y) {
-    for (x = w->x0; x < w->x1; ++x) {
-      total += data[(y * p->in_w + x) * p->depth];
-      ++count;
-    }
-  }
+  int32_t count;
+  const int32_t total = pool_sum(p, w, in, 2, &count);
   *(int16_t *)out = (int16_t)tflm_pool_clamp(p, tflm_pool_round_mean(total, count));
 }
 
@@ -76,28 +99,12 @@ void tflm_max_pool_float(const tflm_pool_params_t *p, const tflm_pool_window_t *
 
 void tflm_max_pool_int8(const tflm_pool_params_t *p, const tflm_pool_window_t *w,
                         const void *in, void *out) {
-  const int8_t *data = (const int8_t *)in;
-  int32_t max = -128, y, x;
-  for (y = w->y0; y < w->y1; ++y) {
-    for (x = w->x0; x < w->x1; ++x) {
-      const int32_t value = data[(y * p->in_w + x) * p->depth];
-      max = value > max ? value : max;
-    }
-  }
-  *(int8_t *)out = (int8_t)tflm_pool_clamp(p, max);
+  *(int8_t *)out = (int8_t)tflm_pool_clamp(p, pool_max(p, w, in, 1, -128));
 }
 
 void tflm_max_pool_int16(const tflm_pool_params_t *p, const tflm_pool_window_t *w,
                          const void *in, void *out) {
-  const int16_t *data = (const int16_t *)in;
-  int32_t max = -32768, y, x;
-  for (y = w->y0; y < w->y1; ++y) {
-    for (x = w->x0; x < w->x1; ++x) {
-      const int32_t value = data[(y * p->in_w + x) * p->depth];
-      max = value > max ? value : max;
-    }
-  }
-  *(int16_t *)out = (int16_t)tflm_pool_clamp(p, max);
+  *(int16_t *)out = (int16_t)tflm_pool_clamp(p, pool_max(p, w, in, 2, -32768));
 }
 
 /* Walks every output (n, y, x, c) and computes it with value_fn. */
@@ -118,7 +125,6 @@ void tflm_pool_run(const tflm_pool_params_t *p, const uint8_t *in, uint8_t *out,
     }
   }
 }
-
 
 const tflm_pool_values_t tflm_avg_pool_values = {tflm_avg_pool_float, tflm_avg_pool_int8,
                                                  tflm_avg_pool_int16};
