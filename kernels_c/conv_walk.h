@@ -39,11 +39,15 @@ typedef struct {
   int32_t tap_stride;     /* depthwise: elements between a channel's taps */
 } tflm_conv_block_t;
 
-/* Adds `count` products of one tap (input against filter elements) to *acc:
- * int8 images with the input offset in an int32 that wraps as TFLM's does, int16 images in
- * an int64, floats in a float. */
-static inline void tflm_conv_mac_int8(void *acc, const void *in, const void *f,
-                                                  int32_t count, int32_t offset) {
+/* Declares `name`, a MAC of one tap: adds `count` products (input against filter elements)
+ * to *acc: int8 images with the input offset in an int32 that wraps as TFLM's does, int16
+ * images in an int64, floats in a float. */
+#define TFLM_CONV_MAC(name) \
+  void name(void *acc, const void *in, const void *f, int32_t count, int32_t offset)
+
+typedef TFLM_CONV_MAC((*tflm_conv_mac_fn));
+
+static inline TFLM_CONV_MAC(tflm_conv_mac_int8) {
   int32_t c;
   for (c = 0; c < count; ++c) {
     *(int32_t *)acc = tflm_mac_wrap(*(int32_t *)acc, ((const int8_t *)f)[c],
@@ -51,8 +55,7 @@ static inline void tflm_conv_mac_int8(void *acc, const void *in, const void *f,
   }
 }
 
-static inline void tflm_conv_mac_int16(void *acc, const void *in, const void *f,
-                                                   int32_t count, int32_t offset) {
+static inline TFLM_CONV_MAC(tflm_conv_mac_int16) {
   int32_t c;
   (void)offset;
   for (c = 0; c < count; ++c) {
@@ -61,18 +64,13 @@ static inline void tflm_conv_mac_int16(void *acc, const void *in, const void *f,
   }
 }
 
-static inline void tflm_conv_mac_float32(void *acc, const void *in,
-                                                     const void *f, int32_t count,
-                                                     int32_t offset) {
+static inline TFLM_CONV_MAC(tflm_conv_mac_float32) {
   int32_t c;
   (void)offset;
   for (c = 0; c < count; ++c) {
     *(float *)acc += ((const float *)in)[c] * ((const float *)f)[c];
   }
 }
-
-typedef void (*tflm_conv_mac_fn)(void *acc, const void *in, const void *f, int32_t count,
-                                 int32_t offset);
 
 /* The op's walk over the taps of one output's window (conv: every input channel of the
  * group per tap; depthwise: one), calling `mac` per tap; elements of `in_bytes` /
@@ -125,17 +123,14 @@ static TFLM_ALWAYS_INLINE void tflm_conv_window(const tflm_conv_params_t *p, int
 /* One output of each type: the op's taps with the type's MAC, the bias, then
  * requantisation (int8; int16 "16x8": no zero points, 64-bit accumulator and bias) or the
  * float clamp.  `requant` is NULL for float32. */
-typedef void (*tflm_conv_output_fn)(const tflm_conv_params_t *p, const tflm_requant_t *requant,
-                                    const void *image, const void *filter, const void *bias,
-                                    const tflm_conv_window_t *w, void *output,
-                                    tflm_conv_taps_fn taps);
+#define TFLM_CONV_OUTPUT(name)                                                           \
+  void name(const tflm_conv_params_t *p, const tflm_requant_t *requant, const void *image, \
+            const void *filter, const void *bias, const tflm_conv_window_t *w, void *output, \
+            tflm_conv_taps_fn taps)
 
-static inline void tflm_conv_output_int8(const tflm_conv_params_t *p,
-                                                     const tflm_requant_t *requant,
-                                                     const void *image, const void *filter,
-                                                     const void *bias,
-                                                     const tflm_conv_window_t *w,
-                                                     void *output, tflm_conv_taps_fn taps) {
+typedef TFLM_CONV_OUTPUT((*tflm_conv_output_fn));
+
+static inline TFLM_CONV_OUTPUT(tflm_conv_output_int8) {
   int32_t acc = 0;
   taps(p, image, 1, filter, 1, w, &acc, tflm_conv_mac_int8);
   if (bias != NULL) acc = tflm_add_wrap(acc, ((const int32_t *)bias)[w->oc]);
@@ -144,12 +139,7 @@ static inline void tflm_conv_output_int8(const tflm_conv_params_t *p,
                               p->output_offset, p->act_min, p->act_max);
 }
 
-static inline void tflm_conv_output_int16(const tflm_conv_params_t *p,
-                                                      const tflm_requant_t *requant,
-                                                      const void *image, const void *filter,
-                                                      const void *bias,
-                                                      const tflm_conv_window_t *w,
-                                                      void *output, tflm_conv_taps_fn taps) {
+static inline TFLM_CONV_OUTPUT(tflm_conv_output_int16) {
   int64_t acc = 0;
   int32_t scaled;
   taps(p, image, 2, filter, 1, w, &acc, tflm_conv_mac_int16);
@@ -160,12 +150,7 @@ static inline void tflm_conv_output_int16(const tflm_conv_params_t *p,
   *(int16_t *)output = (int16_t)(scaled < p->act_max ? scaled : p->act_max);
 }
 
-static inline void tflm_conv_output_float32(const tflm_conv_params_t *p,
-                                                        const tflm_requant_t *requant,
-                                                        const void *image, const void *filter,
-                                                        const void *bias,
-                                                        const tflm_conv_window_t *w,
-                                                        void *output, tflm_conv_taps_fn taps) {
+static inline TFLM_CONV_OUTPUT(tflm_conv_output_float32) {
   float acc = 0.0f;
   (void)requant;
   taps(p, image, 4, filter, 4, w, &acc, tflm_conv_mac_float32);
