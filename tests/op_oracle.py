@@ -52,6 +52,28 @@ def check_model(model: bytes, inputs: list[np.ndarray], cases: list,
         assert_bit_exact(mine, reference, f"op {index} {case}")
 
 
+def seeded_model(seed: int, count: int, add_case) -> bytes:
+    """A model of `count` independent ops, each added by add_case(builder, rng) from one
+    seeded generator (the host library compiles once per model)."""
+    from tflm_gen.model.builder import ModelBuilder
+
+    rng = np.random.default_rng(seed)
+    builder = ModelBuilder()
+    for _ in range(count):
+        add_case(builder, rng)
+    return builder.build()
+
+
+def assert_verifies_over_invokes(model: bytes, runs: int = 3) -> None:
+    """A stateful model: `verify` over `runs` invokes is bit-exact, and so is every invoke
+    before and after a reset (compare_invokes)."""
+    from tflm_gen.verify import verify
+
+    report = verify(model, runs=runs)
+    assert report.bit_exact, report.outputs
+    compare_invokes(model, runs)
+
+
 def per_op_explanation(model: bytes, runs: int = 3, tags=()) -> str:
     """For an assertion message: `verify --per-op`'s account of where the model first
     differs (run only when an assertion has already failed)."""

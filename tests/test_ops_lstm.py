@@ -17,11 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import need_corpus
-from op_oracle import compare_invokes, run_tflm
+from op_oracle import assert_verifies_over_invokes, compare_invokes, run_tflm, seeded_model
 
 from tflm_gen.model import ir
 from tflm_gen.model.builder import ModelBuilder, make_options
-from tflm_gen.verify import verify
 
 REPO = Path(__file__).resolve().parent.parent
 OPS_PER_MODEL = 3
@@ -112,14 +111,9 @@ def add_int8_lstm(b: ModelBuilder, rng: np.random.Generator, dtype: str = "int8"
 
 
 def random_model(seed: int, dtype: str) -> bytes:
-    rng = np.random.default_rng(seed)
-    b = ModelBuilder()
-    for _ in range(OPS_PER_MODEL):
-        if dtype == "float32":
-            add_float_lstm(b, rng)
-        else:
-            add_int8_lstm(b, rng, dtype)
-    return b.build()
+    if dtype == "float32":
+        return seeded_model(seed, OPS_PER_MODEL, add_float_lstm)
+    return seeded_model(seed, OPS_PER_MODEL, lambda b, rng: add_int8_lstm(b, rng, dtype))
 
 
 @pytest.mark.parametrize("dtype", ["float32", "int8", "int16"])
@@ -129,10 +123,7 @@ def test_lstm_matches_tflm_across_invokes_and_reset(seed: int, dtype: str) -> No
 
 
 def test_trained_lstm_int8_verifies_over_three_invokes() -> None:
-    model = (need_corpus() / "trained_lstm_int8.tflite").read_bytes()
-    report = verify(model, runs=3)
-    assert report.bit_exact, report.outputs
-    compare_invokes(model)
+    assert_verifies_over_invokes((need_corpus() / "trained_lstm_int8.tflite").read_bytes())
 
 
 def derive_sigmoid_table() -> list[int]:

@@ -12,11 +12,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import need_corpus
-from op_oracle import compare_invokes
+from op_oracle import assert_verifies_over_invokes, compare_invokes, seeded_model
 
 from tflm_gen.model import ir
 from tflm_gen.model.builder import ModelBuilder, make_options
-from tflm_gen.verify import verify
 
 OPS_PER_MODEL = 4
 ACTIVATIONS = ["NONE", "RELU", "RELU6", "RELU_N1_TO_1", "TANH", "SIGN_BIT"]
@@ -90,14 +89,10 @@ def add_int8_svdf(b: ModelBuilder, rng: np.random.Generator, state_dtype: str) -
 
 
 def random_model(seed: int, kind: str) -> bytes:
-    rng = np.random.default_rng(seed)
-    b = ModelBuilder()
-    for _ in range(OPS_PER_MODEL):
-        if kind == "float32":
-            add_float_svdf(b, rng)
-        else:
-            add_int8_svdf(b, rng, "int16" if kind == "int8" else "int8")
-    return b.build()
+    if kind == "float32":
+        return seeded_model(seed, OPS_PER_MODEL, add_float_svdf)
+    state = "int16" if kind == "int8" else "int8"
+    return seeded_model(seed, OPS_PER_MODEL, lambda b, rng: add_int8_svdf(b, rng, state))
 
 
 @pytest.mark.parametrize("kind", ["float32", "int8", "int8_state"])
@@ -107,7 +102,4 @@ def test_svdf_matches_tflm_across_invokes_and_reset(seed: int, kind: str) -> Non
 
 
 def test_keyword_scrambled_verifies_over_three_invokes() -> None:
-    model = (need_corpus() / "keyword_scrambled.tflite").read_bytes()
-    report = verify(model, runs=3)
-    assert report.bit_exact, report.outputs
-    compare_invokes(model)
+    assert_verifies_over_invokes((need_corpus() / "keyword_scrambled.tflite").read_bytes())
