@@ -24,7 +24,7 @@ import test_ops_fully_connected as fc_cases
 import test_ops_pooling as pool_cases
 import test_ops_softmax as softmax_cases
 from conftest import need_corpus, need_tool
-from op_oracle import assert_bit_exact, run_tflm
+from op_oracle import FUSED_ACTIVATIONS, assert_bit_exact, out_size, run_tflm
 
 from tflm_gen import host, qemu
 from tflm_gen.model import ir
@@ -52,19 +52,19 @@ def conv_geometry(rng, depthwise: bool, kernel: int, channels: int, cout: int) -
     g = {"batches": 1, "h": int(rng.integers(3, 9)), "w": int(rng.integers(3, 9)),
          "cin": channels, "kh": kernel, "kw": kernel, "stride": (stride, stride),
          "dilation": (1, 1), "padding": str(rng.choice(["SAME", "VALID"])),
-         "activation": str(rng.choice(conv_cases.ACTIVATIONS)), "bias": "yes",
+         "activation": str(rng.choice(FUSED_ACTIVATIONS)), "bias": "yes",
          "per_channel": bool(rng.random() < 0.75), "groups": 1, "multiplier": 1,
          "cout": channels if depthwise else cout}  # fmt: skip
-    g["oh"] = conv_cases.out_size(g["padding"], g["h"], kernel, stride, 1)
-    g["ow"] = conv_cases.out_size(g["padding"], g["w"], kernel, stride, 1)
+    g["oh"] = out_size(g["padding"], g["h"], kernel, stride, 1)
+    g["ow"] = out_size(g["padding"], g["w"], kernel, stride, 1)
     return g
 
 
 def padded_geometry(g: dict, stride: int) -> dict:
     """g with SAME padding, `stride` and an odd 7x9 input: pixels inside and on every edge."""
     g.update(h=7, w=9, stride=(stride, stride), padding="SAME")
-    g["oh"] = conv_cases.out_size("SAME", 7, g["kh"], stride, 1)
-    g["ow"] = conv_cases.out_size("SAME", 9, g["kw"], stride, 1)
+    g["oh"] = out_size("SAME", 7, g["kh"], stride, 1)
+    g["ow"] = out_size("SAME", 9, g["kw"], stride, 1)
     return g
 
 
