@@ -26,23 +26,8 @@ TFLM_BINARY_OP(tflm_op_logical_and, TFLM_BUILTIN_LOGICAL_AND, tflm_logical_and_r
 TFLM_BINARY_OP(tflm_op_logical_or, TFLM_BUILTIN_LOGICAL_OR, tflm_logical_or_rows,
                tflm_binary_t, 0, 1, NULL);
 
-static tflm_status_t tflm_logical_not_prepare(tflm_context_t *ctx, tflm_node_t *node) {
-  tflm_tensor_t in, out;
-  TFLM_KERNEL_TRY(tflm_node_check_io(ctx, node, 1, TFLM_TYPE_BIT(BOOL), TFLM_IO_SAME_COUNT,
-                                     &in, &out));
-  return TFLM_OK;
-}
+/* Any nonzero byte is true; the output is 0 or 1. */
+#define TFLM_LOGICAL_NOT(x) ((x) == 0)
 
-static tflm_status_t tflm_logical_not_eval(tflm_context_t *ctx, tflm_node_t *node) {
-  tflm_tensor_t out;
-  const uint8_t *x = (const uint8_t *)tflm_node_input_data(ctx, node, 0);
-  int32_t i;
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, &out) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, x != NULL && out.data != NULL, TFLM_ERR_NOT_READY);
-  for (i = 0; i < out.bytes; ++i) ((uint8_t *)out.data)[i] = (uint8_t)(x[i] == 0);
-  return TFLM_OK;
-}
-
-const tflm_registration_t tflm_op_logical_not = {
-    NULL, TFLM_BUILTIN_LOGICAL_NOT, NULL, tflm_logical_not_prepare,
-    tflm_logical_not_eval, NULL, NULL};
+TFLM_MAP_OP(tflm_op_logical_not, TFLM_BUILTIN_LOGICAL_NOT, BOOL, uint8_t, uint8_t,
+            TFLM_LOGICAL_NOT);

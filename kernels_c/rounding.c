@@ -98,32 +98,16 @@ static tflm_status_t tflm_floor_mod_prepare(tflm_context_t *ctx, tflm_node_t *no
   return tflm_floor_prepare(ctx, node, 1);
 }
 
-static tflm_status_t tflm_round_prepare(tflm_context_t *ctx, tflm_node_t *node) {
-  tflm_tensor_t in, out;
-  TFLM_KERNEL_TRY(tflm_node_check_io(ctx, node, 1, TFLM_TYPE_BIT(FLOAT32), TFLM_IO_SAME_COUNT,
-                                     &in, &out));
-  return TFLM_OK;
+/* To nearest, ties to even (TFLM's RoundToNearest). */
+static float tflm_round_value(float x) {
+  const float f = floorf(x);
+  const float fraction = x - f;
+  const int32_t down = fraction < 0.5f || (fraction == 0.5f && fmodf(f, 2.0f) == 0.0f);
+  return down ? f : f + 1.0f;
 }
 
-static tflm_status_t tflm_round_eval(tflm_context_t *ctx, tflm_node_t *node) {
-  tflm_tensor_t out;
-  const float *x = (const float *)tflm_node_input_data(ctx, node, 0);
-  int32_t i, n;
-  TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, &out) == TFLM_OK, TFLM_ERROR);
-  TFLM_KERNEL_CHECK(ctx, node, x != NULL && out.data != NULL, TFLM_ERR_NOT_READY);
-  n = tflm_tensor_elements(&out);
-  for (i = 0; i < n; ++i) {
-    const float f = floorf(x[i]);
-    const float fraction = x[i] - f;
-    const int32_t down = fraction < 0.5f || (fraction == 0.5f && fmodf(f, 2.0f) == 0.0f);
-    ((float *)out.data)[i] = down ? f : f + 1.0f;
-  }
-  return TFLM_OK;
-}
+TFLM_MAP_OP(tflm_op_round, TFLM_BUILTIN_ROUND, FLOAT32, float, float, tflm_round_value);
 
-const tflm_registration_t tflm_op_round = {
-    NULL, TFLM_BUILTIN_ROUND, NULL, tflm_round_prepare, tflm_round_eval, NULL,
-    NULL};
 const tflm_registration_t tflm_op_floor_div = {
     NULL, TFLM_BUILTIN_FLOOR_DIV, NULL, tflm_floor_div_prepare, tflm_floor_eval,
     NULL, NULL};

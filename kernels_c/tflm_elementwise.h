@@ -63,6 +63,29 @@ void tflm_broadcast_run(const tflm_broadcast_t *b, const void *params, int32_t c
 void tflm_activation_range_int32(int32_t activation, int32_t *lo, int32_t *hi);
 
 
+/* Defines the registration `symbol` (builtin `code`) of a one-input op that maps each
+ * element of input 0 (x_t, TFLM_TYPE_<type>) to the output element (z_t, the same type and
+ * count) as `element(x)` (ROUND, LOGICAL_NOT): its prepare checks, its eval is the loop. */
+#define TFLM_MAP_OP(symbol, code, type, x_t, z_t, element)                                \
+  static tflm_status_t symbol##_prepare(tflm_context_t *ctx, tflm_node_t *node) {         \
+    tflm_tensor_t in, out;                                                                \
+    return tflm_node_check_io(ctx, node, 1, TFLM_TYPE_BIT(type), TFLM_IO_SAME_COUNT, &in,  \
+                              &out);                                                      \
+  }                                                                                       \
+  static tflm_status_t symbol##_eval(tflm_context_t *ctx, tflm_node_t *node) {            \
+    const x_t *x = (const x_t *)tflm_node_input_data(ctx, node, 0);                       \
+    tflm_tensor_t out;                                                                    \
+    int32_t i, n;                                                                         \
+    TFLM_KERNEL_CHECK(ctx, node, tflm_node_output(ctx, node, 0, &out) == TFLM_OK,          \
+                      TFLM_ERROR);                                                        \
+    TFLM_KERNEL_CHECK(ctx, node, x != NULL && out.data != NULL, TFLM_ERR_NOT_READY);      \
+    n = tflm_tensor_elements(&out);                                                       \
+    for (i = 0; i < n; ++i) ((z_t *)out.data)[i] = (z_t)element(x[i]);                    \
+    return TFLM_OK;                                                                       \
+  }                                                                                       \
+  const tflm_registration_t symbol = {NULL, code, NULL, symbol##_prepare, symbol##_eval,  \
+                                      NULL, NULL}
+
 /* ---- Binary ops (ADD, SUB, MUL, DIV, SQUARED_DIFFERENCE, PRELU, MINIMUM/MAXIMUM, the
  * comparisons, LOGICAL_AND/OR) ----
  * Each op keeps a tflm_binary_t first in its persistent data, lists one row function per

@@ -20,9 +20,10 @@ def test_builtin_header_is_current():
 def _registrations():
     """(file, builtin code as written) of every kernel registration in kernels_c/: the
     initializers typed out, and those the registration macros define (TFLM_UNARY_OP,
-    TFLM_CMP_OP, TFLM_BINARY_OP, TFLM_WEIGHTED_OP, TFLM_POOL_OP: symbol or name first, code second)."""
+    TFLM_CMP_OP, TFLM_BINARY_OP, TFLM_WEIGHTED_OP, TFLM_POOL_OP,
+    TFLM_MAP_OP: symbol or name first, code second)."""
     pattern = re.compile(r"const tflm_registration_t \w+ = \{([^}]*)\}")
-    macro_rows = re.compile(r"^TFLM_(?:UNARY|CMP|BINARY|WEIGHTED|POOL)_OP\(\w+, (\w+)", re.MULTILINE)
+    macro_rows = re.compile(r"^TFLM_(?:UNARY|CMP|BINARY|WEIGHTED|POOL|MAP)_OP\(\w+, (\w+)", re.MULTILINE)
     for path in sorted((REPO / "kernels_c").rglob("*.c")):
         text = path.read_text()
         for match in pattern.finditer(text):
