@@ -52,10 +52,11 @@ static void conv_block(tflm_context_t *ctx, const tflm_weighted_call_t *call,
   tflm_conv_walk_quantized(call, rows, &block, conv_taps, 0);
 }
 
-static tflm_status_t conv_run(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
+static TFLM_ALWAYS_INLINE tflm_status_t conv_run(tflm_context_t *ctx,
+                                                 const tflm_weighted_call_t *call, int32_t type) {
   const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
   const tflm_conv_block_t whole = conv_whole(p);
-  return tflm_conv_run(ctx, call, &whole, conv_filter_size(p), conv_block, conv_taps, 0);
+  return tflm_conv_run(ctx, call, type, &whole, conv_filter_size(p), conv_block, conv_taps, 0);
 }
 
 TFLM_WEIGHTED_REFERENCE_DEFINE(conv, tflm_conv_requant, tflm_conv_hybrid_eval, conv_run);

@@ -238,26 +238,29 @@ static TFLM_ALWAYS_INLINE void tflm_conv_walk_quantized(const tflm_weighted_call
   }
 }
 
-/* A reference conv or depthwise run of every type: the whole filter (`whole`), or, when it
- * is compressed (int8 / int16 only), each decoded block of `row` weights per channel
- * through `decoded`. */
+/* A reference conv or depthwise run of `type` (a constant: TFLM_WEIGHTED_REFERENCE_DEFINE):
+ * the whole filter (`whole`), or, when it is compressed (int8 / int16 only), each decoded
+ * block of `row` weights per channel through `decoded`. */
 static TFLM_ALWAYS_INLINE tflm_status_t tflm_conv_run(tflm_context_t *ctx,
                                                       const tflm_weighted_call_t *call,
+                                                      int32_t type,
                                                       const tflm_conv_block_t *whole,
                                                       int32_t row,
                                                       tflm_weighted_block_fn decoded,
                                                       tflm_conv_taps_fn taps,
                                                       int may_walk_back) {
   const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
+  const tflm_requant_t *requant = type == TFLM_TYPE_FLOAT32 ? NULL : &call->requant;
+  const int32_t bytes = type == TFLM_TYPE_INT8 ? 1 : type == TFLM_TYPE_INT16 ? 2 : 4;
   if (p->decode_scratch >= 0) {
     return tflm_weighted_decoded(ctx, call, p->decode_scratch, p->output_c, row, decoded);
   }
-  if (p->type == TFLM_TYPE_FLOAT32) {
-    tflm_conv_walk(p, NULL, call->data.input, 4, call->data.filter, call->data.bias,
-                   call->data.output, 4, whole, taps, tflm_conv_output_float32, may_walk_back);
-  } else {
-    tflm_conv_walk_quantized(call, call->data.filter, whole, taps, may_walk_back);
-  }
+  tflm_conv_walk(p, requant, call->data.input, bytes, call->data.filter, call->data.bias,
+                 call->data.output, bytes, whole, taps,
+                 type == TFLM_TYPE_INT8    ? tflm_conv_output_int8
+                 : type == TFLM_TYPE_INT16 ? tflm_conv_output_int16
+                                           : tflm_conv_output_float32,
+                 may_walk_back);
   return TFLM_OK;
 }
 

@@ -11,6 +11,7 @@
 #include "conv_hybrid.h"
 #include "depthwise_reference.h"
 #include "conv_walk.h"
+#include "tflm_compiler.h"
 #include "tflm_kernel.h"
 #include "tflm_quant.h"
 
@@ -51,10 +52,12 @@ static void depthwise_block(tflm_context_t *ctx, const tflm_weighted_call_t *cal
 }
 
 /* The whole filter may walk back: the planner may start its output inside its input. */
-static tflm_status_t depthwise_run(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
+static TFLM_ALWAYS_INLINE tflm_status_t depthwise_run(tflm_context_t *ctx,
+                                                      const tflm_weighted_call_t *call,
+                                                      int32_t type) {
   const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
   const tflm_conv_block_t whole = depthwise_channels(p, 0, p->output_c);
-  return tflm_conv_run(ctx, call, &whole, p->filter_h * p->filter_w, depthwise_block,
+  return tflm_conv_run(ctx, call, type, &whole, p->filter_h * p->filter_w, depthwise_block,
                        depthwise_taps, 1);
 }
 

@@ -9,6 +9,7 @@
 
 #include "fully_connected_hybrid.h"
 #include "fully_connected_reference.h"
+#include "tflm_compiler.h"
 #include "tflm_kernel.h"
 #include "tflm_quant.h"
 
@@ -119,14 +120,15 @@ static void fc_block(tflm_context_t *ctx, const tflm_weighted_call_t *call,
 
 /* The plain loops of the node's type, or per decoded block when the filter is compressed
  * (int8 / int16 only). */
-static tflm_status_t fc_run(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
+static TFLM_ALWAYS_INLINE tflm_status_t fc_run(tflm_context_t *ctx,
+                                               const tflm_weighted_call_t *call, int32_t type) {
   const tflm_fc_params_t *p = (const tflm_fc_params_t *)call->params;
   if (p->decode_scratch >= 0) {
     return tflm_weighted_decoded(ctx, call, p->decode_scratch, p->output_depth,
                                  p->accum_depth, fc_block);
   }
-  if (p->type == TFLM_TYPE_FLOAT32) return fc_run_float32(ctx, call);
-  return p->type == TFLM_TYPE_INT8 ? fc_run_int8(ctx, call) : fc_run_int16(ctx, call);
+  if (type == TFLM_TYPE_FLOAT32) return fc_run_float32(ctx, call);
+  return type == TFLM_TYPE_INT8 ? fc_run_int8(ctx, call) : fc_run_int16(ctx, call);
 }
 
 TFLM_WEIGHTED_REFERENCE_DEFINE(fully_connected, tflm_fully_connected_requant,

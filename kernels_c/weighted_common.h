@@ -177,8 +177,8 @@ static TFLM_ALWAYS_INLINE tflm_status_t tflm_weighted_node_eval(
   const tflm_registration_t symbol = {NULL, code, NULL, prepare, symbol##_eval, NULL, NULL}
 
 /* What a weighted op's reference file gives a tag to reuse: tflm_<op>_run_float32,
- * tflm_<op>_run_int8 and tflm_<op>_run_int16 (each runs the node's own type, so a tag's
- * table names the ones it keeps) and the table tflm_<op>_reference_kernels. */
+ * tflm_<op>_run_int8 and tflm_<op>_run_int16 (one per type, so a tag's table names the ones
+ * it keeps) and the table tflm_<op>_reference_kernels. */
 #define TFLM_WEIGHTED_REFERENCE_DECLARE(op)                                                \
   tflm_status_t tflm_##op##_run_float32(tflm_context_t *ctx,                               \
                                         const tflm_weighted_call_t *call);                 \
@@ -186,19 +186,22 @@ static TFLM_ALWAYS_INLINE tflm_status_t tflm_weighted_node_eval(
   tflm_status_t tflm_##op##_run_int16(tflm_context_t *ctx, const tflm_weighted_call_t *call); \
   extern const tflm_weighted_kernels_t tflm_##op##_reference_kernels
 
-/* Defines the functions and table TFLM_WEIGHTED_REFERENCE_DECLARE(op) declares, over `run`
- * (one tflm_weighted_type_fn for every type), `requant` and `hybrid`. */
+/* Defines the functions and table TFLM_WEIGHTED_REFERENCE_DECLARE(op) declares, over
+ * `requant`, `hybrid` and run(ctx, call, type): one always-inlined run for every type, which
+ * each per-type function instantiates for its own constant TFLM_TYPE_* (one loop nest per
+ * function, as hand-written kernels have: one function holding every type's nest spills
+ * registers on small cores). */
 #define TFLM_WEIGHTED_REFERENCE_DEFINE(op, requant, hybrid, run)                          \
   tflm_status_t tflm_##op##_run_float32(tflm_context_t *ctx,                               \
                                         const tflm_weighted_call_t *call) {                \
-    return run(ctx, call);                                                                 \
+    return run(ctx, call, TFLM_TYPE_FLOAT32);                                              \
   }                                                                                        \
   tflm_status_t tflm_##op##_run_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call) { \
-    return run(ctx, call);                                                                 \
+    return run(ctx, call, TFLM_TYPE_INT8);                                                 \
   }                                                                                        \
   tflm_status_t tflm_##op##_run_int16(tflm_context_t *ctx,                                 \
                                       const tflm_weighted_call_t *call) {                  \
-    return run(ctx, call);                                                                 \
+    return run(ctx, call, TFLM_TYPE_INT16);                                                \
   }                                                                                        \
   const tflm_weighted_kernels_t tflm_##op##_reference_kernels = {                          \
       requant, hybrid, tflm_##op##_run_float32, tflm_##op##_run_int8,                      \
