@@ -20,7 +20,17 @@ CONV_INT16_PAIRS:
   channel a's (w0, w2, w1, w3) then channel b's (the order cmsis_widen_pair gives the
   input: one SMLAD per word); 16 * G bytes per pair.
 
-To add an op (DEPTHWISE_CONV_2D, FULLY_CONNECTED): write a `_<op>_record(graph, op)`
+DEPTHWISE_CONV_2D, int8, 3x3 filter of depth multiplier 1 (kernels_c/cmsis/depthwise_conv.c,
+interior output pixels on DSP cores), kind DW_TAP_PAIRS:
+  kind, channels C, then per block of 4 channels (C // 4 blocks; the C % 4 last channels
+  and the border pixels, whose window leaves the input, run on the plain filter):
+  folded[4] = bias[c] + input_offset * sum(filter[c]) (an interior window has all 9 taps,
+    so the kernel reads raw input bytes), then 18 words of int16 pairs: for each tap pair
+    (k, j) of DW_PAIRS (taps row-major, ky * 3 + kx), channels 0..3's (w_k, w_j) (SMLAD
+    with the pair PKHBT / PKHTB + SXTB16 make of the two taps' input words), then the
+    single tap DW_SINGLE's (w[c0], w[c2]), (w[c1], w[c3]) (SXTB16 order); 22 words a block.
+
+To add an op (FULLY_CONNECTED): write a `_<op>_record(graph, op)`
 returning its words (or None) and add it to RECORDS; read it in the kernel's prepare or
 eval with tflm_node_layout and validate its fields there.
 """
@@ -35,6 +45,11 @@ from tflm_gen.model import ir
 
 METADATA_NAME = "tflm_gen.layout"
 CONV_INT16_PAIRS = 1  # kind of the CONV_2D record above
+DW_TAP_PAIRS = 2  # kind of the DEPTHWISE_CONV_2D record above
+# The tap pairs in the order the kernel's assembly reads them: each row pointer is advanced
+# by the last tap read through it (taps 0, 3 and 6).
+DW_PAIRS = ((1, 2), (0, 4), (5, 3), (7, 8))
+DW_SINGLE = 6
 
 
 def _constant(model: ir.Model, tensor: ir.Tensor) -> np.ndarray | None:
@@ -96,8 +111,47 @@ def _conv_record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> list[i
     return [CONV_INT16_PAIRS, rows.shape[0], rows.shape[1], *folded.tolist(), *words]
 
 
+def depthwise_tap_pairs(taps: np.ndarray, folded: np.ndarray) -> np.ndarray:
+    """The DW_TAP_PAIRS blocks (int32 words) of taps [9, C] (C a multiple of 4) and the
+    folded constants [C]."""
+    blocks = taps.shape[1] // 4
+    w = taps.astype(np.int16).reshape(9, blocks, 4).transpose(1, 0, 2)  # [block, tap, ch]
+    pairs = np.stack([np.stack([w[:, k], w[:, j]], axis=-1) for k, j in DW_PAIRS], axis=1)
+    single = w[:, DW_SINGLE][:, [0, 2, 1, 3]].reshape(blocks, 1, 2, 2)
+    halves = np.concatenate([pairs.reshape(blocks, -1), single.reshape(blocks, -1)], axis=1)
+    weights = halves.astype("<i2").view("<i4")  # [block, 18]
+    return np.concatenate([folded.reshape(blocks, 4).astype("<i4"), weights], axis=1)
+
+
+def _depthwise_record(model: ir.Model, graph: ir.SubGraph,
+                      op: ir.Operator) -> list[int] | None:
+    tensors = graph.tensors
+    if len(op.inputs) < 2 or op.inputs[1] < 0:
+        return None
+    source, weights = tensors[op.inputs[0]], tensors[op.inputs[1]]
+    bias_tensor = tensors[op.inputs[2]] if len(op.inputs) > 2 and op.inputs[2] >= 0 else None
+    if source.dtype != "int8" or weights.dtype != "int8" or len(source.shape) != 4:
+        return None
+    if list(weights.shape[:3]) != [1, 3, 3] or weights.shape[3] != source.shape[3]:
+        return None  # not 3x3, or a depth multiplier other than 1
+    if weights.shape[3] < 4 or not (source.quantization and source.quantization.zero_point):
+        return None
+    filter_data = _constant(model, weights)
+    bias = _constant(model, bias_tensor) if bias_tensor is not None else None
+    if filter_data is None or (bias_tensor is not None and
+                               (bias is None or bias_tensor.dtype != "int32")):
+        return None
+    channels = weights.shape[3] // 4 * 4
+    taps = filter_data.reshape(9, -1)[:, :channels]
+    folded = fold_constants(taps.T, bias[:channels] if bias is not None else None,
+                            -int(source.quantization.zero_point[0]))
+    blocks = depthwise_tap_pairs(taps, folded)
+    return [DW_TAP_PAIRS, int(weights.shape[3]), *blocks.reshape(-1).tolist()]
+
+
 RECORDS: dict[str, Callable[[ir.Model, ir.SubGraph, ir.Operator], list[int] | None]] = {
     "CONV_2D": _conv_record,
+    "DEPTHWISE_CONV_2D": _depthwise_record,
 }
 
 

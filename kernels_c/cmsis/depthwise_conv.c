@@ -45,7 +45,16 @@ typedef struct {
   const int32_t *bias;  /* NULL when absent */
   int32_t fast;         /* CMSIS_REQUANT_* or 0 (cmsis_requant_mode) */
   int32_t square3;      /* 1: 3x3 filter, multiplier 1, no dilation (unrolled when inside) */
+  const int32_t *pairs; /* the node's DW_TAP_PAIRS blocks (tflm_gen/layout.py) when square3
+                           and not MVE, else NULL: interior pixels are summed from them */
 } dw_job_t;
+
+/* The kind of DEPTHWISE_CONV_2D layout record this kernel reads (tflm_gen/layout.py), the
+ * words of one block of 4 channels in it, and the blocks summed per call of interior_sums
+ * (its sums live on the stack). */
+#define DW_TAP_PAIRS 2
+#define DW_BLOCK_WORDS 22
+#define DW_CHUNK_BLOCKS 8
 
 /* First tap index >= 0 and one past the last inside [0, size) for start + tap * step. */
 static void clip(int32_t start, int32_t step, int32_t taps, int32_t size, int32_t *first,
@@ -349,6 +358,28 @@ static void pixel_int8(const dw_job_t *job, const dw_window_t *w, int8_t *out) {
 
 #endif
 
+
+#if !defined(CMSIS_MVE)
+/* The output_c % 4 last channels of one pixel of a 3x3 node of multiplier 1 without
+ * dilation, on the plain filter: its window's rows x cols taps inside the input from input
+ * (channel 0) on, the filter from its tap `filter` on. */
+static void last_channels(const dw_job_t *job, const int8_t *input, const int8_t *filter,
+                          int32_t rows, int32_t cols, int8_t *out) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t step = p->input_c;
+  int32_t c = p->output_c & ~3;
+  dw_window_t w;
+  w.input = input;
+  w.filter = filter;
+  w.rows = rows;
+  w.cols = cols;
+  w.input_step = w.filter_step = step;
+  w.input_skip = p->input_w * step - cols * step;
+  w.filter_skip = (3 - cols) * step;
+  for (; c < p->output_c; ++c) out[c] = finish(job, single(&w, c, c, p->input_offset), c);
+}
+#endif
+
 #if defined(CMSIS_DSP) && !defined(CMSIS_MVE)
 /* The part of a 3x3 window (multiplier 1, no dilation) inside the input. */
 typedef struct {
@@ -426,9 +457,6 @@ static inline __attribute__((always_inline)) void blocks_with(const dw_job_t *jo
  * blocks of 4, then the output_c % 4 last channels one by one. */
 static __attribute__((noinline)) void pixel_square3(const dw_job_t *job,
                                                    const dw_square3_t *window, int8_t *out) {
-  const tflm_conv_params_t *p = job->p;
-  const int32_t step = p->input_c, channels = p->output_c;
-  int32_t c = channels & ~3;
   switch (job->fast) {
     case CMSIS_REQUANT_STRICT:
       blocks_with(job, window, out, CMSIS_REQUANT_STRICT);
@@ -443,17 +471,7 @@ static __attribute__((noinline)) void pixel_square3(const dw_job_t *job,
       blocks_with(job, window, out, 0);
       break;
   }
-  if (c < channels) {
-    dw_window_t w;
-    w.input = window->input;
-    w.filter = window->filter;
-    w.rows = window->rows;
-    w.cols = window->cols;
-    w.input_step = w.filter_step = step;
-    w.input_skip = p->input_w * step - w.cols * step;
-    w.filter_skip = (3 - w.cols) * step;
-    for (; c < channels; ++c) out[c] = finish(job, single(&w, c, c, p->input_offset), c);
-  }
+  last_channels(job, window->input, window->filter, window->rows, window->cols, out);
 }
 
 /* Output pixel (oy, ox) by pixel_square3 when the node suits it; 1 if done.  Its window is
@@ -488,9 +506,222 @@ static int32_t pixel_fast(const dw_job_t *job, const int8_t *image, const int8_t
 }
 #endif
 
+#if defined(CMSIS_DSP) && !defined(CMSIS_MVE)
+/* One tap pair of 4 channels of interior_sums: r8 holds tap k's input word (channels 0..3),
+ * r9 tap j's.  PKHBT / PKHTB put each channel's two bytes into one word, SXTB16 (ROR #8)
+ * widens a channel's pair to two halfwords, SMLAD multiplies it by the channel's two
+ * weights (w_k, w_j) of the layout: 8 MACs in 14 instructions, loads included. */
+#define DW_PAIR_ASM                                                                      \
+  "pkhbt r10, r8, r9, lsl #16\n\t" /* a0 a1 b0 b1 */                                     \
+  "pkhtb r8, r9, r8, asr #16\n\t"  /* a2 a3 b2 b3 */                                     \
+  "ldmia r1!, {r11, r12}\n\t"                                                            \
+  "sxtb16 r9, r10\n\t"                                                                   \
+  "smlad r4, r11, r9, r4\n\t"                                                            \
+  "sxtb16 r10, r10, ror #8\n\t"                                                          \
+  "smlad r5, r12, r10, r5\n\t"                                                           \
+  "ldmia r1!, {r11, r12}\n\t"                                                            \
+  "sxtb16 r9, r8\n\t"                                                                    \
+  "smlad r6, r11, r9, r6\n\t"                                                            \
+  "sxtb16 r8, r8, ror #8\n\t"                                                            \
+  "smlad r7, r12, r8, r7\n\t"
+
+/* sums[4 * b + j] = the folded constant + the 9 taps of channel 4 * b + j, for the
+ * `count` >= 1 blocks of a DW_TAP_PAIRS stream `blocks` (tflm_gen/layout.py, word aligned)
+ * and the interior window whose top-left tap, channel 0 of the first block, is `in`
+ * (taps `step` bytes apart in a row, rows `row` bytes apart).  Arguments: r0 in (then row 0),
+ * r1 blocks, r2 step, r3 row (then row 1's pointer), [sp] count, [sp, #4] sums.  The tap
+ * pairs are DW_PAIRS' (1, 2), (0, 4), (5, 3), (7, 8), then the single tap 6: each row
+ * pointer moves to the next block on the last tap read through it.  14 registers, so
+ * assembly throughout (naked: it saves r4-r11 itself); 71 instructions per 36 MACs. */
+__attribute__((naked, noinline)) static void interior_sums(
+    const int8_t *in CMSIS_IN_ASM, const int32_t *blocks CMSIS_IN_ASM,
+    int32_t step CMSIS_IN_ASM, int32_t row CMSIS_IN_ASM, int32_t count CMSIS_IN_ASM,
+    int32_t *sums CMSIS_IN_ASM) {
+  __asm__ volatile(
+      "push {r4-r11, lr}\n\t" /* count at [sp, #36], sums at [sp, #40] */
+      "add lr, r0, r3, lsl #1\n\t" /* row 2 */
+      "add r3, r0, r3\n\t"         /* row 1 */
+      "1:\n\t"
+      "ldmia r1!, {r4-r7}\n\t" /* the folded constants */
+      "ldr r8, [r0, r2]\n\t"
+      "ldr r9, [r0, r2, lsl #1]\n\t"
+      DW_PAIR_ASM
+      "ldr r8, [r0], #4\n\t"
+      "ldr r9, [r3, r2]\n\t"
+      DW_PAIR_ASM
+      "ldr r8, [r3, r2, lsl #1]\n\t"
+      "ldr r9, [r3], #4\n\t"
+      DW_PAIR_ASM
+      "ldr r8, [lr, r2]\n\t"
+      "ldr r9, [lr, r2, lsl #1]\n\t"
+      DW_PAIR_ASM
+      "ldr r8, [lr], #4\n\t"
+      "ldmia r1!, {r11, r12}\n\t"
+      "sxtb16 r9, r8\n\t"
+      "smlabb r4, r11, r9, r4\n\t"
+      "smlatt r6, r11, r9, r6\n\t"
+      "sxtb16 r9, r8, ror #8\n\t"
+      "smlabb r5, r12, r9, r5\n\t"
+      "smlatt r7, r12, r9, r7\n\t"
+      "ldr r8, [sp, #40]\n\t"
+      "stmia r8!, {r4-r7}\n\t"
+      "str r8, [sp, #40]\n\t"
+      "ldr r8, [sp, #36]\n\t"
+      "subs r8, r8, #1\n\t"
+      "str r8, [sp, #36]\n\t"
+      "bne 1b\n\t"
+      "pop {r4-r11, pc}\n\t");
+}
+#elif !defined(CMSIS_MVE)
+/* The halfword `half` (0 low, 1 high) of a layout word, as int16. */
+static int32_t half_of(int32_t word, int32_t half) {
+  return (int16_t)(uint16_t)((uint32_t)word >> (16 * half));
+}
+
+/* interior_sums in C (the host build's path over the same layout). */
+static void interior_sums(const int8_t *in, const int32_t *blocks, int32_t step, int32_t row,
+                          int32_t count, int32_t *sums) {
+  static const int8_t first[5] = {1, 0, 5, 7, 6}, second[4] = {2, 4, 3, 8};
+  static const int8_t single_channel[4] = {0, 2, 1, 3}; /* SXTB16 order of the single tap */
+  int32_t b, j, k;
+  for (b = 0; b < count; ++b, blocks += DW_BLOCK_WORDS, in += 4, sums += 4) {
+    const int32_t *w = blocks + 4;
+    for (j = 0; j < 4; ++j) sums[j] = blocks[j];
+    for (k = 0; k < 4; ++k, w += 4) {
+      const int8_t *a = in + first[k] / 3 * row + first[k] % 3 * step;
+      const int8_t *z = in + second[k] / 3 * row + second[k] % 3 * step;
+      for (j = 0; j < 4; ++j) {
+        sums[j] = tflm_mac_wrap(sums[j], half_of(w[j], 0), a[j]);
+        sums[j] = tflm_mac_wrap(sums[j], half_of(w[j], 1), z[j]);
+      }
+    }
+    for (j = 0; j < 4; ++j) {
+      const int32_t c = single_channel[j];
+      sums[c] = tflm_mac_wrap(sums[c], half_of(w[j / 2], j % 2), in[2 * row + c]);
+    }
+  }
+}
+#endif
+
+#if !defined(CMSIS_MVE)
+/* The top-left tap (channel 0) of output pixel (oy, ox)'s window when all 9 taps lie inside
+ * the input, else NULL. */
+static const int8_t *interior_window(const tflm_conv_params_t *p, const int8_t *image,
+                                     int32_t oy, int32_t ox) {
+  const int32_t y0 = oy * p->stride_h - p->pad_h, x0 = ox * p->stride_w - p->pad_w;
+  if (y0 < 0 || x0 < 0 || y0 + 3 > p->input_h || x0 + 3 > p->input_w) return NULL;
+  return image + (y0 * p->input_w + x0) * p->input_c;
+}
+
+/* out[c + j] = the requantised sums[j], j < count (a multiple of 4); mode: job->fast, a
+ * constant in each copy requantize_chunk makes. */
+static inline __attribute__((always_inline)) void requantize_with(
+    const dw_job_t *job, const int32_t *sums, int32_t c, int32_t count, int8_t *out,
+    int32_t mode) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t *multipliers = job->requant.multipliers + c, *shifts = job->requant.shifts + c;
+  const int32_t offset = p->output_offset, lo = p->act_min, hi = p->act_max;
+  int32_t j;
+  out += c;
+  for (j = 0; j < count; j += 4) {
+    if (mode) {
+      cmsis_requantize4(mode, sums + j, multipliers + j, shifts + j, offset, lo, hi, out + j);
+    } else {
+      out[j] = (int8_t)cmsis_requantize(sums[j], multipliers[j], shifts[j], offset, lo, hi);
+      out[j + 1] = (int8_t)cmsis_requantize(sums[j + 1], multipliers[j + 1], shifts[j + 1],
+                                            offset, lo, hi);
+      out[j + 2] = (int8_t)cmsis_requantize(sums[j + 2], multipliers[j + 2], shifts[j + 2],
+                                            offset, lo, hi);
+      out[j + 3] = (int8_t)cmsis_requantize(sums[j + 3], multipliers[j + 3], shifts[j + 3],
+                                            offset, lo, hi);
+    }
+  }
+}
+
+static void requantize_chunk(const dw_job_t *job, const int32_t *sums, int32_t c,
+                             int32_t count, int8_t *out) {
+  switch (job->fast) {
+    case CMSIS_REQUANT_STRICT:
+      requantize_with(job, sums, c, count, out, CMSIS_REQUANT_STRICT);
+      break;
+    case CMSIS_REQUANT_FAST:
+      requantize_with(job, sums, c, count, out, CMSIS_REQUANT_FAST);
+      break;
+    case CMSIS_REQUANT_WIDE:
+      requantize_with(job, sums, c, count, out, CMSIS_REQUANT_WIDE);
+      break;
+    default:
+      requantize_with(job, sums, c, count, out, 0);
+      break;
+  }
+}
+
+/* All channels of an output pixel whose window `in` (top-left tap) lies inside the input:
+ * the blocks of 4 from the layout, DW_CHUNK_BLOCKS per call of interior_sums, then the
+ * output_c % 4 last channels on the plain filter. */
+static void pixel_interior(const dw_job_t *job, const int8_t *in, const int8_t *filter,
+                           int8_t *out) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t step = p->input_c, row = p->input_w * step, blocks = p->output_c >> 2;
+  int32_t sums[4 * DW_CHUNK_BLOCKS], b, n;
+  for (b = 0; b < blocks; b += n) {
+    n = blocks - b < DW_CHUNK_BLOCKS ? blocks - b : DW_CHUNK_BLOCKS;
+    interior_sums(in + 4 * b, job->pairs + DW_BLOCK_WORDS * b, step, row, n, sums);
+    requantize_chunk(job, sums, 4 * b, 4 * n, out);
+  }
+  last_channels(job, in, filter, 3, 3, out);
+}
+
+/* Output pixel (oy, ox) from the layout when the node has one and the window lies inside
+ * the input; 1 if done. */
+static int32_t pixel_inside(const dw_job_t *job, const int8_t *image, const int8_t *filter,
+                            int32_t oy, int32_t ox, int8_t *out) {
+  const int8_t *in = job->pairs != NULL ? interior_window(job->p, image, oy, ox) : NULL;
+  if (in == NULL) return 0;
+  pixel_interior(job, in, filter, out);
+  return 1;
+}
+
+/* The node's DW_TAP_PAIRS blocks when its record agrees with the node (3x3, multiplier 1,
+ * no dilation, output_c channels, 4 or more) and is word aligned (LDM), else NULL. */
+static const int32_t *find_layout(tflm_context_t *ctx, const tflm_node_t *node,
+                                  const dw_job_t *job) {
+  int32_t words;
+  const int32_t *record = tflm_node_layout(ctx, node, &words);
+  const int32_t channels = job->p->output_c;
+  if (record == NULL || !job->square3 || channels < 4 || words < 2 ||
+      ((uintptr_t)record & 3u) != 0 || record[0] != DW_TAP_PAIRS || record[1] != channels ||
+      (int64_t)words != 2 + (int64_t)(channels >> 2) * DW_BLOCK_WORDS) {
+    return NULL;
+  }
+  return record + 2;
+}
+#else
+/* MVE sums 16 channels per pass from the plain filter (block16): no layout. */
+static int32_t pixel_inside(const dw_job_t *job, const int8_t *image, const int8_t *filter,
+                            int32_t oy, int32_t ox, int8_t *out) {
+  (void)job;
+  (void)image;
+  (void)filter;
+  (void)oy;
+  (void)ox;
+  (void)out;
+  return 0;
+}
+
+static const int32_t *find_layout(tflm_context_t *ctx, const tflm_node_t *node,
+                                  const dw_job_t *job) {
+  (void)ctx;
+  (void)node;
+  (void)job;
+  return NULL;
+}
+#endif
+
 static void pixel_at(const dw_job_t *job, const int8_t *image, const int8_t *filter,
                      int32_t oy, int32_t ox, int8_t *out) {
   dw_window_t w;
+  if (pixel_inside(job, image, filter, oy, ox, out)) return;
   if (pixel_fast(job, image, filter, oy, ox, out)) return;
   window_of(job->p, image, filter, oy, ox, &w);
   pixel_int8(job, &w, out);
@@ -530,6 +761,7 @@ static void job_of(const tflm_weighted_call_t *call, dw_job_t *job) {
   job->fast = cmsis_requant_mode(job->requant.multipliers, job->requant.shifts, p->output_c);
   job->square3 = p->filter_h == 3 && p->filter_w == 3 && p->depth_multiplier == 1 &&
                  p->dilation_h == 1 && p->dilation_w == 1;
+  job->pairs = NULL;
 }
 
 /* One decoded block of a compressed filter (multiplier 1 unless it is the only block),
@@ -581,6 +813,7 @@ static tflm_status_t run_int8(tflm_context_t *ctx, const tflm_weighted_call_t *c
                                  p->filter_h * p->filter_w, dw_block);
   }
   job_of(call, &job);
+  job.pairs = find_layout(ctx, call->node, &job);
   depthwise_int8(&job, call->data.input, call->data.filter, call->data.output, p->output_c);
   return TFLM_OK;
 }
