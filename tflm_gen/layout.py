@@ -20,15 +20,20 @@ CONV_INT16_PAIRS:
   channel a's (w0, w2, w1, w3) then channel b's (the order cmsis_widen_pair gives the
   input: one SMLAD per word); 16 * G bytes per pair.
 
-DEPTHWISE_CONV_2D, int8, 3x3 filter of depth multiplier 1 (kernels_c/cmsis/depthwise_conv.c,
-interior output pixels on DSP cores), kind DW_TAP_PAIRS:
+DEPTHWISE_CONV_2D, int8, 3x3 filter of depth multiplier 1 whose every channel's shift is
+in [-31, -2] (kernels_c/cmsis/depthwise_conv.c), kind DW_TAP_PAIRS:
   kind, channels C, then per block of 4 channels (C // 4 blocks; the C % 4 last channels
-  and the border pixels, whose window leaves the input, run on the plain filter):
-  folded[4] = bias[c] + input_offset * sum(filter[c]) (an interior window has all 9 taps,
-    so the kernel reads raw input bytes), then 18 words of int16 pairs: for each tap pair
-    (k, j) of DW_PAIRS (taps row-major, ky * 3 + kx), channels 0..3's (w_k, w_j) (SMLAD
-    with the pair PKHBT / PKHTB + SXTB16 make of the two taps' input words), then the
-    single tap DW_SINGLE's (w[c0], w[c2]), (w[c1], w[c3]) (SXTB16 order); 22 words a block.
+  run on the plain filter), 34 words:
+  folded[4] = bias[c] + input_offset * sum(filter[c]): every pixel is summed over all 9
+    taps of raw input bytes, the taps outside the input reading the zero point (which
+    adds zp * w + input_offset * w = 0, as TFLM's skipped taps do);
+  18 words of int16 pairs: for each tap pair (k, j) of DW_PAIRS (taps row-major,
+    ky * 3 + kx), channels 0..3's (w_k, w_j) (SMLAD with the pair PKHBT / PKHTB + SXTB16
+    make of the two taps' input words), then the single tap DW_SINGLE's (w[c0], w[c2]),
+    (w[c1], w[c3]) (SXTB16 order);
+  per channel (multiplier, 2^(r - 2), r - 1) for its right shift r = -shift: the start of
+    the high word and the final shift of cmsis_requantize_strict (kernels_c/cmsis/
+    cmsis_simd.h); the kernel checks them against its own multipliers and shifts.
 
 To add an op (FULLY_CONNECTED): write a `_<op>_record(graph, op)`
 returning its words (or None) and add it to RECORDS; read it in the kernel's prepare or
@@ -42,6 +47,7 @@ from collections.abc import Callable
 import numpy as np
 
 from tflm_gen.model import ir
+from tflm_gen.requant import channel_multipliers
 
 METADATA_NAME = "tflm_gen.layout"
 CONV_INT16_PAIRS = 1  # kind of the CONV_2D record above
@@ -111,16 +117,29 @@ def _conv_record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> list[i
     return [CONV_INT16_PAIRS, rows.shape[0], rows.shape[1], *folded.tolist(), *words]
 
 
-def depthwise_tap_pairs(taps: np.ndarray, folded: np.ndarray) -> np.ndarray:
-    """The DW_TAP_PAIRS blocks (int32 words) of taps [9, C] (C a multiple of 4) and the
-    folded constants [C]."""
+def depthwise_tap_pairs(taps: np.ndarray, folded: np.ndarray,
+                        requant: list[tuple[int, int]]) -> np.ndarray:
+    """The DW_TAP_PAIRS blocks [C // 4, 34] (int32 words) of taps [9, C] (C a multiple of
+    4), the folded constants [C] and the (multiplier, shift) of each channel."""
     blocks = taps.shape[1] // 4
     w = taps.astype(np.int16).reshape(9, blocks, 4).transpose(1, 0, 2)  # [block, tap, ch]
     pairs = np.stack([np.stack([w[:, k], w[:, j]], axis=-1) for k, j in DW_PAIRS], axis=1)
     single = w[:, DW_SINGLE][:, [0, 2, 1, 3]].reshape(blocks, 1, 2, 2)
     halves = np.concatenate([pairs.reshape(blocks, -1), single.reshape(blocks, -1)], axis=1)
     weights = halves.astype("<i2").view("<i4")  # [block, 18]
-    return np.concatenate([folded.reshape(blocks, 4).astype("<i4"), weights], axis=1)
+    steps = np.array([(m, 1 << (-shift - 2), -shift - 1) for m, shift in requant], np.int64)
+    return np.concatenate([folded.reshape(blocks, 4).astype(np.int64), weights,
+                           steps.reshape(blocks, 12)], axis=1)
+
+
+def _depthwise_requant(graph: ir.SubGraph, op: ir.Operator,
+                       channels: int) -> list[tuple[int, int]] | None:
+    """The first `channels` channels' (multiplier, shift), when every shift of the node
+    is a right shift in [2, 31] (the one requantisation the kernel's layout path has)."""
+    pairs = channel_multipliers(graph, op)
+    if not pairs or any(m <= 0 or not -31 <= shift <= -2 for m, shift in pairs):
+        return None
+    return pairs[:channels]
 
 
 def _depthwise_record(model: ir.Model, graph: ir.SubGraph,
@@ -138,14 +157,15 @@ def _depthwise_record(model: ir.Model, graph: ir.SubGraph,
         return None
     filter_data = _constant(model, weights)
     bias = _constant(model, bias_tensor) if bias_tensor is not None else None
-    if filter_data is None or (bias_tensor is not None and
-                               (bias is None or bias_tensor.dtype != "int32")):
-        return None
     channels = weights.shape[3] // 4 * 4
+    requant = _depthwise_requant(graph, op, channels)
+    if filter_data is None or requant is None or (
+            bias_tensor is not None and (bias is None or bias_tensor.dtype != "int32")):
+        return None
     taps = filter_data.reshape(9, -1)[:, :channels]
     folded = fold_constants(taps.T, bias[:channels] if bias is not None else None,
                             -int(source.quantization.zero_point[0]))
-    blocks = depthwise_tap_pairs(taps, folded)
+    blocks = depthwise_tap_pairs(taps, folded, requant)
     return [DW_TAP_PAIRS, int(weights.shape[3]), *blocks.reshape(-1).tolist()]
 
 

@@ -50,10 +50,10 @@ typedef struct {
 } dw_job_t;
 
 /* The kind of DEPTHWISE_CONV_2D layout record this kernel reads (tflm_gen/layout.py), the
- * words of one block of 4 channels in it, and the blocks summed per call of interior_sums
- * (its sums live on the stack). */
+ * words of one block of 4 channels in it (4 folded constants, 18 of weights, 12 of
+ * requantisation), and the blocks of a border pixel copied at a time (on the stack). */
 #define DW_TAP_PAIRS 2
-#define DW_BLOCK_WORDS 22
+#define DW_BLOCK_WORDS 34
 #define DW_CHUNK_BLOCKS 8
 
 /* First tap index >= 0 and one past the last inside [0, size) for start + tap * step. */
@@ -360,23 +360,13 @@ static void pixel_int8(const dw_job_t *job, const dw_window_t *w, int8_t *out) {
 
 
 #if !defined(CMSIS_MVE)
-/* The output_c % 4 last channels of one pixel of a 3x3 node of multiplier 1 without
- * dilation, on the plain filter: its window's rows x cols taps inside the input from input
- * (channel 0) on, the filter from its tap `filter` on. */
-static void last_channels(const dw_job_t *job, const int8_t *input, const int8_t *filter,
-                          int32_t rows, int32_t cols, int8_t *out) {
+/* The output_c % 4 last channels of one pixel, window w on the plain filter. */
+static void last_channels(const dw_job_t *job, const dw_window_t *w, int8_t *out) {
   const tflm_conv_params_t *p = job->p;
-  const int32_t step = p->input_c;
-  int32_t c = p->output_c & ~3;
-  dw_window_t w;
-  w.input = input;
-  w.filter = filter;
-  w.rows = rows;
-  w.cols = cols;
-  w.input_step = w.filter_step = step;
-  w.input_skip = p->input_w * step - cols * step;
-  w.filter_skip = (3 - cols) * step;
-  for (; c < p->output_c; ++c) out[c] = finish(job, single(&w, c, c, p->input_offset), c);
+  int32_t c;
+  for (c = p->output_c & ~3; c < p->output_c; ++c) {
+    out[c] = finish(job, single(w, c, c, p->input_offset), c);
+  }
 }
 #endif
 
@@ -471,7 +461,18 @@ static __attribute__((noinline)) void pixel_square3(const dw_job_t *job,
       blocks_with(job, window, out, 0);
       break;
   }
-  last_channels(job, window->input, window->filter, window->rows, window->cols, out);
+  if (job->p->output_c & 3) {
+    const int32_t step = job->p->input_c;
+    dw_window_t w;
+    w.input = window->input;
+    w.filter = window->filter;
+    w.rows = window->rows;
+    w.cols = window->cols;
+    w.input_step = w.filter_step = step;
+    w.input_skip = job->p->input_w * step - w.cols * step;
+    w.filter_skip = (3 - w.cols) * step;
+    last_channels(job, &w, out);
+  }
 }
 
 /* Output pixel (oy, ox) by pixel_square3 when the node suits it; 1 if done.  Its window is
@@ -507,7 +508,7 @@ static int32_t pixel_fast(const dw_job_t *job, const int8_t *image, const int8_t
 #endif
 
 #if defined(CMSIS_DSP) && !defined(CMSIS_MVE)
-/* One tap pair of 4 channels of interior_sums: r8 holds tap k's input word (channels 0..3),
+/* One tap pair of 4 channels of layout_blocks: r8 holds tap k's input word (channels 0..3),
  * r9 tap j's.  PKHBT / PKHTB put each channel's two bytes into one word, SXTB16 (ROR #8)
  * widens a channel's pair to two halfwords, SMLAD multiplies it by the channel's two
  * weights (w_k, w_j) of the layout: 8 MACs in 14 instructions, loads included. */
@@ -525,20 +526,33 @@ static int32_t pixel_fast(const dw_job_t *job, const int8_t *image, const int8_t
   "sxtb16 r8, r8, ror #8\n\t"                                                            \
   "smlad r7, r12, r8, r7\n\t"
 
-/* sums[4 * b + j] = the folded constant + the 9 taps of channel 4 * b + j, for the
- * `count` >= 1 blocks of a DW_TAP_PAIRS stream `blocks` (tflm_gen/layout.py, word aligned)
- * and the interior window whose top-left tap, channel 0 of the first block, is `in`
- * (taps `step` bytes apart in a row, rows `row` bytes apart).  Arguments: r0 in (then row 0),
- * r1 blocks, r2 step, r3 row (then row 1's pointer), [sp] count, [sp, #4] sums.  The tap
- * pairs are DW_PAIRS' (1, 2), (0, 4), (5, 3), (7, 8), then the single tap 6: each row
- * pointer moves to the next block on the last tap read through it.  14 registers, so
- * assembly throughout (naked: it saves r4-r11 itself); 71 instructions per 36 MACs. */
-__attribute__((naked, noinline)) static void interior_sums(
+/* The sum in `acc` requantised (without the output offset) from the layout's (multiplier,
+ * 2^(r-2), r-1): cmsis_requantize_strict with its per-channel constants read, not made. */
+#define DW_REQUANT_ASM(acc)                                                              \
+  "ldmia r1!, {r8, r9, r10}\n\t"                                                         \
+  "and r11, " acc ", #0x80000000\n\t"                                                    \
+  "sub r9, r9, " acc ", lsr #31\n\t"                                                     \
+  "orr r11, r11, #0x40000000\n\t"                                                        \
+  "smlal r11, r9, " acc ", r8\n\t"                                                       \
+  "asr " acc ", r9, r10\n\t"
+
+/* For the `blocks` of a DW_TAP_PAIRS stream (tflm_gen/layout.py, word aligned) from the
+ * first on and the window whose top-left tap, channel 0 of the first block, is `in` (taps
+ * `step` bytes apart in a row, rows `row` bytes apart): each block's 4 sums from its folded
+ * constants over the 9 taps, requantised, offset, clamped to [lo, hi] (lo4, hi4: the bytes
+ * repeated) and stored as one word, from out on until out_end.  Arguments: r0 in (then row
+ * 0), r1 blocks, r2 step, r3 row (then row 1's pointer), stack: out, out_end, offset, lo4,
+ * hi4.  Tap pairs DW_PAIRS' (1, 2), (0, 4), (5, 3), (7, 8), then the single tap 6: each
+ * row pointer moves to the next block on the last tap read through it.  14 registers, so
+ * assembly throughout (naked: it saves r4-r11 itself); about 110 instructions per block
+ * of 36 MACs. */
+__attribute__((naked, noinline)) static void layout_blocks(
     const int8_t *in CMSIS_IN_ASM, const int32_t *blocks CMSIS_IN_ASM,
-    int32_t step CMSIS_IN_ASM, int32_t row CMSIS_IN_ASM, int32_t count CMSIS_IN_ASM,
-    int32_t *sums CMSIS_IN_ASM) {
+    int32_t step CMSIS_IN_ASM, int32_t row CMSIS_IN_ASM, int8_t *out CMSIS_IN_ASM,
+    const int8_t *out_end CMSIS_IN_ASM, int32_t offset CMSIS_IN_ASM, int32_t lo4 CMSIS_IN_ASM,
+    int32_t hi4 CMSIS_IN_ASM) {
   __asm__ volatile(
-      "push {r4-r11, lr}\n\t" /* count at [sp, #36], sums at [sp, #40] */
+      "push {r4-r11, lr}\n\t" /* out [sp, #36], out_end #40, offset #44, lo4 #48, hi4 #52 */
       "add lr, r0, r3, lsl #1\n\t" /* row 2 */
       "add r3, r0, r3\n\t"         /* row 1 */
       "1:\n\t"
@@ -563,12 +577,33 @@ __attribute__((naked, noinline)) static void interior_sums(
       "sxtb16 r9, r8, ror #8\n\t"
       "smlabb r5, r12, r9, r5\n\t"
       "smlatt r7, r12, r9, r7\n\t"
-      "ldr r8, [sp, #40]\n\t"
-      "stmia r8!, {r4-r7}\n\t"
-      "str r8, [sp, #40]\n\t"
-      "ldr r8, [sp, #36]\n\t"
-      "subs r8, r8, #1\n\t"
+      DW_REQUANT_ASM("r4")
+      DW_REQUANT_ASM("r5")
+      DW_REQUANT_ASM("r6")
+      DW_REQUANT_ASM("r7")
+      "ldr r8, [sp, #44]\n\t"
+      "add r4, r4, r8\n\t"
+      "add r5, r5, r8\n\t"
+      "add r6, r6, r8\n\t"
+      "add r7, r7, r8\n\t"
+      "ssat r4, #8, r4\n\t"
+      "ssat r5, #8, r5\n\t"
+      "ssat r6, #8, r6\n\t"
+      "ssat r7, #8, r7\n\t"
+      "pkhbt r4, r4, r6, lsl #16\n\t" /* v0, v2 */
+      "pkhbt r5, r5, r7, lsl #16\n\t" /* v1, v3 */
+      "uxtb16 r4, r4\n\t"
+      "uxtb16 r5, r5\n\t"
+      "orr r4, r4, r5, lsl #8\n\t" /* v0 v1 v2 v3 */
+      "ldrd r8, r9, [sp, #48]\n\t"
+      "ssub8 r10, r4, r8\n\t"
+      "sel r4, r4, r8\n\t"
+      "ssub8 r10, r9, r4\n\t"
+      "sel r4, r4, r9\n\t"
+      "ldrd r8, r9, [sp, #36]\n\t"
+      "str r4, [r8], #4\n\t"
       "str r8, [sp, #36]\n\t"
+      "cmp r8, r9\n\t"
       "bne 1b\n\t"
       "pop {r4-r11, pc}\n\t");
 }
@@ -578,112 +613,132 @@ static int32_t half_of(int32_t word, int32_t half) {
   return (int16_t)(uint16_t)((uint32_t)word >> (16 * half));
 }
 
-/* interior_sums in C (the host build's path over the same layout). */
-static void interior_sums(const int8_t *in, const int32_t *blocks, int32_t step, int32_t row,
-                          int32_t count, int32_t *sums) {
+/* layout_blocks' requantisation of one sum from the record's (multiplier, 2^(r-2), r-1). */
+static int32_t requantize_from(int32_t acc, const int32_t *step) {
+  const uint32_t sign = (uint32_t)acc & 0x80000000u;
+  const uint32_t high_start = (uint32_t)step[1] - (sign >> 31);
+  const int64_t start = (int64_t)(((uint64_t)high_start << 32) | (0x40000000u | sign));
+  return (int32_t)((start + (int64_t)acc * step[0]) >> 32) >> step[2];
+}
+
+/* The sums of one block (4 channels) of the window at `in`, from its folded constants. */
+static void block_sums(const int8_t *in, const int32_t *block, int32_t step, int32_t row,
+                       int32_t sums[4]) {
   static const int8_t first[5] = {1, 0, 5, 7, 6}, second[4] = {2, 4, 3, 8};
   static const int8_t single_channel[4] = {0, 2, 1, 3}; /* SXTB16 order of the single tap */
-  int32_t b, j, k;
-  for (b = 0; b < count; ++b, blocks += DW_BLOCK_WORDS, in += 4, sums += 4) {
-    const int32_t *w = blocks + 4;
-    for (j = 0; j < 4; ++j) sums[j] = blocks[j];
-    for (k = 0; k < 4; ++k, w += 4) {
-      const int8_t *a = in + first[k] / 3 * row + first[k] % 3 * step;
-      const int8_t *z = in + second[k] / 3 * row + second[k] % 3 * step;
-      for (j = 0; j < 4; ++j) {
-        sums[j] = tflm_mac_wrap(sums[j], half_of(w[j], 0), a[j]);
-        sums[j] = tflm_mac_wrap(sums[j], half_of(w[j], 1), z[j]);
-      }
-    }
+  const int32_t *w = block + 4;
+  int32_t j, k;
+  for (j = 0; j < 4; ++j) sums[j] = block[j];
+  for (k = 0; k < 4; ++k, w += 4) {
+    const int8_t *a = in + first[k] / 3 * row + first[k] % 3 * step;
+    const int8_t *z = in + second[k] / 3 * row + second[k] % 3 * step;
     for (j = 0; j < 4; ++j) {
-      const int32_t c = single_channel[j];
-      sums[c] = tflm_mac_wrap(sums[c], half_of(w[j / 2], j % 2), in[2 * row + c]);
+      sums[j] = tflm_mac_wrap(sums[j], half_of(w[j], 0), a[j]);
+      sums[j] = tflm_mac_wrap(sums[j], half_of(w[j], 1), z[j]);
+    }
+  }
+  for (j = 0; j < 4; ++j) {
+    const int32_t c = single_channel[j];
+    sums[c] = tflm_mac_wrap(sums[c], half_of(w[j / 2], j % 2), in[2 * row + c]);
+  }
+}
+
+/* layout_blocks in C (the host build's path over the same layout). */
+static void layout_blocks(const int8_t *in, const int32_t *blocks, int32_t step, int32_t row,
+                          int8_t *out, const int8_t *out_end, int32_t offset, int32_t lo4,
+                          int32_t hi4) {
+  const int32_t lo = (int8_t)lo4, hi = (int8_t)hi4;
+  int32_t sums[4], j, value;
+  for (; out != out_end; out += 4, in += 4, blocks += DW_BLOCK_WORDS) {
+    block_sums(in, blocks, step, row, sums);
+    for (j = 0; j < 4; ++j) {
+      value = tflm_add_wrap(requantize_from(sums[j], blocks + 22 + 3 * j), offset);
+      out[j] = (int8_t)(value < lo ? lo : value > hi ? hi : value);
     }
   }
 }
 #endif
 
 #if !defined(CMSIS_MVE)
-/* The top-left tap (channel 0) of output pixel (oy, ox)'s window when all 9 taps lie inside
- * the input, else NULL. */
-static const int8_t *interior_window(const tflm_conv_params_t *p, const int8_t *image,
-                                     int32_t oy, int32_t ox) {
-  const int32_t y0 = oy * p->stride_h - p->pad_h, x0 = ox * p->stride_w - p->pad_w;
-  if (y0 < 0 || x0 < 0 || y0 + 3 > p->input_h || x0 + 3 > p->input_w) return NULL;
-  return image + (y0 * p->input_w + x0) * p->input_c;
-}
-
-/* out[c + j] = the requantised sums[j], j < count (a multiple of 4); mode: job->fast, a
- * constant in each copy requantize_chunk makes. */
-static inline __attribute__((always_inline)) void requantize_with(
-    const dw_job_t *job, const int32_t *sums, int32_t c, int32_t count, int8_t *out,
-    int32_t mode) {
-  const tflm_conv_params_t *p = job->p;
-  const int32_t *multipliers = job->requant.multipliers + c, *shifts = job->requant.shifts + c;
-  const int32_t offset = p->output_offset, lo = p->act_min, hi = p->act_max;
-  int32_t j;
-  out += c;
-  for (j = 0; j < count; j += 4) {
-    if (mode) {
-      cmsis_requantize4(mode, sums + j, multipliers + j, shifts + j, offset, lo, hi, out + j);
-    } else {
-      out[j] = (int8_t)cmsis_requantize(sums[j], multipliers[j], shifts[j], offset, lo, hi);
-      out[j + 1] = (int8_t)cmsis_requantize(sums[j + 1], multipliers[j + 1], shifts[j + 1],
-                                            offset, lo, hi);
-      out[j + 2] = (int8_t)cmsis_requantize(sums[j + 2], multipliers[j + 2], shifts[j + 2],
-                                            offset, lo, hi);
-      out[j + 3] = (int8_t)cmsis_requantize(sums[j + 3], multipliers[j + 3], shifts[j + 3],
-                                            offset, lo, hi);
+/* Channels c .. c + width - 1 (width a multiple of 4) of the 3x3 window whose top-left tap
+ * is input pixel (y0, x0), copied into patch [3][3][width]; the taps outside the input hold
+ * the zero point, which adds exactly 0 to a folded sum (zp * w + input_offset * w = 0), as
+ * TFLM's skipped taps do. */
+static void gather_taps(const tflm_conv_params_t *p, const int8_t *image, int32_t y0,
+                        int32_t x0, int32_t c, int32_t width, int8_t *patch) {
+  const int32_t zero_point = (int32_t)(((uint32_t)-p->input_offset & 0xffu) * 0x01010101u);
+  int32_t ky, kx, i;
+  for (ky = 0; ky < 3; ++ky) {
+    for (kx = 0; kx < 3; ++kx, patch += width) {
+      const int32_t y = y0 + ky, x = x0 + kx;
+      const int8_t *src = image + (y * p->input_w + x) * p->input_c + c;
+      if (y < 0 || y >= p->input_h || x < 0 || x >= p->input_w) {
+        for (i = 0; i < width; i += 4) cmsis_write4(patch + i, zero_point);
+      } else {
+        for (i = 0; i < width; i += 4) cmsis_write4(patch + i, cmsis_read4(src + i));
+      }
     }
   }
 }
 
-static void requantize_chunk(const dw_job_t *job, const int32_t *sums, int32_t c,
-                             int32_t count, int8_t *out) {
-  switch (job->fast) {
-    case CMSIS_REQUANT_STRICT:
-      requantize_with(job, sums, c, count, out, CMSIS_REQUANT_STRICT);
-      break;
-    case CMSIS_REQUANT_FAST:
-      requantize_with(job, sums, c, count, out, CMSIS_REQUANT_FAST);
-      break;
-    case CMSIS_REQUANT_WIDE:
-      requantize_with(job, sums, c, count, out, CMSIS_REQUANT_WIDE);
-      break;
-    default:
-      requantize_with(job, sums, c, count, out, 0);
-      break;
-  }
-}
+/* lo repeated in the 4 bytes of a word. */
+static int32_t bytes4(int32_t lo) { return (int32_t)(((uint32_t)lo & 0xffu) * 0x01010101u); }
 
-/* All channels of an output pixel whose window `in` (top-left tap) lies inside the input:
- * the blocks of 4 from the layout, DW_CHUNK_BLOCKS per call of interior_sums, then the
- * output_c % 4 last channels on the plain filter. */
-static void pixel_interior(const dw_job_t *job, const int8_t *in, const int8_t *filter,
-                           int8_t *out) {
+/* All channels of output pixel (oy, ox) from the layout: the blocks of 4 read in place when
+ * the window lies inside the input, else DW_CHUNK_BLOCKS at a time from the window copied
+ * with the zero point in its outside taps; then the output_c % 4 last channels on the plain
+ * filter. */
+static void pixel_layout(const dw_job_t *job, const int8_t *image, const int8_t *filter,
+                         int32_t oy, int32_t ox, int8_t *out) {
   const tflm_conv_params_t *p = job->p;
-  const int32_t step = p->input_c, row = p->input_w * step, blocks = p->output_c >> 2;
-  int32_t sums[4 * DW_CHUNK_BLOCKS], b, n;
-  for (b = 0; b < blocks; b += n) {
-    n = blocks - b < DW_CHUNK_BLOCKS ? blocks - b : DW_CHUNK_BLOCKS;
-    interior_sums(in + 4 * b, job->pairs + DW_BLOCK_WORDS * b, step, row, n, sums);
-    requantize_chunk(job, sums, 4 * b, 4 * n, out);
+  const int32_t y0 = oy * p->stride_h - p->pad_h, x0 = ox * p->stride_w - p->pad_w;
+  const int32_t step = p->input_c, blocks = p->output_c >> 2, offset = p->output_offset;
+  const int32_t lo4 = bytes4(p->act_min), hi4 = bytes4(p->act_max);
+  int32_t patch[9 * DW_CHUNK_BLOCKS], b, n;
+  dw_window_t w;
+  if (y0 >= 0 && x0 >= 0 && y0 + 3 <= p->input_h && x0 + 3 <= p->input_w) {
+    layout_blocks(image + (y0 * p->input_w + x0) * step, job->pairs, step, p->input_w * step,
+                  out, out + 4 * blocks, offset, lo4, hi4);
+  } else {
+    for (b = 0; b < blocks; b += n) {
+      n = blocks - b < DW_CHUNK_BLOCKS ? blocks - b : DW_CHUNK_BLOCKS;
+      gather_taps(p, image, y0, x0, 4 * b, 4 * n, (int8_t *)patch);
+      layout_blocks((const int8_t *)patch, job->pairs + DW_BLOCK_WORDS * b, 4 * n, 12 * n,
+                    out + 4 * b, out + 4 * (b + n), offset, lo4, hi4);
+    }
   }
-  last_channels(job, in, filter, 3, 3, out);
+  if (p->output_c & 3) {
+    window_of(p, image, filter, oy, ox, &w);
+    last_channels(job, &w, out);
+  }
 }
 
-/* Output pixel (oy, ox) from the layout when the node has one and the window lies inside
- * the input; 1 if done. */
-static int32_t pixel_inside(const dw_job_t *job, const int8_t *image, const int8_t *filter,
-                            int32_t oy, int32_t ox, int8_t *out) {
-  const int8_t *in = job->pairs != NULL ? interior_window(job->p, image, oy, ox) : NULL;
-  if (in == NULL) return 0;
-  pixel_interior(job, in, filter, out);
+/* Output pixel (oy, ox) from the layout when the node has one; 1 if done. */
+static int32_t pixel_from_layout(const dw_job_t *job, const int8_t *image,
+                                 const int8_t *filter, int32_t oy, int32_t ox, int8_t *out) {
+  if (job->pairs == NULL) return 0;
+  pixel_layout(job, image, filter, oy, ox, out);
+  return 1;
+}
+
+/* 1 when the record's per-channel requantisation steps (multiplier, 2^(r-2), r-1) are
+ * the node's own multipliers and right shifts r in [2, 31]. */
+static int32_t steps_agree(const dw_job_t *job, const int32_t *blocks, int32_t channels) {
+  int32_t c;
+  for (c = 0; c < channels; ++c) {
+    const int32_t *step = blocks + (c >> 2) * DW_BLOCK_WORDS + 22 + 3 * (c & 3);
+    const int32_t shift = job->requant.shifts[c];
+    if (shift > -2 || shift < -31 || step[0] != job->requant.multipliers[c] ||
+        step[1] != (INT32_C(1) << (-shift - 2)) || step[2] != -shift - 1) {
+      return 0;
+    }
+  }
   return 1;
 }
 
 /* The node's DW_TAP_PAIRS blocks when its record agrees with the node (3x3, multiplier 1,
- * no dilation, output_c channels, 4 or more) and is word aligned (LDM), else NULL. */
+ * no dilation, output_c channels, 4 or more, its requantisation) and is word aligned
+ * (LDM), else NULL. */
 static const int32_t *find_layout(tflm_context_t *ctx, const tflm_node_t *node,
                                   const dw_job_t *job) {
   int32_t words;
@@ -691,15 +746,16 @@ static const int32_t *find_layout(tflm_context_t *ctx, const tflm_node_t *node,
   const int32_t channels = job->p->output_c;
   if (record == NULL || !job->square3 || channels < 4 || words < 2 ||
       ((uintptr_t)record & 3u) != 0 || record[0] != DW_TAP_PAIRS || record[1] != channels ||
-      (int64_t)words != 2 + (int64_t)(channels >> 2) * DW_BLOCK_WORDS) {
+      (int64_t)words != 2 + (int64_t)(channels >> 2) * DW_BLOCK_WORDS ||
+      !steps_agree(job, record + 2, channels & ~3)) {
     return NULL;
   }
   return record + 2;
 }
 #else
 /* MVE sums 16 channels per pass from the plain filter (block16): no layout. */
-static int32_t pixel_inside(const dw_job_t *job, const int8_t *image, const int8_t *filter,
-                            int32_t oy, int32_t ox, int8_t *out) {
+static int32_t pixel_from_layout(const dw_job_t *job, const int8_t *image,
+                                 const int8_t *filter, int32_t oy, int32_t ox, int8_t *out) {
   (void)job;
   (void)image;
   (void)filter;
@@ -721,7 +777,7 @@ static const int32_t *find_layout(tflm_context_t *ctx, const tflm_node_t *node,
 static void pixel_at(const dw_job_t *job, const int8_t *image, const int8_t *filter,
                      int32_t oy, int32_t ox, int8_t *out) {
   dw_window_t w;
-  if (pixel_inside(job, image, filter, oy, ox, out)) return;
+  if (pixel_from_layout(job, image, filter, oy, ox, out)) return;
   if (pixel_fast(job, image, filter, oy, ox, out)) return;
   window_of(job->p, image, filter, oy, ox, &w);
   pixel_int8(job, &w, out);
