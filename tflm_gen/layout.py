@@ -20,20 +20,23 @@ CONV_INT16_PAIRS:
   channel a's (w0, w2, w1, w3) then channel b's (the order cmsis_widen_pair gives the
   input: one SMLAD per word); 16 * G bytes per pair.
 
-DEPTHWISE_CONV_2D, int8, 3x3 filter of depth multiplier 1 whose every channel's shift is
-in [-31, -2] (kernels_c/cmsis/depthwise_conv.c), kind DW_TAP_PAIRS:
+DEPTHWISE_CONV_2D, int8, 3x3 filter of depth multiplier 1 whose every channel has a right
+shift r = -shift in [1, DW_MAX_SHIFT] and sums below 2^30 whatever the input
+(kernels_c/cmsis/depthwise_conv.c), kind DW_TAP_PAIRS:
   kind, channels C, then per block of 4 channels (C // 4 blocks; the C % 4 last channels
-  run on the plain filter), 34 words:
-  folded[4] = bias[c] + input_offset * sum(filter[c]): every pixel is summed over all 9
-    taps of raw input bytes, the taps outside the input reading the zero point (which
-    adds zp * w + input_offset * w = 0, as TFLM's skipped taps do);
-  18 words of int16 pairs: for each tap pair (k, j) of DW_PAIRS (taps row-major,
-    ky * 3 + kx), channels 0..3's (w_k, w_j) (SMLAD with the pair PKHBT / PKHTB + SXTB16
-    make of the two taps' input words), then the single tap DW_SINGLE's (w[c0], w[c2]),
-    (w[c1], w[c3]) (SXTB16 order);
-  per channel (multiplier, 2^(r - 2), r - 1) for its right shift r = -shift: the start of
-    the high word and the final shift of cmsis_requantize_strict (kernels_c/cmsis/
-    cmsis_simd.h); the kernel checks them against its own multipliers and shifts.
+  run on the plain filter), 38 words, every sum doubled (2 * acc fits in int32):
+  folded[4] = 2 * (bias[c] + input_offset * sum(filter[c])): every pixel is summed over
+    all 9 taps of raw input bytes, the taps outside the input reading the zero point
+    (which adds zp * w + input_offset * w = 0, as TFLM's skipped taps do);
+  18 words of int16 pairs of doubled weights: for each tap pair (k, j) of DW_PAIRS (taps
+    row-major, ky * 3 + kx), channels 0..3's (2 w_k, 2 w_j) (SMLAD with the pair PKHBT /
+    PKHTB + SXTB16 make of the two taps' input words), then the single tap DW_SINGLE's
+    (2 w[c0], 2 w[c2]), (2 w[c1], 2 w[c3]) (SXTB16 order);
+  per channel (multiplier, 2^31, 2^(r-1) + output zero point * 2^r, r): the start of the
+    64-bit sum and the shift that give TFLM's requantisation plus the output zero point in
+    one SMLAL and one shift of the doubled sum, floor((2 acc m + 2^31 + 2^(31+r) -
+    [acc < 0] 2^32) / 2^(32+r)) (cmsis_requantize_strict's identity, doubled); the kernel
+    checks them against its own multipliers, shifts and output offset.
 
 To add an op (FULLY_CONNECTED): write a `_<op>_record(graph, op)`
 returning its words (or None) and add it to RECORDS; read it in the kernel's prepare or
@@ -56,6 +59,7 @@ DW_TAP_PAIRS = 2  # kind of the DEPTHWISE_CONV_2D record above
 # by the last tap read through it (taps 0, 3 and 6).
 DW_PAIRS = ((1, 2), (0, 4), (5, 3), (7, 8))
 DW_SINGLE = 6
+DW_MAX_SHIFT = 22  # 2^(r-1) + 127 * 2^r and the doubled high word stay inside int32
 
 
 def _constant(model: ir.Model, tensor: ir.Tensor) -> np.ndarray | None:
@@ -117,29 +121,39 @@ def _conv_record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> list[i
     return [CONV_INT16_PAIRS, rows.shape[0], rows.shape[1], *folded.tolist(), *words]
 
 
-def depthwise_tap_pairs(taps: np.ndarray, folded: np.ndarray,
-                        requant: list[tuple[int, int]]) -> np.ndarray:
-    """The DW_TAP_PAIRS blocks [C // 4, 34] (int32 words) of taps [9, C] (C a multiple of
+def depthwise_tap_pairs(taps: np.ndarray, folded: np.ndarray, requant: list[tuple[int, int]],
+                        output_zero_point: int) -> np.ndarray:
+    """The DW_TAP_PAIRS blocks [C // 4, 38] (int32 words) of taps [9, C] (C a multiple of
     4), the folded constants [C] and the (multiplier, shift) of each channel."""
     blocks = taps.shape[1] // 4
-    w = taps.astype(np.int16).reshape(9, blocks, 4).transpose(1, 0, 2)  # [block, tap, ch]
+    w = 2 * taps.astype(np.int16).reshape(9, blocks, 4).transpose(1, 0, 2)  # [block, tap, ch]
     pairs = np.stack([np.stack([w[:, k], w[:, j]], axis=-1) for k, j in DW_PAIRS], axis=1)
     single = w[:, DW_SINGLE][:, [0, 2, 1, 3]].reshape(blocks, 1, 2, 2)
     halves = np.concatenate([pairs.reshape(blocks, -1), single.reshape(blocks, -1)], axis=1)
     weights = halves.astype("<i2").view("<i4")  # [block, 18]
-    steps = np.array([(m, 1 << (-shift - 2), -shift - 1) for m, shift in requant], np.int64)
-    return np.concatenate([folded.reshape(blocks, 4).astype(np.int64), weights,
-                           steps.reshape(blocks, 12)], axis=1)
+    steps = np.array([(m, -(1 << 31), (1 << (-shift - 1)) + output_zero_point * (1 << -shift),
+                       -shift) for m, shift in requant], np.int64)
+    return np.concatenate([2 * folded.reshape(blocks, 4).astype(np.int64), weights,
+                           steps.reshape(blocks, 16)], axis=1)
 
 
 def _depthwise_requant(graph: ir.SubGraph, op: ir.Operator,
                        channels: int) -> list[tuple[int, int]] | None:
     """The first `channels` channels' (multiplier, shift), when every shift of the node
-    is a right shift in [2, 31] (the one requantisation the kernel's layout path has)."""
+    is a right shift in [1, DW_MAX_SHIFT] (the requantisation of the kernel's layout path)."""
     pairs = channel_multipliers(graph, op)
-    if not pairs or any(m <= 0 or not -31 <= shift <= -2 for m, shift in pairs):
+    if not pairs or any(m <= 0 or not -DW_MAX_SHIFT <= shift <= -1 for m, shift in pairs):
         return None
     return pairs[:channels]
+
+
+def _sums_fit(taps: np.ndarray, bias: np.ndarray | None) -> bool:
+    """Whether every channel's sum stays below 2^30 in magnitude for any input (each input
+    plus its offset is within +-255), so that doubling it cannot overflow int32."""
+    bound = 255 * np.abs(taps.astype(np.int64)).sum(axis=0)
+    if bias is not None:
+        bound = bound + np.abs(bias.astype(np.int64))
+    return bool((bound < (1 << 30)).all())
 
 
 def _depthwise_record(model: ir.Model, graph: ir.SubGraph,
@@ -163,9 +177,12 @@ def _depthwise_record(model: ir.Model, graph: ir.SubGraph,
             bias_tensor is not None and (bias is None or bias_tensor.dtype != "int32")):
         return None
     taps = filter_data.reshape(9, -1)[:, :channels]
-    folded = fold_constants(taps.T, bias[:channels] if bias is not None else None,
-                            -int(source.quantization.zero_point[0]))
-    blocks = depthwise_tap_pairs(taps, folded, requant)
+    bias = bias[:channels] if bias is not None else None
+    out = tensors[op.outputs[0]]
+    if not _sums_fit(taps, bias) or not (out.quantization and out.quantization.zero_point):
+        return None
+    folded = fold_constants(taps.T, bias, -int(source.quantization.zero_point[0]))
+    blocks = depthwise_tap_pairs(taps, folded, requant, int(out.quantization.zero_point[0]))
     return [DW_TAP_PAIRS, int(weights.shape[3]), *blocks.reshape(-1).tolist()]
 
 

@@ -50,10 +50,13 @@ typedef struct {
 } dw_job_t;
 
 /* The kind of DEPTHWISE_CONV_2D layout record this kernel reads (tflm_gen/layout.py), the
- * words of one block of 4 channels in it (4 folded constants, 18 of weights, 12 of
- * requantisation), and the blocks of a border pixel copied at a time (on the stack). */
+ * words of one block of 4 channels in it (4 folded constants, 18 of weights, 16 of
+ * requantisation), where its requantisation starts, the largest right shift it holds, and
+ * the blocks of a border pixel copied at a time (on the stack). */
 #define DW_TAP_PAIRS 2
-#define DW_BLOCK_WORDS 34
+#define DW_BLOCK_WORDS 38
+#define DW_BLOCK_STEPS 22
+#define DW_MAX_SHIFT 22
 #define DW_CHUNK_BLOCKS 8
 
 /* First tap index >= 0 and one past the last inside [0, size) for start + tap * step. */
@@ -526,33 +529,31 @@ static int32_t pixel_fast(const dw_job_t *job, const int8_t *image, const int8_t
   "sxtb16 r8, r8, ror #8\n\t"                                                            \
   "smlad r7, r12, r8, r7\n\t"
 
-/* The sum in `acc` requantised (without the output offset) from the layout's (multiplier,
- * 2^(r-2), r-1): cmsis_requantize_strict with its per-channel constants read, not made. */
+/* The doubled sum in `acc` requantised, output offset included, from the layout's
+ * (multiplier, 2^31, 2^(r-1) + offset * 2^r, r): the 64-bit start (high word less 1 for a
+ * negative sum) plus 2 acc * multiplier, its high word shifted right by r. */
 #define DW_REQUANT_ASM(acc)                                                              \
-  "ldmia r1!, {r8, r9, r10}\n\t"                                                         \
-  "and r11, " acc ", #0x80000000\n\t"                                                    \
-  "sub r9, r9, " acc ", lsr #31\n\t"                                                     \
-  "orr r11, r11, #0x40000000\n\t"                                                        \
-  "smlal r11, r9, " acc ", r8\n\t"                                                       \
-  "asr " acc ", r9, r10\n\t"
+  "ldmia r1!, {r8, r9, r10, r11}\n\t"                                                    \
+  "sub r10, r10, " acc ", lsr #31\n\t"                                                   \
+  "smlal r9, r10, " acc ", r8\n\t"                                                       \
+  "asr " acc ", r10, r11\n\t"
 
 /* For the `blocks` of a DW_TAP_PAIRS stream (tflm_gen/layout.py, word aligned) from the
  * first on and the window whose top-left tap, channel 0 of the first block, is `in` (taps
  * `step` bytes apart in a row, rows `row` bytes apart): each block's 4 sums from its folded
- * constants over the 9 taps, requantised, offset, clamped to [lo, hi] (lo4, hi4: the bytes
- * repeated) and stored as one word, from out on until out_end.  Arguments: r0 in (then row
- * 0), r1 blocks, r2 step, r3 row (then row 1's pointer), stack: out, out_end, offset, lo4,
- * hi4.  Tap pairs DW_PAIRS' (1, 2), (0, 4), (5, 3), (7, 8), then the single tap 6: each
+ * constants over the 9 taps (doubled), requantised, clamped to [lo, hi] (lo4, hi4: the
+ * bytes repeated) and stored as one word, from out on until out_end.  Arguments: r0 in
+ * (then row 0), r1 blocks, r2 step, r3 row (then row 1's pointer), stack: out, out_end,
+ * lo4, hi4.  Tap pairs DW_PAIRS' (1, 2), (0, 4), (5, 3), (7, 8), then the single tap 6: each
  * row pointer moves to the next block on the last tap read through it.  14 registers, so
- * assembly throughout (naked: it saves r4-r11 itself); about 110 instructions per block
- * of 36 MACs. */
+ * assembly throughout (naked: it saves r4-r11 itself); 99 instructions per block of 36
+ * MACs. */
 __attribute__((naked, noinline)) static void layout_blocks(
     const int8_t *in CMSIS_IN_ASM, const int32_t *blocks CMSIS_IN_ASM,
     int32_t step CMSIS_IN_ASM, int32_t row CMSIS_IN_ASM, int8_t *out CMSIS_IN_ASM,
-    const int8_t *out_end CMSIS_IN_ASM, int32_t offset CMSIS_IN_ASM, int32_t lo4 CMSIS_IN_ASM,
-    int32_t hi4 CMSIS_IN_ASM) {
+    const int8_t *out_end CMSIS_IN_ASM, int32_t lo4 CMSIS_IN_ASM, int32_t hi4 CMSIS_IN_ASM) {
   __asm__ volatile(
-      "push {r4-r11, lr}\n\t" /* out [sp, #36], out_end #40, offset #44, lo4 #48, hi4 #52 */
+      "push {r4-r11, lr}\n\t" /* out [sp, #36], out_end #40, lo4 #44, hi4 #48 */
       "add lr, r0, r3, lsl #1\n\t" /* row 2 */
       "add r3, r0, r3\n\t"         /* row 1 */
       "1:\n\t"
@@ -581,11 +582,6 @@ __attribute__((naked, noinline)) static void layout_blocks(
       DW_REQUANT_ASM("r5")
       DW_REQUANT_ASM("r6")
       DW_REQUANT_ASM("r7")
-      "ldr r8, [sp, #44]\n\t"
-      "add r4, r4, r8\n\t"
-      "add r5, r5, r8\n\t"
-      "add r6, r6, r8\n\t"
-      "add r7, r7, r8\n\t"
       "ssat r4, #8, r4\n\t"
       "ssat r5, #8, r5\n\t"
       "ssat r6, #8, r6\n\t"
@@ -595,7 +591,7 @@ __attribute__((naked, noinline)) static void layout_blocks(
       "uxtb16 r4, r4\n\t"
       "uxtb16 r5, r5\n\t"
       "orr r4, r4, r5, lsl #8\n\t" /* v0 v1 v2 v3 */
-      "ldrd r8, r9, [sp, #48]\n\t"
+      "ldrd r8, r9, [sp, #44]\n\t"
       "ssub8 r10, r4, r8\n\t"
       "sel r4, r4, r8\n\t"
       "ssub8 r10, r9, r4\n\t"
@@ -613,12 +609,12 @@ static int32_t half_of(int32_t word, int32_t half) {
   return (int16_t)(uint16_t)((uint32_t)word >> (16 * half));
 }
 
-/* layout_blocks' requantisation of one sum from the record's (multiplier, 2^(r-2), r-1). */
+/* layout_blocks' requantisation of one doubled sum from the record's (multiplier, 2^31,
+ * 2^(r-1) + offset * 2^r, r), output offset included. */
 static int32_t requantize_from(int32_t acc, const int32_t *step) {
-  const uint32_t sign = (uint32_t)acc & 0x80000000u;
-  const uint32_t high_start = (uint32_t)step[1] - (sign >> 31);
-  const int64_t start = (int64_t)(((uint64_t)high_start << 32) | (0x40000000u | sign));
-  return (int32_t)((start + (int64_t)acc * step[0]) >> 32) >> step[2];
+  const uint32_t high_start = (uint32_t)step[2] - ((uint32_t)acc >> 31);
+  const int64_t start = (int64_t)(((uint64_t)high_start << 32) | (uint32_t)step[1]);
+  return (int32_t)((start + (int64_t)acc * step[0]) >> 32) >> step[3];
 }
 
 /* The sums of one block (4 channels) of the window at `in`, from its folded constants. */
@@ -645,14 +641,13 @@ static void block_sums(const int8_t *in, const int32_t *block, int32_t step, int
 
 /* layout_blocks in C (the host build's path over the same layout). */
 static void layout_blocks(const int8_t *in, const int32_t *blocks, int32_t step, int32_t row,
-                          int8_t *out, const int8_t *out_end, int32_t offset, int32_t lo4,
-                          int32_t hi4) {
+                          int8_t *out, const int8_t *out_end, int32_t lo4, int32_t hi4) {
   const int32_t lo = (int8_t)lo4, hi = (int8_t)hi4;
   int32_t sums[4], j, value;
   for (; out != out_end; out += 4, in += 4, blocks += DW_BLOCK_WORDS) {
     block_sums(in, blocks, step, row, sums);
     for (j = 0; j < 4; ++j) {
-      value = tflm_add_wrap(requantize_from(sums[j], blocks + 22 + 3 * j), offset);
+      value = requantize_from(sums[j], blocks + DW_BLOCK_STEPS + 4 * j);
       out[j] = (int8_t)(value < lo ? lo : value > hi ? hi : value);
     }
   }
@@ -692,19 +687,19 @@ static void pixel_layout(const dw_job_t *job, const int8_t *image, const int8_t 
                          int32_t oy, int32_t ox, int8_t *out) {
   const tflm_conv_params_t *p = job->p;
   const int32_t y0 = oy * p->stride_h - p->pad_h, x0 = ox * p->stride_w - p->pad_w;
-  const int32_t step = p->input_c, blocks = p->output_c >> 2, offset = p->output_offset;
+  const int32_t step = p->input_c, blocks = p->output_c >> 2;
   const int32_t lo4 = bytes4(p->act_min), hi4 = bytes4(p->act_max);
   int32_t patch[9 * DW_CHUNK_BLOCKS], b, n;
   dw_window_t w;
   if (y0 >= 0 && x0 >= 0 && y0 + 3 <= p->input_h && x0 + 3 <= p->input_w) {
     layout_blocks(image + (y0 * p->input_w + x0) * step, job->pairs, step, p->input_w * step,
-                  out, out + 4 * blocks, offset, lo4, hi4);
+                  out, out + 4 * blocks, lo4, hi4);
   } else {
     for (b = 0; b < blocks; b += n) {
       n = blocks - b < DW_CHUNK_BLOCKS ? blocks - b : DW_CHUNK_BLOCKS;
       gather_taps(p, image, y0, x0, 4 * b, 4 * n, (int8_t *)patch);
       layout_blocks((const int8_t *)patch, job->pairs + DW_BLOCK_WORDS * b, 4 * n, 12 * n,
-                    out + 4 * b, out + 4 * (b + n), offset, lo4, hi4);
+                    out + 4 * b, out + 4 * (b + n), lo4, hi4);
     }
   }
   if (p->output_c & 3) {
@@ -721,15 +716,18 @@ static int32_t pixel_from_layout(const dw_job_t *job, const int8_t *image,
   return 1;
 }
 
-/* 1 when the record's per-channel requantisation steps (multiplier, 2^(r-2), r-1) are
- * the node's own multipliers and right shifts r in [2, 31]. */
+/* 1 when the record's per-channel requantisation steps (multiplier, 2^31, 2^(r-1) +
+ * offset * 2^r, r) are the node's own multipliers, output offset and right shifts r in
+ * [1, DW_MAX_SHIFT]. */
 static int32_t steps_agree(const dw_job_t *job, const int32_t *blocks, int32_t channels) {
+  const int32_t offset = job->p->output_offset;
   int32_t c;
   for (c = 0; c < channels; ++c) {
-    const int32_t *step = blocks + (c >> 2) * DW_BLOCK_WORDS + 22 + 3 * (c & 3);
-    const int32_t shift = job->requant.shifts[c];
-    if (shift > -2 || shift < -31 || step[0] != job->requant.multipliers[c] ||
-        step[1] != (INT32_C(1) << (-shift - 2)) || step[2] != -shift - 1) {
+    const int32_t *step = blocks + (c >> 2) * DW_BLOCK_WORDS + DW_BLOCK_STEPS + 4 * (c & 3);
+    const int32_t r = -job->requant.shifts[c];
+    if (r < 1 || r > DW_MAX_SHIFT || step[0] != job->requant.multipliers[c] ||
+        step[1] != INT32_MIN || step[2] != (INT32_C(1) << (r - 1)) + offset * (INT32_C(1) << r) ||
+        step[3] != r) {
       return 0;
     }
   }
