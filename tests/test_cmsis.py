@@ -85,7 +85,7 @@ def add_conv(b: ModelBuilder, rng, g: dict, depthwise: bool, scale_factor: float
                "dilation_h_factor": 1, "dilation_w_factor": 1,
                "fused_activation_function": g["activation"]}  # fmt: skip
     if depthwise:
-        options["depth_multiplier"] = 1
+        options["depth_multiplier"] = g["multiplier"]
     opcode = "DEPTHWISE_CONV_2D" if depthwise else "CONV_2D"
     shape = [g["batches"], g["oh"], g["ow"], g["cout"]]
     b.output(b.add_op(opcode, inputs, shape, "int8", quantization=t["out_q"], options=options))

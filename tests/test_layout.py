@@ -1,8 +1,14 @@
 """The offline weight layout (tflm_gen/layout.py, metadata `tflm_gen.layout`): CONV_2D int8
 filters as int16 channel pairs with folded per-channel constants, read by the cmsis conv
-kernel's C (host), DSP (Cortex-M4) and MVE (Cortex-M55) versions.
+kernel's C (host), DSP (Cortex-M4) and MVE (Cortex-M55) versions; DEPTHWISE_CONV_2D 3x3
+filters as tap pairs with folded constants and requantisation steps, read by the cmsis
+depthwise kernel's C (host) and DSP (Cortex-M4) versions (MVE keeps the plain filter).
 
-The layers are drawn from real models' ranges (vww, person_detect, kws, resnet): 1x1 over
+The depthwise layers are those of vww, person_detect and kws (3x3, 8 to 512 channels,
+stride 1 and 2, SAME and VALID padding, per-channel scales), channel counts with a tail
+after the blocks of 4 and beyond one border chunk of 32, a depth multiplier of 2 and left
+shifts (no record: the plain path).  The convolution layers are drawn from real models'
+ranges (vww, person_detect, kws, resnet): 1x1 over
 8 to 128 input channels, output channel counts around the kernels' chunks of 16 and odd,
 input channels not a multiple of 4, first layers of 1-3 input channels with 3x3 windows,
 stride 2 and SAME padding, input zero point -128 and random, output shifts right, left and
@@ -16,10 +22,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import test_cmsis as cmsis_cases
+import test_ops_conv as conv_cases
 from op_oracle import run_tflm
 
 from tflm_gen import host, qemu
-from tflm_gen.layout import CONV_INT16_PAIRS, METADATA_NAME, layout_bytes, layout_words
+from tflm_gen.layout import (CONV_INT16_PAIRS, DW_TAP_PAIRS, METADATA_NAME, layout_bytes,
+                             layout_words)
 from tflm_gen.model import ir
 from tflm_gen.model.builder import ModelBuilder
 from tflm_gen.model.reader import read_model
@@ -49,6 +57,38 @@ def layout_model(seed: int):
         cases.append(("CONV_2D", [data], g))
     inputs = [array for _, data, _ in cases for array in data]
     return b.build(), inputs, [(op, g) for op, _, g in cases]
+
+
+# (channels, stride, padding, input height, width, depth multiplier, output scale factor):
+# the 3x3 depthwise layers of vww / person_detect (8..256 channels, both strides), kws (64,
+# VALID), 512 channels, tails after the blocks of 4 (27) and after a border chunk of 32
+# blocks (36 = 9 blocks), multiplier 2 and left shifts (1e-6), which get no record.
+DW_LAYERS = [(8, 1, "SAME", 9, 9, 1, 1.0), (16, 2, "SAME", 10, 10, 1, 1.0),
+             (32, 1, "SAME", 6, 7, 1, 1.0), (64, 2, "SAME", 7, 7, 1, 1.0),
+             (64, 1, "VALID", 6, 5, 1, 1.0), (128, 1, "SAME", 4, 4, 1, 1.0),
+             (256, 1, "SAME", 3, 3, 1, 1.0), (512, 2, "VALID", 3, 4, 1, 1.0),
+             (27, 1, "SAME", 5, 6, 1, 1.0), (36, 2, "SAME", 5, 5, 1, 1.0),
+             (4, 1, "VALID", 4, 3, 1, 1.0), (8, 1, "SAME", 5, 5, 2, 1.0),
+             (12, 1, "SAME", 5, 5, 1, 1e-6)]
+
+
+def depthwise_model(seed: int):
+    """(model bytes, inputs, cases, whether each layer gets a record) of DW_LAYERS."""
+    rng = np.random.default_rng(9300 + seed)
+    b = ModelBuilder()
+    cases, expected = [], []
+    for index, (cin, stride, padding, h, w, multiplier, factor) in enumerate(DW_LAYERS):
+        g = cmsis_cases.conv_geometry(rng, True, 3, cin, cin)
+        g.update(h=h, w=w, stride=(stride, stride), padding=padding, multiplier=multiplier,
+                 cout=cin * multiplier, per_channel=True)
+        g["oh"] = conv_cases.out_size(padding, h, 3, stride, 1)
+        g["ow"] = conv_cases.out_size(padding, w, 3, stride, 1)
+        data, g = cmsis_cases.add_conv(b, rng, g, True, factor,
+                                       -128 if index % 2 == 0 else None)
+        cases.append(("DEPTHWISE_CONV_2D", [data], g))
+        expected.append(multiplier == 1 and factor == 1.0)
+    inputs = [array for _, data, _ in cases for array in data]
+    return b.build(), inputs, [(op, g) for op, _, g in cases], expected
 
 
 def records(model_bytes: bytes) -> list[list[int]]:
@@ -149,3 +189,65 @@ def test_only_the_cmsis_kernels_pay_for_layouts():
     assert records(with_layouts)
     growth = len(with_layouts) - len(plain)
     assert 0 < growth - layout_bytes(read_model(model)) < 128  # + a metadata entry, a buffer
+
+
+@pytest.mark.parametrize("seed", (0, 1))
+def test_depthwise_layout_bit_exact_on_host(seed):
+    model, inputs, cases, expected = depthwise_model(seed)
+    device = device_model(model, cmsis_cases.TAGS)[0]
+    kinds = [record[0] if record else None for record in records(device)]
+    assert kinds == [DW_TAP_PAIRS if wanted else None for wanted in expected]
+    cmsis_cases.compare(host.run_model(device, inputs, cmsis_cases.TAGS), model, inputs, cases)
+
+
+@pytest.mark.parametrize("target", ["qemu-cortex-m4", "qemu-cortex-m55"])
+def test_depthwise_layout_bit_exact_on_board(target):
+    cmsis_cases.need_board(target)
+    model, inputs, cases, _ = depthwise_model(0)
+    result = qemu.run_on_target(model, target, inputs, cmsis_cases.TAGS)
+    assert result.matches_host, result.stdout
+    cmsis_cases.compare(result.outputs, model, inputs, cases)
+
+
+def depthwise_record_edit(edit_record):
+    """(ours on the host, expected) for the depthwise model whose first record went through
+    edit_record(words, start) (start: the index of its kind in the layout words)."""
+    model, inputs, cases, _ = depthwise_model(0)
+    device = device_model(model, cmsis_cases.TAGS)[0]
+
+    def edit(words):
+        edit_record(words, words[2] + 1)
+        return words
+
+    ours = host.run_model(with_layout_words(device, edit), inputs, cmsis_cases.TAGS)
+    return ours, run_tflm(model, inputs, len(cases))
+
+
+def test_depthwise_kernel_reads_the_record():
+    """Channel 0's folded constant moved by 2^24 changes that channel of that layer only:
+    the kernel sums from the record."""
+    def bump_folded(words, start):
+        words[start + 2] += 1 << 24  # kind, channels, folded[0]
+
+    ours, expected = depthwise_record_edit(bump_folded)
+    assert not np.array_equal(ours[0][..., 0], expected[0][..., 0])
+    assert np.array_equal(ours[0][..., 1:], expected[0][..., 1:])
+    for index in range(1, len(expected)):
+        assert np.array_equal(ours[index], expected[index])
+
+
+def test_depthwise_record_that_disagrees_is_ignored():
+    """A record whose requantisation step is not the node's own (a multiplier off by one)
+    runs the plain filter: still bit-exact."""
+    def wrong_multiplier(words, start):
+        words[start + 2 + 22] += 1  # kind, channels, then block 0's first step
+
+    ours, expected = depthwise_record_edit(wrong_multiplier)
+    for index in range(len(expected)):
+        assert np.array_equal(ours[index], expected[index]), index
+
+
+def test_depthwise_record_kind_is_the_kernels():
+    source = (ROOT / "kernels_c" / "cmsis" / "depthwise_conv.c").read_text()
+    kind = re.search(r"#define DW_TAP_PAIRS (\d+)", source)
+    assert kind and int(kind.group(1)) == DW_TAP_PAIRS
