@@ -1,19 +1,31 @@
 /* tflm-op: DEPTHWISE_CONV_2D tflm_op_depthwise_conv_2d types: float32,int8,int16 litert: hybrid */
 /* DEPTHWISE_CONV_2D for the cmsis tag: int8 in blocks of 4 output channels.
  *
- * Per output pixel the filter window is clipped to the input once (the reference's skipped
- * taps), then each block of 4 consecutive output channels sums over the window's taps with
- * its 4 accumulators (started at the bias) in registers, and is requantised at once: with
- * depth multiplier 1 the 4 channels read 4 input channels (one word), with a multiplier
- * divisible by 4 they share one input channel.  Per instruction set (cmsis_simd.h): MVE, for
- * multiplier 1, 16 (or 8) channels per pass widened to int16 lanes, offset added, with
- * widening multiplies into int32 even / odd lanes, then cmsis_mve_requantize (gathered
- * per-channel parameters, scattered bytes), other multipliers 4 int32 lanes per tap; DSP
- * SXTB16 and SMLABB/SMLATT, pixels whose 3x3 window of multiplier 1 lies inside the input
- * found without clipping and all their channels summed in one function, 9 taps unrolled;
- * C four scalar MACs.  Other multipliers and the channel tail use the
- * scalar loop; float32 and int16 run the reference kernels (depthwise_reference.c).
- * Integer sums are exact, so every order gives the reference's result.  No scratch. */
+ * 3x3 nodes of multiplier 1 with the offline layout the generator writes into the model
+ * (tflm_gen/layout.py, DW_TAP_PAIRS, read through tflm_node_layout), on every core but MVE:
+ * each block of 4 channels starts at its folded constant (bias + input_offset * sum(w),
+ * doubled) and sums raw input bytes over all 9 taps, paired two taps per SMLAD (PKHBT /
+ * PKHTB + SXTB16 make a channel's two taps one halfword pair), then requantises with the
+ * record's per-channel steps, output offset included (one SMLAL and one shift), and stores
+ * the 4 bytes clamped in one word: 100 instructions per 36 MACs in one assembly function
+ * (layout_blocks; plain C on other cores, the host build's path).  A border pixel's window
+ * is first copied with the zero point in its outside taps, which adds exactly 0 to the
+ * folded sum, as TFLM's skipped taps do; so every pixel takes the same path.
+ *
+ * Otherwise per output pixel the filter window is clipped to the input once (the
+ * reference's skipped taps), then each block of 4 consecutive output channels sums over the
+ * window's taps with its 4 accumulators (started at the bias) in registers, and is
+ * requantised at once: with depth multiplier 1 the 4 channels read 4 input channels (one
+ * word), with a multiplier divisible by 4 they share one input channel.  Per instruction set
+ * (cmsis_simd.h): MVE, for multiplier 1, 16 (or 8) channels per pass widened to int16 lanes,
+ * offset added, with widening multiplies into int32 even / odd lanes, then
+ * cmsis_mve_requantize (gathered per-channel parameters, scattered bytes), other multipliers
+ * 4 int32 lanes per tap; DSP SXTB16 and SMLABB/SMLATT, pixels whose 3x3 window of
+ * multiplier 1 lies inside the input found without clipping and all their channels summed
+ * in one function, 9 taps unrolled; C four scalar MACs.  Other multipliers and the channel
+ * tail use the scalar loop; float32 and int16 run the reference kernels
+ * (depthwise_reference.c).  Integer sums are exact, so every order gives the reference's
+ * result.  No scratch: a border pixel's window copy (at most 288 bytes) is on the stack. */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -654,30 +666,63 @@ static void layout_blocks(const int8_t *in, const int32_t *blocks, int32_t step,
 }
 #endif
 
+#if defined(CMSIS_DSP) && !defined(CMSIS_MVE)
+/* dst[0 .. 4 * words) = src[...] (words >= 1, any alignment): 4 instructions a word, where
+ * gcc would call memcpy for a loop of cmsis_read4 / cmsis_write4. */
+static inline void copy_words(int8_t *dst, const int8_t *src, int32_t words) {
+  int32_t word;
+  __asm__ volatile(
+      "1:\n\t"
+      "ldr %[w], [%[s]], #4\n\t"
+      "str %[w], [%[d]], #4\n\t"
+      "subs %[n], %[n], #1\n\t"
+      "bne 1b\n\t"
+      : [w] "=&r"(word), [s] "+r"(src), [d] "+r"(dst), [n] "+r"(words)
+      :
+      : "memory", "cc");
+}
+#elif !defined(CMSIS_MVE)
+static void copy_words(int8_t *dst, const int8_t *src, int32_t words) {
+  int32_t i;
+  for (i = 0; i < 4 * words; i += 4) cmsis_write4(dst + i, cmsis_read4(src + i));
+}
+#endif
+
 #if !defined(CMSIS_MVE)
+/* v repeated in the 4 bytes of a word. */
+static int32_t bytes4(int32_t v) { return (int32_t)(((uint32_t)v & 0xffu) * 0x01010101u); }
+
+/* patch[0 .. bytes) = the word `fill` repeated (bytes a multiple of 4). */
+static void fill_words(int8_t *patch, int32_t fill, int32_t bytes) {
+  int32_t i;
+  for (i = 0; i < bytes; i += 4) cmsis_write4(patch + i, fill);
+}
+
 /* Channels c .. c + width - 1 (width a multiple of 4) of the 3x3 window whose top-left tap
  * is input pixel (y0, x0), copied into patch [3][3][width]; the taps outside the input hold
  * the zero point, which adds exactly 0 to a folded sum (zp * w + input_offset * w = 0), as
  * TFLM's skipped taps do. */
 static void gather_taps(const tflm_conv_params_t *p, const int8_t *image, int32_t y0,
                         int32_t x0, int32_t c, int32_t width, int8_t *patch) {
-  const int32_t zero_point = (int32_t)(((uint32_t)-p->input_offset & 0xffu) * 0x01010101u);
-  int32_t ky, kx, i;
+  const int32_t zero_point = bytes4(-p->input_offset);
+  int32_t ky, kx;
   for (ky = 0; ky < 3; ++ky) {
+    const int32_t y = y0 + ky;
+    if (y < 0 || y >= p->input_h) {
+      fill_words(patch, zero_point, 3 * width);
+      patch += 3 * width;
+      continue;
+    }
     for (kx = 0; kx < 3; ++kx, patch += width) {
-      const int32_t y = y0 + ky, x = x0 + kx;
-      const int8_t *src = image + (y * p->input_w + x) * p->input_c + c;
-      if (y < 0 || y >= p->input_h || x < 0 || x >= p->input_w) {
-        for (i = 0; i < width; i += 4) cmsis_write4(patch + i, zero_point);
+      const int32_t x = x0 + kx;
+      if (x < 0 || x >= p->input_w) {
+        fill_words(patch, zero_point, width);
       } else {
-        for (i = 0; i < width; i += 4) cmsis_write4(patch + i, cmsis_read4(src + i));
+        copy_words(patch, image + (y * p->input_w + x) * p->input_c + c, width >> 2);
       }
     }
   }
 }
-
-/* lo repeated in the 4 bytes of a word. */
-static int32_t bytes4(int32_t lo) { return (int32_t)(((uint32_t)lo & 0xffu) * 0x01010101u); }
 
 /* All channels of output pixel (oy, ox) from the layout: the blocks of 4 read in place when
  * the window lies inside the input, else DW_CHUNK_BLOCKS at a time from the window copied
