@@ -374,7 +374,6 @@ static void pixel_int8(const dw_job_t *job, const dw_window_t *w, int8_t *out) {
 #endif
 
 
-#if !defined(CMSIS_MVE)
 /* The output_c % 4 last channels of one pixel, window w on the plain filter. */
 static void last_channels(const dw_job_t *job, const dw_window_t *w, int8_t *out) {
   const tflm_conv_params_t *p = job->p;
@@ -383,7 +382,6 @@ static void last_channels(const dw_job_t *job, const dw_window_t *w, int8_t *out
     out[c] = finish(job, single(w, c, c, p->input_offset), c);
   }
 }
-#endif
 
 #if defined(CMSIS_DSP) && !defined(CMSIS_MVE)
 /* The part of a 3x3 window (multiplier 1, no dilation) inside the input. */
@@ -522,6 +520,20 @@ static int32_t pixel_fast(const dw_job_t *job, const int8_t *image, const int8_t
 }
 #endif
 
+/* What layout_blocks writes: `pixels` output pixels of `width` bytes (4 per block, every
+ * block of the node: consecutive pixels are contiguous) from out on, the window of each
+ * next pixel `in_advance` bytes after the previous one's end.  Eight 32-bit words on the
+ * Cortex-M, which the assembly copies onto its stack in one LDM. */
+typedef struct {
+  int8_t *out;           /* the next block's 4 bytes */
+  const int8_t *out_end; /* the end of the current pixel */
+  int32_t lo4, hi4;      /* act_min, act_max repeated in the 4 bytes */
+  int32_t pixels;        /* pixels left, >= 1 */
+  int32_t in_advance;    /* input bytes from past one window's last block to the next */
+  int32_t width;         /* output bytes per pixel: 4 * blocks */
+  int32_t rewind;        /* layout bytes of the blocks: back to the first for each pixel */
+} dw_run_t;
+
 #if defined(CMSIS_DSP) && !defined(CMSIS_MVE)
 /* One tap pair of 4 channels of layout_blocks: r8 holds tap k's input word (channels 0..3),
  * r9 tap j's.  PKHBT / PKHTB put each channel's two bytes into one word, SXTB16 (ROR #8)
@@ -550,22 +562,25 @@ static int32_t pixel_fast(const dw_job_t *job, const int8_t *image, const int8_t
   "smlal r9, r10, " acc ", r8\n\t"                                                       \
   "asr " acc ", r10, r11\n\t"
 
-/* For the `blocks` of a DW_TAP_PAIRS stream (tflm_gen/layout.py, word aligned) from the
- * first on and the window whose top-left tap, channel 0 of the first block, is `in` (taps
- * `step` bytes apart in a row, rows `row` bytes apart): each block's 4 sums from its folded
- * constants over the 9 taps (doubled), requantised, clamped to [lo, hi] (lo4, hi4: the
- * bytes repeated) and stored as one word, from out on until out_end.  Arguments: r0 in
- * (then row 0), r1 blocks, r2 step, r3 row (then row 1's pointer), stack: out, out_end,
- * lo4, hi4.  Tap pairs DW_PAIRS' (1, 2), (0, 4), (5, 3), (7, 8), then the single tap 6: each
- * row pointer moves to the next block on the last tap read through it.  14 registers, so
- * assembly throughout (naked: it saves r4-r11 itself); 99 instructions per block of 36
- * MACs. */
+/* For the blocks of a DW_TAP_PAIRS stream (tflm_gen/layout.py, word aligned) from the first
+ * on and the window whose top-left tap, channel 0 of the first block, is `in` (taps `step`
+ * bytes apart in a row, rows `row` bytes apart): each block's 4 sums from its folded
+ * constants over the 9 taps (doubled), requantised, clamped to [lo, hi] and stored as one
+ * word, then the same for the run's next pixels.  Arguments: r0 in (then row 0), r1 blocks,
+ * r2 step, r3 row (then row 1's pointer), [sp] run, whose 8 words are copied to [sp, #0..]
+ * (out #0, out_end #4, lo4 #8, hi4 #12, pixels #16, in_advance #20, width #24, rewind #28).
+ * Tap pairs DW_PAIRS' (1, 2), (0, 4), (5, 3), (7, 8), then the single tap 6: each row
+ * pointer moves to the next block on the last tap read through it.  14 registers, so
+ * assembly throughout (naked: it saves r4-r11 itself); 100 instructions per block of 36
+ * MACs, 14 more per pixel. */
 __attribute__((naked, noinline)) static void layout_blocks(
     const int8_t *in CMSIS_IN_ASM, const int32_t *blocks CMSIS_IN_ASM,
-    int32_t step CMSIS_IN_ASM, int32_t row CMSIS_IN_ASM, int8_t *out CMSIS_IN_ASM,
-    const int8_t *out_end CMSIS_IN_ASM, int32_t lo4 CMSIS_IN_ASM, int32_t hi4 CMSIS_IN_ASM) {
+    int32_t step CMSIS_IN_ASM, int32_t row CMSIS_IN_ASM, const dw_run_t *run CMSIS_IN_ASM) {
   __asm__ volatile(
-      "push {r4-r11, lr}\n\t" /* out [sp, #36], out_end #40, lo4 #44, hi4 #48 */
+      "push {r4-r11, lr}\n\t"
+      "ldr r8, [sp, #36]\n\t"
+      "ldmia r8, {r4-r11}\n\t"
+      "push {r4-r11}\n\t"          /* the run's words */
       "add lr, r0, r3, lsl #1\n\t" /* row 2 */
       "add r3, r0, r3\n\t"         /* row 1 */
       "1:\n\t"
@@ -603,19 +618,34 @@ __attribute__((naked, noinline)) static void layout_blocks(
       "uxtb16 r4, r4\n\t"
       "uxtb16 r5, r5\n\t"
       "orr r4, r4, r5, lsl #8\n\t" /* v0 v1 v2 v3 */
-      "ldrd r8, r9, [sp, #44]\n\t"
+      "ldrd r8, r9, [sp, #8]\n\t"
       "ssub8 r10, r4, r8\n\t"
       "sel r4, r4, r8\n\t"
       "ssub8 r10, r9, r4\n\t"
       "sel r4, r4, r9\n\t"
-      "ldrd r8, r9, [sp, #36]\n\t"
+      "ldrd r8, r9, [sp]\n\t"
       "str r4, [r8], #4\n\t"
-      "str r8, [sp, #36]\n\t"
+      "str r8, [sp]\n\t"
       "cmp r8, r9\n\t"
       "bne 1b\n\t"
+      "ldr r9, [sp, #16]\n\t" /* the pixel is done: the next one's window and blocks */
+      "subs r9, r9, #1\n\t"
+      "beq 2f\n\t"
+      "str r9, [sp, #16]\n\t"
+      "ldr r9, [sp, #20]\n\t"
+      "add r0, r0, r9\n\t"
+      "add r3, r3, r9\n\t"
+      "add lr, lr, r9\n\t"
+      "ldrd r9, r10, [sp, #24]\n\t"
+      "sub r1, r1, r10\n\t"
+      "add r9, r8, r9\n\t"
+      "str r9, [sp, #4]\n\t"
+      "b 1b\n\t"
+      "2:\n\t"
+      "add sp, sp, #32\n\t"
       "pop {r4-r11, pc}\n\t");
 }
-#elif !defined(CMSIS_MVE)
+#else
 /* The halfword `half` (0 low, 1 high) of a layout word, as int16. */
 static int32_t half_of(int32_t word, int32_t half) {
   return (int16_t)(uint16_t)((uint32_t)word >> (16 * half));
@@ -653,14 +683,19 @@ static void block_sums(const int8_t *in, const int32_t *block, int32_t step, int
 
 /* layout_blocks in C (the host build's path over the same layout). */
 static void layout_blocks(const int8_t *in, const int32_t *blocks, int32_t step, int32_t row,
-                          int8_t *out, const int8_t *out_end, int32_t lo4, int32_t hi4) {
-  const int32_t lo = (int8_t)lo4, hi = (int8_t)hi4;
-  int32_t sums[4], j, value;
-  for (; out != out_end; out += 4, in += 4, blocks += DW_BLOCK_WORDS) {
-    block_sums(in, blocks, step, row, sums);
-    for (j = 0; j < 4; ++j) {
-      value = requantize_from(sums[j], blocks + DW_BLOCK_STEPS + 4 * j);
-      out[j] = (int8_t)(value < lo ? lo : value > hi ? hi : value);
+                          const dw_run_t *run) {
+  const int32_t lo = (int8_t)run->lo4, hi = (int8_t)run->hi4;
+  const int32_t *block;
+  int8_t *out = run->out;
+  int32_t pixel, sums[4], j, value;
+  for (pixel = 0; pixel < run->pixels; ++pixel, in += run->in_advance) {
+    const int8_t *end = out + run->width;
+    for (block = blocks; out != end; out += 4, in += 4, block += DW_BLOCK_WORDS) {
+      block_sums(in, block, step, row, sums);
+      for (j = 0; j < 4; ++j) {
+        value = requantize_from(sums[j], block + DW_BLOCK_STEPS + 4 * j);
+        out[j] = (int8_t)(value < lo ? lo : value > hi ? hi : value);
+      }
     }
   }
 }
@@ -681,14 +716,13 @@ static inline void copy_words(int8_t *dst, const int8_t *src, int32_t words) {
       :
       : "memory", "cc");
 }
-#elif !defined(CMSIS_MVE)
+#else
 static void copy_words(int8_t *dst, const int8_t *src, int32_t words) {
   int32_t i;
   for (i = 0; i < 4 * words; i += 4) cmsis_write4(dst + i, cmsis_read4(src + i));
 }
 #endif
 
-#if !defined(CMSIS_MVE)
 /* v repeated in the 4 bytes of a word. */
 static int32_t bytes4(int32_t v) { return (int32_t)(((uint32_t)v & 0xffu) * 0x01010101u); }
 
@@ -724,6 +758,18 @@ static void gather_taps(const tflm_conv_params_t *p, const int8_t *image, int32_
   }
 }
 
+/* A run of one pixel of `blocks` blocks from out on (4 bytes each). */
+static void run_of(const tflm_conv_params_t *p, int8_t *out, int32_t blocks, dw_run_t *run) {
+  run->out = out;
+  run->out_end = out + 4 * blocks;
+  run->lo4 = bytes4(p->act_min);
+  run->hi4 = bytes4(p->act_max);
+  run->pixels = 1;
+  run->in_advance = 0;
+  run->width = 4 * blocks;
+  run->rewind = 4 * DW_BLOCK_WORDS * blocks;
+}
+
 /* All channels of output pixel (oy, ox) from the layout: the blocks of 4 read in place when
  * the window lies inside the input, else DW_CHUNK_BLOCKS at a time from the window copied
  * with the zero point in its outside taps; then the output_c % 4 last channels on the plain
@@ -733,23 +779,57 @@ static void pixel_layout(const dw_job_t *job, const int8_t *image, const int8_t 
   const tflm_conv_params_t *p = job->p;
   const int32_t y0 = oy * p->stride_h - p->pad_h, x0 = ox * p->stride_w - p->pad_w;
   const int32_t step = p->input_c, blocks = p->output_c >> 2;
-  const int32_t lo4 = bytes4(p->act_min), hi4 = bytes4(p->act_max);
   int32_t patch[9 * DW_CHUNK_BLOCKS], b, n;
+  dw_run_t run;
   dw_window_t w;
   if (y0 >= 0 && x0 >= 0 && y0 + 3 <= p->input_h && x0 + 3 <= p->input_w) {
+    run_of(p, out, blocks, &run);
     layout_blocks(image + (y0 * p->input_w + x0) * step, job->pairs, step, p->input_w * step,
-                  out, out + 4 * blocks, lo4, hi4);
+                  &run);
   } else {
     for (b = 0; b < blocks; b += n) {
       n = blocks - b < DW_CHUNK_BLOCKS ? blocks - b : DW_CHUNK_BLOCKS;
       gather_taps(p, image, y0, x0, 4 * b, 4 * n, (int8_t *)patch);
+      run_of(p, out + 4 * b, n, &run);
       layout_blocks((const int8_t *)patch, job->pairs + DW_BLOCK_WORDS * b, 4 * n, 12 * n,
-                    out + 4 * b, out + 4 * (b + n), lo4, hi4);
+                    &run);
     }
   }
   if (p->output_c & 3) {
     window_of(p, image, filter, oy, ox, &w);
     last_channels(job, &w, out);
+  }
+}
+
+/* First output column >= 0 whose window starts at or right of the input's left edge, and
+ * one past the last whose window ends inside it. */
+static void inner_columns(const tflm_conv_params_t *p, int32_t *first, int32_t *end) {
+  *first = (p->pad_w + p->stride_w - 1) / p->stride_w;
+  *end = p->input_w + p->pad_w >= 3 ? (p->input_w + p->pad_w - 3) / p->stride_w + 1 : 0;
+  if (*end > p->output_w) *end = p->output_w;
+  if (*end < *first) *end = *first;
+}
+
+/* Output row oy (out: its first pixel) of a node whose layout covers every channel: the
+ * pixels whose window lies inside the input in one call of layout_blocks, the others one
+ * by one. */
+static void row_layout(const dw_job_t *job, const int8_t *image, const int8_t *filter,
+                       int32_t oy, int8_t *out) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t y0 = oy * p->stride_h - p->pad_h, step = p->input_c;
+  int32_t first = 0, end = 0, ox;
+  dw_run_t run;
+  if (y0 >= 0 && y0 + 3 <= p->input_h) inner_columns(p, &first, &end);
+  for (ox = 0; ox < first; ++ox) pixel_layout(job, image, filter, oy, ox, out + ox * step);
+  if (end > first) {
+    run_of(p, out + first * step, step >> 2, &run);
+    run.pixels = end - first;
+    run.in_advance = (p->stride_w - 1) * step;
+    layout_blocks(image + (y0 * p->input_w + first * p->stride_w - p->pad_w) * step,
+                  job->pairs, step, p->input_w * step, &run);
+  }
+  for (ox = end; ox < p->output_w; ++ox) {
+    pixel_layout(job, image, filter, oy, ox, out + ox * step);
   }
 }
 
@@ -761,6 +841,7 @@ static int32_t pixel_from_layout(const dw_job_t *job, const int8_t *image,
   return 1;
 }
 
+#if !defined(CMSIS_MVE)
 /* 1 when the record's per-channel requantisation steps (multiplier, 2^31, 2^(r-1) +
  * offset * 2^r, r) are the node's own multipliers, output offset and right shifts r in
  * [1, DW_MAX_SHIFT]. */
@@ -797,17 +878,6 @@ static const int32_t *find_layout(tflm_context_t *ctx, const tflm_node_t *node,
 }
 #else
 /* MVE sums 16 channels per pass from the plain filter (block16): no layout. */
-static int32_t pixel_from_layout(const dw_job_t *job, const int8_t *image,
-                                 const int8_t *filter, int32_t oy, int32_t ox, int8_t *out) {
-  (void)job;
-  (void)image;
-  (void)filter;
-  (void)oy;
-  (void)ox;
-  (void)out;
-  return 0;
-}
-
 static const int32_t *find_layout(tflm_context_t *ctx, const tflm_node_t *node,
                                   const dw_job_t *job) {
   (void)ctx;
@@ -824,6 +894,12 @@ static void pixel_at(const dw_job_t *job, const int8_t *image, const int8_t *fil
   if (pixel_fast(job, image, filter, oy, ox, out)) return;
   window_of(job->p, image, filter, oy, ox, &w);
   pixel_int8(job, &w, out);
+}
+
+/* Whether the forward walk takes whole rows from the layout: every channel in its blocks
+ * and pixels output_c bytes apart (not a decoded block of channels). */
+static int32_t rows_from_layout(const dw_job_t *job, int32_t out_stride) {
+  return job->pairs != NULL && (job->p->output_c & 3) == 0 && out_stride == job->p->output_c;
 }
 
 /* Raster order, or last pixel first when the planner started the output inside the input
@@ -845,6 +921,11 @@ static void depthwise_int8(const dw_job_t *job, const int8_t *input, const int8_
   for (b = 0; b < p->batches; ++b) {
     const int8_t *image = input + b * image_size;
     for (oy = 0; oy < p->output_h; ++oy) {
+      if (rows_from_layout(job, out_stride)) {
+        row_layout(job, image, filter, oy, output);
+        output += p->output_w * out_stride;
+        continue;
+      }
       for (ox = 0; ox < p->output_w; ++ox, output += out_stride) {
         pixel_at(job, image, filter, oy, ox, output);
       }
