@@ -774,8 +774,9 @@ static void run_of(const tflm_conv_params_t *p, int8_t *out, int32_t blocks, dw_
  * the window lies inside the input, else DW_CHUNK_BLOCKS at a time from the window copied
  * with the zero point in its outside taps; then the output_c % 4 last channels on the plain
  * filter. */
-static void pixel_layout(const dw_job_t *job, const int8_t *image, const int8_t *filter,
-                         int32_t oy, int32_t ox, int8_t *out) {
+static __attribute__((noinline)) void pixel_layout(const dw_job_t *job, const int8_t *image,
+                                                  const int8_t *filter, int32_t oy,
+                                                  int32_t ox, int8_t *out) {
   const tflm_conv_params_t *p = job->p;
   const int32_t y0 = oy * p->stride_h - p->pad_h, x0 = ox * p->stride_w - p->pad_w;
   const int32_t step = p->input_c, blocks = p->output_c >> 2;
@@ -833,14 +834,6 @@ static void row_layout(const dw_job_t *job, const int8_t *image, const int8_t *f
   }
 }
 
-/* Output pixel (oy, ox) from the layout when the node has one; 1 if done. */
-static int32_t pixel_from_layout(const dw_job_t *job, const int8_t *image,
-                                 const int8_t *filter, int32_t oy, int32_t ox, int8_t *out) {
-  if (job->pairs == NULL) return 0;
-  pixel_layout(job, image, filter, oy, ox, out);
-  return 1;
-}
-
 #if !defined(CMSIS_MVE)
 /* 1 when the record's per-channel requantisation steps (multiplier, 2^31, 2^(r-1) +
  * offset * 2^r, r) are the node's own multipliers, output offset and right shifts r in
@@ -876,12 +869,20 @@ static const int32_t *find_layout(tflm_context_t *ctx, const tflm_node_t *node,
   }
   return record + 2;
 }
+
+/* The layout blocks the pixel loops use: none on MVE, whose 16-channel passes read the plain
+ * filter (a constant there, so its branches fold away). */
+static inline const int32_t *layout_of(const dw_job_t *job) { return job->pairs; }
 #else
-/* MVE sums 16 channels per pass from the plain filter (block16): no layout. */
 static const int32_t *find_layout(tflm_context_t *ctx, const tflm_node_t *node,
                                   const dw_job_t *job) {
   (void)ctx;
   (void)node;
+  (void)job;
+  return NULL;
+}
+
+static inline const int32_t *layout_of(const dw_job_t *job) {
   (void)job;
   return NULL;
 }
@@ -890,7 +891,10 @@ static const int32_t *find_layout(tflm_context_t *ctx, const tflm_node_t *node,
 static void pixel_at(const dw_job_t *job, const int8_t *image, const int8_t *filter,
                      int32_t oy, int32_t ox, int8_t *out) {
   dw_window_t w;
-  if (pixel_from_layout(job, image, filter, oy, ox, out)) return;
+  if (layout_of(job) != NULL) {
+    pixel_layout(job, image, filter, oy, ox, out);
+    return;
+  }
   if (pixel_fast(job, image, filter, oy, ox, out)) return;
   window_of(job->p, image, filter, oy, ox, &w);
   pixel_int8(job, &w, out);
@@ -899,7 +903,8 @@ static void pixel_at(const dw_job_t *job, const int8_t *image, const int8_t *fil
 /* Whether the forward walk takes whole rows from the layout: every channel in its blocks
  * and pixels output_c bytes apart (not a decoded block of channels). */
 static int32_t rows_from_layout(const dw_job_t *job, int32_t out_stride) {
-  return job->pairs != NULL && (job->p->output_c & 3) == 0 && out_stride == job->p->output_c;
+  return layout_of(job) != NULL && (job->p->output_c & 3) == 0 &&
+         out_stride == job->p->output_c;
 }
 
 /* Raster order, or last pixel first when the planner started the output inside the input
