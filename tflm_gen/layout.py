@@ -156,30 +156,43 @@ def _sums_fit(taps: np.ndarray, bias: np.ndarray | None) -> bool:
     return bool((bound < (1 << 30)).all())
 
 
-def _depthwise_record(model: ir.Model, graph: ir.SubGraph,
-                      op: ir.Operator) -> list[int] | None:
+def _int8_operands(model: ir.Model, graph: ir.SubGraph, op: ir.Operator):
+    """(input tensor, filter tensor, filter data, bias data or None) of an int8 weighted op
+    whose input has a zero point and whose filter (and int32 bias) are dense constants,
+    else None.  (CONV_2D's record makes the same checks in its own function.)"""
     tensors = graph.tensors
     if len(op.inputs) < 2 or op.inputs[1] < 0:
         return None
     source, weights = tensors[op.inputs[0]], tensors[op.inputs[1]]
     bias_tensor = tensors[op.inputs[2]] if len(op.inputs) > 2 and op.inputs[2] >= 0 else None
-    if source.dtype != "int8" or weights.dtype != "int8" or len(source.shape) != 4:
+    if source.dtype != "int8" or weights.dtype != "int8":
         return None
-    if list(weights.shape[:3]) != [1, 3, 3] or weights.shape[3] != source.shape[3]:
-        return None  # not 3x3, or a depth multiplier other than 1
-    if weights.shape[3] < 4 or not (source.quantization and source.quantization.zero_point):
+    if not (source.quantization and source.quantization.zero_point):
         return None
     filter_data = _constant(model, weights)
     bias = _constant(model, bias_tensor) if bias_tensor is not None else None
+    if filter_data is None or (bias_tensor is not None and
+                               (bias is None or bias_tensor.dtype != "int32")):
+        return None
+    return source, weights, filter_data, bias
+
+
+def _depthwise_record(model: ir.Model, graph: ir.SubGraph,
+                      op: ir.Operator) -> list[int] | None:
+    operands = _int8_operands(model, graph, op)
+    if operands is None:
+        return None
+    source, weights, filter_data, bias = operands
+    out = graph.tensors[op.outputs[0]]
+    if len(source.shape) != 4 or list(weights.shape[:3]) != [1, 3, 3] or \
+            weights.shape[3] != source.shape[3] or weights.shape[3] < 4:
+        return None  # not 3x3, a depth multiplier other than 1, or no block of 4
     channels = weights.shape[3] // 4 * 4
     requant = _depthwise_requant(graph, op, channels)
-    if filter_data is None or requant is None or (
-            bias_tensor is not None and (bias is None or bias_tensor.dtype != "int32")):
-        return None
     taps = filter_data.reshape(9, -1)[:, :channels]
     bias = bias[:channels] if bias is not None else None
-    out = tensors[op.outputs[0]]
-    if not _sums_fit(taps, bias) or not (out.quantization and out.quantization.zero_point):
+    if requant is None or not _sums_fit(taps, bias) or \
+            not (out.quantization and out.quantization.zero_point):
         return None
     folded = fold_constants(taps.T, bias, -int(source.quantization.zero_point[0]))
     blocks = depthwise_tap_pairs(taps, folded, requant, int(out.quantization.zero_point[0]))
