@@ -62,14 +62,17 @@ def layout_model(seed: int):
 # (channels, stride, padding, input height, width, depth multiplier, output scale factor):
 # the 3x3 depthwise layers of vww / person_detect (8..256 channels, both strides), kws (64,
 # VALID), 512 channels, tails after the blocks of 4 (27) and after a border chunk of 32
-# blocks (36 = 9 blocks), multiplier 2 and left shifts (1e-6), which get no record.
+# blocks (36 = 9 blocks), multiplier 2 and left shifts (1e-6), which get no record, and
+# multipliers 8 and 4 (person_detect's first layer: 1 input channel, 8 outputs; the DSP
+# kernel's shared-input path, no record either).
 DW_LAYERS = [(8, 1, "SAME", 9, 9, 1, 1.0), (16, 2, "SAME", 10, 10, 1, 1.0),
              (32, 1, "SAME", 6, 7, 1, 1.0), (64, 2, "SAME", 7, 7, 1, 1.0),
              (64, 1, "VALID", 6, 5, 1, 1.0), (128, 1, "SAME", 4, 4, 1, 1.0),
              (256, 1, "SAME", 3, 3, 1, 1.0), (512, 2, "VALID", 3, 4, 1, 1.0),
              (27, 1, "SAME", 5, 6, 1, 1.0), (36, 2, "SAME", 5, 5, 1, 1.0),
              (4, 1, "VALID", 4, 3, 1, 1.0), (8, 1, "SAME", 5, 5, 2, 1.0),
-             (12, 1, "SAME", 5, 5, 1, 1e-6)]
+             (12, 1, "SAME", 5, 5, 1, 1e-6), (1, 2, "SAME", 9, 8, 8, 1.0),
+             (2, 1, "VALID", 5, 6, 4, 1.0)]
 
 
 def depthwise_model(seed: int):

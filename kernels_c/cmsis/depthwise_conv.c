@@ -57,6 +57,7 @@ typedef struct {
   const int32_t *bias;  /* NULL when absent */
   int32_t fast;         /* CMSIS_REQUANT_* or 0 (cmsis_requant_mode) */
   int32_t square3;      /* 1: 3x3 filter, multiplier 1, no dilation (unrolled when inside) */
+  int32_t shared3;      /* 1: 3x3 filter, multiplier a multiple of 4, no dilation */
   const int32_t *pairs; /* the node's DW_TAP_PAIRS blocks (tflm_gen/layout.py) when square3
                            and not MVE, else NULL: interior pixels are summed from them */
 } dw_job_t;
@@ -488,8 +489,69 @@ static __attribute__((noinline)) void pixel_square3(const dw_job_t *job,
   }
 }
 
-/* Output pixel (oy, ox) by pixel_square3 when the node suits it; 1 if done.  Its window is
- * clipped to the input by bounds on the taps, never tested tap by tap. */
+/* One tap k of shared_taps: the 4 channels' weights widened, each times the tap's input. */
+#define DW_SHARED_TAP(k)                                                                 \
+  do {                                                                                   \
+    const int32_t weights_ = cmsis_read4(filter + (k) * cout);                           \
+    const int32_t w02_ = __sxtb16(weights_), w13_ = cmsis_sxtb16_ror8(weights_);         \
+    a0 = __smlabb(w02_, x[k], a0);                                                       \
+    a2 = __smlatb(w02_, x[k], a2);                                                       \
+    a1 = __smlabb(w13_, x[k], a1);                                                       \
+    a3 = __smlatb(w13_, x[k], a3);                                                       \
+  } while (0)
+
+/* Channels c .. c + 3 of a 3x3 window of a multiplier divisible by 4 (one input channel,
+ * its 9 taps in x with the offset added), from the bias on: the 9 taps unrolled. */
+static inline void shared_taps(const int8_t *filter, int32_t cout, const int32_t x[9],
+                               int32_t acc[4]) {
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+  DW_SHARED_TAP(0);
+  DW_SHARED_TAP(1);
+  DW_SHARED_TAP(2);
+  DW_SHARED_TAP(3);
+  DW_SHARED_TAP(4);
+  DW_SHARED_TAP(5);
+  DW_SHARED_TAP(6);
+  DW_SHARED_TAP(7);
+  DW_SHARED_TAP(8);
+  acc[0] = a0;
+  acc[1] = a1;
+  acc[2] = a2;
+  acc[3] = a3;
+}
+
+/* Output pixel (oy, ox) of a 3x3 node of a multiplier divisible by 4 (person_detect's first
+ * layer: 1 input channel, 8 outputs) when its window lies inside the input; 1 if done.  Each
+ * input channel's 9 taps are read once for all its output channels, then blocks of 4. */
+static int32_t pixel_shared3(const dw_job_t *job, const int8_t *image, const int8_t *filter,
+                             int32_t oy, int32_t ox, int8_t *out) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t y0 = oy * p->stride_h - p->pad_h, x0 = ox * p->stride_w - p->pad_w;
+  const int32_t m = p->depth_multiplier, step = p->input_c, row = p->input_w * step;
+  const int8_t *in;
+  int32_t i, c, k, x[9], acc[4];
+  if (!job->shared3 || y0 < 0 || x0 < 0 || y0 + 3 > p->input_h || x0 + 3 > p->input_w) {
+    return 0;
+  }
+  in = image + (y0 * p->input_w + x0) * step;
+  for (i = 0; i < step; ++i) {
+    for (k = 0; k < 9; k += 3) {
+      const int8_t *tap = in + k / 3 * row + i;
+      x[k] = tap[0] + p->input_offset;
+      x[k + 1] = tap[step] + p->input_offset;
+      x[k + 2] = tap[2 * step] + p->input_offset;
+    }
+    for (c = i * m; c < (i + 1) * m; c += 4) {
+      start4(job, c, acc);
+      shared_taps(filter + c, p->output_c, x, acc);
+      finish4(job, acc, c, out);
+    }
+  }
+  return 1;
+}
+
+/* Output pixel (oy, ox) by pixel_square3 (or pixel_shared3) when the node suits it; 1 if
+ * done.  Its window is clipped to the input by bounds on the taps, never tested tap by tap. */
 static int32_t pixel_fast(const dw_job_t *job, const int8_t *image, const int8_t *filter,
                           int32_t oy, int32_t ox, int8_t *out) {
   const tflm_conv_params_t *p = job->p;
@@ -498,7 +560,7 @@ static int32_t pixel_fast(const dw_job_t *job, const int8_t *image, const int8_t
   const int32_t fy1 = p->input_h - y0 < 3 ? p->input_h - y0 : 3;
   const int32_t fx1 = p->input_w - x0 < 3 ? p->input_w - x0 : 3;
   dw_square3_t window;
-  if (!job->square3) return 0;
+  if (!job->square3) return pixel_shared3(job, image, filter, oy, ox, out);
   window.rows = fy1 > fy0 ? fy1 - fy0 : 0;
   window.cols = fx1 > fx0 ? fx1 - fx0 : 0;
   if (window.cols == 0) window.rows = 0;
@@ -945,6 +1007,8 @@ static void job_of(const tflm_weighted_call_t *call, dw_job_t *job) {
   job->bias = call->data.bias;
   job->fast = cmsis_requant_mode(job->requant.multipliers, job->requant.shifts, p->output_c);
   job->square3 = p->filter_h == 3 && p->filter_w == 3 && p->depth_multiplier == 1 &&
+                 p->dilation_h == 1 && p->dilation_w == 1;
+  job->shared3 = p->filter_h == 3 && p->filter_w == 3 && p->depth_multiplier % 4 == 0 &&
                  p->dilation_h == 1 && p->dilation_w == 1;
   job->pairs = NULL;
 }
