@@ -764,10 +764,24 @@ static void layout_blocks(const int8_t *in, const int32_t *blocks, int32_t step,
 #endif
 
 #if defined(CMSIS_DSP) && !defined(CMSIS_MVE)
-/* dst[0 .. 4 * words) = src[...] (words >= 1, any alignment): 4 instructions a word, where
- * gcc would call memcpy for a loop of cmsis_read4 / cmsis_write4. */
+/* dst[0 .. 4 * words) = src[...] (words >= 1; dst word aligned): 4 words per LDM / STM
+ * pair when src is word aligned and words a multiple of 4, else one word per LDR / STR
+ * (4 instructions a word), where gcc would call memcpy for a loop of cmsis_read4 /
+ * cmsis_write4. */
 static inline void copy_words(int8_t *dst, const int8_t *src, int32_t words) {
   int32_t word;
+  if (((uintptr_t)src & 3u) == 0 && (words & 3) == 0) {
+    __asm__ volatile(
+        "1:\n\t"
+        "ldmia %[s]!, {r4-r7}\n\t"
+        "stmia %[d]!, {r4-r7}\n\t"
+        "subs %[n], %[n], #4\n\t"
+        "bne 1b\n\t"
+        : [s] "+r"(src), [d] "+r"(dst), [n] "+r"(words)
+        :
+        : "r4", "r5", "r6", "r7", "memory", "cc");
+    return;
+  }
   __asm__ volatile(
       "1:\n\t"
       "ldr %[w], [%[s]], #4\n\t"
