@@ -58,7 +58,7 @@ static int offsets_valid(const tflm_decode_t *d, uint32_t payload_bytes) {
 static tflm_status_t read_header(tflm_decode_t *d, const uint8_t *s, uint32_t length,
                                  const void *shared, uint32_t shared_bytes, int32_t channels,
                                  int32_t row, uint32_t *payload_bytes) {
-  uint32_t index_bytes, table_bytes;
+  uint32_t index_bytes, live_bytes, table_bytes;
   if (s == NULL || length < TFLM_DECODE_HEADER_BYTES || channels <= 0 || row <= 0) {
     return TFLM_ERR_MODEL;
   }
@@ -68,7 +68,8 @@ static tflm_status_t read_header(tflm_decode_t *d, const uint8_t *s, uint32_t le
   if (d->codec < TFLM_DECODE_ZRLE || d->codec > TFLM_DECODE_HUFFMAN_SHARED ||
       (d->codec == TFLM_DECODE_HUFFMAN_SHARED &&
        (shared == NULL || shared_bytes < TFLM_DECODE_ALPHABET / 2)) ||
-      (d->width != 2 && d->width != 4) || read_le(s + 4, 4) != (uint32_t)channels ||
+      (d->width != 2 && d->width != 4) || (s[3] & ~TFLM_DECODE_LIVE_MAP) != 0 ||
+      read_le(s + 4, 4) != (uint32_t)channels ||
       read_le(s + 8, 4) != (uint32_t)row) {
     return TFLM_ERR_MODEL;
   }
@@ -78,13 +79,17 @@ static tflm_status_t read_header(tflm_decode_t *d, const uint8_t *s, uint32_t le
   if (d->group <= 0 || d->group > channels || d->group > 0x7FFFFFFF / row) return TFLM_ERR_MODEL;
   d->blocks = (channels + d->group - 1) / d->group;
   index_bytes = (uint32_t)(d->blocks + 1) * (uint32_t)d->width;
+  live_bytes = s[3] ? ((uint32_t)channels + 7u) / 8u : 0u;
   table_bytes = d->codec == TFLM_DECODE_HUFFMAN ? TFLM_DECODE_ALPHABET / 2 : 0;
-  if (index_bytes + table_bytes > length - TFLM_DECODE_HEADER_BYTES) return TFLM_ERR_MODEL;
+  if (index_bytes + live_bytes + table_bytes > length - TFLM_DECODE_HEADER_BYTES) {
+    return TFLM_ERR_MODEL;
+  }
   d->offsets = s + TFLM_DECODE_HEADER_BYTES;
-  d->lengths = table_bytes ? d->offsets + index_bytes : NULL;
+  d->live = live_bytes ? d->offsets + index_bytes : NULL;
+  d->lengths = table_bytes ? d->offsets + index_bytes + live_bytes : NULL;
   if (d->codec == TFLM_DECODE_HUFFMAN_SHARED) d->lengths = (const uint8_t *)shared;
-  d->payload = d->offsets + index_bytes + table_bytes;
-  *payload_bytes = length - TFLM_DECODE_HEADER_BYTES - index_bytes - table_bytes;
+  d->payload = d->offsets + index_bytes + live_bytes + table_bytes;
+  *payload_bytes = length - TFLM_DECODE_HEADER_BYTES - index_bytes - live_bytes - table_bytes;
   return TFLM_OK;
 }
 
@@ -118,27 +123,43 @@ uint32_t tflm_decode_scratch_bytes(const tflm_decode_t *d) {
   return lut_bytes(d) + (uint32_t)d->group * (uint32_t)d->row;
 }
 
-/* Canonical codes of symbols first..end - 1 in (length, symbol) order: entry i of `lut`
- * holds the symbol (less `first`) whose code is the first `length` bits of i, as
- * symbol << 4 | length. */
+/* Entries lut[start .. start + count) set to `value`, two at a time when count is even
+ * (start is then even too: a code's entries are aligned to their count). */
+static void fill_entries(uint16_t *lut, uint32_t start, uint32_t count, uint32_t value) {
+  uint16_t *out = lut + start;
+  if (count == 1u) {
+    *out = (uint16_t)value;
+    return;
+  }
+  for (value *= 0x10001u; count > 0u; count -= 2u, out += 2) *(uint32_t *)(void *)out = value;
+}
+
+/* Canonical codes of symbols first..end - 1 (both even) in (length, symbol) order: entry i
+ * of `lut` holds the symbol (less `first`) whose code is the first `length` bits of i, as
+ * symbol << 4 | length.  Runs once per eval of every coded op: the 4-bit lengths are read
+ * a byte (two symbols) at a time.  Lengths above CODE_BITS (refused by tflm_decode_open)
+ * are skipped. */
 static void build_lut(const uint8_t *lengths, int32_t first, int32_t end, uint16_t *lut) {
-  uint32_t counts[TFLM_DECODE_CODE_BITS + 1] = {0}, next[TFLM_DECODE_CODE_BITS + 1];
-  uint32_t code = 0;
-  int32_t s, n;
-  for (s = first; s < end; ++s) counts[code_length(lengths, s)]++;
+  uint32_t counts[16] = {0}, next[TFLM_DECODE_CODE_BITS + 1];
+  const uint8_t *p, *stop = lengths + end / 2;
+  uint32_t code = 0, symbol = 0;
+  int32_t n;
+  for (p = lengths + first / 2; p < stop; ++p) {
+    counts[*p & 15u]++;
+    counts[*p >> 4]++;
+  }
   counts[0] = 0;
   for (n = 1; n <= TFLM_DECODE_CODE_BITS; ++n) {
     code = (code + counts[n - 1]) << 1;
     next[n] = code;
   }
-  for (s = first; s < end; ++s) {
-    const int32_t length = code_length(lengths, s);
-    uint32_t entry, last;
-    if (length == 0) continue;
-    entry = next[length]++ << (TFLM_DECODE_CODE_BITS - length);
-    last = entry + (LUT_ENTRIES >> length);
-    for (; entry < last; ++entry) {
-      lut[entry] = (uint16_t)((uint32_t)(s - first) << 4 | (uint32_t)length);
+  for (p = lengths + first / 2; p < stop; ++p, symbol += 2u) {
+    uint32_t pair = *p, i;
+    for (i = 0; i < 2u; ++i, pair >>= 4) {
+      const uint32_t length = pair & 15u;
+      if (length == 0u || length > TFLM_DECODE_CODE_BITS) continue;
+      fill_entries(lut, next[length]++ << (TFLM_DECODE_CODE_BITS - length),
+                   LUT_ENTRIES >> length, (symbol + i) << 4 | length);
     }
   }
 }
@@ -211,4 +232,15 @@ const int8_t *tflm_decode_block(const tflm_decode_t *d, void *scratch, int32_t b
     zrle_block(start, end, out, out_end);
   }
   return (const int8_t *)out;
+}
+
+static int32_t channel_live(const tflm_decode_t *d, int32_t c) {
+  return d->live == NULL || ((d->live[c >> 3] >> (c & 7)) & 1);
+}
+
+int32_t tflm_decode_run(const tflm_decode_t *d, int32_t first, int32_t end, int32_t *live) {
+  int32_t c = first + 1;
+  *live = channel_live(d, first);
+  while (c < end && channel_live(d, c) == *live) ++c;
+  return c;
 }

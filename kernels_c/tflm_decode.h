@@ -3,8 +3,10 @@
  * scratch buffer it requested in prepare, never the whole tensor.
  *
  * The stream (the filter tensor's constant data, little-endian): codec, zero byte, offset
- * width (2 or 4), 0; u32 channels C, u32 row length R, u32 channels per block G; B + 1
- * block offsets (B = ceil(C / G)) into the payload; the codec's table; the payload.
+ * width (2 or 4), flags; u32 channels C, u32 row length R, u32 channels per block G; B + 1
+ * block offsets (B = ceil(C / G)) into the payload; with the flag TFLM_DECODE_LIVE_MAP, a
+ * bitmap of the live channels (ceil(C / 8) bytes, low bit first: set when the channel has a
+ * weight other than 0); the codec's table; the payload.
  * Rows are one output channel each: conv [Cout, FH*FW*Cin], fully connected [Cout, K],
  * depthwise [C, FH*FW] (transposed from its [1, FH, FW, C] filter). */
 #ifndef TFLM_DECODE_H
@@ -25,6 +27,7 @@ extern "C" {
 #define TFLM_DECODE_ALPHABET (256 + TFLM_DECODE_RUNS) /* literals 0..255, then the runs */
 #define TFLM_DECODE_CODE_BITS 8 /* longest code: each look-up table has 2^8 entries */
 #define TFLM_DECODE_HEADER_BYTES 16
+#define TFLM_DECODE_LIVE_MAP 1 /* header flag: the live-channel bitmap follows the offsets */
 
 /* A validated stream, read in place (fields from its header). */
 typedef struct {
@@ -32,6 +35,8 @@ typedef struct {
   const uint8_t *offsets;     /* blocks + 1 offsets into the payload, `width` bytes each */
   const uint8_t *lengths;     /* Huffman: a 4-bit code length per symbol (its own table or
                                  the model's); NULL for ZRLE */
+  const uint8_t *live;        /* bit c set: channel c has a weight other than 0; NULL when
+                                 the stream has no map (every channel counts as live) */
   int32_t codec;              /* TFLM_DECODE_ZRLE or TFLM_DECODE_HUFFMAN */
   int32_t zero;               /* the byte a run stands for (the filter's zero point) */
   int32_t width;              /* bytes per offset: 2 or 4 */
@@ -62,6 +67,9 @@ void tflm_decode_start(const tflm_decode_t *d, void *scratch);
  * channels it holds. */
 const int8_t *tflm_decode_block(const tflm_decode_t *d, void *scratch, int32_t b,
                                 int32_t *count);
+/* The end of the run of channels from `first` (< end) that are all live or all dead (every
+ * weight 0), at most `end`; *live says which. */
+int32_t tflm_decode_run(const tflm_decode_t *d, int32_t first, int32_t end, int32_t *live);
 
 #ifdef __cplusplus
 }

@@ -17,9 +17,13 @@ a buffer shorter than the tensor:
     byte 0  codec: 1 ZRLE, 2 HUFFMAN, 3 HUFFMAN_SHARED (the metadata's table)
     byte 1  the zero byte (the filter's zero point) that runs stand for
     byte 2  width of a block offset: 2 or 4
-    byte 3  0
+    byte 3  flags: LIVE_MAP (1) when the live map follows the offsets, else 0
     u32     channels C, u32 row length R (C * R = the tensor's elements), u32 G
     offsets[B + 1]  B = ceil(C / G): block b is payload[offsets[b], offsets[b + 1])
+    live    LIVE_MAP: ceil(C / 8) bytes, bit c (low bit first) set when channel c has a
+            weight other than 0; written when the zero byte is 0 and some channel is all
+            zeros (pruned filters often are), so that kernels skip those channels: their
+            output is the requantised bias at every pixel
     table   HUFFMAN: code lengths of the ALPHABET symbols, 4 bits each (low nibble first)
     payload
 
@@ -50,6 +54,7 @@ ALPHABET = 256 + RUNS
 FULL_RUN = ALPHABET - 1  # RUNS - 1 zero bytes without a literal
 MAX_CODE_BITS = 8  # the C decoder's look-up table has 2^MAX_CODE_BITS entries
 HEADER_BYTES = 16
+LIVE_MAP = 1  # header flag: a bitmap of the channels that have a nonzero weight
 MIN_SAVING = 0.1  # a tensor is coded when that saves at least this share of its bytes
 CONV_BLOCK_CHANNELS = 32
 MIN_BLOCK_BYTES = 1024  # blocks of whole channels at least this long (scratch vs index)
@@ -225,14 +230,22 @@ def huffman_decode(data: bytes, size: int, zero: int, lengths: dict[int, int]) -
 # ---- streams -------------------------------------------------------------------------
 
 
+def live_map(rows: np.ndarray, zero: int) -> bytes:
+    """The LIVE_MAP bitmap of the rows, empty when every channel is live or the zero byte
+    is not 0 (a channel of zero points is not a channel of zeros)."""
+    live = np.any(rows != 0, axis=1)
+    return b"" if zero or live.all() else np.packbits(live, bitorder="little").tobytes()
+
+
 def _stream(codec: int, zero: int, rows: np.ndarray, group: int, table: bytes,
             coded_blocks: list[bytes]) -> bytes:
     ends = np.cumsum([0] + [len(b) for b in coded_blocks])
     width = 2 if ends[-1] < 1 << 16 else 4
-    header = bytes((codec, zero, width, 0)) + np.asarray(
+    live = live_map(rows, zero)
+    header = bytes((codec, zero, width, LIVE_MAP if live else 0)) + np.asarray(
         [rows.shape[0], rows.shape[1], group], "<u4").tobytes()
     index = np.asarray(ends, "<u2" if width == 2 else "<u4").tobytes()
-    return header + index + table + b"".join(coded_blocks)
+    return header + index + live + table + b"".join(coded_blocks)
 
 
 def symbol_counts(rows: np.ndarray, zero: int, group: int | None = None) -> dict[int, int]:
@@ -298,6 +311,7 @@ def decode(stream: bytes, shared: dict[int, int] | None = None) -> np.ndarray:
     count = -(-channels // group)
     ends = np.frombuffer(stream, "<u2" if width == 2 else "<u4", count + 1, HEADER_BYTES)
     start = HEADER_BYTES + width * (count + 1)
+    start += -(-channels // 8) if stream[3] & LIVE_MAP else 0
     lengths = shared or {}
     if codec == HUFFMAN:
         lengths = table_lengths(stream[start:start + ALPHABET // 2])
@@ -326,9 +340,15 @@ class Candidate:
     @property
     def group(self) -> int:
         """Channels per block: CONV_2D at least CONV_BLOCK_CHANNELS, since its cmsis kernel
-        reads every input patch once per block."""
+        reads every input patch once per block; DEPTHWISE_CONV_2D all of them, since its
+        kernels transpose the decoded rows into a whole taps-major filter anyway, and one
+        block lets them run pixels outer like the uncoded kernel (its cmsis channel loops
+        are fastest over every channel, and the planner's overlaps hold)."""
+        channels, row = self.rows.shape
+        if self.opcode == "DEPTHWISE_CONV_2D":
+            return channels
         minimum = CONV_BLOCK_CHANNELS if self.opcode == "CONV_2D" else 1
-        return channels_per_block(*self.rows.shape, minimum)
+        return channels_per_block(channels, row, minimum)
 
 
 def _uses(graph: ir.SubGraph) -> dict[int, int]:
