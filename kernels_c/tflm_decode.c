@@ -2,6 +2,7 @@
 #include "tflm_decode.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "tflm_compiler.h"
 
@@ -38,6 +39,18 @@ static int code_complete(const uint8_t *lengths, int32_t first, int32_t end) {
 
 static int huffman_complete(const uint8_t *lengths) {
   return code_complete(lengths, 0, 256) && code_complete(lengths, 256, TFLM_DECODE_ALPHABET);
+}
+
+/* Every entry of precomputed look-up tables consumes 1 to CODE_BITS bits: the window then
+ * always holds the bits the next code needs (any symbol is safe: huffman_block bounds
+ * runs by the block's end). */
+static int lut_valid(const uint16_t *lut) {
+  uint32_t i;
+  for (i = 0; i < 2u * LUT_ENTRIES; ++i) {
+    const uint32_t length = lut[i] & 15u;
+    if (length == 0u || length > TFLM_DECODE_CODE_BITS) return 0;
+  }
+  return 1;
 }
 
 /* Offsets ascending from 0, the last within the payload. */
@@ -87,7 +100,14 @@ static tflm_status_t read_header(tflm_decode_t *d, const uint8_t *s, uint32_t le
   d->offsets = s + TFLM_DECODE_HEADER_BYTES;
   d->live = live_bytes ? d->offsets + index_bytes : NULL;
   d->lengths = table_bytes ? d->offsets + index_bytes + live_bytes : NULL;
-  if (d->codec == TFLM_DECODE_HUFFMAN_SHARED) d->lengths = (const uint8_t *)shared;
+  d->lut = NULL;
+  if (d->codec == TFLM_DECODE_HUFFMAN_SHARED) {
+    d->lengths = (const uint8_t *)shared;
+    if (shared_bytes >= TFLM_DECODE_ALPHABET / 2 + 4u * LUT_ENTRIES &&
+        ((uintptr_t)(d->lengths + TFLM_DECODE_ALPHABET / 2) & 1u) == 0) {
+      d->lut = (const uint16_t *)(const void *)(d->lengths + TFLM_DECODE_ALPHABET / 2);
+    }
+  }
   d->payload = d->offsets + index_bytes + live_bytes + table_bytes;
   *payload_bytes = length - TFLM_DECODE_HEADER_BYTES - index_bytes - live_bytes - table_bytes;
   return TFLM_OK;
@@ -100,7 +120,8 @@ tflm_status_t tflm_decode_open(tflm_decode_t *d, const void *stream, uint32_t le
   tflm_status_t status = read_header(d, (const uint8_t *)stream, length, shared, shared_bytes,
                                      channels, row, &payload_bytes);
   if (status != TFLM_OK) return status;
-  if (!offsets_valid(d, payload_bytes) || (d->lengths != NULL && !huffman_complete(d->lengths))) {
+  if (!offsets_valid(d, payload_bytes) || (d->lengths != NULL && !huffman_complete(d->lengths)) ||
+      (d->lut != NULL && !lut_valid(d->lut))) {
     return TFLM_ERR_MODEL;
   }
   return TFLM_OK;
@@ -165,7 +186,7 @@ static void build_lut(const uint8_t *lengths, int32_t first, int32_t end, uint16
 }
 
 void tflm_decode_start(const tflm_decode_t *d, void *scratch) {
-  if (d->lengths == NULL) return;
+  if (d->lengths == NULL || d->lut != NULL) return;
   build_lut(d->lengths, 0, 256, (uint16_t *)scratch);
   build_lut(d->lengths, 256, TFLM_DECODE_ALPHABET, (uint16_t *)scratch + LUT_ENTRIES);
 }
@@ -196,22 +217,38 @@ static TFLM_ALWAYS_INLINE uint32_t next_symbol(const uint16_t *lut, uint32_t *wi
   return entry >> 4;
 }
 
-/* Huffman: a 32-bit window of the bits, MSB first, refilled a byte at a time (zero bytes
- * past the block's end) to 25 bits or more: enough for a run code and a literal code. */
+/* Tops the window up to more than 16 bits (a run code and a literal code at most), 16 at a
+ * time while the payload has two more bytes, else a byte at a time with zero bytes past
+ * the payload's end. */
+static TFLM_ALWAYS_INLINE void refill(const uint8_t **p, const uint8_t *end, uint32_t *window,
+                                      int32_t *bits) {
+  if (*bits > 16) return;
+  if (end - *p >= 2) {
+    *window |= ((uint32_t)(*p)[0] << 8 | (*p)[1]) << (16 - *bits);
+    *p += 2;
+    *bits += 16;
+    return;
+  }
+  while (*bits <= 16) {
+    *window |= (uint32_t)(*p < end ? *(*p)++ : 0u) << (24 - *bits);
+    *bits += 8;
+  }
+}
+
+/* Huffman: a 32-bit window of the bits, MSB first.  A run that reaches the block's end
+ * ends it (a trailing run has no literal); a full run has no literal either. */
 static void huffman_block(const uint16_t *literals, const uint8_t *p, const uint8_t *end,
                           uint8_t *out, uint8_t *out_end) {
   const uint16_t *runs = literals + LUT_ENTRIES;
   uint32_t window = 0;
   int32_t bits = 0;
-  while (out < out_end) {
+  for (;;) {
     uint32_t run;
-    while (bits <= 24) {
-      window |= (uint32_t)(p < end ? *p++ : 0u) << (24 - bits);
-      bits += 8;
-    }
+    refill(&p, end, &window, &bits);
     run = next_symbol(runs, &window, &bits);
-    out += run < (uint32_t)(out_end - out) ? run : (uint32_t)(out_end - out);
-    if (run == TFLM_DECODE_RUNS - 1 || out == out_end) continue;
+    if (run >= (uint32_t)(out_end - out)) return;
+    out += run;
+    if (run == TFLM_DECODE_RUNS - 1) continue;
     *out++ = (uint8_t)next_symbol(literals, &window, &bits);
   }
 }
@@ -226,8 +263,9 @@ const int8_t *tflm_decode_block(const tflm_decode_t *d, void *scratch, int32_t b
   uint8_t *out_end = out + (size_t)channels * (size_t)d->row;
   *count = channels;
   fill_zero(out, out_end, (uint8_t)d->zero);
-  if (d->lengths != NULL) {
-    huffman_block((const uint16_t *)scratch, start, end, out, out_end);
+  if (d->lengths != NULL) { /* it may read on into the next blocks' bits, never decode them */
+    huffman_block(d->lut != NULL ? d->lut : (const uint16_t *)scratch, start, d->payload + block_offset(d, d->blocks),
+                  out, out_end);
   } else {
     zrle_block(start, end, out, out_end);
   }

@@ -35,6 +35,9 @@ typedef struct {
   const uint8_t *offsets;     /* blocks + 1 offsets into the payload, `width` bytes each */
   const uint8_t *lengths;     /* Huffman: a 4-bit code length per symbol (its own table or
                                  the model's); NULL for ZRLE */
+  const uint16_t *lut;        /* HUFFMAN_SHARED: the model's precomputed look-up tables
+                                 (literals, then runs) when its table holds them, else NULL:
+                                 tflm_decode_start builds them into scratch */
   const uint8_t *live;        /* bit c set: channel c has a weight other than 0; NULL when
                                  the stream has no map (every channel counts as live) */
   int32_t codec;              /* TFLM_DECODE_ZRLE or TFLM_DECODE_HUFFMAN */
@@ -47,8 +50,9 @@ typedef struct {
 } tflm_decode_t;
 
 /* Reads and checks the header, index and table of a `length`-byte stream coding a
- * `channels` x `row` filter (`shared`: the model-wide table of `shared_bytes`, for
- * HUFFMAN_SHARED); TFLM_ERR_MODEL when anything is out of bounds or a Huffman code is not
+ * `channels` x `row` filter (`shared`: the model-wide table of `shared_bytes` for
+ * HUFFMAN_SHARED: ALPHABET / 2 bytes of code lengths, optionally followed by the two
+ * look-up tables, 2 x 2^CODE_BITS uint16, 2-byte aligned); TFLM_ERR_MODEL when anything is out of bounds or a Huffman code is not
  * complete.  A block's payload is never read past its end, nor its output written past its
  * G * R bytes, whatever the payload holds. */
 tflm_status_t tflm_decode_open(tflm_decode_t *d, const void *stream, uint32_t length,
@@ -61,7 +65,8 @@ tflm_status_t tflm_decode_reopen(tflm_decode_t *d, const void *stream, uint32_t 
                                  int32_t row);
 /* Scratch a kernel requests for decoding: the Huffman look-up table and one block. */
 uint32_t tflm_decode_scratch_bytes(const tflm_decode_t *d);
-/* Once per eval, before the blocks: builds the two look-up tables in `scratch`. */
+/* Once per eval, before the blocks: builds the two look-up tables in `scratch` (unless
+ * the model holds them). */
 void tflm_decode_start(const tflm_decode_t *d, void *scratch);
 /* Decodes block b (channels b * G on) into scratch; returns its rows and *count, the
  * channels it holds. */

@@ -12,7 +12,9 @@ The tensor's buffer then holds the coded stream (little-endian), and the model's
 `tflm_gen.compress` metadata lists the compressed tensors (words: version 1, count K, K
 global tensor indices ascending, then the byte count T of the model-wide Huffman table and
 its T bytes, padded to a word; T = 0 when no stream uses it), which lets the runtime accept
-a buffer shorter than the tensor:
+a buffer shorter than the tensor.  The table is the code lengths (as in a HUFFMAN stream)
+then its two decoding look-up tables (`lookup_tables`), which spares every coded operator
+building them on each invoke (about 10 K instructions on a Cortex-M4):
 
     byte 0  codec: 1 ZRLE, 2 HUFFMAN, 3 HUFFMAN_SHARED (the metadata's table)
     byte 1  the zero byte (the filter's zero point) that runs stand for
@@ -57,6 +59,10 @@ HEADER_BYTES = 16
 LIVE_MAP = 1  # header flag: a bitmap of the channels that have a nonzero weight
 MIN_SAVING = 0.1  # a tensor is coded when that saves at least this share of its bytes
 CONV_BLOCK_CHANNELS = 32
+# A CONV_2D filter this small is one block: each more block costs its kernel a pass over
+# every pixel (cmsis: the patches gathered and widened again), and one block runs pixels
+# outer as the uncoded kernel does, so its output may overlap its input.
+CONV_WHOLE_BYTES = 4096
 MIN_BLOCK_BYTES = 1024  # blocks of whole channels at least this long (scratch vs index)
 WEIGHTED_OPS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")
 FILTER_INPUT = 1
@@ -205,6 +211,17 @@ def huffman_table(lengths: dict[int, int]) -> bytes:
     return bytes(nibbles[i] | nibbles[i + 1] << 4 for i in range(0, ALPHABET, 2))
 
 
+def lookup_tables(lengths: dict[int, int]) -> bytes:
+    """The C decoder's look-up tables (tflm_decode.c build_lut), literals then runs, each
+    2^MAX_CODE_BITS little-endian uint16: entry i holds the symbol (less its code's first)
+    whose code begins i's bits, as symbol << 4 | length."""
+    table = np.zeros(2 << MAX_CODE_BITS, "<u2")
+    for symbol, (code, length) in canonical_codes(lengths).items():
+        first = (code << (MAX_CODE_BITS - length)) + (symbol >= 256 and 1 << MAX_CODE_BITS)
+        table[first:first + (1 << (MAX_CODE_BITS - length))] = (symbol & 255) << 4 | length
+    return table.tobytes()
+
+
 def huffman_decode(data: bytes, size: int, zero: int, lengths: dict[int, int]) -> bytes:
     """Run symbols and literals alternate as `symbols` wrote them."""
     by_code = {(s >= 256, length, code): s
@@ -345,7 +362,8 @@ class Candidate:
         block lets them run pixels outer like the uncoded kernel (its cmsis channel loops
         are fastest over every channel, and the planner's overlaps hold)."""
         channels, row = self.rows.shape
-        if self.opcode == "DEPTHWISE_CONV_2D":
+        if self.opcode == "DEPTHWISE_CONV_2D" or (self.opcode == "CONV_2D"
+                                                  and self.rows.size <= CONV_WHOLE_BYTES):
             return channels
         minimum = CONV_BLOCK_CHANNELS if self.opcode == "CONV_2D" else 1
         return channels_per_block(channels, row, minimum)
@@ -457,7 +475,7 @@ def compress_model(model: ir.Model) -> ir.Model:
         uses_shared |= coded.codec == HUFFMAN_SHARED
     if not compressed:
         return result
-    table = huffman_table(shared) if uses_shared else b""
+    table = huffman_table(shared) + lookup_tables(shared) if uses_shared else b""
     table_words = np.frombuffer(table + bytes(-len(table) % 4), "<i4").tolist()
     return result.with_metadata_words(
         METADATA_NAME, [1, len(compressed), *sorted(compressed), len(table), *table_words])
