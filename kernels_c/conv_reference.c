@@ -72,7 +72,7 @@ static void conv_block(tflm_context_t *ctx, const tflm_weighted_call_t *call,
   (void)room;
   block.first = first;
   block.count = count;
-  tflm_conv_walk_block(call, rows, &block, conv_taps);
+  tflm_conv_walk_block(call, rows, &block, conv_taps, 0);
 }
 
 /* int8 skips the channels whose weights are all 0 (grouped convolutions too: a channel's

@@ -276,9 +276,28 @@ static int32_t channel_live(const tflm_decode_t *d, int32_t c) {
   return d->live == NULL || ((d->live[c >> 3] >> (c & 7)) & 1);
 }
 
-int32_t tflm_decode_run(const tflm_decode_t *d, int32_t first, int32_t end, int32_t *live) {
+/* The end of the run of channels from `first` that are all live or all dead. */
+static int32_t same_run(const tflm_decode_t *d, int32_t first, int32_t end, int32_t *live) {
   int32_t c = first + 1;
   *live = channel_live(d, first);
   while (c < end && channel_live(d, c) == *live) ++c;
   return c;
+}
+
+/* Dead runs shorter than TFLM_DECODE_MIN_DEAD_BYTES of weights count as live (a kernel
+ * call more costs more than they save; tflm_gen/compress.py skips_channels writes the
+ * live map only when a longer one exists). */
+int32_t tflm_decode_run(const tflm_decode_t *d, int32_t first, int32_t end, int32_t *live) {
+  const int32_t shortest = d->row >= TFLM_DECODE_MIN_DEAD_BYTES
+                               ? 1
+                               : (TFLM_DECODE_MIN_DEAD_BYTES + d->row - 1) / d->row;
+  int32_t next = same_run(d, first, end, live), after, next_live;
+  if (!*live && next - first >= shortest) return next;
+  *live = 1;
+  while (next < end) {
+    after = same_run(d, next, end, &next_live);
+    if (!next_live && after - next >= shortest) break;
+    next = after;
+  }
+  return next;
 }

@@ -28,6 +28,7 @@ extern "C" {
 #define TFLM_DECODE_CODE_BITS 8 /* longest code: each look-up table has 2^8 entries */
 #define TFLM_DECODE_HEADER_BYTES 16
 #define TFLM_DECODE_LIVE_MAP 1 /* header flag: the live-channel bitmap follows the offsets */
+#define TFLM_DECODE_MIN_DEAD_BYTES 256 /* shortest dead run skipped, in weights */
 
 /* A validated stream, read in place (fields from its header). */
 typedef struct {
@@ -73,7 +74,8 @@ void tflm_decode_start(const tflm_decode_t *d, void *scratch);
 const int8_t *tflm_decode_block(const tflm_decode_t *d, void *scratch, int32_t b,
                                 int32_t *count);
 /* The end of the run of channels from `first` (< end) that are all live or all dead (every
- * weight 0), at most `end`; *live says which. */
+ * weight 0), at most `end`; *live says which.  A dead run of fewer than
+ * TFLM_DECODE_MIN_DEAD_BYTES weights joins the live ones around it. */
 int32_t tflm_decode_run(const tflm_decode_t *d, int32_t first, int32_t end, int32_t *live);
 
 #ifdef __cplusplus

@@ -23,9 +23,10 @@ building them on each invoke (about 10 K instructions on a Cortex-M4):
     u32     channels C, u32 row length R (C * R = the tensor's elements), u32 G
     offsets[B + 1]  B = ceil(C / G): block b is payload[offsets[b], offsets[b + 1])
     live    LIVE_MAP: ceil(C / 8) bytes, bit c (low bit first) set when channel c has a
-            weight other than 0; written when the zero byte is 0 and some channel is all
-            zeros (pruned filters often are), so that kernels skip those channels: their
-            output is the requantised bias at every pixel
+            weight other than 0; written when the zero byte is 0 and a block holds a run of
+            at least ceil(MIN_DEAD_BYTES / R) all-zero channels (pruned filters often do),
+            which int8 CONV_2D kernels skip: their output is the requantised bias at every
+            pixel (kernels_c/tflm_decode.c tflm_decode_run)
     table   HUFFMAN: code lengths of the ALPHABET symbols, 4 bits each (low nibble first)
     payload
 
@@ -57,6 +58,7 @@ FULL_RUN = ALPHABET - 1  # RUNS - 1 zero bytes without a literal
 MAX_CODE_BITS = 8  # the C decoder's look-up table has 2^MAX_CODE_BITS entries
 HEADER_BYTES = 16
 LIVE_MAP = 1  # header flag: a bitmap of the channels that have a nonzero weight
+MIN_DEAD_BYTES = 256  # shorter runs of all-zero channels are computed: a call costs more
 MIN_SAVING = 0.1  # a tensor is coded when that saves at least this share of its bytes
 CONV_BLOCK_CHANNELS = 32
 # A CONV_2D filter this small is one block: each more block costs its kernel a pass over
@@ -247,18 +249,41 @@ def huffman_decode(data: bytes, size: int, zero: int, lengths: dict[int, int]) -
 # ---- streams -------------------------------------------------------------------------
 
 
-def live_map(rows: np.ndarray, zero: int) -> bytes:
-    """The LIVE_MAP bitmap of the rows, empty when every channel is live or the zero byte
-    is not 0 (a channel of zero points is not a channel of zeros)."""
+def skips_channels(live: np.ndarray, row: int, group: int) -> bool:
+    """Whether a kernel skips dead channels (tflm_decode_run): a block holds a run of at
+    least ceil(MIN_DEAD_BYTES / row) of them."""
+    need = -(-MIN_DEAD_BYTES // row)
+    for start in range(0, len(live), group):
+        run = 0
+        for channel_live in live[start:start + group]:
+            run = 0 if channel_live else run + 1
+            if run >= need:
+                return True
+    return False
+
+
+def live_map(rows: np.ndarray, zero: int, group: int) -> bytes:
+    """The LIVE_MAP bitmap of the rows, empty when no kernel would skip a channel or the
+    zero byte is not 0 (a channel of zero points is not a channel of zeros)."""
     live = np.any(rows != 0, axis=1)
-    return b"" if zero or live.all() else np.packbits(live, bitorder="little").tobytes()
+    if zero or not skips_channels(live, rows.shape[1], group):
+        return b""
+    return np.packbits(live, bitorder="little").tobytes()
+
+
+def keeps_pixel_order(opcode: str, stream: bytes) -> bool:
+    """Whether the kernel decoding `stream` writes its output in the uncoded kernel's
+    order (one block, and no dead channels that CONV_2D skips in a pass of their own), so
+    that the planner's partial overlaps of its input and output still hold."""
+    channels, _, group = np.frombuffer(stream[4:HEADER_BYTES], "<u4").tolist()
+    return group >= channels and not (opcode == "CONV_2D" and stream[3] & LIVE_MAP)
 
 
 def _stream(codec: int, zero: int, rows: np.ndarray, group: int, table: bytes,
             coded_blocks: list[bytes]) -> bytes:
     ends = np.cumsum([0] + [len(b) for b in coded_blocks])
     width = 2 if ends[-1] < 1 << 16 else 4
-    live = live_map(rows, zero)
+    live = live_map(rows, zero, group)
     header = bytes((codec, zero, width, LIVE_MAP if live else 0)) + np.asarray(
         [rows.shape[0], rows.shape[1], group], "<u4").tobytes()
     index = np.asarray(ends, "<u2" if width == 2 else "<u4").tobytes()
