@@ -12,9 +12,10 @@ The tensor's buffer then holds the coded stream (little-endian), and the model's
 `tflm_gen.compress` metadata lists the compressed tensors (words: version 1, count K, K
 global tensor indices ascending, then the byte count T of the model-wide Huffman table and
 its T bytes, padded to a word; T = 0 when no stream uses it), which lets the runtime accept
-a buffer shorter than the tensor.  The table is the code lengths (as in a HUFFMAN stream)
-then its two decoding look-up tables (`lookup_tables`), which spares every coded operator
-building them on each invoke (about 10 K instructions on a Cortex-M4):
+a buffer shorter than the tensor.  The table is the code lengths (as in a HUFFMAN stream),
+then, when the model's filters are large enough (LOOKUP_MAX_SHARE), its two decoding
+look-up tables (`lookup_tables`, 1 KB), which spares every coded operator building them on
+each invoke (about 10 K instructions on a Cortex-M4):
 
     byte 0  codec: 1 ZRLE, 2 HUFFMAN, 3 HUFFMAN_SHARED (the metadata's table)
     byte 1  the zero byte (the filter's zero point) that runs stand for
@@ -59,6 +60,9 @@ MAX_CODE_BITS = 8  # the C decoder's look-up table has 2^MAX_CODE_BITS entries
 HEADER_BYTES = 16
 LIVE_MAP = 1  # header flag: a bitmap of the channels that have a nonzero weight
 MIN_DEAD_BYTES = 256  # shorter runs of all-zero channels are computed: a call costs more
+# The model-wide look-up tables are stored when they add at most this share of the filters'
+# bytes (kws, 22 KB of filters, builds them: 1 KB would be 4.6% of its weights).
+LOOKUP_MAX_SHARE = 0.02
 MIN_SAVING = 0.1  # a tensor is coded when that saves at least this share of its bytes
 CONV_BLOCK_CHANNELS = 32
 # A CONV_2D filter this small is one block: each more block costs its kernel a pass over
@@ -500,7 +504,10 @@ def compress_model(model: ir.Model) -> ir.Model:
         uses_shared |= coded.codec == HUFFMAN_SHARED
     if not compressed:
         return result
-    table = huffman_table(shared) + lookup_tables(shared) if uses_shared else b""
+    table = huffman_table(shared) if uses_shared else b""
+    if uses_shared and len(lookup_tables(shared)) <= LOOKUP_MAX_SHARE * sum(
+            c.rows.size for c in found):
+        table += lookup_tables(shared)
     table_words = np.frombuffer(table + bytes(-len(table) % 4), "<i4").tolist()
     return result.with_metadata_words(
         METADATA_NAME, [1, len(compressed), *sorted(compressed), len(table), *table_words])
