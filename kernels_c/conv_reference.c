@@ -72,13 +72,16 @@ static void conv_block(tflm_context_t *ctx, const tflm_weighted_call_t *call,
   (void)room;
   block.first = first;
   block.count = count;
-  tflm_conv_walk_block(call, rows, &block, conv_taps);
+  tflm_conv_walk_block(call, rows, &block, conv_taps, 0);
 }
 
+/* int8 skips the channels whose weights are all 0 (grouped convolutions too: a channel's
+ * output depends on its own weights only). */
 static tflm_status_t conv_run_decoded(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
   const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
-  return tflm_weighted_decoded(ctx, call, p->decode_scratch, p->output_c, conv_filter_size(p),
-                               conv_block);
+  return tflm_weighted_decoded_live(ctx, call, p->decode_scratch, p->output_c,
+                                    conv_filter_size(p), conv_block,
+                                    p->type == TFLM_TYPE_INT8 ? tflm_conv_dead_int8 : NULL);
 }
 
 TFLM_WEIGHTED_RUN_FLOAT(tflm_conv_run_float32, tflm_conv_float32)

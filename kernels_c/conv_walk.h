@@ -196,8 +196,8 @@ static TFLM_ALWAYS_INLINE void tflm_conv_pixel(const tflm_conv_params_t *p,
 /* Every output of the block's channels in NHWC order: images of `in_bytes` elements,
  * outputs of `out_bytes`; `filter` holds the block's weights.  With `may_walk_back`
  * (depthwise), an output the planner started inside its input (one image,
- * tflm_gen.overlap.backward_start; never for a compressed filter) is written last pixel
- * first, so each pixel only covers input no pixel still to come reads. */
+ * tflm_gen.overlap.backward_start; for a compressed filter only when it is one block) is
+ * written last pixel first, so each pixel only covers input no pixel still to come reads. */
 static TFLM_ALWAYS_INLINE void tflm_conv_walk(const tflm_conv_params_t *p,
                                               const tflm_requant_t *requant, const void *input,
                                               int32_t in_bytes, const void *filter,
@@ -236,18 +236,20 @@ static TFLM_ALWAYS_INLINE void tflm_conv_walk(const tflm_conv_params_t *p,
 }
 
 /* The walk over one decoded block of a compressed filter (int8 or int16 activations; call's
- * params a tflm_conv_params_t), its weights in `filter`. */
+ * params a tflm_conv_params_t), its weights in `filter`; may_walk_back as tflm_conv_walk
+ * (a depthwise block of every channel: the planner overlaps it like the uncoded kernel). */
 static TFLM_ALWAYS_INLINE void tflm_conv_walk_block(const tflm_weighted_call_t *call,
                                                     const void *filter,
                                                     const tflm_conv_block_t *block,
-                                                    tflm_conv_taps_fn taps) {
+                                                    tflm_conv_taps_fn taps,
+                                                    int may_walk_back) {
   const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
   if (p->type == TFLM_TYPE_INT8) {
     tflm_conv_walk(p, &call->requant, call->data.input, 1, filter, call->data.bias,
-                   call->data.output, 1, block, taps, tflm_conv_output_int8, 0);
+                   call->data.output, 1, block, taps, tflm_conv_output_int8, may_walk_back);
   } else {
     tflm_conv_walk(p, &call->requant, call->data.input, 2, filter, call->data.bias,
-                   call->data.output, 2, block, taps, tflm_conv_output_int16, 0);
+                   call->data.output, 2, block, taps, tflm_conv_output_int16, may_walk_back);
   }
 }
 

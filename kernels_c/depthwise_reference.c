@@ -70,7 +70,7 @@ static void depthwise_block(tflm_context_t *ctx, const tflm_weighted_call_t *cal
   (void)ctx;
   tflm_weighted_transpose(channel_rows, count, p->filter_h * p->filter_w, p->output_c,
                           room + first);
-  tflm_conv_walk_block(call, room + first, &block, depthwise_taps);
+  tflm_conv_walk_block(call, room + first, &block, depthwise_taps, count == p->output_c);
 }
 
 static tflm_status_t depthwise_run_decoded(tflm_context_t *ctx,

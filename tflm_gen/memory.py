@@ -9,17 +9,18 @@ from tflm_gen.model import ir
 from tflm_gen.model.lifetimes import model_lifetimes
 from tflm_gen.model.reader import read_model
 from tflm_gen.optimize import device_model
-from tflm_gen.patches import model_macs, read_stage
+from tflm_gen.patches import DEFAULT_MEMORY, model_macs, read_stage
 
 
-def memory_report(model_bytes: bytes, tags: tuple[str, ...] = (), patches: bool = False) -> dict:
+def memory_report(model_bytes: bytes, tags: tuple[str, ...] = (), patches: bool = False,
+                  memory: str = DEFAULT_MEMORY, compress: bool = False) -> dict:
     """Arena sizes by section and category, and the offline plan of every head buffer;
     with `patches`, the stages `--memory small|balanced` would run (`patch_rows`).
 
     The numbers are the same on every target: the runtime keeps no pointer-sized fields in
     the arena, so `arena_bytes` from this host run is what a 32- or 8-bit device uses.
     """
-    planned, plan = device_model(model_bytes, tags)
+    planned, plan = device_model(model_bytes, tags, memory, compress)
     interpreter = HostInterpreter(planned, tags, audit_scratch=True)
     stats = interpreter.memory_stats()
     model = read_model(model_bytes)

@@ -92,7 +92,7 @@ def _final_output_notes(runtime: str, expanded: list, original: list, against: s
 
 
 def per_op(model_bytes: bytes, samples: list, against: str, tags=(),
-           original: list | None = None) -> PerOpReport:
+           original: list | None = None, compress: bool = False) -> PerOpReport:
     """Runs the rewrite on every sample in turn and stops at the first invoke with a
     differing operator.  `original[k]` is (ours, theirs) final outputs of the original
     model on sample k, from the same sequence of invokes (for the memory-sharing check)."""
@@ -101,7 +101,8 @@ def per_op(model_bytes: bytes, samples: list, against: str, tags=(),
     data = write_model(expanded)
     room = arena_upper_bound(expanded)  # every intermediate is alive at once
     tags = tuple(tags)
-    ours = HostInterpreter(device_model(data, tags)[0], tags, max(DEFAULT_ARENA_BYTES, room))
+    ours = HostInterpreter(device_model(data, tags, compress=compress)[0], tags,
+                           max(DEFAULT_ARENA_BYTES, room))
     theirs = Oracle(data, against, arena_bytes=room)
     report = PerOpReport(len(model.subgraph.operators), len(tensors), 0)
     count = len(model.subgraph.outputs)

@@ -21,6 +21,7 @@ import random
 from dataclasses import dataclass, field
 
 from tflm_gen.c_headers import ARENA_ALIGN
+from tflm_gen.compress import keeps_pixel_order
 from tflm_gen.model import ir
 from tflm_gen.model.lifetimes import model_lifetimes, tensor_bases
 from tflm_gen.op_descriptors import ops_with
@@ -263,6 +264,15 @@ def _caller_visible(model: ir.Model, positions: dict[int, int], step: int) -> se
     return visible
 
 
+def _coded_keeps_order(model: ir.Model, graph: ir.SubGraph, base: int, op: ir.Operator,
+                       coded: set[int]) -> bool:
+    """False when the op decodes a compressed filter in passes over every pixel (several
+    blocks, or dead channels skipped): each pass reads the whole input again, so its output
+    may not overlap it (kernels_c/tflm_decode.h)."""
+    return all(keeps_pixel_order(op.opcode, model.buffers[graph.tensors[t].buffer].data)
+               for t in op.inputs if t >= 0 and base + t in coded)
+
+
 def add_partial_overlaps(model: ir.Model, buffers: list[Buffer], backward: bool = True,
                          stage=None) -> None:
     """Records in each output buffer how little of it must lie below its input's buffer
@@ -275,10 +285,8 @@ def add_partial_overlaps(model: ir.Model, buffers: list[Buffer], backward: bool 
     for s, (graph, base) in enumerate(zip(model.subgraphs, tensor_bases(model))):
         for index, op in enumerate(graph.operators):
             clearance = overlap_clearance(graph, op)
-            # A compressed filter is decoded a block of channels at a time, every pixel
-            # per block: each block reads the whole input again (kernels_c/tflm_decode.h).
             if (clearance is None or (stage is not None and s == 0 and index <= stage.last)
-                    or any(base + t in coded for t in op.inputs if t >= 0)):
+                    or not _coded_keeps_order(model, graph, base, op, coded)):
                 continue
             source, out = base + op.inputs[0], base + op.outputs[0]
             if source not in position or out not in position:

@@ -736,8 +736,8 @@ static tflm_status_t cmsis_conv_run_int8(tflm_context_t *ctx, const tflm_weighte
   if (p->decode_scratch >= 0) {
     tflm_weighted_call_t blocks = *call;
     blocks.own = &job;
-    return tflm_weighted_decoded(ctx, &blocks, p->decode_scratch, p->output_c, mine->patch,
-                                 conv_block);
+    return tflm_weighted_decoded_live(ctx, &blocks, p->decode_scratch, p->output_c,
+                                      mine->patch, conv_block, tflm_conv_dead_int8);
   }
   conv_batches(&job, (const int8_t *)call->data.input, (int8_t *)call->data.output);
   return TFLM_OK;
