@@ -130,9 +130,11 @@ def operator_rows(graph: ir.SubGraph, op: ir.Operator) -> Rows | None:
     return Rows(stride, (window[0] - 1) * dilation + 1, pad, source.shape[1], out.shape[1])
 
 
-def leading_chain(model: ir.Model) -> list[Rows]:
-    """Row arithmetic of operators 0, 1, ... while they form a chain from a graph input
-    whose tensors between operators have no other reader and are no graph output."""
+def stage_chain(model: ir.Model, first: int) -> list[Rows]:
+    """Row arithmetic of operators first, first + 1, ... while they form a chain: each reads
+    the previous one's output, which no other operator reads and which is no graph output
+    (a stage tensor between two operators never exists whole).  Operator `first` may read
+    any activation tensor: a graph input or an earlier operator's output."""
     if len(model.subgraphs) != 1:
         return []  # control flow: a stage is only planned in the one-graph timeline
     graph, chain = model.subgraph, []
@@ -140,8 +142,11 @@ def leading_chain(model: ir.Model) -> list[Rows]:
     for op in graph.operators:
         for t in set(op.inputs):
             readers[t] = readers.get(t, 0) + 1
-    expected = graph.inputs[0] if graph.inputs else -1
-    for op in graph.operators:
+    ops = graph.operators[first:]
+    expected = ops[0].inputs[0] if ops and ops[0].inputs else -1
+    if expected < 0 or ir.is_constant(model, graph.tensors[expected]):
+        return []
+    for op in ops:
         rows = operator_rows(graph, op)
         if rows is None or not op.inputs or op.inputs[0] != expected:
             break
@@ -173,11 +178,11 @@ def _row_bytes(tensor: ir.Tensor) -> int:
     return ir.tensor_bytes(tensor) // max(1, tensor.shape[1])
 
 
-def make_stage(model: ir.Model, last: int, band_rows: int) -> Stage:
-    """The stage of operators 0..last run in bands of `band_rows` rows of its output."""
+def make_stage(model: ir.Model, last: int, band_rows: int, first: int = 0) -> Stage:
+    """The stage of operators first..last run in bands of `band_rows` rows of its output."""
     graph = model.subgraph
-    chain = leading_chain(model)[:last + 1]
-    ops = graph.operators[:last + 1]
+    chain = stage_chain(model, first)[:last + 1 - first]
+    ops = graph.operators[first:last + 1]
     tensors = (ops[0].inputs[0], *(op.outputs[0] for op in ops))
     bands = band_steps(chain, band_rows)
     tiles = tuple((tensors[k], max(band[k].in_rows for band in bands) *
@@ -185,21 +190,22 @@ def make_stage(model: ir.Model, last: int, band_rows: int) -> Stage:
     plain = [operator_macs(graph, op) for op in ops]
     computed = sum(plain[k] * sum(band[k].out_rows for band in bands) // chain[k].output_height
                    for k in range(len(ops)))
-    return Stage(0, last, band_rows, tensors, tuple(tuple(b) for b in bands), tiles,
+    return Stage(first, last, band_rows, tensors, tuple(tuple(b) for b in bands), tiles,
                  computed, sum(plain))
 
 
 def candidates(model: ir.Model):
-    """Every stage worth planning: ends after operator 1 or later, bands up to half the
+    """Every stage worth planning: two operators or more of a chain, bands up to half the
     end tensor's height (one band per distinct band count)."""
-    chain = leading_chain(model)
-    for last in range(1, len(chain)):
-        height = chain[last].output_height
-        counts = set()
-        for band_rows in range(1, height // 2 + 1):
-            if math.ceil(height / band_rows) not in counts:
-                counts.add(math.ceil(height / band_rows))
-                yield make_stage(model, last, band_rows)
+    for first in range(len(model.subgraph.operators) if len(model.subgraphs) == 1 else 0):
+        chain = stage_chain(model, first)
+        for last in range(1, len(chain)):
+            height = chain[last].output_height
+            counts = set()
+            for band_rows in range(1, height // 2 + 1):
+                if math.ceil(height / band_rows) not in counts:
+                    counts.add(math.ceil(height / band_rows))
+                    yield make_stage(model, first + last, band_rows, first)
 
 
 def model_macs(model: ir.Model) -> int:
@@ -215,26 +221,31 @@ class Choice:
 
 
 SHORTLIST = 6  # candidates with the smallest planned heads whose whole arena is computed
+PLANNED = 24  # candidates with the smallest head bounds that are planned
 
 
 def choose_stage(model: ir.Model, memory: str, arena_of=None) -> Choice:
     """The stage `--memory` asks for: small, the smallest arena; balanced, the smallest
     whose recomputed MACs stay within 10% of the model's; fast, none.  Candidates are
-    ranked by their planned head, then the shortlist by `arena_of(stage or None)` (the
-    whole arena: a stage also costs tail bytes, each band shape's kernel parameters), so a
-    stage that does not lower the arena is never taken."""
-    from tflm_gen.plan import make_plan
+    ranked by the head bound (plan.head_bound: no placement, cheap), the best PLANNED by
+    their planned head, then the shortlist by `arena_of(stage or None)` (the whole arena:
+    a stage also costs tail bytes, each band shape's kernel parameters), so a stage that
+    does not lower the arena is never taken."""
+    from tflm_gen.plan import head_bound, make_plan
 
     if memory not in MEMORY_CHOICES:
         raise InputError(f"--memory must be one of {', '.join(MEMORY_CHOICES)}, not {memory!r}")
-    if memory == "fast" or not leading_chain(model)[1:]:
+    if memory == "fast":
         return Choice(None, 0, 0, 0)  # no stage: nothing is computed
     arena_of = arena_of or (lambda stage: make_plan(model, stage=stage).head_bytes)
     budget = BALANCED_EXTRA_MACS * model_macs(model)
+    allowed = [stage for stage in candidates(model)
+               if memory == "small" or stage.macs - stage.plain_macs <= budget]
+    bounded = sorted((head_bound(model, stage=stage) + stage_data_bytes(stage),
+                      stage.macs - stage.plain_macs, index, stage)
+                     for index, stage in enumerate(allowed))
     ranked = sorted((make_plan(model, stage=stage).head_bytes + stage_data_bytes(stage),
-                     stage.macs - stage.plain_macs, index, stage)
-                    for index, stage in enumerate(candidates(model))
-                    if memory == "small" or stage.macs - stage.plain_macs <= budget)
+                     extra, index, stage) for _, extra, index, stage in bounded[:PLANNED])
     without = arena_of(None)
     best = Choice(None, without, without, 0)
     for _, extra, _, stage in ranked[:SHORTLIST]:
@@ -245,14 +256,17 @@ def choose_stage(model: ir.Model, memory: str, arena_of=None) -> Choice:
 
 
 def read_stage(model: ir.Model) -> Stage | None:
-    """The stage a device model carries in its metadata (as make_stage wrote it: from
-    operator 0), or None."""
+    """The stage a device model carries in its metadata (as make_stage wrote it), or None."""
     for name, buffer in model.metadata:
         if name == STAGE_METADATA:
             words = np.frombuffer(model.buffers[buffer].data, "<i4").tolist()
-            if words[:2] != [STAGE_FORMAT, 0]:
-                raise ModelError(f"{STAGE_METADATA}: format {words[:2]} is not ours")
-            return make_stage(model, words[2] - 1, _band_rows(words))
+            if len(words) < 4 or words[0] != STAGE_FORMAT:
+                raise ModelError(f"{STAGE_METADATA}: format {words[:1]} is not ours")
+            first, count = words[1], words[2]
+            in_range = 0 <= first < len(model.subgraph.operators)
+            if not in_range or not 1 <= count <= len(stage_chain(model, first)):
+                raise ModelError(f"{STAGE_METADATA}: operators {first}+{count} are no chain")
+            return make_stage(model, first + count - 1, _band_rows(words), first)
     return None
 
 
