@@ -227,11 +227,11 @@ PLANNED = 24  # candidates with the smallest head bounds that are planned
 def choose_stage(model: ir.Model, memory: str, arena_of=None) -> Choice:
     """The stage `--memory` asks for: small, the smallest arena; balanced, the smallest
     whose recomputed MACs stay within 10% of the model's; fast, none.  Candidates are
-    ranked by the head bound (plan.head_bound: no placement, cheap), the best PLANNED by
+    ranked by their head bound (plan.head_profile: no placement, cheap), the best PLANNED by
     their planned head, then the shortlist by `arena_of(stage or None)` (the whole arena:
     a stage also costs tail bytes, each band shape's kernel parameters), so a stage that
     does not lower the arena is never taken."""
-    from tflm_gen.plan import head_bound, make_plan
+    from tflm_gen.plan import head_profile, make_plan
 
     if memory not in MEMORY_CHOICES:
         raise InputError(f"--memory must be one of {', '.join(MEMORY_CHOICES)}, not {memory!r}")
@@ -239,9 +239,13 @@ def choose_stage(model: ir.Model, memory: str, arena_of=None) -> Choice:
         return Choice(None, 0, 0, 0)  # no stage: nothing is computed
     arena_of = arena_of or (lambda stage: make_plan(model, stage=stage).head_bytes)
     budget = BALANCED_EXTRA_MACS * model_macs(model)
+    # A stage changes nothing outside its steps: it must hold a step of the highest need.
+    profile = head_profile(model)
+    peak = max(profile, default=0)
     allowed = [stage for stage in candidates(model)
-               if memory == "small" or stage.macs - stage.plain_macs <= budget]
-    bounded = sorted((head_bound(model, stage=stage) + stage_data_bytes(stage),
+               if max(profile[stage.first:stage.last + 1], default=0) == peak and
+               (memory == "small" or stage.macs - stage.plain_macs <= budget)]
+    bounded = sorted((max(head_profile(model, stage=stage)) + stage_data_bytes(stage),
                       stage.macs - stage.plain_macs, index, stage)
                      for index, stage in enumerate(allowed))
     ranked = sorted((make_plan(model, stage=stage).head_bytes + stage_data_bytes(stage),

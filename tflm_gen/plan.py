@@ -218,6 +218,11 @@ def _place(buffers: list[Buffer], order: list[int]) -> int:
 def _peak(buffers: list[Buffer]) -> int:
     """Most bytes live at one step, less what partial overlaps may save there: no placement
     of these buffers can use less."""
+    return max(step_bytes(buffers), default=0)
+
+
+def step_bytes(buffers: list[Buffer]) -> list[int]:
+    """Per step, the bytes live there less what partial overlaps may save there."""
     steps = max((b.last for b in buffers), default=-1) + 1
     saved = [0] * steps
     for buffer in buffers:
@@ -230,8 +235,8 @@ def _peak(buffers: list[Buffer]) -> int:
             # One step for an operator's input and output; every step of a patch stage.
             for step in range(max(buffer.first, source.first), min(buffer.last, source.last) + 1):
                 saved[step] = max(saved[step], buffer.size + source.size - union)
-    return max((sum(b.size for b in buffers if b.first <= s <= b.last) - saved[s]
-                for s in range(steps)), default=0)
+    return [sum(b.size for b in buffers if b.first <= s <= b.last) - saved[s]
+            for s in range(steps)]
 
 
 def _orders(buffers: list[Buffer], trials: int):
@@ -376,11 +381,11 @@ def head_buffers(model: ir.Model, lifetimes: dict[int, tuple[int, int]], overlap
     return buffers
 
 
-def head_bound(model: ir.Model, backward: bool = True, stage=None) -> int:
-    """The fewest head bytes any placement can reach (most bytes live at one step, less
-    the partial overlaps there): cheap, no placement."""
+def head_profile(model: ir.Model, backward: bool = True, stage=None) -> list[int]:
+    """Per step, the fewest head bytes any placement needs there (step_bytes); its maximum
+    bounds the head: cheap, no placement."""
     lifetimes = planned_lifetimes(model, stage)
-    return _peak(head_buffers(model, lifetimes, True, backward, stage))
+    return step_bytes(head_buffers(model, lifetimes, True, backward, stage))
 
 
 def make_plan(model: ir.Model, trials: int = ORDER_TRIALS, overlaps: bool = True,
