@@ -225,18 +225,26 @@ def test_corpus_head_in_bands_is_bit_exact_in_the_exact_arena(name, tags):
         assert_bit_exact(np.asarray(run_tflm(for_tflm, inputs)[0]), expected[0])
 
 
-def test_inspect_memory_lists_the_stages():
+def test_inspect_memory_lists_the_stages(tmp_path):
     """inspect --memory names the stage each --memory choice runs and the arena the host
-    measures with it (person_detect: both choices take the same stage)."""
+    measures with it (person_detect: both choices take the same stage), marks the plan's
+    tile buffers, and the SVG draws the stage's steps and tiles."""
     path = corpus_path("person_detect.tflite")
-    result = CliRunner().invoke(main, ["inspect", "--memory", str(path)])
+    svg = tmp_path / "plan.svg"
+    result = CliRunner().invoke(main, ["inspect", "--memory", str(path), "--svg", str(svg)])
     assert result.exit_code == 0, result.output
     device, _ = device_model(path.read_bytes(), (), "balanced")
     stage = read_stage(read_model(device))
     arena = HostInterpreter(device).arena_used_bytes
-    assert re.search(rf"project --memory balanced: operators {stage.first}-{stage.last} as one stage, "
-                     rf"{len(stage.bands)} bands of {stage.band_rows} output rows, .* -> "
-                     rf"{arena:,} bytes", result.output), result.output
+    phrase = (rf"operators {stage.first}-{stage.last} as one stage, {len(stage.bands)} bands "
+              rf"of {stage.band_rows} output rows")
+    assert re.search(rf"project --memory balanced: {phrase}, .* -> {arena:,} bytes",
+                     result.output), result.output
+    assert re.search(rf"stage in this plan: {phrase}", result.output)
+    tile_rows = [line for line in result.output.splitlines() if "stage tile" in line]
+    assert len(tile_rows) == len(stage.buffer_bytes())
+    picture = svg.read_text()
+    assert '<g id="stage">' in picture and f"{len(stage.bands)} bands" in picture
 
 
 def test_unknown_memory_choice_is_one_clear_error():
