@@ -313,3 +313,31 @@ def test_balanced_keeps_the_mac_budget_and_small_the_smallest_arena(monkeypatch)
         monkeypatch.setattr(patches, "BALANCED_EXTRA_MACS", budget)
         balanced = read_stage(read_model(device_model(data, (), "balanced")[0]))
         assert balanced is None or balanced.macs - balanced.plain_macs <= budget * total
+
+
+def test_per_op_runs_the_stage_and_names_its_last_operator(monkeypatch):
+    """verify --per-op with a patch stage: the rewrite runs the same stage (its inner
+    tensors not exposed), every other tensor matches TFLM; a stage whose first band
+    assumes the wrong top padding is caught at the stage's output, its last operator."""
+    import dataclasses
+
+    from tflm_gen import per_op as per_op_module
+    from tflm_gen.oracle import Oracle
+
+    model_bytes, inputs = chain_model()
+    stage = make_stage(read_model(model_bytes), 4, 2, 1)
+    original = [(Oracle(model_bytes).run(inputs), Oracle(model_bytes).run(inputs))]
+    report = per_op_module.per_op(model_bytes, [inputs], "tflm", (), original, stage)
+    assert report.first is None and not report.notes
+    assert report.stage == (1, 4, 3) and report.tensors == len(CHAIN) - 3
+
+    def wrong_padding(model, last, band_rows, first=0):
+        good = make_stage(model, last, band_rows, first)
+        band = list(good.bands[0])
+        band[0] = dataclasses.replace(band[0], pad_top=band[0].pad_top - 1)
+        return dataclasses.replace(good, bands=(tuple(band), *good.bands[1:]))
+
+    assert stage.bands[0][0].pad_top > 0  # operator 1, SAME 3x3: one row above the image
+    monkeypatch.setattr(per_op_module, "make_stage", wrong_padding)
+    report = per_op_module.per_op(model_bytes, [inputs], "tflm", (), None, stage)
+    assert report.first is not None and report.first.index == stage.last
