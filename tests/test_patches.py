@@ -19,16 +19,17 @@ from op_oracle import (
     run_tflm,
 )
 
+from tflm_gen import patches
 from tflm_gen.arena import arena_bytes
 from tflm_gen.cli import main
 from tflm_gen.errors import ArenaError, InputError, ModelError
 from tflm_gen.host import HostInterpreter
+from tflm_gen.instructions import model_instructions
 from tflm_gen.model import ir
 from tflm_gen.model.builder import ModelBuilder
 from tflm_gen.model.reader import read_model
 from tflm_gen.model.writer import write_model
 from tflm_gen.optimize import device_model
-from tflm_gen import patches
 from tflm_gen.output import write_tree
 from tflm_gen.patches import (
     STAGE_METADATA,
@@ -37,8 +38,8 @@ from tflm_gen.patches import (
     Stage,
     band_steps,
     embed_stage,
+    extra_instructions,
     make_stage,
-    model_macs,
     read_stage,
 )
 from tflm_gen.plan import embed_plan, make_plan
@@ -298,21 +299,22 @@ def test_corrupt_stage_words_never_crash_the_runtime(tmp_path):
     assert refused > STAGE_FUZZ_TRIALS // 2
 
 
-def test_balanced_keeps_the_mac_budget_and_small_the_smallest_arena(monkeypatch):
+def test_balanced_keeps_the_instruction_budget_and_small_the_smallest_arena(monkeypatch):
     """vww: small's arena is at most balanced's, both below the one without a stage, and
-    balanced recomputes at most its budget of the model's MACs, also when the budget is
-    cut so low that small's stage no longer fits in it."""
+    balanced's stage adds at most its budget of the model's estimated instructions
+    (tflm_gen.instructions), also when the budget is cut below what small's stage adds."""
     data = corpus_path("vww_96_int8.tflite").read_bytes()
     models = {memory: read_model(device_model(data, (), memory)[0])
               for memory in ("fast", "balanced", "small")}
     arenas = {memory: arena_bytes(model) for memory, model in models.items()}
     assert arenas["small"] <= arenas["balanced"] < arenas["fast"]
-    small = read_stage(models["small"])
-    total = model_macs(models["fast"])
-    for budget in (patches.BALANCED_EXTRA_MACS, (small.macs - small.plain_macs) / total / 2):
-        monkeypatch.setattr(patches, "BALANCED_EXTRA_MACS", budget)
-        balanced = read_stage(read_model(device_model(data, (), "balanced")[0]))
-        assert balanced is None or balanced.macs - balanced.plain_macs <= budget * total
+    total = model_instructions(models["fast"], "reference")
+    small = extra_instructions(models["small"], read_stage(models["small"]), "reference")
+    for budget in (patches.BALANCED_EXTRA_INSTRUCTIONS, small / total / 2):
+        monkeypatch.setattr(patches, "BALANCED_EXTRA_INSTRUCTIONS", budget)
+        model = read_model(device_model(data, (), "balanced")[0])
+        stage = read_stage(model)
+        assert stage is None or extra_instructions(model, stage, "reference") <= budget * total
 
 
 def test_per_op_runs_the_stage_and_names_its_last_operator(monkeypatch):

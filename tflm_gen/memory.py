@@ -58,7 +58,8 @@ def patch_rows(model_bytes: bytes, tags: tuple[str, ...]) -> list[dict]:
     with it and without a stage (`fast`), and the MACs the halos recompute; none when no
     stage lowers the arena."""
     model, rows = read_model(model_bytes), []
-    arena_without = HostInterpreter(device_model(model_bytes, tags, "fast")[0], tags).arena_used_bytes
+    plain = device_model(model_bytes, tags, "fast")[0]
+    arena_without = HostInterpreter(plain, tags).arena_used_bytes
     names, total = _tensor_names(model), model_macs(model)
     for memory in ("balanced", "small"):
         device, _ = device_model(model_bytes, tags, memory)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from tflm_gen.arena import NotModelled, arena_bytes
 from tflm_gen.compress import compress_model
+from tflm_gen.instructions import kernels_of
 from tflm_gen.layout import embed_layout
 from tflm_gen.model import ir
 from tflm_gen.model.reader import read_model
@@ -32,7 +33,8 @@ def device_model(model_bytes: bytes, tags: tuple[str, ...] = (),
         model = embed_layout(model)
     model = embed_requant(model)
     stage = stage_of(model) if stage_of else choose_stage(
-        model, memory, lambda stage: _arena_with(model, stage, tags, not for_tflm)).stage
+        model, memory, lambda stage: _arena_with(model, stage, tags, not for_tflm),
+        kernels_of(tags)).stage
     plan = make_plan(model, backward=not for_tflm, stage=stage)
     return write_model(embed_stage(embed_plan(model, plan), stage)), plan
 

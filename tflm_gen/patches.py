@@ -26,6 +26,7 @@ import numpy as np
 
 from tflm_gen.errors import InputError, ModelError
 from tflm_gen.inspect import operator_macs
+from tflm_gen.instructions import call_instructions, model_instructions
 from tflm_gen.model import ir
 from tflm_gen.overlap import pad_before, window_size
 
@@ -35,10 +36,11 @@ STEP_WORDS = 5  # words per (band, operator): BandStep's fields in order
 STAGE_OPS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D"})
 MEMORY_CHOICES = ("small", "balanced", "fast")
 # The default trade (the issue's): a patch stage only where it costs at most
-# BALANCED_EXTRA_MACS more MACs than the model (its instructions grow somewhat more: thin
-# bands pay loop overhead; docs/patch_execution.md has the measured figures).
+# BALANCED_EXTRA_INSTRUCTIONS more instructions than the model, as tflm_gen.instructions
+# estimates them (halo rows recomputed, one kernel call per band; docs/patch_execution.md
+# has the measured figures).
 DEFAULT_MEMORY = "balanced"
-BALANCED_EXTRA_MACS = 0.10  # balanced: at most 10% more MACs than the model's
+BALANCED_EXTRA_INSTRUCTIONS = 0.10
 
 
 @dataclass(frozen=True)
@@ -224,9 +226,22 @@ SHORTLIST = 6  # candidates with the smallest planned heads whose whole arena is
 PLANNED = 24  # candidates with the smallest head bounds that are planned
 
 
-def choose_stage(model: ir.Model, memory: str, arena_of=None) -> Choice:
+def extra_instructions(model: ir.Model, stage: Stage, kernels: str) -> float:
+    """Estimated instructions the stage adds to its operators run whole: the halo rows
+    each band recomputes and each band's own kernel calls (tflm_gen.instructions)."""
+    graph, extra = model.subgraph, 0.0
+    for k, op in enumerate(graph.operators[stage.first:stage.last + 1]):
+        height = graph.tensors[op.outputs[0]].shape[1]
+        extra -= call_instructions(graph, op, kernels)
+        extra += sum(call_instructions(graph, op, kernels, band[k].out_rows / height)
+                     for band in stage.bands)
+    return extra
+
+
+def choose_stage(model: ir.Model, memory: str, arena_of=None, kernels: str = "reference") -> Choice:
     """The stage `--memory` asks for: small, the smallest arena; balanced, the smallest
-    whose recomputed MACs stay within 10% of the model's; fast, none.  Candidates are
+    whose estimated instructions on `kernels` stay within 10% more than the model's; fast,
+    none.  Candidates are
     ranked by their head bound (plan.head_profile: no placement, cheap), the best PLANNED by
     their planned head, then the shortlist by `arena_of(stage or None)` (the whole arena:
     a stage also costs tail bytes, each band shape's kernel parameters), so a stage that
@@ -238,13 +253,13 @@ def choose_stage(model: ir.Model, memory: str, arena_of=None) -> Choice:
     if memory == "fast":
         return Choice(None, 0, 0, 0)  # no stage: nothing is computed
     arena_of = arena_of or (lambda stage: make_plan(model, stage=stage).head_bytes)
-    budget = BALANCED_EXTRA_MACS * model_macs(model)
+    budget = BALANCED_EXTRA_INSTRUCTIONS * model_instructions(model, kernels)
     # A stage changes nothing outside its steps: it must hold a step of the highest need.
     profile = head_profile(model)
     peak = max(profile, default=0)
     allowed = [stage for stage in candidates(model)
                if max(profile[stage.first:stage.last + 1], default=0) == peak and
-               (memory == "small" or stage.macs - stage.plain_macs <= budget)]
+               (memory == "small" or extra_instructions(model, stage, kernels) <= budget)]
     bounded = sorted((max(head_profile(model, stage=stage)) + stage_data_bytes(stage),
                       stage.macs - stage.plain_macs, index, stage)
                      for index, stage in enumerate(allowed))

@@ -283,7 +283,8 @@ def add_partial_overlaps(model: ir.Model, buffers: list[Buffer], backward: bool 
             clearance = overlap_clearance(graph, op)
             # A compressed filter is decoded a block of channels at a time, every pixel
             # per block: each block reads the whole input again (kernels_c/tflm_decode.h).
-            if (clearance is None or (stage is not None and s == 0 and stage.first <= index <= stage.last)
+            in_stage = stage is not None and s == 0 and stage.first <= index <= stage.last
+            if (clearance is None or in_stage
                     or any(base + t in coded for t in op.inputs if t >= 0)):
                 continue
             source, out = base + op.inputs[0], base + op.outputs[0]
@@ -292,7 +293,8 @@ def add_partial_overlaps(model: ir.Model, buffers: list[Buffer], backward: bool 
             below, above = position[out], position[source]
             step = op_spans[(s, index)][1]
             consumed = buffers[above].last == step and buffers[below].first == step
-            if consumed and below != above and above not in _caller_visible(model, position, step, last_step):
+            if consumed and below != above and \
+                    above not in _caller_visible(model, position, step, last_step):
                 buffers[below].clearance[above] = min(buffers[below].size, aligned(clearance))
                 start = backward_start(graph, op) if backward else None
                 if start is not None:
