@@ -238,14 +238,14 @@ def extra_instructions(model: ir.Model, stage: Stage, kernels: str) -> float:
     return extra
 
 
-def choose_stage(model: ir.Model, memory: str, arena_of=None, kernels: str = "reference") -> Choice:
+def choose_stage(model: ir.Model, memory: str, arena_of=None,
+                 kernels: str = "reference") -> Choice:
     """The stage `--memory` asks for: small, the smallest arena; balanced, the smallest
-    whose estimated instructions on `kernels` stay within 10% more than the model's; fast,
-    none.  Candidates are
-    ranked by their head bound (plan.head_profile: no placement, cheap), the best PLANNED by
-    their planned head, then the shortlist by `arena_of(stage or None)` (the whole arena:
-    a stage also costs tail bytes, each band shape's kernel parameters), so a stage that
-    does not lower the arena is never taken."""
+    whose estimated instructions on `kernels` are at most 10% above the model's; fast,
+    none.  Candidates are ranked by their head bound (plan.head_profile: no placement,
+    cheap), the best PLANNED by their planned head, then the shortlist by
+    `arena_of(stage or None)` (the whole arena: a stage also costs tail bytes, each band
+    shape's kernel parameters), so a stage that does not lower the arena is never taken."""
     from tflm_gen.plan import head_profile, make_plan
 
     if memory not in MEMORY_CHOICES:
@@ -253,16 +253,9 @@ def choose_stage(model: ir.Model, memory: str, arena_of=None, kernels: str = "re
     if memory == "fast":
         return Choice(None, 0, 0, 0)  # no stage: nothing is computed
     arena_of = arena_of or (lambda stage: make_plan(model, stage=stage).head_bytes)
-    budget = BALANCED_EXTRA_INSTRUCTIONS * model_instructions(model, kernels)
-    # A stage changes nothing outside its steps: it must hold a step of the highest need.
-    profile = head_profile(model)
-    peak = max(profile, default=0)
-    allowed = [stage for stage in candidates(model)
-               if max(profile[stage.first:stage.last + 1], default=0) == peak and
-               (memory == "small" or extra_instructions(model, stage, kernels) <= budget)]
     bounded = sorted((max(head_profile(model, stage=stage)) + stage_data_bytes(stage),
                       stage.macs - stage.plain_macs, index, stage)
-                     for index, stage in enumerate(allowed))
+                     for index, stage in enumerate(_allowed(model, memory, kernels)))
     ranked = sorted((make_plan(model, stage=stage).head_bytes + stage_data_bytes(stage),
                      extra, index, stage) for _, extra, index, stage in bounded[:PLANNED])
     without = arena_of(None)
@@ -272,6 +265,19 @@ def choose_stage(model: ir.Model, memory: str, arena_of=None, kernels: str = "re
         if (cost, extra) < (best.arena_bytes, best.extra_macs):
             best = Choice(stage, cost, without, extra)
     return best
+
+
+def _allowed(model: ir.Model, memory: str, kernels: str) -> list[Stage]:
+    """The candidates `memory` allows that hold a step of the model's highest need (a stage
+    changes nothing outside its steps, so no other can lower the head)."""
+    from tflm_gen.plan import head_profile
+
+    profile = head_profile(model)
+    peak = max(profile, default=0)
+    budget = BALANCED_EXTRA_INSTRUCTIONS * model_instructions(model, kernels)
+    return [stage for stage in candidates(model)
+            if max(profile[stage.first:stage.last + 1], default=0) == peak and
+            (memory == "small" or extra_instructions(model, stage, kernels) <= budget)]
 
 
 def read_stage(model: ir.Model) -> Stage | None:
