@@ -196,12 +196,15 @@ def make_stage(model: ir.Model, last: int, band_rows: int, first: int = 0) -> St
                  computed, sum(plain))
 
 
-def candidates(model: ir.Model):
-    """Every stage worth planning: two operators or more of a chain, bands up to half the
-    end tensor's height (one band per distinct band count)."""
+def candidates(model: ir.Model, spans=lambda first, last: True):
+    """Every stage worth planning: two operators or more of a chain whose (first, last)
+    operators `spans` accepts, bands up to half the end tensor's height (one band per
+    distinct band count)."""
     for first in range(len(model.subgraph.operators) if len(model.subgraphs) == 1 else 0):
         chain = stage_chain(model, first)
         for last in range(1, len(chain)):
+            if not spans(first, first + last):
+                continue
             height = chain[last].output_height
             counts = set()
             for band_rows in range(1, height // 2 + 1):
@@ -275,9 +278,9 @@ def _allowed(model: ir.Model, memory: str, kernels: str) -> list[Stage]:
     profile = head_profile(model)
     peak = max(profile, default=0)
     budget = BALANCED_EXTRA_INSTRUCTIONS * model_instructions(model, kernels)
-    return [stage for stage in candidates(model)
-            if max(profile[stage.first:stage.last + 1], default=0) == peak and
-            (memory == "small" or extra_instructions(model, stage, kernels) <= budget)]
+    return [stage for stage in candidates(
+        model, lambda first, last: max(profile[first:last + 1], default=0) == peak)
+            if memory == "small" or extra_instructions(model, stage, kernels) <= budget]
 
 
 def read_stage(model: ir.Model) -> Stage | None:
