@@ -200,6 +200,10 @@ def test_corrupt_stage_metadata_is_refused():
     words[4 + STEP_WORDS * 1 + 1] += 1  # band 0, operator 1: one input row more than op 0 wrote
     with pytest.raises(ModelError, match="stage operator"):
         HostInterpreter(write_model(model.with_metadata_words(STAGE_METADATA, words)))
+    # The Python side (arena model, inspect) refuses what does not describe a chain.
+    for bad in (words[:-1], [1, len(model.subgraph.operators), 2, 1]):
+        with pytest.raises(ModelError, match=STAGE_METADATA):
+            read_stage(model.with_metadata_words(STAGE_METADATA, bad))
 
 
 @pytest.mark.parametrize("tags", [(), ("cmsis",)], ids=["reference", "cmsis"])

@@ -256,7 +256,7 @@ def choose_stage(model: ir.Model, memory: str, arena_of=None,
     if memory == "fast":
         return Choice(None, 0, 0, 0)  # no stage: nothing is computed
     arena_of = arena_of or (lambda stage: make_plan(model, stage=stage).head_bytes)
-    bounded = sorted((max(head_profile(model, stage=stage)) + stage_data_bytes(stage),
+    bounded = sorted((max(head_profile(model, stage=stage), default=0) + stage_data_bytes(stage),
                       stage.macs - stage.plain_macs, index, stage)
                      for index, stage in enumerate(_allowed(model, memory, kernels)))
     ranked = sorted((make_plan(model, stage=stage).head_bytes + stage_data_bytes(stage),
@@ -290,10 +290,12 @@ def read_stage(model: ir.Model) -> Stage | None:
             words = np.frombuffer(model.buffers[buffer].data, "<i4").tolist()
             if len(words) < 4 or words[0] != STAGE_FORMAT:
                 raise ModelError(f"{STAGE_METADATA}: format {words[:1]} is not ours")
-            first, count = words[1], words[2]
+            first, count, bands = words[1:4]
             in_range = 0 <= first < len(model.subgraph.operators)
             if not in_range or not 1 <= count <= len(stage_chain(model, first)):
                 raise ModelError(f"{STAGE_METADATA}: operators {first}+{count} are no chain")
+            if bands < 1 or len(words) != 4 + STEP_WORDS * count * bands:
+                raise ModelError(f"{STAGE_METADATA}: {len(words)} words for {bands} bands")
             return make_stage(model, first + count - 1, _band_rows(words), first)
     return None
 
