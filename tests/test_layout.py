@@ -26,8 +26,13 @@ import test_ops_conv as conv_cases
 from op_oracle import run_tflm
 
 from tflm_gen import host, qemu
-from tflm_gen.layout import (CONV_INT16_PAIRS, DW_TAP_PAIRS, METADATA_NAME, layout_bytes,
-                             layout_words)
+from tflm_gen.layout import (
+    CONV_INT16_PAIRS,
+    DW_TAP_PAIRS,
+    METADATA_NAME,
+    layout_bytes,
+    layout_words,
+)
 from tflm_gen.model import ir
 from tflm_gen.model.builder import ModelBuilder
 from tflm_gen.model.reader import read_model

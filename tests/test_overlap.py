@@ -19,8 +19,8 @@ from conftest import need_corpus, need_tool
 from op_oracle import run_tflm
 
 from tflm_gen import project, qemu
-from tflm_gen.compress import compress_model
 from tflm_gen.cli import main
+from tflm_gen.compress import compress_model
 from tflm_gen.host import HostInterpreter
 from tflm_gen.layout import embed_layout
 from tflm_gen.model import ir

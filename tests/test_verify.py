@@ -289,9 +289,9 @@ def test_verify_takes_the_generation_options_of_project(monkeypatch, tmp_path):
     """--weights separate --compress verify the coded device model split from its weights,
     as `project` would generate it (the interpreter is watched: a plain model would pass
     too)."""
-    import tflm_gen.verify as verify_module
     from conftest import corpus_path
 
+    import tflm_gen.verify as verify_module
     from tflm_gen.prune import prune_weights
 
     seen = []
