@@ -28,6 +28,7 @@
 #include "fully_connected_common.h"
 #include "fully_connected_hybrid.h"
 #include "fully_connected_reference.h"
+#include "fully_connected_sparse.h"
 #include "tflm_kernel.h"
 #include "tflm_quant.h"
 #include "weighted_common.h"
@@ -443,6 +444,9 @@ static void block_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call,
 /* The fast loops over the filter, or over each decoded block of a compressed one. */
 static tflm_status_t cmsis_fc_run_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
   const tflm_fc_params_t *p = (const tflm_fc_params_t *)call->params;
+  if (p->decode_scratch == TFLM_FC_SPARSE_ROWS) {
+    return tflm_fully_connected_sparse_int8(ctx, call);
+  }
   if (p->decode_scratch < 0) return fc_int8(ctx, call, 1);
   return tflm_weighted_decoded(ctx, call, p->decode_scratch, p->output_depth, p->accum_depth,
                                block_int8);

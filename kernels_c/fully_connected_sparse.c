@@ -1,0 +1,30 @@
+/* FULLY_CONNECTED over a row-sparse filter; see fully_connected_sparse.h. */
+#include "fully_connected_sparse.h"
+
+#include <stddef.h>
+
+#include "tflm_quant.h"
+#include "tflm_sparse_rows.h"
+
+tflm_status_t tflm_fully_connected_sparse_int8(tflm_context_t *ctx,
+                                               const tflm_weighted_call_t *call) {
+  const tflm_fc_params_t *p = (const tflm_fc_params_t *)call->params;
+  const int32_t *bias = (const int32_t *)call->data.bias;
+  const int8_t *input = (const int8_t *)call->data.input;
+  int8_t *output = (int8_t *)call->data.output;
+  tflm_coded_t coded;
+  int32_t b, oc, acc;
+  if (!tflm_node_coded_input(ctx, call->node, 1, &coded)) return TFLM_ERR_NOT_READY;
+  for (b = 0; b < p->batches; ++b, input += p->accum_depth) {
+    const uint8_t *row = tflm_sparse_rows_first(coded.data);
+    for (oc = 0; oc < p->output_depth; ++oc) {
+      const int32_t q = oc * p->channel_step;
+      row = tflm_sparse_rows_dot(row, input, p->input_offset, &acc);
+      if (bias != NULL) acc = tflm_add_wrap(acc, bias[oc]);
+      *output++ = (int8_t)tflm_requantize(acc, call->requant.multipliers[q],
+                                          call->requant.shifts[q], p->output_offset,
+                                          p->act_min, p->act_max);
+    }
+  }
+  return TFLM_OK;
+}
