@@ -137,3 +137,11 @@ def test_row_sparse_batches_bit_exact_with_tflm():
             inputs = random_inputs(read_model(original), seed)
             for a, b in zip(ours.run(inputs), oracle.run(inputs)):
                 assert np.array_equal(a, b)
+
+
+def test_row_sparse_filters_leave_the_arena_as_it_was():
+    """Consumed in place: no decode scratch, no scratch handle, the arena of the plain model."""
+    plain = HostInterpreter(device_model(_pruned_ad01())[0])
+    coded = HostInterpreter(_device())
+    assert (coded.arena_used_bytes, coded.arena_tail_bytes) == (plain.arena_used_bytes,
+                                                                plain.arena_tail_bytes)
