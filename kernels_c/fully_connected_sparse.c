@@ -4,7 +4,6 @@
 #include <stddef.h>
 
 #include "tflm_quant.h"
-#include "tflm_sparse_rows.h"
 
 tflm_status_t tflm_fully_connected_sparse_int8(tflm_context_t *ctx,
                                                const tflm_weighted_call_t *call) {

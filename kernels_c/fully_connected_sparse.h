@@ -7,6 +7,7 @@
 #define TFLM_FULLY_CONNECTED_SPARSE_H
 
 #include "fully_connected_common.h"
+#include "tflm_sparse_rows.h"
 #include "weighted_common.h"
 
 #ifdef __cplusplus

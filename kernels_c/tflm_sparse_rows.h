@@ -3,9 +3,10 @@
  * so decoding would cost as much as the layer).
  *
  * Stream (little-endian): codec TFLM_SPARSE_ROWS, 0, 0, 0; u32 rows C, u32 row length R,
- * u32 payload bytes P; then per row: u16 token count n, ceil(n / 2) gap bytes (token t's
- * 4-bit gap in the low nibble of byte t / 2 when t is even, else the high one), n int8
- * literals.  Token t skips `gap` inputs and multiplies the next one by its literal. */
+ * u32 payload bytes P; then per row: u16 token count n, then its tokens in groups of 4 (the
+ * last one of n % 4 when not 0), each group its gap bytes (4-bit gaps, 2 per byte, the
+ * first token's in the low nibble) then its int8 literals.  Token t skips `gap` inputs and
+ * multiplies the next one by its literal. */
 #ifndef TFLM_SPARSE_ROWS_H
 #define TFLM_SPARSE_ROWS_H
 
@@ -30,8 +31,13 @@ tflm_status_t tflm_sparse_rows_check(const void *stream, uint32_t length, int32_
                                      int32_t depth);
 /* The first row of a checked stream. */
 const uint8_t *tflm_sparse_rows_first(const void *stream);
-/* *acc = sum over the row's tokens of literal * (input + offset) (wrapping int32), the
- * inputs from x on; returns the next row. */
+/* The token count of a row. */
+int32_t tflm_sparse_rows_count(const uint8_t *row);
+/* The `size` (1 .. 4) tokens of the group at g: *acc += literal * (input + offset) (wrapping
+ * int32) for each, *x advanced past the inputs they cover; returns the next group. */
+const uint8_t *tflm_sparse_rows_group(const uint8_t *g, int32_t size, const int8_t **x,
+                                      int32_t offset, int32_t *acc);
+/* *acc = the sum over the row's tokens, the inputs from x on; returns the next row. */
 const uint8_t *tflm_sparse_rows_dot(const uint8_t *row, const int8_t *x, int32_t offset,
                                     int32_t *acc);
 

@@ -9,8 +9,11 @@ Stream (little-endian), the 16-byte header of compress.py's streams:
     byte 1  0 (the zero byte: the filter's zero point, 0 for the symmetric int8 weights)
     bytes 2, 3  0
     u32     rows C, u32 row length R, u32 payload bytes P
-    payload  per row: u16 token count n, ceil(n / 2) gap bytes (token t's gap in the low
-             nibble of byte t // 2 when t is even, the high one when odd), n int8 literals
+    payload  per row: u16 token count n; n // 4 groups of 4 tokens, each 2 gap bytes (4-bit
+             gaps, token order from the low nibble of the first byte on) then its 4 int8
+             literals; then the r = n % 4 last tokens: ceil(r / 2) gap bytes, r literals
+             (2 + ceil(n / 2) + n bytes; the groups give the kernel one pointer and one
+             halfword and one word load per 4 tokens)
 
 Token t skips `gap` inputs, then multiplies the next one by its literal.  A run of more than
 15 zeros is cut into tokens (15, 0) of 16 inputs each (a literal 0 adds nothing, and keeps
@@ -44,12 +47,17 @@ def row_tokens(row: np.ndarray) -> tuple[list[int], list[int]]:
     return gaps, literals
 
 
-def encode_row(row: np.ndarray) -> bytes:
-    gaps, literals = row_tokens(row)
+def _tokens(gaps: list[int], literals: list[int]) -> bytes:
+    """Gap nibbles (2 per byte, low first) then the literals, of up to 4 tokens."""
     padded = gaps + [0] * (len(gaps) % 2)
     nibbles = bytes(padded[i] | padded[i + 1] << 4 for i in range(0, len(padded), 2))
-    return (len(gaps).to_bytes(2, "little") + nibbles +
-            np.asarray(literals, np.int8).tobytes())
+    return nibbles + np.asarray(literals, np.int8).tobytes()
+
+
+def encode_row(row: np.ndarray) -> bytes:
+    gaps, literals = row_tokens(row)
+    return len(gaps).to_bytes(2, "little") + b"".join(
+        _tokens(gaps[t:t + 4], literals[t:t + 4]) for t in range(0, len(gaps), 4))
 
 
 def encode(rows: np.ndarray) -> bytes | None:
@@ -75,13 +83,15 @@ def decode(stream: bytes) -> np.ndarray:
     for c in range(channels):
         count = int.from_bytes(stream[at:at + 2], "little")
         at += 2
-        nibbles = stream[at:at + (count + 1) // 2]
-        at += (count + 1) // 2
-        literals = np.frombuffer(stream[at:at + count], np.int8)
-        at += count
         position = 0
-        for t in range(count):
-            position += (nibbles[t // 2] >> (4 * (t % 2))) & 15
-            out[c, position] = literals[t]
-            position += 1
+        for first in range(0, count, 4):
+            size = min(4, count - first)
+            nibbles = stream[at:at + (size + 1) // 2]
+            literals = np.frombuffer(stream[at + len(nibbles):at + len(nibbles) + size],
+                                     np.int8)
+            at += len(nibbles) + size
+            for t in range(size):
+                position += (nibbles[t // 2] >> (4 * (t % 2))) & 15
+                out[c, position] = literals[t]
+                position += 1
     return out
