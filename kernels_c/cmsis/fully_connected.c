@@ -200,6 +200,23 @@ static inline int32_t strict_one(const cmsis_fc_strict_t *q, int32_t acc) {
   return ((int32_t)(y >> 32) >> q->right) + q->offset;
 }
 
+/* The constants of a per-tensor node whose shift suits cmsis_requantize_strict. */
+static void strict_constants(const cmsis_fc_job_t *job, cmsis_fc_strict_t *q) {
+  const int32_t shift = job->requant.shifts[0];
+  q->multiplier = job->requant.multipliers[0];
+  q->high_start = (int32_t)(0x40000000u >> (uint32_t)(shift + 32));
+  q->right = ~shift;
+  q->offset = job->p->output_offset;
+  q->lo = job->p->act_min;
+  q->hi = job->p->act_max;
+}
+
+/* strict_one clamped to the activation range. */
+static inline int8_t strict_clamped(const cmsis_fc_strict_t *q, int32_t acc) {
+  const int32_t value = strict_one(q, acc);
+  return (int8_t)(value > q->lo ? (value < q->hi ? value : q->hi) : q->lo);
+}
+
 #if defined(CMSIS_DSP)
 static inline void strict_quad(const cmsis_fc_strict_t *q, const int32_t acc[4], int8_t *out) {
   cmsis_store4_clamped(strict_one(q, acc[0]), strict_one(q, acc[1]), strict_one(q, acc[2]),
@@ -207,12 +224,8 @@ static inline void strict_quad(const cmsis_fc_strict_t *q, const int32_t acc[4],
 }
 #else
 static inline void strict_quad(const cmsis_fc_strict_t *q, const int32_t acc[4], int8_t *out) {
-  int32_t j, value;
-  for (j = 0; j < 4; ++j) {
-    value = strict_one(q, acc[j]);
-    value = value > q->lo ? value : q->lo;
-    out[j] = (int8_t)(value < q->hi ? value : q->hi);
-  }
+  int32_t j;
+  for (j = 0; j < 4; ++j) out[j] = strict_clamped(q, acc[j]);
 }
 #endif
 
@@ -230,17 +243,12 @@ static inline void quad_sums(const int8_t *x, const int16_t *w, const int32_t *f
 static int32_t fc_quads_strict(const cmsis_fc_job_t *job, const int8_t *input, int8_t *output) {
   const tflm_fc_params_t *p = job->p;
   const int32_t depth = p->accum_depth, quads = p->output_depth >> 2;
-  const int32_t stride = job->quad_stride, shift = job->requant.shifts[0];
+  const int32_t stride = job->quad_stride;
   const int16_t *w = job->quads;
   const int32_t *folded = job->folded;
   cmsis_fc_strict_t q;
   int32_t k, acc[4];
-  q.multiplier = job->requant.multipliers[0];
-  q.high_start = (int32_t)(0x40000000u >> (uint32_t)(shift + 32));
-  q.right = ~shift;
-  q.offset = p->output_offset;
-  q.lo = p->act_min;
-  q.hi = p->act_max;
+  strict_constants(job, &q);
   for (k = 0; k < quads; ++k, w += stride, folded += 4, output += 4) {
     quad_sums(input, w, folded, depth, acc);
     strict_quad(&q, acc, output);
@@ -459,6 +467,26 @@ __attribute__((naked, noinline)) static void sparse_rows_chunk(
       "pop {r4-r11, pc}\n\t");
 }
 
+/* The outputs oc .. oc + count - 1 of their sums: the hoisted strict requantisation for a
+ * per-tensor node that suits it, else finish_biased. */
+static void finish_chunk(const cmsis_fc_job_t *job, const int32_t *sums, int32_t oc,
+                         int32_t count, int8_t *out) {
+  cmsis_fc_strict_t q;
+  int32_t j;
+  if (job->fast != CMSIS_REQUANT_STRICT || job->p->channel_step != 0) {
+    for (j = 0; j < count; ++j) out[j] = finish_biased(job, sums[j], oc + j);
+    return;
+  }
+  strict_constants(job, &q);
+  if (job->bias == NULL) {
+    for (j = 0; j < count; ++j) out[j] = strict_clamped(&q, sums[j]);
+    return;
+  }
+  for (j = 0; j < count; ++j) {
+    out[j] = strict_clamped(&q, tflm_add_wrap(sums[j], job->bias[oc + j]));
+  }
+}
+
 /* Rows summed per chunk on the stack (no arena), then requantised. */
 #define CMSIS_SPARSE_CHUNK 16
 
@@ -470,21 +498,21 @@ static tflm_status_t sparse_int8(tflm_context_t *ctx, const tflm_weighted_call_t
   int8_t *output = (int8_t *)call->data.output;
   cmsis_fc_job_t job;
   cmsis_sparse_walk_t walk;
-  tflm_coded_t coded;
   int32_t b, oc, j, count, sums[CMSIS_SPARSE_CHUNK];
-  if (!tflm_node_coded_input(ctx, call->node, 1, &coded)) return TFLM_ERR_NOT_READY;
+  (void)ctx; /* the filter's data is the stream prepare checked (no model look-up) */
   job.p = p;
   job.requant = call->requant;
   job.bias = (const int32_t *)call->data.bias;
   job.fast = mine->requant_mode;
   walk.input = (const int8_t *)call->data.input;
   for (b = 0; b < p->batches; ++b, walk.input += p->accum_depth) {
-    walk.row = tflm_sparse_rows_first(coded.data);
+    walk.row = tflm_sparse_rows_first(call->data.filter);
     for (oc = 0; oc < p->output_depth; oc += count) {
       count = p->output_depth - oc < CMSIS_SPARSE_CHUNK ? p->output_depth - oc
                                                          : CMSIS_SPARSE_CHUNK;
       sparse_rows_chunk(&walk, count, offsets, sums);
-      for (j = 0; j < count; ++j) *output++ = finish_biased(&job, sums[j], oc + j);
+      finish_chunk(&job, sums, oc, count, output);
+      output += count;
     }
   }
   return TFLM_OK;
