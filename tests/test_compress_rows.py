@@ -145,3 +145,10 @@ def test_row_sparse_filters_leave_the_arena_as_it_was():
     coded = HostInterpreter(_device())
     assert (coded.arena_used_bytes, coded.arena_tail_bytes) == (plain.arena_used_bytes,
                                                                 plain.arena_tail_bytes)
+
+
+def test_dense_fc_filters_stay_plain():
+    """ad01 as it is (9% zeros): no row-sparse saving, and no block codec for FC filters,
+    whose decoding would cost more than the layer every invoke."""
+    model = read_model(corpus_path("ad01_int8.tflite").read_bytes())
+    assert {coding for coding, _ in compress.codings(model).values()} == {"none"}
