@@ -46,7 +46,7 @@ from tflm_gen.model import ir
 
 METADATA_NAME = "tflm_gen.layout"
 CONV_INT16_PAIRS = 1  # kind of the CONV_2D record above
-FC_INT16_QUADS = 2  # kind of the FULLY_CONNECTED record above
+FC_INT16_QUADS = 10  # kind of the FULLY_CONNECTED record above (conv kinds are below 10)
 
 
 def _constant(model: ir.Model, tensor: ir.Tensor) -> np.ndarray | None:

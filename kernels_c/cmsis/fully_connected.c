@@ -34,7 +34,7 @@
 #include "weighted_common.h"
 
 /* The kind of FULLY_CONNECTED layout record this kernel reads (tflm_gen/layout.py). */
-#define CMSIS_FC_INT16_QUADS 2
+#define CMSIS_FC_INT16_QUADS 10
 
 /* Persistent block of the tag, in node->user_data (16 bytes on every target). */
 typedef struct {
