@@ -186,48 +186,11 @@ static void finish_quad(const cmsis_fc_job_t *job, const int32_t acc[4], int32_t
   for (j = 0; j < count; ++j) out[j] = finish(job, acc[j], oc + j);
 }
 
-/* cmsis_requantize_strict of one per-tensor multiplier with its shift-derived constants
- * computed once per node: high_start = 2^30 >> (shift + 32), right = ~shift. */
-typedef struct {
-  int32_t multiplier, high_start, right, offset, lo, hi;
-} cmsis_fc_strict_t;
-
-static inline int32_t strict_one(const cmsis_fc_strict_t *q, int32_t acc) {
-  const uint32_t sign = (uint32_t)acc & 0x80000000u;
-  const uint32_t high = (uint32_t)q->high_start - (sign >> 31);
-  const int64_t start = (int64_t)(((uint64_t)high << 32) | (0x40000000u | sign));
-  const int64_t y = start + (int64_t)acc * q->multiplier;
-  return ((int32_t)(y >> 32) >> q->right) + q->offset;
+/* The hoisted strict requantisation of a per-tensor node (cmsis_simd.h). */
+static void strict_constants(const cmsis_fc_job_t *job, cmsis_strict_t *q) {
+  cmsis_strict_init(job->requant.multipliers[0], job->requant.shifts[0],
+                    job->p->output_offset, job->p->act_min, job->p->act_max, q);
 }
-
-/* The constants of a per-tensor node whose shift suits cmsis_requantize_strict. */
-static void strict_constants(const cmsis_fc_job_t *job, cmsis_fc_strict_t *q) {
-  const int32_t shift = job->requant.shifts[0];
-  q->multiplier = job->requant.multipliers[0];
-  q->high_start = (int32_t)(0x40000000u >> (uint32_t)(shift + 32));
-  q->right = ~shift;
-  q->offset = job->p->output_offset;
-  q->lo = job->p->act_min;
-  q->hi = job->p->act_max;
-}
-
-/* strict_one clamped to the activation range. */
-static inline int8_t strict_clamped(const cmsis_fc_strict_t *q, int32_t acc) {
-  const int32_t value = strict_one(q, acc);
-  return (int8_t)(value > q->lo ? (value < q->hi ? value : q->hi) : q->lo);
-}
-
-#if defined(CMSIS_DSP)
-static inline void strict_quad(const cmsis_fc_strict_t *q, const int32_t acc[4], int8_t *out) {
-  cmsis_store4_clamped(strict_one(q, acc[0]), strict_one(q, acc[1]), strict_one(q, acc[2]),
-                       strict_one(q, acc[3]), q->lo, q->hi, out);
-}
-#else
-static inline void strict_quad(const cmsis_fc_strict_t *q, const int32_t acc[4], int8_t *out) {
-  int32_t j;
-  for (j = 0; j < 4; ++j) out[j] = strict_clamped(q, acc[j]);
-}
-#endif
 
 /* The sums of the quad of rows at w for the input row x, from the folded constants. */
 static inline void quad_sums(const int8_t *x, const int16_t *w, const int32_t *folded,
@@ -246,12 +209,12 @@ static int32_t fc_quads_strict(const cmsis_fc_job_t *job, const int8_t *input, i
   const int32_t stride = job->quad_stride;
   const int16_t *w = job->quads;
   const int32_t *folded = job->folded;
-  cmsis_fc_strict_t q;
+  cmsis_strict_t q;
   int32_t k, acc[4];
   strict_constants(job, &q);
   for (k = 0; k < quads; ++k, w += stride, folded += 4, output += 4) {
     quad_sums(input, w, folded, depth, acc);
-    strict_quad(&q, acc, output);
+    cmsis_strict4(&q, acc[0], acc[1], acc[2], acc[3], output);
   }
   return 4 * quads;
 }
@@ -471,7 +434,7 @@ __attribute__((naked, noinline)) static void sparse_rows_chunk(
  * per-tensor node that suits it, else finish_biased. */
 static void finish_chunk(const cmsis_fc_job_t *job, const int32_t *sums, int32_t oc,
                          int32_t count, int8_t *out) {
-  cmsis_fc_strict_t q;
+  cmsis_strict_t q;
   int32_t j;
   if (job->fast != CMSIS_REQUANT_STRICT || job->p->channel_step != 0) {
     for (j = 0; j < count; ++j) out[j] = finish_biased(job, sums[j], oc + j);
@@ -479,11 +442,11 @@ static void finish_chunk(const cmsis_fc_job_t *job, const int32_t *sums, int32_t
   }
   strict_constants(job, &q);
   if (job->bias == NULL) {
-    for (j = 0; j < count; ++j) out[j] = strict_clamped(&q, sums[j]);
+    for (j = 0; j < count; ++j) out[j] = cmsis_strict_clamped(&q, sums[j]);
     return;
   }
   for (j = 0; j < count; ++j) {
-    out[j] = strict_clamped(&q, tflm_add_wrap(sums[j], job->bias[oc + j]));
+    out[j] = cmsis_strict_clamped(&q, tflm_add_wrap(sums[j], job->bias[oc + j]));
   }
 }
 
