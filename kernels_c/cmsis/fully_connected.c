@@ -461,7 +461,7 @@ static tflm_status_t sparse_int8(tflm_context_t *ctx, const tflm_weighted_call_t
   int8_t *output = (int8_t *)call->data.output;
   cmsis_fc_job_t job;
   cmsis_sparse_walk_t walk;
-  int32_t b, oc, j, count, sums[CMSIS_SPARSE_CHUNK];
+  int32_t b, oc, count, sums[CMSIS_SPARSE_CHUNK];
   (void)ctx; /* the filter's data is the stream prepare checked (no model look-up) */
   job.p = p;
   job.requant = call->requant;
@@ -537,7 +537,9 @@ static tflm_status_t fc_int8(tflm_context_t *ctx, const tflm_weighted_call_t *ca
   const tflm_weighted_data_t *d = &call->data;
   cmsis_fc_job_t job;
   if (!mine->fast_path) { /* weights with a zero point */
-    tflm_fully_connected_int8(p, &call->requant, d->input, d->filter, d->bias, d->output);
+    tflm_fully_connected_int8(p, &call->requant, (const int8_t *)d->input,
+                              (const int8_t *)d->filter, (const int32_t *)d->bias,
+                              (int8_t *)d->output);
     return TFLM_OK;
   }
   job.p = p;
