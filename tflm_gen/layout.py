@@ -129,22 +129,13 @@ def _fc_record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> list[int
 
 
 def _conv_record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> list[int] | None:
-    tensors = graph.tensors
-    if len(op.inputs) < 2 or op.inputs[1] < 0:
+    found = _weighted_tensors(model, graph, op)
+    if found is None:
         return None
-    source, weights = tensors[op.inputs[0]], tensors[op.inputs[1]]
-    bias_tensor = tensors[op.inputs[2]] if len(op.inputs) > 2 and op.inputs[2] >= 0 else None
-    if source.dtype != "int8" or weights.dtype != "int8" or len(weights.shape) != 4:
-        return None
-    if len(source.shape) != 4 or weights.shape[3] != source.shape[3]:  # grouped
-        return None
-    if not (source.quantization and source.quantization.zero_point):
-        return None
-    filter_data = _constant(model, weights)
-    bias = _constant(model, bias_tensor) if bias_tensor is not None else None
-    if filter_data is None or (bias_tensor is not None and
-                               (bias is None or bias_tensor.dtype != "int32")):
-        return None
+    source, filter_data, bias = found
+    weights = graph.tensors[op.inputs[1]]
+    if len(weights.shape) != 4 or len(source.shape) != 4 or weights.shape[3] != source.shape[3]:
+        return None  # not 2-D, or grouped
     rows = filter_data.reshape(weights.shape[0], -1)
     folded = fold_constants(rows, bias, -int(source.quantization.zero_point[0]))
     if len(folded) % 2:
