@@ -20,18 +20,7 @@ CONV_INT16_PAIRS:
   channel a's (w0, w2, w1, w3) then channel b's (the order cmsis_widen_pair gives the
   input: one SMLAD per word); 16 * G bytes per pair.
 
-FULLY_CONNECTED, int8 input and filter, filter zero point 0 (kernels_c/cmsis/fully_connected.c),
-kind FC_INT16_QUADS:
-  kind, rows (output_depth), depth K (accum_depth),
-  folded[round4(rows)] = bias[c] + input_offset * sum(filter[c]) as for CONV_2D (missing
-    rows of the last quad 0);
-  the filter as int16, rows in quads (the last one completed with zero rows), each quad's
-  stream per group of 4 inputs (G = ceil(K / 4), the last group padded with zero weights):
-  row a's (w0, w2, w1, w3), then rows b, c and d; 32 * G bytes per quad.  The kernel
-  widens each input word once (SXTB16 into (x0, x2) and (x1, x3)) for the four rows: one
-  SMLAD per weight word, no SXTB16 on weights, no scratch.
-
-To add an op (DEPTHWISE_CONV_2D): write a `_<op>_record(graph, op)`
+To add an op (DEPTHWISE_CONV_2D, FULLY_CONNECTED): write a `_<op>_record(graph, op)`
 returning its words (or None) and add it to RECORDS; read it in the kernel's prepare or
 eval with tflm_node_layout and validate its fields there.
 """
@@ -46,7 +35,6 @@ from tflm_gen.model import ir
 
 METADATA_NAME = "tflm_gen.layout"
 CONV_INT16_PAIRS = 1  # kind of the CONV_2D record above
-FC_INT16_QUADS = 10  # kind of the FULLY_CONNECTED record above (conv kinds are below 10)
 
 
 def _constant(model: ir.Model, tensor: ir.Tensor) -> np.ndarray | None:
@@ -112,7 +100,20 @@ def _weighted_tensors(model: ir.Model, graph: ir.SubGraph, op: ir.Operator):
     return source, filter_data, bias
 
 
+FC_INT16_QUADS = 10  # kind of the FULLY_CONNECTED record (conv kinds are below 10)
+
+
 def _fc_record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> list[int] | None:
+    """The record of an int8 FULLY_CONNECTED with weights of zero point 0, read by
+    kernels_c/cmsis/fully_connected.c, kind FC_INT16_QUADS:
+      kind, rows (output_depth), depth K (accum_depth),
+      folded[round4(rows)] = bias[c] + input_offset * sum(filter[c]) as for CONV_2D (missing
+        rows of the last quad 0);
+      the filter as int16, rows in quads (the last one completed with zero rows), each quad's
+      stream per group of 4 inputs (G = ceil(K / 4), the last group padded with zero weights):
+      row a's (w0, w2, w1, w3), then rows b, c and d; 32 * G bytes per quad.  The kernel
+      widens each input word once (SXTB16 into (x0, x2) and (x1, x3)) for the four rows: one
+      SMLAD per weight word, no SXTB16 on weights, no scratch."""
     found = _weighted_tensors(model, graph, op)
     weights = graph.tensors[op.inputs[1]] if found else None
     if found is None or len(weights.shape) != 2:
