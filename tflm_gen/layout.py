@@ -147,8 +147,8 @@ def _conv_record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> list[i
 
 
 RECORDS: dict[str, Callable[[ir.Model, ir.SubGraph, ir.Operator], list[int] | None]] = {
-    "CONV_2D": _conv_record,
     "FULLY_CONNECTED": _fc_record,
+    "CONV_2D": _conv_record,
 }
 
 
