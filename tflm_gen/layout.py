@@ -95,15 +95,25 @@ def int16_pairs(filter_rows: np.ndarray) -> np.ndarray:
     return body.transpose(0, 2, 1, 3).reshape(-1)
 
 
-def _conv_record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> list[int] | None:
+def int16_quads(filter_rows: np.ndarray) -> np.ndarray:
+    """The FC_INT16_QUADS stream of filter rows [rows, K] (int16 values)."""
+    count, depth = filter_rows.shape
+    groups = (depth + 3) // 4
+    rows = np.zeros((-(-count // 4) * 4, 4 * groups), np.int16)
+    rows[:count, :depth] = filter_rows
+    body = rows.reshape(-1, 4, groups, 4)[..., [0, 2, 1, 3]]
+    return body.transpose(0, 2, 1, 3).reshape(-1)
+
+
+def _weighted_tensors(model: ir.Model, graph: ir.SubGraph, op: ir.Operator):
+    """(input, filter data, bias data or None) of an int8 op with a dense constant filter
+    and an int32 bias (or none) and a quantised input, else None."""
     tensors = graph.tensors
-    if len(op.inputs) < 2 or op.inputs[1] < 0:
+    if len(op.inputs) < 2 or op.inputs[1] < 0 or op.inputs[0] < 0:
         return None
     source, weights = tensors[op.inputs[0]], tensors[op.inputs[1]]
     bias_tensor = tensors[op.inputs[2]] if len(op.inputs) > 2 and op.inputs[2] >= 0 else None
-    if source.dtype != "int8" or weights.dtype != "int8" or len(weights.shape) != 4:
-        return None
-    if len(source.shape) != 4 or weights.shape[3] != source.shape[3]:  # grouped
+    if source.dtype != "int8" or weights.dtype != "int8":
         return None
     if not (source.quantization and source.quantization.zero_point):
         return None
@@ -112,6 +122,46 @@ def _conv_record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> list[i
     if filter_data is None or (bias_tensor is not None and
                                (bias is None or bias_tensor.dtype != "int32")):
         return None
+    return source, filter_data, bias
+
+
+FC_INT16_QUADS = 10  # kind of the FULLY_CONNECTED record (conv kinds are below 10)
+
+
+def _fc_record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> list[int] | None:
+    """The record of an int8 FULLY_CONNECTED with weights of zero point 0, read by
+    kernels_c/cmsis/fully_connected.c, kind FC_INT16_QUADS:
+      kind, rows (output_depth), depth K (accum_depth),
+      folded[round4(rows)] = bias[c] + input_offset * sum(filter[c]) as for CONV_2D (missing
+        rows of the last quad 0);
+      the filter as int16, rows in quads (the last one completed with zero rows), each quad's
+      stream per group of 4 inputs (G = ceil(K / 4), the last group padded with zero weights):
+      row a's (w0, w2, w1, w3), then rows b, c and d; 32 * G bytes per quad.  The kernel
+      widens each input word once (SXTB16 into (x0, x2) and (x1, x3)) for the four rows: one
+      SMLAD per weight word, no SXTB16 on weights, no scratch."""
+    found = _weighted_tensors(model, graph, op)
+    weights = graph.tensors[op.inputs[1]] if found else None
+    if found is None or len(weights.shape) != 2:
+        return None
+    q = weights.quantization
+    if q is not None and any(int(z) != 0 for z in q.zero_point):
+        return None  # the kernel's fast path is for symmetric weights only
+    source, rows, bias = found
+    folded = fold_constants(rows, bias, -int(source.quantization.zero_point[0]))
+    folded = np.concatenate([folded, np.zeros(-len(folded) % 4, np.int32)])
+    stream = int16_quads(rows).astype("<i2").tobytes()
+    words = np.frombuffer(stream, dtype="<i4").tolist()
+    return [FC_INT16_QUADS, rows.shape[0], rows.shape[1], *folded.tolist(), *words]
+
+
+def _conv_record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> list[int] | None:
+    found = _weighted_tensors(model, graph, op)
+    if found is None:
+        return None
+    source, filter_data, bias = found
+    weights = graph.tensors[op.inputs[1]]
+    if len(weights.shape) != 4 or len(source.shape) != 4 or weights.shape[3] != source.shape[3]:
+        return None  # not 2-D, or grouped
     rows = filter_data.reshape(weights.shape[0], -1)
     folded = fold_constants(rows, bias, -int(source.quantization.zero_point[0]))
     if len(folded) % 2:
@@ -200,6 +250,7 @@ def _depthwise_record(model: ir.Model, graph: ir.SubGraph,
 
 
 RECORDS: dict[str, Callable[[ir.Model, ir.SubGraph, ir.Operator], list[int] | None]] = {
+    "FULLY_CONNECTED": _fc_record,
     "CONV_2D": _conv_record,
     "DEPTHWISE_CONV_2D": _depthwise_record,
 }

@@ -224,6 +224,57 @@ static inline void cmsis_requantize4_strict(const int32_t acc[4], const int32_t 
 #endif
 }
 
+/* cmsis_requantize_strict of one multiplier and shift (in [-31, -2]) applied to many sums
+ * (a per-tensor node): the shift-derived constants computed once (cmsis_strict_init). */
+typedef struct {
+  int32_t multiplier;
+  int32_t high_start; /* 2^30 >> (shift + 32) */
+  int32_t right;      /* ~shift */
+  int32_t offset, lo, hi;
+} cmsis_strict_t;
+
+static inline void cmsis_strict_init(int32_t multiplier, int32_t shift, int32_t offset,
+                                     int32_t lo, int32_t hi, cmsis_strict_t *q) {
+  q->multiplier = multiplier;
+  q->high_start = (int32_t)(0x40000000u >> (uint32_t)(shift + 32));
+  q->right = ~shift;
+  q->offset = offset;
+  q->lo = lo;
+  q->hi = hi;
+}
+
+/* cmsis_requantize_strict(acc, ...) plus the offset, not clamped. */
+static inline int32_t cmsis_strict_one(const cmsis_strict_t *q, int32_t acc) {
+  const uint32_t sign = (uint32_t)acc & 0x80000000u;
+  const uint32_t high = (uint32_t)q->high_start - (sign >> 31);
+  const int64_t start = (int64_t)(((uint64_t)high << 32) | (0x40000000u | sign));
+  const int64_t y = start + (int64_t)acc * q->multiplier;
+  return ((int32_t)(y >> 32) >> q->right) + q->offset;
+}
+
+/* cmsis_strict_one clamped to [lo, hi]. */
+static inline int8_t cmsis_strict_clamped(const cmsis_strict_t *q, int32_t acc) {
+  const int32_t value = cmsis_strict_one(q, acc);
+  return (int8_t)(value > q->lo ? (value < q->hi ? value : q->hi) : q->lo);
+}
+
+/* out[0..3] = the clamped cmsis_strict_one of acc[0..3]. */
+#ifdef CMSIS_DSP
+static inline void cmsis_strict4(const cmsis_strict_t *q, int32_t a0, int32_t a1, int32_t a2,
+                                 int32_t a3, int8_t *out) {
+  cmsis_store4_clamped(cmsis_strict_one(q, a0), cmsis_strict_one(q, a1),
+                       cmsis_strict_one(q, a2), cmsis_strict_one(q, a3), q->lo, q->hi, out);
+}
+#else
+static inline void cmsis_strict4(const cmsis_strict_t *q, int32_t a0, int32_t a1, int32_t a2,
+                                 int32_t a3, int8_t *out) {
+  out[0] = cmsis_strict_clamped(q, a0);
+  out[1] = cmsis_strict_clamped(q, a1);
+  out[2] = cmsis_strict_clamped(q, a2);
+  out[3] = cmsis_strict_clamped(q, a3);
+}
+#endif
+
 /* Which requantisation is exact for every channel of a node: the strict one (the fewest
  * instructions), else the fast one, else the wide one, else 0 (cmsis_requantize). */
 #define CMSIS_REQUANT_FAST 1
