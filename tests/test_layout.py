@@ -19,7 +19,8 @@ import test_cmsis as cmsis_cases
 from op_oracle import run_tflm
 
 from tflm_gen import host, qemu
-from tflm_gen.layout import CONV_INT16_PAIRS, METADATA_NAME, layout_bytes, layout_words
+from tflm_gen.layout import (CONV_INT16_PAIRS, CONV_INT16_PAIRS_REQUANT, METADATA_NAME,
+                             layout_bytes, layout_words)
 from tflm_gen.model import ir
 from tflm_gen.model.builder import ModelBuilder
 from tflm_gen.model.reader import read_model
@@ -76,7 +77,8 @@ def with_layout_words(model_bytes: bytes, edit) -> bytes:
 def test_layout_layers_bit_exact_on_host(seed):
     model, inputs, cases = layout_model(seed)
     device = device_model(model, cmsis_cases.TAGS)[0]
-    assert all(record and record[0] == CONV_INT16_PAIRS for record in records(device))
+    kinds = {CONV_INT16_PAIRS, CONV_INT16_PAIRS_REQUANT}
+    assert all(record and record[0] in kinds for record in records(device))
     cmsis_cases.compare(host.run_model(device, inputs, cmsis_cases.TAGS), model, inputs, cases)
 
 
@@ -135,8 +137,9 @@ def test_float_and_grouped_convolutions_get_no_record():
 
 def test_record_kind_is_the_kernels():
     source = (ROOT / "kernels_c" / "cmsis" / "conv.c").read_text()
-    kind = re.search(r"#define CMSIS_CONV_INT16_PAIRS (\d+)", source)
-    assert kind and int(kind.group(1)) == CONV_INT16_PAIRS
+    for name, value in (("", CONV_INT16_PAIRS), ("_REQUANT", CONV_INT16_PAIRS_REQUANT)):
+        kind = re.search(rf"#define CMSIS_CONV_INT16_PAIRS{name} (\d+)", source)
+        assert kind and int(kind.group(1)) == value
 
 
 def test_only_the_cmsis_kernels_pay_for_layouts():

@@ -20,6 +20,16 @@ CONV_INT16_PAIRS:
   channel a's (w0, w2, w1, w3) then channel b's (the order cmsis_widen_pair gives the
   input: one SMLAD per word); 16 * G bytes per pair.
 
+CONV_INT16_PAIRS_REQUANT: the same fields, then per channel pair (a, b) the 8 words
+  folded a, folded b, multiplier a, b, constant a, b, right shift a, b
+  with which the DSP kernel requantises without branches (cmsis_requantize_folded):
+  byte = SSAT8((SMMLAR(2 * acc, multiplier, constant) - [acc < 0]) >> right).  Written
+  only when that equals TFLM's MultiplyByQuantizedMultiplier + output offset for every
+  input: |acc| < 2^30 for every int8 input (bound from the filter and folded constant),
+  shifts right, and constant + the rounded high product never leaving int32; or the
+  channel's output is one value v for every input (multiplier 0, constant 1 + 2v, shift 1)
+  (_channel_requant).
+
 To add an op (DEPTHWISE_CONV_2D, FULLY_CONNECTED): write a `_<op>_record(graph, op)`
 returning its words (or None) and add it to RECORDS; read it in the kernel's prepare or
 eval with tflm_node_layout and validate its fields there.
@@ -32,9 +42,12 @@ from collections.abc import Callable
 import numpy as np
 
 from tflm_gen.model import ir
+from tflm_gen.requant import channel_requant
 
 METADATA_NAME = "tflm_gen.layout"
 CONV_INT16_PAIRS = 1  # kind of the CONV_2D record above
+CONV_INT16_PAIRS_REQUANT = 2  # CONV_INT16_PAIRS plus the requantisation tail
+ACCUMULATOR_LIMIT = 1 << 30  # |acc| below it: 2 * acc fits int32 (SMMLAR's operand)
 
 
 def _constant(model: ir.Model, tensor: ir.Tensor) -> np.ndarray | None:
@@ -55,6 +68,60 @@ def fold_constants(filter_rows: np.ndarray, bias: np.ndarray | None,
     start = bias.astype(np.int64) if bias is not None else np.zeros(len(sums), np.int64)
     folded = (start + input_offset * sums) & 0xFFFFFFFF
     return folded.astype(np.uint32).view(np.int32)
+
+
+def _tflm_requantize(acc: int, multiplier: int, shift: int) -> int:
+    """TFLM's MultiplyByQuantizedMultiplier for a right shift (shift <= 0), exact integers:
+    the doubling high product rounded, then divided by 2^-shift half away from zero."""
+    if acc == multiplier == -(1 << 31):
+        return (1 << 31) - 1
+    high = (acc * multiplier + (1 << 30)) >> 31
+    right = -shift
+    return (high + (1 << (right - 1)) - (high < 0)) >> right if right else high
+
+
+def _channel_requant(bound: int, folded: int, multiplier: int, shift: int,
+                     offset: int) -> tuple[int, int, int] | None:
+    """(multiplier, constant, right shift) of cmsis_requantize_folded for one channel whose
+    accumulator stays within folded +- bound, or None when no such triple is exact.  With
+    h = TFLM's rounded doubling high product, |h| <= high; rounding h / 2^r half away from
+    zero and adding offset is (h + 2^(r-1) + offset * 2^r - [acc < 0]) >> r while that sum
+    fits int32 ([h < 0] and [acc < 0] differ only where both give 0).  A channel whose
+    output is one value v for every accumulator (the requantisation is monotonic: its ends
+    agree) takes multiplier 0: (1 + 2 * v - [acc < 0]) >> 1 is v, whatever acc."""
+    low, top = folded - bound, folded + bound
+    if shift <= 0 and -(1 << 31) <= low and top < (1 << 31):
+        value = _tflm_requantize(low, multiplier, shift) + offset
+        if value == _tflm_requantize(top, multiplier, shift) + offset and abs(value) < 1 << 29:
+            return 0, 1 + 2 * value, 1
+    if max(abs(low), abs(top)) >= ACCUMULATOR_LIMIT or shift > -1:
+        return None
+    if not (1 << 30) <= multiplier < (1 << 31):
+        return None
+    right = -shift
+    high = (max(abs(low), abs(top)) * multiplier + (1 << 30)) >> 31
+    constant = (1 << (right - 1)) + offset * (1 << right)
+    if -(1 << 31) <= constant - high - 1 and constant + high < (1 << 31):
+        return multiplier, constant, right
+    return None
+
+
+def requant_tail(filter_rows: np.ndarray, exact_folded: list[int],
+                 requant: list[tuple[int, int]], offset: int) -> list[int] | None:
+    """The CONV_INT16_PAIRS_REQUANT tail for an even number of channels, or None."""
+    if len(exact_folded) % 2:
+        return None
+    bounds = [128 * int(np.abs(row.astype(np.int64)).sum()) for row in filter_rows]
+    channels = [_channel_requant(bound, folded, multiplier, shift, offset)
+                for bound, folded, (multiplier, shift) in zip(bounds, exact_folded, requant)]
+    if any(c is None for c in channels):
+        return None
+    tail = []
+    for a in range(0, len(channels), 2):
+        pair = channels[a:a + 2]
+        tail += [*exact_folded[a:a + 2], *(c[0] for c in pair), *(c[1] for c in pair),
+                 *(c[2] for c in pair)]
+    return tail
 
 
 def int16_pairs(filter_rows: np.ndarray) -> np.ndarray:
@@ -88,12 +155,29 @@ def _conv_record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> list[i
                                (bias is None or bias_tensor.dtype != "int32")):
         return None
     rows = filter_data.reshape(weights.shape[0], -1)
-    folded = fold_constants(rows, bias, -int(source.quantization.zero_point[0]))
+    input_offset = -int(source.quantization.zero_point[0])
+    folded = fold_constants(rows, bias, input_offset)
+    tail = _requant_tail_of(graph, op, rows, bias, input_offset)
     if len(folded) % 2:
         folded = np.concatenate([folded, folded[-1:]])
     stream = int16_pairs(rows).astype("<i2").tobytes()
     words = np.frombuffer(stream, dtype="<i4").tolist()
-    return [CONV_INT16_PAIRS, rows.shape[0], rows.shape[1], *folded.tolist(), *words]
+    kind = CONV_INT16_PAIRS if tail is None else CONV_INT16_PAIRS_REQUANT
+    return [kind, rows.shape[0], rows.shape[1], *folded.tolist(), *words, *(tail or [])]
+
+
+def _requant_tail_of(graph: ir.SubGraph, op: ir.Operator, rows: np.ndarray,
+                     bias: np.ndarray | None, input_offset: int) -> list[int] | None:
+    """requant_tail of a CONV_2D node, from the requantisation the runtime reads
+    (tflm_gen.requant) and the exact (unwrapped) folded constants."""
+    requant = channel_requant(graph, op)
+    output = graph.tensors[op.outputs[0]]
+    if requant is None or not (output.quantization and output.quantization.zero_point):
+        return None
+    sums = rows.astype(np.int64).sum(axis=1).tolist()
+    starts = bias.astype(np.int64).tolist() if bias is not None else [0] * len(sums)
+    exact = [int(start) + input_offset * int(total) for start, total in zip(starts, sums)]
+    return requant_tail(rows, exact, requant, int(output.quantization.zero_point[0]))
 
 
 RECORDS: dict[str, Callable[[ir.Model, ir.SubGraph, ir.Operator], list[int] | None]] = {

@@ -65,33 +65,66 @@ typedef struct {
                             channel bias + input_offset * sum(w); the input is then read raw */
   const int16_t *pairs;  /* its int16 filter, channel pairs interleaved (CONV_INT16_PAIRS) */
   int32_t pair_stride;   /* int16 values per channel pair in `pairs` */
+  const int32_t *tail;   /* CONV_INT16_PAIRS_REQUANT's requantisation per channel pair, NULL
+                            when absent or not this node's (tail_agrees) */
   int32_t channels;      /* output channels computed: all, or one decoded block's */
   int32_t stride;        /* output channels per pixel (Cout) */
 } cmsis_conv_job_t;
 
-/* The kind of CONV_2D layout record this kernel reads (tflm_gen/layout.py). */
+/* The kinds of CONV_2D layout record this kernel reads (tflm_gen/layout.py). */
 #define CMSIS_CONV_INT16_PAIRS 1
+#define CMSIS_CONV_INT16_PAIRS_REQUANT 2
 
 /* int16 values per channel pair of a CONV_INT16_PAIRS stream for patch length k (rows
  * padded with zero weights to whole groups of 4). */
 static int32_t pair_stride_of(int32_t k) { return 8 * ((k + 3) >> 2); }
 
 /* Points job->folded and job->pairs at the node's layout record when it is one this
- * kernel reads and agrees with the node's shapes; leaves them NULL otherwise. */
+ * kernel reads and agrees with the node's shapes, and job->tail at its requantisation tail
+ * when it has one (an even channel count); leaves them NULL otherwise. */
 static void find_layout(tflm_context_t *ctx, const tflm_node_t *node, cmsis_conv_job_t *job) {
   int32_t words;
   const int32_t *record = tflm_node_layout(ctx, node, &words);
   const int32_t cout = job->p->output_c, stride = pair_stride_of(job->patch);
+  const int64_t plain = 3 + (int64_t)(cout + 1) / 2 * (2 + stride / 2);
   job->folded = NULL;
   job->pairs = NULL;
+  job->tail = NULL;
   job->pair_stride = stride;
-  if (record == NULL || words < 3 || record[0] != CMSIS_CONV_INT16_PAIRS ||
-      record[1] != cout || record[2] != job->patch ||
-      (int64_t)words != 3 + (int64_t)(cout + 1) / 2 * (2 + stride / 2)) {
+  if (record == NULL || words < 3 || record[1] != cout || record[2] != job->patch) return;
+  if (record[0] == CMSIS_CONV_INT16_PAIRS_REQUANT && (cout & 1) == 0 &&
+      (int64_t)words == plain + 4 * (int64_t)cout) {
+    job->tail = record + plain;
+  } else if (record[0] != CMSIS_CONV_INT16_PAIRS || (int64_t)words != plain) {
     return;
   }
   job->folded = record + 3;
   job->pairs = (const int16_t *)(const void *)(record + 3 + (cout + 1) / 2 * 2);
+}
+
+/* 1 when the requantisation tail is this node's: the folded constants of the record, the
+ * multipliers, shifts and output offset the runtime holds, and the whole int8 clamp range
+ * (SSAT's).  A channel of multiplier 0 gives one value for every input (the constant's
+ * half): the generator proved it from the accumulator's bounds (tflm_gen/layout.py,
+ * _channel_requant), so only its form is checked here. */
+static int32_t tail_agrees(const cmsis_conv_job_t *job) {
+  const tflm_conv_params_t *p = job->p;
+  const uint32_t offset = (uint32_t)p->output_offset;
+  int32_t c;
+  if (p->act_min != -128 || p->act_max != 127) return 0;
+  for (c = 0; c < p->output_c; ++c) {
+    const int32_t *t = job->tail + 8 * (c >> 1) + (c & 1);
+    const int32_t multiplier = t[2], constant = t[4], right = t[6];
+    if (t[0] != job->folded[c]) return 0;
+    if (multiplier == 0) {
+      if (right != 1 || (constant & 1) == 0) return 0;
+    } else if (multiplier != job->requant.multipliers[c] ||
+               right != -job->requant.shifts[c] || right < 1 || right > 31 ||
+               (uint32_t)constant != (1u << (right - 1)) + (offset << right)) {
+      return 0;
+    }
+  }
+  return 1;
 }
 
 /* memcpy for the short rows of a patch (a few to a few hundred bytes): words through
@@ -477,9 +510,31 @@ static inline __attribute__((always_inline)) void pairs_with(const cmsis_conv_jo
   }
 }
 
+/* The offline layout with its requantisation tail: per pair of pixels, every channel's
+ * sums requantised and stored inside cmsis_dot_pairs_requant. */
+static void pairs_requantized(const cmsis_conv_job_t *job, int32_t pixels) {
+  const int32_t k = job->patch, groups = (k + 3) >> 2, count = job->channels >> 1;
+  const int32_t stride = job->stride;
+  int16_t *pair = (int16_t *)(void *)(job->scratch + 2 * CMSIS_ROUND4(k));
+  int32_t pixel;
+  for (pixel = 0; pixel < pixels; pixel += 2) {
+    const int32_t two = pixel + 1 < pixels;
+    int8_t *out0 = job->output + pixel * stride;
+    const int8_t *first = patch_of(job, pixel, 0);
+    cmsis_widen_pair(first, two ? patch_of(job, pixel + 1, 1) : first, pair,
+                     CMSIS_ROUND4(k), 0);
+    cmsis_dot_pairs_requant(pair, job->pairs, groups, count, job->tail, out0,
+                            two ? out0 + stride : out0);
+  }
+}
+
 /* One copy of the loops per requantisation mode, on the offline layout or the plain filter. */
 static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
   const int32_t laid_out = job->pairs != NULL;
+  if (job->tail != NULL) {
+    pairs_requantized(job, pixels);
+    return;
+  }
   switch (job->fast) {
     case CMSIS_REQUANT_STRICT:
       if (laid_out) pairs_with(job, pixels, CMSIS_REQUANT_STRICT);
@@ -528,6 +583,12 @@ static void conv_pixels_laid_out(const cmsis_conv_job_t *job, int32_t pixels) {
       sums[0] = job->folded[oc];
       sums[1] = job->folded[oc + second];
       dot_pair(patch, job->pairs + (oc >> 1) * job->pair_stride, k, sums);
+      if (job->tail != NULL) { /* an even channel count */
+        const int32_t *t = job->tail + 4 * oc;
+        out[oc] = cmsis_requantize_folded(sums[0], t[2], t[4], t[6]);
+        out[oc + 1] = cmsis_requantize_folded(sums[1], t[3], t[5], t[7]);
+        continue;
+      }
       out[oc] = finish(job, sums[0], oc);
       if (second) out[oc + 1] = finish(job, sums[1], oc + 1);
     }
@@ -579,6 +640,7 @@ static void conv_job(tflm_context_t *ctx, const tflm_node_t *node,
   job->channels = p->output_c;
   job->stride = p->output_c;
   find_layout(ctx, node, job);
+  if (job->tail != NULL && !tail_agrees(job)) job->tail = NULL;
   /* The layout's kernels read round4(K) bytes per patch: past the input's end in place. */
   if (job->pairs != NULL && (job->patch & 3) != 0) job->in_place = 0;
 }
@@ -672,6 +734,7 @@ static void conv_block(tflm_context_t *ctx, const tflm_weighted_call_t *call,
   if (job.bias != NULL) job.bias += first;
   job.folded = NULL;
   job.pairs = NULL;
+  job.tail = NULL;
   /* Building the layout costs a few instructions per weight, and saves some per weight
    * and output pixel: worth it from CMSIS_LAYOUT_MIN_PIXELS pixels. */
   if (job.p->output_h * job.p->output_w >= CMSIS_LAYOUT_MIN_PIXELS) {
