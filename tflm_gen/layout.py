@@ -20,11 +20,14 @@ CONV_INT16_PAIRS:
   channel a's (w0, w2, w1, w3) then channel b's (the order cmsis_widen_pair gives the
   input: one SMLAD per word); 16 * G bytes per pair.
 
-CONV_INT16_PAIRS_REQUANT: the same fields, then per channel pair (a, b) the 8 words
-  folded a, folded b, multiplier a, b, constant a, b, right shift a, b
-  with which the DSP kernel requantises without branches (cmsis_requantize_folded):
-  byte = SSAT8((SMMLAR(2 * acc, multiplier, constant) - [acc < 0]) >> right).  Written
-  only when that equals TFLM's MultiplyByQuantizedMultiplier + output offset for every
+CONV_INT16_PAIRS_REQUANT: the same fields with the filter stream's weights doubled (2w
+  fits int16), then per channel pair (a, b) the 8 words
+  2 * folded a, 2 * folded b, multiplier a, b, constant a, b, right shift a, b
+  so that the DSP kernel's sums are 2 * acc, requantised without branches
+  (cmsis_requantize_folded): byte = SSAT8((SMMLAR(2 * acc, multiplier, constant)
+  - [acc < 0]) >> right).  The plain folded constants stay as they are (the MVE kernel
+  reads them with the int8 filter).  Written only for a node whose clamp is the whole int8
+  range, and only when that equals TFLM's MultiplyByQuantizedMultiplier + output offset for every
   input: |acc| < 2^30 for every int8 input (bound from the filter and folded constant),
   shifts right, and constant + the rounded high product never leaving int32; or the
   channel's output is one value v for every input (multiplier 0, constant 1 + 2v, shift 1)
@@ -106,6 +109,11 @@ def _channel_requant(bound: int, folded: int, multiplier: int, shift: int,
     return None
 
 
+def _wrap32(value: int) -> int:
+    """value as the int32 of its low 32 bits (a constant channel's doubled sum may wrap)."""
+    return (value + (1 << 31)) % (1 << 32) - (1 << 31)
+
+
 def requant_tail(filter_rows: np.ndarray, exact_folded: list[int],
                  requant: list[tuple[int, int]], offset: int) -> list[int] | None:
     """The CONV_INT16_PAIRS_REQUANT tail for an even number of channels, or None."""
@@ -119,7 +127,7 @@ def requant_tail(filter_rows: np.ndarray, exact_folded: list[int],
     tail = []
     for a in range(0, len(channels), 2):
         pair = channels[a:a + 2]
-        tail += [*exact_folded[a:a + 2], *(c[0] for c in pair), *(c[1] for c in pair),
+        tail += [_wrap32(2 * f) for f in exact_folded[a:a + 2]] + [*(c[0] for c in pair), *(c[1] for c in pair),
                  *(c[2] for c in pair)]
     return tail
 
@@ -160,10 +168,23 @@ def _conv_record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> list[i
     tail = _requant_tail_of(graph, op, rows, bias, input_offset)
     if len(folded) % 2:
         folded = np.concatenate([folded, folded[-1:]])
-    stream = int16_pairs(rows).astype("<i2").tobytes()
-    words = np.frombuffer(stream, dtype="<i4").tolist()
     kind = CONV_INT16_PAIRS if tail is None else CONV_INT16_PAIRS_REQUANT
+    stream = int16_pairs(rows if tail is None else 2 * rows.astype(np.int16))
+    words = np.frombuffer(stream.astype("<i2").tobytes(), dtype="<i4").tolist()
     return [kind, rows.shape[0], rows.shape[1], *folded.tolist(), *words, *(tail or [])]
+
+
+def _clamps_to_int8(op: ir.Operator, quantization: ir.Quantization) -> bool:
+    """True when the fused activation's clamp range is the whole int8 range (SSAT's): none,
+    or RELU / RELU6 from a zero point of -128 whose 6.0 lies beyond 127 with a margin for
+    float rounding (the runtime checks the range it computes, tail_agrees)."""
+    activation = op.builtin_options.get("fused_activation_function", 0)
+    zero_point, scale = int(quantization.zero_point[0]), float(quantization.scale[0])
+    if activation == 1:  # RELU
+        return zero_point == -128
+    if activation == 3:  # RELU6
+        return zero_point == -128 and scale > 0 and 6.0 / scale >= 256
+    return activation != 2  # RELU_N1_TO_1 clamps; the others keep the type's range
 
 
 def _requant_tail_of(graph: ir.SubGraph, op: ir.Operator, rows: np.ndarray,
@@ -172,7 +193,8 @@ def _requant_tail_of(graph: ir.SubGraph, op: ir.Operator, rows: np.ndarray,
     (tflm_gen.requant) and the exact (unwrapped) folded constants."""
     requant = channel_requant(graph, op)
     output = graph.tensors[op.outputs[0]]
-    if requant is None or not (output.quantization and output.quantization.zero_point):
+    if requant is None or not (output.quantization and output.quantization.zero_point and
+                               _clamps_to_int8(op, output.quantization)):
         return None
     sums = rows.astype(np.int64).sum(axis=1).tolist()
     starts = bias.astype(np.int64).tolist() if bias is not None else [0] * len(sums)

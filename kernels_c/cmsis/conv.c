@@ -81,7 +81,8 @@ static int32_t pair_stride_of(int32_t k) { return 8 * ((k + 3) >> 2); }
 
 /* Points job->folded and job->pairs at the node's layout record when it is one this
  * kernel reads and agrees with the node's shapes, and job->tail at its requantisation tail
- * when it has one (an even channel count); leaves them NULL otherwise. */
+ * when it has one (an even channel count; its pairs are then doubled weights); leaves them
+ * NULL otherwise. */
 static void find_layout(tflm_context_t *ctx, const tflm_node_t *node, cmsis_conv_job_t *job) {
   int32_t words;
   const int32_t *record = tflm_node_layout(ctx, node, &words);
@@ -115,7 +116,7 @@ static int32_t tail_agrees(const cmsis_conv_job_t *job) {
   for (c = 0; c < p->output_c; ++c) {
     const int32_t *t = job->tail + 8 * (c >> 1) + (c & 1);
     const int32_t multiplier = t[2], constant = t[4], right = t[6];
-    if (t[0] != job->folded[c]) return 0;
+    if ((uint32_t)t[0] != 2u * (uint32_t)job->folded[c]) return 0;
     if (multiplier == 0) {
       if (right != 1 || (constant & 1) == 0) return 0;
     } else if (multiplier != job->requant.multipliers[c] ||
@@ -579,12 +580,12 @@ static void conv_pixels_laid_out(const cmsis_conv_job_t *job, int32_t pixels) {
     int8_t *out = job->output + pixel * stride;
     for (oc = 0; oc < cout; oc += 2) {
       const int32_t second = oc + 1 < cout;
+      const int32_t *t = job->tail != NULL ? job->tail + 4 * oc : NULL;
       int32_t sums[2];
-      sums[0] = job->folded[oc];
-      sums[1] = job->folded[oc + second];
+      sums[0] = t != NULL ? t[0] : job->folded[oc];
+      sums[1] = t != NULL ? t[1] : job->folded[oc + second];
       dot_pair(patch, job->pairs + (oc >> 1) * job->pair_stride, k, sums);
-      if (job->tail != NULL) { /* an even channel count */
-        const int32_t *t = job->tail + 4 * oc;
+      if (t != NULL) { /* 2 * acc, an even channel count */
         out[oc] = cmsis_requantize_folded(sums[0], t[2], t[4], t[6]);
         out[oc + 1] = cmsis_requantize_folded(sums[1], t[3], t[5], t[7]);
         continue;
@@ -640,7 +641,11 @@ static void conv_job(tflm_context_t *ctx, const tflm_node_t *node,
   job->channels = p->output_c;
   job->stride = p->output_c;
   find_layout(ctx, node, job);
-  if (job->tail != NULL && !tail_agrees(job)) job->tail = NULL;
+  if (job->tail != NULL && !tail_agrees(job)) { /* its doubled filter is of no use either */
+    job->folded = NULL;
+    job->pairs = NULL;
+    job->tail = NULL;
+  }
   /* The layout's kernels read round4(K) bytes per patch: past the input's end in place. */
   if (job->pairs != NULL && (job->patch & 3) != 0) job->in_place = 0;
 }
