@@ -35,18 +35,33 @@ LAYERS = [(1, 8, 16, 1), (1, 16, 32, 1), (1, 32, 33, 1), (1, 64, 24, 1), (1, 128
           (3, 8, 12, 1)]
 
 
-def layout_model(seed: int):
-    """(model bytes, inputs, cases) of independent CONV_2D layers, each scale factor once."""
+# Layers of real models whose requantisation the DSP kernel fuses (CONV_INT16_PAIRS_REQUANT:
+# even channel counts, output zero point -128, RELU or none): vww / person_detect 1x1 over
+# 8-256 channels and their 3x3 stride-2 first layer over 3, kws' first layer over 1,
+# resnet's 3x3 over 16 and 32 (stride 1 and 2) and its 1x1 stride-2 shortcut.
+REQUANT_LAYERS = [(1, 8, 16, 1), (1, 16, 32, 1), (1, 32, 32, 1), (1, 64, 128, 1),
+                  (1, 256, 64, 1), (3, 3, 8, 2), (3, 1, 64, 2), (3, 16, 16, 1), (3, 32, 64, 2),
+                  (1, 16, 32, 2)]
+
+
+def layout_model(seed: int, layers=LAYERS, requant_tail: bool = False):
+    """(model bytes, inputs, cases) of independent CONV_2D layers, each scale factor once;
+    requant_tail: output zero point -128 and RELU or no activation, scales whose shifts
+    are right shifts (1: the generators' own; 1e3: beyond the output's range)."""
     rng = np.random.default_rng(9100 + seed)
     b = ModelBuilder()
     cases = []
-    for index, (kernel, cin, cout, stride) in enumerate(LAYERS):
+    for index, (kernel, cin, cout, stride) in enumerate(layers):
         g = cmsis_cases.conv_geometry(rng, False, kernel, cin, cout)
         if kernel == 3:
             g = cmsis_cases.padded_geometry(g, stride)
         factor = cmsis_cases.SCALE_FACTORS[index % len(cmsis_cases.SCALE_FACTORS)]
         zero_point = -128 if index % 2 == 0 else None
-        data, g = cmsis_cases.add_conv(b, rng, g, False, factor, zero_point)
+        output_zero_point = None
+        if requant_tail:
+            g["activation"] = ("RELU", "NONE")[index % 2]
+            factor, zero_point, output_zero_point = (1.0, 1e3)[index % 3 == 2], -128, -128
+        data, g = cmsis_cases.add_conv(b, rng, g, False, factor, zero_point, output_zero_point)
         cases.append(("CONV_2D", [data], g))
     inputs = [array for _, data, _ in cases for array in data]
     return b.build(), inputs, [(op, g) for op, _, g in cases]
@@ -91,13 +106,55 @@ def test_layout_layers_bit_exact_on_board(target):
     cmsis_cases.compare(result.outputs, model, inputs, cases)
 
 
+def test_requant_tail_layers_bit_exact_on_host():
+    model, inputs, cases = layout_model(0, REQUANT_LAYERS, requant_tail=True)
+    device = device_model(model, cmsis_cases.TAGS)[0]
+    assert all(record[0] == CONV_INT16_PAIRS_REQUANT for record in records(device))
+    cmsis_cases.compare(host.run_model(device, inputs, cmsis_cases.TAGS), model, inputs, cases)
+
+
+@pytest.mark.parametrize("target", ["qemu-cortex-m4", "qemu-cortex-m55"])
+def test_requant_tail_layers_bit_exact_on_board(target):
+    cmsis_cases.need_board(target)
+    model, inputs, cases = layout_model(0, REQUANT_LAYERS, requant_tail=True)
+    result = qemu.run_on_target(model, target, inputs, cmsis_cases.TAGS)
+    assert result.matches_host, result.stdout
+    cmsis_cases.compare(result.outputs, model, inputs, cases)
+
+
+def first_tail(words) -> int:
+    """Word index of the first record's requantisation tail (CONV_INT16_PAIRS_REQUANT)."""
+    start, channels = words[2], words[words[2] + 2]
+    assert words[start + 1] == CONV_INT16_PAIRS_REQUANT
+    return start + 1 + words[start] - 4 * channels
+
+
+def test_a_requant_tail_that_disagrees_is_ignored():
+    """A tail whose first multiplier is not the node's: the layer runs without the record,
+    still bit-exact."""
+    model, inputs, cases = layout_model(1, REQUANT_LAYERS, requant_tail=True)
+    device = device_model(model, cmsis_cases.TAGS)[0]
+
+    def wrong_multiplier(words):
+        tail = first_tail(words)
+        words[tail + 2] = words[tail + 2] + 1 if words[tail + 2] else 1 << 30
+        return words
+
+    ours = host.run_model(with_layout_words(device, wrong_multiplier), inputs,
+                          cmsis_cases.TAGS)
+    cmsis_cases.compare(ours, model, inputs, cases)
+
+
 def test_kernel_reads_the_folded_constants():
-    """One folded constant moved by 2^24 changes that layer's output: the kernel uses them."""
+    """One folded constant moved by 2^24 (and its double in the requantisation tail) changes
+    that layer's output: the kernel uses them."""
     model, inputs, cases = layout_model(0)
     device = device_model(model, cmsis_cases.TAGS)[0]
 
     def bump_first_constant(words):
         words[words[2] + 4] += 1 << 24  # record: length, kind, channels, patch, folded[0]
+        if words[words[2] + 1] == CONV_INT16_PAIRS_REQUANT:
+            words[first_tail(words)] += 1 << 25
         return words
 
     ours = host.run_model(with_layout_words(device, bump_first_constant), inputs,
