@@ -40,6 +40,7 @@ eval with tflm_node_layout and validate its fields there.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -176,14 +177,16 @@ def _conv_record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> list[i
 
 def _clamps_to_int8(op: ir.Operator, quantization: ir.Quantization) -> bool:
     """True when the fused activation's clamp range is the whole int8 range (SSAT's): none,
-    or RELU / RELU6 from a zero point of -128 whose 6.0 lies beyond 127 with a margin for
-    float rounding (the runtime checks the range it computes, tail_agrees)."""
+    or RELU / RELU6 from a zero point of -128 whose 6.0 quantises to 127 or more (in float32,
+    rounded half away from zero, as tflm_activation_range_quantized; the runtime checks the
+    range it computes too, tail_agrees)."""
     activation = op.builtin_options.get("fused_activation_function", 0)
-    zero_point, scale = int(quantization.zero_point[0]), float(quantization.scale[0])
+    zero_point, scale = int(quantization.zero_point[0]), np.float32(quantization.scale[0])
     if activation == 1:  # RELU
         return zero_point == -128
     if activation == 3:  # RELU6
-        return zero_point == -128 and scale > 0 and 6.0 / scale >= 256
+        six = float(np.float32(6.0) / scale) if scale > 0 else 0.0
+        return zero_point == -128 and math.floor(abs(six) + 0.5) + zero_point >= 127
     return activation != 2  # RELU_N1_TO_1 clamps; the others keep the type's range
 
 
