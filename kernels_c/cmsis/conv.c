@@ -144,6 +144,14 @@ static void gather_patch(const cmsis_conv_job_t *job, int32_t pixel, int8_t *dst
   const int32_t cin = p->input_c, row = p->filter_w * cin;
   const int8_t zero_point = (int8_t)-p->input_offset;
   int32_t fy, fx;
+  if (p->dilation_w == 1 && x0 >= 0 && x0 + p->filter_w <= p->input_w && y0 >= 0 &&
+      y0 + (p->filter_h - 1) * p->dilation_h < p->input_h) {
+    /* Inside the image (most pixels): whole filter rows, no per-row checks. */
+    const int32_t line = p->dilation_h * p->input_w * cin;
+    const int8_t *src = job->image + (y0 * p->input_w + x0) * cin;
+    for (fy = 0; fy < p->filter_h; ++fy, dst += row, src += line) copy_row(dst, src, row);
+    return;
+  }
   for (fy = 0; fy < p->filter_h; ++fy, dst += row) {
     const int32_t y = y0 + fy * p->dilation_h;
     const int8_t *line = job->image + y * p->input_w * cin;
@@ -168,6 +176,9 @@ static void gather_patch(const cmsis_conv_job_t *job, int32_t pixel, int8_t *dst
 static const int8_t *patch_of(const cmsis_conv_job_t *job, int32_t pixel, int32_t slot) {
   const tflm_conv_params_t *p = job->p;
   int8_t *dst;
+  if (job->in_place && p->stride_h == 1 && p->stride_w == 1) {
+    return job->image + pixel * p->input_c; /* 1x1, stride 1: consecutive pixels */
+  }
   if (job->in_place) {
     const int32_t y = (pixel / p->output_w) * p->stride_h;
     const int32_t x = (pixel % p->output_w) * p->stride_w;
