@@ -22,7 +22,8 @@ CONV_INT16_PAIRS:
 
 CONV_INT16_PAIRS_REQUANT: the same fields with the filter stream's weights doubled (2w
   fits int16), then per channel pair (a, b) the 8 words
-  2 * folded a, 2 * folded b, multiplier a, b, constant a, b, right shift a, b
+  2 * folded a, 2 * folded b, right shift b, multiplier a, b, constant a, b, right shift a
+  (the order one LDM fills r0, r8-r12 with)
   so that the DSP kernel's sums are 2 * acc, requantised without branches
   (cmsis_requantize_folded): byte = SSAT8((SMMLAR(2 * acc, multiplier, constant)
   - [acc < 0]) >> right).  The plain folded constants stay as they are (the MVE kernel
@@ -127,9 +128,10 @@ def requant_tail(filter_rows: np.ndarray, exact_folded: list[int],
         return None
     tail = []
     for a in range(0, len(channels), 2):
-        pair = channels[a:a + 2]
-        tail += [_wrap32(2 * f) for f in exact_folded[a:a + 2]] + [*(c[0] for c in pair), *(c[1] for c in pair),
-                 *(c[2] for c in pair)]
+        (multiplier_a, constant_a, shift_a), (multiplier_b, constant_b, shift_b) = \
+            channels[a:a + 2]
+        tail += [_wrap32(2 * f) for f in exact_folded[a:a + 2]]
+        tail += [shift_b, multiplier_a, multiplier_b, constant_a, constant_b, shift_a]
     return tail
 
 

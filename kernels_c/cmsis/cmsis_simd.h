@@ -440,13 +440,13 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs(
 
 /* cmsis_dot_pairs over `count` (>= 1) channel pairs of a CONV_INT16_PAIRS_REQUANT layout
  * (doubled weights), requantised in registers (cmsis_requantize_folded) and stored: per
- * pair the tail's 8 words (2 * folded a, b, multiplier a, b, constant a, b, right shift
- * a, b), channel 2j's and 2j+1's bytes to out0[2j..] (pixel 0) and out1[2j..] (pixel 1;
+ * pair the tail's 8 words (2 * folded a, b, right shift b, multiplier a, b, constant a, b,
+ * right shift a), channel 2j's and 2j+1's bytes to out0[2j..] (pixel 0) and out1[2j..] (pixel 1;
  * out1 == out0 when there is no second pixel: the same bytes twice).  Arguments: r0 pair,
  * r1 w, r2 groups (>= 1), r3 count, [sp] tail, [sp, #4] out0, [sp, #8] out1 (halfword
  * aligned).  The groups loop is unrolled 4 times and entered part-way for groups % 4
  * (each group is 12 32-bit instructions, 48 bytes: the entry is computed once).  No sums
- * go through memory; about 33 instructions per pair besides its MACs. */
+ * go through memory; about 31 instructions per pair besides its MACs. */
 __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant(
     const int16_t *pair CMSIS_IN_ASM, const int16_t *w CMSIS_IN_ASM,
     int32_t groups CMSIS_IN_ASM, int32_t count CMSIS_IN_ASM, const int32_t *tail CMSIS_IN_ASM,
@@ -466,7 +466,8 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant(
       "push {r0, r2, r3, r12}\n\t"  /* [sp] pair, #4 passes, #8 tail end, #12 entry;
                                        #52 tail, #56 out0, #60 out1 */
       "4:\n\t"                      /* lr: this pair's tail */
-      "ldrd r4, r5, [lr]\n\t"
+      "ldrd r4, r5, [lr], #8\n\t"
+      "str lr, [sp, #52]\n\t"
       "mov r6, r4\n\t"
       "mov r7, r5\n\t"
       "ldrd r0, r2, [sp]\n\t"
@@ -480,11 +481,7 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant(
       "subs r2, r2, #1\n\t"
       "bne 1b\n\t"
       "ldr lr, [sp, #52]\n\t"
-      "ldrd r8, r9, [lr, #8]\n\t"
-      "ldrd r10, r11, [lr, #16]\n\t"
-      "ldrd r12, r0, [lr, #24]\n\t"
-      "add lr, lr, #32\n\t"
-      "str lr, [sp, #52]\n\t"
+      "ldmia lr!, {r0, r8-r12}\n\t" /* the next pair's tail */
       CMSIS_PAIR_REQUANT("r4", "r5", "r2")
       CMSIS_PAIR_REQUANT("r6", "r7", "r4")
       "ldrd r6, r7, [sp, #56]\n\t"

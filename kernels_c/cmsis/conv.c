@@ -103,6 +103,13 @@ static void find_layout(tflm_context_t *ctx, const tflm_node_t *node, cmsis_conv
   job->pairs = (const int16_t *)(const void *)(record + 3 + (cout + 1) / 2 * 2);
 }
 
+/* Word offsets in a pair's 8 tail words (tflm_gen/layout.py): folded a, b at 0, 1, then
+ * the order one LDM fills r0, r8-r12 with in cmsis_dot_pairs_requant: right shift b,
+ * multiplier a, b, constant a, b, right shift a. */
+#define CMSIS_TAIL_MULTIPLIER 3
+#define CMSIS_TAIL_CONSTANT 5
+static const int32_t tail_shift[2] = {7, 2};
+
 /* 1 when the requantisation tail is this node's: the folded constants of the record, the
  * multipliers, shifts and output offset the runtime holds, and the whole int8 clamp range
  * (SSAT's).  A channel of multiplier 0 gives one value for every input (the constant's
@@ -114,9 +121,10 @@ static int32_t tail_agrees(const cmsis_conv_job_t *job) {
   int32_t c;
   if (p->act_min != -128 || p->act_max != 127) return 0;
   for (c = 0; c < p->output_c; ++c) {
-    const int32_t *t = job->tail + 8 * (c >> 1) + (c & 1);
-    const int32_t multiplier = t[2], constant = t[4], right = t[6];
-    if ((uint32_t)t[0] != 2u * (uint32_t)job->folded[c]) return 0;
+    const int32_t *t = job->tail + 8 * (c >> 1), j = c & 1;
+    const int32_t multiplier = t[CMSIS_TAIL_MULTIPLIER + j];
+    const int32_t constant = t[CMSIS_TAIL_CONSTANT + j], right = t[tail_shift[j]];
+    if ((uint32_t)t[j] != 2u * (uint32_t)job->folded[c]) return 0;
     if (multiplier == 0) {
       if (right != 1 || (constant & 1) == 0) return 0;
     } else if (multiplier != job->requant.multipliers[c] ||
@@ -597,8 +605,10 @@ static void conv_pixels_laid_out(const cmsis_conv_job_t *job, int32_t pixels) {
       sums[1] = t != NULL ? t[1] : job->folded[oc + second];
       dot_pair(patch, job->pairs + (oc >> 1) * job->pair_stride, k, sums);
       if (t != NULL) { /* 2 * acc, an even channel count */
-        out[oc] = cmsis_requantize_folded(sums[0], t[2], t[4], t[6]);
-        out[oc + 1] = cmsis_requantize_folded(sums[1], t[3], t[5], t[7]);
+        out[oc] = cmsis_requantize_folded(sums[0], t[CMSIS_TAIL_MULTIPLIER],
+                                          t[CMSIS_TAIL_CONSTANT], t[tail_shift[0]]);
+        out[oc + 1] = cmsis_requantize_folded(sums[1], t[CMSIS_TAIL_MULTIPLIER + 1],
+                                              t[CMSIS_TAIL_CONSTANT + 1], t[tail_shift[1]]);
         continue;
       }
       out[oc] = finish(job, sums[0], oc);
