@@ -248,14 +248,6 @@ static __attribute__((noinline)) int32x4_t dot4(const int8_t *p0, const int8_t *
   return dot4_with(p0, p1, p2, p3, w, n, bias, offset, 1);
 }
 
-/* dot4_with for raw patches and a folded constant (offline layout): no weight sums. */
-static __attribute__((noinline)) int32x4_t dot4_folded(const int8_t *p0, const int8_t *p1,
-                                                       const int8_t *p2, const int8_t *p3,
-                                                       const int8_t *w, int32_t n,
-                                                       int32_t folded) {
-  return dot4_with(p0, p1, p2, p3, w, n, folded, 0, 0);
-}
-
 /* The 4 dot products of one weight block against 4 patch blocks, as one vector. */
 static inline __attribute__((always_inline)) int32x4_t sums4(int8x16_t x0, int8x16_t x1,
                                                              int8x16_t x2, int8x16_t x3,
@@ -310,6 +302,28 @@ static void short_patches(const cmsis_conv_job_t *job, const int8_t *const patch
   }
 }
 
+/* All output channels of 4 patches of more than 32 bytes on the folded constants: the dot
+ * products inline (no call per channel), the node's fields in locals (int8 stores may
+ * alias them). */
+static void long_patches(const cmsis_conv_job_t *job, const int8_t *const patches[4],
+                         int8_t *out, uint32x4_t rows, mve_pred16_t store) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t k = job->patch, cout = job->channels;
+  const int32_t offset = p->output_offset, lo = p->act_min, hi = p->act_max;
+  const int32_t *multipliers = job->requant.multipliers, *shifts = job->requant.shifts;
+  const int32_t *folded = job->folded;
+  const int8_t *p0 = patches[0], *p1 = patches[1], *p2 = patches[2], *p3 = patches[3];
+  const int8_t *w = job->filter;
+  int32_t oc;
+  for (oc = 0; oc < cout; ++oc, w += k) {
+    const int32x4_t acc = dot4_with(p0, p1, p2, p3, w, k, folded[oc], 0, 0);
+    vstrbq_scatter_offset_p_s32(out + oc, rows,
+                                cmsis_mve_requantize(acc, vdupq_n_s32(multipliers[oc]),
+                                                     vdupq_n_s32(shifts[oc]), offset, lo, hi),
+                                store);
+  }
+}
+
 static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
   const tflm_conv_params_t *p = job->p;
   const int32_t k = job->patch, cout = job->channels, offset = p->input_offset;
@@ -323,17 +337,14 @@ static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
     int8_t *out = job->output + pixel * stride;
     const int8_t *w = job->filter;
     for (j = 0; j < 4; ++j) patches[j] = j < count ? patch_of(job, pixel + j, j) : patches[0];
-    if (k <= 32 && job->folded != NULL) {
-      short_patches(job, patches, out, rows, store);
+    if (job->folded != NULL) {
+      if (k <= 32) short_patches(job, patches, out, rows, store);
+      else long_patches(job, patches, out, rows, store);
       continue;
     }
     for (oc = 0; oc < cout; ++oc, w += k) {
-      const int32x4_t acc =
-          job->folded != NULL
-              ? dot4_folded(patches[0], patches[1], patches[2], patches[3], w, k,
-                            job->folded[oc])
-              : dot4(patches[0], patches[1], patches[2], patches[3], w, k,
-                     job->bias != NULL ? job->bias[oc] : 0, offset);
+      const int32x4_t acc = dot4(patches[0], patches[1], patches[2], patches[3], w, k,
+                                 job->bias != NULL ? job->bias[oc] : 0, offset);
       vstrbq_scatter_offset_p_s32(
           out + oc, rows,
           cmsis_mve_requantize(acc, vdupq_n_s32(job->requant.multipliers[oc]),
