@@ -144,19 +144,30 @@ static inline void copy_row(int8_t *dst, const int8_t *src, int32_t n) {
   for (; n > 0; --n) *dst++ = *src++;
 }
 
+/* The first byte of `pixel`'s window in the image when the whole window lies inside it
+ * with dilation_w 1 (most pixels: each filter row is FW * Cin consecutive bytes), else
+ * NULL; *y0, *x0 its top left tap (padding included). */
+static inline __attribute__((always_inline)) const int8_t *inside_window(
+    const cmsis_conv_job_t *job, int32_t pixel, int32_t *y0, int32_t *x0) {
+  const tflm_conv_params_t *p = job->p;
+  *y0 = (pixel / p->output_w) * p->stride_h - p->pad_h;
+  *x0 = (pixel % p->output_w) * p->stride_w - p->pad_w;
+  if (p->dilation_w != 1 || *x0 < 0 || *x0 + p->filter_w > p->input_w || *y0 < 0 ||
+      *y0 + (p->filter_h - 1) * p->dilation_h >= p->input_h) {
+    return NULL;
+  }
+  return job->image + (*y0 * p->input_w + *x0) * p->input_c;
+}
+
 /* Copies the patch of output pixel `pixel` into dst, padding taps set to the zero point. */
 static void gather_patch(const cmsis_conv_job_t *job, int32_t pixel, int8_t *dst) {
   const tflm_conv_params_t *p = job->p;
-  const int32_t y0 = (pixel / p->output_w) * p->stride_h - p->pad_h;
-  const int32_t x0 = (pixel % p->output_w) * p->stride_w - p->pad_w;
   const int32_t cin = p->input_c, row = p->filter_w * cin;
   const int8_t zero_point = (int8_t)-p->input_offset;
-  int32_t fy, fx;
-  if (p->dilation_w == 1 && x0 >= 0 && x0 + p->filter_w <= p->input_w && y0 >= 0 &&
-      y0 + (p->filter_h - 1) * p->dilation_h < p->input_h) {
-    /* Inside the image (most pixels): whole filter rows, no per-row checks. */
+  int32_t y0, x0, fy, fx;
+  const int8_t *src = inside_window(job, pixel, &y0, &x0);
+  if (src != NULL) { /* whole filter rows, no per-row checks */
     const int32_t line = p->dilation_h * p->input_w * cin;
-    const int8_t *src = job->image + (y0 * p->input_w + x0) * cin;
     for (fy = 0; fy < p->filter_h; ++fy, dst += row, src += line) copy_row(dst, src, row);
     return;
   }
@@ -543,7 +554,37 @@ static inline __attribute__((always_inline)) void pairs_with(const cmsis_conv_jo
 
 /* The offline layout with its requantisation tail: per pair of pixels, every channel's
  * sums requantised and stored inside cmsis_dot_pairs_requant. */
-static void pairs_requantized(const cmsis_conv_job_t *job, int32_t pixels) {
+/* Widens the patches of pixel and pixel + 1 (or pixel twice) into pair: straight from the
+ * image, row by row, when both windows lie inside it (direct: a filter row is whole words,
+ * so the groups of 4 never straddle two rows), else through patch_of's copies. */
+static inline __attribute__((always_inline)) void widen_pixels(const cmsis_conv_job_t *job,
+                                                               int32_t pixel, int32_t two,
+                                                               int16_t *pair, int32_t direct) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t row = p->filter_w * p->input_c;
+  const int8_t *first;
+  if (direct) {
+    int32_t y0, x0;
+    const int8_t *a = inside_window(job, pixel, &y0, &x0);
+    const int8_t *b = two ? inside_window(job, pixel + 1, &y0, &x0) : a;
+    if (a != NULL && b != NULL) {
+      const int32_t line = p->dilation_h * p->input_w * p->input_c;
+      int32_t fy;
+      for (fy = 0; fy < p->filter_h; ++fy, a += line, b += line, pair += 2 * row) {
+        cmsis_widen_pair(a, b, pair, row, 0);
+      }
+      return;
+    }
+  }
+  first = patch_of(job, pixel, 0);
+  cmsis_widen_pair(first, two ? patch_of(job, pixel + 1, 1) : first, pair,
+                   CMSIS_ROUND4(job->patch), 0);
+}
+
+/* The offline layout with its requantisation tail: per pair of pixels, every channel's
+ * sums requantised and stored inside cmsis_dot_pairs_requant.  direct: see widen_pixels. */
+static inline __attribute__((always_inline)) void pairs_requantized_with(
+    const cmsis_conv_job_t *job, int32_t pixels, int32_t direct) {
   const int32_t k = job->patch, groups = (k + 3) >> 2, count = job->channels >> 1;
   const int32_t stride = job->stride;
   int16_t *pair = (int16_t *)(void *)(job->scratch + 2 * CMSIS_ROUND4(k));
@@ -551,11 +592,19 @@ static void pairs_requantized(const cmsis_conv_job_t *job, int32_t pixels) {
   for (pixel = 0; pixel < pixels; pixel += 2) {
     const int32_t two = pixel + 1 < pixels;
     int8_t *out0 = job->output + pixel * stride;
-    const int8_t *first = patch_of(job, pixel, 0);
-    cmsis_widen_pair(first, two ? patch_of(job, pixel + 1, 1) : first, pair,
-                     CMSIS_ROUND4(k), 0);
+    widen_pixels(job, pixel, two, pair, direct);
     cmsis_dot_pairs_requant(pair, job->pairs, groups, count, job->tail, out0,
                             two ? out0 + stride : out0);
+  }
+}
+
+/* pairs_requantized_with, its windows read straight from the image where they can be. */
+static void pairs_requantized(const cmsis_conv_job_t *job, int32_t pixels) {
+  const tflm_conv_params_t *p = job->p;
+  if (!job->in_place && ((p->filter_w * p->input_c) & 3) == 0) {
+    pairs_requantized_with(job, pixels, 1);
+  } else {
+    pairs_requantized_with(job, pixels, 0);
   }
 }
 
