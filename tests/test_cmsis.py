@@ -83,7 +83,7 @@ def add_conv(b: ModelBuilder, rng, g: dict, depthwise: bool, scale_factor: float
     inputs = [x, b.constant("w", t["weights"], quantization=t["filter_q"]),
               b.constant("b", t["bias"], quantization=t["bias_q"])]
     options = {"padding": g["padding"], "stride_h": g["stride"][0], "stride_w": g["stride"][1],
-               "dilation_h_factor": 1, "dilation_w_factor": 1,
+               "dilation_h_factor": g["dilation"][0], "dilation_w_factor": g["dilation"][1],
                "fused_activation_function": g["activation"]}  # fmt: skip
     if depthwise:
         options["depth_multiplier"] = 1

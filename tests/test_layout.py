@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import test_cmsis as cmsis_cases
+import test_ops_conv as conv_cases
 from op_oracle import run_tflm
 
 from tflm_gen import host, qemu
@@ -37,30 +38,38 @@ LAYERS = [(1, 8, 16, 1), (1, 16, 32, 1), (1, 32, 33, 1), (1, 64, 24, 1), (1, 128
 
 # Layers of real models whose requantisation the DSP kernel fuses (CONV_INT16_PAIRS_REQUANT:
 # even channel counts, output zero point -128, RELU or none): vww / person_detect 1x1 over
-# 8-256 channels and their 3x3 stride-2 first layer over 3, kws' first layer over 1,
-# resnet's 3x3 over 16 and 32 (stride 1 and 2) and its 1x1 stride-2 shortcut.
+# 8-256 channels (and 512) and their 3x3 stride-2 first layer over 3, kws' first layer over
+# 1, resnet's 3x3 over 16 and 32 (stride 1 and 2) and its 1x1 stride-2 shortcut; 3x3 with
+# dilation (rows apart: read straight from the image; taps apart: gathered).  A fifth
+# entry is the dilation (h, w).
 REQUANT_LAYERS = [(1, 8, 16, 1), (1, 16, 32, 1), (1, 32, 32, 1), (1, 64, 128, 1),
                   (1, 256, 64, 1), (3, 3, 8, 2), (3, 1, 64, 2), (3, 16, 16, 1), (3, 32, 64, 2),
-                  (1, 16, 32, 2)]
+                  (1, 16, 32, 2), (1, 512, 32, 1), (3, 16, 8, 1, (2, 1)),
+                  (3, 8, 8, 1, (1, 2))]
 
 
 def layout_model(seed: int, layers=LAYERS, requant_tail: bool = False):
     """(model bytes, inputs, cases) of independent CONV_2D layers, each scale factor once;
     requant_tail: output zero point -128 and RELU or no activation, scales whose shifts
-    are right shifts (1: the generators' own; 1e3: beyond the output's range)."""
+    are right shifts (1: the generators' own; 1e3 for two 1x1 layers: beyond the output's
+    range, channels of one value; the others keep outputs that depend on every tap)."""
     rng = np.random.default_rng(9100 + seed)
     b = ModelBuilder()
     cases = []
-    for index, (kernel, cin, cout, stride) in enumerate(layers):
+    for index, (kernel, cin, cout, stride, *dilation) in enumerate(layers):
         g = cmsis_cases.conv_geometry(rng, False, kernel, cin, cout)
         if kernel == 3:
             g = cmsis_cases.padded_geometry(g, stride)
+        if dilation:
+            g["dilation"] = dilation[0]
+            g["oh"] = conv_cases.out_size(g["padding"], g["h"], kernel, stride, dilation[0][0])
+            g["ow"] = conv_cases.out_size(g["padding"], g["w"], kernel, stride, dilation[0][1])
         factor = cmsis_cases.SCALE_FACTORS[index % len(cmsis_cases.SCALE_FACTORS)]
         zero_point = -128 if index % 2 == 0 else None
         output_zero_point = None
         if requant_tail:
             g["activation"] = ("RELU", "NONE")[index % 2]
-            factor, zero_point, output_zero_point = (1.0, 1e3)[index % 3 == 2], -128, -128
+            factor, zero_point, output_zero_point = (1.0, 1e3)[index % 5 == 4], -128, -128
         data, g = cmsis_cases.add_conv(b, rng, g, False, factor, zero_point, output_zero_point)
         cases.append(("CONV_2D", [data], g))
     inputs = [array for _, data, _ in cases for array in data]

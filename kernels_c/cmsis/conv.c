@@ -16,11 +16,20 @@
  * With the offline layout the generator writes into the model (tflm_gen/layout.py, read
  * through tflm_node_layout): every sum starts at a folded constant bias + input_offset *
  * sum(w), so patches are read raw, and
- *   MVE  patches of up to 16 bytes (narrow 1x1 layers) stay in 4 vector registers over
- *        every output channel (short_patches); longer ones skip the weight sums;
+ *   MVE  patches of up to 32 bytes (narrow 1x1 layers) stay in vector registers over
+ *        every output channel (short_patches); longer ones run every channel of their 4
+ *        patches in one call (long_patches), without the weight sums;
  *   DSP  the filter is int16 in channel pairs, no SXTB16 on weights: 16 channels of 2
  *        pixels per call (cmsis_dot_pairs, 12 instructions per 16 MACs);
  *   C    1 patch x 1 channel pair over the same int16 stream (the host build's path).
+ * When the record also carries the requantisation tail (CONV_INT16_PAIRS_REQUANT: doubled
+ * weights, and per channel the constants of cmsis_requantize_folded, exact by the
+ * generator's proof, checked against the node by tail_agrees):
+ *   DSP  every channel pair of 2 pixels summed, requantised (SMMLAR, ADD, ASR, SSAT per
+ *        output) and stored by one call (cmsis_dot_pairs_requant: no sums in memory);
+ *        windows inside the image whose filter rows are whole words are widened straight
+ *        from it (widen_pixels);
+ *   C    the same requantisation in C (cmsis_requantize_folded).
  * Integer sums are exact, so every order gives the reference's result.  Grouped int8
  * convolutions and the float32 / int16 types run the reference kernels (conv_reference.c).
  *
