@@ -95,7 +95,7 @@ def _channel_requant(bound: int, folded: int, multiplier: int, shift: int,
     output is one value v for every accumulator (the requantisation is monotonic: its ends
     agree) takes multiplier 0: (1 + 2 * v - [acc < 0]) >> 1 is v, whatever acc."""
     low, top = folded - bound, folded + bound
-    if shift <= 0 and -(1 << 31) <= low and top < (1 << 31):
+    if shift <= 0 and multiplier >= 0 and -(1 << 31) <= low and top < (1 << 31):
         value = _tflm_requantize(low, multiplier, shift) + offset
         if value == _tflm_requantize(top, multiplier, shift) + offset and abs(value) < 1 << 29:
             return 0, 1 + 2 * value, 1
