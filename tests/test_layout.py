@@ -218,3 +218,13 @@ def test_only_the_cmsis_kernels_pay_for_layouts():
     assert records(with_layouts)
     growth = len(with_layouts) - len(plain)
     assert 0 < growth - layout_bytes(read_model(model)) < 128  # + a metadata entry, a buffer
+
+
+def test_requant_tail_layers_at_size_optimisation():
+    """The requantising pairs kernel enters its unrolled loop at a computed address, right
+    wherever the compiler places the function (-Os once put the loop's label on a halfword:
+    a 16-bit ADR rounded it down and the kernel branched to itself forever)."""
+    cmsis_cases.need_board("qemu-cortex-m4")
+    model = layout_model(0, REQUANT_LAYERS, requant_tail=True)[0]
+    completed = qemu.run_project(model, "qemu-cortex-m4", cmsis_cases.TAGS, opt="-Os")[1]
+    assert qemu.PASSED in completed.stdout, completed.stdout + completed.stderr

@@ -459,7 +459,7 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant(
       "and r12, r12, #3\n\t"        /* groups skipped in the first pass */
       "add r2, r2, #3\n\t"
       "lsr r2, r2, #2\n\t"          /* passes */
-      "adr r4, 1f\n\t"
+      "adr.w r4, 1f\n\t"           /* the exact address (1: is word aligned too) */
       "add r12, r12, r12, lsl #1\n\t"
       "add r12, r4, r12, lsl #4\n\t" /* + 48 bytes per skipped group */
       "orr r12, r12, #1\n\t"        /* Thumb */
@@ -473,6 +473,7 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant(
       "ldrd r0, r2, [sp]\n\t"
       "ldr r12, [sp, #12]\n\t"
       "bx r12\n\t"
+      ".p2align 2\n\t"             /* a 16-bit ADR would round an unaligned label */
       "1:\n\t"
       CMSIS_DOT_2X2_WIDE_GROUP
       CMSIS_DOT_2X2_WIDE_GROUP
