@@ -28,6 +28,7 @@ from op_oracle import run_tflm
 from tflm_gen import host, qemu
 from tflm_gen.layout import (
     CONV_INT16_PAIRS,
+    CONV_INT16_PAIRS_REQUANT,
     DW_TAP_PAIRS,
     METADATA_NAME,
     layout_bytes,
@@ -47,18 +48,41 @@ LAYERS = [(1, 8, 16, 1), (1, 16, 32, 1), (1, 32, 33, 1), (1, 64, 24, 1), (1, 128
           (3, 8, 12, 1)]
 
 
-def layout_model(seed: int):
-    """(model bytes, inputs, cases) of independent CONV_2D layers, each scale factor once."""
+# Layers of real models whose requantisation the DSP kernel fuses (CONV_INT16_PAIRS_REQUANT:
+# even channel counts, output zero point -128, RELU or none): vww / person_detect 1x1 over
+# 8-256 channels (and 512) and their 3x3 stride-2 first layer over 3, kws' first layer over
+# 1, resnet's 3x3 over 16 and 32 (stride 1 and 2) and its 1x1 stride-2 shortcut; 3x3 with
+# dilation (rows apart: read straight from the image; taps apart: gathered).  A fifth
+# entry is the dilation (h, w).
+REQUANT_LAYERS = [(1, 8, 16, 1), (1, 16, 32, 1), (1, 32, 32, 1), (1, 64, 128, 1),
+                  (1, 256, 64, 1), (3, 3, 8, 2), (3, 1, 64, 2), (3, 16, 16, 1), (3, 32, 64, 2),
+                  (1, 16, 32, 2), (1, 512, 32, 1), (3, 16, 8, 1, (2, 1)),
+                  (3, 8, 8, 1, (1, 2))]
+
+
+def layout_model(seed: int, layers=LAYERS, requant_tail: bool = False):
+    """(model bytes, inputs, cases) of independent CONV_2D layers, each scale factor once;
+    requant_tail: output zero point -128 and RELU or no activation, scales whose shifts
+    are right shifts (1: the generators' own; 1e3 for two 1x1 layers: beyond the output's
+    range, channels of one value; the others keep outputs that depend on every tap)."""
     rng = np.random.default_rng(9100 + seed)
     b = ModelBuilder()
     cases = []
-    for index, (kernel, cin, cout, stride) in enumerate(LAYERS):
+    for index, (kernel, cin, cout, stride, *dilation) in enumerate(layers):
         g = cmsis_cases.conv_geometry(rng, False, kernel, cin, cout)
         if kernel == 3:
             g = cmsis_cases.padded_geometry(g, stride)
+        if dilation:
+            g["dilation"] = dilation[0]
+            g["oh"] = conv_cases.out_size(g["padding"], g["h"], kernel, stride, dilation[0][0])
+            g["ow"] = conv_cases.out_size(g["padding"], g["w"], kernel, stride, dilation[0][1])
         factor = cmsis_cases.SCALE_FACTORS[index % len(cmsis_cases.SCALE_FACTORS)]
         zero_point = -128 if index % 2 == 0 else None
-        data, g = cmsis_cases.add_conv(b, rng, g, False, factor, zero_point)
+        output_zero_point = None
+        if requant_tail:
+            g["activation"] = ("RELU", "NONE")[index % 2]
+            factor, zero_point, output_zero_point = (1.0, 1e3)[index % 5 == 4], -128, -128
+        data, g = cmsis_cases.add_conv(b, rng, g, False, factor, zero_point, output_zero_point)
         cases.append(("CONV_2D", [data], g))
     inputs = [array for _, data, _ in cases for array in data]
     return b.build(), inputs, [(op, g) for op, _, g in cases]
@@ -124,7 +148,8 @@ def with_layout_words(model_bytes: bytes, edit) -> bytes:
 def test_layout_layers_bit_exact_on_host(seed):
     model, inputs, cases = layout_model(seed)
     device = device_model(model, cmsis_cases.TAGS)[0]
-    assert all(record and record[0] == CONV_INT16_PAIRS for record in records(device))
+    kinds = {CONV_INT16_PAIRS, CONV_INT16_PAIRS_REQUANT}
+    assert all(record and record[0] in kinds for record in records(device))
     cmsis_cases.compare(host.run_model(device, inputs, cmsis_cases.TAGS), model, inputs, cases)
 
 
@@ -137,13 +162,55 @@ def test_layout_layers_bit_exact_on_board(target):
     cmsis_cases.compare(result.outputs, model, inputs, cases)
 
 
+def test_requant_tail_layers_bit_exact_on_host():
+    model, inputs, cases = layout_model(0, REQUANT_LAYERS, requant_tail=True)
+    device = device_model(model, cmsis_cases.TAGS)[0]
+    assert all(record[0] == CONV_INT16_PAIRS_REQUANT for record in records(device))
+    cmsis_cases.compare(host.run_model(device, inputs, cmsis_cases.TAGS), model, inputs, cases)
+
+
+@pytest.mark.parametrize("target", ["qemu-cortex-m4", "qemu-cortex-m55"])
+def test_requant_tail_layers_bit_exact_on_board(target):
+    cmsis_cases.need_board(target)
+    model, inputs, cases = layout_model(0, REQUANT_LAYERS, requant_tail=True)
+    result = qemu.run_on_target(model, target, inputs, cmsis_cases.TAGS)
+    assert result.matches_host, result.stdout
+    cmsis_cases.compare(result.outputs, model, inputs, cases)
+
+
+def first_tail(words) -> int:
+    """Word index of the first record's requantisation tail (CONV_INT16_PAIRS_REQUANT)."""
+    start, channels = words[2], words[words[2] + 2]
+    assert words[start + 1] == CONV_INT16_PAIRS_REQUANT
+    return start + 1 + words[start] - 4 * channels
+
+
+def test_a_requant_tail_that_disagrees_is_ignored():
+    """A tail whose first multiplier is not the node's: the layer runs without the record,
+    still bit-exact."""
+    model, inputs, cases = layout_model(1, REQUANT_LAYERS, requant_tail=True)
+    device = device_model(model, cmsis_cases.TAGS)[0]
+
+    def wrong_multiplier(words):
+        tail = first_tail(words)
+        words[tail + 2] = words[tail + 2] + 1 if words[tail + 2] else 1 << 30
+        return words
+
+    ours = host.run_model(with_layout_words(device, wrong_multiplier), inputs,
+                          cmsis_cases.TAGS)
+    cmsis_cases.compare(ours, model, inputs, cases)
+
+
 def test_kernel_reads_the_folded_constants():
-    """One folded constant moved by 2^24 changes that layer's output: the kernel uses them."""
+    """One folded constant moved by 2^24 (and its double in the requantisation tail) changes
+    that layer's output: the kernel uses them."""
     model, inputs, cases = layout_model(0)
     device = device_model(model, cmsis_cases.TAGS)[0]
 
     def bump_first_constant(words):
         words[words[2] + 4] += 1 << 24  # record: length, kind, channels, patch, folded[0]
+        if words[words[2] + 1] == CONV_INT16_PAIRS_REQUANT:
+            words[first_tail(words)] += 1 << 25
         return words
 
     ours = host.run_model(with_layout_words(device, bump_first_constant), inputs,
@@ -183,8 +250,9 @@ def test_float_and_grouped_convolutions_get_no_record():
 
 def test_record_kind_is_the_kernels():
     source = (ROOT / "kernels_c" / "cmsis" / "conv.c").read_text()
-    kind = re.search(r"#define CMSIS_CONV_INT16_PAIRS (\d+)", source)
-    assert kind and int(kind.group(1)) == CONV_INT16_PAIRS
+    for name, value in (("", CONV_INT16_PAIRS), ("_REQUANT", CONV_INT16_PAIRS_REQUANT)):
+        kind = re.search(rf"#define CMSIS_CONV_INT16_PAIRS{name} (\d+)", source)
+        assert kind and int(kind.group(1)) == value
 
 
 def test_only_the_cmsis_kernels_pay_for_layouts():
@@ -259,3 +327,12 @@ def test_depthwise_record_kind_is_the_kernels():
     source = (ROOT / "kernels_c" / "cmsis" / "depthwise_conv.c").read_text()
     kind = re.search(r"#define DW_TAP_PAIRS (\d+)", source)
     assert kind and int(kind.group(1)) == DW_TAP_PAIRS
+
+def test_requant_tail_layers_at_size_optimisation():
+    """The requantising pairs kernel enters its unrolled loop at a computed address, right
+    wherever the compiler places the function (-Os once put the loop's label on a halfword:
+    a 16-bit ADR rounded it down and the kernel branched to itself forever)."""
+    cmsis_cases.need_board("qemu-cortex-m4")
+    model = layout_model(0, REQUANT_LAYERS, requant_tail=True)[0]
+    completed = qemu.run_project(model, "qemu-cortex-m4", cmsis_cases.TAGS, opt="-Os")[1]
+    assert qemu.PASSED in completed.stdout, completed.stdout + completed.stderr

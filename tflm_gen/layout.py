@@ -20,6 +20,20 @@ CONV_INT16_PAIRS:
   channel a's (w0, w2, w1, w3) then channel b's (the order cmsis_widen_pair gives the
   input: one SMLAD per word); 16 * G bytes per pair.
 
+CONV_INT16_PAIRS_REQUANT: the same fields with the filter stream's weights doubled (2w
+  fits int16), then per channel pair (a, b) the 8 words
+  2 * folded a, 2 * folded b, right shift b, multiplier a, b, constant a, b, right shift a
+  (the order one LDM fills r0, r8-r12 with)
+  so that the DSP kernel's sums are 2 * acc, requantised without branches
+  (cmsis_requantize_folded): byte = SSAT8((SMMLAR(2 * acc, multiplier, constant)
+  - [acc < 0]) >> right).  The plain folded constants stay as they are (the MVE kernel
+  reads them with the int8 filter).  Written only for a node whose clamp is the whole int8
+  range, and only when that equals TFLM's MultiplyByQuantizedMultiplier + output offset for every
+  input: |acc| < 2^30 for every int8 input (bound from the filter and folded constant),
+  shifts right, and constant + the rounded high product never leaving int32; or the
+  channel's output is one value v for every input (multiplier 0, constant 1 + 2v, shift 1)
+  (_channel_requant).
+
 DEPTHWISE_CONV_2D, int8, 3x3 filter of depth multiplier 1 whose every channel has a right
 shift r = -shift in [1, DW_MAX_SHIFT] and sums below 2^30 whatever the input
 (kernels_c/cmsis/depthwise_conv.c), kind DW_TAP_PAIRS:
@@ -38,13 +52,14 @@ shift r = -shift in [1, DW_MAX_SHIFT] and sums below 2^30 whatever the input
     [acc < 0] 2^32) / 2^(32+r)) (cmsis_requantize_strict's identity, doubled); the kernel
     checks them against its own multipliers, shifts and output offset.
 
-To add an op (FULLY_CONNECTED): write a `_<op>_record(graph, op)`
+To add an op: write a `_<op>_record(graph, op)`
 returning its words (or None) and add it to RECORDS; read it in the kernel's prepare or
 eval with tflm_node_layout and validate its fields there.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -54,7 +69,9 @@ from tflm_gen.requant import channel_multipliers
 
 METADATA_NAME = "tflm_gen.layout"
 CONV_INT16_PAIRS = 1  # kind of the CONV_2D record above
-DW_TAP_PAIRS = 2  # kind of the DEPTHWISE_CONV_2D record above
+CONV_INT16_PAIRS_REQUANT = 2  # CONV_INT16_PAIRS plus the requantisation tail
+ACCUMULATOR_LIMIT = 1 << 30  # |acc| below it: 2 * acc fits int32 (SMMLAR's operand)
+DW_TAP_PAIRS = 3  # kind of the DEPTHWISE_CONV_2D record above
 # The tap pairs in the order the kernel's assembly reads them: each row pointer is advanced
 # by the last tap read through it (taps 0, 3 and 6).
 DW_PAIRS = ((1, 2), (0, 4), (5, 3), (7, 8))
@@ -80,6 +97,66 @@ def fold_constants(filter_rows: np.ndarray, bias: np.ndarray | None,
     start = bias.astype(np.int64) if bias is not None else np.zeros(len(sums), np.int64)
     folded = (start + input_offset * sums) & 0xFFFFFFFF
     return folded.astype(np.uint32).view(np.int32)
+
+
+def _tflm_requantize(acc: int, multiplier: int, shift: int) -> int:
+    """TFLM's MultiplyByQuantizedMultiplier for a right shift (shift <= 0), exact integers:
+    the doubling high product rounded, then divided by 2^-shift half away from zero."""
+    if acc == multiplier == -(1 << 31):
+        return (1 << 31) - 1
+    high = (acc * multiplier + (1 << 30)) >> 31
+    right = -shift
+    return (high + (1 << (right - 1)) - (high < 0)) >> right if right else high
+
+
+def _channel_requant(bound: int, folded: int, multiplier: int, shift: int,
+                     offset: int) -> tuple[int, int, int] | None:
+    """(multiplier, constant, right shift) of cmsis_requantize_folded for one channel whose
+    accumulator stays within folded +- bound, or None when no such triple is exact.  With
+    h = TFLM's rounded doubling high product, |h| <= high; rounding h / 2^r half away from
+    zero and adding offset is (h + 2^(r-1) + offset * 2^r - [acc < 0]) >> r while that sum
+    fits int32 ([h < 0] and [acc < 0] differ only where both give 0).  A channel whose
+    output is one value v for every accumulator (the requantisation is monotonic: its ends
+    agree) takes multiplier 0: (1 + 2 * v - [acc < 0]) >> 1 is v, whatever acc."""
+    low, top = folded - bound, folded + bound
+    if shift <= 0 and multiplier >= 0 and -(1 << 31) <= low and top < (1 << 31):
+        value = _tflm_requantize(low, multiplier, shift) + offset
+        if value == _tflm_requantize(top, multiplier, shift) + offset and abs(value) < 1 << 29:
+            return 0, 1 + 2 * value, 1
+    if max(abs(low), abs(top)) >= ACCUMULATOR_LIMIT or shift > -1:
+        return None
+    if not (1 << 30) <= multiplier < (1 << 31):
+        return None
+    right = -shift
+    high = (max(abs(low), abs(top)) * multiplier + (1 << 30)) >> 31
+    constant = (1 << (right - 1)) + offset * (1 << right)
+    if -(1 << 31) <= constant - high - 1 and constant + high < (1 << 31):
+        return multiplier, constant, right
+    return None
+
+
+def _wrap32(value: int) -> int:
+    """value as the int32 of its low 32 bits (a constant channel's doubled sum may wrap)."""
+    return (value + (1 << 31)) % (1 << 32) - (1 << 31)
+
+
+def requant_tail(filter_rows: np.ndarray, exact_folded: list[int],
+                 requant: list[tuple[int, int]], offset: int) -> list[int] | None:
+    """The CONV_INT16_PAIRS_REQUANT tail for an even number of channels, or None."""
+    if len(exact_folded) % 2:
+        return None
+    bounds = [128 * int(np.abs(row.astype(np.int64)).sum()) for row in filter_rows]
+    channels = [_channel_requant(bound, folded, multiplier, shift, offset)
+                for bound, folded, (multiplier, shift) in zip(bounds, exact_folded, requant)]
+    if any(c is None for c in channels):
+        return None
+    tail = []
+    for a in range(0, len(channels), 2):
+        (multiplier_a, constant_a, shift_a), (multiplier_b, constant_b, shift_b) = \
+            channels[a:a + 2]
+        tail += [_wrap32(2 * f) for f in exact_folded[a:a + 2]]
+        tail += [shift_b, multiplier_a, multiplier_b, constant_a, constant_b, shift_a]
+    return tail
 
 
 def int16_pairs(filter_rows: np.ndarray) -> np.ndarray:
@@ -163,12 +240,45 @@ def _conv_record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> list[i
     if len(weights.shape) != 4 or len(source.shape) != 4 or weights.shape[3] != source.shape[3]:
         return None  # not 2-D, or grouped
     rows = filter_data.reshape(weights.shape[0], -1)
-    folded = fold_constants(rows, bias, -int(source.quantization.zero_point[0]))
+    input_offset = -int(source.quantization.zero_point[0])
+    folded = fold_constants(rows, bias, input_offset)
+    tail = _requant_tail_of(graph, op, rows, bias, input_offset)
     if len(folded) % 2:
         folded = np.concatenate([folded, folded[-1:]])
-    stream = int16_pairs(rows).astype("<i2").tobytes()
-    words = np.frombuffer(stream, dtype="<i4").tolist()
-    return [CONV_INT16_PAIRS, rows.shape[0], rows.shape[1], *folded.tolist(), *words]
+    kind = CONV_INT16_PAIRS if tail is None else CONV_INT16_PAIRS_REQUANT
+    stream = int16_pairs(rows if tail is None else 2 * rows.astype(np.int16))
+    words = np.frombuffer(stream.astype("<i2").tobytes(), dtype="<i4").tolist()
+    return [kind, rows.shape[0], rows.shape[1], *folded.tolist(), *words, *(tail or [])]
+
+
+def _clamps_to_int8(op: ir.Operator, quantization: ir.Quantization) -> bool:
+    """True when the fused activation's clamp range is the whole int8 range (SSAT's): none,
+    or RELU / RELU6 from a zero point of -128 whose 6.0 quantises to 127 or more (in float32,
+    rounded half away from zero, as tflm_activation_range_quantized; the runtime checks the
+    range it computes too, tail_agrees)."""
+    activation = op.builtin_options.get("fused_activation_function", 0)
+    zero_point, scale = int(quantization.zero_point[0]), np.float32(quantization.scale[0])
+    if activation == 1:  # RELU
+        return zero_point == -128
+    if activation == 3:  # RELU6
+        six = float(np.float32(6.0) / scale) if scale > 0 else 0.0
+        return zero_point == -128 and math.floor(abs(six) + 0.5) + zero_point >= 127
+    return activation != 2  # RELU_N1_TO_1 clamps; the others keep the type's range
+
+
+def _requant_tail_of(graph: ir.SubGraph, op: ir.Operator, rows: np.ndarray,
+                     bias: np.ndarray | None, input_offset: int) -> list[int] | None:
+    """requant_tail of a CONV_2D node, from the requantisation the runtime reads
+    (tflm_gen.requant) and the exact (unwrapped) folded constants."""
+    requant = channel_multipliers(graph, op)
+    output = graph.tensors[op.outputs[0]]
+    if requant is None or not (output.quantization and output.quantization.zero_point and
+                               _clamps_to_int8(op, output.quantization)):
+        return None
+    sums = rows.astype(np.int64).sum(axis=1).tolist()
+    starts = bias.astype(np.int64).tolist() if bias is not None else [0] * len(sums)
+    exact = [int(start) + input_offset * int(total) for start, total in zip(starts, sums)]
+    return requant_tail(rows, exact, requant, int(output.quantization.zero_point[0]))
 
 
 def depthwise_tap_pairs(taps: np.ndarray, folded: np.ndarray, requant: list[tuple[int, int]],
@@ -206,33 +316,13 @@ def _sums_fit(taps: np.ndarray, bias: np.ndarray | None) -> bool:
     return bool((bound < (1 << 30)).all())
 
 
-def _int8_operands(model: ir.Model, graph: ir.SubGraph, op: ir.Operator):
-    """(input tensor, filter tensor, filter data, bias data or None) of an int8 weighted op
-    whose input has a zero point and whose filter (and int32 bias) are dense constants,
-    else None.  (CONV_2D's record makes the same checks in its own function.)"""
-    tensors = graph.tensors
-    if len(op.inputs) < 2 or op.inputs[1] < 0:
-        return None
-    source, weights = tensors[op.inputs[0]], tensors[op.inputs[1]]
-    bias_tensor = tensors[op.inputs[2]] if len(op.inputs) > 2 and op.inputs[2] >= 0 else None
-    if source.dtype != "int8" or weights.dtype != "int8":
-        return None
-    if not (source.quantization and source.quantization.zero_point):
-        return None
-    filter_data = _constant(model, weights)
-    bias = _constant(model, bias_tensor) if bias_tensor is not None else None
-    if filter_data is None or (bias_tensor is not None and
-                               (bias is None or bias_tensor.dtype != "int32")):
-        return None
-    return source, weights, filter_data, bias
-
-
 def _depthwise_record(model: ir.Model, graph: ir.SubGraph,
                       op: ir.Operator) -> list[int] | None:
-    operands = _int8_operands(model, graph, op)
-    if operands is None:
+    found = _weighted_tensors(model, graph, op)
+    if found is None:
         return None
-    source, weights, filter_data, bias = operands
+    source, filter_data, bias = found
+    weights = graph.tensors[op.inputs[1]]
     out = graph.tensors[op.outputs[0]]
     if len(source.shape) != 4 or list(weights.shape[:3]) != [1, 3, 3] or \
             weights.shape[3] != source.shape[3] or weights.shape[3] < 4:

@@ -66,7 +66,7 @@ typedef struct {
  * words of one block of 4 channels in it (4 folded constants, 18 of weights, 16 of
  * requantisation), where its requantisation starts, the largest right shift it holds, and
  * the blocks of a border pixel copied at a time (on the stack). */
-#define DW_TAP_PAIRS 2
+#define DW_TAP_PAIRS 3
 #define DW_BLOCK_WORDS 38
 #define DW_BLOCK_STEPS 22
 #define DW_MAX_SHIFT 22
