@@ -1,9 +1,11 @@
 """Weight compression (`--compress`, tflm_gen/compress.py) on the shared int8 models: the
 filters' bytes, their coded bytes as they are and pruned to 0.8 sparsity (`tflm-gen prune`),
-and with --qemu the instructions per invoke on the Cortex-M4 with --tags cmsis, compressed
-or not (tflm_gen.bench, under QEMU: a few minutes per model).
+and with --qemu the instructions per invoke and the arena on the Cortex-M4 with --tags
+cmsis, compressed or not (tflm_gen.bench, under QEMU: a few minutes per model).  `--memory
+fast` compares like with like: under the default, the patch stage may be chosen for one
+model and not the other.
 
-    python3 benchmarks/compress_table.py [--qemu] [MODEL ...]
+    python3 benchmarks/compress_table.py [--qemu] [--memory fast] [MODEL ...]
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 from tflm_gen import compress
 from tflm_gen.bench import bench
 from tflm_gen.model.reader import read_model
+from tflm_gen.patches import DEFAULT_MEMORY, MEMORY_CHOICES
 from tflm_gen.prune import prune_weights
 from tflm_gen.table import format_table
 
@@ -36,12 +39,14 @@ def coded_bytes(model_bytes: bytes) -> tuple[int, int]:
     return sum(c.rows.size for c in found), streams + metadata
 
 
-def instructions(model_bytes: bytes, compressed: bool) -> int:
-    return bench(model_bytes, "qemu-cortex-m4", ("cmsis",), compress=compressed)[
-        "instructions_per_invoke"]
+def figures(model_bytes: bytes, compressed: bool, memory: str) -> tuple[int, int]:
+    """(instructions per invoke, arena bytes) on the Cortex-M4 with cmsis."""
+    found = bench(model_bytes, "qemu-cortex-m4", ("cmsis",), memory=memory,
+                  compress=compressed)
+    return found["instructions_per_invoke"], found["arena_bytes"]
 
 
-def row(name: str, qemu: bool) -> list[str]:
+def row(name: str, qemu: bool, memory: str) -> list[str]:
     original = (CORPUS / f"{name}.tflite").read_bytes()
     pruned = prune_weights(original, SPARSITY).model
     weights, as_is = coded_bytes(original)
@@ -50,21 +55,25 @@ def row(name: str, qemu: bool) -> list[str]:
              f"{at_sparsity:,} ({at_sparsity / weights:.1%})", f"{1 - at_sparsity / weights:.1%}"]
     if qemu:
         for model in (original, pruned):
-            plain, coded = instructions(model, False), instructions(model, True)
+            (plain, plain_arena), (coded, coded_arena) = (figures(model, c, memory)
+                                                          for c in (False, True))
             cells.append(f"{coded:,} / {plain:,} ({coded / plain - 1:+.1%})")
+            cells.append(f"{coded_arena:,} / {plain_arena:,}")
     return cells
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--qemu", action="store_true", help="also count instructions")
+    parser.add_argument("--memory", choices=MEMORY_CHOICES, default=DEFAULT_MEMORY)
     parser.add_argument("models", nargs="*", default=MODELS)
     args = parser.parse_args()
     headers = ["model", "filter bytes", "compressed as is", f"compressed at {SPARSITY}",
                "saving at 0.8"]
     if args.qemu:
-        headers += ["M4 cmsis instr. as is: compressed / not", "at 0.8: compressed / not"]
-    print(format_table(headers, [row(name, args.qemu) for name in args.models]))
+        headers += ["M4 cmsis instr. as is: compressed / not", "arena as is",
+                    "instr. at 0.8: compressed / not", "arena at 0.8"]
+    print(format_table(headers, [row(name, args.qemu, args.memory) for name in args.models]))
 
 
 if __name__ == "__main__":

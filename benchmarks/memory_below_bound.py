@@ -1,5 +1,6 @@
 """Prints the table of issue 13 for every shared model we run (arena bytes, reference kernels):
-model | op-by-op bound | ours before | in-place only | + optimal placement | TFLM | ratio.
+model | op-by-op bound | ours before | in-place only | + optimal placement | + patches
+balanced | + patches small | TFLM | ratio (balanced).
 
     TFLM_GEN_CORPUS=/work/shared/models python3 benchmarks/memory_below_bound.py
 
@@ -8,7 +9,9 @@ whole output (tensors counted separately).  The three plans of ours are measured
 runtime on the device model (tflm_interpreter_memory, the exact size a project declares):
   before         whole-buffer sharing only, best of the greedy orders (the planner of main);
   in-place only  + partial overlaps of convolution outputs with their consumed inputs;
-  + optimal      + the bounded bottom-up search below the greedy result (tflm_gen.plan).
+  + optimal      + the bounded bottom-up search below the greedy result (tflm_gen.plan);
+  + patches      + a patch stage (tflm_gen.patches), `--memory balanced` (the default) and
+                 `small`: the device model a project embeds.
 TFLM: its recording allocator (print_allocations) on this 64-bit host, original model.
 """
 
@@ -26,6 +29,7 @@ from tflm_gen.errors import TflmGenError
 from tflm_gen.host import HostInterpreter
 from tflm_gen.model.reader import read_model
 from tflm_gen.model.writer import write_model
+from tflm_gen.optimize import device_model
 from tflm_gen.oracle import tflm_allocations
 from tflm_gen.plan import embed_plan, make_plan
 from tflm_gen.requant import embed_requant
@@ -34,6 +38,7 @@ CORPUS = Path(os.environ.get("TFLM_GEN_CORPUS", REPO.parent / "shared" / "models
 VARIANTS = {"before": {"overlaps": False, "search_nodes": 0},
             "in-place only": {"overlaps": True, "search_nodes": 0},
             "+ optimal placement": {}}
+PATCHES = ("balanced", "small")
 
 
 def arena_bytes(model, **planner) -> tuple[int, int]:
@@ -43,15 +48,23 @@ def arena_bytes(model, **planner) -> tuple[int, int]:
     return HostInterpreter(device).arena_used_bytes, plan.lower_bound_bytes
 
 
+def staged_bytes(data: bytes, memory: str) -> tuple[int, int]:
+    """The arena of the device model `project --memory` embeds, and its op-by-op bound."""
+    device, plan = device_model(data, (), memory)
+    return HostInterpreter(device).arena_used_bytes, plan.lower_bound_bytes
+
+
 def main() -> None:
-    print("| model | op-by-op bound | " + " | ".join(VARIANTS) + " | TFLM | ours/TFLM |")
-    print("|---|" + "---:|" * (len(VARIANTS) + 3))
+    columns = [*VARIANTS, *(f"+ patches {memory}" for memory in PATCHES)]
+    print("| model | op-by-op bound | " + " | ".join(columns) + " | TFLM | ours/TFLM |")
+    print("|---|" + "---:|" * (len(columns) + 3))
     ratios = []
     for path in sorted(CORPUS.glob("*.tflite")):
         data = path.read_bytes()
         try:
             model = read_model(data)
             measured = [arena_bytes(model, **planner) for planner in VARIANTS.values()]
+            measured += [staged_bytes(data, memory) for memory in PATCHES]
         except TflmGenError as error:
             print(f"| {path.stem} | not run: {str(error)[:70]} |")
             continue
@@ -63,9 +76,9 @@ def main() -> None:
             continue
         ratios.append([arena / tflm for arena, _ in measured])
         print(f"| {path.stem} | {measured[0][1]:,} | {cells} | {tflm:,} | "
-              f"{ratios[-1][-1]:.2f} |", flush=True)
+              f"{ratios[-1][len(VARIANTS)]:.2f} |", flush=True)
     print(f"\ngeometric mean of ours / TFLM arena over {len(ratios)} models:")
-    for column, name in enumerate(VARIANTS):
+    for column, name in enumerate(columns):
         geomean = math.exp(sum(math.log(r[column]) for r in ratios) / len(ratios))
         print(f"  {name}: {geomean:.3f}")
 

@@ -222,3 +222,17 @@ tflm_status_t tflm_depthwise_conv_prepare(tflm_context_t *ctx, tflm_node_t *node
   if (status != TFLM_OK) return status;
   return tflm_hybrid_views(&v) ? tflm_conv_hybrid_setup(ctx, node, &v, 1, p) : TFLM_OK;
 }
+
+void tflm_conv_dead_int8(const tflm_weighted_call_t *call, int32_t first, int32_t count) {
+  const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
+  const int32_t *bias = (const int32_t *)call->data.bias;
+  const int32_t pixels = p->batches * p->output_h * p->output_w;
+  int8_t *out = (int8_t *)call->data.output + first;
+  int32_t c, pixel;
+  for (c = 0; c < count; ++c) {
+    const int8_t value = (int8_t)tflm_requantize(
+        bias != NULL ? bias[first + c] : 0, call->requant.multipliers[first + c],
+        call->requant.shifts[first + c], p->output_offset, p->act_min, p->act_max);
+    for (pixel = 0; pixel < pixels; ++pixel) out[pixel * p->output_c + c] = value;
+  }
+}

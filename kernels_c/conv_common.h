@@ -75,6 +75,12 @@ tflm_status_t tflm_depthwise_conv_prepare(tflm_context_t *ctx, tflm_node_t *node
 void tflm_conv_requant(tflm_context_t *ctx, const tflm_node_t *node, const void *params,
                        tflm_requant_t *requant);
 
+struct tflm_weighted_call;
+/* int8 CONV_2D output channels first .. first + count - 1 whose weights are all 0 (a
+ * compressed filter's live map, tflm_weighted_decoded_live): the accumulator is the bias
+ * alone, so every pixel holds the channel's requantised bias. */
+void tflm_conv_dead_int8(const struct tflm_weighted_call *call, int32_t first, int32_t count);
+
 /* TFLM's padding rule: output size and leading padding of one spatial dimension.
  * padding is TFLM_PADDING_SAME or TFLM_PADDING_VALID. */
 void tflm_conv_padding(int32_t padding, int32_t stride, int32_t dilation, int32_t in_size,

@@ -56,7 +56,10 @@ static TFLM_ALWAYS_INLINE tflm_status_t conv_run(tflm_context_t *ctx,
                                                  const tflm_weighted_call_t *call, int32_t type) {
   const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
   const tflm_conv_block_t whole = conv_whole(p);
-  return tflm_conv_run(ctx, call, type, &whole, conv_filter_size(p), conv_block, conv_taps, 0);
+  /* int8 skips the channels whose weights are all 0 (a channel's output depends on its own
+   * weights only, grouped convolutions too). */
+  return tflm_conv_run(ctx, call, type, &whole, conv_filter_size(p), conv_block,
+                       type == TFLM_TYPE_INT8 ? tflm_conv_dead_int8 : NULL, conv_taps, 0);
 }
 
 TFLM_WEIGHTED_REFERENCE_DEFINE(conv, tflm_conv_requant, tflm_conv_hybrid_eval, conv_run);

@@ -181,8 +181,8 @@ static TFLM_ALWAYS_INLINE void tflm_conv_pixel(const tflm_conv_params_t *p,
 /* Every output of the block's channels in NHWC order: images of `in_bytes` elements,
  * outputs of `out_bytes`; `filter` holds the block's weights.  With `may_walk_back`
  * (depthwise), an output the planner started inside its input (one image,
- * tflm_gen.overlap.backward_start; never for a compressed filter) is written last pixel
- * first, so each pixel only covers input no pixel still to come reads. */
+ * tflm_gen.overlap.backward_start; for a compressed filter only when it is one block) is
+ * written last pixel first, so each pixel only covers input no pixel still to come reads. */
 static TFLM_ALWAYS_INLINE void tflm_conv_walk(const tflm_conv_params_t *p,
                                               const tflm_requant_t *requant, const void *input,
                                               int32_t in_bytes, const void *filter,
@@ -222,7 +222,8 @@ static TFLM_ALWAYS_INLINE void tflm_conv_walk(const tflm_conv_params_t *p,
 
 /* The walk of the call's int8 or int16 type (call's params a tflm_conv_params_t) over the
  * block's channels, their weights in `filter` (the node's whole filter, or a decoded
- * block's); `may_walk_back` as tflm_conv_walk. */
+ * block's); `may_walk_back` as tflm_conv_walk (a depthwise block of every channel: the
+ * planner overlaps it like the uncoded kernel). */
 static TFLM_ALWAYS_INLINE void tflm_conv_walk_quantized(const tflm_weighted_call_t *call,
                                                         const void *filter,
                                                         const tflm_conv_block_t *block,
@@ -240,18 +241,24 @@ static TFLM_ALWAYS_INLINE void tflm_conv_walk_quantized(const tflm_weighted_call
 
 /* A reference conv or depthwise run of `type` (a constant: TFLM_WEIGHTED_REFERENCE_DEFINE):
  * the whole filter (`whole`), or, when it is compressed (int8 / int16 only), each decoded
- * block of `row` weights per channel through `decoded`. */
+ * block of `row` weights per channel through `decoded` (with `dead`, only the live
+ * channels: tflm_weighted_decoded_live). */
 static TFLM_ALWAYS_INLINE tflm_status_t tflm_conv_run(tflm_context_t *ctx,
                                                       const tflm_weighted_call_t *call,
                                                       int32_t type,
                                                       const tflm_conv_block_t *whole,
                                                       int32_t row,
                                                       tflm_weighted_block_fn decoded,
+                                                      tflm_weighted_dead_fn dead,
                                                       tflm_conv_taps_fn taps,
                                                       int may_walk_back) {
   const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
   const tflm_requant_t *requant = type == TFLM_TYPE_FLOAT32 ? NULL : &call->requant;
   const int32_t bytes = type == TFLM_TYPE_INT8 ? 1 : type == TFLM_TYPE_INT16 ? 2 : 4;
+  if (p->decode_scratch >= 0 && dead != NULL) {
+    return tflm_weighted_decoded_live(ctx, call, p->decode_scratch, p->output_c, row,
+                                      decoded, dead);
+  }
   if (p->decode_scratch >= 0) {
     return tflm_weighted_decoded(ctx, call, p->decode_scratch, p->output_c, row, decoded);
   }

@@ -48,7 +48,7 @@ static void depthwise_block(tflm_context_t *ctx, const tflm_weighted_call_t *cal
   (void)ctx;
   tflm_weighted_transpose(channel_rows, count, p->filter_h * p->filter_w, p->output_c,
                           room + first);
-  tflm_conv_walk_quantized(call, room + first, &block, depthwise_taps, 0);
+  tflm_conv_walk_quantized(call, room + first, &block, depthwise_taps, count == p->output_c);
 }
 
 /* The whole filter may walk back: the planner may start its output inside its input. */
@@ -58,7 +58,7 @@ static TFLM_ALWAYS_INLINE tflm_status_t depthwise_run(tflm_context_t *ctx,
   const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
   const tflm_conv_block_t whole = depthwise_channels(p, 0, p->output_c);
   return tflm_conv_run(ctx, call, type, &whole, p->filter_h * p->filter_w, depthwise_block,
-                       depthwise_taps, 1);
+                       NULL, depthwise_taps, 1);
 }
 
 TFLM_WEIGHTED_REFERENCE_DEFINE(depthwise_conv, tflm_conv_requant, tflm_conv_hybrid_eval,

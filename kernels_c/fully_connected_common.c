@@ -3,6 +3,7 @@
 
 #include "fully_connected_hybrid.h"
 #include "tflm_quant.h"
+#include "tflm_sparse_rows.h"
 #include "weighted_common.h"
 
 typedef tflm_weighted_views_t fc_views_t;
@@ -109,6 +110,25 @@ static tflm_fc_params_t *alloc_params(tflm_context_t *ctx, const tflm_node_t *no
   return p;
 }
 
+/* A row-sparse filter (tflm_sparse_rows.h) is checked whole here, then read in place:
+ * int8 activations and symmetric weights only (the generator codes no other). */
+static tflm_status_t sparse_rows_prepare(tflm_context_t *ctx, const tflm_node_t *node,
+                                         tflm_fc_params_t *p) {
+  tflm_coded_t coded;
+  if (!tflm_node_coded_input(ctx, node, 1, &coded) ||
+      !tflm_sparse_rows_is(coded.data, coded.bytes)) {
+    return TFLM_OK;
+  }
+  TFLM_KERNEL_CHECK(ctx, node, p->type == TFLM_TYPE_INT8 && p->filter_offset == 0,
+                    TFLM_ERR_MODEL);
+  TFLM_KERNEL_CHECK(ctx, node, tflm_sparse_rows_check(coded.data, coded.bytes,
+                                                      p->output_depth, p->accum_depth) ==
+                                   TFLM_OK,
+                    TFLM_ERR_MODEL);
+  p->decode_scratch = TFLM_FC_SPARSE_ROWS;
+  return TFLM_OK;
+}
+
 tflm_status_t tflm_fully_connected_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   const int32_t activation =
       tflm_opt_int(node, TFLM_OPT_FULLY_CONNECTED_FUSED_ACTIVATION_FUNCTION, TFLM_ACT_NONE);
@@ -138,10 +158,13 @@ tflm_status_t tflm_fully_connected_prepare(tflm_context_t *ctx, tflm_node_t *nod
   if (p->type != TFLM_TYPE_FLOAT32) {
     status = fill_quantization(ctx, node, &v, activation, p);
   }
+  if (status != TFLM_OK) return status;
+  status = sparse_rows_prepare(ctx, node, p);
   /* A compressed filter: rows of accum_depth weights, one per output. */
-  return status == TFLM_OK ? tflm_weighted_decode_prepare(ctx, node, p->type, p->output_depth,
-                                                         p->accum_depth, 0, &p->decode_scratch)
-                           : status;
+  return status == TFLM_OK && p->decode_scratch != TFLM_FC_SPARSE_ROWS
+             ? tflm_weighted_decode_prepare(ctx, node, p->type, p->output_depth,
+                                            p->accum_depth, 0, &p->decode_scratch)
+             : status;
 }
 
 void tflm_fully_connected_block(tflm_context_t *ctx, const tflm_weighted_call_t *call,

@@ -37,8 +37,12 @@ typedef struct {
   int32_t requant_in_model; /* 1: arrays in the model (tflm_node_requant), else after this */
   int16_t channel_step;  /* 1 per-channel, 0 per-tensor: channel oc uses entry oc * step */
   int16_t decode_scratch; /* scratch handle decoding a compressed filter (tflm_decode.h), -1
-                             when the filter is plain */
+                             when the filter is plain, TFLM_FC_SPARSE_ROWS when it is
+                             row-sparse (fully_connected_sparse.h: no scratch) */
 } tflm_fc_params_t;
+
+/* decode_scratch of a row-sparse filter (tflm_sparse_rows.h), read in place. */
+#define TFLM_FC_SPARSE_ROWS (-2)
 
 struct tflm_weighted_call;
 /* One decoded block of a compressed filter (channels first .. first + count - 1) through

@@ -9,6 +9,7 @@
 
 #include "fully_connected_hybrid.h"
 #include "fully_connected_reference.h"
+#include "fully_connected_sparse.h"
 #include "tflm_compiler.h"
 #include "tflm_kernel.h"
 #include "tflm_quant.h"
@@ -118,11 +119,14 @@ static void fc_block(tflm_context_t *ctx, const tflm_weighted_call_t *call,
                              p->type == TFLM_TYPE_INT8 ? fc_run_int8 : fc_run_int16);
 }
 
-/* The plain loops of the node's type, or per decoded block when the filter is compressed
- * (int8 / int16 only). */
+/* The plain loops of the node's type, per decoded block when the filter is compressed, or
+ * over its rows in place when they are row-sparse (int8 / int16 only). */
 static TFLM_ALWAYS_INLINE tflm_status_t fc_run(tflm_context_t *ctx,
                                                const tflm_weighted_call_t *call, int32_t type) {
   const tflm_fc_params_t *p = (const tflm_fc_params_t *)call->params;
+  if (p->decode_scratch == TFLM_FC_SPARSE_ROWS) { /* int8 only: prepare refuses others */
+    return tflm_fully_connected_sparse_int8(ctx, call);
+  }
   if (p->decode_scratch >= 0) {
     return tflm_weighted_decoded(ctx, call, p->decode_scratch, p->output_depth,
                                  p->accum_depth, fc_block);

@@ -3,8 +3,10 @@
  * scratch buffer it requested in prepare, never the whole tensor.
  *
  * The stream (the filter tensor's constant data, little-endian): codec, zero byte, offset
- * width (2 or 4), 0; u32 channels C, u32 row length R, u32 channels per block G; B + 1
- * block offsets (B = ceil(C / G)) into the payload; the codec's table; the payload.
+ * width (2 or 4), flags; u32 channels C, u32 row length R, u32 channels per block G; B + 1
+ * block offsets (B = ceil(C / G)) into the payload; with the flag TFLM_DECODE_LIVE_MAP, a
+ * bitmap of the live channels (ceil(C / 8) bytes, low bit first: set when the channel has a
+ * weight other than 0); the codec's table; the payload.
  * Rows are one output channel each: conv [Cout, FH*FW*Cin], fully connected [Cout, K],
  * depthwise [C, FH*FW] (transposed from its [1, FH, FW, C] filter). */
 #ifndef TFLM_DECODE_H
@@ -25,6 +27,8 @@ extern "C" {
 #define TFLM_DECODE_ALPHABET (256 + TFLM_DECODE_RUNS) /* literals 0..255, then the runs */
 #define TFLM_DECODE_CODE_BITS 8 /* longest code: each look-up table has 2^8 entries */
 #define TFLM_DECODE_HEADER_BYTES 16
+#define TFLM_DECODE_LIVE_MAP 1 /* header flag: the live-channel bitmap follows the offsets */
+#define TFLM_DECODE_MIN_DEAD_BYTES 256 /* shortest dead run skipped, in weights */
 
 /* A validated stream, read in place (fields from its header). */
 typedef struct {
@@ -32,6 +36,11 @@ typedef struct {
   const uint8_t *offsets;     /* blocks + 1 offsets into the payload, `width` bytes each */
   const uint8_t *lengths;     /* Huffman: a 4-bit code length per symbol (its own table or
                                  the model's); NULL for ZRLE */
+  const uint16_t *lut;        /* HUFFMAN_SHARED: the model's precomputed look-up tables
+                                 (literals, then runs) when its table holds them, else NULL:
+                                 tflm_decode_start builds them into scratch */
+  const uint8_t *live;        /* bit c set: channel c has a weight other than 0; NULL when
+                                 the stream has no map (every channel counts as live) */
   int32_t codec;              /* TFLM_DECODE_ZRLE or TFLM_DECODE_HUFFMAN */
   int32_t zero;               /* the byte a run stands for (the filter's zero point) */
   int32_t width;              /* bytes per offset: 2 or 4 */
@@ -42,8 +51,9 @@ typedef struct {
 } tflm_decode_t;
 
 /* Reads and checks the header, index and table of a `length`-byte stream coding a
- * `channels` x `row` filter (`shared`: the model-wide table of `shared_bytes`, for
- * HUFFMAN_SHARED); TFLM_ERR_MODEL when anything is out of bounds or a Huffman code is not
+ * `channels` x `row` filter (`shared`: the model-wide table of `shared_bytes` for
+ * HUFFMAN_SHARED: ALPHABET / 2 bytes of code lengths, optionally followed by the two
+ * look-up tables, 2 x 2^CODE_BITS uint16, 2-byte aligned); TFLM_ERR_MODEL when anything is out of bounds or a Huffman code is not
  * complete.  A block's payload is never read past its end, nor its output written past its
  * G * R bytes, whatever the payload holds. */
 tflm_status_t tflm_decode_open(tflm_decode_t *d, const void *stream, uint32_t length,
@@ -56,12 +66,17 @@ tflm_status_t tflm_decode_reopen(tflm_decode_t *d, const void *stream, uint32_t 
                                  int32_t row);
 /* Scratch a kernel requests for decoding: the Huffman look-up table and one block. */
 uint32_t tflm_decode_scratch_bytes(const tflm_decode_t *d);
-/* Once per eval, before the blocks: builds the two look-up tables in `scratch`. */
+/* Once per eval, before the blocks: builds the two look-up tables in `scratch` (unless
+ * the model holds them). */
 void tflm_decode_start(const tflm_decode_t *d, void *scratch);
 /* Decodes block b (channels b * G on) into scratch; returns its rows and *count, the
  * channels it holds. */
 const int8_t *tflm_decode_block(const tflm_decode_t *d, void *scratch, int32_t b,
                                 int32_t *count);
+/* The end of the run of channels from `first` (< end) that are all live or all dead (every
+ * weight 0), at most `end`; *live says which.  A dead run of fewer than
+ * TFLM_DECODE_MIN_DEAD_BYTES weights joins the live ones around it. */
+int32_t tflm_decode_run(const tflm_decode_t *d, int32_t first, int32_t end, int32_t *live);
 
 #ifdef __cplusplus
 }

@@ -97,12 +97,34 @@ void tflm_weighted_transpose(const int8_t *rows, int32_t count, int32_t taps, in
   }
 }
 
-tflm_status_t tflm_weighted_decoded(tflm_context_t *ctx, const tflm_weighted_call_t *call,
-                                    int32_t handle, int32_t channels, int32_t row,
-                                    tflm_weighted_block_fn run) {
+/* The block's channels first .. end - 1 by runs: live ones to `run`, decoded once, dead
+ * ones to `dead`. */
+static void decoded_runs(tflm_context_t *ctx, const tflm_weighted_call_t *call,
+                         const tflm_decode_t *d, void *scratch, int32_t b,
+                         tflm_weighted_block_fn run, tflm_weighted_dead_fn dead) {
+  const int32_t first = b * d->group;
+  const int32_t end = d->channels - first < d->group ? d->channels : first + d->group;
+  int8_t *room = (int8_t *)scratch + tflm_decode_scratch_bytes(d);
+  const int8_t *rows = NULL;
+  int32_t c, next, live, count;
+  for (c = first; c < end; c = next) {
+    next = tflm_decode_run(d, c, end, &live);
+    if (!live) {
+      dead(call, c, next - c);
+      continue;
+    }
+    if (rows == NULL) rows = tflm_decode_block(d, scratch, b, &count);
+    run(ctx, call, rows + (size_t)(c - first) * (size_t)d->row, room, c, next - c);
+  }
+}
+
+tflm_status_t tflm_weighted_decoded_live(tflm_context_t *ctx, const tflm_weighted_call_t *call,
+                                         int32_t handle, int32_t channels, int32_t row,
+                                         tflm_weighted_block_fn run, tflm_weighted_dead_fn dead) {
   tflm_coded_t coded;
   tflm_decode_t d;
   void *scratch = tflm_get_scratch(ctx, handle);
+  const int8_t *rows;
   int32_t b, count;
   if (!tflm_node_coded_input(ctx, call->node, 1, &coded) || scratch == NULL ||
       tflm_decode_reopen(&d, coded.data, coded.bytes, coded.table, coded.table_bytes, channels,
@@ -111,9 +133,18 @@ tflm_status_t tflm_weighted_decoded(tflm_context_t *ctx, const tflm_weighted_cal
   }
   tflm_decode_start(&d, scratch);
   for (b = 0; b < d.blocks; ++b) {
-    const int8_t *rows = tflm_decode_block(&d, scratch, b, &count);
-    run(ctx, call, rows, (int8_t *)scratch + tflm_decode_scratch_bytes(&d), b * d.group,
-        count);
+    if (dead != NULL && d.live != NULL) {
+      decoded_runs(ctx, call, &d, scratch, b, run, dead);
+      continue;
+    }
+    rows = tflm_decode_block(&d, scratch, b, &count);
+    run(ctx, call, rows, (int8_t *)scratch + tflm_decode_scratch_bytes(&d), b * d.group, count);
   }
   return TFLM_OK;
+}
+
+tflm_status_t tflm_weighted_decoded(tflm_context_t *ctx, const tflm_weighted_call_t *call,
+                                    int32_t handle, int32_t channels, int32_t row,
+                                    tflm_weighted_block_fn run) {
+  return tflm_weighted_decoded_live(ctx, call, handle, channels, row, run, NULL);
 }

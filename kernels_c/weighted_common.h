@@ -75,6 +75,17 @@ typedef void (*tflm_weighted_block_fn)(tflm_context_t *ctx,
 tflm_status_t tflm_weighted_decoded(tflm_context_t *ctx, const struct tflm_weighted_call *call,
                                     int32_t handle, int32_t channels, int32_t row,
                                     tflm_weighted_block_fn run);
+/* Called for channels first .. first + count - 1 whose weights are all 0 (the stream's live
+ * map): it writes their outputs without the weights. */
+typedef void (*tflm_weighted_dead_fn)(const struct tflm_weighted_call *call, int32_t first,
+                                      int32_t count);
+/* tflm_weighted_decoded that hands `run` only the runs of live channels and `dead` the
+ * others (a block without a live channel is not decoded).  For kernels whose channels are
+ * independent: `run` may see a part of a block. */
+tflm_status_t tflm_weighted_decoded_live(tflm_context_t *ctx,
+                                         const struct tflm_weighted_call *call, int32_t handle,
+                                         int32_t channels, int32_t row,
+                                         tflm_weighted_block_fn run, tflm_weighted_dead_fn dead);
 
 /* ---- One eval for every weighted op and tag ----
  * A kernel lists one function per type in a tflm_weighted_kernels_t; tflm_weighted_eval

@@ -69,23 +69,24 @@ def padded_geometry(g: dict, stride: int) -> dict:
 
 
 def add_conv(b: ModelBuilder, rng, g: dict, depthwise: bool, scale_factor: float,
-             input_zero_point: int | None = None):
+             input_zero_point: int | None = None, output_zero_point: int | None = None):
     """One int8 CONV_2D / DEPTHWISE_CONV_2D of geometry g; returns (input data, geometry).
-    input_zero_point replaces the random one (real models' -128)."""
+    input_zero_point, output_zero_point replace the random ones (real models' -128)."""
     t = conv_cases.quantized_tensors(rng, g, "int8", depthwise)
     if input_zero_point is not None:
         t["in_q"] = ir.Quantization(t["in_q"].scale, [input_zero_point])
     out_q = t["out_q"]
-    t["out_q"] = ir.Quantization([out_q.scale[0] * scale_factor], out_q.zero_point)
+    out_zero_point = out_q.zero_point if output_zero_point is None else [output_zero_point]
+    t["out_q"] = ir.Quantization([out_q.scale[0] * scale_factor], out_zero_point)
     in_shape = [g["batches"], g["h"], g["w"], g["cin"]]
     x = b.input(f"x{len(b.graph.inputs)}", in_shape, "int8", quantization=t["in_q"])
     inputs = [x, b.constant("w", t["weights"], quantization=t["filter_q"]),
               b.constant("b", t["bias"], quantization=t["bias_q"])]
     options = {"padding": g["padding"], "stride_h": g["stride"][0], "stride_w": g["stride"][1],
-               "dilation_h_factor": 1, "dilation_w_factor": 1,
+               "dilation_h_factor": g["dilation"][0], "dilation_w_factor": g["dilation"][1],
                "fused_activation_function": g["activation"]}  # fmt: skip
     if depthwise:
-        options["depth_multiplier"] = 1
+        options["depth_multiplier"] = g["multiplier"]
     opcode = "DEPTHWISE_CONV_2D" if depthwise else "CONV_2D"
     shape = [g["batches"], g["oh"], g["ow"], g["cout"]]
     b.output(b.add_op(opcode, inputs, shape, "int8", quantization=t["out_q"], options=options))

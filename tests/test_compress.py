@@ -83,20 +83,24 @@ def _assert_bit_exact_with_tflm(original: bytes, device: bytes, tags: tuple[str,
 @pytest.mark.parametrize("tags", [(), ("cmsis",)])
 @pytest.mark.parametrize("name", MODELS)
 def test_compressed_models_are_bit_exact_on_the_host(name, tags, sparsity):
-    """As they are (only vww's and ad01's filters are worth coding) and pruned to 0.8."""
+    """As they are (only vww's filters are worth coding: ad01's FULLY_CONNECTED ones take
+    only the row-sparse coding, test_compress_rows.py) and pruned to 0.8."""
     original = _model(name, sparsity)
     device = device_model(original, tags, compress=True)[0]
     ours = _assert_bit_exact_with_tflm(original, device, tags)
     # The arena model (generation without a compiler) includes the decode scratch exactly.
     assert arena.arena_sizes(read_model(device), tags) == (ours.arena_used_bytes,
                                                              ours.arena_tail_bytes)
-    if sparsity or name.startswith(("vww", "ad01")):
+    if sparsity or name.startswith("vww"):
         assert _coded_count(device) > 0
 
 
-def test_the_arena_grows_by_the_declared_scratch():
-    """ad01 (FULLY_CONNECTED only, so no partial overlap is given up): the head grows by the
-    largest decode scratch, the tail by the scratch handles' table."""
+def test_the_arena_grows_by_the_declared_scratch(monkeypatch):
+    """ad01 (FULLY_CONNECTED only, so no partial overlap is given up) coded in blocks (the
+    choice forced: FC filters take the row-sparse coding, tests/test_compress_rows.py): the
+    head grows by the largest decode scratch, the tail by the scratch handles' table."""
+    monkeypatch.setattr(compress, "choose", lambda candidate, shared=None: compress.best(
+        candidate.rows, candidate.zero, shared, candidate.group))
     original = _model("ad01_int8.tflite", 0.8)
     plain = HostInterpreter(device_model(original)[0])
     device = device_model(original, compress=True)[0]
@@ -108,6 +112,50 @@ def test_the_arena_grows_by_the_declared_scratch():
     handles = arena.aligned(4 * len(streams))
     assert coded.arena_tail_bytes == plain.arena_tail_bytes + handles
     assert coded.arena_used_bytes == plain.arena_used_bytes + arena.aligned(scratch) + handles
+
+
+def _declared_growth(plain: ir.Model, coded: ir.Model, tags: tuple[str, ...]) -> int:
+    """The most scratch one operator requests more once its filter is coded (the arena
+    model's requests, each rounded as the allocator rounds them)."""
+    def scratch(node):
+        return sum(arena.aligned(s) for s in arena.kernel_allocations(node, tags).scratch)
+    return max(scratch(b) - scratch(a) for a, b in zip(arena._global_nodes(plain),
+                                                       arena._global_nodes(coded)))
+
+
+@pytest.mark.parametrize("tags", [(), ("cmsis",)])
+@pytest.mark.parametrize("name", ["kws_ref_model.tflite", "vww_96_int8.tflite"])
+def test_coded_convolutions_grow_the_arena_by_at_most_their_scratch(name, tags):
+    """Convolutions whose filter is one block keep the partial overlaps of their input and
+    output (tflm_gen.compress.keeps_pixel_order), so the head grows by no more than the
+    largest added scratch (both plans without a patch stage, whose choice differs)."""
+    original = _model(name, 0.8)
+    plain_device = device_model(original, tags, "fast")[0]
+    device = device_model(original, tags, "fast", compress=True)[0]
+    plain, coded = HostInterpreter(plain_device, tags), HostInterpreter(device, tags)
+    growth = _declared_growth(read_model(plain_device), read_model(device), tags)
+    handles = arena.aligned(4 * _coded_count(device))
+    assert coded.arena_used_bytes <= plain.arena_used_bytes + growth + handles
+
+
+def test_a_live_map_is_written_for_dead_runs_a_kernel_skips():
+    """Runs of all-zero channels of MIN_DEAD_BYTES weights or more are marked (int8 conv
+    skips them: tflm_decode_run); shorter ones are not worth a map."""
+    rows = _sparse_rows(3, (16, 64), 0.5, 0)
+    rows[0] = 1  # _sparse_rows zeroes channel 0
+    short, long = rows.copy(), rows.copy()
+    short[4:7] = 0  # 3 channels of 64 weights: under 256
+    long[4:8] = 0
+    for filter_rows, marked in ((short, False), (long, True)):
+        stream = compress.encode(filter_rows, 0, compress.HUFFMAN, group=16)
+        assert bool(stream[3] & compress.LIVE_MAP) == marked
+        assert np.array_equal(compress.decode(stream), filter_rows)
+    assert compress.keeps_pixel_order("DEPTHWISE_CONV_2D",
+                                      compress.encode(long, 0, compress.HUFFMAN, group=16))
+    assert not compress.keeps_pixel_order("CONV_2D",
+                                          compress.encode(long, 0, compress.HUFFMAN, group=16))
+    assert not compress.keeps_pixel_order("CONV_2D",
+                                          compress.encode(short, 0, compress.HUFFMAN, group=8))
 
 
 def _corrupted(device: bytes, change) -> bytes:
@@ -137,6 +185,22 @@ def _without_shared_table(device: bytes) -> bytes:
     return write_model(model)
 
 
+def test_a_corrupt_precomputed_lookup_table_is_refused_at_init():
+    """resnet's filters (77 KB) are large enough for the model-wide table to carry its
+    look-up tables; an entry that consumes no bit is refused when the interpreter starts."""
+    device = device_model(_model("pretrainedResnet_quant.tflite", 0.8), compress=True)[0]
+    model = copy.deepcopy(read_model(device))
+    buffer = dict(model.metadata)[compress.METADATA_NAME]
+    words = np.frombuffer(model.buffers[buffer].data, "<i4")
+    table = 4 * (3 + int(words[1]))
+    assert words[2 + words[1]] == compress.ALPHABET // 2 + (4 << compress.MAX_CODE_BITS)
+    data = bytearray(model.buffers[buffer].data)
+    data[table + compress.ALPHABET // 2 + 6] &= 0xF0  # entry 3's length: 0 bits
+    model.buffers[buffer] = ir.Buffer(bytes(data))
+    with pytest.raises(TflmGenError, match=re.compile("model|prepare", re.IGNORECASE)):
+        HostInterpreter(write_model(model))
+
+
 @pytest.mark.parametrize("change", [
     _last_offset_past_the_end,
     "table",
@@ -154,14 +218,39 @@ def test_a_corrupt_stream_is_refused_at_init(change):
         HostInterpreter(corrupt)
 
 
-def test_compressed_model_runs_bit_exact_on_the_cortex_m4_with_cmsis():
-    board = qemu.board_of("qemu-cortex-m4")
-    for tool in (board["toolchain"] + "gcc", board["qemu"], "make"):
-        need_tool(tool)
-    _, completed = qemu.run_project(_model("kws_ref_model.tflite", 0.8), "qemu-cortex-m4",
-                                    ("cmsis",), compress=True)
-    assert qemu.PASSED in completed.stdout, completed.stdout + completed.stderr
-    used, declared = re.search(r"arena used: (\d+) of (\d+)", completed.stdout).groups()
+# The QEMU Cortex-M4 runs with --tags cmsis: whole models are test_cmsis.py's
+# test_corpus_model_bit_exact_with_tag; here separate weights as they are, and separate
+# weights with coded filters pruned to 0.8 sparsity (so that every model has some).
+M4_MODES = {"separate": ("separate", None), "separate+compress": ("separate", 0.8)}
+
+
+@pytest.fixture(scope="session")
+def m4_self_test():
+    """(model, mode) -> the generated self-test's output on the Cortex-M4 (cmsis): each
+    project generated (the oracle's expected outputs embedded), built and run once."""
+    runs = {}
+
+    def run(name: str, mode: str) -> str:
+        if (name, mode) not in runs:
+            board = qemu.board_of("qemu-cortex-m4")
+            for tool in (board["toolchain"] + "gcc", board["qemu"], "make"):
+                need_tool(tool)
+            weights, sparsity = M4_MODES[mode]
+            _, completed = qemu.run_project(_model(name, sparsity), "qemu-cortex-m4",
+                                            ("cmsis",), weights=weights,
+                                            compress=sparsity is not None)
+            runs[name, mode] = completed.stdout + completed.stderr
+        return runs[name, mode]
+
+    return run
+
+
+@pytest.mark.parametrize("mode", list(M4_MODES))
+@pytest.mark.parametrize("name", MODELS)
+def test_models_run_bit_exact_on_the_cortex_m4_with_cmsis(m4_self_test, name, mode):
+    output = m4_self_test(name, mode)
+    assert qemu.PASSED in output, output
+    used, declared = re.search(r"arena used: (\d+) of (\d+)", output).groups()
     assert used == declared
 
 

@@ -1,8 +1,14 @@
 """The offline weight layout (tflm_gen/layout.py, metadata `tflm_gen.layout`): CONV_2D int8
 filters as int16 channel pairs with folded per-channel constants, read by the cmsis conv
-kernel's C (host), DSP (Cortex-M4) and MVE (Cortex-M55) versions.
+kernel's C (host), DSP (Cortex-M4) and MVE (Cortex-M55) versions; DEPTHWISE_CONV_2D 3x3
+filters as tap pairs with folded constants and requantisation steps, read by the cmsis
+depthwise kernel's C (host) and DSP (Cortex-M4) versions (MVE keeps the plain filter).
 
-The layers are drawn from real models' ranges (vww, person_detect, kws, resnet): 1x1 over
+The depthwise layers are those of vww, person_detect and kws (3x3, 8 to 512 channels,
+stride 1 and 2, SAME and VALID padding, per-channel scales), channel counts with a tail
+after the blocks of 4 and beyond one border chunk of 32, a depth multiplier of 2 and left
+shifts (no record: the plain path).  The convolution layers are drawn from real models'
+ranges (vww, person_detect, kws, resnet): 1x1 over
 8 to 128 input channels, output channel counts around the kernels' chunks of 16 and odd,
 input channels not a multiple of 4, first layers of 1-3 input channels with 3x3 windows,
 stride 2 and SAME padding, input zero point -128 and random, output shifts right, left and
@@ -16,10 +22,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 import test_cmsis as cmsis_cases
+import test_ops_conv as conv_cases
 from op_oracle import run_tflm
 
 from tflm_gen import host, qemu
-from tflm_gen.layout import CONV_INT16_PAIRS, METADATA_NAME, layout_bytes, layout_words
+from tflm_gen.layout import (
+    CONV_INT16_PAIRS,
+    CONV_INT16_PAIRS_REQUANT,
+    DW_TAP_PAIRS,
+    METADATA_NAME,
+    layout_bytes,
+    layout_words,
+)
 from tflm_gen.model import ir
 from tflm_gen.model.builder import ModelBuilder
 from tflm_gen.model.reader import read_model
@@ -34,21 +48,79 @@ LAYERS = [(1, 8, 16, 1), (1, 16, 32, 1), (1, 32, 33, 1), (1, 64, 24, 1), (1, 128
           (3, 8, 12, 1)]
 
 
-def layout_model(seed: int):
-    """(model bytes, inputs, cases) of independent CONV_2D layers, each scale factor once."""
+# Layers of real models whose requantisation the DSP kernel fuses (CONV_INT16_PAIRS_REQUANT:
+# even channel counts, output zero point -128, RELU or none): vww / person_detect 1x1 over
+# 8-256 channels (and 512) and their 3x3 stride-2 first layer over 3, kws' first layer over
+# 1, resnet's 3x3 over 16 and 32 (stride 1 and 2) and its 1x1 stride-2 shortcut; 3x3 with
+# dilation (rows apart: read straight from the image; taps apart: gathered).  A fifth
+# entry is the dilation (h, w).
+REQUANT_LAYERS = [(1, 8, 16, 1), (1, 16, 32, 1), (1, 32, 32, 1), (1, 64, 128, 1),
+                  (1, 256, 64, 1), (3, 3, 8, 2), (3, 1, 64, 2), (3, 16, 16, 1), (3, 32, 64, 2),
+                  (1, 16, 32, 2), (1, 512, 32, 1), (3, 16, 8, 1, (2, 1)),
+                  (3, 8, 8, 1, (1, 2))]
+
+
+def layout_model(seed: int, layers=LAYERS, requant_tail: bool = False):
+    """(model bytes, inputs, cases) of independent CONV_2D layers, each scale factor once;
+    requant_tail: output zero point -128 and RELU or no activation, scales whose shifts
+    are right shifts (1: the generators' own; 1e3 for two 1x1 layers: beyond the output's
+    range, channels of one value; the others keep outputs that depend on every tap)."""
     rng = np.random.default_rng(9100 + seed)
     b = ModelBuilder()
     cases = []
-    for index, (kernel, cin, cout, stride) in enumerate(LAYERS):
+    for index, (kernel, cin, cout, stride, *dilation) in enumerate(layers):
         g = cmsis_cases.conv_geometry(rng, False, kernel, cin, cout)
         if kernel == 3:
             g = cmsis_cases.padded_geometry(g, stride)
+        if dilation:
+            g["dilation"] = dilation[0]
+            g["oh"] = conv_cases.out_size(g["padding"], g["h"], kernel, stride, dilation[0][0])
+            g["ow"] = conv_cases.out_size(g["padding"], g["w"], kernel, stride, dilation[0][1])
         factor = cmsis_cases.SCALE_FACTORS[index % len(cmsis_cases.SCALE_FACTORS)]
         zero_point = -128 if index % 2 == 0 else None
-        data, g = cmsis_cases.add_conv(b, rng, g, False, factor, zero_point)
+        output_zero_point = None
+        if requant_tail:
+            g["activation"] = ("RELU", "NONE")[index % 2]
+            factor, zero_point, output_zero_point = (1.0, 1e3)[index % 5 == 4], -128, -128
+        data, g = cmsis_cases.add_conv(b, rng, g, False, factor, zero_point, output_zero_point)
         cases.append(("CONV_2D", [data], g))
     inputs = [array for _, data, _ in cases for array in data]
     return b.build(), inputs, [(op, g) for op, _, g in cases]
+
+
+# (channels, stride, padding, input height, width, depth multiplier, output scale factor):
+# the 3x3 depthwise layers of vww / person_detect (8..256 channels, both strides), kws (64,
+# VALID), 512 channels, tails after the blocks of 4 (27) and after a border chunk of 32
+# blocks (36 = 9 blocks), multiplier 2 and left shifts (1e-6), which get no record, and
+# multipliers 8 and 4 (person_detect's first layer: 1 input channel, 8 outputs; the DSP
+# kernel's shared-input path, no record either).
+DW_LAYERS = [(8, 1, "SAME", 9, 9, 1, 1.0), (16, 2, "SAME", 10, 10, 1, 1.0),
+             (32, 1, "SAME", 6, 7, 1, 1.0), (64, 2, "SAME", 7, 7, 1, 1.0),
+             (64, 1, "VALID", 6, 5, 1, 1.0), (128, 1, "SAME", 4, 4, 1, 1.0),
+             (256, 1, "SAME", 3, 3, 1, 1.0), (512, 2, "VALID", 3, 4, 1, 1.0),
+             (27, 1, "SAME", 5, 6, 1, 1.0), (36, 2, "SAME", 5, 5, 1, 1.0),
+             (4, 1, "VALID", 4, 3, 1, 1.0), (8, 1, "SAME", 5, 5, 2, 1.0),
+             (12, 1, "SAME", 5, 5, 1, 1e-6), (1, 2, "SAME", 9, 8, 8, 1.0),
+             (2, 1, "VALID", 5, 6, 4, 1.0)]
+
+
+def depthwise_model(seed: int):
+    """(model bytes, inputs, cases, whether each layer gets a record) of DW_LAYERS."""
+    rng = np.random.default_rng(9300 + seed)
+    b = ModelBuilder()
+    cases, expected = [], []
+    for index, (cin, stride, padding, h, w, multiplier, factor) in enumerate(DW_LAYERS):
+        g = cmsis_cases.conv_geometry(rng, True, 3, cin, cin)
+        g.update(h=h, w=w, stride=(stride, stride), padding=padding, multiplier=multiplier,
+                 cout=cin * multiplier, per_channel=True)
+        g["oh"] = conv_cases.out_size(padding, h, 3, stride, 1)
+        g["ow"] = conv_cases.out_size(padding, w, 3, stride, 1)
+        data, g = cmsis_cases.add_conv(b, rng, g, True, factor,
+                                       -128 if index % 2 == 0 else None)
+        cases.append(("DEPTHWISE_CONV_2D", [data], g))
+        expected.append(multiplier == 1 and factor == 1.0)
+    inputs = [array for _, data, _ in cases for array in data]
+    return b.build(), inputs, [(op, g) for op, _, g in cases], expected
 
 
 def records(model_bytes: bytes) -> list[list[int]]:
@@ -76,7 +148,8 @@ def with_layout_words(model_bytes: bytes, edit) -> bytes:
 def test_layout_layers_bit_exact_on_host(seed):
     model, inputs, cases = layout_model(seed)
     device = device_model(model, cmsis_cases.TAGS)[0]
-    assert all(record and record[0] == CONV_INT16_PAIRS for record in records(device))
+    kinds = {CONV_INT16_PAIRS, CONV_INT16_PAIRS_REQUANT}
+    assert all(record and record[0] in kinds for record in records(device))
     cmsis_cases.compare(host.run_model(device, inputs, cmsis_cases.TAGS), model, inputs, cases)
 
 
@@ -89,13 +162,55 @@ def test_layout_layers_bit_exact_on_board(target):
     cmsis_cases.compare(result.outputs, model, inputs, cases)
 
 
+def test_requant_tail_layers_bit_exact_on_host():
+    model, inputs, cases = layout_model(0, REQUANT_LAYERS, requant_tail=True)
+    device = device_model(model, cmsis_cases.TAGS)[0]
+    assert all(record[0] == CONV_INT16_PAIRS_REQUANT for record in records(device))
+    cmsis_cases.compare(host.run_model(device, inputs, cmsis_cases.TAGS), model, inputs, cases)
+
+
+@pytest.mark.parametrize("target", ["qemu-cortex-m4", "qemu-cortex-m55"])
+def test_requant_tail_layers_bit_exact_on_board(target):
+    cmsis_cases.need_board(target)
+    model, inputs, cases = layout_model(0, REQUANT_LAYERS, requant_tail=True)
+    result = qemu.run_on_target(model, target, inputs, cmsis_cases.TAGS)
+    assert result.matches_host, result.stdout
+    cmsis_cases.compare(result.outputs, model, inputs, cases)
+
+
+def first_tail(words) -> int:
+    """Word index of the first record's requantisation tail (CONV_INT16_PAIRS_REQUANT)."""
+    start, channels = words[2], words[words[2] + 2]
+    assert words[start + 1] == CONV_INT16_PAIRS_REQUANT
+    return start + 1 + words[start] - 4 * channels
+
+
+def test_a_requant_tail_that_disagrees_is_ignored():
+    """A tail whose first multiplier is not the node's: the layer runs without the record,
+    still bit-exact."""
+    model, inputs, cases = layout_model(1, REQUANT_LAYERS, requant_tail=True)
+    device = device_model(model, cmsis_cases.TAGS)[0]
+
+    def wrong_multiplier(words):
+        tail = first_tail(words)
+        words[tail + 2] = words[tail + 2] + 1 if words[tail + 2] else 1 << 30
+        return words
+
+    ours = host.run_model(with_layout_words(device, wrong_multiplier), inputs,
+                          cmsis_cases.TAGS)
+    cmsis_cases.compare(ours, model, inputs, cases)
+
+
 def test_kernel_reads_the_folded_constants():
-    """One folded constant moved by 2^24 changes that layer's output: the kernel uses them."""
+    """One folded constant moved by 2^24 (and its double in the requantisation tail) changes
+    that layer's output: the kernel uses them."""
     model, inputs, cases = layout_model(0)
     device = device_model(model, cmsis_cases.TAGS)[0]
 
     def bump_first_constant(words):
         words[words[2] + 4] += 1 << 24  # record: length, kind, channels, patch, folded[0]
+        if words[words[2] + 1] == CONV_INT16_PAIRS_REQUANT:
+            words[first_tail(words)] += 1 << 25
         return words
 
     ours = host.run_model(with_layout_words(device, bump_first_constant), inputs,
@@ -135,8 +250,9 @@ def test_float_and_grouped_convolutions_get_no_record():
 
 def test_record_kind_is_the_kernels():
     source = (ROOT / "kernels_c" / "cmsis" / "conv.c").read_text()
-    kind = re.search(r"#define CMSIS_CONV_INT16_PAIRS (\d+)", source)
-    assert kind and int(kind.group(1)) == CONV_INT16_PAIRS
+    for name, value in (("", CONV_INT16_PAIRS), ("_REQUANT", CONV_INT16_PAIRS_REQUANT)):
+        kind = re.search(rf"#define CMSIS_CONV_INT16_PAIRS{name} (\d+)", source)
+        assert kind and int(kind.group(1)) == value
 
 
 def test_only_the_cmsis_kernels_pay_for_layouts():
@@ -149,3 +265,74 @@ def test_only_the_cmsis_kernels_pay_for_layouts():
     assert records(with_layouts)
     growth = len(with_layouts) - len(plain)
     assert 0 < growth - layout_bytes(read_model(model)) < 128  # + a metadata entry, a buffer
+
+
+@pytest.mark.parametrize("seed", (0, 1))
+def test_depthwise_layout_bit_exact_on_host(seed):
+    model, inputs, cases, expected = depthwise_model(seed)
+    device = device_model(model, cmsis_cases.TAGS)[0]
+    kinds = [record[0] if record else None for record in records(device)]
+    assert kinds == [DW_TAP_PAIRS if wanted else None for wanted in expected]
+    cmsis_cases.compare(host.run_model(device, inputs, cmsis_cases.TAGS), model, inputs, cases)
+
+
+@pytest.mark.parametrize("target", ["qemu-cortex-m4", "qemu-cortex-m55"])
+def test_depthwise_layout_bit_exact_on_board(target):
+    cmsis_cases.need_board(target)
+    model, inputs, cases, _ = depthwise_model(0)
+    result = qemu.run_on_target(model, target, inputs, cmsis_cases.TAGS)
+    assert result.matches_host, result.stdout
+    cmsis_cases.compare(result.outputs, model, inputs, cases)
+
+
+def depthwise_record_edit(edit_record):
+    """(ours on the host, expected) for the depthwise model whose first record went through
+    edit_record(words, start) (start: the index of its kind in the layout words)."""
+    model, inputs, cases, _ = depthwise_model(0)
+    device = device_model(model, cmsis_cases.TAGS)[0]
+
+    def edit(words):
+        edit_record(words, words[2] + 1)
+        return words
+
+    ours = host.run_model(with_layout_words(device, edit), inputs, cmsis_cases.TAGS)
+    return ours, run_tflm(model, inputs, len(cases))
+
+
+def test_depthwise_kernel_reads_the_record():
+    """Channel 0's folded constant moved by 2^24 changes that channel of that layer only:
+    the kernel sums from the record."""
+    def bump_folded(words, start):
+        words[start + 2] += 1 << 24  # kind, channels, folded[0]
+
+    ours, expected = depthwise_record_edit(bump_folded)
+    assert not np.array_equal(ours[0][..., 0], expected[0][..., 0])
+    assert np.array_equal(ours[0][..., 1:], expected[0][..., 1:])
+    for index in range(1, len(expected)):
+        assert np.array_equal(ours[index], expected[index])
+
+
+def test_depthwise_record_that_disagrees_is_ignored():
+    """A record whose requantisation step is not the node's own (a multiplier off by one)
+    runs the plain filter: still bit-exact."""
+    def wrong_multiplier(words, start):
+        words[start + 2 + 22] += 1  # kind, channels, then block 0's first step
+
+    ours, expected = depthwise_record_edit(wrong_multiplier)
+    for index in range(len(expected)):
+        assert np.array_equal(ours[index], expected[index]), index
+
+
+def test_depthwise_record_kind_is_the_kernels():
+    source = (ROOT / "kernels_c" / "cmsis" / "depthwise_conv.c").read_text()
+    kind = re.search(r"#define DW_TAP_PAIRS (\d+)", source)
+    assert kind and int(kind.group(1)) == DW_TAP_PAIRS
+
+def test_requant_tail_layers_at_size_optimisation():
+    """The requantising pairs kernel enters its unrolled loop at a computed address, right
+    wherever the compiler places the function (-Os once put the loop's label on a halfword:
+    a 16-bit ADR rounded it down and the kernel branched to itself forever)."""
+    cmsis_cases.need_board("qemu-cortex-m4")
+    model = layout_model(0, REQUANT_LAYERS, requant_tail=True)[0]
+    completed = qemu.run_project(model, "qemu-cortex-m4", cmsis_cases.TAGS, opt="-Os")[1]
+    assert qemu.PASSED in completed.stdout, completed.stdout + completed.stderr

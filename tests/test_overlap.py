@@ -20,12 +20,15 @@ from op_oracle import run_tflm
 
 from tflm_gen import project, qemu
 from tflm_gen.cli import main
+from tflm_gen.compress import compress_model
 from tflm_gen.host import HostInterpreter
 from tflm_gen.layout import embed_layout
+from tflm_gen.model import ir
 from tflm_gen.model.builder import ModelBuilder
 from tflm_gen.model.reader import read_model
 from tflm_gen.model.writer import write_model
 from tflm_gen.plan import Plan, embed_plan, make_plan
+from tflm_gen.prune import prune_weights
 
 KINDS = {"conv": ("CONV_2D",), "depthwise": ("DEPTHWISE_CONV_2D",),
          "pool": ("AVERAGE_POOL_2D", "MAX_POOL_2D")}
@@ -112,6 +115,21 @@ def test_deepest_conversion_overlap_is_bit_exact():
     plan, pairs = tight_plan(model, slack=0)
     assert pairs >= len(CONVERSIONS)
     assert all(same_bits(outputs_with_plan(model, plan, inputs, ()), run_tflm(model, inputs)))
+
+
+@pytest.mark.parametrize("tags", [(), ("cmsis",)], ids=["reference", "cmsis"])
+@pytest.mark.parametrize("kind,backward", [("conv", False), ("depthwise", False),
+                                           ("depthwise", True)])
+def test_deepest_overlap_of_coded_filters_is_bit_exact(kind, backward, tags):
+    """Filters pruned and compressed into one block (tflm_gen.compress) are decoded before
+    the uncoded pixel walk, so the planner keeps their overlaps."""
+    model, inputs = conv_model(30 + list(KINDS).index(kind), "int8", KINDS[kind] * 10)
+    pruned = prune_weights(model, 0.8).model
+    coded = write_model(compress_model(read_model(pruned)))
+    assert len(ir.compressed_tensors(read_model(coded))) >= 5
+    plan, pairs = tight_plan(coded, slack=0, backward=backward)
+    assert pairs >= 2
+    assert all(same_bits(outputs_with_plan(coded, plan, inputs, tags), run_tflm(pruned, inputs)))
 
 
 @pytest.mark.parametrize("tags", [(), ("cmsis",)], ids=["reference", "cmsis"])

@@ -167,3 +167,17 @@ def test_hostile_names_stay_text(tmp_path):
     assert "&lt;b&gt;evil&lt;/b&gt;$x^{2}$\\x1b[2J" in text
     for svg in re.findall(r"<svg.*?</svg>", text, flags=re.DOTALL):
         ElementTree.fromstring(svg)
+
+
+def test_report_takes_the_generation_options_of_project(tmp_path):
+    """--compress reports the coded model: its arena holds the decode scratch and its
+    flatbuffer is smaller (kws pruned to 0.8, host objects)."""
+    from tflm_gen.prune import prune_weights
+
+    path = tmp_path / "kws_pruned.tflite"
+    path.write_bytes(prune_weights((need_corpus() / "kws_ref_model.tflite").read_bytes(),
+                                   0.8).model)
+    plain = build_report(path, None, (), memory="fast")
+    coded = build_report(path, None, (), "separate", "fast", compress=True)
+    assert coded["code"]["model_bytes"] < plain["code"]["model_bytes"] - 10_000
+    assert coded["memory"]["arena_bytes"] != plain["memory"]["arena_bytes"]

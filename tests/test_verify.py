@@ -283,3 +283,29 @@ def test_per_op_runs_when_the_kept_intermediates_outgrow_the_default_arenas():
 def test_zero_runs_is_an_input_error():
     with pytest.raises(InputError, match="nothing to compare"):
         verify(CHAIN, runs=0)
+
+
+def test_verify_takes_the_generation_options_of_project(monkeypatch, tmp_path):
+    """--weights separate --compress verify the coded device model split from its weights,
+    as `project` would generate it (the interpreter is watched: a plain model would pass
+    too)."""
+    from conftest import corpus_path
+
+    import tflm_gen.verify as verify_module
+    from tflm_gen.prune import prune_weights
+
+    seen = []
+
+    def watched(device, tags, arena_bytes, weights):
+        seen.append((len(ir.compressed_tensors(read_model(device))), weights))
+        return device_interpreter(device, tags, arena_bytes, weights)
+
+    device_interpreter = verify_module.device_interpreter
+    monkeypatch.setattr(verify_module, "device_interpreter", watched)
+    path = tmp_path / "kws_pruned.tflite"
+    path.write_bytes(prune_weights(corpus_path("kws_ref_model.tflite").read_bytes(), 0.8).model)
+    result = CliRunner().invoke(main, ["verify", str(path), "--runs", "1", "--tags", "cmsis",
+                                       "--weights", "separate", "--compress", "--memory", "fast"])
+    assert result.exit_code == 0, result.output
+    assert "bit-exact with tflm over 1 invokes" in result.output
+    assert len(seen) == 1 and seen[0][0] > 0 and seen[0][1] == "separate"

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tflm_gen.compress import decode_scratch_bytes
+from tflm_gen.compress_rows import is_sparse_rows
 from tflm_gen.model import ir
 from tflm_gen.model.lifetimes import model_lifetimes, tensor_bases
 from tflm_gen.op_descriptors import DESCRIPTORS
@@ -133,6 +134,8 @@ def _decode_scratch(node: NodeView) -> list[int]:
     if len(node.op.inputs) < 2 or base + node.op.inputs[1] not in ir.compressed_tensors(node.model):
         return []
     stream = node.model.buffers[node.input(1).buffer].data
+    if is_sparse_rows(stream):  # consumed in place by the FC kernel: no scratch
+        return []
     transposed = 0  # depthwise: room for the filter taps-major (tflm_weighted_transpose)
     if node.op.opcode == "DEPTHWISE_CONV_2D":
         channels, row, _ = np.frombuffer(stream[4:16], "<u4").tolist()

@@ -19,6 +19,8 @@ BUFFER_COLOURS = [
     "#bcbd22", "#dbdb8d", "#17becf", "#9edae5",
 ]
 SCRATCH_COLOUR = "#fff2a8"
+STAGE_COLOUR = "#e6e6e6"  # the steps of a patch stage, behind its buffers
+TILE_HATCH = "..."  # a stage's tile buffers (a band's rows of the tensors inside it)
 TAIL_PARTS = (("runtime_bytes", "tail: runtime state", "#4d4d4d"),
               ("kernel_bytes", "tail: kernel data", "#878787"),
               ("variable_bytes", "tail: variable tensors", "#bababa"))
@@ -63,10 +65,12 @@ def memory_plan_svg(report: dict) -> str:
         axes.set_xlim(-0.5, steps - 0.5)  # step i is drawn over [i - 0.5, i + 0.5)
         axes.set_ylim(0, arena)
         scale = (axes.bbox.width / steps, axes.bbox.height / arena)  # pixels per step, byte
+        if report.get("stage"):
+            _stage(axes, report["stage"], arena)
         for number, buffer in enumerate(report["plan"]):
             colour = BUFFER_COLOURS[number % len(BUFFER_COLOURS)]
             _block(axes, buffer, colour, _label(buffer["tensors"][0], number), scale,
-                   f"buffer-{number}")
+                   f"buffer-{number}", TILE_HATCH if buffer.get("tile") else None)
         for number, scratch in enumerate(report["scratch"]):
             _block(axes, scratch, SCRATCH_COLOUR, f"scratch {printable(scratch['op'])}", scale,
                    f"scratch-{number}", "///")
@@ -153,6 +157,20 @@ def _tail(axes, report: dict, steps: int, scale) -> None:
         offset += size
 
 
+def _stage(axes, stage: dict, arena: int) -> None:
+    """A patch stage: its steps shaded (one step to the planner), split in its bands, the
+    order they run in, and named on top."""
+    left, right = stage["first_op"] - 0.5, stage["last_op"] + 0.5
+    axes.axvspan(left, right, facecolor=STAGE_COLOUR, edgecolor="none", gid="stage")
+    axes.axvspan(left, right, facecolor="none", edgecolor="black", linestyle="--",
+                 linewidth=0.8, zorder=3)  # framed over the buffers it holds
+    width = (right - left) / stage["bands"]
+    for band in range(1, stage["bands"]):
+        axes.axvline(left + band * width, color="black", linestyle=":", linewidth=0.5, zorder=3)
+    axes.text((left + right) / 2, arena, f"stage: {stage['bands']} bands", ha="center",
+              va="bottom", fontsize=FONT_POINTS - 1, parse_math=False)
+
+
 def _head_line(axes, report: dict) -> None:
     axes.axhline(report["head_bytes"], color="black", linestyle="--", linewidth=0.8)
 
@@ -165,6 +183,13 @@ def _legend_handles(report: dict) -> list:
                      label=f"head: tensor buffers ({len(report['plan'])})"),
                Patch(facecolor=SCRATCH_COLOUR, edgecolor="black", hatch="///",
                      label=f"head: kernel scratch ({len(report['scratch'])})")]
+    if report.get("stage"):
+        stage = report["stage"]
+        handles += [Patch(facecolor=STAGE_COLOUR, edgecolor="black", linestyle="--",
+                          label=f"patch stage: operators {stage['first_op']}-{stage['last_op']}, "
+                                f"{stage['bands']} bands"),
+                    Patch(facecolor="white", edgecolor="black", hatch=TILE_HATCH,
+                          label=f"head: stage tile buffers ({len(stage['buffers'])})")]
     handles += [Patch(facecolor=colour, edgecolor="black", label=label)
                 for key, label, colour in TAIL_PARTS if report[key] > 0]
     handles.append(Line2D([], [], color="black", linestyle="--", linewidth=0.8,

@@ -12,14 +12,22 @@ The tensor's buffer then holds the coded stream (little-endian), and the model's
 `tflm_gen.compress` metadata lists the compressed tensors (words: version 1, count K, K
 global tensor indices ascending, then the byte count T of the model-wide Huffman table and
 its T bytes, padded to a word; T = 0 when no stream uses it), which lets the runtime accept
-a buffer shorter than the tensor:
+a buffer shorter than the tensor.  The table is the code lengths (as in a HUFFMAN stream),
+then, when the model's filters are large enough (LOOKUP_MAX_SHARE), its two decoding
+look-up tables (`lookup_tables`, 1 KB), which spares every coded operator building them on
+each invoke (about 10 K instructions on a Cortex-M4):
 
     byte 0  codec: 1 ZRLE, 2 HUFFMAN, 3 HUFFMAN_SHARED (the metadata's table)
     byte 1  the zero byte (the filter's zero point) that runs stand for
     byte 2  width of a block offset: 2 or 4
-    byte 3  0
+    byte 3  flags: LIVE_MAP (1) when the live map follows the offsets, else 0
     u32     channels C, u32 row length R (C * R = the tensor's elements), u32 G
     offsets[B + 1]  B = ceil(C / G): block b is payload[offsets[b], offsets[b + 1])
+    live    LIVE_MAP: ceil(C / 8) bytes, bit c (low bit first) set when channel c has a
+            weight other than 0; written when the zero byte is 0 and a block holds a run of
+            at least ceil(MIN_DEAD_BYTES / R) all-zero channels (pruned filters often do),
+            which int8 CONV_2D kernels skip: their output is the requantised bias at every
+            pixel (kernels_c/tflm_decode.c tflm_decode_run)
     table   HUFFMAN: code lengths of the ALPHABET symbols, 4 bits each (low nibble first)
     payload
 
@@ -40,18 +48,30 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tflm_gen import compress_rows
 from tflm_gen.model import ir
 
 METADATA_NAME = ir.COMPRESS_METADATA
 ZRLE, HUFFMAN, HUFFMAN_SHARED = 1, 2, 3
-CODEC_NAMES = {ZRLE: "zero-rle", HUFFMAN: "huffman", HUFFMAN_SHARED: "huffman-shared"}
+SPARSE_ROWS = compress_rows.SPARSE_ROWS  # FULLY_CONNECTED, consumed in place (compress_rows.py)
+CODEC_NAMES = {ZRLE: "zero-rle", HUFFMAN: "huffman", HUFFMAN_SHARED: "huffman-shared",
+               SPARSE_ROWS: "sparse-rows"}
 RUNS = 64  # run symbols of the Huffman alphabet
 ALPHABET = 256 + RUNS
 FULL_RUN = ALPHABET - 1  # RUNS - 1 zero bytes without a literal
 MAX_CODE_BITS = 8  # the C decoder's look-up table has 2^MAX_CODE_BITS entries
 HEADER_BYTES = 16
+LIVE_MAP = 1  # header flag: a bitmap of the channels that have a nonzero weight
+MIN_DEAD_BYTES = 256  # shorter runs of all-zero channels are computed: a call costs more
+# The model-wide look-up tables are stored when they add at most this share of the filters'
+# bytes (kws, 22 KB of filters, builds them: 1 KB would be 4.6% of its weights).
+LOOKUP_MAX_SHARE = 0.02
 MIN_SAVING = 0.1  # a tensor is coded when that saves at least this share of its bytes
 CONV_BLOCK_CHANNELS = 32
+# A CONV_2D filter this small is one block: each more block costs its kernel a pass over
+# every pixel (cmsis: the patches gathered and widened again), and one block runs pixels
+# outer as the uncoded kernel does, so its output may overlap its input.
+CONV_WHOLE_BYTES = 4096
 MIN_BLOCK_BYTES = 1024  # blocks of whole channels at least this long (scratch vs index)
 WEIGHTED_OPS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")
 FILTER_INPUT = 1
@@ -200,6 +220,17 @@ def huffman_table(lengths: dict[int, int]) -> bytes:
     return bytes(nibbles[i] | nibbles[i + 1] << 4 for i in range(0, ALPHABET, 2))
 
 
+def lookup_tables(lengths: dict[int, int]) -> bytes:
+    """The C decoder's look-up tables (tflm_decode.c build_lut), literals then runs, each
+    2^MAX_CODE_BITS little-endian uint16: entry i holds the symbol (less its code's first)
+    whose code begins i's bits, as symbol << 4 | length."""
+    table = np.zeros(2 << MAX_CODE_BITS, "<u2")
+    for symbol, (code, length) in canonical_codes(lengths).items():
+        first = (code << (MAX_CODE_BITS - length)) + (symbol >= 256 and 1 << MAX_CODE_BITS)
+        table[first:first + (1 << (MAX_CODE_BITS - length))] = (symbol & 255) << 4 | length
+    return table.tobytes()
+
+
 def huffman_decode(data: bytes, size: int, zero: int, lengths: dict[int, int]) -> bytes:
     """Run symbols and literals alternate as `symbols` wrote them."""
     by_code = {(s >= 256, length, code): s
@@ -225,14 +256,45 @@ def huffman_decode(data: bytes, size: int, zero: int, lengths: dict[int, int]) -
 # ---- streams -------------------------------------------------------------------------
 
 
+def skips_channels(live: np.ndarray, row: int, group: int) -> bool:
+    """Whether a kernel skips dead channels (tflm_decode_run): a block holds a run of at
+    least ceil(MIN_DEAD_BYTES / row) of them."""
+    need = -(-MIN_DEAD_BYTES // row)
+    for start in range(0, len(live), group):
+        run = 0
+        for channel_live in live[start:start + group]:
+            run = 0 if channel_live else run + 1
+            if run >= need:
+                return True
+    return False
+
+
+def live_map(rows: np.ndarray, zero: int, group: int) -> bytes:
+    """The LIVE_MAP bitmap of the rows, empty when no kernel would skip a channel or the
+    zero byte is not 0 (a channel of zero points is not a channel of zeros)."""
+    live = np.any(rows != 0, axis=1)
+    if zero or not skips_channels(live, rows.shape[1], group):
+        return b""
+    return np.packbits(live, bitorder="little").tobytes()
+
+
+def keeps_pixel_order(opcode: str, stream: bytes) -> bool:
+    """Whether the kernel decoding `stream` writes its output in the uncoded kernel's
+    order (one block, and no dead channels that CONV_2D skips in a pass of their own), so
+    that the planner's partial overlaps of its input and output still hold."""
+    channels, _, group = np.frombuffer(stream[4:HEADER_BYTES], "<u4").tolist()
+    return group >= channels and not (opcode == "CONV_2D" and stream[3] & LIVE_MAP)
+
+
 def _stream(codec: int, zero: int, rows: np.ndarray, group: int, table: bytes,
             coded_blocks: list[bytes]) -> bytes:
     ends = np.cumsum([0] + [len(b) for b in coded_blocks])
     width = 2 if ends[-1] < 1 << 16 else 4
-    header = bytes((codec, zero, width, 0)) + np.asarray(
+    live = live_map(rows, zero, group)
+    header = bytes((codec, zero, width, LIVE_MAP if live else 0)) + np.asarray(
         [rows.shape[0], rows.shape[1], group], "<u4").tobytes()
     index = np.asarray(ends, "<u2" if width == 2 else "<u4").tobytes()
-    return header + index + table + b"".join(coded_blocks)
+    return header + index + live + table + b"".join(coded_blocks)
 
 
 def symbol_counts(rows: np.ndarray, zero: int, group: int | None = None) -> dict[int, int]:
@@ -279,6 +341,21 @@ def best(rows: np.ndarray, zero: int, shared: dict[int, int] | None = None,
     return smallest if len(smallest.stream) <= (1 - MIN_SAVING) * rows.size else None
 
 
+def choose(candidate: Candidate, shared: dict[int, int] | None = None) -> Coded | None:
+    """The coding of a candidate.  An int8 FULLY_CONNECTED filter takes the row-sparse
+    stream its kernel consumes without decoding (compress_rows.py) when that saves
+    MIN_SAVING, else stays plain: its weights are used once per invoke (batch 1), so a
+    block decoded into scratch costs the whole layer again and more (ad01 as it is,
+    Huffman: 6.4 M instructions instead of 0.27 M on the Cortex-M4).  Others: `best`."""
+    if (candidate.opcode == "FULLY_CONNECTED" and candidate.zero == 0
+            and candidate.source_dtype == "int8"):
+        stream = compress_rows.encode(candidate.rows)
+        if stream is not None and len(stream) <= (1 - MIN_SAVING) * candidate.rows.size:
+            return Coded(SPARSE_ROWS, stream)
+        return None
+    return best(candidate.rows, candidate.zero, shared, candidate.group)
+
+
 def decode_scratch_bytes(stream: bytes) -> int:
     """The scratch a kernel requests to decode the stream (tflm_decode_scratch_bytes): the
     Huffman look-up tables (literals and runs, 2^MAX_CODE_BITS uint16 each) and one block."""
@@ -298,6 +375,7 @@ def decode(stream: bytes, shared: dict[int, int] | None = None) -> np.ndarray:
     count = -(-channels // group)
     ends = np.frombuffer(stream, "<u2" if width == 2 else "<u4", count + 1, HEADER_BYTES)
     start = HEADER_BYTES + width * (count + 1)
+    start += -(-channels // 8) if stream[3] & LIVE_MAP else 0
     lengths = shared or {}
     if codec == HUFFMAN:
         lengths = table_lengths(stream[start:start + ALPHABET // 2])
@@ -322,13 +400,21 @@ class Candidate:
     tensor: ir.Tensor
     rows: np.ndarray
     zero: int
+    source_dtype: str = "int8"  # the op's input type
 
     @property
     def group(self) -> int:
         """Channels per block: CONV_2D at least CONV_BLOCK_CHANNELS, since its cmsis kernel
-        reads every input patch once per block."""
+        reads every input patch once per block; DEPTHWISE_CONV_2D all of them, since its
+        kernels transpose the decoded rows into a whole taps-major filter anyway, and one
+        block lets them run pixels outer like the uncoded kernel (its cmsis channel loops
+        are fastest over every channel, and the planner's overlaps hold)."""
+        channels, row = self.rows.shape
+        if self.opcode == "DEPTHWISE_CONV_2D" or (self.opcode == "CONV_2D"
+                                                  and self.rows.size <= CONV_WHOLE_BYTES):
+            return channels
         minimum = CONV_BLOCK_CHANNELS if self.opcode == "CONV_2D" else 1
-        return channels_per_block(*self.rows.shape, minimum)
+        return channels_per_block(channels, row, minimum)
 
 
 def _uses(graph: ir.SubGraph) -> dict[int, int]:
@@ -374,7 +460,7 @@ def _candidate(model: ir.Model, graph: ir.SubGraph, op: ir.Operator, uses: dict[
     if q is not None and len({int(z) for z in q.zero_point}) > 1:
         return []
     return [Candidate(op.opcode, first + index, tensor, channel_rows(op.opcode, weights),
-                      zero)]
+                      zero, graph.tensors[source].dtype)]
 
 
 @dataclass(frozen=True)
@@ -405,7 +491,9 @@ def tensor_report(candidate: Candidate, shared: dict[int, int] | None = None) ->
     codecs = (HUFFMAN, ZRLE, HUFFMAN_SHARED) if shared else (HUFFMAN, ZRLE)
     sizes = {CODEC_NAMES[c]: len(encode(rows, candidate.zero, c, shared, candidate.group))
              for c in codecs}
-    coded = best(rows, candidate.zero, shared, candidate.group)
+    if candidate.opcode == "FULLY_CONNECTED":
+        sizes[CODEC_NAMES[SPARSE_ROWS]] = len(compress_rows.encode(rows) or b"")
+    coded = choose(candidate, shared)
     return TensorReport(candidate.tensor.name, candidate.opcode, int(rows.size),
                         float(np.mean(rows == candidate.zero)), len(np.unique(rows)), sizes,
                         CODEC_NAMES[coded.codec] if coded else "none",
@@ -429,7 +517,7 @@ def compress_model(model: ir.Model) -> ir.Model:
     shared = model_table(found)
     compressed, uses_shared = [], False
     for candidate in found:
-        coded = best(candidate.rows, candidate.zero, shared, candidate.group)
+        coded = choose(candidate, shared)
         if coded is None:
             continue
         result.buffers[candidate.tensor.buffer] = ir.Buffer(coded.stream)
@@ -438,6 +526,9 @@ def compress_model(model: ir.Model) -> ir.Model:
     if not compressed:
         return result
     table = huffman_table(shared) if uses_shared else b""
+    if uses_shared and len(lookup_tables(shared)) <= LOOKUP_MAX_SHARE * sum(
+            c.rows.size for c in found):
+        table += lookup_tables(shared)
     table_words = np.frombuffer(table + bytes(-len(table) % 4), "<i4").tolist()
     return result.with_metadata_words(
         METADATA_NAME, [1, len(compressed), *sorted(compressed), len(table), *table_words])

@@ -20,21 +20,63 @@ CONV_INT16_PAIRS:
   channel a's (w0, w2, w1, w3) then channel b's (the order cmsis_widen_pair gives the
   input: one SMLAD per word); 16 * G bytes per pair.
 
-To add an op (DEPTHWISE_CONV_2D, FULLY_CONNECTED): write a `_<op>_record(graph, op)`
+CONV_INT16_PAIRS_REQUANT: the same fields with the filter stream's weights doubled (2w
+  fits int16), then per channel pair (a, b) the 8 words
+  2 * folded a, 2 * folded b, right shift b, multiplier a, b, constant a, b, right shift a
+  (the order one LDM fills r0, r8-r12 with)
+  so that the DSP kernel's sums are 2 * acc, requantised without branches
+  (cmsis_requantize_folded): byte = SSAT8((SMMLAR(2 * acc, multiplier, constant)
+  - [acc < 0]) >> right).  The plain folded constants stay as they are (the MVE kernel
+  reads them with the int8 filter).  Written only for a node whose clamp is the whole int8
+  range, and only when that equals TFLM's MultiplyByQuantizedMultiplier + output offset for every
+  input: |acc| < 2^30 for every int8 input (bound from the filter and folded constant),
+  shifts right, and constant + the rounded high product never leaving int32; or the
+  channel's output is one value v for every input (multiplier 0, constant 1 + 2v, shift 1)
+  (_channel_requant).
+
+DEPTHWISE_CONV_2D, int8, 3x3 filter of depth multiplier 1 whose every channel has a right
+shift r = -shift in [1, DW_MAX_SHIFT] and sums below 2^30 whatever the input
+(kernels_c/cmsis/depthwise_conv.c), kind DW_TAP_PAIRS:
+  kind, channels C, then per block of 4 channels (C // 4 blocks; the C % 4 last channels
+  run on the plain filter), 38 words, every sum doubled (2 * acc fits in int32):
+  folded[4] = 2 * (bias[c] + input_offset * sum(filter[c])): every pixel is summed over
+    all 9 taps of raw input bytes, the taps outside the input reading the zero point
+    (which adds zp * w + input_offset * w = 0, as TFLM's skipped taps do);
+  18 words of int16 pairs of doubled weights: for each tap pair (k, j) of DW_PAIRS (taps
+    row-major, ky * 3 + kx), channels 0..3's (2 w_k, 2 w_j) (SMLAD with the pair PKHBT /
+    PKHTB + SXTB16 make of the two taps' input words), then the single tap DW_SINGLE's
+    (2 w[c0], 2 w[c2]), (2 w[c1], 2 w[c3]) (SXTB16 order);
+  per channel (multiplier, 2^31, 2^(r-1) + output zero point * 2^r, r): the start of the
+    64-bit sum and the shift that give TFLM's requantisation plus the output zero point in
+    one SMLAL and one shift of the doubled sum, floor((2 acc m + 2^31 + 2^(31+r) -
+    [acc < 0] 2^32) / 2^(32+r)) (cmsis_requantize_strict's identity, doubled); the kernel
+    checks them against its own multipliers, shifts and output offset.
+
+To add an op: write a `_<op>_record(graph, op)`
 returning its words (or None) and add it to RECORDS; read it in the kernel's prepare or
 eval with tflm_node_layout and validate its fields there.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
 
 from tflm_gen.model import ir
+from tflm_gen.requant import channel_multipliers
 
 METADATA_NAME = "tflm_gen.layout"
 CONV_INT16_PAIRS = 1  # kind of the CONV_2D record above
+CONV_INT16_PAIRS_REQUANT = 2  # CONV_INT16_PAIRS plus the requantisation tail
+ACCUMULATOR_LIMIT = 1 << 30  # |acc| below it: 2 * acc fits int32 (SMMLAR's operand)
+DW_TAP_PAIRS = 3  # kind of the DEPTHWISE_CONV_2D record above
+# The tap pairs in the order the kernel's assembly reads them: each row pointer is advanced
+# by the last tap read through it (taps 0, 3 and 6).
+DW_PAIRS = ((1, 2), (0, 4), (5, 3), (7, 8))
+DW_SINGLE = 6
+DW_MAX_SHIFT = 22  # 2^(r-1) + 127 * 2^r and the doubled high word stay inside int32
 
 
 def _constant(model: ir.Model, tensor: ir.Tensor) -> np.ndarray | None:
@@ -57,6 +99,66 @@ def fold_constants(filter_rows: np.ndarray, bias: np.ndarray | None,
     return folded.astype(np.uint32).view(np.int32)
 
 
+def _tflm_requantize(acc: int, multiplier: int, shift: int) -> int:
+    """TFLM's MultiplyByQuantizedMultiplier for a right shift (shift <= 0), exact integers:
+    the doubling high product rounded, then divided by 2^-shift half away from zero."""
+    if acc == multiplier == -(1 << 31):
+        return (1 << 31) - 1
+    high = (acc * multiplier + (1 << 30)) >> 31
+    right = -shift
+    return (high + (1 << (right - 1)) - (high < 0)) >> right if right else high
+
+
+def _channel_requant(bound: int, folded: int, multiplier: int, shift: int,
+                     offset: int) -> tuple[int, int, int] | None:
+    """(multiplier, constant, right shift) of cmsis_requantize_folded for one channel whose
+    accumulator stays within folded +- bound, or None when no such triple is exact.  With
+    h = TFLM's rounded doubling high product, |h| <= high; rounding h / 2^r half away from
+    zero and adding offset is (h + 2^(r-1) + offset * 2^r - [acc < 0]) >> r while that sum
+    fits int32 ([h < 0] and [acc < 0] differ only where both give 0).  A channel whose
+    output is one value v for every accumulator (the requantisation is monotonic: its ends
+    agree) takes multiplier 0: (1 + 2 * v - [acc < 0]) >> 1 is v, whatever acc."""
+    low, top = folded - bound, folded + bound
+    if shift <= 0 and multiplier >= 0 and -(1 << 31) <= low and top < (1 << 31):
+        value = _tflm_requantize(low, multiplier, shift) + offset
+        if value == _tflm_requantize(top, multiplier, shift) + offset and abs(value) < 1 << 29:
+            return 0, 1 + 2 * value, 1
+    if max(abs(low), abs(top)) >= ACCUMULATOR_LIMIT or shift > -1:
+        return None
+    if not (1 << 30) <= multiplier < (1 << 31):
+        return None
+    right = -shift
+    high = (max(abs(low), abs(top)) * multiplier + (1 << 30)) >> 31
+    constant = (1 << (right - 1)) + offset * (1 << right)
+    if -(1 << 31) <= constant - high - 1 and constant + high < (1 << 31):
+        return multiplier, constant, right
+    return None
+
+
+def _wrap32(value: int) -> int:
+    """value as the int32 of its low 32 bits (a constant channel's doubled sum may wrap)."""
+    return (value + (1 << 31)) % (1 << 32) - (1 << 31)
+
+
+def requant_tail(filter_rows: np.ndarray, exact_folded: list[int],
+                 requant: list[tuple[int, int]], offset: int) -> list[int] | None:
+    """The CONV_INT16_PAIRS_REQUANT tail for an even number of channels, or None."""
+    if len(exact_folded) % 2:
+        return None
+    bounds = [128 * int(np.abs(row.astype(np.int64)).sum()) for row in filter_rows]
+    channels = [_channel_requant(bound, folded, multiplier, shift, offset)
+                for bound, folded, (multiplier, shift) in zip(bounds, exact_folded, requant)]
+    if any(c is None for c in channels):
+        return None
+    tail = []
+    for a in range(0, len(channels), 2):
+        (multiplier_a, constant_a, shift_a), (multiplier_b, constant_b, shift_b) = \
+            channels[a:a + 2]
+        tail += [_wrap32(2 * f) for f in exact_folded[a:a + 2]]
+        tail += [shift_b, multiplier_a, multiplier_b, constant_a, constant_b, shift_a]
+    return tail
+
+
 def int16_pairs(filter_rows: np.ndarray) -> np.ndarray:
     """The CONV_INT16_PAIRS stream of filter rows [Cout, K] (int16 values)."""
     channels, patch = filter_rows.shape
@@ -70,15 +172,25 @@ def int16_pairs(filter_rows: np.ndarray) -> np.ndarray:
     return body.transpose(0, 2, 1, 3).reshape(-1)
 
 
-def _conv_record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> list[int] | None:
+def int16_quads(filter_rows: np.ndarray) -> np.ndarray:
+    """The FC_INT16_QUADS stream of filter rows [rows, K] (int16 values)."""
+    count, depth = filter_rows.shape
+    groups = (depth + 3) // 4
+    rows = np.zeros((-(-count // 4) * 4, 4 * groups), np.int16)
+    rows[:count, :depth] = filter_rows
+    body = rows.reshape(-1, 4, groups, 4)[..., [0, 2, 1, 3]]
+    return body.transpose(0, 2, 1, 3).reshape(-1)
+
+
+def _weighted_tensors(model: ir.Model, graph: ir.SubGraph, op: ir.Operator):
+    """(input, filter data, bias data or None) of an int8 op with a dense constant filter
+    and an int32 bias (or none) and a quantised input, else None."""
     tensors = graph.tensors
-    if len(op.inputs) < 2 or op.inputs[1] < 0:
+    if len(op.inputs) < 2 or op.inputs[1] < 0 or op.inputs[0] < 0:
         return None
     source, weights = tensors[op.inputs[0]], tensors[op.inputs[1]]
     bias_tensor = tensors[op.inputs[2]] if len(op.inputs) > 2 and op.inputs[2] >= 0 else None
-    if source.dtype != "int8" or weights.dtype != "int8" or len(weights.shape) != 4:
-        return None
-    if len(source.shape) != 4 or weights.shape[3] != source.shape[3]:  # grouped
+    if source.dtype != "int8" or weights.dtype != "int8":
         return None
     if not (source.quantization and source.quantization.zero_point):
         return None
@@ -87,17 +199,150 @@ def _conv_record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> list[i
     if filter_data is None or (bias_tensor is not None and
                                (bias is None or bias_tensor.dtype != "int32")):
         return None
-    rows = filter_data.reshape(weights.shape[0], -1)
+    return source, filter_data, bias
+
+
+FC_INT16_QUADS = 10  # kind of the FULLY_CONNECTED record (conv kinds are below 10)
+
+
+def _fc_record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> list[int] | None:
+    """The record of an int8 FULLY_CONNECTED with weights of zero point 0, read by
+    kernels_c/cmsis/fully_connected.c, kind FC_INT16_QUADS:
+      kind, rows (output_depth), depth K (accum_depth),
+      folded[round4(rows)] = bias[c] + input_offset * sum(filter[c]) as for CONV_2D (missing
+        rows of the last quad 0);
+      the filter as int16, rows in quads (the last one completed with zero rows), each quad's
+      stream per group of 4 inputs (G = ceil(K / 4), the last group padded with zero weights):
+      row a's (w0, w2, w1, w3), then rows b, c and d; 32 * G bytes per quad.  The kernel
+      widens each input word once (SXTB16 into (x0, x2) and (x1, x3)) for the four rows: one
+      SMLAD per weight word, no SXTB16 on weights, no scratch."""
+    found = _weighted_tensors(model, graph, op)
+    weights = graph.tensors[op.inputs[1]] if found else None
+    if found is None or len(weights.shape) != 2:
+        return None
+    q = weights.quantization
+    if q is not None and any(int(z) != 0 for z in q.zero_point):
+        return None  # the kernel's fast path is for symmetric weights only
+    source, rows, bias = found
     folded = fold_constants(rows, bias, -int(source.quantization.zero_point[0]))
+    folded = np.concatenate([folded, np.zeros(-len(folded) % 4, np.int32)])
+    stream = int16_quads(rows).astype("<i2").tobytes()
+    words = np.frombuffer(stream, dtype="<i4").tolist()
+    return [FC_INT16_QUADS, rows.shape[0], rows.shape[1], *folded.tolist(), *words]
+
+
+def _conv_record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> list[int] | None:
+    found = _weighted_tensors(model, graph, op)
+    if found is None:
+        return None
+    source, filter_data, bias = found
+    weights = graph.tensors[op.inputs[1]]
+    if len(weights.shape) != 4 or len(source.shape) != 4 or weights.shape[3] != source.shape[3]:
+        return None  # not 2-D, or grouped
+    rows = filter_data.reshape(weights.shape[0], -1)
+    input_offset = -int(source.quantization.zero_point[0])
+    folded = fold_constants(rows, bias, input_offset)
+    tail = _requant_tail_of(graph, op, rows, bias, input_offset)
     if len(folded) % 2:
         folded = np.concatenate([folded, folded[-1:]])
-    stream = int16_pairs(rows).astype("<i2").tobytes()
-    words = np.frombuffer(stream, dtype="<i4").tolist()
-    return [CONV_INT16_PAIRS, rows.shape[0], rows.shape[1], *folded.tolist(), *words]
+    kind = CONV_INT16_PAIRS if tail is None else CONV_INT16_PAIRS_REQUANT
+    stream = int16_pairs(rows if tail is None else 2 * rows.astype(np.int16))
+    words = np.frombuffer(stream.astype("<i2").tobytes(), dtype="<i4").tolist()
+    return [kind, rows.shape[0], rows.shape[1], *folded.tolist(), *words, *(tail or [])]
+
+
+def _clamps_to_int8(op: ir.Operator, quantization: ir.Quantization) -> bool:
+    """True when the fused activation's clamp range is the whole int8 range (SSAT's): none,
+    or RELU / RELU6 from a zero point of -128 whose 6.0 quantises to 127 or more (in float32,
+    rounded half away from zero, as tflm_activation_range_quantized; the runtime checks the
+    range it computes too, tail_agrees)."""
+    activation = op.builtin_options.get("fused_activation_function", 0)
+    zero_point, scale = int(quantization.zero_point[0]), np.float32(quantization.scale[0])
+    if activation == 1:  # RELU
+        return zero_point == -128
+    if activation == 3:  # RELU6
+        six = float(np.float32(6.0) / scale) if scale > 0 else 0.0
+        return zero_point == -128 and math.floor(abs(six) + 0.5) + zero_point >= 127
+    return activation != 2  # RELU_N1_TO_1 clamps; the others keep the type's range
+
+
+def _requant_tail_of(graph: ir.SubGraph, op: ir.Operator, rows: np.ndarray,
+                     bias: np.ndarray | None, input_offset: int) -> list[int] | None:
+    """requant_tail of a CONV_2D node, from the requantisation the runtime reads
+    (tflm_gen.requant) and the exact (unwrapped) folded constants."""
+    requant = channel_multipliers(graph, op)
+    output = graph.tensors[op.outputs[0]]
+    if requant is None or not (output.quantization and output.quantization.zero_point and
+                               _clamps_to_int8(op, output.quantization)):
+        return None
+    sums = rows.astype(np.int64).sum(axis=1).tolist()
+    starts = bias.astype(np.int64).tolist() if bias is not None else [0] * len(sums)
+    exact = [int(start) + input_offset * int(total) for start, total in zip(starts, sums)]
+    return requant_tail(rows, exact, requant, int(output.quantization.zero_point[0]))
+
+
+def depthwise_tap_pairs(taps: np.ndarray, folded: np.ndarray, requant: list[tuple[int, int]],
+                        output_zero_point: int) -> np.ndarray:
+    """The DW_TAP_PAIRS blocks [C // 4, 38] (int32 words) of taps [9, C] (C a multiple of
+    4), the folded constants [C] and the (multiplier, shift) of each channel."""
+    blocks = taps.shape[1] // 4
+    w = 2 * taps.astype(np.int16).reshape(9, blocks, 4).transpose(1, 0, 2)  # [block, tap, ch]
+    pairs = np.stack([np.stack([w[:, k], w[:, j]], axis=-1) for k, j in DW_PAIRS], axis=1)
+    single = w[:, DW_SINGLE][:, [0, 2, 1, 3]].reshape(blocks, 1, 2, 2)
+    halves = np.concatenate([pairs.reshape(blocks, -1), single.reshape(blocks, -1)], axis=1)
+    weights = halves.astype("<i2").view("<i4")  # [block, 18]
+    steps = np.array([(m, -(1 << 31), (1 << (-shift - 1)) + output_zero_point * (1 << -shift),
+                       -shift) for m, shift in requant], np.int64)
+    return np.concatenate([2 * folded.reshape(blocks, 4).astype(np.int64), weights,
+                           steps.reshape(blocks, 16)], axis=1)
+
+
+def _depthwise_requant(graph: ir.SubGraph, op: ir.Operator,
+                       channels: int) -> list[tuple[int, int]] | None:
+    """The first `channels` channels' (multiplier, shift), when every shift of the node
+    is a right shift in [1, DW_MAX_SHIFT] (the requantisation of the kernel's layout path)."""
+    pairs = channel_multipliers(graph, op)
+    if not pairs or any(m <= 0 or not -DW_MAX_SHIFT <= shift <= -1 for m, shift in pairs):
+        return None
+    return pairs[:channels]
+
+
+def _sums_fit(taps: np.ndarray, bias: np.ndarray | None) -> bool:
+    """Whether every channel's sum stays below 2^30 in magnitude for any input (each input
+    plus its offset is within +-255), so that doubling it cannot overflow int32."""
+    bound = 255 * np.abs(taps.astype(np.int64)).sum(axis=0)
+    if bias is not None:
+        bound = bound + np.abs(bias.astype(np.int64))
+    return bool((bound < (1 << 30)).all())
+
+
+def _depthwise_record(model: ir.Model, graph: ir.SubGraph,
+                      op: ir.Operator) -> list[int] | None:
+    found = _weighted_tensors(model, graph, op)
+    if found is None:
+        return None
+    source, filter_data, bias = found
+    weights = graph.tensors[op.inputs[1]]
+    out = graph.tensors[op.outputs[0]]
+    if len(source.shape) != 4 or list(weights.shape[:3]) != [1, 3, 3] or \
+            weights.shape[3] != source.shape[3] or weights.shape[3] < 4:
+        return None  # not 3x3, a depth multiplier other than 1, or no block of 4
+    channels = weights.shape[3] // 4 * 4
+    requant = _depthwise_requant(graph, op, channels)
+    taps = filter_data.reshape(9, -1)[:, :channels]
+    bias = bias[:channels] if bias is not None else None
+    if requant is None or not _sums_fit(taps, bias) or \
+            not (out.quantization and out.quantization.zero_point):
+        return None
+    folded = fold_constants(taps.T, bias, -int(source.quantization.zero_point[0]))
+    blocks = depthwise_tap_pairs(taps, folded, requant, int(out.quantization.zero_point[0]))
+    return [DW_TAP_PAIRS, int(weights.shape[3]), *blocks.reshape(-1).tolist()]
 
 
 RECORDS: dict[str, Callable[[ir.Model, ir.SubGraph, ir.Operator], list[int] | None]] = {
+    "FULLY_CONNECTED": _fc_record,
     "CONV_2D": _conv_record,
+    "DEPTHWISE_CONV_2D": _depthwise_record,
 }
 
 

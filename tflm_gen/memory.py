@@ -9,17 +9,18 @@ from tflm_gen.model import ir
 from tflm_gen.model.lifetimes import model_lifetimes
 from tflm_gen.model.reader import read_model
 from tflm_gen.optimize import device_model
-from tflm_gen.patches import model_macs, read_stage
+from tflm_gen.patches import DEFAULT_MEMORY, model_macs, read_stage
 
 
-def memory_report(model_bytes: bytes, tags: tuple[str, ...] = (), patches: bool = False) -> dict:
+def memory_report(model_bytes: bytes, tags: tuple[str, ...] = (), patches: bool = False,
+                  memory: str = DEFAULT_MEMORY, compress: bool = False) -> dict:
     """Arena sizes by section and category, and the offline plan of every head buffer;
     with `patches`, the stages `--memory small|balanced` would run (`patch_rows`).
 
     The numbers are the same on every target: the runtime keeps no pointer-sized fields in
     the arena, so `arena_bytes` from this host run is what a 32- or 8-bit device uses.
     """
-    planned, plan = device_model(model_bytes, tags)
+    planned, plan = device_model(model_bytes, tags, memory, compress)
     interpreter = HostInterpreter(planned, tags, audit_scratch=True)
     stats = interpreter.memory_stats()
     model = read_model(model_bytes)
@@ -32,29 +33,43 @@ def memory_report(model_bytes: bytes, tags: tuple[str, ...] = (), patches: bool 
         for b in sorted(plan.buffers, key=lambda b: (b.offset, b.first))
     ]
     op_spans = model_lifetimes(model)[1]
+    stage = read_stage(read_model(planned))
+    for row in buffers:
+        row["tile"] = stage is not None and any(t in stage.tiles() for t in row["tensor_indices"])
     return {**stats, "lower_bound_bytes": plan.lower_bound_bytes, "plan": buffers,
             "scratch": _scratch_rows(model, op_spans, interpreter.scratch_buffers()),
             "steps": max((last for _, last in op_spans.values()), default=-1) + 1,
-            "patches": patch_rows(model_bytes, tags, stats["arena_bytes"]) if patches else []}
+            "stage": stage_row(stage, names, model_macs(model)) if stage else None,
+            "patches": patch_rows(model_bytes, tags) if patches else []}
 
 
-def patch_rows(model_bytes: bytes, tags: tuple[str, ...], arena_without: int) -> list[dict]:
+def stage_row(stage, names: list[str], model_total: int) -> dict:
+    """A patch stage as inspect --memory and the SVG show it: its operators, bands, tile
+    buffers, the MACs its halos recompute."""
+    return {"first_op": stage.first, "last_op": stage.last, "band_rows": stage.band_rows,
+            "bands": len(stage.bands),
+            "tiles": [{"tensor": names[t], "bytes": size} for t, size in stage.tile_bytes],
+            "buffers": sorted(stage.buffer_bytes().values()),
+            "extra_macs": stage.macs - stage.plain_macs, "model_macs": model_total}
+
+
+def patch_rows(model_bytes: bytes, tags: tuple[str, ...]) -> list[dict]:
     """What `project --memory small` and `balanced` would run as a patch stage
     (tflm_gen.patches): its operators, bands, tile buffers, the arena measured on the host
-    with it, and the MACs the halos recompute; none when no stage lowers the arena."""
+    with it and without a stage (`fast`), and the MACs the halos recompute; none when no
+    stage lowers the arena."""
     model, rows = read_model(model_bytes), []
+    plain = device_model(model_bytes, tags, "fast")[0]
+    arena_without = HostInterpreter(plain, tags).arena_used_bytes
     names, total = _tensor_names(model), model_macs(model)
     for memory in ("balanced", "small"):
         device, _ = device_model(model_bytes, tags, memory)
         stage = read_stage(read_model(device))
         if stage is None:
             continue
-        rows.append({"memory": memory, "first_op": stage.first, "last_op": stage.last,
-                     "band_rows": stage.band_rows, "bands": len(stage.bands),
-                     "tiles": [{"tensor": names[t], "bytes": size} for t, size in stage.tile_bytes],
+        rows.append({"memory": memory, **stage_row(stage, names, total),
                      "arena_without": arena_without,
-                     "arena_bytes": HostInterpreter(device, tags).arena_used_bytes,
-                     "extra_macs": stage.macs - stage.plain_macs, "model_macs": total})
+                     "arena_bytes": HostInterpreter(device, tags).arena_used_bytes})
     return rows
 
 

@@ -46,11 +46,11 @@ def weights_option():
 
 def memory_option():
     """`--memory small|balanced|fast` (tflm_gen.patches): how much the arena may be traded
-    for recomputed MACs by running the model's first operators band by band."""
+    for recomputed rows by running a chain of operators band by band."""
     return click.option(
         "--memory", type=click.Choice(MEMORY_CHOICES), default=DEFAULT_MEMORY, show_default=True,
         help="small: the smallest arena (patch stage, more MACs); balanced: the smallest "
-             "costing at most 10% more MACs; fast: no patch stage")
+             "costing at most 10% more instructions (estimated); fast: no patch stage")
 
 
 def compress_option():

@@ -23,6 +23,8 @@ Depthwise and pooling kernels (ours, cmsis, perfk's) finish each pixel before th
 
 from __future__ import annotations
 
+import functools
+
 from tflm_gen.model import ir
 from tflm_gen.op_descriptors import describe
 
@@ -112,12 +114,21 @@ def conv_clearance(graph: ir.SubGraph, op: ir.Operator) -> int | None:
     geometry = _geometry(graph, op)
     if geometry is None:
         return None
-    source, out, _, (stride_h, stride_w), (pad_h, pad_w) = geometry
-    (in_h, in_w, input_pixel), (out_h, out_w, output_pixel) = _images(source, out)
+    source, out, _, stride, pads = geometry
+    return _raster_clearance(*_images(source, out), stride, pads, describe(op.opcode).pixel_block)
+
+
+@functools.lru_cache(maxsize=256)
+def _raster_clearance(image_in: tuple[int, int, int], image_out: tuple[int, int, int],
+                      stride: tuple[int, int], pads: tuple[int, int], pixel_block: int) -> int:
+    """conv_clearance from the geometry alone (memoised: the patch search plans the same
+    operators for hundreds of candidate stages)."""
+    (in_h, in_w, input_pixel), (out_h, out_w, output_pixel) = image_in, image_out
+    (stride_h, stride_w), (pad_h, pad_w) = stride, pads
     # Output start relative to input start: at most `limit` (negative) for every pixel q.
     limit = 0
     for q in range(out_h * out_w):
-        first = max(0, q - (describe(op.opcode).pixel_block - 1))
+        first = max(0, q - (pixel_block - 1))
         row, column = (first // out_w) * stride_h - pad_h, (first % out_w) * stride_w - pad_w
         # Pixel `first` reads from (row, column) on; later pixels from further on (a later
         # output row starts at least one input row lower).  A window above the image may be
@@ -136,8 +147,16 @@ def backward_start(graph: ir.SubGraph, op: ir.Operator) -> int | None:
     geometry = _geometry(graph, op) if describe(op.opcode).walks_back else None
     if geometry is None:
         return None
-    source, out, (eff_h, eff_w), (stride_h, stride_w), (pad_h, pad_w) = geometry
-    (in_h, in_w, input_pixel), (out_h, out_w, output_pixel) = _images(source, out)
+    source, out, window, stride, pads = geometry
+    return _raster_start(*_images(source, out), window, stride, pads)
+
+
+@functools.lru_cache(maxsize=256)
+def _raster_start(image_in: tuple[int, int, int], image_out: tuple[int, int, int],
+                  window: tuple[int, int], stride: tuple[int, int], pads: tuple[int, int]) -> int:
+    """backward_start from the geometry alone (memoised as _raster_clearance)."""
+    (in_h, in_w, input_pixel), (out_h, out_w, output_pixel) = image_in, image_out
+    (eff_h, eff_w), (stride_h, stride_w), (pad_h, pad_w) = window, stride, pads
     start = 0
     for q in range(out_h * out_w):
         row = (q // out_w) * stride_h - pad_h + eff_h - 1

@@ -26,6 +26,7 @@ import numpy as np
 
 from tflm_gen.errors import InputError, ModelError
 from tflm_gen.inspect import operator_macs
+from tflm_gen.instructions import call_instructions, model_instructions
 from tflm_gen.model import ir
 from tflm_gen.overlap import pad_before, window_size
 
@@ -35,10 +36,11 @@ STEP_WORDS = 5  # words per (band, operator): BandStep's fields in order
 STAGE_OPS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D"})
 MEMORY_CHOICES = ("small", "balanced", "fast")
 # The default trade (the issue's): a patch stage only where it costs at most
-# BALANCED_EXTRA_MACS more MACs than the model (its instructions grow somewhat more: thin
-# bands pay loop overhead; docs/patch_execution.md has the measured figures).
+# BALANCED_EXTRA_INSTRUCTIONS more instructions than the model, as tflm_gen.instructions
+# estimates them (halo rows recomputed, one kernel call per band; docs/patch_execution.md
+# has the measured figures).
 DEFAULT_MEMORY = "balanced"
-BALANCED_EXTRA_MACS = 0.10  # balanced: at most 10% more MACs than the model's
+BALANCED_EXTRA_INSTRUCTIONS = 0.10
 
 
 @dataclass(frozen=True)
@@ -130,9 +132,11 @@ def operator_rows(graph: ir.SubGraph, op: ir.Operator) -> Rows | None:
     return Rows(stride, (window[0] - 1) * dilation + 1, pad, source.shape[1], out.shape[1])
 
 
-def leading_chain(model: ir.Model) -> list[Rows]:
-    """Row arithmetic of operators 0, 1, ... while they form a chain from a graph input
-    whose tensors between operators have no other reader and are no graph output."""
+def stage_chain(model: ir.Model, first: int) -> list[Rows]:
+    """Row arithmetic of operators first, first + 1, ... while they form a chain: each reads
+    the previous one's output, which no other operator reads and which is no graph output
+    (a stage tensor between two operators never exists whole).  Operator `first` may read
+    any activation tensor: a graph input or an earlier operator's output."""
     if len(model.subgraphs) != 1:
         return []  # control flow: a stage is only planned in the one-graph timeline
     graph, chain = model.subgraph, []
@@ -140,8 +144,11 @@ def leading_chain(model: ir.Model) -> list[Rows]:
     for op in graph.operators:
         for t in set(op.inputs):
             readers[t] = readers.get(t, 0) + 1
-    expected = graph.inputs[0] if graph.inputs else -1
-    for op in graph.operators:
+    ops = graph.operators[first:]
+    expected = ops[0].inputs[0] if ops and ops[0].inputs else -1
+    if expected < 0 or ir.is_constant(model, graph.tensors[expected]):
+        return []
+    for op in ops:
         rows = operator_rows(graph, op)
         if rows is None or not op.inputs or op.inputs[0] != expected:
             break
@@ -173,11 +180,11 @@ def _row_bytes(tensor: ir.Tensor) -> int:
     return ir.tensor_bytes(tensor) // max(1, tensor.shape[1])
 
 
-def make_stage(model: ir.Model, last: int, band_rows: int) -> Stage:
-    """The stage of operators 0..last run in bands of `band_rows` rows of its output."""
+def make_stage(model: ir.Model, last: int, band_rows: int, first: int = 0) -> Stage:
+    """The stage of operators first..last run in bands of `band_rows` rows of its output."""
     graph = model.subgraph
-    chain = leading_chain(model)[:last + 1]
-    ops = graph.operators[:last + 1]
+    chain = stage_chain(model, first)[:last + 1 - first]
+    ops = graph.operators[first:last + 1]
     tensors = (ops[0].inputs[0], *(op.outputs[0] for op in ops))
     bands = band_steps(chain, band_rows)
     tiles = tuple((tensors[k], max(band[k].in_rows for band in bands) *
@@ -185,21 +192,25 @@ def make_stage(model: ir.Model, last: int, band_rows: int) -> Stage:
     plain = [operator_macs(graph, op) for op in ops]
     computed = sum(plain[k] * sum(band[k].out_rows for band in bands) // chain[k].output_height
                    for k in range(len(ops)))
-    return Stage(0, last, band_rows, tensors, tuple(tuple(b) for b in bands), tiles,
+    return Stage(first, last, band_rows, tensors, tuple(tuple(b) for b in bands), tiles,
                  computed, sum(plain))
 
 
-def candidates(model: ir.Model):
-    """Every stage worth planning: ends after operator 1 or later, bands up to half the
-    end tensor's height (one band per distinct band count)."""
-    chain = leading_chain(model)
-    for last in range(1, len(chain)):
-        height = chain[last].output_height
-        counts = set()
-        for band_rows in range(1, height // 2 + 1):
-            if math.ceil(height / band_rows) not in counts:
-                counts.add(math.ceil(height / band_rows))
-                yield make_stage(model, last, band_rows)
+def candidates(model: ir.Model, spans=lambda first, last: True):
+    """Every stage worth planning: two operators or more of a chain whose (first, last)
+    operators `spans` accepts, bands up to half the end tensor's height (one band per
+    distinct band count)."""
+    for first in range(len(model.subgraph.operators) if len(model.subgraphs) == 1 else 0):
+        chain = stage_chain(model, first)
+        for last in range(1, len(chain)):
+            if not spans(first, first + last):
+                continue
+            height = chain[last].output_height
+            counts = set()
+            for band_rows in range(1, height // 2 + 1):
+                if math.ceil(height / band_rows) not in counts:
+                    counts.add(math.ceil(height / band_rows))
+                    yield make_stage(model, first + last, band_rows, first)
 
 
 def model_macs(model: ir.Model) -> int:
@@ -215,26 +226,41 @@ class Choice:
 
 
 SHORTLIST = 6  # candidates with the smallest planned heads whose whole arena is computed
+PLANNED = 24  # candidates with the smallest head bounds that are planned
 
 
-def choose_stage(model: ir.Model, memory: str, arena_of=None) -> Choice:
+def extra_instructions(model: ir.Model, stage: Stage, kernels: str) -> float:
+    """Estimated instructions the stage adds to its operators run whole: the halo rows
+    each band recomputes and each band's own kernel calls (tflm_gen.instructions)."""
+    graph, extra = model.subgraph, 0.0
+    for k, op in enumerate(graph.operators[stage.first:stage.last + 1]):
+        height = graph.tensors[op.outputs[0]].shape[1]
+        extra -= call_instructions(graph, op, kernels)
+        extra += sum(call_instructions(graph, op, kernels, band[k].out_rows / height)
+                     for band in stage.bands)
+    return extra
+
+
+def choose_stage(model: ir.Model, memory: str, arena_of=None,
+                 kernels: str = "reference") -> Choice:
     """The stage `--memory` asks for: small, the smallest arena; balanced, the smallest
-    whose recomputed MACs stay within 10% of the model's; fast, none.  Candidates are
-    ranked by their planned head, then the shortlist by `arena_of(stage or None)` (the
-    whole arena: a stage also costs tail bytes, each band shape's kernel parameters), so a
-    stage that does not lower the arena is never taken."""
-    from tflm_gen.plan import make_plan
+    whose estimated instructions on `kernels` are at most 10% above the model's; fast,
+    none.  Candidates are ranked by their head bound (plan.head_profile: no placement,
+    cheap), the best PLANNED by their planned head, then the shortlist by
+    `arena_of(stage or None)` (the whole arena: a stage also costs tail bytes, each band
+    shape's kernel parameters), so a stage that does not lower the arena is never taken."""
+    from tflm_gen.plan import head_profile, make_plan
 
     if memory not in MEMORY_CHOICES:
         raise InputError(f"--memory must be one of {', '.join(MEMORY_CHOICES)}, not {memory!r}")
-    if memory == "fast" or not leading_chain(model)[1:]:
+    if memory == "fast":
         return Choice(None, 0, 0, 0)  # no stage: nothing is computed
     arena_of = arena_of or (lambda stage: make_plan(model, stage=stage).head_bytes)
-    budget = BALANCED_EXTRA_MACS * model_macs(model)
+    bounded = sorted((max(head_profile(model, stage=stage), default=0) + stage_data_bytes(stage),
+                      stage.macs - stage.plain_macs, index, stage)
+                     for index, stage in enumerate(_allowed(model, memory, kernels)))
     ranked = sorted((make_plan(model, stage=stage).head_bytes + stage_data_bytes(stage),
-                     stage.macs - stage.plain_macs, index, stage)
-                    for index, stage in enumerate(candidates(model))
-                    if memory == "small" or stage.macs - stage.plain_macs <= budget)
+                     extra, index, stage) for _, extra, index, stage in bounded[:PLANNED])
     without = arena_of(None)
     best = Choice(None, without, without, 0)
     for _, extra, _, stage in ranked[:SHORTLIST]:
@@ -244,15 +270,33 @@ def choose_stage(model: ir.Model, memory: str, arena_of=None) -> Choice:
     return best
 
 
+def _allowed(model: ir.Model, memory: str, kernels: str) -> list[Stage]:
+    """The candidates `memory` allows that hold a step of the model's highest need (a stage
+    changes nothing outside its steps, so no other can lower the head)."""
+    from tflm_gen.plan import head_profile
+
+    profile = head_profile(model)
+    peak = max(profile, default=0)
+    budget = BALANCED_EXTRA_INSTRUCTIONS * model_instructions(model, kernels)
+    return [stage for stage in candidates(
+        model, lambda first, last: max(profile[first:last + 1], default=0) == peak)
+            if memory == "small" or extra_instructions(model, stage, kernels) <= budget]
+
+
 def read_stage(model: ir.Model) -> Stage | None:
-    """The stage a device model carries in its metadata (as make_stage wrote it: from
-    operator 0), or None."""
+    """The stage a device model carries in its metadata (as make_stage wrote it), or None."""
     for name, buffer in model.metadata:
         if name == STAGE_METADATA:
             words = np.frombuffer(model.buffers[buffer].data, "<i4").tolist()
-            if words[:2] != [STAGE_FORMAT, 0]:
-                raise ModelError(f"{STAGE_METADATA}: format {words[:2]} is not ours")
-            return make_stage(model, words[2] - 1, _band_rows(words))
+            if len(words) < 4 or words[0] != STAGE_FORMAT:
+                raise ModelError(f"{STAGE_METADATA}: format {words[:1]} is not ours")
+            first, count, bands = words[1:4]
+            in_range = 0 <= first < len(model.subgraph.operators)
+            if not in_range or not 1 <= count <= len(stage_chain(model, first)):
+                raise ModelError(f"{STAGE_METADATA}: operators {first}+{count} are no chain")
+            if bands < 1 or len(words) != 4 + STEP_WORDS * count * bands:
+                raise ModelError(f"{STAGE_METADATA}: {len(words)} words for {bands} bands")
+            return make_stage(model, first + count - 1, _band_rows(words), first)
     return None
 
 

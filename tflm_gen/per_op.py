@@ -22,6 +22,7 @@ from tflm_gen.model.reader import read_model
 from tflm_gen.model.writer import write_model
 from tflm_gen.optimize import device_model
 from tflm_gen.oracle import Oracle, arena_upper_bound
+from tflm_gen.patches import Stage, make_stage
 from tflm_gen.plan import OFFLINE_PLAN_NAME
 from tflm_gen.progress import tracked
 
@@ -42,19 +43,21 @@ class PerOpReport:
     invokes: int  # invokes compared (all, or up to the first with a difference)
     first: OperatorDifference | None = None
     notes: list[str] = field(default_factory=list)  # a rewrite that changed final outputs
+    stage: tuple[int, int, int] | None = None  # patch stage: first, last op, inner tensors
 
 
-def expose_intermediates(model: ir.Model) -> tuple[ir.Model, list[int]]:
+def expose_intermediates(model: ir.Model, hidden=frozenset()) -> tuple[ir.Model, list[int]]:
     """A copy whose graph outputs are the original ones followed by every other tensor an
-    operator writes (numpy-readable types only), and that list of tensor indices.  An
-    offline plan is dropped: it was made for the original lifetimes."""
+    operator writes (numpy-readable types only, not the `hidden` ones: a patch stage's
+    inner tensors, which never exist whole), and that list of tensor indices.  An offline
+    plan is dropped: it was made for the original lifetimes."""
     expanded = copy.deepcopy(model)
     graph = expanded.subgraph
     outputs = list(graph.outputs)
     for op in graph.operators:
         for index in op.outputs:
             readable = index >= 0 and ir.dtype_info(graph.tensors[index].dtype).numpy
-            if readable and index not in outputs:
+            if readable and index not in outputs and index not in hidden:
                 outputs.append(index)
     graph.outputs = outputs
     expanded.metadata = [m for m in expanded.metadata if m[0] != OFFLINE_PLAN_NAME]
@@ -92,18 +95,27 @@ def _final_output_notes(runtime: str, expanded: list, original: list, against: s
 
 
 def per_op(model_bytes: bytes, samples: list, against: str, tags=(),
-           original: list | None = None) -> PerOpReport:
+           original: list | None = None, stage: Stage | None = None,
+           compress: bool = False) -> PerOpReport:
     """Runs the rewrite on every sample in turn and stops at the first invoke with a
     differing operator.  `original[k]` is (ours, theirs) final outputs of the original
-    model on sample k, from the same sequence of invokes (for the memory-sharing check)."""
+    model on sample k, from the same sequence of invokes (for the memory-sharing check).
+    With the patch `stage` our device model runs, the rewrite runs it too: every tensor but
+    the stage's inner ones is compared."""
     model = read_model(model_bytes)
-    expanded, tensors = expose_intermediates(model)
+    inner = frozenset(stage.tensors[1:-1]) if stage else frozenset()
+    expanded, tensors = expose_intermediates(model, inner)
     data = write_model(expanded)
     room = arena_upper_bound(expanded)  # every intermediate is alive at once
     tags = tuple(tags)
-    ours = HostInterpreter(device_model(data, tags)[0], tags, max(DEFAULT_ARENA_BYTES, room))
+    same_stage = (lambda m: make_stage(m, stage.last, stage.band_rows, stage.first)) if stage \
+        else (lambda m: None)
+    ours = HostInterpreter(device_model(data, tags, compress=compress, stage_of=same_stage)[0],
+                           tags,
+                           max(DEFAULT_ARENA_BYTES, room))
     theirs = Oracle(data, against, arena_bytes=room)
-    report = PerOpReport(len(model.subgraph.operators), len(tensors), 0)
+    report = PerOpReport(len(model.subgraph.operators), len(tensors), 0,
+                         stage=(stage.first, stage.last, len(inner)) if stage else None)
     count = len(model.subgraph.outputs)
     for invoke, inputs in enumerate(tracked(samples, "comparing every tensor"), start=1):
         mine, reference = ours.run(inputs), theirs.run(inputs)

@@ -21,6 +21,7 @@ import random
 from dataclasses import dataclass, field
 
 from tflm_gen.c_headers import ARENA_ALIGN
+from tflm_gen.compress import keeps_pixel_order
 from tflm_gen.model import ir
 from tflm_gen.model.lifetimes import model_lifetimes, tensor_bases
 from tflm_gen.op_descriptors import ops_with
@@ -218,6 +219,11 @@ def _place(buffers: list[Buffer], order: list[int]) -> int:
 def _peak(buffers: list[Buffer]) -> int:
     """Most bytes live at one step, less what partial overlaps may save there: no placement
     of these buffers can use less."""
+    return max(step_bytes(buffers), default=0)
+
+
+def step_bytes(buffers: list[Buffer]) -> list[int]:
+    """Per step, the bytes live there less what partial overlaps may save there."""
     steps = max((b.last for b in buffers), default=-1) + 1
     saved = [0] * steps
     for buffer in buffers:
@@ -230,8 +236,8 @@ def _peak(buffers: list[Buffer]) -> int:
             # One step for an operator's input and output; every step of a patch stage.
             for step in range(max(buffer.first, source.first), min(buffer.last, source.last) + 1):
                 saved[step] = max(saved[step], buffer.size + source.size - union)
-    return max((sum(b.size for b in buffers if b.first <= s <= b.last) - saved[s]
-                for s in range(steps)), default=0)
+    return [sum(b.size for b in buffers if b.first <= s <= b.last) - saved[s]
+            for s in range(steps)]
 
 
 def _orders(buffers: list[Buffer], trials: int):
@@ -251,16 +257,25 @@ def _orders(buffers: list[Buffer], trials: int):
         yield sorted(indices, key=lambda i: -buffers[i].size * noise[i])
 
 
-def _caller_visible(model: ir.Model, positions: dict[int, int], step: int) -> set[int]:
+def _caller_visible(model: ir.Model, positions: dict[int, int], step: int,
+                    last_step: int) -> set[int]:
     """Buffers no operator may write over at `step`: those holding a graph output, a
     subgraph's inputs, or the model's inputs at the last step (the caller reads them after
     invoke).  The model's inputs are reused after their last reader anyway, by any plan."""
     visible = set()
-    last_step = max((last for _, last in model_lifetimes(model)[1].values()), default=0)
     for s, (graph, base) in enumerate(zip(model.subgraphs, tensor_bases(model))):
         held = [*graph.outputs, *(graph.inputs if s > 0 or step == last_step else [])]
         visible |= {positions[base + t] for t in held if base + t in positions}
     return visible
+
+
+def _coded_keeps_order(model: ir.Model, graph: ir.SubGraph, base: int, op: ir.Operator,
+                       coded: set[int]) -> bool:
+    """False when the op decodes a compressed filter in passes over every pixel (several
+    blocks, or dead channels skipped): each pass reads the whole input again, so its output
+    may not overlap it (kernels_c/tflm_decode.h)."""
+    return all(keeps_pixel_order(op.opcode, model.buffers[graph.tensors[t].buffer].data)
+               for t in op.inputs if t >= 0 and base + t in coded)
 
 
 def add_partial_overlaps(model: ir.Model, buffers: list[Buffer], backward: bool = True,
@@ -271,14 +286,14 @@ def add_partial_overlaps(model: ir.Model, buffers: list[Buffer], backward: bool 
     whose input and output stay whole while it runs)."""
     position = {t: i for i, buffer in enumerate(buffers) for t in buffer.tensors}
     op_spans = model_lifetimes(model)[1]
+    last_step = max((last for _, last in op_spans.values()), default=0)
     coded = ir.compressed_tensors(model)
     for s, (graph, base) in enumerate(zip(model.subgraphs, tensor_bases(model))):
         for index, op in enumerate(graph.operators):
             clearance = overlap_clearance(graph, op)
-            # A compressed filter is decoded a block of channels at a time, every pixel
-            # per block: each block reads the whole input again (kernels_c/tflm_decode.h).
-            if (clearance is None or (stage is not None and s == 0 and index <= stage.last)
-                    or any(base + t in coded for t in op.inputs if t >= 0)):
+            in_stage = stage is not None and s == 0 and stage.first <= index <= stage.last
+            if (clearance is None or in_stage
+                    or not _coded_keeps_order(model, graph, base, op, coded)):
                 continue
             source, out = base + op.inputs[0], base + op.outputs[0]
             if source not in position or out not in position:
@@ -286,23 +301,27 @@ def add_partial_overlaps(model: ir.Model, buffers: list[Buffer], backward: bool 
             below, above = position[out], position[source]
             step = op_spans[(s, index)][1]
             consumed = buffers[above].last == step and buffers[below].first == step
-            if consumed and below != above and above not in _caller_visible(model, position, step):
+            if consumed and below != above and \
+                    above not in _caller_visible(model, position, step, last_step):
                 buffers[below].clearance[above] = min(buffers[below].size, aligned(clearance))
                 start = backward_start(graph, op) if backward else None
                 if start is not None:
                     buffers[below].above[above] = aligned(start)
     if stage is not None:
-        _add_stage_overlap(model, buffers, position, stage)
+        _add_stage_overlap(model, buffers, position, stage, last_step)
 
 
 def _add_stage_overlap(model: ir.Model, buffers: list[Buffer], position: dict[int, int],
-                       stage) -> None:
+                       stage, last_step: int) -> None:
     """A patch stage's output may run up into the rows of its input no later band reads
-    (tflm_gen.patches.stage_clearance), unless the caller reads the input after invoke."""
+    (tflm_gen.patches.stage_clearance), unless the input lives on after the stage (a later
+    reader, or the caller after invoke)."""
     from tflm_gen.patches import stage_clearance
 
     source, end = position[stage.tensors[0]], position[stage.tensors[-1]]
-    if source not in _caller_visible(model, position, stage.last) and source != end:
+    consumed = buffers[source].last == stage.last and buffers[end].first == stage.first
+    visible = _caller_visible(model, position, stage.last, last_step)
+    if consumed and source not in visible and source != end:
         buffers[end].clearance[source] = min(buffers[end].size,
                                              aligned(stage_clearance(model, stage)))
 
@@ -356,13 +375,10 @@ def _search(buffers: list[Buffer], bound: int, best: int, node_limit: int) -> li
     return found
 
 
-def make_plan(model: ir.Model, trials: int = ORDER_TRIALS, overlaps: bool = True,
-              search_nodes: int = SEARCH_NODES, backward: bool = True, stage=None) -> Plan:
-    """The smallest head found: buffer sharing and partial overlaps, the best of several
-    greedy orders, then a bounded branch and bound below it.  `backward=False` for a plan
-    TFLM's kernels run: they never walk an output backwards over its input.  With a patch
-    stage (tflm_gen.patches.Stage), the tensors inside it take only their tile's bytes."""
-    lifetimes = planned_lifetimes(model, stage)
+def head_buffers(model: ir.Model, lifetimes: dict[int, tuple[int, int]], overlaps: bool = True,
+                 backward: bool = True, stage=None) -> list[Buffer]:
+    """The buffers to place (tensors that share bytes grouped), with their partial
+    overlaps; a patch stage's tiles take their rows' bytes."""
     tensors = all_tensors(model)
     tiles = stage.tiles() if stage is not None else {}
     buffers = []
@@ -372,6 +388,26 @@ def make_plan(model: ir.Model, trials: int = ORDER_TRIALS, overlaps: bool = True
         buffers.append(Buffer(group, size, min(s[0] for s in spans), max(s[1] for s in spans)))
     if overlaps:
         add_partial_overlaps(model, buffers, backward, stage)
+    return buffers
+
+
+def head_profile(model: ir.Model, backward: bool = True, stage=None) -> list[int]:
+    """Per step, the fewest head bytes any placement needs there (step_bytes); its maximum
+    bounds the head: cheap, no placement."""
+    lifetimes = planned_lifetimes(model, stage)
+    return step_bytes(head_buffers(model, lifetimes, True, backward, stage))
+
+
+def make_plan(model: ir.Model, trials: int = ORDER_TRIALS, overlaps: bool = True,
+              search_nodes: int = SEARCH_NODES, backward: bool = True, stage=None) -> Plan:
+    """The smallest head found: buffer sharing and partial overlaps, the best of several
+    greedy orders, then a bounded branch and bound below it.  `backward=False` for a plan
+    TFLM's kernels run: they never walk an output backwards over its input.  With a patch
+    stage (tflm_gen.patches.Stage), the tensors inside it take only their tile's bytes."""
+    lifetimes = planned_lifetimes(model, stage)
+    tensors = all_tensors(model)
+    tiles = stage.tiles() if stage is not None else {}
+    buffers = head_buffers(model, lifetimes, overlaps, backward, stage)
     bound = _peak(buffers)
     best_head, best_offsets = None, []
     for order in _orders(buffers, trials):

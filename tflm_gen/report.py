@@ -25,6 +25,7 @@ from tflm_gen.kernels import runtime_files
 from tflm_gen.memory import memory_report
 from tflm_gen.model.reader import read_model
 from tflm_gen.optimize import device_model
+from tflm_gen.patches import DEFAULT_MEMORY
 from tflm_gen.qemu import board_of, qemu_targets
 from tflm_gen.resources import resource_dir
 from tflm_gen.targets import load_target
@@ -34,22 +35,28 @@ CODE_PARTS = (("text_runtime", "runtime"), ("text_kernels", "kernels"), ("model_
               ("text_other", "startup and C library"))
 
 
-def build_report(model_path: Path, target: str | None, tags: tuple[str, ...]) -> dict:
-    """Everything the page shows, as plain data (the JSON-ready core of the report)."""
+def build_report(model_path: Path, target: str | None, tags: tuple[str, ...],
+                 weights: str = "whole", memory: str = DEFAULT_MEMORY,
+                 compress: bool = False) -> dict:
+    """Everything the page shows, as plain data (the JSON-ready core of the report), for
+    the project `project` would generate with the same `weights`, `memory` and
+    `compress` (the weights' placement changes the profile only: the arena is the same)."""
     model_bytes = read_model_bytes(model_path)
     all_tags = (load_target(target).tags if target else ()) + tuple(tags)
     data = {"model": model_path.name, "sha256": hashlib.sha256(model_bytes).hexdigest(),
             "target": target or "host", "tags": list(all_tags), "version": __version__,
-            "summary": inspect_model(model_path), "memory": memory_report(model_bytes, all_tags),
+            "summary": inspect_model(model_path),
+            "memory": memory_report(model_bytes, all_tags, memory=memory, compress=compress),
             "tflm": tflm_arena(model_bytes), "profile": None}
     if target in qemu_targets():
-        data["profile"] = bench(model_bytes, target, tuple(tags))
+        data["profile"] = bench(model_bytes, target, tuple(tags), weights=weights,
+                                memory=memory, compress=compress)
         compiler_name = board_of(target)["toolchain"] + "gcc"
         data["code"] = {"source": f"linked program for {target} ({compiler_name} "
                                   f"{data['profile']['opt']})",
                         **{key: data["profile"][key] for key, _ in CODE_PARTS}}
     else:
-        data["code"] = host_code_size(model_bytes, all_tags)
+        data["code"] = host_code_size(model_bytes, all_tags, memory, compress)
     return data
 
 
@@ -66,11 +73,12 @@ def tflm_arena(model_bytes: bytes) -> dict | None:
         return {"error": str(error)}
 
 
-def host_code_size(model_bytes: bytes, tags: tuple[str, ...]) -> dict:
+def host_code_size(model_bytes: bytes, tags: tuple[str, ...], memory: str = DEFAULT_MEMORY,
+                   compress: bool = False) -> dict:
     """Code size from host objects (cc -Os), split as `bench` splits a linked program; the
     model is the flatbuffer a project embeds.  A board's port files (a Zephyr DebugLog)
     do not build on the host: they are left out and named."""
-    planned = device_model(model_bytes, tags)[0]
+    planned = device_model(model_bytes, tags, memory, compress)[0]
     files = library_files(read_model(planned), planned, tags)
     runtime = {name for name in runtime_files(tags) if name.endswith(".c")}
     sizes = {"text_runtime": 0, "text_kernels": 0, "model_bytes": len(planned), "text_other": 0}

@@ -65,6 +65,12 @@ def _real_multipliers(graph: ir.SubGraph, op: ir.Operator) -> list[float] | None
     return [in_scale * scale(c) / out_scale for c in range(channels)]
 
 
+def channel_multipliers(graph: ir.SubGraph, op: ir.Operator) -> list[tuple[int, int]] | None:
+    """The per-channel (Q31 multiplier, shift) pairs the op's kernel uses, or None."""
+    reals = _real_multipliers(graph, op)
+    return [quantize_multiplier(real) for real in reals] if reals else None
+
+
 def requant_words(model: ir.Model) -> list[int] | None:
     """The metadata words for the operators of all subgraphs (numbered in order, as the
     runtime numbers them), or None when no op needs them."""
@@ -73,10 +79,9 @@ def requant_words(model: ir.Model) -> list[int] | None:
     positions, records = [0] * len(ops), []
     next_word = len(header) + len(positions)
     for index, (graph, op) in enumerate(ops):
-        reals = _real_multipliers(graph, op)
-        if not reals:
+        pairs = channel_multipliers(graph, op)
+        if not pairs:
             continue
-        pairs = [quantize_multiplier(real) for real in reals]
         positions[index] = next_word
         record = [len(pairs), *(m for m, _ in pairs), *(s for _, s in pairs)]
         records += record

@@ -9,13 +9,13 @@ from dataclasses import dataclass, field
 
 from tflm_gen.compare import Difference
 from tflm_gen.errors import InputError, ModelError
-from tflm_gen.host import HostInterpreter
+from tflm_gen.host import device_interpreter
 from tflm_gen.inputs import random_inputs
 from tflm_gen.model import ir
 from tflm_gen.model.reader import read_model
 from tflm_gen.optimize import device_model
 from tflm_gen.oracle import Oracle, arena_upper_bound, choose_oracle
-from tflm_gen.patches import DEFAULT_MEMORY
+from tflm_gen.patches import DEFAULT_MEMORY, read_stage
 from tflm_gen.per_op import PerOpReport, describe_difference, per_op
 from tflm_gen.progress import tracked
 from tflm_gen.text import printable
@@ -59,16 +59,19 @@ def _compare_outputs(ours: list, theirs: list, report: VerifyReport) -> None:
 
 def verify(model_bytes: bytes, against: str = "tflm", runs: int = 3, tags=(),
            samples: list | None = None, per_operator: bool = False,
-           memory: str = DEFAULT_MEMORY) -> VerifyReport:
+           memory: str = DEFAULT_MEMORY, weights: str = "whole",
+           compress: bool = False) -> VerifyReport:
     """Compares successive invokes of our runtime, on the model as a generated project
     embeds it (offline plan, precomputed requantisation, the patch stage `memory` asks
-    for), with the oracle on the user's model: one invoke per sample, or `runs` invokes on
-    seeded random inputs.  With `per_operator`, also finds the first operator whose output
-    differs (every tensor an output: no stage)."""
+    for, coded filters with `compress`, split as `weights` splits it), with the oracle on
+    the user's model: one invoke per sample, or `runs` invokes on seeded random inputs.
+    With `per_operator`, also finds the first operator whose output differs (every tensor
+    an output but a patch stage's inner ones; filters coded with `compress`)."""
     model = read_model(model_bytes)
     if not model.subgraph.outputs:
         raise ModelError("the model has no outputs: there is nothing to verify")
-    ours = HostInterpreter(device_model(model_bytes, tuple(tags), memory)[0], tuple(tags))
+    device = device_model(model_bytes, tuple(tags), memory, compress)[0]
+    ours = device_interpreter(device, tuple(tags), None, weights)
     against, reason = choose_oracle(model_bytes, against)
     theirs = Oracle(model_bytes, against, arena_bytes=arena_upper_bound(model))
     if samples is None:
@@ -81,7 +84,8 @@ def verify(model_bytes: bytes, against: str = "tflm", runs: int = 3, tags=(),
         finals.append((ours.run(inputs), theirs.run(inputs)))
         _compare_outputs(*finals[-1], report)
     if per_operator:
-        report.per_op_report = per_op(model_bytes, samples, against, tags, finals)
+        report.per_op_report = per_op(model_bytes, samples, against, tags, finals,
+                                      read_stage(read_model(device)), compress=compress)
     return report
 
 
@@ -107,4 +111,8 @@ def report_lines(report: VerifyReport, model: ir.Model) -> list[str]:
     elif not found.notes:
         lines.append(f"per-op: all {found.tensors} tensors written by the {found.operators} "
                      f"operators are bit-exact over {found.invokes} invokes")
+    if found.stage:
+        first, last, inner = found.stage
+        lines.append(f"per-op: operators {first}-{last} ran as one patch stage; its {inner} "
+                     "inner tensors exist only as band tiles and are not compared")
     return lines

@@ -5,7 +5,8 @@
  * << 20, multiplier, shift) depends only on the stored byte x, so the 256 values of each
  * input are computed once per invoke with the reference arithmetic into the scratch buffer;
  * per element only the sum's requantisation remains (cmsis_simd.h, 4 outputs per word with
- * the DSP extension).  Smaller or broadcast int8 adds and the other types run the reference
+ * the DSP extension; with the strict requantisation's constants hoisted when the output
+ * shift suits it).  Smaller or broadcast int8 adds and the other types run the reference
  * rows (add_reference.c).  Every value is the reference's.
  *
  * Scratch: 2 KB (two tables of 256 int32) for every int8 add of CMSIS_ADD_TABLE_MIN or more
@@ -40,13 +41,32 @@ static void fill_table(const tflm_binary_rescale_t *r, int32_t offset, int32_t m
   }
 }
 
+/* The first n & ~3 outputs when the output shift suits the strict requantisation: its
+ * constants hoisted (cmsis_strict_t), 4 sums gathered in registers per step.  Returns the
+ * outputs done. */
+static int32_t add_int8_strict(const tflm_add_params_t *p, const int32_t *t1,
+                               const int32_t *t2, const uint8_t *a, const uint8_t *b,
+                               int8_t *out) {
+  const int32_t n = p->binary.shape.count & ~3;
+  cmsis_strict_t q;
+  int32_t i;
+  if (!cmsis_requant_is_strict(&p->rescale.output_shift, 1)) return 0;
+  cmsis_strict_init(p->rescale.output_multiplier, p->rescale.output_shift,
+                    p->rescale.output_offset, p->binary.act_min, p->binary.act_max, &q);
+  for (i = 0; i < n; i += 4) {
+    cmsis_strict4(&q, t1[a[i]] + t2[b[i]], t1[a[i + 1]] + t2[b[i + 1]],
+                  t1[a[i + 2]] + t2[b[i + 2]], t1[a[i + 3]] + t2[b[i + 3]], out + i);
+  }
+  return n;
+}
+
 static void add_int8_tables(const tflm_add_params_t *p, const int32_t *t1, const int32_t *t2,
                             const uint8_t *a, const uint8_t *b, int8_t *out) {
   const int32_t m = p->rescale.output_multiplier, s = p->rescale.output_shift;
   const int32_t offset = p->rescale.output_offset;
   const int32_t lo = p->binary.act_min, hi = p->binary.act_max, n = p->binary.shape.count;
-  int32_t i = 0;
-  if (cmsis_requant_is_fast(&s, 1)) {
+  int32_t i = add_int8_strict(p, t1, t2, a, b, out);
+  if (i == 0 && cmsis_requant_is_fast(&s, 1)) {
     const int32_t multipliers[4] = {m, m, m, m}, shifts[4] = {s, s, s, s};
     int32_t sums[4], j;
     for (; i + 4 <= n; i += 4) {

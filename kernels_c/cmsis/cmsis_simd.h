@@ -46,6 +46,21 @@ static inline int32_t cmsis_requantize(int32_t acc, int32_t multiplier, int32_t 
   return value < hi ? value : hi;
 }
 
+/* The requantisation of a CONV_INT16_PAIRS_REQUANT layout (tflm_gen/layout.py) for a sum
+ * doubled = 2 * acc, exact where the generator wrote it: |acc| < 2^30, and with h = TFLM's
+ * rounded doubling high product (SMMLAR of 2 * acc gives constant + h), h + constant -
+ * [acc < 0] fits int32, so (that >> right) is h rounded half away from zero by 2^right plus
+ * the output offset; then the int8 range, the node's whole clamp range.  One SMMLAR, ADD,
+ * ASR and SSAT on a DSP core (cmsis_dot_pairs_requant). */
+static inline int8_t cmsis_requantize_folded(int32_t doubled, int32_t multiplier,
+                                             int32_t constant, int32_t right) {
+  const int64_t product = (int64_t)doubled * multiplier;
+  const int32_t sum = (int32_t)((product + (int64_t)constant * INT64_C(4294967296) +
+                                 INT64_C(2147483648)) >> 32);
+  const int32_t value = (sum - (doubled < 0)) >> right;
+  return (int8_t)(value < -128 ? -128 : value > 127 ? 127 : value);
+}
+
 /* 4 bytes at p as a word (any alignment; one LDR on ARMv7-M and later). */
 static inline int32_t cmsis_read4(const void *p) {
   int32_t word;
@@ -223,6 +238,57 @@ static inline void cmsis_requantize4_strict(const int32_t acc[4], const int32_t 
   }
 #endif
 }
+
+/* cmsis_requantize_strict of one multiplier and shift (in [-31, -2]) applied to many sums
+ * (a per-tensor node): the shift-derived constants computed once (cmsis_strict_init). */
+typedef struct {
+  int32_t multiplier;
+  int32_t high_start; /* 2^30 >> (shift + 32) */
+  int32_t right;      /* ~shift */
+  int32_t offset, lo, hi;
+} cmsis_strict_t;
+
+static inline void cmsis_strict_init(int32_t multiplier, int32_t shift, int32_t offset,
+                                     int32_t lo, int32_t hi, cmsis_strict_t *q) {
+  q->multiplier = multiplier;
+  q->high_start = (int32_t)(0x40000000u >> (uint32_t)(shift + 32));
+  q->right = ~shift;
+  q->offset = offset;
+  q->lo = lo;
+  q->hi = hi;
+}
+
+/* cmsis_requantize_strict(acc, ...) plus the offset, not clamped. */
+static inline int32_t cmsis_strict_one(const cmsis_strict_t *q, int32_t acc) {
+  const uint32_t sign = (uint32_t)acc & 0x80000000u;
+  const uint32_t high = (uint32_t)q->high_start - (sign >> 31);
+  const int64_t start = (int64_t)(((uint64_t)high << 32) | (0x40000000u | sign));
+  const int64_t y = start + (int64_t)acc * q->multiplier;
+  return ((int32_t)(y >> 32) >> q->right) + q->offset;
+}
+
+/* cmsis_strict_one clamped to [lo, hi]. */
+static inline int8_t cmsis_strict_clamped(const cmsis_strict_t *q, int32_t acc) {
+  const int32_t value = cmsis_strict_one(q, acc);
+  return (int8_t)(value > q->lo ? (value < q->hi ? value : q->hi) : q->lo);
+}
+
+/* out[0..3] = the clamped cmsis_strict_one of acc[0..3]. */
+#ifdef CMSIS_DSP
+static inline void cmsis_strict4(const cmsis_strict_t *q, int32_t a0, int32_t a1, int32_t a2,
+                                 int32_t a3, int8_t *out) {
+  cmsis_store4_clamped(cmsis_strict_one(q, a0), cmsis_strict_one(q, a1),
+                       cmsis_strict_one(q, a2), cmsis_strict_one(q, a3), q->lo, q->hi, out);
+}
+#else
+static inline void cmsis_strict4(const cmsis_strict_t *q, int32_t a0, int32_t a1, int32_t a2,
+                                 int32_t a3, int8_t *out) {
+  out[0] = cmsis_strict_clamped(q, a0);
+  out[1] = cmsis_strict_clamped(q, a1);
+  out[2] = cmsis_strict_clamped(q, a2);
+  out[3] = cmsis_strict_clamped(q, a3);
+}
+#endif
 
 /* Which requantisation is exact for every channel of a node: the strict one (the fewest
  * instructions), else the fast one, else the wide one, else 0 (cmsis_requantize). */
@@ -406,6 +472,78 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs(
       "subs r3, r3, #1\n\t"
       "bne 4b\n\t"
       "add sp, sp, #8\n\t"
+      "pop {r4-r11, pc}\n\t");
+}
+
+/* The requantisation of channels a, b of one pixel in cmsis_dot_pairs_requant: sums sa, sb
+ * (doubled), each channel's multiplier, constant and right shift in r8 r9, r10 r11, r12 r0;
+ * both bytes into the low halfword of `into`, r3 scratch. */
+#define CMSIS_PAIR_REQUANT(sa, sb, into)                                                   \
+  "smmlar " into ", " sa ", r8, r10\n\t"                                                   \
+  "add " into ", " into ", " sa ", asr #31\n\t"                                           \
+  "asr " into ", " into ", r12\n\t"                                                        \
+  "ssat " into ", #8, " into "\n\t"                                                        \
+  "smmlar r3, " sb ", r9, r11\n\t"                                                         \
+  "add r3, r3, " sb ", asr #31\n\t"                                                        \
+  "asr r3, r3, r0\n\t"                                                                     \
+  "ssat r3, #8, r3\n\t"                                                                    \
+  "bfi " into ", r3, #8, #8\n\t"
+
+/* cmsis_dot_pairs over `count` (>= 1) channel pairs of a CONV_INT16_PAIRS_REQUANT layout
+ * (doubled weights), requantised in registers (cmsis_requantize_folded) and stored: per
+ * pair the tail's 8 words (2 * folded a, b, right shift b, multiplier a, b, constant a, b,
+ * right shift a), channel 2j's and 2j+1's bytes to out0[2j..] (pixel 0) and out1[2j..] (pixel 1;
+ * out1 == out0 when there is no second pixel: the same bytes twice).  Arguments: r0 pair,
+ * r1 w, r2 groups (>= 1), r3 count, [sp] tail, [sp, #4] out0, [sp, #8] out1 (halfword
+ * aligned).  The groups loop is unrolled 4 times and entered part-way for groups % 4
+ * (each group is 12 32-bit instructions, 48 bytes: the entry is computed once).  No sums
+ * go through memory; about 31 instructions per pair besides its MACs. */
+__attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant(
+    const int16_t *pair CMSIS_IN_ASM, const int16_t *w CMSIS_IN_ASM,
+    int32_t groups CMSIS_IN_ASM, int32_t count CMSIS_IN_ASM, const int32_t *tail CMSIS_IN_ASM,
+    int8_t *out0 CMSIS_IN_ASM, int8_t *out1 CMSIS_IN_ASM) {
+  __asm__ volatile(
+      "push {r4-r11, lr}\n\t"
+      "ldr lr, [sp, #36]\n\t"
+      "add r3, lr, r3, lsl #5\n\t"  /* the tail's end */
+      "rsb r12, r2, #0\n\t"
+      "and r12, r12, #3\n\t"        /* groups skipped in the first pass */
+      "add r2, r2, #3\n\t"
+      "lsr r2, r2, #2\n\t"          /* passes */
+      "adr.w r4, 1f\n\t"           /* the exact address (1: is word aligned too) */
+      "add r12, r12, r12, lsl #1\n\t"
+      "add r12, r4, r12, lsl #4\n\t" /* + 48 bytes per skipped group */
+      "orr r12, r12, #1\n\t"        /* Thumb */
+      "push {r0, r2, r3, r12}\n\t"  /* [sp] pair, #4 passes, #8 tail end, #12 entry;
+                                       #52 tail, #56 out0, #60 out1 */
+      "4:\n\t"                      /* lr: this pair's tail */
+      "ldrd r4, r5, [lr], #8\n\t"
+      "str lr, [sp, #52]\n\t"
+      "mov r6, r4\n\t"
+      "mov r7, r5\n\t"
+      "ldrd r0, r2, [sp]\n\t"
+      "ldr r12, [sp, #12]\n\t"
+      "bx r12\n\t"
+      ".p2align 2\n\t"             /* a 16-bit ADR would round an unaligned label */
+      "1:\n\t"
+      CMSIS_DOT_2X2_WIDE_GROUP
+      CMSIS_DOT_2X2_WIDE_GROUP
+      CMSIS_DOT_2X2_WIDE_GROUP
+      CMSIS_DOT_2X2_WIDE_GROUP
+      "subs r2, r2, #1\n\t"
+      "bne 1b\n\t"
+      "ldr lr, [sp, #52]\n\t"
+      "ldmia lr!, {r0, r8-r12}\n\t" /* the next pair's tail */
+      CMSIS_PAIR_REQUANT("r4", "r5", "r2")
+      CMSIS_PAIR_REQUANT("r6", "r7", "r4")
+      "ldrd r6, r7, [sp, #56]\n\t"
+      "strh r2, [r6], #2\n\t"
+      "strh r4, [r7], #2\n\t"
+      "strd r6, r7, [sp, #56]\n\t"
+      "ldr r3, [sp, #8]\n\t"
+      "cmp lr, r3\n\t"
+      "bne 4b\n\t"
+      "add sp, sp, #16\n\t"
       "pop {r4-r11, pc}\n\t");
 }
 

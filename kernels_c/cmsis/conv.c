@@ -16,11 +16,20 @@
  * With the offline layout the generator writes into the model (tflm_gen/layout.py, read
  * through tflm_node_layout): every sum starts at a folded constant bias + input_offset *
  * sum(w), so patches are read raw, and
- *   MVE  patches of up to 16 bytes (narrow 1x1 layers) stay in 4 vector registers over
- *        every output channel (short_patches); longer ones skip the weight sums;
+ *   MVE  patches of up to 32 bytes (narrow 1x1 layers) stay in vector registers over
+ *        every output channel (short_patches); longer ones run every channel of their 4
+ *        patches in one call (long_patches), without the weight sums;
  *   DSP  the filter is int16 in channel pairs, no SXTB16 on weights: 16 channels of 2
  *        pixels per call (cmsis_dot_pairs, 12 instructions per 16 MACs);
  *   C    1 patch x 1 channel pair over the same int16 stream (the host build's path).
+ * When the record also carries the requantisation tail (CONV_INT16_PAIRS_REQUANT: doubled
+ * weights, and per channel the constants of cmsis_requantize_folded, exact by the
+ * generator's proof, checked against the node by tail_agrees):
+ *   DSP  every channel pair of 2 pixels summed, requantised (SMMLAR, ADD, ASR, SSAT per
+ *        output) and stored by one call (cmsis_dot_pairs_requant: no sums in memory);
+ *        windows inside the image whose filter rows are whole words are widened straight
+ *        from it (widen_pixels);
+ *   C    the same requantisation in C (cmsis_requantize_folded).
  * Integer sums are exact, so every order gives the reference's result.  Grouped int8
  * convolutions and the float32 / int16 types run the reference kernels (conv_reference.c).
  *
@@ -65,33 +74,75 @@ typedef struct {
                             channel bias + input_offset * sum(w); the input is then read raw */
   const int16_t *pairs;  /* its int16 filter, channel pairs interleaved (CONV_INT16_PAIRS) */
   int32_t pair_stride;   /* int16 values per channel pair in `pairs` */
+  const int32_t *tail;   /* CONV_INT16_PAIRS_REQUANT's requantisation per channel pair, NULL
+                            when absent or not this node's (tail_agrees) */
   int32_t channels;      /* output channels computed: all, or one decoded block's */
   int32_t stride;        /* output channels per pixel (Cout) */
 } cmsis_conv_job_t;
 
-/* The kind of CONV_2D layout record this kernel reads (tflm_gen/layout.py). */
+/* The kinds of CONV_2D layout record this kernel reads (tflm_gen/layout.py). */
 #define CMSIS_CONV_INT16_PAIRS 1
+#define CMSIS_CONV_INT16_PAIRS_REQUANT 2
 
 /* int16 values per channel pair of a CONV_INT16_PAIRS stream for patch length k (rows
  * padded with zero weights to whole groups of 4). */
 static int32_t pair_stride_of(int32_t k) { return 8 * ((k + 3) >> 2); }
 
 /* Points job->folded and job->pairs at the node's layout record when it is one this
- * kernel reads and agrees with the node's shapes; leaves them NULL otherwise. */
+ * kernel reads and agrees with the node's shapes, and job->tail at its requantisation tail
+ * when it has one (an even channel count; its pairs are then doubled weights); leaves them
+ * NULL otherwise. */
 static void find_layout(tflm_context_t *ctx, const tflm_node_t *node, cmsis_conv_job_t *job) {
   int32_t words;
   const int32_t *record = tflm_node_layout(ctx, node, &words);
   const int32_t cout = job->p->output_c, stride = pair_stride_of(job->patch);
+  const int64_t plain = 3 + (int64_t)(cout + 1) / 2 * (2 + stride / 2);
   job->folded = NULL;
   job->pairs = NULL;
+  job->tail = NULL;
   job->pair_stride = stride;
-  if (record == NULL || words < 3 || record[0] != CMSIS_CONV_INT16_PAIRS ||
-      record[1] != cout || record[2] != job->patch ||
-      (int64_t)words != 3 + (int64_t)(cout + 1) / 2 * (2 + stride / 2)) {
+  if (record == NULL || words < 3 || record[1] != cout || record[2] != job->patch) return;
+  if (record[0] == CMSIS_CONV_INT16_PAIRS_REQUANT && (cout & 1) == 0 &&
+      (int64_t)words == plain + 4 * (int64_t)cout) {
+    job->tail = record + plain;
+  } else if (record[0] != CMSIS_CONV_INT16_PAIRS || (int64_t)words != plain) {
     return;
   }
   job->folded = record + 3;
   job->pairs = (const int16_t *)(const void *)(record + 3 + (cout + 1) / 2 * 2);
+}
+
+/* Word offsets in a pair's 8 tail words (tflm_gen/layout.py): folded a, b at 0, 1, then
+ * the order one LDM fills r0, r8-r12 with in cmsis_dot_pairs_requant: right shift b,
+ * multiplier a, b, constant a, b, right shift a. */
+#define CMSIS_TAIL_MULTIPLIER 3
+#define CMSIS_TAIL_CONSTANT 5
+static const int32_t tail_shift[2] = {7, 2};
+
+/* 1 when the requantisation tail is this node's: the folded constants of the record, the
+ * multipliers, shifts and output offset the runtime holds, and the whole int8 clamp range
+ * (SSAT's).  A channel of multiplier 0 gives one value for every input (the constant's
+ * half): the generator proved it from the accumulator's bounds (tflm_gen/layout.py,
+ * _channel_requant), so only its form is checked here. */
+static int32_t tail_agrees(const cmsis_conv_job_t *job) {
+  const tflm_conv_params_t *p = job->p;
+  const uint32_t offset = (uint32_t)p->output_offset;
+  int32_t c;
+  if (p->act_min != -128 || p->act_max != 127) return 0;
+  for (c = 0; c < p->output_c; ++c) {
+    const int32_t *t = job->tail + 8 * (c >> 1), j = c & 1;
+    const int32_t multiplier = t[CMSIS_TAIL_MULTIPLIER + j];
+    const int32_t constant = t[CMSIS_TAIL_CONSTANT + j], right = t[tail_shift[j]];
+    if ((uint32_t)t[j] != 2u * (uint32_t)job->folded[c]) return 0;
+    if (multiplier == 0) {
+      if (right != 1 || (constant & 1) == 0) return 0;
+    } else if (multiplier != job->requant.multipliers[c] ||
+               right != -job->requant.shifts[c] || right < 1 || right > 31 ||
+               (uint32_t)constant != (1u << (right - 1)) + (offset << right)) {
+      return 0;
+    }
+  }
+  return 1;
 }
 
 /* memcpy for the short rows of a patch (a few to a few hundred bytes): words through
@@ -102,14 +153,33 @@ static inline void copy_row(int8_t *dst, const int8_t *src, int32_t n) {
   for (; n > 0; --n) *dst++ = *src++;
 }
 
+/* The first byte of `pixel`'s window in the image when the whole window lies inside it
+ * with dilation_w 1 (most pixels: each filter row is FW * Cin consecutive bytes), else
+ * NULL; *y0, *x0 its top left tap (padding included). */
+static inline __attribute__((always_inline)) const int8_t *inside_window(
+    const cmsis_conv_job_t *job, int32_t pixel, int32_t *y0, int32_t *x0) {
+  const tflm_conv_params_t *p = job->p;
+  *y0 = (pixel / p->output_w) * p->stride_h - p->pad_h;
+  *x0 = (pixel % p->output_w) * p->stride_w - p->pad_w;
+  if (p->dilation_w != 1 || *x0 < 0 || *x0 + p->filter_w > p->input_w || *y0 < 0 ||
+      *y0 + (p->filter_h - 1) * p->dilation_h >= p->input_h) {
+    return NULL;
+  }
+  return job->image + (*y0 * p->input_w + *x0) * p->input_c;
+}
+
 /* Copies the patch of output pixel `pixel` into dst, padding taps set to the zero point. */
 static void gather_patch(const cmsis_conv_job_t *job, int32_t pixel, int8_t *dst) {
   const tflm_conv_params_t *p = job->p;
-  const int32_t y0 = (pixel / p->output_w) * p->stride_h - p->pad_h;
-  const int32_t x0 = (pixel % p->output_w) * p->stride_w - p->pad_w;
   const int32_t cin = p->input_c, row = p->filter_w * cin;
   const int8_t zero_point = (int8_t)-p->input_offset;
-  int32_t fy, fx;
+  int32_t y0, x0, fy, fx;
+  const int8_t *src = inside_window(job, pixel, &y0, &x0);
+  if (src != NULL) { /* whole filter rows, no per-row checks */
+    const int32_t line = p->dilation_h * p->input_w * cin;
+    for (fy = 0; fy < p->filter_h; ++fy, dst += row, src += line) copy_row(dst, src, row);
+    return;
+  }
   for (fy = 0; fy < p->filter_h; ++fy, dst += row) {
     const int32_t y = y0 + fy * p->dilation_h;
     const int8_t *line = job->image + y * p->input_w * cin;
@@ -134,6 +204,9 @@ static void gather_patch(const cmsis_conv_job_t *job, int32_t pixel, int8_t *dst
 static const int8_t *patch_of(const cmsis_conv_job_t *job, int32_t pixel, int32_t slot) {
   const tflm_conv_params_t *p = job->p;
   int8_t *dst;
+  if (job->in_place && p->stride_h == 1 && p->stride_w == 1) {
+    return job->image + pixel * p->input_c; /* 1x1, stride 1: consecutive pixels */
+  }
   if (job->in_place) {
     const int32_t y = (pixel / p->output_w) * p->stride_h;
     const int32_t x = (pixel % p->output_w) * p->stride_w;
@@ -195,14 +268,6 @@ static __attribute__((noinline)) int32x4_t dot4(const int8_t *p0, const int8_t *
   return dot4_with(p0, p1, p2, p3, w, n, bias, offset, 1);
 }
 
-/* dot4_with for raw patches and a folded constant (offline layout): no weight sums. */
-static __attribute__((noinline)) int32x4_t dot4_folded(const int8_t *p0, const int8_t *p1,
-                                                       const int8_t *p2, const int8_t *p3,
-                                                       const int8_t *w, int32_t n,
-                                                       int32_t folded) {
-  return dot4_with(p0, p1, p2, p3, w, n, folded, 0, 0);
-}
-
 /* The 4 dot products of one weight block against 4 patch blocks, as one vector. */
 static inline __attribute__((always_inline)) int32x4_t sums4(int8x16_t x0, int8x16_t x1,
                                                              int8x16_t x2, int8x16_t x3,
@@ -257,6 +322,28 @@ static void short_patches(const cmsis_conv_job_t *job, const int8_t *const patch
   }
 }
 
+/* All output channels of 4 patches of more than 32 bytes on the folded constants: the dot
+ * products inline (no call per channel), the node's fields in locals (int8 stores may
+ * alias them). */
+static void long_patches(const cmsis_conv_job_t *job, const int8_t *const patches[4],
+                         int8_t *out, uint32x4_t rows, mve_pred16_t store) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t k = job->patch, cout = job->channels;
+  const int32_t offset = p->output_offset, lo = p->act_min, hi = p->act_max;
+  const int32_t *multipliers = job->requant.multipliers, *shifts = job->requant.shifts;
+  const int32_t *folded = job->folded;
+  const int8_t *p0 = patches[0], *p1 = patches[1], *p2 = patches[2], *p3 = patches[3];
+  const int8_t *w = job->filter;
+  int32_t oc;
+  for (oc = 0; oc < cout; ++oc, w += k) {
+    const int32x4_t acc = dot4_with(p0, p1, p2, p3, w, k, folded[oc], 0, 0);
+    vstrbq_scatter_offset_p_s32(out + oc, rows,
+                                cmsis_mve_requantize(acc, vdupq_n_s32(multipliers[oc]),
+                                                     vdupq_n_s32(shifts[oc]), offset, lo, hi),
+                                store);
+  }
+}
+
 static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
   const tflm_conv_params_t *p = job->p;
   const int32_t k = job->patch, cout = job->channels, offset = p->input_offset;
@@ -270,17 +357,14 @@ static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
     int8_t *out = job->output + pixel * stride;
     const int8_t *w = job->filter;
     for (j = 0; j < 4; ++j) patches[j] = j < count ? patch_of(job, pixel + j, j) : patches[0];
-    if (k <= 32 && job->folded != NULL) {
-      short_patches(job, patches, out, rows, store);
+    if (job->folded != NULL) {
+      if (k <= 32) short_patches(job, patches, out, rows, store);
+      else long_patches(job, patches, out, rows, store);
       continue;
     }
     for (oc = 0; oc < cout; ++oc, w += k) {
-      const int32x4_t acc =
-          job->folded != NULL
-              ? dot4_folded(patches[0], patches[1], patches[2], patches[3], w, k,
-                            job->folded[oc])
-              : dot4(patches[0], patches[1], patches[2], patches[3], w, k,
-                     job->bias != NULL ? job->bias[oc] : 0, offset);
+      const int32x4_t acc = dot4(patches[0], patches[1], patches[2], patches[3], w, k,
+                                 job->bias != NULL ? job->bias[oc] : 0, offset);
       vstrbq_scatter_offset_p_s32(
           out + oc, rows,
           cmsis_mve_requantize(acc, vdupq_n_s32(job->requant.multipliers[oc]),
@@ -477,9 +561,69 @@ static inline __attribute__((always_inline)) void pairs_with(const cmsis_conv_jo
   }
 }
 
+/* The offline layout with its requantisation tail: per pair of pixels, every channel's
+ * sums requantised and stored inside cmsis_dot_pairs_requant. */
+/* Widens the patches of pixel and pixel + 1 (or pixel twice) into pair: straight from the
+ * image, row by row, when both windows lie inside it (direct: a filter row is whole words,
+ * so the groups of 4 never straddle two rows), else through patch_of's copies. */
+static inline __attribute__((always_inline)) void widen_pixels(const cmsis_conv_job_t *job,
+                                                               int32_t pixel, int32_t two,
+                                                               int16_t *pair, int32_t direct) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t row = p->filter_w * p->input_c;
+  const int8_t *first;
+  if (direct) {
+    int32_t y0, x0;
+    const int8_t *a = inside_window(job, pixel, &y0, &x0);
+    const int8_t *b = two ? inside_window(job, pixel + 1, &y0, &x0) : a;
+    if (a != NULL && b != NULL) {
+      const int32_t line = p->dilation_h * p->input_w * p->input_c;
+      int32_t fy;
+      for (fy = 0; fy < p->filter_h; ++fy, a += line, b += line, pair += 2 * row) {
+        cmsis_widen_pair(a, b, pair, row, 0);
+      }
+      return;
+    }
+  }
+  first = patch_of(job, pixel, 0);
+  cmsis_widen_pair(first, two ? patch_of(job, pixel + 1, 1) : first, pair,
+                   CMSIS_ROUND4(job->patch), 0);
+}
+
+/* The offline layout with its requantisation tail: per pair of pixels, every channel's
+ * sums requantised and stored inside cmsis_dot_pairs_requant.  direct: see widen_pixels. */
+static inline __attribute__((always_inline)) void pairs_requantized_with(
+    const cmsis_conv_job_t *job, int32_t pixels, int32_t direct) {
+  const int32_t k = job->patch, groups = (k + 3) >> 2, count = job->channels >> 1;
+  const int32_t stride = job->stride;
+  int16_t *pair = (int16_t *)(void *)(job->scratch + 2 * CMSIS_ROUND4(k));
+  int32_t pixel;
+  for (pixel = 0; pixel < pixels; pixel += 2) {
+    const int32_t two = pixel + 1 < pixels;
+    int8_t *out0 = job->output + pixel * stride;
+    widen_pixels(job, pixel, two, pair, direct);
+    cmsis_dot_pairs_requant(pair, job->pairs, groups, count, job->tail, out0,
+                            two ? out0 + stride : out0);
+  }
+}
+
+/* pairs_requantized_with, its windows read straight from the image where they can be. */
+static void pairs_requantized(const cmsis_conv_job_t *job, int32_t pixels) {
+  const tflm_conv_params_t *p = job->p;
+  if (!job->in_place && ((p->filter_w * p->input_c) & 3) == 0) {
+    pairs_requantized_with(job, pixels, 1);
+  } else {
+    pairs_requantized_with(job, pixels, 0);
+  }
+}
+
 /* One copy of the loops per requantisation mode, on the offline layout or the plain filter. */
 static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
   const int32_t laid_out = job->pairs != NULL;
+  if (job->tail != NULL) {
+    pairs_requantized(job, pixels);
+    return;
+  }
   switch (job->fast) {
     case CMSIS_REQUANT_STRICT:
       if (laid_out) pairs_with(job, pixels, CMSIS_REQUANT_STRICT);
@@ -524,10 +668,18 @@ static void conv_pixels_laid_out(const cmsis_conv_job_t *job, int32_t pixels) {
     int8_t *out = job->output + pixel * stride;
     for (oc = 0; oc < cout; oc += 2) {
       const int32_t second = oc + 1 < cout;
+      const int32_t *t = job->tail != NULL ? job->tail + 4 * oc : NULL;
       int32_t sums[2];
-      sums[0] = job->folded[oc];
-      sums[1] = job->folded[oc + second];
+      sums[0] = t != NULL ? t[0] : job->folded[oc];
+      sums[1] = t != NULL ? t[1] : job->folded[oc + second];
       dot_pair(patch, job->pairs + (oc >> 1) * job->pair_stride, k, sums);
+      if (t != NULL) { /* 2 * acc, an even channel count */
+        out[oc] = cmsis_requantize_folded(sums[0], t[CMSIS_TAIL_MULTIPLIER],
+                                          t[CMSIS_TAIL_CONSTANT], t[tail_shift[0]]);
+        out[oc + 1] = cmsis_requantize_folded(sums[1], t[CMSIS_TAIL_MULTIPLIER + 1],
+                                              t[CMSIS_TAIL_CONSTANT + 1], t[tail_shift[1]]);
+        continue;
+      }
       out[oc] = finish(job, sums[0], oc);
       if (second) out[oc + 1] = finish(job, sums[1], oc + 1);
     }
@@ -579,6 +731,11 @@ static void conv_job(tflm_context_t *ctx, const tflm_node_t *node,
   job->channels = p->output_c;
   job->stride = p->output_c;
   find_layout(ctx, node, job);
+  if (job->tail != NULL && !tail_agrees(job)) { /* its doubled filter is of no use either */
+    job->folded = NULL;
+    job->pairs = NULL;
+    job->tail = NULL;
+  }
   /* The layout's kernels read round4(K) bytes per patch: past the input's end in place. */
   if (job->pairs != NULL && (job->patch & 3) != 0) job->in_place = 0;
 }
@@ -672,6 +829,7 @@ static void conv_block(tflm_context_t *ctx, const tflm_weighted_call_t *call,
   if (job.bias != NULL) job.bias += first;
   job.folded = NULL;
   job.pairs = NULL;
+  job.tail = NULL;
   /* Building the layout costs a few instructions per weight, and saves some per weight
    * and output pixel: worth it from CMSIS_LAYOUT_MIN_PIXELS pixels. */
   if (job.p->output_h * job.p->output_w >= CMSIS_LAYOUT_MIN_PIXELS) {
@@ -736,8 +894,8 @@ static tflm_status_t cmsis_conv_run_int8(tflm_context_t *ctx, const tflm_weighte
   if (p->decode_scratch >= 0) {
     tflm_weighted_call_t blocks = *call;
     blocks.own = &job;
-    return tflm_weighted_decoded(ctx, &blocks, p->decode_scratch, p->output_c, mine->patch,
-                                 conv_block);
+    return tflm_weighted_decoded_live(ctx, &blocks, p->decode_scratch, p->output_c,
+                                      mine->patch, conv_block, tflm_conv_dead_int8);
   }
   conv_batches(&job, (const int8_t *)call->data.input, (int8_t *)call->data.output);
   return TFLM_OK;

@@ -1,19 +1,31 @@
 /* tflm-op: DEPTHWISE_CONV_2D tflm_op_depthwise_conv_2d types: float32,int8,int16 litert: hybrid */
 /* DEPTHWISE_CONV_2D for the cmsis tag: int8 in blocks of 4 output channels.
  *
- * Per output pixel the filter window is clipped to the input once (the reference's skipped
- * taps), then each block of 4 consecutive output channels sums over the window's taps with
- * its 4 accumulators (started at the bias) in registers, and is requantised at once: with
- * depth multiplier 1 the 4 channels read 4 input channels (one word), with a multiplier
- * divisible by 4 they share one input channel.  Per instruction set (cmsis_simd.h): MVE, for
- * multiplier 1, 16 (or 8) channels per pass widened to int16 lanes, offset added, with
- * widening multiplies into int32 even / odd lanes, then cmsis_mve_requantize (gathered
- * per-channel parameters, scattered bytes), other multipliers 4 int32 lanes per tap; DSP
- * SXTB16 and SMLABB/SMLATT, pixels whose 3x3 window of multiplier 1 lies inside the input
- * found without clipping and all their channels summed in one function, 9 taps unrolled;
- * C four scalar MACs.  Other multipliers and the channel tail use the
- * scalar loop; float32 and int16 run the reference kernels (depthwise_reference.c).
- * Integer sums are exact, so every order gives the reference's result.  No scratch. */
+ * 3x3 nodes of multiplier 1 with the offline layout the generator writes into the model
+ * (tflm_gen/layout.py, DW_TAP_PAIRS, read through tflm_node_layout), on every core but MVE:
+ * each block of 4 channels starts at its folded constant (bias + input_offset * sum(w),
+ * doubled) and sums raw input bytes over all 9 taps, paired two taps per SMLAD (PKHBT /
+ * PKHTB + SXTB16 make a channel's two taps one halfword pair), then requantises with the
+ * record's per-channel steps, output offset included (one SMLAL and one shift), and stores
+ * the 4 bytes clamped in one word: 100 instructions per 36 MACs in one assembly function
+ * (layout_blocks; plain C on other cores, the host build's path).  A border pixel's window
+ * is first copied with the zero point in its outside taps, which adds exactly 0 to the
+ * folded sum, as TFLM's skipped taps do; so every pixel takes the same path.
+ *
+ * Otherwise per output pixel the filter window is clipped to the input once (the
+ * reference's skipped taps), then each block of 4 consecutive output channels sums over the
+ * window's taps with its 4 accumulators (started at the bias) in registers, and is
+ * requantised at once: with depth multiplier 1 the 4 channels read 4 input channels (one
+ * word), with a multiplier divisible by 4 they share one input channel.  Per instruction set
+ * (cmsis_simd.h): MVE, for multiplier 1, 16 (or 8) channels per pass widened to int16 lanes,
+ * offset added, with widening multiplies into int32 even / odd lanes, then
+ * cmsis_mve_requantize (gathered per-channel parameters, scattered bytes), other multipliers
+ * 4 int32 lanes per tap; DSP SXTB16 and SMLABB/SMLATT, pixels whose 3x3 window of
+ * multiplier 1 lies inside the input found without clipping and all their channels summed
+ * in one function, 9 taps unrolled; C four scalar MACs.  Other multipliers and the channel
+ * tail use the scalar loop; float32 and int16 run the reference kernels
+ * (depthwise_reference.c).  Integer sums are exact, so every order gives the reference's
+ * result.  No scratch: a border pixel's window copy (at most 288 bytes) is on the stack. */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -45,7 +57,20 @@ typedef struct {
   const int32_t *bias;  /* NULL when absent */
   int32_t fast;         /* CMSIS_REQUANT_* or 0 (cmsis_requant_mode) */
   int32_t square3;      /* 1: 3x3 filter, multiplier 1, no dilation (unrolled when inside) */
+  int32_t shared3;      /* 1: 3x3 filter, multiplier a multiple of 4, no dilation */
+  const int32_t *pairs; /* the node's DW_TAP_PAIRS blocks (tflm_gen/layout.py) when square3
+                           and not MVE, else NULL: interior pixels are summed from them */
 } dw_job_t;
+
+/* The kind of DEPTHWISE_CONV_2D layout record this kernel reads (tflm_gen/layout.py), the
+ * words of one block of 4 channels in it (4 folded constants, 18 of weights, 16 of
+ * requantisation), where its requantisation starts, the largest right shift it holds, and
+ * the blocks of a border pixel copied at a time (on the stack). */
+#define DW_TAP_PAIRS 3
+#define DW_BLOCK_WORDS 38
+#define DW_BLOCK_STEPS 22
+#define DW_MAX_SHIFT 22
+#define DW_CHUNK_BLOCKS 8
 
 /* First tap index >= 0 and one past the last inside [0, size) for start + tap * step. */
 static void clip(int32_t start, int32_t step, int32_t taps, int32_t size, int32_t *first,
@@ -349,6 +374,16 @@ static void pixel_int8(const dw_job_t *job, const dw_window_t *w, int8_t *out) {
 
 #endif
 
+
+/* The output_c % 4 last channels of one pixel, window w on the plain filter. */
+static void last_channels(const dw_job_t *job, const dw_window_t *w, int8_t *out) {
+  const tflm_conv_params_t *p = job->p;
+  int32_t c;
+  for (c = p->output_c & ~3; c < p->output_c; ++c) {
+    out[c] = finish(job, single(w, c, c, p->input_offset), c);
+  }
+}
+
 #if defined(CMSIS_DSP) && !defined(CMSIS_MVE)
 /* The part of a 3x3 window (multiplier 1, no dilation) inside the input. */
 typedef struct {
@@ -426,9 +461,6 @@ static inline __attribute__((always_inline)) void blocks_with(const dw_job_t *jo
  * blocks of 4, then the output_c % 4 last channels one by one. */
 static __attribute__((noinline)) void pixel_square3(const dw_job_t *job,
                                                    const dw_square3_t *window, int8_t *out) {
-  const tflm_conv_params_t *p = job->p;
-  const int32_t step = p->input_c, channels = p->output_c;
-  int32_t c = channels & ~3;
   switch (job->fast) {
     case CMSIS_REQUANT_STRICT:
       blocks_with(job, window, out, CMSIS_REQUANT_STRICT);
@@ -443,21 +475,83 @@ static __attribute__((noinline)) void pixel_square3(const dw_job_t *job,
       blocks_with(job, window, out, 0);
       break;
   }
-  if (c < channels) {
+  if (job->p->output_c & 3) {
+    const int32_t step = job->p->input_c;
     dw_window_t w;
     w.input = window->input;
     w.filter = window->filter;
     w.rows = window->rows;
     w.cols = window->cols;
     w.input_step = w.filter_step = step;
-    w.input_skip = p->input_w * step - w.cols * step;
+    w.input_skip = job->p->input_w * step - w.cols * step;
     w.filter_skip = (3 - w.cols) * step;
-    for (; c < channels; ++c) out[c] = finish(job, single(&w, c, c, p->input_offset), c);
+    last_channels(job, &w, out);
   }
 }
 
-/* Output pixel (oy, ox) by pixel_square3 when the node suits it; 1 if done.  Its window is
- * clipped to the input by bounds on the taps, never tested tap by tap. */
+/* One tap k of shared_taps: the 4 channels' weights widened, each times the tap's input. */
+#define DW_SHARED_TAP(k)                                                                 \
+  do {                                                                                   \
+    const int32_t weights_ = cmsis_read4(filter + (k) * cout);                           \
+    const int32_t w02_ = __sxtb16(weights_), w13_ = cmsis_sxtb16_ror8(weights_);         \
+    a0 = __smlabb(w02_, x[k], a0);                                                       \
+    a2 = __smlatb(w02_, x[k], a2);                                                       \
+    a1 = __smlabb(w13_, x[k], a1);                                                       \
+    a3 = __smlatb(w13_, x[k], a3);                                                       \
+  } while (0)
+
+/* Channels c .. c + 3 of a 3x3 window of a multiplier divisible by 4 (one input channel,
+ * its 9 taps in x with the offset added), from the bias on: the 9 taps unrolled. */
+static inline void shared_taps(const int8_t *filter, int32_t cout, const int32_t x[9],
+                               int32_t acc[4]) {
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+  DW_SHARED_TAP(0);
+  DW_SHARED_TAP(1);
+  DW_SHARED_TAP(2);
+  DW_SHARED_TAP(3);
+  DW_SHARED_TAP(4);
+  DW_SHARED_TAP(5);
+  DW_SHARED_TAP(6);
+  DW_SHARED_TAP(7);
+  DW_SHARED_TAP(8);
+  acc[0] = a0;
+  acc[1] = a1;
+  acc[2] = a2;
+  acc[3] = a3;
+}
+
+/* Output pixel (oy, ox) of a 3x3 node of a multiplier divisible by 4 (person_detect's first
+ * layer: 1 input channel, 8 outputs) when its window lies inside the input; 1 if done.  Each
+ * input channel's 9 taps are read once for all its output channels, then blocks of 4. */
+static int32_t pixel_shared3(const dw_job_t *job, const int8_t *image, const int8_t *filter,
+                             int32_t oy, int32_t ox, int8_t *out) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t y0 = oy * p->stride_h - p->pad_h, x0 = ox * p->stride_w - p->pad_w;
+  const int32_t m = p->depth_multiplier, step = p->input_c, row = p->input_w * step;
+  const int8_t *in;
+  int32_t i, c, k, x[9], acc[4];
+  if (!job->shared3 || y0 < 0 || x0 < 0 || y0 + 3 > p->input_h || x0 + 3 > p->input_w) {
+    return 0;
+  }
+  in = image + (y0 * p->input_w + x0) * step;
+  for (i = 0; i < step; ++i) {
+    for (k = 0; k < 9; k += 3) {
+      const int8_t *tap = in + k / 3 * row + i;
+      x[k] = tap[0] + p->input_offset;
+      x[k + 1] = tap[step] + p->input_offset;
+      x[k + 2] = tap[2 * step] + p->input_offset;
+    }
+    for (c = i * m; c < (i + 1) * m; c += 4) {
+      start4(job, c, acc);
+      shared_taps(filter + c, p->output_c, x, acc);
+      finish4(job, acc, c, out);
+    }
+  }
+  return 1;
+}
+
+/* Output pixel (oy, ox) by pixel_square3 (or pixel_shared3) when the node suits it; 1 if
+ * done.  Its window is clipped to the input by bounds on the taps, never tested tap by tap. */
 static int32_t pixel_fast(const dw_job_t *job, const int8_t *image, const int8_t *filter,
                           int32_t oy, int32_t ox, int8_t *out) {
   const tflm_conv_params_t *p = job->p;
@@ -466,7 +560,7 @@ static int32_t pixel_fast(const dw_job_t *job, const int8_t *image, const int8_t
   const int32_t fy1 = p->input_h - y0 < 3 ? p->input_h - y0 : 3;
   const int32_t fx1 = p->input_w - x0 < 3 ? p->input_w - x0 : 3;
   dw_square3_t window;
-  if (!job->square3) return 0;
+  if (!job->square3) return pixel_shared3(job, image, filter, oy, ox, out);
   window.rows = fy1 > fy0 ? fy1 - fy0 : 0;
   window.cols = fx1 > fx0 ? fx1 - fx0 : 0;
   if (window.cols == 0) window.rows = 0;
@@ -488,12 +582,405 @@ static int32_t pixel_fast(const dw_job_t *job, const int8_t *image, const int8_t
 }
 #endif
 
+/* What layout_blocks writes: `pixels` output pixels of `width` bytes (4 per block, every
+ * block of the node: consecutive pixels are contiguous) from out on, the window of each
+ * next pixel `in_advance` bytes after the previous one's end.  Eight 32-bit words on the
+ * Cortex-M, which the assembly copies onto its stack in one LDM. */
+typedef struct {
+  int8_t *out;           /* the next block's 4 bytes */
+  const int8_t *out_end; /* the end of the current pixel */
+  int32_t lo4, hi4;      /* act_min, act_max repeated in the 4 bytes */
+  int32_t pixels;        /* pixels left, >= 1 */
+  int32_t in_advance;    /* input bytes from past one window's last block to the next */
+  int32_t width;         /* output bytes per pixel: 4 * blocks */
+  int32_t rewind;        /* layout bytes of the blocks: back to the first for each pixel */
+} dw_run_t;
+
+#if defined(CMSIS_DSP) && !defined(CMSIS_MVE)
+/* One tap pair of 4 channels of layout_blocks: r8 holds tap k's input word (channels 0..3),
+ * r9 tap j's.  PKHBT / PKHTB put each channel's two bytes into one word, SXTB16 (ROR #8)
+ * widens a channel's pair to two halfwords, SMLAD multiplies it by the channel's two
+ * weights (w_k, w_j) of the layout: 8 MACs in 14 instructions, loads included. */
+#define DW_PAIR_ASM                                                                      \
+  "pkhbt r10, r8, r9, lsl #16\n\t" /* a0 a1 b0 b1 */                                     \
+  "pkhtb r8, r9, r8, asr #16\n\t"  /* a2 a3 b2 b3 */                                     \
+  "ldmia r1!, {r11, r12}\n\t"                                                            \
+  "sxtb16 r9, r10\n\t"                                                                   \
+  "smlad r4, r11, r9, r4\n\t"                                                            \
+  "sxtb16 r10, r10, ror #8\n\t"                                                          \
+  "smlad r5, r12, r10, r5\n\t"                                                           \
+  "ldmia r1!, {r11, r12}\n\t"                                                            \
+  "sxtb16 r9, r8\n\t"                                                                    \
+  "smlad r6, r11, r9, r6\n\t"                                                            \
+  "sxtb16 r8, r8, ror #8\n\t"                                                            \
+  "smlad r7, r12, r8, r7\n\t"
+
+/* The doubled sum in `acc` requantised, output offset included, from the layout's
+ * (multiplier, 2^31, 2^(r-1) + offset * 2^r, r): the 64-bit start (high word less 1 for a
+ * negative sum) plus 2 acc * multiplier, its high word shifted right by r. */
+#define DW_REQUANT_ASM(acc)                                                              \
+  "ldmia r1!, {r8, r9, r10, r11}\n\t"                                                    \
+  "sub r10, r10, " acc ", lsr #31\n\t"                                                   \
+  "smlal r9, r10, " acc ", r8\n\t"                                                       \
+  "asr " acc ", r10, r11\n\t"
+
+/* For the blocks of a DW_TAP_PAIRS stream (tflm_gen/layout.py, word aligned) from the first
+ * on and the window whose top-left tap, channel 0 of the first block, is `in` (taps `step`
+ * bytes apart in a row, rows `row` bytes apart): each block's 4 sums from its folded
+ * constants over the 9 taps (doubled), requantised, clamped to [lo, hi] and stored as one
+ * word, then the same for the run's next pixels.  Arguments: r0 in (then row 0), r1 blocks,
+ * r2 step, r3 row (then row 1's pointer), [sp] run, whose 8 words are copied to [sp, #0..]
+ * (out #0, out_end #4, lo4 #8, hi4 #12, pixels #16, in_advance #20, width #24, rewind #28).
+ * Tap pairs DW_PAIRS' (1, 2), (0, 4), (5, 3), (7, 8), then the single tap 6: each row
+ * pointer moves to the next block on the last tap read through it.  14 registers, so
+ * assembly throughout (naked: it saves r4-r11 itself); 100 instructions per block of 36
+ * MACs, 14 more per pixel. */
+__attribute__((naked, noinline)) static void layout_blocks(
+    const int8_t *in CMSIS_IN_ASM, const int32_t *blocks CMSIS_IN_ASM,
+    int32_t step CMSIS_IN_ASM, int32_t row CMSIS_IN_ASM, const dw_run_t *run CMSIS_IN_ASM) {
+  __asm__ volatile(
+      "push {r4-r11, lr}\n\t"
+      "ldr r8, [sp, #36]\n\t"
+      "ldmia r8, {r4-r11}\n\t"
+      "push {r4-r11}\n\t"          /* the run's words */
+      "add lr, r0, r3, lsl #1\n\t" /* row 2 */
+      "add r3, r0, r3\n\t"         /* row 1 */
+      "1:\n\t"
+      "ldmia r1!, {r4-r7}\n\t" /* the folded constants */
+      "ldr r8, [r0, r2]\n\t"
+      "ldr r9, [r0, r2, lsl #1]\n\t"
+      DW_PAIR_ASM
+      "ldr r8, [r0], #4\n\t"
+      "ldr r9, [r3, r2]\n\t"
+      DW_PAIR_ASM
+      "ldr r8, [r3, r2, lsl #1]\n\t"
+      "ldr r9, [r3], #4\n\t"
+      DW_PAIR_ASM
+      "ldr r8, [lr, r2]\n\t"
+      "ldr r9, [lr, r2, lsl #1]\n\t"
+      DW_PAIR_ASM
+      "ldr r8, [lr], #4\n\t"
+      "ldmia r1!, {r11, r12}\n\t"
+      "sxtb16 r9, r8\n\t"
+      "smlabb r4, r11, r9, r4\n\t"
+      "smlatt r6, r11, r9, r6\n\t"
+      "sxtb16 r9, r8, ror #8\n\t"
+      "smlabb r5, r12, r9, r5\n\t"
+      "smlatt r7, r12, r9, r7\n\t"
+      DW_REQUANT_ASM("r4")
+      DW_REQUANT_ASM("r5")
+      DW_REQUANT_ASM("r6")
+      DW_REQUANT_ASM("r7")
+      "ssat r4, #8, r4\n\t"
+      "ssat r5, #8, r5\n\t"
+      "ssat r6, #8, r6\n\t"
+      "ssat r7, #8, r7\n\t"
+      "pkhbt r4, r4, r6, lsl #16\n\t" /* v0, v2 */
+      "pkhbt r5, r5, r7, lsl #16\n\t" /* v1, v3 */
+      "uxtb16 r4, r4\n\t"
+      "uxtb16 r5, r5\n\t"
+      "orr r4, r4, r5, lsl #8\n\t" /* v0 v1 v2 v3 */
+      "ldrd r8, r9, [sp, #8]\n\t"
+      "ssub8 r10, r4, r8\n\t"
+      "sel r4, r4, r8\n\t"
+      "ssub8 r10, r9, r4\n\t"
+      "sel r4, r4, r9\n\t"
+      "ldrd r8, r9, [sp]\n\t"
+      "str r4, [r8], #4\n\t"
+      "str r8, [sp]\n\t"
+      "cmp r8, r9\n\t"
+      "bne 1b\n\t"
+      "ldr r9, [sp, #16]\n\t" /* the pixel is done: the next one's window and blocks */
+      "subs r9, r9, #1\n\t"
+      "beq 2f\n\t"
+      "str r9, [sp, #16]\n\t"
+      "ldr r9, [sp, #20]\n\t"
+      "add r0, r0, r9\n\t"
+      "add r3, r3, r9\n\t"
+      "add lr, lr, r9\n\t"
+      "ldrd r9, r10, [sp, #24]\n\t"
+      "sub r1, r1, r10\n\t"
+      "add r9, r8, r9\n\t"
+      "str r9, [sp, #4]\n\t"
+      "b 1b\n\t"
+      "2:\n\t"
+      "add sp, sp, #32\n\t"
+      "pop {r4-r11, pc}\n\t");
+}
+#else
+/* The halfword `half` (0 low, 1 high) of a layout word, as int16. */
+static int32_t half_of(int32_t word, int32_t half) {
+  return (int16_t)(uint16_t)((uint32_t)word >> (16 * half));
+}
+
+/* layout_blocks' requantisation of one doubled sum from the record's (multiplier, 2^31,
+ * 2^(r-1) + offset * 2^r, r), output offset included. */
+static int32_t requantize_from(int32_t acc, const int32_t *step) {
+  const uint32_t high_start = (uint32_t)step[2] - ((uint32_t)acc >> 31);
+  const int64_t start = (int64_t)(((uint64_t)high_start << 32) | (uint32_t)step[1]);
+  return (int32_t)((start + (int64_t)acc * step[0]) >> 32) >> step[3];
+}
+
+/* The sums of one block (4 channels) of the window at `in`, from its folded constants. */
+static void block_sums(const int8_t *in, const int32_t *block, int32_t step, int32_t row,
+                       int32_t sums[4]) {
+  static const int8_t first[5] = {1, 0, 5, 7, 6}, second[4] = {2, 4, 3, 8};
+  static const int8_t single_channel[4] = {0, 2, 1, 3}; /* SXTB16 order of the single tap */
+  const int32_t *w = block + 4;
+  int32_t j, k;
+  for (j = 0; j < 4; ++j) sums[j] = block[j];
+  for (k = 0; k < 4; ++k, w += 4) {
+    const int8_t *a = in + first[k] / 3 * row + first[k] % 3 * step;
+    const int8_t *z = in + second[k] / 3 * row + second[k] % 3 * step;
+    for (j = 0; j < 4; ++j) {
+      sums[j] = tflm_mac_wrap(sums[j], half_of(w[j], 0), a[j]);
+      sums[j] = tflm_mac_wrap(sums[j], half_of(w[j], 1), z[j]);
+    }
+  }
+  for (j = 0; j < 4; ++j) {
+    const int32_t c = single_channel[j];
+    sums[c] = tflm_mac_wrap(sums[c], half_of(w[j / 2], j % 2), in[2 * row + c]);
+  }
+}
+
+/* layout_blocks in C (the host build's path over the same layout). */
+static void layout_blocks(const int8_t *in, const int32_t *blocks, int32_t step, int32_t row,
+                          const dw_run_t *run) {
+  const int32_t lo = (int8_t)run->lo4, hi = (int8_t)run->hi4;
+  const int32_t *block;
+  int8_t *out = run->out;
+  int32_t pixel, sums[4], j, value;
+  for (pixel = 0; pixel < run->pixels; ++pixel, in += run->in_advance) {
+    const int8_t *end = out + run->width;
+    for (block = blocks; out != end; out += 4, in += 4, block += DW_BLOCK_WORDS) {
+      block_sums(in, block, step, row, sums);
+      for (j = 0; j < 4; ++j) {
+        value = requantize_from(sums[j], block + DW_BLOCK_STEPS + 4 * j);
+        out[j] = (int8_t)(value < lo ? lo : value > hi ? hi : value);
+      }
+    }
+  }
+}
+#endif
+
+#if defined(CMSIS_DSP) && !defined(CMSIS_MVE)
+/* dst[0 .. 4 * words) = src[...] (words >= 1; dst word aligned): 4 words per LDM / STM
+ * pair when src is word aligned and words a multiple of 4, else one word per LDR / STR
+ * (4 instructions a word), where gcc would call memcpy for a loop of cmsis_read4 /
+ * cmsis_write4. */
+static inline void copy_words(int8_t *dst, const int8_t *src, int32_t words) {
+  int32_t word;
+  if (((uintptr_t)src & 3u) == 0 && (words & 3) == 0) {
+    __asm__ volatile(
+        "1:\n\t"
+        "ldmia %[s]!, {r4-r7}\n\t"
+        "stmia %[d]!, {r4-r7}\n\t"
+        "subs %[n], %[n], #4\n\t"
+        "bne 1b\n\t"
+        : [s] "+r"(src), [d] "+r"(dst), [n] "+r"(words)
+        :
+        : "r4", "r5", "r6", "r7", "memory", "cc");
+    return;
+  }
+  __asm__ volatile(
+      "1:\n\t"
+      "ldr %[w], [%[s]], #4\n\t"
+      "str %[w], [%[d]], #4\n\t"
+      "subs %[n], %[n], #1\n\t"
+      "bne 1b\n\t"
+      : [w] "=&r"(word), [s] "+r"(src), [d] "+r"(dst), [n] "+r"(words)
+      :
+      : "memory", "cc");
+}
+#else
+static void copy_words(int8_t *dst, const int8_t *src, int32_t words) {
+  int32_t i;
+  for (i = 0; i < 4 * words; i += 4) cmsis_write4(dst + i, cmsis_read4(src + i));
+}
+#endif
+
+/* v repeated in the 4 bytes of a word. */
+static int32_t bytes4(int32_t v) { return (int32_t)(((uint32_t)v & 0xffu) * 0x01010101u); }
+
+/* patch[0 .. bytes) = the word `fill` repeated (bytes a multiple of 4). */
+static void fill_words(int8_t *patch, int32_t fill, int32_t bytes) {
+  int32_t i;
+  for (i = 0; i < bytes; i += 4) cmsis_write4(patch + i, fill);
+}
+
+/* Channels c .. c + width - 1 (width a multiple of 4) of the 3x3 window whose top-left tap
+ * is input pixel (y0, x0), copied into patch [3][3][width]; the taps outside the input hold
+ * the zero point, which adds exactly 0 to a folded sum (zp * w + input_offset * w = 0), as
+ * TFLM's skipped taps do. */
+static void gather_taps(const tflm_conv_params_t *p, const int8_t *image, int32_t y0,
+                        int32_t x0, int32_t c, int32_t width, int8_t *patch) {
+  const int32_t zero_point = bytes4(-p->input_offset);
+  int32_t ky, kx;
+  for (ky = 0; ky < 3; ++ky) {
+    const int32_t y = y0 + ky;
+    if (y < 0 || y >= p->input_h) {
+      fill_words(patch, zero_point, 3 * width);
+      patch += 3 * width;
+      continue;
+    }
+    for (kx = 0; kx < 3; ++kx, patch += width) {
+      const int32_t x = x0 + kx;
+      if (x < 0 || x >= p->input_w) {
+        fill_words(patch, zero_point, width);
+      } else {
+        copy_words(patch, image + (y * p->input_w + x) * p->input_c + c, width >> 2);
+      }
+    }
+  }
+}
+
+/* A run of one pixel of `blocks` blocks from out on (4 bytes each). */
+static void run_of(const tflm_conv_params_t *p, int8_t *out, int32_t blocks, dw_run_t *run) {
+  run->out = out;
+  run->out_end = out + 4 * blocks;
+  run->lo4 = bytes4(p->act_min);
+  run->hi4 = bytes4(p->act_max);
+  run->pixels = 1;
+  run->in_advance = 0;
+  run->width = 4 * blocks;
+  run->rewind = 4 * DW_BLOCK_WORDS * blocks;
+}
+
+/* All channels of output pixel (oy, ox) from the layout: the blocks of 4 read in place when
+ * the window lies inside the input, else DW_CHUNK_BLOCKS at a time from the window copied
+ * with the zero point in its outside taps; then the output_c % 4 last channels on the plain
+ * filter. */
+static __attribute__((noinline)) void pixel_layout(const dw_job_t *job, const int8_t *image,
+                                                  const int8_t *filter, int32_t oy,
+                                                  int32_t ox, int8_t *out) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t y0 = oy * p->stride_h - p->pad_h, x0 = ox * p->stride_w - p->pad_w;
+  const int32_t step = p->input_c, blocks = p->output_c >> 2;
+  int32_t patch[9 * DW_CHUNK_BLOCKS], b, n;
+  dw_run_t run;
+  dw_window_t w;
+  if (y0 >= 0 && x0 >= 0 && y0 + 3 <= p->input_h && x0 + 3 <= p->input_w) {
+    run_of(p, out, blocks, &run);
+    layout_blocks(image + (y0 * p->input_w + x0) * step, job->pairs, step, p->input_w * step,
+                  &run);
+  } else {
+    for (b = 0; b < blocks; b += n) {
+      n = blocks - b < DW_CHUNK_BLOCKS ? blocks - b : DW_CHUNK_BLOCKS;
+      gather_taps(p, image, y0, x0, 4 * b, 4 * n, (int8_t *)patch);
+      run_of(p, out + 4 * b, n, &run);
+      layout_blocks((const int8_t *)patch, job->pairs + DW_BLOCK_WORDS * b, 4 * n, 12 * n,
+                    &run);
+    }
+  }
+  if (p->output_c & 3) {
+    window_of(p, image, filter, oy, ox, &w);
+    last_channels(job, &w, out);
+  }
+}
+
+/* First output column >= 0 whose window starts at or right of the input's left edge, and
+ * one past the last whose window ends inside it. */
+static void inner_columns(const tflm_conv_params_t *p, int32_t *first, int32_t *end) {
+  *first = (p->pad_w + p->stride_w - 1) / p->stride_w;
+  *end = p->input_w + p->pad_w >= 3 ? (p->input_w + p->pad_w - 3) / p->stride_w + 1 : 0;
+  if (*end > p->output_w) *end = p->output_w;
+  if (*end < *first) *end = *first;
+}
+
+/* Output row oy (out: its first pixel) of a node whose layout covers every channel: the
+ * pixels whose window lies inside the input in one call of layout_blocks, the others one
+ * by one. */
+static void row_layout(const dw_job_t *job, const int8_t *image, const int8_t *filter,
+                       int32_t oy, int8_t *out) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t y0 = oy * p->stride_h - p->pad_h, step = p->input_c;
+  int32_t first = 0, end = 0, ox;
+  dw_run_t run;
+  if (y0 >= 0 && y0 + 3 <= p->input_h) inner_columns(p, &first, &end);
+  for (ox = 0; ox < first; ++ox) pixel_layout(job, image, filter, oy, ox, out + ox * step);
+  if (end > first) {
+    run_of(p, out + first * step, step >> 2, &run);
+    run.pixels = end - first;
+    run.in_advance = (p->stride_w - 1) * step;
+    layout_blocks(image + (y0 * p->input_w + first * p->stride_w - p->pad_w) * step,
+                  job->pairs, step, p->input_w * step, &run);
+  }
+  for (ox = end; ox < p->output_w; ++ox) {
+    pixel_layout(job, image, filter, oy, ox, out + ox * step);
+  }
+}
+
+#if !defined(CMSIS_MVE)
+/* 1 when the record's per-channel requantisation steps (multiplier, 2^31, 2^(r-1) +
+ * offset * 2^r, r) are the node's own multipliers, output offset and right shifts r in
+ * [1, DW_MAX_SHIFT]. */
+static int32_t steps_agree(const dw_job_t *job, const int32_t *blocks, int32_t channels) {
+  const int32_t offset = job->p->output_offset;
+  int32_t c;
+  for (c = 0; c < channels; ++c) {
+    const int32_t *step = blocks + (c >> 2) * DW_BLOCK_WORDS + DW_BLOCK_STEPS + 4 * (c & 3);
+    const int32_t r = -job->requant.shifts[c];
+    if (r < 1 || r > DW_MAX_SHIFT || step[0] != job->requant.multipliers[c] ||
+        step[1] != INT32_MIN || step[2] != (INT32_C(1) << (r - 1)) + offset * (INT32_C(1) << r) ||
+        step[3] != r) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* The node's DW_TAP_PAIRS blocks when its record agrees with the node (3x3, multiplier 1,
+ * no dilation, output_c channels, 4 or more, its requantisation) and is word aligned
+ * (LDM), else NULL. */
+static const int32_t *find_layout(tflm_context_t *ctx, const tflm_node_t *node,
+                                  const dw_job_t *job) {
+  int32_t words;
+  const int32_t *record = tflm_node_layout(ctx, node, &words);
+  const int32_t channels = job->p->output_c;
+  if (record == NULL || !job->square3 || channels < 4 || words < 2 ||
+      ((uintptr_t)record & 3u) != 0 || record[0] != DW_TAP_PAIRS || record[1] != channels ||
+      (int64_t)words != 2 + (int64_t)(channels >> 2) * DW_BLOCK_WORDS ||
+      !steps_agree(job, record + 2, channels & ~3)) {
+    return NULL;
+  }
+  return record + 2;
+}
+
+/* The layout blocks the pixel loops use: none on MVE, whose 16-channel passes read the plain
+ * filter (a constant there, so its branches fold away). */
+static inline const int32_t *layout_of(const dw_job_t *job) { return job->pairs; }
+#else
+static const int32_t *find_layout(tflm_context_t *ctx, const tflm_node_t *node,
+                                  const dw_job_t *job) {
+  (void)ctx;
+  (void)node;
+  (void)job;
+  return NULL;
+}
+
+static inline const int32_t *layout_of(const dw_job_t *job) {
+  (void)job;
+  return NULL;
+}
+#endif
+
 static void pixel_at(const dw_job_t *job, const int8_t *image, const int8_t *filter,
                      int32_t oy, int32_t ox, int8_t *out) {
   dw_window_t w;
+  if (layout_of(job) != NULL) {
+    pixel_layout(job, image, filter, oy, ox, out);
+    return;
+  }
   if (pixel_fast(job, image, filter, oy, ox, out)) return;
   window_of(job->p, image, filter, oy, ox, &w);
   pixel_int8(job, &w, out);
+}
+
+/* Whether the forward walk takes whole rows from the layout: every channel in its blocks
+ * and pixels output_c bytes apart (not a decoded block of channels). */
+static int32_t rows_from_layout(const dw_job_t *job, int32_t out_stride) {
+  return layout_of(job) != NULL && (job->p->output_c & 3) == 0 &&
+         out_stride == job->p->output_c;
 }
 
 /* Raster order, or last pixel first when the planner started the output inside the input
@@ -515,6 +1002,11 @@ static void depthwise_int8(const dw_job_t *job, const int8_t *input, const int8_
   for (b = 0; b < p->batches; ++b) {
     const int8_t *image = input + b * image_size;
     for (oy = 0; oy < p->output_h; ++oy) {
+      if (rows_from_layout(job, out_stride)) {
+        row_layout(job, image, filter, oy, output);
+        output += p->output_w * out_stride;
+        continue;
+      }
       for (ox = 0; ox < p->output_w; ++ox, output += out_stride) {
         pixel_at(job, image, filter, oy, ox, output);
       }
@@ -530,6 +1022,9 @@ static void job_of(const tflm_weighted_call_t *call, dw_job_t *job) {
   job->fast = cmsis_requant_mode(job->requant.multipliers, job->requant.shifts, p->output_c);
   job->square3 = p->filter_h == 3 && p->filter_w == 3 && p->depth_multiplier == 1 &&
                  p->dilation_h == 1 && p->dilation_w == 1;
+  job->shared3 = p->filter_h == 3 && p->filter_w == 3 && p->depth_multiplier % 4 == 0 &&
+                 p->dilation_h == 1 && p->dilation_w == 1;
+  job->pairs = NULL;
 }
 
 /* One decoded block of a compressed filter (multiplier 1 unless it is the only block),
@@ -581,6 +1076,7 @@ static tflm_status_t run_int8(tflm_context_t *ctx, const tflm_weighted_call_t *c
                                  p->filter_h * p->filter_w, dw_block);
   }
   job_of(call, &job);
+  job.pairs = find_layout(ctx, call->node, &job);
   depthwise_int8(&job, call->data.input, call->data.filter, call->data.output, p->output_c);
   return TFLM_OK;
 }

@@ -1,6 +1,17 @@
 /* tflm-op: FULLY_CONNECTED tflm_op_fully_connected types: float32,int8,int16 litert: hybrid */
 /* FULLY_CONNECTED for the cmsis tag: int8 with symmetric weights (filter zero point 0, the
- * int8 schema's rule) as dot products of several weight rows at once (cmsis_simd.h):
+ * int8 schema's rule) as dot products of several weight rows at once (cmsis_simd.h).
+ *
+ * With the offline layout the generator writes into the model (tflm_gen/layout.py,
+ * FC_INT16_QUADS, read through tflm_node_layout) every sum starts at a folded constant
+ * bias + input_offset * sum(w), so the input is read raw, and the weights are int16 in
+ * quads of rows:
+ *   DSP  each input word widened once (2 SXTB16) for 4 rows, whose weights come 4 words
+ *        per LDM: 16 MACs in 13 instructions (fc_quad_dot);
+ *   C    the same stream, one row of the quad at a time (the host build's path).
+ * The 4 sums of a quad are requantised at once (cmsis_requantize4, TFLM's arithmetic).
+ * Without a record (a compressed filter, an old model), and on MVE, whose int8 loops need
+ * no layout:
  *   MVE  4 weight rows per pass over the input row, 16 MACs per VMLADAVA;
  *   DSP  3 weight rows per pass over the input row, widened to int16 on the fly;
  *   C    one dot product at a time.
@@ -11,34 +22,47 @@
  * the arena of micro_speech 3x TFLM+CMSIS-NN's. */
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "cmsis_simd.h"
 #include "fully_connected_common.h"
 #include "fully_connected_hybrid.h"
 #include "fully_connected_reference.h"
+#include "fully_connected_sparse.h"
 #include "tflm_kernel.h"
 #include "tflm_quant.h"
 #include "weighted_common.h"
+
+/* The kind of FULLY_CONNECTED layout record this kernel reads (tflm_gen/layout.py). */
+#define CMSIS_FC_INT16_QUADS 10
 
 /* Persistent block of the tag, in node->user_data (16 bytes on every target). */
 typedef struct {
   uint64_t shared;  /* address of the tflm_fc_params_t made by the shared prepare */
   int32_t fast_path; /* 1: int8 with symmetric weights runs the loops above */
-  int32_t unused;
+  int32_t requant_mode; /* cmsis_requant_mode of the node's arrays (0 when not fast_path) */
 } cmsis_fc_node_t;
 
 typedef struct {
   const tflm_fc_params_t *p;
   tflm_requant_t requant;
   const int8_t *filter;
-  const int32_t *bias; /* NULL when absent */
-  int32_t fast;        /* CMSIS_REQUANT_STRICT, _FAST or 0 (cmsis_requant_mode) */
+  const int32_t *bias;   /* NULL when absent (and with a layout: folded into `folded`) */
+  int32_t fast;          /* cmsis_requant_mode of the node (0: cmsis_requantize) */
+  const int32_t *folded; /* FC_INT16_QUADS record, NULL when absent: round4(rows) constants */
+  const int16_t *quads;  /* its int16 weights, quads of rows (tflm_gen/layout.py) */
+  int32_t quad_stride;   /* int16 values per quad: 16 * ceil(accum_depth / 4) */
+  const int32_t *multipliers; /* per quad: 4 consecutive entries from oc * step on */
+  const int32_t *shifts;
+  int32_t step;          /* 1 per-channel; 0 per-tensor (the arrays below, 4 copies) */
+  int32_t tensor_multipliers[4];
+  int32_t tensor_shifts[4];
 } cmsis_fc_job_t;
 
+/* The output byte of a sum that already holds the bias. */
 static int8_t finish(const cmsis_fc_job_t *job, int32_t acc, int32_t oc) {
   const tflm_fc_params_t *p = job->p;
   const int32_t q = oc * p->channel_step;
-  if (job->bias != NULL) acc = tflm_add_wrap(acc, job->bias[oc]);
   if (job->fast == CMSIS_REQUANT_STRICT) {
     const int32_t value = cmsis_requantize_strict(acc, job->requant.multipliers[q],
                                                   job->requant.shifts[q], p->output_offset);
@@ -54,6 +78,162 @@ static int8_t finish(const cmsis_fc_job_t *job, int32_t acc, int32_t oc) {
                                   p->output_offset, p->act_min, p->act_max);
 }
 
+/* finish with the bias of output oc added first (the loops without a layout). */
+static int8_t finish_biased(const cmsis_fc_job_t *job, int32_t acc, int32_t oc) {
+  if (job->bias != NULL) acc = tflm_add_wrap(acc, job->bias[oc]);
+  return finish(job, acc, oc);
+}
+
+/* Points job->folded and job->quads at the node's layout record when it is one this
+ * kernel reads and agrees with the node's shapes; leaves them NULL otherwise. */
+static void find_layout(tflm_context_t *ctx, const tflm_node_t *node, cmsis_fc_job_t *job) {
+  const int32_t rows = job->p->output_depth, depth = job->p->accum_depth;
+  const int32_t padded = (rows + 3) & ~3, groups = (depth + 3) >> 2;
+  int32_t words;
+  const int32_t *record = tflm_node_layout(ctx, node, &words);
+  job->folded = NULL;
+  job->quads = NULL;
+  job->quad_stride = 16 * groups;
+  if (record == NULL || words < 3 || record[0] != CMSIS_FC_INT16_QUADS ||
+      record[1] != rows || record[2] != depth ||
+      (int64_t)words != 3 + (int64_t)padded + (int64_t)padded * 2 * groups) {
+    return;
+  }
+  job->folded = record + 3;
+  job->quads = (const int16_t *)(const void *)(record + 3 + padded);
+}
+
+/* acc[r] += the tail inputs x[0 .. tail) times row r's weights in the last, zero-padded
+ * group of a quad stream w (per row (w0, w2, w1, w3)). */
+static void quad_tail(const int8_t *x, const int16_t *w, int32_t tail, int32_t acc[4]) {
+  static const int8_t slot[4] = {0, 2, 1, 3};
+  int32_t r, i;
+  for (r = 0; r < 4; ++r) {
+    for (i = 0; i < tail; ++i) acc[r] = tflm_mac_wrap(acc[r], w[4 * r + slot[i]], x[i]);
+  }
+}
+
+#if defined(CMSIS_DSP) && !defined(CMSIS_MVE)
+/* One group of 4 inputs of fc_quad_dot: the input word widened into r12 (x0, x2) and lr
+ * (x1, x3), the quad's 8 weight words in two LDMs, one SMLAD each. */
+#define CMSIS_FC_QUAD_GROUP                                                                \
+  "ldr lr, [r0], #4\n\t"                                                                 \
+  "sxtb16 r12, lr\n\t"                                                                   \
+  "sxtb16 lr, lr, ror #8\n\t"                                                            \
+  "ldm r1!, {r8-r11}\n\t"                                                                \
+  "smlad r4, r8, r12, r4\n\t"                                                            \
+  "smlad r4, r9, lr, r4\n\t"                                                             \
+  "smlad r5, r10, r12, r5\n\t"                                                           \
+  "smlad r5, r11, lr, r5\n\t"                                                            \
+  "ldm r1!, {r8-r11}\n\t"                                                                \
+  "smlad r6, r8, r12, r6\n\t"                                                            \
+  "smlad r6, r9, lr, r6\n\t"                                                             \
+  "smlad r7, r10, r12, r7\n\t"                                                           \
+  "smlad r7, r11, lr, r7\n\t"
+
+/* acc[r] += dot(x, row r) over groups * 4 inputs (groups >= 1) for the 4 rows of a quad
+ * stream w (4-byte aligned).  Arguments: r0 x, r1 w, r2 groups, r3 acc.  16 MACs in 13
+ * instructions, unrolled twice; 14 registers, so the whole function is assembly. */
+__attribute__((naked, noinline)) static void fc_quad_dot(const int8_t *x CMSIS_IN_ASM,
+                                                         const int16_t *w CMSIS_IN_ASM,
+                                                         int32_t groups CMSIS_IN_ASM,
+                                                         int32_t *acc CMSIS_IN_ASM) {
+  __asm__ volatile(
+      "push {r4-r11, lr}\n\t"
+      "ldm r3, {r4-r7}\n\t"
+      "tst r2, #1\n\t"
+      "beq 2f\n\t"
+      CMSIS_FC_QUAD_GROUP
+      "2:\n\t"
+      "lsrs r2, r2, #1\n\t"
+      "beq 3f\n\t"
+      "1:\n\t"
+      CMSIS_FC_QUAD_GROUP
+      CMSIS_FC_QUAD_GROUP
+      "subs r2, r2, #1\n\t"
+      "bne 1b\n\t"
+      "3:\n\t"
+      "stm r3, {r4-r7}\n\t"
+      "pop {r4-r11, pc}\n\t");
+}
+#else
+/* acc[r] += dot(x, row r) over groups * 4 inputs, row by row over the quad stream w. */
+static void fc_quad_dot(const int8_t *x, const int16_t *w, int32_t groups, int32_t *acc) {
+  int32_t g, r;
+  for (g = 0; g < groups; ++g, x += 4, w += 16) {
+    for (r = 0; r < 4; ++r) {
+      const int16_t *v = w + 4 * r;
+      acc[r] = tflm_mac_wrap(acc[r], v[0], x[0]);
+      acc[r] = tflm_mac_wrap(acc[r], v[2], x[1]);
+      acc[r] = tflm_mac_wrap(acc[r], v[1], x[2]);
+      acc[r] = tflm_mac_wrap(acc[r], v[3], x[3]);
+    }
+  }
+}
+#endif
+
+/* The 4 (or `count` < 4) outputs of the quad at output oc, any requantisation. */
+static void finish_quad(const cmsis_fc_job_t *job, const int32_t acc[4], int32_t oc,
+                        int32_t count, int8_t *out) {
+  const tflm_fc_params_t *p = job->p;
+  int32_t j;
+  if (count == 4 && job->fast != 0) {
+    cmsis_requantize4(job->fast, acc, job->multipliers + oc * job->step,
+                      job->shifts + oc * job->step, p->output_offset, p->act_min, p->act_max,
+                      out);
+    return;
+  }
+  for (j = 0; j < count; ++j) out[j] = finish(job, acc[j], oc + j);
+}
+
+/* The hoisted strict requantisation of a per-tensor node (cmsis_simd.h). */
+static void strict_constants(const cmsis_fc_job_t *job, cmsis_strict_t *q) {
+  cmsis_strict_init(job->requant.multipliers[0], job->requant.shifts[0],
+                    job->p->output_offset, job->p->act_min, job->p->act_max, q);
+}
+
+/* The sums of the quad of rows at w for the input row x, from the folded constants. */
+static inline void quad_sums(const int8_t *x, const int16_t *w, const int32_t *folded,
+                             int32_t depth, int32_t acc[4]) {
+  const int32_t groups = depth >> 2;
+  memcpy(acc, folded, 4 * sizeof(int32_t));
+  if (groups > 0) fc_quad_dot(x, w, groups, acc);
+  if ((depth & 3) != 0) quad_tail(x + 4 * groups, w + 16 * groups, depth & 3, acc);
+}
+
+/* Whole quads of a per-tensor node whose shift suits cmsis_requantize_strict: its
+ * constants in registers, nothing reloaded per quad.  Returns the outputs done. */
+static int32_t fc_quads_strict(const cmsis_fc_job_t *job, const int8_t *input, int8_t *output) {
+  const tflm_fc_params_t *p = job->p;
+  const int32_t depth = p->accum_depth, quads = p->output_depth >> 2;
+  const int32_t stride = job->quad_stride;
+  const int16_t *w = job->quads;
+  const int32_t *folded = job->folded;
+  cmsis_strict_t q;
+  int32_t k, acc[4];
+  strict_constants(job, &q);
+  for (k = 0; k < quads; ++k, w += stride, folded += 4, output += 4) {
+    quad_sums(input, w, folded, depth, acc);
+    cmsis_strict4(&q, acc[0], acc[1], acc[2], acc[3], output);
+  }
+  return 4 * quads;
+}
+
+/* Every input row against the quads of the layout: each sum starts at its folded constant. */
+static void fc_quads(const cmsis_fc_job_t *job, const int8_t *input, int8_t *output) {
+  const int32_t depth = job->p->accum_depth, outputs = job->p->output_depth;
+  const int32_t strict = job->fast == CMSIS_REQUANT_STRICT && job->step == 0;
+  int32_t b, oc, acc[4];
+  for (b = 0; b < job->p->batches; ++b, input += depth, output += outputs) {
+    oc = strict ? fc_quads_strict(job, input, output) : 0;
+    for (; oc < outputs; oc += 4) {
+      quad_sums(input, job->quads + (oc >> 2) * job->quad_stride, job->folded + oc, depth,
+                acc);
+      finish_quad(job, acc, oc, outputs - oc < 4 ? outputs - oc : 4, output + oc);
+    }
+  }
+}
+
 #if defined(CMSIS_MVE)
 static void fc_rows(const cmsis_fc_job_t *job, const int8_t *input, int8_t *output) {
   const int32_t depth = job->p->accum_depth, outputs = job->p->output_depth;
@@ -67,7 +247,7 @@ static void fc_rows(const cmsis_fc_job_t *job, const int8_t *input, int8_t *outp
       cmsis_mve_dot4_sum_a(rows, input, depth, dot, sums);
       for (j = 0; j < count; ++j) {
         const int32_t acc = (int32_t)((uint32_t)dot[j] + (uint32_t)offset * (uint32_t)sums[j]);
-        output[oc + j] = finish(job, acc, oc + j);
+        output[oc + j] = finish_biased(job, acc, oc + j);
       }
     }
   }
@@ -134,7 +314,7 @@ static void fc_rows(const cmsis_fc_job_t *job, const int8_t *input, int8_t *outp
       int32_t acc[3];
       for (j = 0; j < 3; ++j) rows[j] = job->filter + (oc + (j < count ? j : 0)) * depth;
       fc_dot_1x3(input, rows, depth, job->p->input_offset, acc);
-      for (j = 0; j < count; ++j) output[oc + j] = finish(job, acc[j], oc + j);
+      for (j = 0; j < count; ++j) output[oc + j] = finish_biased(job, acc[j], oc + j);
     }
   }
 }
@@ -146,15 +326,177 @@ static void fc_rows(const cmsis_fc_job_t *job, const int8_t *input, int8_t *outp
     for (oc = 0; oc < outputs; ++oc) {
       const int32_t acc =
           cmsis_dot_offset(input, job->filter + oc * depth, depth, job->p->input_offset);
-      *output++ = finish(job, acc, oc);
+      *output++ = finish_biased(job, acc, oc);
     }
   }
 }
 #endif
 
+#if defined(CMSIS_DSP) && !defined(CMSIS_MVE)
+/* One group of 4 tokens of sparse_rows_chunk (tflm_sparse_rows.h): the 4 gaps from one
+ * halfword, the 4 inputs paired (x0, x2), (x1, x3) with the offset added (SADD16), the 4
+ * literals from one word (SXTB16), two SMLADs: 21 instructions. */
+#define CMSIS_SPARSE_GROUP                                                                 \
+  "ldrh r6, [r3], #2\n\t"                                                                \
+  "and r7, r6, #15\n\t"                                                                  \
+  "add r4, r4, r7\n\t"                                                                   \
+  "ldrsb r8, [r4], #1\n\t"                                                               \
+  "ubfx r7, r6, #4, #4\n\t"                                                              \
+  "add r4, r4, r7\n\t"                                                                   \
+  "ldrsb r9, [r4], #1\n\t"                                                               \
+  "ubfx r7, r6, #8, #4\n\t"                                                              \
+  "add r4, r4, r7\n\t"                                                                   \
+  "ldrsb r10, [r4], #1\n\t"                                                              \
+  "add r4, r4, r6, lsr #12\n\t"                                                          \
+  "ldrsb r11, [r4], #1\n\t"                                                              \
+  "pkhbt r8, r8, r10, lsl #16\n\t"                                                       \
+  "pkhbt r9, r9, r11, lsl #16\n\t"                                                       \
+  "sadd16 r8, r8, r2\n\t"                                                                \
+  "sadd16 r9, r9, r2\n\t"                                                                \
+  "ldr r6, [r3], #4\n\t"                                                                 \
+  "sxtb16 r7, r6\n\t"                                                                    \
+  "sxtb16 r6, r6, ror #8\n\t"                                                            \
+  "smlad r5, r7, r8, r5\n\t"                                                             \
+  "smlad r5, r6, r9, r5\n\t"
+
+/* One token of a row's last, partial group (r8, r9 free): its gap from r7's low nibble
+ * (LO) or high one, its literal from r6, the scalar offset in r11. */
+#define CMSIS_SPARSE_TAIL_INPUT_LO "and r8, r7, #15\n\tadd r4, r4, r8\n\t"
+#define CMSIS_SPARSE_TAIL_INPUT_HI "add r4, r4, r7, lsr #4\n\t"
+#define CMSIS_SPARSE_TAIL_MAC                                                              \
+  "ldrsb r8, [r4], #1\n\t"                                                               \
+  "ldrsb r9, [r6], #1\n\t"                                                               \
+  "add r8, r8, r11\n\t"                                                                  \
+  "mla r5, r8, r9, r5\n\t"
+
+/* Where a walk over a row-sparse stream stands: the next row, and the batch's input row. */
+typedef struct {
+  const uint8_t *row;
+  const int8_t *input;
+} cmsis_sparse_walk_t;
+
+/* sums[r] = the sum of row r's tokens (literal * (input + offset)) for `rows` (>= 1) rows
+ * from walk->row on, over the input walk->input; walk->row advanced past them.  `offsets`:
+ * the input offset in both halfwords.  Arguments: r0 walk, r1 rows, r2 offsets, r3 sums.
+ * 21 instructions per 4 tokens, about 16 per row. */
+__attribute__((naked, noinline)) static void sparse_rows_chunk(
+    cmsis_sparse_walk_t *walk CMSIS_IN_ASM, int32_t rows CMSIS_IN_ASM,
+    int32_t offsets CMSIS_IN_ASM, int32_t *sums CMSIS_IN_ASM) {
+  __asm__ volatile(
+      "push {r4-r11, lr}\n\t"
+      "push {r0}\n\t"
+      "mov r12, r3\n\t"
+      "ldr r3, [r0]\n\t"       /* r3: the stream */
+      "ldr lr, [r0, #4]\n\t"   /* lr: the input row */
+      "mov r0, r12\n\t"        /* r0: the sums */
+      "1:\n\t"
+      "ldrh r12, [r3], #2\n\t" /* the row's token count, kept for its tail */
+      "push {r12}\n\t"
+      "mov r4, lr\n\t"
+      "movs r5, #0\n\t"
+      "lsrs r12, r12, #2\n\t"
+      "beq 3f\n\t"
+      "2:\n\t"
+      CMSIS_SPARSE_GROUP
+      "subs r12, r12, #1\n\t"
+      "bne 2b\n\t"
+      "3:\n\t"
+      "pop {r12}\n\t"
+      "ands r12, r12, #3\n\t"
+      "beq 5f\n\t"
+      "add r6, r12, #1\n\t"
+      "add r6, r3, r6, lsr #1\n\t" /* r6: the tail's literals */
+      "sxth r11, r2\n\t"
+      "ldrb r7, [r3]\n\t"
+      CMSIS_SPARSE_TAIL_INPUT_LO
+      CMSIS_SPARSE_TAIL_MAC
+      "cmp r12, #1\n\t"
+      "beq 4f\n\t"
+      CMSIS_SPARSE_TAIL_INPUT_HI
+      CMSIS_SPARSE_TAIL_MAC
+      "cmp r12, #2\n\t"
+      "beq 4f\n\t"
+      "ldrb r7, [r3, #1]\n\t"
+      CMSIS_SPARSE_TAIL_INPUT_LO
+      CMSIS_SPARSE_TAIL_MAC
+      "4:\n\t"
+      "mov r3, r6\n\t"
+      "5:\n\t"
+      "str r5, [r0], #4\n\t"
+      "subs r1, r1, #1\n\t"
+      "bne 1b\n\t"
+      "pop {r0}\n\t"
+      "str r3, [r0]\n\t"
+      "pop {r4-r11, pc}\n\t");
+}
+
+/* The outputs oc .. oc + count - 1 of their sums: the hoisted strict requantisation for a
+ * per-tensor node that suits it, else finish_biased. */
+static void finish_chunk(const cmsis_fc_job_t *job, const int32_t *sums, int32_t oc,
+                         int32_t count, int8_t *out) {
+  cmsis_strict_t q;
+  int32_t j;
+  if (job->fast != CMSIS_REQUANT_STRICT || job->p->channel_step != 0) {
+    for (j = 0; j < count; ++j) out[j] = finish_biased(job, sums[j], oc + j);
+    return;
+  }
+  strict_constants(job, &q);
+  if (job->bias == NULL) {
+    for (j = 0; j < count; ++j) out[j] = cmsis_strict_clamped(&q, sums[j]);
+    return;
+  }
+  for (j = 0; j < count; ++j) {
+    out[j] = cmsis_strict_clamped(&q, tflm_add_wrap(sums[j], job->bias[oc + j]));
+  }
+}
+
+/* Rows summed per chunk on the stack (no arena), then requantised. */
+#define CMSIS_SPARSE_CHUNK 16
+
+/* FULLY_CONNECTED over a row-sparse filter: the sums of CMSIS_SPARSE_CHUNK rows per call. */
+static tflm_status_t sparse_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
+  const tflm_fc_params_t *p = (const tflm_fc_params_t *)call->params;
+  const int32_t offsets = (int32_t)(((uint32_t)p->input_offset & 0xffffu) * 0x10001u);
+  const cmsis_fc_node_t *mine = (const cmsis_fc_node_t *)call->own;
+  int8_t *output = (int8_t *)call->data.output;
+  cmsis_fc_job_t job;
+  cmsis_sparse_walk_t walk;
+  int32_t b, oc, count, sums[CMSIS_SPARSE_CHUNK];
+  (void)ctx; /* the filter's data is the stream prepare checked (no model look-up) */
+  job.p = p;
+  job.requant = call->requant;
+  job.bias = (const int32_t *)call->data.bias;
+  job.fast = mine->requant_mode;
+  walk.input = (const int8_t *)call->data.input;
+  for (b = 0; b < p->batches; ++b, walk.input += p->accum_depth) {
+    walk.row = tflm_sparse_rows_first(call->data.filter);
+    for (oc = 0; oc < p->output_depth; oc += count) {
+      count = p->output_depth - oc < CMSIS_SPARSE_CHUNK ? p->output_depth - oc
+                                                         : CMSIS_SPARSE_CHUNK;
+      sparse_rows_chunk(&walk, count, offsets, sums);
+      finish_chunk(&job, sums, oc, count, output);
+      output += count;
+    }
+  }
+  return TFLM_OK;
+}
+#else
+static tflm_status_t sparse_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
+  return tflm_fully_connected_sparse_int8(ctx, call);
+}
+#endif
+
+#if defined(CMSIS_MVE)
+/* MVE's int8 loops (16 MACs per VMLADAVA) need no int16 layout: the record is not read. */
+static int32_t reads_layout(void) { return 0; }
+#else
+static int32_t reads_layout(void) { return 1; }
+#endif
+
 static tflm_status_t cmsis_fc_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   cmsis_fc_node_t *mine;
   const tflm_fc_params_t *p;
+  tflm_requant_t requant;
   tflm_status_t status = tflm_fully_connected_prepare(ctx, node);
   if (status != TFLM_OK) return status;
   p = (const tflm_fc_params_t *)node->user_data;
@@ -162,47 +504,77 @@ static tflm_status_t cmsis_fc_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   TFLM_KERNEL_CHECK(ctx, node, mine != NULL, TFLM_ERR_ARENA_TOO_SMALL);
   mine->shared = (uint64_t)(uintptr_t)p;
   mine->fast_path = p->type == TFLM_TYPE_INT8 && p->filter_offset == 0;
-  mine->unused = 0;
+  mine->requant_mode = 0;
+  if (mine->fast_path) { /* once here rather than a pass over the arrays every invoke */
+    tflm_fully_connected_requant(ctx, node, p, &requant);
+    mine->requant_mode = cmsis_requant_mode(requant.multipliers, requant.shifts, p->channels);
+  }
   node->user_data = mine;
   return TFLM_OK;
 }
 
-static void fc_int8(const cmsis_fc_node_t *mine,
-                    const tflm_fc_params_t *p, const tflm_requant_t *requant,
-                    const int8_t *input, const int8_t *filter, const int32_t *bias,
-                    int8_t *output) {
-  cmsis_fc_job_t job;
-  if (!mine->fast_path) { /* weights with a zero point */
-    tflm_fully_connected_int8(p, requant, input, filter, bias, output);
-    return;
+/* The per-tensor or per-channel arrays as 4 consecutive entries per quad. */
+static void quad_arrays(cmsis_fc_job_t *job) {
+  int32_t j;
+  job->step = job->p->channel_step;
+  job->multipliers = job->requant.multipliers;
+  job->shifts = job->requant.shifts;
+  if (job->step != 0) return;
+  for (j = 0; j < 4; ++j) {
+    job->tensor_multipliers[j] = job->requant.multipliers[0];
+    job->tensor_shifts[j] = job->requant.shifts[0];
   }
-  job.p = p;
-  job.requant = *requant;
-  job.filter = filter;
-  job.bias = bias;
-  job.fast = cmsis_requant_is_strict(requant->shifts, p->channels)  ? CMSIS_REQUANT_STRICT
-             : cmsis_requant_is_fast(requant->shifts, p->channels) ? CMSIS_REQUANT_FAST
-                                                                    : 0;
-  fc_rows(&job, input, output);
+  job->multipliers = job->tensor_multipliers;
+  job->shifts = job->tensor_shifts;
 }
 
-static tflm_status_t plain_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
+/* The fast loops over the filter; `call->node`'s layout when `use_layout` (not for a
+ * decoded block, whose call is narrowed to its channels). */
+static tflm_status_t fc_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call,
+                             int32_t use_layout) {
+  const cmsis_fc_node_t *mine = (const cmsis_fc_node_t *)call->own;
+  const tflm_fc_params_t *p = (const tflm_fc_params_t *)call->params;
   const tflm_weighted_data_t *d = &call->data;
-  (void)ctx;
-  fc_int8(call->own, call->params, &call->requant, d->input, d->filter, d->bias, d->output);
+  cmsis_fc_job_t job;
+  if (!mine->fast_path) { /* weights with a zero point */
+    tflm_fully_connected_int8(p, &call->requant, (const int8_t *)d->input,
+                              (const int8_t *)d->filter, (const int32_t *)d->bias,
+                              (int8_t *)d->output);
+    return TFLM_OK;
+  }
+  job.p = p;
+  job.requant = call->requant;
+  job.filter = (const int8_t *)d->filter;
+  job.bias = (const int32_t *)d->bias;
+  job.fast = mine->requant_mode;
+  job.folded = NULL;
+  if (use_layout && reads_layout()) find_layout(ctx, call->node, &job);
+  if (job.folded != NULL) {
+    quad_arrays(&job);
+    fc_quads(&job, (const int8_t *)d->input, (int8_t *)d->output);
+  } else {
+    fc_rows(&job, (const int8_t *)d->input, (int8_t *)d->output);
+  }
   return TFLM_OK;
+}
+
+static tflm_status_t block_part_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
+  return fc_int8(ctx, call, 0);
 }
 
 static void block_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call,
                        const int8_t *rows, int8_t *room, int32_t first, int32_t count) {
   (void)room;
-  tflm_fully_connected_block(ctx, call, rows, first, count, plain_int8);
+  tflm_fully_connected_block(ctx, call, rows, first, count, block_part_int8);
 }
 
 /* The fast loops over the filter, or over each decoded block of a compressed one. */
 static tflm_status_t cmsis_fc_run_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
   const tflm_fc_params_t *p = (const tflm_fc_params_t *)call->params;
-  if (p->decode_scratch < 0) return plain_int8(ctx, call);
+  if (p->decode_scratch == TFLM_FC_SPARSE_ROWS) {
+    return sparse_int8(ctx, call);
+  }
+  if (p->decode_scratch < 0) return fc_int8(ctx, call, 1);
   return tflm_weighted_decoded(ctx, call, p->decode_scratch, p->output_depth, p->accum_depth,
                                block_int8);
 }

@@ -117,6 +117,8 @@ def format_memory(report: dict) -> str:
         overlaps = ", ".join(f"{o['bytes']:,} over {o['offset']:,}"
                              + (" (backward)" if o["walk"] == "backward" else "")
                              for o in buffer["overlaps"])
+        if buffer.get("tile"):
+            overlaps = ", ".join(filter(None, ["stage tile", overlaps]))
         rows.append([buffer["offset"], buffer["bytes"],
                      f"{buffer['first_op']}-{buffer['last_op']}", overlaps, names])
     for scratch in report["scratch"]:
@@ -126,6 +128,8 @@ def format_memory(report: dict) -> str:
     lines.append(format_table(["offset", "bytes", "ops", "overlap", "tensors"], rows))
     lines.append("overlap: bytes of an operator's output written over the consumed part of "
                  "its input (at that offset); backward: the kernel writes the last pixel first")
+    if report.get("stage"):
+        lines.append("stage in this plan: " + stage_text(report["stage"]))
     lines += [format_patch(row) for row in report.get("patches", [])]
     return "\n".join(lines)
 
@@ -133,11 +137,17 @@ def format_memory(report: dict) -> str:
 def format_patch(row: dict) -> str:
     """One `--memory small|balanced` patch stage of `inspect --memory` (tile tensors by
     name in --json)."""
+    return (f"project --memory {row['memory']}: {stage_text(row)}; arena "
+            f"{row['arena_without']:,} -> {row['arena_bytes']:,} bytes")
+
+
+def stage_text(row: dict) -> str:
+    """A patch stage (tflm_gen.memory.stage_row) in one phrase."""
     tiles = " + ".join(f"{tile['bytes']:,}" for tile in row["tiles"])
+    buffers = " + ".join(f"{size:,}" for size in row["buffers"])
     share = 100 * row["extra_macs"] / max(1, row["model_macs"])
-    return (f"project --memory {row['memory']}: operators {row['first_op']}-{row['last_op']} "
-            f"as one stage, {row['bands']} bands of {row['band_rows']} output rows, tiles "
-            f"{tiles} bytes; arena {row['arena_without']:,} -> {row['arena_bytes']:,} bytes, "
+    return (f"operators {row['first_op']}-{row['last_op']} as one stage, {row['bands']} bands "
+            f"of {row['band_rows']} output rows, tiles {tiles} bytes in buffers {buffers}, "
             f"+{row['extra_macs']:,} MACs (+{share:.1f}%)")
 
 

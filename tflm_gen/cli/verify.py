@@ -7,7 +7,7 @@ import click
 
 from tflm_gen.inspect import read_model_bytes
 from tflm_gen.model.reader import read_model
-from tflm_gen.options import memory_option, tags_option
+from tflm_gen.options import compress_option, memory_option, tags_option, weights_option
 from tflm_gen.oracle import ORACLES
 from tflm_gen.samples import load_samples
 from tflm_gen.text import examples
@@ -17,7 +17,8 @@ from tflm_gen.verify import report_lines, verify
 @click.command("verify", epilog=examples(
     "tflm-gen verify model.tflite",
     "tflm-gen verify model.tflite --runs 20 --tags cmsis",
-    "tflm-gen verify model.tflite -i my_samples/ --per-op"))
+    "tflm-gen verify model.tflite -i my_samples/ --per-op",
+    "tflm-gen verify model.tflite --weights separate --compress --tags cmsis"))
 @click.argument("model_path", type=click.Path(dir_okay=False))
 @click.option("--against", type=click.Choice(("auto", *ORACLES)), default="auto",
               show_default=True, help="auto: tflm, or litert for ops TFLM cannot run")
@@ -31,11 +32,14 @@ from tflm_gen.verify import report_lines, verify
                    "whose output differs")
 @tags_option()
 @memory_option()
-def verify_command(model_path, against, runs, input_paths, per_op, tags, memory):
+@weights_option()
+@compress_option()
+def verify_command(model_path, against, runs, input_paths, per_op, tags, memory, weights,
+                   compress):
     """Compare the C runtime with the reference runtime; exit 0 only when bit-exact."""
     data = read_model_bytes(model_path)
     samples = load_samples(input_paths, read_model(data)) if input_paths else None
-    report = verify(data, against, runs, tags, samples, per_op, memory)
+    report = verify(data, against, runs, tags, samples, per_op, memory, weights, compress)
     if report.against != "tflm":  # the default oracle goes unsaid; another one is explained
         click.echo(f"oracle: {report.against} ({report.reason})")
     for line in report_lines(report, read_model(data)):

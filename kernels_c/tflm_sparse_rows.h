@@ -1,0 +1,48 @@
+/* Row-sparse FULLY_CONNECTED filters (tflm_gen/compress_rows.py, `--compress`): consumed in
+ * place, row by row, by the kernel, never expanded (a batch-1 layer uses each weight once,
+ * so decoding would cost as much as the layer).
+ *
+ * Stream (little-endian): codec TFLM_SPARSE_ROWS, 0, 0, 0; u32 rows C, u32 row length R,
+ * u32 payload bytes P; then per row: u16 token count n, then its tokens in groups of 4 (the
+ * last one of n % 4 when not 0), each group its gap bytes (4-bit gaps, 2 per byte, the
+ * first token's in the low nibble) then its int8 literals.  Token t skips `gap` inputs and
+ * multiplies the next one by its literal. */
+#ifndef TFLM_SPARSE_ROWS_H
+#define TFLM_SPARSE_ROWS_H
+
+#include <stdint.h>
+
+#include "tflm_kernel.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TFLM_SPARSE_ROWS 16 /* the codec byte (compress_rows.SPARSE_ROWS) */
+#define TFLM_SPARSE_ROWS_HEADER_BYTES 16
+
+/* 1 when the `length`-byte coded stream is a row-sparse one (its codec byte). */
+int32_t tflm_sparse_rows_is(const void *stream, uint32_t length);
+/* Checks a whole stream for `rows` rows of `depth` inputs: the header, every row's count,
+ * gaps and literals inside the payload, every token inside its row, the payload ending
+ * exactly at the stream's end.  TFLM_ERR_MODEL otherwise.  After it, the kernel reads
+ * without checks. */
+tflm_status_t tflm_sparse_rows_check(const void *stream, uint32_t length, int32_t rows,
+                                     int32_t depth);
+/* The first row of a checked stream. */
+const uint8_t *tflm_sparse_rows_first(const void *stream);
+/* The token count of a row. */
+int32_t tflm_sparse_rows_count(const uint8_t *row);
+/* The `size` (1 .. 4) tokens of the group at g: *acc += literal * (input + offset) (wrapping
+ * int32) for each, *x advanced past the inputs they cover; returns the next group. */
+const uint8_t *tflm_sparse_rows_group(const uint8_t *g, int32_t size, const int8_t **x,
+                                      int32_t offset, int32_t *acc);
+/* *acc = the sum over the row's tokens, the inputs from x on; returns the next row. */
+const uint8_t *tflm_sparse_rows_dot(const uint8_t *row, const int8_t *x, int32_t offset,
+                                    int32_t *acc);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TFLM_SPARSE_ROWS_H */

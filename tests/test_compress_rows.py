@@ -1,0 +1,154 @@
+"""Row-sparse FULLY_CONNECTED filters (tflm_gen/compress_rows.py, kernels_c/tflm_sparse_rows.c):
+the coding round-trips in Python; `--compress` chooses it for pruned int8 FC filters; the
+kernels consume it in place bit-exact with TFLM on the host (reference and cmsis: also
+tests/test_compress.py's corpus grid) and on the Cortex-M4; a corrupt stream is refused
+when the interpreter starts, never read out of bounds."""
+
+from __future__ import annotations
+
+import copy
+import re
+
+import numpy as np
+import pytest
+from conftest import corpus_path, need_tool
+
+from tflm_gen import compress, compress_rows, qemu
+from tflm_gen.errors import TflmGenError
+from tflm_gen.host import HostInterpreter
+from tflm_gen.inputs import random_inputs
+from tflm_gen.model import ir
+from tflm_gen.model.reader import read_model
+from tflm_gen.model.writer import write_model
+from tflm_gen.optimize import device_model
+from tflm_gen.oracle import Oracle
+from tflm_gen.prune import prune_weights
+
+
+def _rows(seed: int, shape: tuple[int, int], zeros: float) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    rows = rng.integers(-128, 128, size=shape).astype(np.int8)
+    rows[rng.random(shape) < zeros] = 0
+    rows[0, :] = 0  # an empty row
+    if shape[1] > 40:
+        rows[-1, 3:40] = 0  # runs of 15, 16 and more zeros in one row
+        rows[-1, 20] = 5
+    return rows
+
+
+@pytest.mark.parametrize("shape,zeros", [((3, 700), 0.9), ((64, 9), 0.5), ((17, 40), 0.0),
+                                         ((8, 300), 0.8), ((1, 1), 1.0), ((40, 64), 0.97)])
+def test_rows_round_trip(shape, zeros):
+    rows = _rows(sum(shape), shape, zeros)
+    assert np.array_equal(compress_rows.decode(compress_rows.encode(rows)), rows)
+
+
+def _pruned_ad01() -> bytes:
+    return prune_weights(corpus_path("ad01_int8.tflite").read_bytes(), 0.8).model
+
+
+def _device(tags=()) -> bytes:
+    return device_model(_pruned_ad01(), tags, compress=True)[0]
+
+
+def test_pruned_fc_filters_are_coded_row_sparse():
+    found = compress.codings(read_model(_pruned_ad01()))
+    assert {coding for coding, _ in found.values()} == {"sparse-rows"}
+
+
+def _corrupted(device: bytes, change) -> bytes:
+    """The device model with `change(bytearray)` applied to its first coded stream."""
+    model = copy.deepcopy(read_model(device))
+    buffer = model.subgraph.tensors[min(ir.compressed_tensors(model))].buffer
+    stream = bytearray(model.buffers[buffer].data)
+    assert stream[0] == compress_rows.SPARSE_ROWS
+    change(stream)
+    model.buffers[buffer] = ir.Buffer(bytes(stream))
+    return write_model(model)
+
+
+def _first_count(stream: bytearray, value: int) -> None:
+    stream[16:18] = value.to_bytes(2, "little")
+
+
+def _gaps_past_the_row(stream: bytearray) -> None:
+    count = int.from_bytes(stream[16:18], "little")
+    stream[18:18 + (count + 1) // 2] = b"\xff" * ((count + 1) // 2)
+
+
+CHANGES = {
+    "count": lambda s: _first_count(s, 65535),
+    "gaps": _gaps_past_the_row,
+    "rows": lambda s: s.__setitem__(slice(4, 8), (12345).to_bytes(4, "little")),
+    "depth": lambda s: s.__setitem__(slice(8, 12), (7).to_bytes(4, "little")),
+    "payload": lambda s: s.__setitem__(slice(12, 16), (5).to_bytes(4, "little")),
+    "truncated": lambda s: s.__delitem__(slice(len(s) - 3, None)),
+    "reserved": lambda s: s.__setitem__(1, 1),
+}
+
+
+@pytest.mark.parametrize("tags", [(), ("cmsis",)])
+@pytest.mark.parametrize("change", list(CHANGES))
+def test_a_corrupt_row_stream_is_refused_at_init(change, tags):
+    corrupt = _corrupted(_device(tags), CHANGES[change])
+    with pytest.raises(TflmGenError, match=re.compile("model|prepare", re.IGNORECASE)):
+        HostInterpreter(corrupt, tags)
+
+
+def test_random_damage_is_refused_or_runs_within_bounds():
+    """Bytes of the stream changed at random: prepare's whole-stream check either refuses
+    the model or the kernel reads only what it checked (no crash, outputs of the shape)."""
+    device = _device()
+    rng = np.random.default_rng(15)
+    inputs = random_inputs(read_model(device), 0)
+    refused = 0
+    for _ in range(24):
+        positions = rng.integers(0, 400, size=3)
+
+        def damage(stream, positions=positions):
+            for p in positions:
+                stream[int(p) % len(stream)] = int(rng.integers(0, 256))
+
+        try:
+            outputs = HostInterpreter(_corrupted(device, damage)).run(inputs)
+        except TflmGenError:
+            refused += 1
+            continue
+        assert outputs[0].shape == (1, 640)
+    assert refused > 0
+
+
+def test_row_sparse_model_runs_bit_exact_on_the_cortex_m4_with_cmsis():
+    board = qemu.board_of("qemu-cortex-m4")
+    for tool in (board["toolchain"] + "gcc", board["qemu"], "make"):
+        need_tool(tool)
+    _, completed = qemu.run_project(_pruned_ad01(), "qemu-cortex-m4", ("cmsis",),
+                                    compress=True)
+    assert qemu.PASSED in completed.stdout, completed.stdout + completed.stderr
+
+
+def test_row_sparse_batches_bit_exact_with_tflm():
+    """ad01 pruned, coded, two random inputs: the reference and cmsis kernels equal TFLM."""
+    original = _pruned_ad01()
+    oracle = Oracle(original)
+    for tags in ((), ("cmsis",)):
+        ours = HostInterpreter(_device(tags), tags)
+        for seed in range(2):
+            inputs = random_inputs(read_model(original), seed)
+            for a, b in zip(ours.run(inputs), oracle.run(inputs)):
+                assert np.array_equal(a, b)
+
+
+def test_row_sparse_filters_leave_the_arena_as_it_was():
+    """Consumed in place: no decode scratch, no scratch handle, the arena of the plain model."""
+    plain = HostInterpreter(device_model(_pruned_ad01())[0])
+    coded = HostInterpreter(_device())
+    assert (coded.arena_used_bytes, coded.arena_tail_bytes) == (plain.arena_used_bytes,
+                                                                plain.arena_tail_bytes)
+
+
+def test_dense_fc_filters_stay_plain():
+    """ad01 as it is (9% zeros): no row-sparse saving, and no block codec for FC filters,
+    whose decoding would cost more than the layer every invoke."""
+    model = read_model(corpus_path("ad01_int8.tflite").read_bytes())
+    assert {coding for coding, _ in compress.codings(model).values()} == {"none"}

@@ -1,0 +1,97 @@
+"""Row-sparse coding of FULLY_CONNECTED filters (`--compress`, issue 15), consumed in place
+by the kernel (kernels_c/tflm_sparse_rows.c): a batch-1 fully connected layer uses each
+weight once, so decoding into scratch would cost as much as the layer; instead the kernel
+walks each row's non-zero weights and multiplies them with the inputs they meet.
+
+Stream (little-endian), the 16-byte header of compress.py's streams:
+
+    byte 0  SPARSE_ROWS
+    byte 1  0 (the zero byte: the filter's zero point, 0 for the symmetric int8 weights)
+    bytes 2, 3  0
+    u32     rows C, u32 row length R, u32 payload bytes P
+    payload  per row: u16 token count n; n // 4 groups of 4 tokens, each 2 gap bytes (4-bit
+             gaps, token order from the low nibble of the first byte on) then its 4 int8
+             literals; then the r = n % 4 last tokens: ceil(r / 2) gap bytes, r literals
+             (2 + ceil(n / 2) + n bytes; the groups give the kernel one pointer and one
+             halfword and one word load per 4 tokens)
+
+Token t skips `gap` inputs, then multiplies the next one by its literal.  A run of more than
+15 zeros is cut into tokens (15, 0) of 16 inputs each (a literal 0 adds nothing, and keeps
+the kernel free of branches).  A row's tokens never reach past R inputs; the runtime checks
+every row when the model is opened.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+SPARSE_ROWS = 16  # the codec byte (kernels_c/tflm_sparse_rows.h TFLM_SPARSE_ROWS)
+HEADER_BYTES = 16
+MAX_GAP = 15
+
+
+def row_tokens(row: np.ndarray) -> tuple[list[int], list[int]]:
+    """(gaps, literals) of one int8 row."""
+    gaps, literals, run = [], [], 0
+    for value in row.tolist():
+        if value == 0:
+            run += 1
+            continue
+        while run > MAX_GAP:
+            gaps.append(MAX_GAP)
+            literals.append(0)
+            run -= MAX_GAP + 1
+        gaps.append(run)
+        literals.append(value)
+        run = 0
+    return gaps, literals
+
+
+def _tokens(gaps: list[int], literals: list[int]) -> bytes:
+    """Gap nibbles (2 per byte, low first) then the literals, of up to 4 tokens."""
+    padded = gaps + [0] * (len(gaps) % 2)
+    nibbles = bytes(padded[i] | padded[i + 1] << 4 for i in range(0, len(padded), 2))
+    return nibbles + np.asarray(literals, np.int8).tobytes()
+
+
+def encode_row(row: np.ndarray) -> bytes:
+    gaps, literals = row_tokens(row)
+    return len(gaps).to_bytes(2, "little") + b"".join(
+        _tokens(gaps[t:t + 4], literals[t:t + 4]) for t in range(0, len(gaps), 4))
+
+
+def encode(rows: np.ndarray) -> bytes | None:
+    """The stream of int8 rows [C, R], None when R is past the u16 token count (a token
+    covers at least one input, so a row has at most R)."""
+    if rows.shape[1] >= 1 << 16:
+        return None
+    payload = b"".join(encode_row(row) for row in rows.astype(np.int8))
+    header = bytes((SPARSE_ROWS, 0, 0, 0)) + np.asarray(
+        [rows.shape[0], rows.shape[1], len(payload)], "<u4").tobytes()
+    return header + payload
+
+
+def is_sparse_rows(stream: bytes) -> bool:
+    return len(stream) >= HEADER_BYTES and stream[0] == SPARSE_ROWS
+
+
+def decode(stream: bytes) -> np.ndarray:
+    """The int8 rows [C, R] of a stream (the tests' round trip; C never expands it)."""
+    channels, row, _ = np.frombuffer(stream[4:HEADER_BYTES], "<u4").tolist()
+    out = np.zeros((channels, row), np.int8)
+    at = HEADER_BYTES
+    for c in range(channels):
+        count = int.from_bytes(stream[at:at + 2], "little")
+        at += 2
+        position = 0
+        for first in range(0, count, 4):
+            size = min(4, count - first)
+            nibbles = stream[at:at + (size + 1) // 2]
+            literals = np.frombuffer(stream[at + len(nibbles):at + len(nibbles) + size],
+                                     np.int8)
+            at += len(nibbles) + size
+            for t in range(size):
+                position += (nibbles[t // 2] >> (4 * (t % 2))) & 15
+                out[c, position] = literals[t]
+                position += 1
+    return out
