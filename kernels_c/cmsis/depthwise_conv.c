@@ -58,6 +58,8 @@ typedef struct {
   int32_t fast;         /* CMSIS_REQUANT_* or 0 (cmsis_requant_mode) */
   int32_t square3;      /* 1: 3x3 filter, multiplier 1, no dilation (unrolled when inside) */
   int32_t shared3;      /* 1: 3x3 filter, multiplier a multiple of 4, no dilation */
+  int32_t wide;         /* 1: one input channel, multiplier a multiple of 4, no dilation, at
+                           most DW_WIDE_TAPS taps (pixel_wide, DSP only) */
   const int32_t *pairs; /* the node's DW_TAP_PAIRS blocks (tflm_gen/layout.py) when square3
                            and not MVE, else NULL: interior pixels are summed from them */
 } dw_job_t;
@@ -71,6 +73,10 @@ typedef struct {
 #define DW_BLOCK_STEPS 22
 #define DW_MAX_SHIFT 22
 #define DW_CHUNK_BLOCKS 8
+
+/* The most taps (filter_h * filter_w) pixel_wide widens a one-input-channel window for (on
+ * the stack, int16: 2 * DW_WIDE_TAPS bytes). */
+#define DW_WIDE_TAPS 128
 
 /* First tap index >= 0 and one past the last inside [0, size) for start + tap * step. */
 static void clip(int32_t start, int32_t step, int32_t taps, int32_t size, int32_t *first,
@@ -582,6 +588,108 @@ static int32_t pixel_fast(const dw_job_t *job, const int8_t *image, const int8_t
 }
 #endif
 
+#if defined(CMSIS_DSP) && !defined(CMSIS_MVE)
+
+/* The taps of the window whose top-left tap is input pixel (y0, x0) of a one-channel input,
+ * widened to int16 with the input offset added into xs (taps in filter order, a zero
+ * halfword after an odd count); a tap outside the input holds 0, which adds nothing to a
+ * sum, as TFLM's skipped taps do.  The columns inside are found once; rows whose every
+ * column is inside take 4 taps per word (SXTAB16). */
+static void widen_window(const tflm_conv_params_t *p, const int8_t *image, int32_t y0,
+                         int32_t x0, int16_t *xs) {
+  const int32_t offset = p->input_offset, fw = p->filter_w, fh = p->filter_h;
+  const int32_t offsets = (int32_t)(((uint32_t)offset & 0xffffu) * 0x10001u);
+  const int32_t kx0 = x0 < 0 ? -x0 : 0;
+  const int32_t kx1 = p->input_w - x0 < fw ? p->input_w - x0 : fw;
+  const int32_t quads = kx0 == 0 && kx1 == fw ? fw >> 2 : 0;
+  const int8_t *in = image + y0 * p->input_w + x0;
+  int32_t ky, kx;
+  for (ky = 0; ky < fh; ++ky, xs += fw, in += p->input_w) {
+    const int32_t y = y0 + ky;
+    if (y < 0 || y >= p->input_h || kx1 <= kx0) {
+      for (kx = 0; kx < fw; ++kx) xs[kx] = 0;
+      continue;
+    }
+    for (kx = 0; kx < quads; ++kx) {
+      const int32_t v = cmsis_read4(in + 4 * kx);
+      const uint32_t even = (uint32_t)__sxtab16(offsets, v);
+      const uint32_t odd = (uint32_t)cmsis_sxtab16_ror8(offsets, v);
+      cmsis_write4(xs + 4 * kx, (int32_t)((even & 0xffffu) | (odd << 16)));
+      cmsis_write4(xs + 4 * kx + 2, (int32_t)((odd & 0xffff0000u) | (even >> 16)));
+    }
+    for (kx = 4 * quads; kx < fw; ++kx) {
+      xs[kx] = (int16_t)(kx < kx0 || kx >= kx1 ? 0 : in[kx] + offset);
+    }
+  }
+  if ((fh * fw) & 1) *xs = 0;
+}
+
+/* Channels c .. c + 3 over the widened window xs (pairs tap pairs, then one more tap when
+ * odd), the filter's taps m bytes apart: each channel's weights of taps k, k + 1 packed
+ * into one word (PKHBT / PKHTB) and widened by SXTB16, one SMLAD per channel and pair. */
+static inline void wide_block4(const int16_t *xs, int32_t pairs, int32_t odd,
+                               const int8_t *f, int32_t m, int32_t acc[4]) {
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], i;
+  for (i = 0; i < pairs; ++i, f += 2 * m) {
+    const int32_t x = cmsis_read4(xs + 2 * i);
+    const uint32_t wk = (uint32_t)cmsis_read4(f), wj = (uint32_t)cmsis_read4(f + m);
+    const int32_t lo = (int32_t)((wk & 0xffffu) | (wj << 16));
+    const int32_t hi = (int32_t)((wj & 0xffff0000u) | (wk >> 16));
+    a0 = __smlad(__sxtb16(lo), x, a0);
+    a1 = __smlad(cmsis_sxtb16_ror8(lo), x, a1);
+    a2 = __smlad(__sxtb16(hi), x, a2);
+    a3 = __smlad(cmsis_sxtb16_ror8(hi), x, a3);
+  }
+  if (odd) {
+    const int32_t x = xs[2 * pairs], weights = cmsis_read4(f);
+    const int32_t w02 = __sxtb16(weights), w13 = cmsis_sxtb16_ror8(weights);
+    a0 = __smlabb(w02, x, a0);
+    a2 = __smlatb(w02, x, a2);
+    a1 = __smlabb(w13, x, a1);
+    a3 = __smlatb(w13, x, a3);
+  }
+  acc[0] = a0;
+  acc[1] = a1;
+  acc[2] = a2;
+  acc[3] = a3;
+}
+
+/* Output pixel (oy, ox) of a node of one input channel and a multiplier divisible by 4
+ * (micro_speech's 10x8 filter of 8 channels), every pixel, border ones included: its window
+ * widened once, then every block of 4 channels over it; 1 if done. */
+static int32_t pixel_wide(const dw_job_t *job, const int8_t *image, const int8_t *filter,
+                          int32_t oy, int32_t ox, int8_t *out) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t taps = p->filter_h * p->filter_w, m = p->output_c;
+  int16_t xs[DW_WIDE_TAPS + 2];
+  int32_t c, acc[4];
+  if (!job->wide) return 0;
+  widen_window(p, image, oy * p->stride_h - p->pad_h, ox * p->stride_w - p->pad_w, xs);
+  for (c = 0; c < m; c += 4) {
+    start4(job, c, acc);
+    wide_block4(xs, taps >> 1, taps & 1, filter + c, m, acc);
+    if (job->fast != 0) {
+      cmsis_requantize4(job->fast, acc, job->requant.multipliers + c, job->requant.shifts + c,
+                        p->output_offset, p->act_min, p->act_max, out + c);
+    } else {
+      finish4(job, acc, c, out);
+    }
+  }
+  return 1;
+}
+#else
+static int32_t pixel_wide(const dw_job_t *job, const int8_t *image, const int8_t *filter,
+                          int32_t oy, int32_t ox, int8_t *out) {
+  (void)job;
+  (void)image;
+  (void)filter;
+  (void)oy;
+  (void)ox;
+  (void)out;
+  return 0;
+}
+#endif
+
 /* What layout_blocks writes: `pixels` output pixels of `width` bytes (4 per block, every
  * block of the node: consecutive pixels are contiguous) from out on, the window of each
  * next pixel `in_advance` bytes after the previous one's end.  Eight 32-bit words on the
@@ -971,6 +1079,7 @@ static void pixel_at(const dw_job_t *job, const int8_t *image, const int8_t *fil
     pixel_layout(job, image, filter, oy, ox, out);
     return;
   }
+  if (pixel_wide(job, image, filter, oy, ox, out)) return;
   if (pixel_fast(job, image, filter, oy, ox, out)) return;
   window_of(job->p, image, filter, oy, ox, &w);
   pixel_int8(job, &w, out);
@@ -1024,6 +1133,8 @@ static void job_of(const tflm_weighted_call_t *call, dw_job_t *job) {
                  p->dilation_h == 1 && p->dilation_w == 1;
   job->shared3 = p->filter_h == 3 && p->filter_w == 3 && p->depth_multiplier % 4 == 0 &&
                  p->dilation_h == 1 && p->dilation_w == 1;
+  job->wide = p->input_c == 1 && p->depth_multiplier % 4 == 0 && p->dilation_h == 1 &&
+              p->dilation_w == 1 && p->filter_h * p->filter_w <= DW_WIDE_TAPS;
   job->pairs = NULL;
 }
 
