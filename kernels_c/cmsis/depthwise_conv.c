@@ -58,8 +58,9 @@ typedef struct {
   int32_t fast;         /* CMSIS_REQUANT_* or 0 (cmsis_requant_mode) */
   int32_t square3;      /* 1: 3x3 filter, multiplier 1, no dilation (unrolled when inside) */
   int32_t shared3;      /* 1: 3x3 filter, multiplier a multiple of 4, no dilation */
-  int32_t wide;         /* 1: one input channel, multiplier a multiple of 4, no dilation, at
-                           most DW_WIDE_TAPS taps (pixel_wide, DSP only) */
+  const int32_t *quads; /* the node's DW_ROW_QUADS record (tflm_gen/layout.py) when it agrees
+                           with the node (one input channel, no dilation) and not MVE, else
+                           NULL: every pixel is summed from it */
   const int32_t *pairs; /* the node's DW_TAP_PAIRS blocks (tflm_gen/layout.py) when square3
                            and not MVE, else NULL: interior pixels are summed from them */
 } dw_job_t;
@@ -74,9 +75,10 @@ typedef struct {
 #define DW_MAX_SHIFT 22
 #define DW_CHUNK_BLOCKS 8
 
-/* The most taps (filter_h * filter_w) pixel_wide widens a one-input-channel window for (on
- * the stack, int16: 2 * DW_WIDE_TAPS bytes). */
-#define DW_WIDE_TAPS 128
+/* The kind of the one-input-channel DEPTHWISE_CONV_2D record (tflm_gen/layout.py) and the
+ * most bytes of its padded window (filter_h * 4 * quads), copied on the stack at a border. */
+#define DW_ROW_QUADS 4
+#define DW_QUAD_BYTES 256
 
 /* First tap index >= 0 and one past the last inside [0, size) for start + tap * step. */
 static void clip(int32_t start, int32_t step, int32_t taps, int32_t size, int32_t *first,
@@ -588,105 +590,119 @@ static int32_t pixel_fast(const dw_job_t *job, const int8_t *image, const int8_t
 }
 #endif
 
-#if defined(CMSIS_DSP) && !defined(CMSIS_MVE)
+#if !defined(CMSIS_MVE)
+#if defined(CMSIS_DSP)
+/* Channels c .. c + 3 (one block of a DW_ROW_QUADS record, tflm_gen/layout.py) of the window
+ * of a one-channel input whose top-left tap is `in` (rows `row` bytes apart), from acc on:
+ * per filter row and group of 4 taps, the 4 input bytes widened with the input offset added
+ * (x0 + o, x2 + o) and (x1 + o, x3 + o), then one SMLAD per channel and word of the record's
+ * weight pairs (w0, w2), (w1, w3). */
+#define DW_QUAD(x, w)                                                                      \
+  do {                                                                                     \
+    const int32_t v_ = cmsis_read4(x);                                                     \
+    const int32_t x02_ = __sxtab16(offsets, v_), x13_ = cmsis_sxtab16_ror8(offsets, v_);   \
+    a0 = __smlad((w)[0], x02_, a0);                                                        \
+    a0 = __smlad((w)[1], x13_, a0);                                                        \
+    a1 = __smlad((w)[2], x02_, a1);                                                        \
+    a1 = __smlad((w)[3], x13_, a1);                                                        \
+    a2 = __smlad((w)[4], x02_, a2);                                                        \
+    a2 = __smlad((w)[5], x13_, a2);                                                        \
+    a3 = __smlad((w)[6], x02_, a3);                                                        \
+    a3 = __smlad((w)[7], x13_, a3);                                                        \
+  } while (0)
 
-/* The taps of the window whose top-left tap is input pixel (y0, x0) of a one-channel input,
- * widened to int16 with the input offset added into xs (taps in filter order, a zero
- * halfword after an odd count); a tap outside the input holds 0, which adds nothing to a
- * sum, as TFLM's skipped taps do.  The columns inside are found once; rows whose every
- * column is inside take 4 taps per word (SXTAB16). */
-static void widen_window(const tflm_conv_params_t *p, const int8_t *image, int32_t y0,
-                         int32_t x0, int16_t *xs) {
-  const int32_t offset = p->input_offset, fw = p->filter_w, fh = p->filter_h;
-  const int32_t offsets = (int32_t)(((uint32_t)offset & 0xffffu) * 0x10001u);
-  const int32_t kx0 = x0 < 0 ? -x0 : 0;
-  const int32_t kx1 = p->input_w - x0 < fw ? p->input_w - x0 : fw;
-  const int32_t quads = kx0 == 0 && kx1 == fw ? fw >> 2 : 0;
-  const int8_t *in = image + y0 * p->input_w + x0;
-  int32_t ky, kx;
-  for (ky = 0; ky < fh; ++ky, xs += fw, in += p->input_w) {
-    const int32_t y = y0 + ky;
-    if (y < 0 || y >= p->input_h || kx1 <= kx0) {
-      for (kx = 0; kx < fw; ++kx) xs[kx] = 0;
-      continue;
+static void quad_block(const int8_t *in, int32_t row, int32_t rows, int32_t quads,
+                       const int32_t *w, int32_t offsets, int32_t acc[4]) {
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], y, q;
+  if (quads == 2) { /* rows of 5 to 8 taps (micro_speech's 10x8): no loop per row */
+    for (y = rows; y > 0; --y, in += row, w += 16) {
+      DW_QUAD(in, w);
+      DW_QUAD(in + 4, w + 8);
     }
-    for (kx = 0; kx < quads; ++kx) {
-      const int32_t v = cmsis_read4(in + 4 * kx);
-      const uint32_t even = (uint32_t)__sxtab16(offsets, v);
-      const uint32_t odd = (uint32_t)cmsis_sxtab16_ror8(offsets, v);
-      cmsis_write4(xs + 4 * kx, (int32_t)((even & 0xffffu) | (odd << 16)));
-      cmsis_write4(xs + 4 * kx + 2, (int32_t)((odd & 0xffff0000u) | (even >> 16)));
+  } else {
+    for (y = rows; y > 0; --y, in += row) {
+      const int8_t *x = in;
+      for (q = quads; q > 0; --q, x += 4, w += 8) DW_QUAD(x, w);
     }
-    for (kx = 4 * quads; kx < fw; ++kx) {
-      xs[kx] = (int16_t)(kx < kx0 || kx >= kx1 ? 0 : in[kx] + offset);
-    }
-  }
-  if ((fh * fw) & 1) *xs = 0;
-}
-
-/* Channels c .. c + 3 over the widened window xs (pairs tap pairs, then one more tap when
- * odd), the filter's taps m bytes apart: each channel's weights of taps k, k + 1 packed
- * into one word (PKHBT / PKHTB) and widened by SXTB16, one SMLAD per channel and pair. */
-static inline void wide_block4(const int16_t *xs, int32_t pairs, int32_t odd,
-                               const int8_t *f, int32_t m, int32_t acc[4]) {
-  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], i;
-  for (i = 0; i < pairs; ++i, f += 2 * m) {
-    const int32_t x = cmsis_read4(xs + 2 * i);
-    const uint32_t wk = (uint32_t)cmsis_read4(f), wj = (uint32_t)cmsis_read4(f + m);
-    const int32_t lo = (int32_t)((wk & 0xffffu) | (wj << 16));
-    const int32_t hi = (int32_t)((wj & 0xffff0000u) | (wk >> 16));
-    a0 = __smlad(__sxtb16(lo), x, a0);
-    a1 = __smlad(cmsis_sxtb16_ror8(lo), x, a1);
-    a2 = __smlad(__sxtb16(hi), x, a2);
-    a3 = __smlad(cmsis_sxtb16_ror8(hi), x, a3);
-  }
-  if (odd) {
-    const int32_t x = xs[2 * pairs], weights = cmsis_read4(f);
-    const int32_t w02 = __sxtb16(weights), w13 = cmsis_sxtb16_ror8(weights);
-    a0 = __smlabb(w02, x, a0);
-    a2 = __smlatb(w02, x, a2);
-    a1 = __smlabb(w13, x, a1);
-    a3 = __smlatb(w13, x, a3);
   }
   acc[0] = a0;
   acc[1] = a1;
   acc[2] = a2;
   acc[3] = a3;
 }
-
-/* Output pixel (oy, ox) of a node of one input channel and a multiplier divisible by 4
- * (micro_speech's 10x8 filter of 8 channels), every pixel, border ones included: its window
- * widened once, then every block of 4 channels over it; 1 if done. */
-static int32_t pixel_wide(const dw_job_t *job, const int8_t *image, const int8_t *filter,
-                          int32_t oy, int32_t ox, int8_t *out) {
-  const tflm_conv_params_t *p = job->p;
-  const int32_t taps = p->filter_h * p->filter_w, m = p->output_c;
-  int16_t xs[DW_WIDE_TAPS + 2];
-  int32_t c, acc[4];
-  if (!job->wide) return 0;
-  widen_window(p, image, oy * p->stride_h - p->pad_h, ox * p->stride_w - p->pad_w, xs);
-  for (c = 0; c < m; c += 4) {
-    start4(job, c, acc);
-    wide_block4(xs, taps >> 1, taps & 1, filter + c, m, acc);
-    if (job->fast != 0) {
-      cmsis_requantize4(job->fast, acc, job->requant.multipliers + c, job->requant.shifts + c,
-                        p->output_offset, p->act_min, p->act_max, out + c);
-    } else {
-      finish4(job, acc, c, out);
+#else
+/* quad_block in C (the host build's path over the same record). */
+static void quad_block(const int8_t *in, int32_t row, int32_t rows, int32_t quads,
+                       const int32_t *w, int32_t offsets, int32_t acc[4]) {
+  const int32_t offset = (int16_t)(uint16_t)((uint32_t)offsets & 0xffffu);
+  int32_t y, q, j, t;
+  for (y = rows; y > 0; --y, in += row) {
+    for (q = 0; q < quads; ++q, w += 8) {
+      for (j = 0; j < 4; ++j) {
+        for (t = 0; t < 4; ++t) { /* tap 4q + t: word t & 1, half t >> 1 */
+          const uint32_t word = (uint32_t)w[2 * j + (t & 1)];
+          const int32_t weight = (int16_t)(uint16_t)(word >> (16 * (t >> 1)));
+          acc[j] = tflm_mac_wrap(acc[j], weight, in[4 * q + t] + offset);
+        }
+      }
     }
   }
-  return 1;
+}
+#endif
+
+/* Output pixel (oy, ox) of a node with a DW_ROW_QUADS record: every block of 4 channels over
+ * the window read in place when its rows of 4Q bytes lie inside the input, else over a copy
+ * of it with the zero point in the bytes outside (each adds zp * w + input_offset * w = 0,
+ * as TFLM's skipped taps do), then requantised. */
+static void pixel_quads(const dw_job_t *job, const int8_t *image, int32_t oy, int32_t ox,
+                        int8_t *out) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t y0 = oy * p->stride_h - p->pad_h, x0 = ox * p->stride_w - p->pad_w;
+  const int32_t fh = p->filter_h, quads = job->quads[4], width = 4 * quads;
+  const int32_t words = fh * quads * 8;
+  const int32_t offsets = (int32_t)(((uint32_t)p->input_offset & 0xffffu) * 0x10001u);
+  const int32_t *w = job->quads + 5;
+  int8_t patch[DW_QUAD_BYTES];
+  const int8_t *in;
+  int32_t row, c, acc[4];
+  if (y0 >= 0 && x0 >= 0 && y0 + fh <= p->input_h && x0 + width <= p->input_w) {
+    in = image + y0 * p->input_w + x0;
+    row = p->input_w;
+  } else {
+    const int8_t zero_point = (int8_t)(-p->input_offset);
+    const int32_t kx0 = x0 < 0 ? (-x0 < width ? -x0 : width) : 0;
+    const int32_t kx1 = p->input_w - x0 < width ? (p->input_w - x0 > kx0 ? p->input_w - x0 : kx0)
+                                                 : width;
+    int32_t ky, kx;
+    for (ky = 0; ky < fh; ++ky) {
+      const int32_t y = y0 + ky;
+      int8_t *dst = patch + ky * width;
+      const int8_t *src = image + y * p->input_w; /* tap kx: src[x0 + kx] */
+      if (y < 0 || y >= p->input_h) {
+        for (kx = 0; kx < width; ++kx) dst[kx] = zero_point;
+        continue;
+      }
+      for (kx = 0; kx < kx0; ++kx) dst[kx] = zero_point;
+      for (; kx < kx1; ++kx) dst[kx] = src[x0 + kx];
+      for (; kx < width; ++kx) dst[kx] = zero_point;
+    }
+    in = patch;
+    row = width;
+  }
+  for (c = 0; c < p->output_c; c += 4, w += words) {
+    start4(job, c, acc);
+    quad_block(in, row, fh, quads, w, offsets, acc);
+    finish4(job, acc, c, out);
+  }
 }
 #else
-static int32_t pixel_wide(const dw_job_t *job, const int8_t *image, const int8_t *filter,
-                          int32_t oy, int32_t ox, int8_t *out) {
+static void pixel_quads(const dw_job_t *job, const int8_t *image, int32_t oy, int32_t ox,
+                        int8_t *out) {
   (void)job;
   (void)image;
-  (void)filter;
   (void)oy;
   (void)ox;
   (void)out;
-  return 0;
 }
 #endif
 
@@ -1054,6 +1070,25 @@ static const int32_t *find_layout(tflm_context_t *ctx, const tflm_node_t *node,
   return record + 2;
 }
 
+/* The node's DW_ROW_QUADS record when it agrees with the node (one input channel, output_c
+ * a multiple of 4, its filter size, no dilation, at most DW_QUAD_BYTES a window) and is word
+ * aligned, else NULL. */
+static const int32_t *find_quads(tflm_context_t *ctx, const tflm_node_t *node,
+                                 const tflm_conv_params_t *p) {
+  int32_t words;
+  const int32_t *record = tflm_node_layout(ctx, node, &words);
+  const int32_t quads = (p->filter_w + 3) / 4;
+  if (record == NULL || words < 5 || ((uintptr_t)record & 3u) != 0 ||
+      record[0] != DW_ROW_QUADS || p->input_c != 1 || p->output_c < 4 ||
+      (p->output_c & 3) != 0 || p->dilation_h != 1 || p->dilation_w != 1 ||
+      record[1] != p->output_c || record[2] != p->filter_h || record[3] != p->filter_w ||
+      record[4] != quads || (int64_t)p->filter_h * 4 * quads > DW_QUAD_BYTES ||
+      (int64_t)words != 5 + (int64_t)(p->output_c >> 2) * p->filter_h * quads * 8) {
+    return NULL;
+  }
+  return record;
+}
+
 /* The layout blocks the pixel loops use: none on MVE, whose 16-channel passes read the plain
  * filter (a constant there, so its branches fold away). */
 static inline const int32_t *layout_of(const dw_job_t *job) { return job->pairs; }
@@ -1079,7 +1114,10 @@ static void pixel_at(const dw_job_t *job, const int8_t *image, const int8_t *fil
     pixel_layout(job, image, filter, oy, ox, out);
     return;
   }
-  if (pixel_wide(job, image, filter, oy, ox, out)) return;
+  if (job->quads != NULL) {
+    pixel_quads(job, image, oy, ox, out);
+    return;
+  }
   if (pixel_fast(job, image, filter, oy, ox, out)) return;
   window_of(job->p, image, filter, oy, ox, &w);
   pixel_int8(job, &w, out);
@@ -1133,8 +1171,7 @@ static void job_of(const tflm_weighted_call_t *call, dw_job_t *job) {
                  p->dilation_h == 1 && p->dilation_w == 1;
   job->shared3 = p->filter_h == 3 && p->filter_w == 3 && p->depth_multiplier % 4 == 0 &&
                  p->dilation_h == 1 && p->dilation_w == 1;
-  job->wide = p->input_c == 1 && p->depth_multiplier % 4 == 0 && p->dilation_h == 1 &&
-              p->dilation_w == 1 && p->filter_h * p->filter_w <= DW_WIDE_TAPS;
+  job->quads = NULL;
   job->pairs = NULL;
 }
 
@@ -1188,6 +1225,9 @@ static tflm_status_t run_int8(tflm_context_t *ctx, const tflm_weighted_call_t *c
   }
   job_of(call, &job);
   job.pairs = find_layout(ctx, call->node, &job);
+#if !defined(CMSIS_MVE)
+  job.quads = find_quads(ctx, call->node, p);
+#endif
   depthwise_int8(&job, call->data.input, call->data.filter, call->data.output, p->output_c);
   return TFLM_OK;
 }
