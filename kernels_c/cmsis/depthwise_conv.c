@@ -590,6 +590,15 @@ static int32_t pixel_fast(const dw_job_t *job, const int8_t *image, const int8_t
 }
 #endif
 
+/* v repeated in the 4 bytes of a word. */
+static int32_t bytes4(int32_t v) { return (int32_t)(((uint32_t)v & 0xffu) * 0x01010101u); }
+
+/* patch[0 .. bytes) = the word `fill` repeated (bytes a multiple of 4). */
+static void fill_words(int8_t *patch, int32_t fill, int32_t bytes) {
+  int32_t i;
+  for (i = 0; i < bytes; i += 4) cmsis_write4(patch + i, fill);
+}
+
 #if !defined(CMSIS_MVE)
 #if defined(CMSIS_DSP)
 /* Channels c .. c + 3 (one block of a DW_ROW_QUADS record, tflm_gen/layout.py) of the window
@@ -597,32 +606,41 @@ static int32_t pixel_fast(const dw_job_t *job, const int8_t *image, const int8_t
  * per filter row and group of 4 taps, the 4 input bytes widened with the input offset added
  * (x0 + o, x2 + o) and (x1 + o, x3 + o), then one SMLAD per channel and word of the record's
  * weight pairs (w0, w2), (w1, w3). */
-#define DW_QUAD(x, w)                                                                      \
+/* lo, hi = the two words at w, then w += 2: one LDRD (gcc loads them one by one). */
+static inline void dw_read2(const int32_t **w, int32_t *lo, int32_t *hi) {
+  __asm__("ldrd %0, %1, [%2], #8"
+          : "=r"(*lo), "=r"(*hi), "+r"(*w)
+          : "m"(*(const int32_t(*)[2]) * w));
+}
+
+/* One group of 4 taps of the 4 channels: the input bytes at x, the weights from w on. */
+#define DW_QUAD(x)                                                                         \
   do {                                                                                     \
     const int32_t v_ = cmsis_read4(x);                                                     \
     const int32_t x02_ = __sxtab16(offsets, v_), x13_ = cmsis_sxtab16_ror8(offsets, v_);   \
-    a0 = __smlad((w)[0], x02_, a0);                                                        \
-    a0 = __smlad((w)[1], x13_, a0);                                                        \
-    a1 = __smlad((w)[2], x02_, a1);                                                        \
-    a1 = __smlad((w)[3], x13_, a1);                                                        \
-    a2 = __smlad((w)[4], x02_, a2);                                                        \
-    a2 = __smlad((w)[5], x13_, a2);                                                        \
-    a3 = __smlad((w)[6], x02_, a3);                                                        \
-    a3 = __smlad((w)[7], x13_, a3);                                                        \
+    int32_t p_, q_;                                                                        \
+    dw_read2(&w, &p_, &q_);                                                                \
+    a0 = __smlad(q_, x13_, __smlad(p_, x02_, a0));                                         \
+    dw_read2(&w, &p_, &q_);                                                                \
+    a1 = __smlad(q_, x13_, __smlad(p_, x02_, a1));                                         \
+    dw_read2(&w, &p_, &q_);                                                                \
+    a2 = __smlad(q_, x13_, __smlad(p_, x02_, a2));                                         \
+    dw_read2(&w, &p_, &q_);                                                                \
+    a3 = __smlad(q_, x13_, __smlad(p_, x02_, a3));                                         \
   } while (0)
 
 static void quad_block(const int8_t *in, int32_t row, int32_t rows, int32_t quads,
                        const int32_t *w, int32_t offsets, int32_t acc[4]) {
   int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], y, q;
   if (quads == 2) { /* rows of 5 to 8 taps (micro_speech's 10x8): no loop per row */
-    for (y = rows; y > 0; --y, in += row, w += 16) {
-      DW_QUAD(in, w);
-      DW_QUAD(in + 4, w + 8);
+    for (y = rows; y > 0; --y, in += row) {
+      DW_QUAD(in);
+      DW_QUAD(in + 4);
     }
   } else {
     for (y = rows; y > 0; --y, in += row) {
       const int8_t *x = in;
-      for (q = quads; q > 0; --q, x += 4, w += 8) DW_QUAD(x, w);
+      for (q = quads; q > 0; --q, x += 4) DW_QUAD(x);
     }
   }
   acc[0] = a0;
@@ -662,7 +680,8 @@ static void pixel_quads(const dw_job_t *job, const int8_t *image, int32_t oy, in
   const int32_t words = fh * quads * 8;
   const int32_t offsets = (int32_t)(((uint32_t)p->input_offset & 0xffffu) * 0x10001u);
   const int32_t *w = job->quads + 5;
-  int8_t patch[DW_QUAD_BYTES];
+  int32_t words_of_patch[DW_QUAD_BYTES / 4];
+  int8_t *patch = (int8_t *)words_of_patch;
   const int8_t *in;
   int32_t row, c, acc[4];
   if (y0 >= 0 && x0 >= 0 && y0 + fh <= p->input_h && x0 + width <= p->input_w) {
@@ -674,17 +693,15 @@ static void pixel_quads(const dw_job_t *job, const int8_t *image, int32_t oy, in
     const int32_t kx1 = p->input_w - x0 < width ? (p->input_w - x0 > kx0 ? p->input_w - x0 : kx0)
                                                  : width;
     int32_t ky, kx;
-    for (ky = 0; ky < fh; ++ky) {
-      const int32_t y = y0 + ky;
+    fill_words(patch, bytes4(zero_point), fh * width);
+    for (ky = y0 < 0 ? -y0 : 0; ky < fh && y0 + ky < p->input_h; ++ky) {
       int8_t *dst = patch + ky * width;
-      const int8_t *src = image + y * p->input_w; /* tap kx: src[x0 + kx] */
-      if (y < 0 || y >= p->input_h) {
-        for (kx = 0; kx < width; ++kx) dst[kx] = zero_point;
-        continue;
+      const int8_t *src = image + (y0 + ky) * p->input_w; /* tap kx: src[x0 + kx] */
+      if (kx1 - kx0 == width) {
+        for (kx = 0; kx < width; kx += 4) cmsis_write4(dst + kx, cmsis_read4(src + x0 + kx));
+      } else {
+        for (kx = kx0; kx < kx1; ++kx) dst[kx] = src[x0 + kx];
       }
-      for (kx = 0; kx < kx0; ++kx) dst[kx] = zero_point;
-      for (; kx < kx1; ++kx) dst[kx] = src[x0 + kx];
-      for (; kx < width; ++kx) dst[kx] = zero_point;
     }
     in = patch;
     row = width;
@@ -922,15 +939,6 @@ static void copy_words(int8_t *dst, const int8_t *src, int32_t words) {
   for (i = 0; i < 4 * words; i += 4) cmsis_write4(dst + i, cmsis_read4(src + i));
 }
 #endif
-
-/* v repeated in the 4 bytes of a word. */
-static int32_t bytes4(int32_t v) { return (int32_t)(((uint32_t)v & 0xffu) * 0x01010101u); }
-
-/* patch[0 .. bytes) = the word `fill` repeated (bytes a multiple of 4). */
-static void fill_words(int8_t *patch, int32_t fill, int32_t bytes) {
-  int32_t i;
-  for (i = 0; i < bytes; i += 4) cmsis_write4(patch + i, fill);
-}
 
 /* Channels c .. c + width - 1 (width a multiple of 4) of the 3x3 window whose top-left tap
  * is input pixel (y0, x0), copied into patch [3][3][width]; the taps outside the input hold
