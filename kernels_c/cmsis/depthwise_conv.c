@@ -12,6 +12,16 @@
  * is first copied with the zero point in its outside taps, which adds exactly 0 to the
  * folded sum, as TFLM's skipped taps do; so every pixel takes the same path.
  *
+ * Nodes of one input channel and a multiplier divisible by 4 (micro_speech's 10x8 filter of 8
+ * channels, person_detect's first 3x3 layer) with their DW_ROW_QUADS record, on every core
+ * but MVE: per pixel and block of 4 channels, each filter row's taps 4 at a time, the 4
+ * input bytes widened once with the input offset added (SXTAB16, SXTAB16 ROR #8) and
+ * multiplied by the record's int16 weight pairs of the 4 channels (8 SMLADs, the weights
+ * read by LDRD), then requantised from the bias on like the other blocks (pixel_quads;
+ * plain C on the host).  A window whose rows of round4(filter_w) bytes leave the input is
+ * first copied (at most 256 bytes, on the stack) with the zero point outside, which adds
+ * exactly 0, as TFLM's skipped taps do.
+ *
  * Otherwise per output pixel the filter window is clipped to the input once (the
  * reference's skipped taps), then each block of 4 consecutive output channels sums over the
  * window's taps with its 4 accumulators (started at the bias) in registers, and is
