@@ -29,6 +29,7 @@ from tflm_gen import host, qemu
 from tflm_gen.layout import (
     CONV_INT16_PAIRS,
     CONV_INT16_PAIRS_REQUANT,
+    DW_QUAD_BYTES,
     DW_ROW_QUADS,
     DW_TAP_PAIRS,
     METADATA_NAME,
@@ -329,6 +330,9 @@ def test_depthwise_record_kind_is_the_kernels():
     source = (ROOT / "kernels_c" / "cmsis" / "depthwise_conv.c").read_text()
     kind = re.search(r"#define DW_TAP_PAIRS (\d+)", source)
     assert kind and int(kind.group(1)) == DW_TAP_PAIRS
+    for name, value in (("DW_ROW_QUADS", DW_ROW_QUADS), ("DW_QUAD_BYTES", DW_QUAD_BYTES)):
+        found = re.search(rf"#define {name} (\d+)", source)
+        assert found and int(found.group(1)) == value, name
 
 def test_requant_tail_layers_at_size_optimisation():
     """The requantising pairs kernel enters its unrolled loop at a computed address, right
