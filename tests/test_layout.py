@@ -386,3 +386,37 @@ def test_one_channel_depthwise_bit_exact_on_board(target):
     result = qemu.run_on_target(model, target, inputs, cmsis_cases.TAGS)
     assert result.matches_host, result.stdout
     cmsis_cases.compare(result.outputs, model, inputs, cases)
+
+
+def one_channel_record_edit(edit_record):
+    """(ours on the host, expected) for one_channel_model(0) whose first record went through
+    edit_record(words, start) (start: the index of its kind in the layout words)."""
+    model, inputs, cases = one_channel_model(0)
+    device = device_model(model, cmsis_cases.TAGS)[0]
+
+    def edit(words):
+        edit_record(words, words[2] + 1)
+        return words
+
+    ours = host.run_model(with_layout_words(device, edit), inputs, cmsis_cases.TAGS)
+    return ours, run_tflm(model, inputs, len(cases))
+
+
+def test_one_channel_kernel_reads_the_record():
+    """Channel 0's first weight in the record moved by 1000 changes that channel of that
+    layer only; a record whose filter width is not the node's is ignored (bit-exact)."""
+    def bump_weight(words, start):
+        words[start + 5] += 1000  # kind, channels, FH, FW, Q, block 0 row 0 (w0, w2) of ch 0
+
+    ours, expected = one_channel_record_edit(bump_weight)
+    assert not np.array_equal(ours[0][..., 0], expected[0][..., 0])
+    assert np.array_equal(ours[0][..., 1:], expected[0][..., 1:])
+    for index in range(1, len(expected)):
+        assert np.array_equal(ours[index], expected[index])
+
+    def wrong_width(words, start):
+        words[start + 3] -= 1
+
+    ours, expected = one_channel_record_edit(wrong_width)
+    for index in range(len(expected)):
+        assert np.array_equal(ours[index], expected[index]), index
