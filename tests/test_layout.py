@@ -29,6 +29,8 @@ from tflm_gen import host, qemu
 from tflm_gen.layout import (
     CONV_INT16_PAIRS,
     CONV_INT16_PAIRS_REQUANT,
+    DW_QUAD_BYTES,
+    DW_ROW_QUADS,
     DW_TAP_PAIRS,
     METADATA_NAME,
     layout_bytes,
@@ -92,8 +94,8 @@ def layout_model(seed: int, layers=LAYERS, requant_tail: bool = False):
 # the 3x3 depthwise layers of vww / person_detect (8..256 channels, both strides), kws (64,
 # VALID), 512 channels, tails after the blocks of 4 (27) and after a border chunk of 32
 # blocks (36 = 9 blocks), multiplier 2 and left shifts (1e-6), which get no record, and
-# multipliers 8 and 4 (person_detect's first layer: 1 input channel, 8 outputs; the DSP
-# kernel's shared-input path, no record either).
+# multipliers 8 and 4 (person_detect's first layer: 1 input channel, 8 outputs, gets the
+# one-input-channel record DW_ROW_QUADS; 2 input channels of multiplier 4 get none).
 DW_LAYERS = [(8, 1, "SAME", 9, 9, 1, 1.0), (16, 2, "SAME", 10, 10, 1, 1.0),
              (32, 1, "SAME", 6, 7, 1, 1.0), (64, 2, "SAME", 7, 7, 1, 1.0),
              (64, 1, "VALID", 6, 5, 1, 1.0), (128, 1, "SAME", 4, 4, 1, 1.0),
@@ -105,7 +107,7 @@ DW_LAYERS = [(8, 1, "SAME", 9, 9, 1, 1.0), (16, 2, "SAME", 10, 10, 1, 1.0),
 
 
 def depthwise_model(seed: int):
-    """(model bytes, inputs, cases, whether each layer gets a record) of DW_LAYERS."""
+    """(model bytes, inputs, cases, the record kind each layer gets or None) of DW_LAYERS."""
     rng = np.random.default_rng(9300 + seed)
     b = ModelBuilder()
     cases, expected = [], []
@@ -118,7 +120,8 @@ def depthwise_model(seed: int):
         data, g = cmsis_cases.add_conv(b, rng, g, True, factor,
                                        -128 if index % 2 == 0 else None)
         cases.append(("DEPTHWISE_CONV_2D", [data], g))
-        expected.append(multiplier == 1 and factor == 1.0)
+        expected.append(DW_TAP_PAIRS if multiplier == 1 and factor == 1.0 else
+                        DW_ROW_QUADS if cin == 1 and multiplier % 4 == 0 else None)
     inputs = [array for _, data, _ in cases for array in data]
     return b.build(), inputs, [(op, g) for op, _, g in cases], expected
 
@@ -272,7 +275,7 @@ def test_depthwise_layout_bit_exact_on_host(seed):
     model, inputs, cases, expected = depthwise_model(seed)
     device = device_model(model, cmsis_cases.TAGS)[0]
     kinds = [record[0] if record else None for record in records(device)]
-    assert kinds == [DW_TAP_PAIRS if wanted else None for wanted in expected]
+    assert kinds == expected
     cmsis_cases.compare(host.run_model(device, inputs, cmsis_cases.TAGS), model, inputs, cases)
 
 
@@ -327,6 +330,9 @@ def test_depthwise_record_kind_is_the_kernels():
     source = (ROOT / "kernels_c" / "cmsis" / "depthwise_conv.c").read_text()
     kind = re.search(r"#define DW_TAP_PAIRS (\d+)", source)
     assert kind and int(kind.group(1)) == DW_TAP_PAIRS
+    for name, value in (("DW_ROW_QUADS", DW_ROW_QUADS), ("DW_QUAD_BYTES", DW_QUAD_BYTES)):
+        found = re.search(rf"#define {name} (\d+)", source)
+        assert found and int(found.group(1)) == value, name
 
 def test_requant_tail_layers_at_size_optimisation():
     """The requantising pairs kernel enters its unrolled loop at a computed address, right
@@ -336,3 +342,81 @@ def test_requant_tail_layers_at_size_optimisation():
     model = layout_model(0, REQUANT_LAYERS, requant_tail=True)[0]
     completed = qemu.run_project(model, "qemu-cortex-m4", cmsis_cases.TAGS, opt="-Os")[1]
     assert qemu.PASSED in completed.stdout, completed.stdout + completed.stderr
+
+
+# (filter h, w, depth multiplier, stride, padding, input h, w) of one input channel: the
+# DW_ROW_QUADS record (micro_speech's 10x8 filter of 8 channels, stride 2, SAME), 3x3 and
+# 10x8, multipliers 4 and 8, both strides and paddings, inputs narrower than the padded
+# window rows (every pixel from the border copy) and wider (pixels read in place).
+ONE_CHANNEL_LAYERS = [(10, 8, 8, 2, "SAME", 49, 40), (10, 8, 4, 1, "VALID", 13, 11),
+                      (3, 3, 8, 1, "SAME", 7, 9), (3, 3, 4, 2, "VALID", 8, 10),
+                      (10, 8, 8, 1, "SAME", 12, 7), (3, 3, 4, 1, "SAME", 3, 3)]
+
+
+def one_channel_model(seed: int):
+    """(model bytes, inputs, cases) of ONE_CHANNEL_LAYERS, per-channel or per-tensor scales,
+    input zero point -128 (micro_speech's) or random."""
+    rng = np.random.default_rng(9400 + seed)
+    b = ModelBuilder()
+    cases = []
+    for index, (kh, kw, multiplier, stride, padding, h, w) in enumerate(ONE_CHANNEL_LAYERS):
+        g = cmsis_cases.conv_geometry(rng, True, 3, 1, 1)
+        g.update(h=h, w=w, kh=kh, kw=kw, stride=(stride, stride), padding=padding,
+                 multiplier=multiplier, cout=multiplier)
+        g["oh"] = conv_cases.out_size(padding, h, kh, stride, 1)
+        g["ow"] = conv_cases.out_size(padding, w, kw, stride, 1)
+        data, g = cmsis_cases.add_conv(b, rng, g, True, 1.0, -128 if index % 2 == 0 else None)
+        cases.append(("DEPTHWISE_CONV_2D", [data], g))
+    inputs = [array for _, data, _ in cases for array in data]
+    return b.build(), inputs, [(op, g) for op, _, g in cases]
+
+
+@pytest.mark.parametrize("seed", (0, 1))
+def test_one_channel_depthwise_bit_exact_on_host(seed):
+    model, inputs, cases = one_channel_model(seed)
+    device = device_model(model, cmsis_cases.TAGS)[0]
+    assert [record[0] for record in records(device)] == [DW_ROW_QUADS] * len(cases)
+    cmsis_cases.compare(host.run_model(device, inputs, cmsis_cases.TAGS), model, inputs, cases)
+
+
+@pytest.mark.parametrize("target", ["qemu-cortex-m4", "qemu-cortex-m55"])
+def test_one_channel_depthwise_bit_exact_on_board(target):
+    cmsis_cases.need_board(target)
+    model, inputs, cases = one_channel_model(0)
+    result = qemu.run_on_target(model, target, inputs, cmsis_cases.TAGS)
+    assert result.matches_host, result.stdout
+    cmsis_cases.compare(result.outputs, model, inputs, cases)
+
+
+def one_channel_record_edit(edit_record):
+    """(ours on the host, expected) for one_channel_model(0) whose first record went through
+    edit_record(words, start) (start: the index of its kind in the layout words)."""
+    model, inputs, cases = one_channel_model(0)
+    device = device_model(model, cmsis_cases.TAGS)[0]
+
+    def edit(words):
+        edit_record(words, words[2] + 1)
+        return words
+
+    ours = host.run_model(with_layout_words(device, edit), inputs, cmsis_cases.TAGS)
+    return ours, run_tflm(model, inputs, len(cases))
+
+
+def test_one_channel_kernel_reads_the_record():
+    """Channel 0's first weight in the record moved by 1000 changes that channel of that
+    layer only; a record whose filter width is not the node's is ignored (bit-exact)."""
+    def bump_weight(words, start):
+        words[start + 5] += 1000  # kind, channels, FH, FW, Q, block 0 row 0 (w0, w2) of ch 0
+
+    ours, expected = one_channel_record_edit(bump_weight)
+    assert not np.array_equal(ours[0][..., 0], expected[0][..., 0])
+    assert np.array_equal(ours[0][..., 1:], expected[0][..., 1:])
+    for index in range(1, len(expected)):
+        assert np.array_equal(ours[index], expected[index])
+
+    def wrong_width(words, start):
+        words[start + 3] -= 1
+
+    ours, expected = one_channel_record_edit(wrong_width)
+    for index in range(len(expected)):
+        assert np.array_equal(ours[index], expected[index]), index

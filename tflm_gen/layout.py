@@ -52,6 +52,16 @@ shift r = -shift in [1, DW_MAX_SHIFT] and sums below 2^30 whatever the input
     [acc < 0] 2^32) / 2^(32+r)) (cmsis_requantize_strict's identity, doubled); the kernel
     checks them against its own multipliers, shifts and output offset.
 
+DEPTHWISE_CONV_2D, int8, one input channel and a depth multiplier C divisible by 4, at most
+DW_QUAD_BYTES filter bytes with rows padded to whole words (any stride; the kernel checks
+dilation 1), kind DW_ROW_QUADS:
+  kind, channels C, filter_h FH, filter_w FW, quads Q = ceil(FW / 4), then per block of 4
+  channels (C // 4 blocks), per filter row, per group of 4 taps (4q .. 4q + 3, the taps
+  past FW weighing 0), per channel of the block, 2 words of int16 weight pairs
+  (w[4q], w[4q + 2]), (w[4q + 1], w[4q + 3]): the order SXTAB16 and SXTAB16 ROR #8 give 4
+  input bytes, the input offset added, so one SMLAD per word; no folded constant (the
+  sums start at the bias, requantised as the node's channels are).
+
 To add an op: write a `_<op>_record(graph, op)`
 returning its words (or None) and add it to RECORDS; read it in the kernel's prepare or
 eval with tflm_node_layout and validate its fields there.
@@ -77,6 +87,8 @@ DW_TAP_PAIRS = 3  # kind of the DEPTHWISE_CONV_2D record above
 DW_PAIRS = ((1, 2), (0, 4), (5, 3), (7, 8))
 DW_SINGLE = 6
 DW_MAX_SHIFT = 22  # 2^(r-1) + 127 * 2^r and the doubled high word stay inside int32
+DW_ROW_QUADS = 4  # kind of the one-input-channel DEPTHWISE_CONV_2D record above
+DW_QUAD_BYTES = 256  # FH * 4Q at most: the kernel copies a border window of that size
 
 
 def _constant(model: ir.Model, tensor: ir.Tensor) -> np.ndarray | None:
@@ -318,6 +330,9 @@ def _sums_fit(taps: np.ndarray, bias: np.ndarray | None) -> bool:
 
 def _depthwise_record(model: ir.Model, graph: ir.SubGraph,
                       op: ir.Operator) -> list[int] | None:
+    quads = _depthwise_quads_record(model, graph, op)
+    if quads is not None:
+        return quads
     found = _weighted_tensors(model, graph, op)
     if found is None:
         return None
@@ -337,6 +352,36 @@ def _depthwise_record(model: ir.Model, graph: ir.SubGraph,
     folded = fold_constants(taps.T, bias, -int(source.quantization.zero_point[0]))
     blocks = depthwise_tap_pairs(taps, folded, requant, int(out.quantization.zero_point[0]))
     return [DW_TAP_PAIRS, int(weights.shape[3]), *blocks.reshape(-1).tolist()]
+
+
+def depthwise_row_quads(weights: np.ndarray) -> np.ndarray:
+    """The DW_ROW_QUADS blocks [C // 4, FH * Q * 8] (int32 words) of the filter
+    [FH, FW, C] (C a multiple of 4)."""
+    fh, fw, channels = weights.shape
+    quads = (fw + 3) // 4
+    padded = np.zeros((fh, 4 * quads, channels), np.int16)
+    padded[:, :fw] = weights
+    w = padded.reshape(fh, quads, 4, channels // 4, 4)  # [row, quad, tap, block, channel]
+    halves = w[:, :, [0, 2, 1, 3]].transpose(3, 0, 1, 4, 2)  # [block, row, quad, ch, tap]
+    return halves.astype("<i2").reshape(channels // 4, -1).view("<i4")
+
+
+def _depthwise_quads_record(model: ir.Model, graph: ir.SubGraph,
+                            op: ir.Operator) -> list[int] | None:
+    found = _weighted_tensors(model, graph, op)
+    if found is None:
+        return None
+    source, filter_data, _ = found
+    weights = graph.tensors[op.inputs[1]]
+    if len(source.shape) != 4 or source.shape[3] != 1 or len(weights.shape) != 4 or \
+            weights.shape[0] != 1 or weights.shape[3] % 4 or weights.shape[3] < 4:
+        return None
+    fh, fw, channels = (int(v) for v in weights.shape[1:])
+    quads = (fw + 3) // 4
+    if fh * 4 * quads > DW_QUAD_BYTES:
+        return None
+    blocks = depthwise_row_quads(filter_data.reshape(fh, fw, channels))
+    return [DW_ROW_QUADS, channels, fh, fw, quads, *blocks.reshape(-1).tolist()]
 
 
 RECORDS: dict[str, Callable[[ir.Model, ir.SubGraph, ir.Operator], list[int] | None]] = {

@@ -12,6 +12,16 @@
  * is first copied with the zero point in its outside taps, which adds exactly 0 to the
  * folded sum, as TFLM's skipped taps do; so every pixel takes the same path.
  *
+ * Nodes of one input channel and a multiplier divisible by 4 (micro_speech's 10x8 filter of 8
+ * channels, person_detect's first 3x3 layer) with their DW_ROW_QUADS record, on every core
+ * but MVE: per pixel and block of 4 channels, each filter row's taps 4 at a time, the 4
+ * input bytes widened once with the input offset added (SXTAB16, SXTAB16 ROR #8) and
+ * multiplied by the record's int16 weight pairs of the 4 channels (8 SMLADs, the weights
+ * read by LDRD), then requantised from the bias on like the other blocks (pixel_quads;
+ * plain C on the host).  A window whose rows of round4(filter_w) bytes leave the input is
+ * first copied (at most 256 bytes, on the stack) with the zero point outside, which adds
+ * exactly 0, as TFLM's skipped taps do.
+ *
  * Otherwise per output pixel the filter window is clipped to the input once (the
  * reference's skipped taps), then each block of 4 consecutive output channels sums over the
  * window's taps with its 4 accumulators (started at the bias) in registers, and is
@@ -58,6 +68,9 @@ typedef struct {
   int32_t fast;         /* CMSIS_REQUANT_* or 0 (cmsis_requant_mode) */
   int32_t square3;      /* 1: 3x3 filter, multiplier 1, no dilation (unrolled when inside) */
   int32_t shared3;      /* 1: 3x3 filter, multiplier a multiple of 4, no dilation */
+  const int32_t *quads; /* the node's DW_ROW_QUADS record (tflm_gen/layout.py) when it agrees
+                           with the node (one input channel, no dilation) and not MVE, else
+                           NULL: every pixel is summed from it */
   const int32_t *pairs; /* the node's DW_TAP_PAIRS blocks (tflm_gen/layout.py) when square3
                            and not MVE, else NULL: interior pixels are summed from them */
 } dw_job_t;
@@ -71,6 +84,11 @@ typedef struct {
 #define DW_BLOCK_STEPS 22
 #define DW_MAX_SHIFT 22
 #define DW_CHUNK_BLOCKS 8
+
+/* The kind of the one-input-channel DEPTHWISE_CONV_2D record (tflm_gen/layout.py) and the
+ * most bytes of its padded window (filter_h * 4 * quads), copied on the stack at a border. */
+#define DW_ROW_QUADS 4
+#define DW_QUAD_BYTES 256
 
 /* First tap index >= 0 and one past the last inside [0, size) for start + tap * step. */
 static void clip(int32_t start, int32_t step, int32_t taps, int32_t size, int32_t *first,
@@ -582,6 +600,139 @@ static int32_t pixel_fast(const dw_job_t *job, const int8_t *image, const int8_t
 }
 #endif
 
+/* v repeated in the 4 bytes of a word. */
+static int32_t bytes4(int32_t v) { return (int32_t)(((uint32_t)v & 0xffu) * 0x01010101u); }
+
+/* patch[0 .. bytes) = the word `fill` repeated (bytes a multiple of 4). */
+static void fill_words(int8_t *patch, int32_t fill, int32_t bytes) {
+  int32_t i;
+  for (i = 0; i < bytes; i += 4) cmsis_write4(patch + i, fill);
+}
+
+#if !defined(CMSIS_MVE)
+#if defined(CMSIS_DSP)
+/* Channels c .. c + 3 (one block of a DW_ROW_QUADS record, tflm_gen/layout.py) of the window
+ * of a one-channel input whose top-left tap is `in` (rows `row` bytes apart), from acc on:
+ * per filter row and group of 4 taps, the 4 input bytes widened with the input offset added
+ * (x0 + o, x2 + o) and (x1 + o, x3 + o), then one SMLAD per channel and word of the record's
+ * weight pairs (w0, w2), (w1, w3). */
+/* lo, hi = the two words at w, then w += 2: one LDRD (gcc loads them one by one). */
+static inline void dw_read2(const int32_t **w, int32_t *lo, int32_t *hi) {
+  __asm__("ldrd %0, %1, [%2], #8"
+          : "=r"(*lo), "=r"(*hi), "+r"(*w)
+          : "m"(*(const int32_t(*)[2]) * w));
+}
+
+/* One group of 4 taps of the 4 channels: the input bytes at x, the weights from w on. */
+#define DW_QUAD(x)                                                                         \
+  do {                                                                                     \
+    const int32_t v_ = cmsis_read4(x);                                                     \
+    const int32_t x02_ = __sxtab16(offsets, v_), x13_ = cmsis_sxtab16_ror8(offsets, v_);   \
+    int32_t p_, q_;                                                                        \
+    dw_read2(&w, &p_, &q_);                                                                \
+    a0 = __smlad(q_, x13_, __smlad(p_, x02_, a0));                                         \
+    dw_read2(&w, &p_, &q_);                                                                \
+    a1 = __smlad(q_, x13_, __smlad(p_, x02_, a1));                                         \
+    dw_read2(&w, &p_, &q_);                                                                \
+    a2 = __smlad(q_, x13_, __smlad(p_, x02_, a2));                                         \
+    dw_read2(&w, &p_, &q_);                                                                \
+    a3 = __smlad(q_, x13_, __smlad(p_, x02_, a3));                                         \
+  } while (0)
+
+static void quad_block(const int8_t *in, int32_t row, int32_t rows, int32_t quads,
+                       const int32_t *w, int32_t offsets, int32_t acc[4]) {
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], y, q;
+  if (quads == 2) { /* rows of 5 to 8 taps (micro_speech's 10x8): no loop per row */
+    for (y = rows; y > 0; --y, in += row) {
+      DW_QUAD(in);
+      DW_QUAD(in + 4);
+    }
+  } else {
+    for (y = rows; y > 0; --y, in += row) {
+      const int8_t *x = in;
+      for (q = quads; q > 0; --q, x += 4) DW_QUAD(x);
+    }
+  }
+  acc[0] = a0;
+  acc[1] = a1;
+  acc[2] = a2;
+  acc[3] = a3;
+}
+#else
+/* quad_block in C (the host build's path over the same record). */
+static void quad_block(const int8_t *in, int32_t row, int32_t rows, int32_t quads,
+                       const int32_t *w, int32_t offsets, int32_t acc[4]) {
+  const int32_t offset = (int16_t)(uint16_t)((uint32_t)offsets & 0xffffu);
+  int32_t y, q, j, t;
+  for (y = rows; y > 0; --y, in += row) {
+    for (q = 0; q < quads; ++q, w += 8) {
+      for (j = 0; j < 4; ++j) {
+        for (t = 0; t < 4; ++t) { /* tap 4q + t: word t & 1, half t >> 1 */
+          const uint32_t word = (uint32_t)w[2 * j + (t & 1)];
+          const int32_t weight = (int16_t)(uint16_t)(word >> (16 * (t >> 1)));
+          acc[j] = tflm_mac_wrap(acc[j], weight, in[4 * q + t] + offset);
+        }
+      }
+    }
+  }
+}
+#endif
+
+/* Output pixel (oy, ox) of a node with a DW_ROW_QUADS record: every block of 4 channels over
+ * the window read in place when its rows of 4Q bytes lie inside the input, else over a copy
+ * of it with the zero point in the bytes outside (each adds zp * w + input_offset * w = 0,
+ * as TFLM's skipped taps do), then requantised. */
+static void pixel_quads(const dw_job_t *job, const int8_t *image, int32_t oy, int32_t ox,
+                        int8_t *out) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t y0 = oy * p->stride_h - p->pad_h, x0 = ox * p->stride_w - p->pad_w;
+  const int32_t fh = p->filter_h, quads = job->quads[4], width = 4 * quads;
+  const int32_t words = fh * quads * 8;
+  const int32_t offsets = (int32_t)(((uint32_t)p->input_offset & 0xffffu) * 0x10001u);
+  const int32_t *w = job->quads + 5;
+  int32_t words_of_patch[DW_QUAD_BYTES / 4];
+  int8_t *patch = (int8_t *)words_of_patch;
+  const int8_t *in;
+  int32_t row, c, acc[4];
+  if (y0 >= 0 && x0 >= 0 && y0 + fh <= p->input_h && x0 + width <= p->input_w) {
+    in = image + y0 * p->input_w + x0;
+    row = p->input_w;
+  } else {
+    const int8_t zero_point = (int8_t)(-p->input_offset);
+    const int32_t kx0 = x0 < 0 ? (-x0 < width ? -x0 : width) : 0;
+    const int32_t kx1 = p->input_w - x0 < width ? (p->input_w - x0 > kx0 ? p->input_w - x0 : kx0)
+                                                 : width;
+    int32_t ky, kx;
+    fill_words(patch, bytes4(zero_point), fh * width);
+    for (ky = y0 < 0 ? -y0 : 0; ky < fh && y0 + ky < p->input_h; ++ky) {
+      int8_t *dst = patch + ky * width;
+      const int8_t *src = image + (y0 + ky) * p->input_w; /* tap kx: src[x0 + kx] */
+      if (kx1 - kx0 == width) {
+        for (kx = 0; kx < width; kx += 4) cmsis_write4(dst + kx, cmsis_read4(src + x0 + kx));
+      } else {
+        for (kx = kx0; kx < kx1; ++kx) dst[kx] = src[x0 + kx];
+      }
+    }
+    in = patch;
+    row = width;
+  }
+  for (c = 0; c < p->output_c; c += 4, w += words) {
+    start4(job, c, acc);
+    quad_block(in, row, fh, quads, w, offsets, acc);
+    finish4(job, acc, c, out);
+  }
+}
+#else
+static void pixel_quads(const dw_job_t *job, const int8_t *image, int32_t oy, int32_t ox,
+                        int8_t *out) {
+  (void)job;
+  (void)image;
+  (void)oy;
+  (void)ox;
+  (void)out;
+}
+#endif
+
 /* What layout_blocks writes: `pixels` output pixels of `width` bytes (4 per block, every
  * block of the node: consecutive pixels are contiguous) from out on, the window of each
  * next pixel `in_advance` bytes after the previous one's end.  Eight 32-bit words on the
@@ -799,15 +950,6 @@ static void copy_words(int8_t *dst, const int8_t *src, int32_t words) {
 }
 #endif
 
-/* v repeated in the 4 bytes of a word. */
-static int32_t bytes4(int32_t v) { return (int32_t)(((uint32_t)v & 0xffu) * 0x01010101u); }
-
-/* patch[0 .. bytes) = the word `fill` repeated (bytes a multiple of 4). */
-static void fill_words(int8_t *patch, int32_t fill, int32_t bytes) {
-  int32_t i;
-  for (i = 0; i < bytes; i += 4) cmsis_write4(patch + i, fill);
-}
-
 /* Channels c .. c + width - 1 (width a multiple of 4) of the 3x3 window whose top-left tap
  * is input pixel (y0, x0), copied into patch [3][3][width]; the taps outside the input hold
  * the zero point, which adds exactly 0 to a folded sum (zp * w + input_offset * w = 0), as
@@ -946,6 +1088,25 @@ static const int32_t *find_layout(tflm_context_t *ctx, const tflm_node_t *node,
   return record + 2;
 }
 
+/* The node's DW_ROW_QUADS record when it agrees with the node (one input channel, output_c
+ * a multiple of 4, its filter size, no dilation, at most DW_QUAD_BYTES a window) and is word
+ * aligned, else NULL. */
+static const int32_t *find_quads(tflm_context_t *ctx, const tflm_node_t *node,
+                                 const tflm_conv_params_t *p) {
+  int32_t words;
+  const int32_t *record = tflm_node_layout(ctx, node, &words);
+  const int32_t quads = (p->filter_w + 3) / 4;
+  if (record == NULL || words < 5 || ((uintptr_t)record & 3u) != 0 ||
+      record[0] != DW_ROW_QUADS || p->input_c != 1 || p->output_c < 4 ||
+      (p->output_c & 3) != 0 || p->dilation_h != 1 || p->dilation_w != 1 ||
+      record[1] != p->output_c || record[2] != p->filter_h || record[3] != p->filter_w ||
+      record[4] != quads || (int64_t)p->filter_h * 4 * quads > DW_QUAD_BYTES ||
+      (int64_t)words != 5 + (int64_t)(p->output_c >> 2) * p->filter_h * quads * 8) {
+    return NULL;
+  }
+  return record;
+}
+
 /* The layout blocks the pixel loops use: none on MVE, whose 16-channel passes read the plain
  * filter (a constant there, so its branches fold away). */
 static inline const int32_t *layout_of(const dw_job_t *job) { return job->pairs; }
@@ -969,6 +1130,10 @@ static void pixel_at(const dw_job_t *job, const int8_t *image, const int8_t *fil
   dw_window_t w;
   if (layout_of(job) != NULL) {
     pixel_layout(job, image, filter, oy, ox, out);
+    return;
+  }
+  if (job->quads != NULL) {
+    pixel_quads(job, image, oy, ox, out);
     return;
   }
   if (pixel_fast(job, image, filter, oy, ox, out)) return;
@@ -1024,6 +1189,7 @@ static void job_of(const tflm_weighted_call_t *call, dw_job_t *job) {
                  p->dilation_h == 1 && p->dilation_w == 1;
   job->shared3 = p->filter_h == 3 && p->filter_w == 3 && p->depth_multiplier % 4 == 0 &&
                  p->dilation_h == 1 && p->dilation_w == 1;
+  job->quads = NULL;
   job->pairs = NULL;
 }
 
@@ -1077,6 +1243,9 @@ static tflm_status_t run_int8(tflm_context_t *ctx, const tflm_weighted_call_t *c
   }
   job_of(call, &job);
   job.pairs = find_layout(ctx, call->node, &job);
+#if !defined(CMSIS_MVE)
+  job.quads = find_quads(ctx, call->node, p);
+#endif
   depthwise_int8(&job, call->data.input, call->data.filter, call->data.output, p->output_c);
   return TFLM_OK;
 }
