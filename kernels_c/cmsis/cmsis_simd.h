@@ -497,7 +497,7 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs(
  * r1 w, r2 groups (>= 1), r3 count, [sp] tail, [sp, #4] out0, [sp, #8] out1 (halfword
  * aligned).  The groups loop is unrolled 4 times and entered part-way for groups % 4
  * (each group is 12 32-bit instructions, 48 bytes: the entry is computed once).  No sums
- * go through memory; about 31 instructions per pair besides its MACs. */
+ * go through memory; about 29 instructions per pair besides its MACs. */
 __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant(
     const int16_t *pair CMSIS_IN_ASM, const int16_t *w CMSIS_IN_ASM,
     int32_t groups CMSIS_IN_ASM, int32_t count CMSIS_IN_ASM, const int32_t *tail CMSIS_IN_ASM,
@@ -505,24 +505,22 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant(
   __asm__ volatile(
       "push {r4-r11, lr}\n\t"
       "ldr lr, [sp, #36]\n\t"
-      "add r3, lr, r3, lsl #5\n\t"  /* the tail's end */
-      "rsb r12, r2, #0\n\t"
-      "and r12, r12, #3\n\t"        /* groups skipped in the first pass */
+      "add r12, lr, r3, lsl #5\n\t" /* the tail's end */
+      "rsb r3, r2, #0\n\t"
+      "and r3, r3, #3\n\t"          /* groups skipped in the first pass */
       "add r2, r2, #3\n\t"
       "lsr r2, r2, #2\n\t"          /* passes */
       "adr.w r4, 1f\n\t"           /* the exact address (1: is word aligned too) */
-      "add r12, r12, r12, lsl #1\n\t"
-      "add r12, r4, r12, lsl #4\n\t" /* + 48 bytes per skipped group */
-      "orr r12, r12, #1\n\t"        /* Thumb */
-      "push {r0, r2, r3, r12}\n\t"  /* [sp] pair, #4 passes, #8 tail end, #12 entry;
+      "add r3, r3, r3, lsl #1\n\t"
+      "add r3, r4, r3, lsl #4\n\t"  /* + 48 bytes per skipped group */
+      "orr r3, r3, #1\n\t"          /* Thumb */
+      "push {r0, r2, r3, r12}\n\t"  /* [sp] pair, #4 passes, #8 entry, #12 tail end;
                                        #52 tail, #56 out0, #60 out1 */
       "4:\n\t"                      /* lr: this pair's tail */
+      "ldrd r6, r7, [lr]\n\t"      /* both pixels' sums start at the folded a, b */
       "ldrd r4, r5, [lr], #8\n\t"
       "str lr, [sp, #52]\n\t"
-      "mov r6, r4\n\t"
-      "mov r7, r5\n\t"
-      "ldrd r0, r2, [sp]\n\t"
-      "ldr r12, [sp, #12]\n\t"
+      "ldm sp, {r0, r2, r12}\n\t"  /* pair, passes, entry */
       "bx r12\n\t"
       ".p2align 2\n\t"             /* a 16-bit ADR would round an unaligned label */
       "1:\n\t"
@@ -540,7 +538,7 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant(
       "strh r2, [r6], #2\n\t"
       "strh r4, [r7], #2\n\t"
       "strd r6, r7, [sp, #56]\n\t"
-      "ldr r3, [sp, #8]\n\t"
+      "ldr r3, [sp, #12]\n\t"
       "cmp lr, r3\n\t"
       "bne 4b\n\t"
       "add sp, sp, #16\n\t"
