@@ -475,6 +475,22 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs(
       "pop {r4-r11, pc}\n\t");
 }
 
+/* CMSIS_DOT_2X2_WIDE_GROUP with the weight words in r12, r3 (cmsis_dot_pairs_requant keeps
+ * its tail pointer in lr); the same 12 32-bit instructions, 48 bytes. */
+#define CMSIS_DOT_2X2_WIDE_GROUP_R3                                                        \
+  "ldrd r8, r9, [r0], #8\n\t"                                                            \
+  "ldrd r10, r11, [r0], #8\n\t"                                                          \
+  "ldrd r12, r3, [r1], #8\n\t"                                                           \
+  "smlad r4, r12, r8, r4\n\t"                                                            \
+  "smlad r4, r3, r9, r4\n\t"                                                             \
+  "smlad r6, r12, r10, r6\n\t"                                                           \
+  "smlad r6, r3, r11, r6\n\t"                                                            \
+  "ldrd r12, r3, [r1], #8\n\t"                                                           \
+  "smlad r5, r12, r8, r5\n\t"                                                            \
+  "smlad r5, r3, r9, r5\n\t"                                                             \
+  "smlad r7, r12, r10, r7\n\t"                                                           \
+  "smlad r7, r3, r11, r7\n\t"
+
 /* The requantisation of channels a, b of one pixel in cmsis_dot_pairs_requant: sums sa, sb
  * (doubled), each channel's multiplier, constant and right shift in r8 r9, r10 r11, r12 r0;
  * both bytes into the low halfword of `into`, r3 scratch. */
@@ -497,7 +513,7 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs(
  * r1 w, r2 groups (>= 1), r3 count, [sp] tail, [sp, #4] out0, [sp, #8] out1 (halfword
  * aligned).  The groups loop is unrolled 4 times and entered part-way for groups % 4
  * (each group is 12 32-bit instructions, 48 bytes: the entry is computed once).  No sums
- * go through memory; about 29 instructions per pair besides its MACs. */
+ * go through memory; about 27 instructions per pair besides its MACs. */
 __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant(
     const int16_t *pair CMSIS_IN_ASM, const int16_t *w CMSIS_IN_ASM,
     int32_t groups CMSIS_IN_ASM, int32_t count CMSIS_IN_ASM, const int32_t *tail CMSIS_IN_ASM,
@@ -519,18 +535,16 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant(
       "4:\n\t"                      /* lr: this pair's tail */
       "ldrd r6, r7, [lr]\n\t"      /* both pixels' sums start at the folded a, b */
       "ldrd r4, r5, [lr], #8\n\t"
-      "str lr, [sp, #52]\n\t"
       "ldm sp, {r0, r2, r12}\n\t"  /* pair, passes, entry */
       "bx r12\n\t"
       ".p2align 2\n\t"             /* a 16-bit ADR would round an unaligned label */
       "1:\n\t"
-      CMSIS_DOT_2X2_WIDE_GROUP
-      CMSIS_DOT_2X2_WIDE_GROUP
-      CMSIS_DOT_2X2_WIDE_GROUP
-      CMSIS_DOT_2X2_WIDE_GROUP
+      CMSIS_DOT_2X2_WIDE_GROUP_R3
+      CMSIS_DOT_2X2_WIDE_GROUP_R3
+      CMSIS_DOT_2X2_WIDE_GROUP_R3
+      CMSIS_DOT_2X2_WIDE_GROUP_R3
       "subs r2, r2, #1\n\t"
       "bne 1b\n\t"
-      "ldr lr, [sp, #52]\n\t"
       "ldmia lr!, {r0, r8-r12}\n\t" /* the next pair's tail */
       CMSIS_PAIR_REQUANT("r4", "r5", "r2")
       CMSIS_PAIR_REQUANT("r6", "r7", "r4")
