@@ -181,6 +181,47 @@ def test_requant_tail_layers_bit_exact_on_board(target):
     cmsis_cases.compare(result.outputs, model, inputs, cases)
 
 
+# Odd pixel counts, whose last pixel runs alone (cmsis_dot_pairs_requant1): (kernel, input
+# channels, output channels, stride, input height, width) of vww / person_detect's 3x3-output
+# 1x1 layers over 128, 256 and 512 channels, one pixel, and a 3x3 stride-2 first layer of 5x5
+# outputs (padded edge pixels and the last one gathered).
+ODD_PIXEL_LAYERS = [(1, 128, 256, 1, 3, 3), (1, 256, 256, 1, 3, 3), (1, 512, 32, 1, 3, 3),
+                    (1, 64, 16, 1, 1, 1), (3, 3, 8, 2, 9, 9)]
+
+
+def odd_pixel_model():
+    """(model bytes, inputs, cases) of ODD_PIXEL_LAYERS with a requantisation tail."""
+    rng = np.random.default_rng(9300)
+    b = ModelBuilder()
+    cases = []
+    for index, (kernel, cin, cout, stride, height, width) in enumerate(ODD_PIXEL_LAYERS):
+        g = cmsis_cases.conv_geometry(rng, False, kernel, cin, cout)
+        g.update(h=height, w=width, stride=(stride, stride), padding="SAME",
+                 activation=("RELU", "NONE")[index % 2])
+        g["oh"] = conv_cases.out_size("SAME", height, kernel, stride, 1)
+        g["ow"] = conv_cases.out_size("SAME", width, kernel, stride, 1)
+        assert g["oh"] * g["ow"] % 2 == 1
+        data, g = cmsis_cases.add_conv(b, rng, g, False, 1.0, -128, -128)
+        cases.append(("CONV_2D", [data], g))
+    inputs = [array for _, data, _ in cases for array in data]
+    return b.build(), inputs, [(op, g) for op, _, g in cases]
+
+
+def test_odd_pixel_counts_bit_exact_on_host():
+    model, inputs, cases = odd_pixel_model()
+    device = device_model(model, cmsis_cases.TAGS)[0]
+    assert all(record[0] == CONV_INT16_PAIRS_REQUANT for record in records(device))
+    cmsis_cases.compare(host.run_model(device, inputs, cmsis_cases.TAGS), model, inputs, cases)
+
+
+def test_odd_pixel_counts_bit_exact_on_m4():
+    cmsis_cases.need_board("qemu-cortex-m4")
+    model, inputs, cases = odd_pixel_model()
+    result = qemu.run_on_target(model, "qemu-cortex-m4", inputs, cmsis_cases.TAGS)
+    assert result.matches_host, result.stdout
+    cmsis_cases.compare(result.outputs, model, inputs, cases)
+
+
 def first_tail(words) -> int:
     """Word index of the first record's requantisation tail (CONV_INT16_PAIRS_REQUANT)."""
     start, channels = words[2], words[words[2] + 2]

@@ -475,6 +475,22 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs(
       "pop {r4-r11, pc}\n\t");
 }
 
+/* CMSIS_DOT_2X2_WIDE_GROUP with the weight words in r12, r3 (cmsis_dot_pairs_requant keeps
+ * its tail pointer in lr); the same 12 32-bit instructions, 48 bytes. */
+#define CMSIS_DOT_2X2_WIDE_GROUP_R3                                                        \
+  "ldrd r8, r9, [r0], #8\n\t"                                                            \
+  "ldrd r10, r11, [r0], #8\n\t"                                                          \
+  "ldrd r12, r3, [r1], #8\n\t"                                                           \
+  "smlad r4, r12, r8, r4\n\t"                                                            \
+  "smlad r4, r3, r9, r4\n\t"                                                             \
+  "smlad r6, r12, r10, r6\n\t"                                                           \
+  "smlad r6, r3, r11, r6\n\t"                                                            \
+  "ldrd r12, r3, [r1], #8\n\t"                                                           \
+  "smlad r5, r12, r8, r5\n\t"                                                            \
+  "smlad r5, r3, r9, r5\n\t"                                                             \
+  "smlad r7, r12, r10, r7\n\t"                                                           \
+  "smlad r7, r3, r11, r7\n\t"
+
 /* The requantisation of channels a, b of one pixel in cmsis_dot_pairs_requant: sums sa, sb
  * (doubled), each channel's multiplier, constant and right shift in r8 r9, r10 r11, r12 r0;
  * both bytes into the low halfword of `into`, r3 scratch. */
@@ -497,7 +513,7 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs(
  * r1 w, r2 groups (>= 1), r3 count, [sp] tail, [sp, #4] out0, [sp, #8] out1 (halfword
  * aligned).  The groups loop is unrolled 4 times and entered part-way for groups % 4
  * (each group is 12 32-bit instructions, 48 bytes: the entry is computed once).  No sums
- * go through memory; about 31 instructions per pair besides its MACs. */
+ * go through memory; about 27 instructions per pair besides its MACs. */
 __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant(
     const int16_t *pair CMSIS_IN_ASM, const int16_t *w CMSIS_IN_ASM,
     int32_t groups CMSIS_IN_ASM, int32_t count CMSIS_IN_ASM, const int32_t *tail CMSIS_IN_ASM,
@@ -505,34 +521,30 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant(
   __asm__ volatile(
       "push {r4-r11, lr}\n\t"
       "ldr lr, [sp, #36]\n\t"
-      "add r3, lr, r3, lsl #5\n\t"  /* the tail's end */
-      "rsb r12, r2, #0\n\t"
-      "and r12, r12, #3\n\t"        /* groups skipped in the first pass */
+      "add r12, lr, r3, lsl #5\n\t" /* the tail's end */
+      "rsb r3, r2, #0\n\t"
+      "and r3, r3, #3\n\t"          /* groups skipped in the first pass */
       "add r2, r2, #3\n\t"
       "lsr r2, r2, #2\n\t"          /* passes */
       "adr.w r4, 1f\n\t"           /* the exact address (1: is word aligned too) */
-      "add r12, r12, r12, lsl #1\n\t"
-      "add r12, r4, r12, lsl #4\n\t" /* + 48 bytes per skipped group */
-      "orr r12, r12, #1\n\t"        /* Thumb */
-      "push {r0, r2, r3, r12}\n\t"  /* [sp] pair, #4 passes, #8 tail end, #12 entry;
+      "add r3, r3, r3, lsl #1\n\t"
+      "add r3, r4, r3, lsl #4\n\t"  /* + 48 bytes per skipped group */
+      "orr r3, r3, #1\n\t"          /* Thumb */
+      "push {r0, r2, r3, r12}\n\t"  /* [sp] pair, #4 passes, #8 entry, #12 tail end;
                                        #52 tail, #56 out0, #60 out1 */
       "4:\n\t"                      /* lr: this pair's tail */
+      "ldrd r6, r7, [lr]\n\t"      /* both pixels' sums start at the folded a, b */
       "ldrd r4, r5, [lr], #8\n\t"
-      "str lr, [sp, #52]\n\t"
-      "mov r6, r4\n\t"
-      "mov r7, r5\n\t"
-      "ldrd r0, r2, [sp]\n\t"
-      "ldr r12, [sp, #12]\n\t"
+      "ldm sp, {r0, r2, r12}\n\t"  /* pair, passes, entry */
       "bx r12\n\t"
       ".p2align 2\n\t"             /* a 16-bit ADR would round an unaligned label */
       "1:\n\t"
-      CMSIS_DOT_2X2_WIDE_GROUP
-      CMSIS_DOT_2X2_WIDE_GROUP
-      CMSIS_DOT_2X2_WIDE_GROUP
-      CMSIS_DOT_2X2_WIDE_GROUP
+      CMSIS_DOT_2X2_WIDE_GROUP_R3
+      CMSIS_DOT_2X2_WIDE_GROUP_R3
+      CMSIS_DOT_2X2_WIDE_GROUP_R3
+      CMSIS_DOT_2X2_WIDE_GROUP_R3
       "subs r2, r2, #1\n\t"
       "bne 1b\n\t"
-      "ldr lr, [sp, #52]\n\t"
       "ldmia lr!, {r0, r8-r12}\n\t" /* the next pair's tail */
       CMSIS_PAIR_REQUANT("r4", "r5", "r2")
       CMSIS_PAIR_REQUANT("r6", "r7", "r4")
@@ -540,10 +552,61 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant(
       "strh r2, [r6], #2\n\t"
       "strh r4, [r7], #2\n\t"
       "strd r6, r7, [sp, #56]\n\t"
-      "ldr r3, [sp, #8]\n\t"
+      "ldr r3, [sp, #12]\n\t"
       "cmp lr, r3\n\t"
       "bne 4b\n\t"
       "add sp, sp, #16\n\t"
+      "pop {r4-r11, pc}\n\t");
+}
+
+/* One group of 4 inputs of cmsis_dot_pairs_requant1: the first pixel's widened words of the
+ * pair (the second's skipped) in r8, r9, channel a's and b's weight words into r4, r5. */
+#define CMSIS_DOT_1X2_WIDE_GROUP                                                           \
+  "ldrd r8, r9, [r0], #16\n\t"                                                           \
+  "ldrd r10, r11, [r1], #8\n\t"                                                          \
+  "smlad r4, r10, r8, r4\n\t"                                                            \
+  "smlad r4, r11, r9, r4\n\t"                                                            \
+  "ldrd r10, r11, [r1], #8\n\t"                                                          \
+  "smlad r5, r10, r8, r5\n\t"                                                            \
+  "smlad r5, r11, r9, r5\n\t"
+
+/* cmsis_dot_pairs_requant for one pixel (an odd last one): the first pixel of the pair
+ * widened by cmsis_widen_pair (its second pixel's words are not read), `count` (>= 1)
+ * channel pairs of the same layout and tail, channel 2j's and 2j+1's bytes to out[2j..].
+ * Arguments: r0 pair, r1 w, r2 groups (>= 1), r3 count, [sp] tail, [sp, #4] out (halfword
+ * aligned).  8 MACs in 7 instructions, about 20 per pair besides them: half the work of
+ * the two-pixel call rather than all of it. */
+__attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant1(
+    const int16_t *pair CMSIS_IN_ASM, const int16_t *w CMSIS_IN_ASM,
+    int32_t groups CMSIS_IN_ASM, int32_t count CMSIS_IN_ASM, const int32_t *tail CMSIS_IN_ASM,
+    int8_t *out CMSIS_IN_ASM) {
+  __asm__ volatile(
+      "push {r4-r11, lr}\n\t"
+      "ldr lr, [sp, #36]\n\t"       /* tail */
+      "ldr r6, [sp, #40]\n\t"       /* out */
+      "add r7, lr, r3, lsl #5\n\t"  /* the tail's end */
+      "push {r0, r2}\n\t"           /* [sp] pair, [sp, #4] groups */
+      "4:\n\t"
+      "ldrd r4, r5, [lr], #8\n\t"
+      "ldrd r0, r2, [sp]\n\t"
+      "tst r2, #1\n\t"
+      "beq 2f\n\t"
+      CMSIS_DOT_1X2_WIDE_GROUP
+      "2:\n\t"
+      "lsrs r2, r2, #1\n\t"
+      "beq 3f\n\t"
+      "1:\n\t"
+      CMSIS_DOT_1X2_WIDE_GROUP
+      CMSIS_DOT_1X2_WIDE_GROUP
+      "subs r2, r2, #1\n\t"
+      "bne 1b\n\t"
+      "3:\n\t"
+      "ldmia lr!, {r0, r8-r12}\n\t" /* the pair's requantisation */
+      CMSIS_PAIR_REQUANT("r4", "r5", "r2")
+      "strh r2, [r6], #2\n\t"
+      "cmp lr, r7\n\t"
+      "bne 4b\n\t"
+      "add sp, sp, #8\n\t"
       "pop {r4-r11, pc}\n\t");
 }
 

@@ -602,8 +602,11 @@ static inline __attribute__((always_inline)) void pairs_requantized_with(
     const int32_t two = pixel + 1 < pixels;
     int8_t *out0 = job->output + pixel * stride;
     widen_pixels(job, pixel, two, pair, direct);
-    cmsis_dot_pairs_requant(pair, job->pairs, groups, count, job->tail, out0,
-                            two ? out0 + stride : out0);
+    if (two) {
+      cmsis_dot_pairs_requant(pair, job->pairs, groups, count, job->tail, out0, out0 + stride);
+    } else { /* an odd last pixel: once, not twice */
+      cmsis_dot_pairs_requant1(pair, job->pairs, groups, count, job->tail, out0);
+    }
   }
 }
 
