@@ -220,13 +220,18 @@ const uint8_t *tflm_opt_string(const tflm_node_t *node, int32_t field, uint32_t 
 /* Logs "op <index>: <message>" through DebugLog when messages are compiled in. */
 void tflm_kernel_log(tflm_context_t *ctx, const tflm_node_t *node, const char *message);
 
-/* Returns status from the calling kernel function when cond is false, logging why. */
-#define TFLM_KERNEL_CHECK(ctx, node, cond, status)        \
-  do {                                                    \
-    if (!(cond)) {                                        \
-      tflm_kernel_log((ctx), (node), "check failed: " #cond); \
-      return (status);                                    \
-    }                                                     \
+/* Logs "op <index>: check failed (line <line>)": the source line of the failed check. */
+void tflm_kernel_check_failed(tflm_context_t *ctx, const tflm_node_t *node, int32_t line);
+
+/* Returns status from the calling kernel function when cond is false, logging where.  The
+ * condition's text is not kept: on chips whose constants sit in RAM (AVR) the 400-odd
+ * conditions' texts took 2 KB of an 8 KB part. */
+#define TFLM_KERNEL_CHECK(ctx, node, cond, status)                 \
+  do {                                                             \
+    if (!(cond)) {                                                 \
+      tflm_kernel_check_failed((ctx), (node), (int32_t)__LINE__);  \
+      return (status);                                             \
+    }                                                              \
   } while (0)
 
 /* Returns the status of `call` from the calling kernel function unless it is TFLM_OK (the

@@ -308,6 +308,16 @@ const uint8_t *tflm_opt_string(const tflm_node_t *node, int32_t field, uint32_t 
   return string + 4;
 }
 
+void tflm_kernel_check_failed(tflm_context_t *ctx, const tflm_node_t *node, int32_t line) {
+  (void)ctx;
+#ifndef TFLM_NO_MESSAGES
+  tflm_printf("tflm: op %d: check failed (line %d)\n", (int)node->index, (int)line);
+#else
+  (void)node;
+  (void)line;
+#endif
+}
+
 void tflm_kernel_log(tflm_context_t *ctx, const tflm_node_t *node, const char *message) {
   (void)ctx;
 #ifndef TFLM_NO_MESSAGES
