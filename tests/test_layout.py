@@ -329,10 +329,9 @@ def test_depthwise_layout_bit_exact_on_board(target):
     cmsis_cases.compare(result.outputs, model, inputs, cases)
 
 
-def depthwise_record_edit(edit_record):
-    """(ours on the host, expected) for the depthwise model whose first record went through
+def record_edit(model: bytes, inputs, cases, edit_record):
+    """(ours on the host, expected) for `model` whose first layout record went through
     edit_record(words, start) (start: the index of its kind in the layout words)."""
-    model, inputs, cases, _ = depthwise_model(0)
     device = device_model(model, cmsis_cases.TAGS)[0]
 
     def edit(words):
@@ -341,6 +340,11 @@ def depthwise_record_edit(edit_record):
 
     ours = host.run_model(with_layout_words(device, edit), inputs, cmsis_cases.TAGS)
     return ours, run_tflm(model, inputs, len(cases))
+
+
+def depthwise_record_edit(edit_record):
+    model, inputs, cases, _ = depthwise_model(0)
+    return record_edit(model, inputs, cases, edit_record)
 
 
 def test_depthwise_kernel_reads_the_record():
@@ -430,17 +434,7 @@ def test_one_channel_depthwise_bit_exact_on_board(target):
 
 
 def one_channel_record_edit(edit_record):
-    """(ours on the host, expected) for one_channel_model(0) whose first record went through
-    edit_record(words, start) (start: the index of its kind in the layout words)."""
-    model, inputs, cases = one_channel_model(0)
-    device = device_model(model, cmsis_cases.TAGS)[0]
-
-    def edit(words):
-        edit_record(words, words[2] + 1)
-        return words
-
-    ours = host.run_model(with_layout_words(device, edit), inputs, cmsis_cases.TAGS)
-    return ours, run_tflm(model, inputs, len(cases))
+    return record_edit(*one_channel_model(0), edit_record)
 
 
 def test_one_channel_kernel_reads_the_record():
