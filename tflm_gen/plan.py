@@ -375,6 +375,11 @@ def _search(buffers: list[Buffer], bound: int, best: int, node_limit: int) -> li
     return found
 
 
+def _planned_bytes(tensors: list[ir.Tensor], tiles: dict[int, int], t: int) -> int:
+    """The head bytes of tensor t: its tile's within a patch stage, else its own."""
+    return aligned(tiles.get(t, ir.tensor_bytes(tensors[t])))
+
+
 def head_buffers(model: ir.Model, lifetimes: dict[int, tuple[int, int]], overlaps: bool = True,
                  backward: bool = True, stage=None) -> list[Buffer]:
     """The buffers to place (tensors that share bytes grouped), with their partial
@@ -384,7 +389,7 @@ def head_buffers(model: ir.Model, lifetimes: dict[int, tuple[int, int]], overlap
     buffers = []
     for group in _merge_tiles(share_buffers(model, lifetimes), stage):
         spans = [lifetimes[t] for t in group]
-        size = max(aligned(tiles.get(t, ir.tensor_bytes(tensors[t]))) for t in group)
+        size = max(_planned_bytes(tensors, tiles, t) for t in group)
         buffers.append(Buffer(group, size, min(s[0] for s in spans), max(s[1] for s in spans)))
     if overlaps:
         add_partial_overlaps(model, buffers, backward, stage)
@@ -423,7 +428,7 @@ def make_plan(model: ir.Model, trials: int = ORDER_TRIALS, overlaps: bool = True
             best_head = max(o + b.size for o, b in zip(better, buffers))
     for buffer, offset in zip(buffers, best_offsets):
         buffer.offset = offset
-    separate = [Buffer([t], aligned(tiles.get(t, ir.tensor_bytes(tensors[t]))), *lifetimes[t]) for t in lifetimes]
+    separate = [Buffer([t], _planned_bytes(tensors, tiles, t), *lifetimes[t]) for t in lifetimes]
     return Plan(buffers, best_head or 0, _peak(separate), frozenset(tiles))
 
 
