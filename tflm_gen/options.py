@@ -60,7 +60,6 @@ def compress_option():
                              "a block of channels at a time (`inspect` shows each coding)")
 
 
-
 def target_choice(*extra: str) -> click.Choice:
     """The project targets (plus `extra` names such as `host`) as a click choice."""
     return click.Choice([*extra, *list_targets()])
