@@ -160,9 +160,7 @@ def test_layout_layers_bit_exact_on_host(seed):
 def test_layout_layers_bit_exact_on_board(target):
     cmsis_cases.need_board(target)
     model, inputs, cases = layout_model(0)
-    result = qemu.run_on_target(model, target, inputs, cmsis_cases.TAGS)
-    assert result.matches_host, result.stdout
-    cmsis_cases.compare(result.outputs, model, inputs, cases)
+    cmsis_cases.compare_on_board(target, model, inputs, cases)
 
 
 def test_requant_tail_layers_bit_exact_on_host():
@@ -176,9 +174,7 @@ def test_requant_tail_layers_bit_exact_on_host():
 def test_requant_tail_layers_bit_exact_on_board(target):
     cmsis_cases.need_board(target)
     model, inputs, cases = layout_model(0, REQUANT_LAYERS, requant_tail=True)
-    result = qemu.run_on_target(model, target, inputs, cmsis_cases.TAGS)
-    assert result.matches_host, result.stdout
-    cmsis_cases.compare(result.outputs, model, inputs, cases)
+    cmsis_cases.compare_on_board(target, model, inputs, cases)
 
 
 # Odd pixel counts, whose last pixel runs alone (cmsis_dot_pairs_requant1): (kernel, input
@@ -217,9 +213,7 @@ def test_odd_pixel_counts_bit_exact_on_host():
 def test_odd_pixel_counts_bit_exact_on_m4():
     cmsis_cases.need_board("qemu-cortex-m4")
     model, inputs, cases = odd_pixel_model()
-    result = qemu.run_on_target(model, "qemu-cortex-m4", inputs, cmsis_cases.TAGS)
-    assert result.matches_host, result.stdout
-    cmsis_cases.compare(result.outputs, model, inputs, cases)
+    cmsis_cases.compare_on_board("qemu-cortex-m4", model, inputs, cases)
 
 
 def first_tail(words) -> int:
@@ -324,9 +318,7 @@ def test_depthwise_layout_bit_exact_on_host(seed):
 def test_depthwise_layout_bit_exact_on_board(target):
     cmsis_cases.need_board(target)
     model, inputs, cases, _ = depthwise_model(0)
-    result = qemu.run_on_target(model, target, inputs, cmsis_cases.TAGS)
-    assert result.matches_host, result.stdout
-    cmsis_cases.compare(result.outputs, model, inputs, cases)
+    cmsis_cases.compare_on_board(target, model, inputs, cases)
 
 
 def record_edit(model: bytes, inputs, cases, edit_record):
@@ -428,9 +420,7 @@ def test_one_channel_depthwise_bit_exact_on_host(seed):
 def test_one_channel_depthwise_bit_exact_on_board(target):
     cmsis_cases.need_board(target)
     model, inputs, cases = one_channel_model(0)
-    result = qemu.run_on_target(model, target, inputs, cmsis_cases.TAGS)
-    assert result.matches_host, result.stdout
-    cmsis_cases.compare(result.outputs, model, inputs, cases)
+    cmsis_cases.compare_on_board(target, model, inputs, cases)
 
 
 def one_channel_record_edit(edit_record):

@@ -18,7 +18,7 @@ import test_ops_fully_connected as fc_cases
 from op_oracle import assert_informative, run_tflm
 from test_layout import records, with_layout_words
 
-from tflm_gen import host, qemu
+from tflm_gen import host
 from tflm_gen.layout import FC_INT16_QUADS, layout_words
 from tflm_gen.model.builder import ModelBuilder
 from tflm_gen.model.reader import read_model
@@ -64,9 +64,7 @@ def test_fc_layout_bit_exact_on_host():
 def test_fc_layout_bit_exact_on_board():
     cmsis_cases.need_board("qemu-cortex-m4")
     model, inputs, cases = fc_model(1)
-    result = qemu.run_on_target(model, "qemu-cortex-m4", inputs, cmsis_cases.TAGS)
-    assert result.matches_host, result.stdout
-    cmsis_cases.compare(result.outputs, model, inputs, cases)
+    cmsis_cases.compare_on_board("qemu-cortex-m4", model, inputs, cases)
 
 
 def _edited(words, word: int, change: int):
