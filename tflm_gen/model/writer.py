@@ -1,12 +1,20 @@
-"""Write the IR back to a .tflite flatbuffer ("TFL3"), constant data aligned for in-place use."""
+"""Write the IR back to a .tflite flatbuffer ("TFL3"), constant data aligned for in-place use.
+
+Numeric vectors of tensors, their quantisation and operators are written once per distinct
+content and shared by every table that holds the same values (flatbuffer offsets may point
+to one object from many places, as shared strings do): per-channel zero points (int64, all
+zero for int8 weights and shared by a filter and its bias) were two thirds of what a model
+keeps besides its buffers, and tensor shapes repeat from one op to the next.
+"""
 
 from __future__ import annotations
 
 import flatbuffers
+import numpy as np
 import tflite
 
 from tflm_gen.model import ir
-from tflm_gen.model.flatbuf import aligned_bytes, offset_vector, write_table
+from tflm_gen.model.flatbuf import aligned_bytes, fields_of, offset_vector, write_table
 
 BUFFER_ALIGNMENT = 16  # TFLM reads weights in place; SIMD kernels want 16-byte alignment
 OPERATOR_CODES = {
@@ -22,7 +30,8 @@ def write_model(model: ir.Model) -> bytes:
     code_index = {code: index for index, code in enumerate(codes)}
     # Buffers first: written early they sit at the end of the file, after the small tables.
     buffers = [_buffer(builder, buffer) for buffer in model.buffers]
-    subgraphs = [_subgraph(builder, graph, code_index) for graph in model.subgraphs]
+    shared = _SharedVectors(builder)
+    subgraphs = [_subgraph(builder, graph, code_index, shared) for graph in model.subgraphs]
     values = {
         "version": model.version,
         "operator_codes": [_operator_code(code) for code in codes],
@@ -38,6 +47,32 @@ def write_model(model: ir.Model) -> bytes:
     root = write_table(builder, tflite.Model, values, prebuilt)
     builder.Finish(root, file_identifier=b"TFL3")
     return bytes(builder.Output())
+
+
+class _SharedVectors:
+    """Writes each distinct numeric vector once and hands out its offset again after."""
+
+    def __init__(self, builder: flatbuffers.Builder):
+        self.builder = builder
+        self.written: dict[tuple[str, bytes], int] = {}
+
+    def vector(self, values, dtype: str) -> int:
+        if isinstance(values, (bytes, bytearray)):
+            values = np.frombuffer(values, np.uint8)
+        array = np.asarray(values, dtype=dtype).reshape(-1)
+        key = (dtype, array.tobytes())
+        if key not in self.written:
+            self.written[key] = self.builder.CreateNumpyVector(array)
+        return self.written[key]
+
+    def table(self, cls: type, values: dict, prebuilt: dict | None = None) -> int:
+        """write_table with every numeric vector field taken from (or added to) the pool."""
+        prebuilt = dict(prebuilt or {})
+        for field in fields_of(cls):
+            value = values.get(field.name)
+            if field.kind == "vector" and field.name not in prebuilt and value is not None:
+                prebuilt[field.name] = self.vector(value, field.dtype)
+        return write_table(self.builder, cls, values, prebuilt)
 
 
 def _buffer(builder: flatbuffers.Builder, buffer: ir.Buffer) -> int:
@@ -73,30 +108,31 @@ def _signature(item: ir.SignatureDef) -> dict:
     }
 
 
-def _subgraph(builder: flatbuffers.Builder, graph: ir.SubGraph, code_index: dict) -> int:
-    operators = [_operator(builder, op, code_index) for op in graph.operators]
-    values = {
-        "tensors": [_tensor(tensor) for tensor in graph.tensors],
-        "inputs": graph.inputs,
-        "outputs": graph.outputs,
-        "name": graph.name or None,
-    }
-    prebuilt = {"operators": offset_vector(builder, operators)}
+def _subgraph(builder: flatbuffers.Builder, graph: ir.SubGraph, code_index: dict,
+              shared: _SharedVectors) -> int:
+    operators = [_operator(builder, op, code_index, shared) for op in graph.operators]
+    tensors = [_tensor(tensor, shared) for tensor in graph.tensors]
+    values = {"inputs": graph.inputs, "outputs": graph.outputs, "name": graph.name or None}
+    prebuilt = {"operators": offset_vector(builder, operators),
+                "tensors": offset_vector(builder, tensors)}
     return write_table(builder, tflite.SubGraph, values, prebuilt)
 
 
-def _tensor(tensor: ir.Tensor) -> dict:
+def _tensor(tensor: ir.Tensor, shared: _SharedVectors) -> int:
     quant = tensor.quantization
-    return {
+    prebuilt = {}
+    if quant is not None:
+        prebuilt["quantization"] = shared.table(tflite.QuantizationParameters, vars(quant))
+    values = {
         "shape": tensor.shape,
         "type": tensor.type_code,
         "buffer": tensor.buffer,
         "name": tensor.name,
-        "quantization": None if quant is None else vars(quant),
         "is_variable": tensor.is_variable,
         "shape_signature": tensor.shape_signature,
         "has_rank": tensor.has_rank,
     }
+    return shared.table(tflite.Tensor, values, prebuilt)
 
 
 def _options(builder: flatbuffers.Builder, type_name: str, options: dict) -> dict:
@@ -105,7 +141,8 @@ def _options(builder: flatbuffers.Builder, type_name: str, options: dict) -> dic
     return {"offset": write_table(builder, getattr(tflite, type_name), options)}
 
 
-def _operator(builder: flatbuffers.Builder, op: ir.Operator, code_index: dict) -> int:
+def _operator(builder: flatbuffers.Builder, op: ir.Operator, code_index: dict,
+              shared: _SharedVectors) -> int:
     prebuilt = {}
     options = _options(builder, op.builtin_options_type, op.builtin_options)
     if options:
@@ -124,4 +161,4 @@ def _operator(builder: flatbuffers.Builder, op: ir.Operator, code_index: dict) -
         "mutating_variable_inputs": op.mutating_variable_inputs or None,
         "intermediates": op.intermediates or None,
     }
-    return write_table(builder, tflite.Operator, values, prebuilt)
+    return shared.table(tflite.Operator, values, prebuilt)
