@@ -6,6 +6,7 @@ section; the C loader refuses a weight array too short or an offset past its end
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import struct
 import subprocess
@@ -13,7 +14,7 @@ import subprocess
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import STRICT, corpus_path, need_tool
+from conftest import REPO_ROOT, STRICT, corpus_path, need_corpus, need_tool
 from op_oracle import assert_bit_exact, run_tflm
 from test_runtime_c import run_sanitized
 
@@ -86,6 +87,31 @@ def test_the_joined_model_is_a_tflite_litert_runs():
     joined = Oracle(separate(device).joined(), "litert").run(inputs)
     for got, expected in zip(joined, Oracle(device, "litert").run(inputs), strict=True):
         assert_bit_exact(got, expected)
+
+
+def test_a_filter_and_its_bias_share_one_zero_point_vector():
+    """The writer puts each distinct numeric vector once (tflm_gen/model/writer.py): a
+    per-channel filter and its bias hold the same C int64 zeros, written once."""
+    device = _device("kws_ref_model.tflite")
+    graph = read_model(device).subgraphs[0]
+    conv = next(op for op in graph.operators if op.opcode == "CONV_2D")
+    filter_, bias = (graph.tensors[index] for index in conv.inputs[1:3])
+    channels = len(filter_.quantization.zero_point)
+    assert channels > 1 and bias.quantization.zero_point == filter_.quantization.zero_point
+    vector = struct.pack("<I", channels) + bytes(8 * channels)
+    assert device.count(vector) == 1
+    assert separate(device).mini.count(vector) == 1
+
+
+def test_the_mini_flatbuffer_saves_three_quarters_on_average_over_the_int8_corpus():
+    """Issue 15's goal (the paper's average), reference kernels' device models."""
+    spec = importlib.util.spec_from_file_location("weights_table",
+                                                  REPO_ROOT / "benchmarks" / "weights_table.py")
+    table = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(table)
+    savings = [split["saving"] for split in table.summaries((), need_corpus()).values()]
+    assert len(savings) >= 5
+    assert sum(savings) / len(savings) >= 0.75
 
 
 def _init_status(interpreter: HostInterpreter, mini: bytes, weights: bytes | None,
