@@ -16,8 +16,8 @@ as large as the weights they derive from; the runtime reads metadata words throu
 `tflm_model_at` wherever they lie.  The mini flatbuffer keeps the operators, tensors
 (shapes, types, scales and zero points), the offline memory plan (TFLM reads it only as
 inline data) and any other metadata (e.g. a compression record); it drops what no runtime
-reads: tensor names, quantisation min/max, the description, signatures and the converter's
-metadata notes.  Buffer bytes are moved as they are, never interpreted, so a compressed
+reads: tensor and subgraph names, quantisation min/max, the description, signatures and the
+converter's metadata notes.  Buffer bytes are moved as they are, never interpreted, so a compressed
 buffer (a coded stream) moves like any other: compress first, then separate.
 
 LiteRT runs `joined()` bit-exact with the device model; the installed tflite-micro
@@ -102,7 +102,7 @@ def _blob(model: ir.Model, indices: list[int]) -> tuple[bytes, tuple[WeightBuffe
 
 
 def _structure(model: ir.Model) -> ir.Model:
-    """A copy without what no runtime reads: tensor names, quantisation min/max (the
+    """A copy without what no runtime reads: tensor and subgraph names, quantisation min/max (the
     converter's calibration ranges), the description, signatures and the converter's
     metadata notes.  The typed API, `run`'s output names and `verify --per-op` take names
     and signatures from the device model, never from the mini one."""
@@ -115,6 +115,7 @@ def _structure(model: ir.Model) -> ir.Model:
     mini.metadata = [(name, index) for name, index in mini.metadata
                      if name not in CONVERTER_METADATA]
     for graph in mini.subgraphs:
+        graph.name = ""
         for tensor in graph.tensors:
             tensor.name = ""
             if tensor.quantization is not None:

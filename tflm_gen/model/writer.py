@@ -121,13 +121,14 @@ def _subgraph(builder: flatbuffers.Builder, graph: ir.SubGraph, code_index: dict
 def _tensor(tensor: ir.Tensor, shared: _SharedVectors) -> int:
     quant = tensor.quantization
     prebuilt = {}
-    if quant is not None:
-        prebuilt["quantization"] = shared.table(tflite.QuantizationParameters, vars(quant))
+    if quant is not None:  # an empty list reads back as an absent vector: leave it out
+        fields = {key: value for key, value in vars(quant).items() if value != []}
+        prebuilt["quantization"] = shared.table(tflite.QuantizationParameters, fields)
     values = {
         "shape": tensor.shape,
         "type": tensor.type_code,
         "buffer": tensor.buffer,
-        "name": tensor.name,
+        "name": tensor.name or None,  # absent reads back as ""
         "is_variable": tensor.is_variable,
         "shape_signature": tensor.shape_signature,
         "has_rank": tensor.has_rank,
