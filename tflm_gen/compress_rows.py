@@ -27,8 +27,8 @@ keeps the literals as bytes needs at least the gaps' entropy, 3.31 bits per non-
 (28.3%); a flat Rice (k = 2) coding of the gaps reaches 29.1% but costs a bit-serial decode
 per token.  On the Cortex-M4 the groups of 4 tokens alone (23 instructions with the loop)
 take 308 k instructions against 271 k for the whole plain invoke (FC_INT16_QUADS: 13 per
-16 MACs), so this format cannot come within 10% of it; the values' entropy (3.7-5.9 bits per tensor) is
-what a smaller coding would have to exploit.
+16 MACs), so this format cannot come within 10% of it; the values' entropy (3.7-5.9 bits
+per tensor) is what a smaller coding would have to exploit.
 """
 
 from __future__ import annotations
