@@ -42,6 +42,7 @@
 #include "cmsis_simd.h"
 #include "conv_common.h"
 #include "conv_hybrid.h"
+#include "depthwise_mve.h"
 #include "depthwise_reference.h"
 #include "tflm_decode.h"
 #include "tflm_kernel.h"
@@ -1241,6 +1242,15 @@ static tflm_status_t run_int8(tflm_context_t *ctx, const tflm_weighted_call_t *c
     return tflm_weighted_decoded(ctx, call, p->decode_scratch, p->output_c,
                                  p->filter_h * p->filter_w, dw_block);
   }
+#if defined(CMSIS_MVE)
+  if (!tflm_starts_inside(call->data.input, (size_t)p->batches * p->input_h * p->input_w *
+                                                p->input_c, call->data.output) &&
+      dw_mve_fits(p, &call->requant, call->data.filter)) {
+    dw_mve_run(p, &call->requant, call->data.bias, call->data.input, call->data.filter,
+               call->data.output);
+    return TFLM_OK;
+  }
+#endif
   job_of(call, &job);
   job.pairs = find_layout(ctx, call->node, &job);
 #if !defined(CMSIS_MVE)
