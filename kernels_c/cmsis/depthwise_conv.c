@@ -1243,11 +1243,9 @@ static tflm_status_t run_int8(tflm_context_t *ctx, const tflm_weighted_call_t *c
                                  p->filter_h * p->filter_w, dw_block);
   }
 #if defined(CMSIS_MVE)
-  if (!tflm_starts_inside(call->data.input, (size_t)p->batches * p->input_h * p->input_w *
-                                                p->input_c, call->data.output) &&
-      dw_mve_fits(p, &call->requant, call->data.filter)) {
-    dw_mve_run(p, &call->requant, call->data.bias, call->data.input, call->data.filter,
-               call->data.output);
+  if (dw_mve_fits(p, &call->requant, call->data.filter) &&
+      dw_mve_run(p, &call->requant, call->data.bias, call->data.input, call->data.filter,
+                 call->data.output)) {
     return TFLM_OK;
   }
 #endif
