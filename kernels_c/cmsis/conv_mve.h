@@ -55,8 +55,8 @@ static void conv_mve_prepare(const int32_t *folded, const tflm_requant_t *requan
   "add %[w2], %[w], %[k]\n\t"                                                               \
   SECOND                                                                                    \
   "add %[w], %[w2], %[k]\n\t"                                                               \
-  "vmov q4[2], q4[0], %[c], %[a]\n\t"                                                       \
-  "vmov q4[3], q4[1], %[d], %[b]\n\t"                                                       \
+  "vmov q4[2], q4[0], %[a], %[c]\n\t"                                                       \
+  "vmov q4[3], q4[1], %[b], %[d]\n\t"                                                       \
   "vldrw.32 q5, [%[prm]], #16\n\t"                                                          \
   "vshl.s32 q4, q4, q5\n\t"                                                                 \
   "vldrw.32 q5, [%[prm]], #16\n\t"                                                          \
