@@ -172,6 +172,14 @@ static int32_t conv_mve_pairs(const cmsis_conv_job_t *job, int32_t pixels) {
                            job->p->act_min, job->p->act_min, job->p->act_max, job->p->act_max,
                            job->p->act_max, job->p->act_max};
   int32_t first, pixel;
+  {
+    /* Patches of two blocks only when the output does not overlap the input (the planner's
+     * partial overlap, tflm_gen/overlap.py): vww's first layer came out wrong there and the
+     * cause is not found yet; its one-block twin and this path elsewhere are checked. */
+    const tflm_conv_params_t *p = job->p;
+    const int8_t *in_end = job->image + p->input_h * p->input_w * p->input_c;
+    if (k > 16 && job->output < in_end && job->image < job->output + pixels * stride) return 0;
+  }
   for (first = 0; first < cout; first += CONV_MVE_CHUNK) {
     const int32_t count = cout - first < CONV_MVE_CHUNK ? cout - first : CONV_MVE_CHUNK;
     conv_mve_prepare(job->folded, &job->requant, first, count, prm);

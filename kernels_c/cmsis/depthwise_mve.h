@@ -280,11 +280,12 @@ static void dw_mve_row(const tflm_conv_params_t *p, const int8_t *image, int32_t
   for (ox += per - 1; ox >= 0; --ox) dw_mve_copied(p, image, oy, ox, count, b, out + ox * C);
 }
 
-/* The node (dw_mve_fits).  When the output starts inside the input (the planner's overlap,
- * tflm_starts_inside) a whole number of pixels after it, each block walks its pixels last
- * first: a block's stores land on its own channels of input pixels no later pass of the
- * block reads (the reference walk's reason, channel by channel), and on no channel another
- * block reads.  Returns 0 (nothing written) when the overlap is otherwise. */
+/* The node (dw_mve_fits).  When the output overlaps the input (the planner's overlaps:
+ * tflm_gen/overlap.py, tflm_starts_inside) a whole number of pixels away, each block walks
+ * its pixels in the reference's order (last first when the output starts inside the input):
+ * a block's stores land on its own channels of input pixels no later pass of the block
+ * reads (the reference walk's reason, channel by channel), and on no channel another block
+ * reads.  Returns 0 (nothing written) when the overlap is otherwise. */
 static int32_t dw_mve_run(const tflm_conv_params_t *p, const tflm_requant_t *requant,
                           const int32_t *bias, const int8_t *input, const int8_t *filter,
                           int8_t *output) {
@@ -294,7 +295,9 @@ static int32_t dw_mve_run(const tflm_conv_params_t *p, const tflm_requant_t *req
   const int32_t backward = tflm_starts_inside(input, (size_t)p->batches * (size_t)image, output);
   dw_mve_block_t block;
   int32_t n, c, oy;
-  if (backward && (p->batches != 1 || (output - input) % p->input_c != 0)) return 0;
+  const int32_t overlap = output < input + (size_t)p->batches * (size_t)image &&
+                          input < output + (size_t)p->batches * (size_t)pixels;
+  if (overlap && (p->batches != 1 || (output - input) % p->input_c != 0)) return 0;
   for (c = 0; c < p->output_c; c += 16) {
     const int32_t count = p->output_c - c < 16 ? p->output_c - c : 16;
     dw_mve_setup(p, requant, bias, filter, c, count, repeat, &block);
