@@ -353,7 +353,9 @@ static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
   const uint32x4_t rows = vmulq_n_u32(vidupq_n_u32(0u, 1), (uint32_t)stride);
   const int8_t *patches[4];
   int32_t pixel = 0, oc, j;
+#if defined(CONV_MVE_ASM)
   if (job->folded != NULL && k <= 32 && (cout & 1) == 0) pixel = conv_mve_pairs(job, pixels);
+#endif
   for (; pixel < pixels; pixel += 4) {
     const int32_t count = pixels - pixel < 4 ? pixels - pixel : 4;
     const mve_pred16_t store = vctp32q((uint32_t)count);

@@ -17,7 +17,10 @@
 
 #include "cmsis_simd.h"
 
-#if defined(CMSIS_MVE)
+/* Assembly with 12 register operands: an unoptimised build (frame pointer kept, -O0) cannot
+ * give them, and runs conv.c's own MVE loops. */
+#if defined(CMSIS_MVE) && defined(__OPTIMIZE__)
+#define CONV_MVE_ASM 1
 
 /* Channels whose parameters are prepared at a time (16 pairs, 896 bytes of stack). */
 #define CONV_MVE_CHUNK 32
@@ -100,6 +103,13 @@ static void conv_mve_prepare(const int32_t *folded, const tflm_requant_t *requan
   "vmladava.s8 %[c], q1, q5\n\t"                                                            \
   "vmladava.s8 %[d], q3, q5\n\t"
 
+/* The operands of both pass loops (12 registers: all gcc can give beside lr). */
+#define CONV_MVE_OPERANDS                                                                   \
+  : [a] "+r"(a), [b] "+r"(b), [c] "+r"(c), [d] "+r"(d), [w2] "=&r"(w2), [w] "+r"(w),          \
+      [prm] "+r"(prm), [out] "+r"(out)                                                      \
+  : [k] "r"(k), [cst] "r"(cst), [offset] "r"(offset)                                        \
+  : "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "lr", "memory"
+
 /* Patches x0, x1 (k <= 32 bytes) against `pairs` channel pairs of rows of k weights from
  * w, requantised into out[c] (pixel 0) and out[stride + c] (pixel 1).  cst: the store
  * offsets {0, stride, 1, stride + 1}, then lo and hi in 4 lanes each.  Not inlined: P0 is
@@ -122,10 +132,7 @@ static __attribute__((noinline)) void conv_mve_pass(const int8_t *x0, const int8
                      "vldrbt.8 q2, [%[b]]\n\t"
                      "vldrw.32 q7, [%[cst]]\n\t"
                      CONV_MVE_LOOP(CONV_MVE_ONE_BLOCK)
-                     : [a] "+r"(a), [b] "+r"(b), [c] "+r"(c), [d] "+r"(d), [w2] "=&r"(w2),
-                       [w] "+r"(w), [prm] "+r"(prm), [out] "+r"(out)
-                     : [k] "r"(k), [cst] "r"(cst), [offset] "r"(offset)
-                     : "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "lr", "memory");
+                     CONV_MVE_OPERANDS);
     return;
   }
   __asm__ volatile(
@@ -137,10 +144,7 @@ static __attribute__((noinline)) void conv_mve_pass(const int8_t *x0, const int8
       "vldrbt.8 q1, [%[a], #16]\n\t"
       "vldrbt.8 q3, [%[b], #16]\n\t"
       CONV_MVE_LOOP(CONV_MVE_TWO_BLOCKS)
-      : [a] "+r"(a), [b] "+r"(b), [c] "+r"(c), [d] "+r"(d), [w2] "=&r"(w2),
-        [w] "+r"(w), [prm] "+r"(prm), [out] "+r"(out)
-      : [k] "r"(k), [cst] "r"(cst), [offset] "r"(offset)
-      : "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "lr", "memory");
+      CONV_MVE_OPERANDS);
 }
 
 /* patch_of, with a window inside the image copied a filter row (at most 16 bytes, else
@@ -192,5 +196,5 @@ static int32_t conv_mve_pairs(const cmsis_conv_job_t *job, int32_t pixels) {
   return pixels & ~1;
 }
 
-#endif /* CMSIS_MVE */
+#endif /* CONV_MVE_ASM */
 #endif /* TFLM_CMSIS_CONV_MVE_H */

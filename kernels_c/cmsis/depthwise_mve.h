@@ -32,7 +32,10 @@
 #include "conv_common.h"
 #include "tflm_quant.h"
 
-#if defined(CMSIS_MVE)
+/* Assembly with 11 register operands: an unoptimised build (frame pointer kept, -O0) cannot
+ * give them, and runs depthwise_conv.c's own MVE loops. */
+#if defined(CMSIS_MVE) && defined(__OPTIMIZE__)
+#define DW_MVE_ASM 1
 
 /* One block of channels, in the lane order of the accumulators (dw_mve_lane). */
 typedef struct {
@@ -312,5 +315,5 @@ static int32_t dw_mve_run(const tflm_conv_params_t *p, const tflm_requant_t *req
   return 1;
 }
 
-#endif /* CMSIS_MVE */
+#endif /* DW_MVE_ASM */
 #endif /* TFLM_CMSIS_DEPTHWISE_MVE_H */
