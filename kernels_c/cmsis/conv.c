@@ -344,14 +344,19 @@ static void long_patches(const cmsis_conv_job_t *job, const int8_t *const patche
   }
 }
 
+#include "conv_mve.h"
+
 static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
   const tflm_conv_params_t *p = job->p;
   const int32_t k = job->patch, cout = job->channels, offset = p->input_offset;
   const int32_t stride = job->stride; /* a local: int8 stores may alias job */
   const uint32x4_t rows = vmulq_n_u32(vidupq_n_u32(0u, 1), (uint32_t)stride);
   const int8_t *patches[4];
-  int32_t pixel, oc, j;
-  for (pixel = 0; pixel < pixels; pixel += 4) {
+  int32_t pixel = 0, oc, j;
+#if defined(CONV_MVE_ASM)
+  if (job->folded != NULL && k <= 32 && (cout & 1) == 0) pixel = conv_mve_pairs(job, pixels);
+#endif
+  for (; pixel < pixels; pixel += 4) {
     const int32_t count = pixels - pixel < 4 ? pixels - pixel : 4;
     const mve_pred16_t store = vctp32q((uint32_t)count);
     int8_t *out = job->output + pixel * stride;

@@ -26,7 +26,10 @@
  * reference's skipped taps), then each block of 4 consecutive output channels sums over the
  * window's taps with its 4 accumulators (started at the bias) in registers, and is
  * requantised at once: with depth multiplier 1 the 4 channels read 4 input channels (one
- * word), with a multiplier divisible by 4 they share one input channel.  Per instruction set
+ * word), with a multiplier divisible by 4 they share one input channel.  On MVE a 3x3 node of
+ * multiplier 1 runs depthwise_mve.h instead (16 channels of int8 pair products per assembly
+ * pass, blocks of channels outermost) unless a weight is -128 or the planner's overlap is not
+ * a whole number of pixels.  Per instruction set
  * (cmsis_simd.h): MVE, for multiplier 1, 16 (or 8) channels per pass widened to int16 lanes,
  * offset added, with widening multiplies into int32 even / odd lanes, then
  * cmsis_mve_requantize (gathered per-channel parameters, scattered bytes), other multipliers
@@ -42,6 +45,7 @@
 #include "cmsis_simd.h"
 #include "conv_common.h"
 #include "conv_hybrid.h"
+#include "depthwise_mve.h"
 #include "depthwise_reference.h"
 #include "tflm_decode.h"
 #include "tflm_kernel.h"
@@ -1241,6 +1245,13 @@ static tflm_status_t run_int8(tflm_context_t *ctx, const tflm_weighted_call_t *c
     return tflm_weighted_decoded(ctx, call, p->decode_scratch, p->output_c,
                                  p->filter_h * p->filter_w, dw_block);
   }
+#if defined(DW_MVE_ASM)
+  if (dw_mve_fits(p, &call->requant, call->data.filter) &&
+      dw_mve_run(p, &call->requant, call->data.bias, call->data.input, call->data.filter,
+                 call->data.output)) {
+    return TFLM_OK;
+  }
+#endif
   job_of(call, &job);
   job.pairs = find_layout(ctx, call->node, &job);
 #if !defined(CMSIS_MVE)
