@@ -62,6 +62,37 @@ static int only_inside(tflm_interpreter_t *it, int32_t t, int32_t reader) {
   return 1;
 }
 
+/* The input of stage operator k the chain feeds: input 0, or a join's input that is the
+ * previous operator's output (its other input being S); -1 when neither. */
+static int32_t chain_input(const tflm_interpreter_t *it, int32_t k) {
+  int32_t n = stage_int(it, 1) + k, previous;
+  if (k == 0) return node_tensor(it, n, 0, 0);
+  previous = node_tensor(it, n - 1, 1, 0);
+  if (node_tensor(it, n, 0, 0) == previous) return previous;
+  return node_tensor(it, n, 0, 1) == previous ? previous : -1;
+}
+
+/* S when stage operator k is a residual join, else -1: the last operator, of exactly two
+ * inputs, input 0 not the chain input, the other input S, with S's and the output's bytes
+ * and heights equal (so a band's output rows are S's same rows). */
+static int32_t join_skip(tflm_interpreter_t *it, int32_t k) {
+  int32_t n = stage_int(it, 1) + k, source = node_tensor(it, stage_int(it, 1), 0, 0);
+  int32_t output = node_tensor(it, n, 1, 0);
+  uint32_t inputs = it->nodes[n].inputs;
+  if (k == 0 || k + 1 != stage_int(it, 2) || inputs == 0 ||
+      tflm_fb_read_u32(it->fb.data + inputs) != 2 || output < 0 ||
+      node_tensor(it, n, 0, 0) == chain_input(it, k)) {
+    return -1;
+  }
+  if (node_tensor(it, n, 0, 0) != source && node_tensor(it, n, 0, 1) != source) return -1;
+  if (tensor_height(it, source) == 0 || tensor_height(it, source) != tensor_height(it, output) ||
+      tflm_model_tensor_bytes(it, tflm_model_tensor(it, source)) !=
+          tflm_model_tensor_bytes(it, tflm_model_tensor(it, output))) {
+    return -1;
+  }
+  return source;
+}
+
 /* The rows of operator k's every step lie inside its tensors and follow on from k - 1. */
 static int steps_valid(tflm_interpreter_t *it, int32_t k, int32_t bands) {
   int32_t n = stage_int(it, 1) + k, b;
@@ -80,6 +111,9 @@ static int steps_valid(tflm_interpreter_t *it, int32_t k, int32_t bands) {
                   step_word(it, b, k - 1, STEP_OUT_ROWS) != in_rows)) {
       return 0;
     }
+    if (join_skip(it, k) >= 0 && (in_start != out_start || in_rows != out_rows || pad != 0)) {
+      return 0; /* a join maps rows one to one */
+    }
   }
   return 1;
 }
@@ -90,8 +124,8 @@ static int link_valid(tflm_interpreter_t *it, int32_t k) {
   uint32_t outputs = it->nodes[n].outputs;
   if (outputs == 0 || tflm_fb_read_u32(it->fb.data + outputs) != 1) return 0;
   if (k == 0) return 1;
-  return node_tensor(it, n, 0, 0) == node_tensor(it, n - 1, 1, 0) &&
-         only_inside(it, node_tensor(it, n, 0, 0), n);
+  if (node_tensor(it, n, 0, 0) != chain_input(it, k) && join_skip(it, k) < 0) return 0;
+  return only_inside(it, chain_input(it, k), n);
 }
 
 tflm_status_t tflm_stage_open(tflm_interpreter_t *it) {
@@ -159,12 +193,13 @@ static void make_band(tflm_interpreter_t *it, int32_t b, int32_t k, int with_dat
                       tflm_band_t *band) {
   int32_t ops = stage_int(it, 2);
   band->node = stage_int(it, 1) + k;
-  band->input = node_tensor(it, band->node, 0, 0);
+  band->input = chain_input(it, k);
   band->output = node_tensor(it, band->node, 1, 0);
+  band->skip = join_skip(it, k);
   band->in_rows = step_word(it, b, k, STEP_IN_ROWS);
   band->out_rows = step_word(it, b, k, STEP_OUT_ROWS);
   band->pad_top = step_word(it, b, k, STEP_PAD_TOP);
-  band->in_data = band->out_data = NULL;
+  band->in_data = band->out_data = band->skip_data = NULL;
   if (!with_data) return;
   band->in_data = (uint8_t *)tflm_model_tensor_data(it, band->input);
   band->out_data = (uint8_t *)tflm_model_tensor_data(it, band->output);
@@ -176,6 +211,10 @@ static void make_band(tflm_interpreter_t *it, int32_t b, int32_t k, int with_dat
   if (k == ops - 1) {
     band->out_data += tflm_model_tensor_bytes(it, tflm_model_tensor(it, band->output)) /
                       (uint32_t)tensor_height(it, band->output) * (uint32_t)step_word(it, b, k, STEP_OUT_START);
+  }
+  if (band->skip >= 0) { /* S's rows of the band's output rows: S is whole */
+    band->skip_data = (uint8_t *)tflm_model_tensor_data(it, band->skip) +
+                      (band->out_data - (uint8_t *)tflm_model_tensor_data(it, band->output));
   }
 }
 
@@ -260,7 +299,10 @@ tflm_status_t tflm_stage_invoke(tflm_interpreter_t *it) {
 void tflm_stage_view(const tflm_interpreter_t *it, int32_t t, tflm_tensor_t *view) {
   const tflm_band_t *band = it->band;
   int32_t rows;
-  if (band == NULL || (t != band->input && t != band->output) || view->ndims != 4) return;
+  if (band == NULL || (t != band->input && t != band->output && t != band->skip) ||
+      view->ndims != 4) {
+    return;
+  }
   rows = t == band->input ? band->in_rows : band->out_rows;
   view->bytes = view->bytes / view->dims[1] * rows;
   view->dims[1] = rows;
@@ -269,6 +311,7 @@ void tflm_stage_view(const tflm_interpreter_t *it, int32_t t, tflm_tensor_t *vie
 
 void *tflm_stage_data(const tflm_interpreter_t *it, int32_t t, void *data) {
   const tflm_band_t *band = it->band;
-  if (band == NULL || (t != band->input && t != band->output)) return data;
+  if (band == NULL || (t != band->input && t != band->output && t != band->skip)) return data;
+  if (t == band->skip) return band->skip_data;
   return t == band->input ? band->in_data : band->out_data;
 }

@@ -4,7 +4,9 @@
  * rows the band needs: the stage input S and output E are whole tensors in the head, each
  * tensor between two stage operators is a tile holding the most rows any band needs.  A
  * kernel is prepared once per distinct (input rows, output rows, top padding) of its
- * bands and reads the band's top padding through tflm_node_band_pad.
+ * bands and reads the band's top padding through tflm_node_band_pad.  The last operator may
+ * be a residual join: an elementwise op of two inputs, the previous operator's output and S
+ * itself, of one shape; each band reads S's rows of its own output rows as a view.
  *
  * Metadata "tflm_gen.stage", little-endian int32 words:
  *   [0] TFLM_STAGE_FORMAT, [1] first operator, [2] operator count, [3] band count, then per
@@ -28,11 +30,13 @@ extern "C" {
 /* The band one stage operator runs on (tflm_interpreter_t.band while it runs). */
 struct tflm_band {
   int32_t node;            /* global index of the operator */
-  int32_t input, output;   /* global indices of its input 0 and output 0 */
+  int32_t input, output;   /* global indices of its chain input and output 0 */
+  int32_t skip;            /* a join's other input, the stage input S; -1 otherwise */
   int32_t in_rows, out_rows;
   int32_t pad_top;         /* zero rows the kernel assumes above the input view */
-  uint8_t *in_data;        /* the band's first input / output row; NULL during prepare */
+  uint8_t *in_data;        /* the band's first input / output / S row; NULL during prepare */
   uint8_t *out_data;
+  uint8_t *skip_data;
 };
 typedef struct tflm_band tflm_band_t;
 

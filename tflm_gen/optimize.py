@@ -15,6 +15,7 @@ from tflm_gen.model.writer import write_model
 from tflm_gen.patches import DEFAULT_MEMORY, choose_stage, embed_stage, stage_data_bytes
 from tflm_gen.plan import Plan, embed_plan, make_plan
 from tflm_gen.requant import embed_requant
+from tflm_gen.schedule import memory_order
 
 
 def device_model(model_bytes: bytes, tags: tuple[str, ...] = (),
@@ -27,6 +28,8 @@ def device_model(model_bytes: bytes, tags: tuple[str, ...] = (),
     gives the stage to run.  `compress` codes the filters first (compress.py), so that no
     layout record copies a coded filter and the plan knows the ops that decode in blocks."""
     model = read_model(model_bytes)
+    if memory != "fast":
+        model = memory_order(model)  # same outputs; lets a shortcut's input die earlier
     if compress:
         model = compress_model(model)
     if "cmsis" in tags:

@@ -4,7 +4,9 @@ inside the stage never exist whole.
 
 A stage is a chain of operators `first..last` from a tensor S (a graph input) to a tensor
 E, each a convolution, depthwise convolution or 2-D pooling with one activation input and
-one output.  For a band of E's rows, walking the chain backwards gives the rows every
+one output; the last may instead be a residual join, an ADD of the previous output and S
+itself (a ResNet block: S is whole, so band b's join reads S's rows b as a view, and the
+halo grows along the convolution path only).  For a band of E's rows, walking the chain backwards gives the rows every
 stage tensor must hold (`input_rows`); rows shared by two bands (the halo) are computed
 twice.  S and E stay whole; every tensor between them is a tile buffer holding the most
 rows any band needs, reused from band to band.  The planner sees the stage as one
@@ -34,6 +36,9 @@ STAGE_METADATA = "tflm_gen.stage"
 STAGE_FORMAT = 1  # first word of the metadata; runtime_c/tflm_stage.c TFLM_STAGE_FORMAT
 STEP_WORDS = 5  # words per (band, operator): BandStep's fields in order
 STAGE_OPS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D"})
+# Elementwise ops that may end a stage as a residual join: the previous operator's output
+# combined with the stage input S, row for row (runtime_c/tflm_stage.c join_valid).
+JOIN_OPS = frozenset({"ADD"})
 MEMORY_CHOICES = ("small", "balanced", "fast")
 # The default trade (the issue's): a patch stage only where it costs at most
 # BALANCED_EXTRA_INSTRUCTIONS more instructions than the model, as tflm_gen.instructions
@@ -148,15 +153,42 @@ def stage_chain(model: ir.Model, first: int) -> list[Rows]:
     expected = ops[0].inputs[0] if ops and ops[0].inputs else -1
     if expected < 0 or ir.is_constant(model, graph.tensors[expected]):
         return []
+    source = expected
     for op in ops:
         rows = operator_rows(graph, op)
-        if rows is None or not op.inputs or op.inputs[0] != expected:
+        joined = rows is None and chain and join_input(graph, op, source) == expected
+        if joined:
+            rows = Rows(1, 1, 0, chain[-1].output_height, chain[-1].output_height)
+        elif rows is None or not op.inputs or op.inputs[0] != expected:
             break
         if chain and (readers.get(expected, 0) != 1 or expected in graph.outputs):
             break  # the previous output would have to stay whole
         chain.append(rows)
         expected = op.outputs[0]
+        if joined:
+            break  # the join's output is E: S is read whole until the last band
     return chain
+
+
+def join_input(graph: ir.SubGraph, op: ir.Operator, source: int) -> int | None:
+    """The chain input of a residual join: the input of an elementwise `op` that is not
+    the stage input `source`, when the other one is and both have the output's shape and
+    type (no broadcast, so band rows map one to one); else None."""
+    if op.opcode not in JOIN_OPS or len(op.inputs) != 2 or len(op.outputs) != 1 or \
+            source not in op.inputs or op.inputs[0] == op.inputs[1]:
+        return None
+    out = graph.tensors[op.outputs[0]]
+    same = all(graph.tensors[t].shape == out.shape and graph.tensors[t].dtype == out.dtype
+               for t in op.inputs)
+    if not same or len(out.shape) != 4 or out.shape[0] != 1:
+        return None
+    return op.inputs[1] if op.inputs[0] == source else op.inputs[0]
+
+
+def chain_input(graph: ir.SubGraph, op: ir.Operator, source: int) -> int:
+    """The input of a stage operator the chain feeds (a join's other one is S)."""
+    joined = join_input(graph, op, source)
+    return op.inputs[0] if joined is None else joined
 
 
 def band_steps(chain: list[Rows], band_rows: int) -> list[list[BandStep]]:
@@ -338,11 +370,12 @@ def prepared_bands(stage: Stage) -> list[tuple[int, BandStep]]:
 
 
 def band_graph(graph: ir.SubGraph, op: ir.Operator, step: BandStep) -> ir.SubGraph:
-    """A copy of the graph whose op input 0 and output hold only the band's rows: what the
-    op's prepare sees while the stage prepares that band."""
+    """A copy of the graph whose op input 0 (both inputs of a join) and output hold only the
+    band's rows: what the op's prepare sees while the stage prepares that band."""
     view = copy.copy(graph)
     view.tensors = list(graph.tensors)
-    for t, rows in ((op.inputs[0], step.in_rows), (op.outputs[0], step.out_rows)):
+    inputs = op.inputs if op.opcode in JOIN_OPS else op.inputs[:1]  # a join's S too
+    for t, rows in (*((t, step.in_rows) for t in inputs), (op.outputs[0], step.out_rows)):
         shape = list(graph.tensors[t].shape)
         view.tensors[t] = dataclasses.replace(graph.tensors[t], shape=[shape[0], rows, *shape[2:]])
     return view
