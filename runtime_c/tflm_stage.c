@@ -73,18 +73,18 @@ static int32_t chain_input(const tflm_interpreter_t *it, int32_t k) {
 }
 
 /* S when stage operator k is a residual join, else -1: the last operator, of exactly two
- * inputs, input 0 not the chain input, the other input S, with S's and the output's bytes
- * and heights equal (so a band's output rows are S's same rows). */
+ * inputs, the chain input and S, with S's and the output's bytes and heights equal (so a
+ * band's output rows are S's same rows). */
 static int32_t join_skip(tflm_interpreter_t *it, int32_t k) {
   int32_t n = stage_int(it, 1) + k, source = node_tensor(it, stage_int(it, 1), 0, 0);
-  int32_t output = node_tensor(it, n, 1, 0);
+  int32_t output = node_tensor(it, n, 1, 0), chained = chain_input(it, k);
   uint32_t inputs = it->nodes[n].inputs;
   if (k == 0 || k + 1 != stage_int(it, 2) || inputs == 0 ||
-      tflm_fb_read_u32(it->fb.data + inputs) != 2 || output < 0 ||
-      node_tensor(it, n, 0, 0) == chain_input(it, k)) {
+      tflm_fb_read_u32(it->fb.data + inputs) != 2 || output < 0 || chained < 0 ||
+      chained == source) {
     return -1;
   }
-  if (node_tensor(it, n, 0, 0) != source && node_tensor(it, n, 0, 1) != source) return -1;
+  if (node_tensor(it, n, 0, chained == node_tensor(it, n, 0, 0) ? 1u : 0u) != source) return -1;
   if (tensor_height(it, source) == 0 || tensor_height(it, source) != tensor_height(it, output) ||
       tflm_model_tensor_bytes(it, tflm_model_tensor(it, source)) !=
           tflm_model_tensor_bytes(it, tflm_model_tensor(it, output))) {
@@ -125,7 +125,7 @@ static int link_valid(tflm_interpreter_t *it, int32_t k) {
   if (outputs == 0 || tflm_fb_read_u32(it->fb.data + outputs) != 1) return 0;
   if (k == 0) return 1;
   if (node_tensor(it, n, 0, 0) != chain_input(it, k) && join_skip(it, k) < 0) return 0;
-  return only_inside(it, chain_input(it, k), n);
+  return chain_input(it, k) >= 0 && only_inside(it, chain_input(it, k), n);
 }
 
 tflm_status_t tflm_stage_open(tflm_interpreter_t *it) {

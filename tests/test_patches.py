@@ -207,7 +207,7 @@ def test_corrupt_stage_metadata_is_refused():
 
 
 @pytest.mark.parametrize("tags", [(), ("cmsis",)], ids=["reference", "cmsis"])
-@pytest.mark.parametrize("name", ["vww_96_int8", "person_detect"])
+@pytest.mark.parametrize("name", ["vww_96_int8", "person_detect", "pretrainedResnet_quant"])
 def test_corpus_head_in_bands_is_bit_exact_in_the_exact_arena(name, tags):
     """--memory small on the corpus CNNs: TFLM's bytes, an arena below the one without a
     stage that Python predicts exactly, one byte less refused cleanly; and TFLM also runs
@@ -382,3 +382,28 @@ def test_stage_whose_input_lives_on_keeps_it_whole():
     assert_bit_exact(np.asarray(HostInterpreter(device, (), predicted).run(inputs)[0]), expected[0])
     with pytest.raises(ArenaError):
         HostInterpreter(device, (), predicted - 1)
+
+
+@pytest.mark.parametrize("tags", [(), ("cmsis",)], ids=["reference", "cmsis"])
+@pytest.mark.parametrize("band_rows", [1, 4])
+def test_stage_ending_in_a_residual_join_is_bit_exact(tags, band_rows):
+    """The same model with the ADD inside the stage (a residual join: S's rows read as a
+    view per band, its output E planned over the rows of S no later band reads): TFLM's
+    bytes in the arena Python predicts, one byte less refused, and a smaller head than the
+    stage that keeps E whole beside S."""
+    model_bytes, inputs = skip_model()
+    expected = run_tflm(model_bytes, inputs)
+    model = read_model(model_bytes)
+    stage = make_stage(model, 3, band_rows, 1)
+    assert stage.tensors[-1] == model.subgraph.outputs[0] and len(stage.bands) > 2
+    assert patches.stage_clearance(model, stage) < ir.tensor_bytes(
+        model.subgraph.tensors[stage.tensors[0]])  # E does run over S
+    device = read_model(staged(model_bytes, stage))
+    assert read_stage(device) == stage
+    predicted = arena_bytes(device, tags)
+    ours = HostInterpreter(write_model(device), tags, predicted).run(inputs)
+    assert_bit_exact(np.asarray(ours[0]), expected[0])
+    with pytest.raises(ArenaError):
+        HostInterpreter(write_model(device), tags, predicted - 1)
+    whole = make_plan(embed_requant(model), stage=make_stage(model, 2, band_rows, 1))
+    assert make_plan(embed_requant(model), stage=stage).head_bytes < whole.head_bytes
