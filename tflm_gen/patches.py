@@ -6,7 +6,9 @@ A stage is a chain of operators `first..last` from a tensor S (a graph input) to
 E, each a convolution, depthwise convolution or 2-D pooling with one activation input and
 one output; the last may instead be a residual join, an ADD of the previous output and S
 itself (a ResNet block: S is whole, so band b's join reads S's rows b as a view, and the
-halo grows along the convolution path only).  For a band of E's rows, walking the chain backwards gives the rows every
+halo grows along the convolution path only), or a reduction, a FULLY_CONNECTED over the
+previous output whose bands sum into running sums (micro_speech: the 25x20x8 output of its
+convolution never exists whole).  For a band of E's rows, walking the chain backwards gives the rows every
 stage tensor must hold (`input_rows`); rows shared by two bands (the halo) are computed
 twice.  S and E stay whole; every tensor between them is a tile buffer holding the most
 rows any band needs, reused from band to band.  The planner sees the stage as one
@@ -39,6 +41,10 @@ STAGE_OPS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_P
 # Elementwise ops that may end a stage as a residual join: the previous operator's output
 # combined with the stage input S, row for row (runtime_c/tflm_stage.c join_valid).
 JOIN_OPS = frozenset({"ADD"})
+# Ops that may end a stage as a reduction: every band adds its rows' products to running
+# sums, the last band writes the output (kernels_c/fully_connected_common.h
+# tflm_fully_connected_band), so the tensor they read is only ever a tile.
+REDUCE_OPS = frozenset({"FULLY_CONNECTED"})
 MEMORY_CHOICES = ("small", "balanced", "fast")
 # The default trade (the issue's): a patch stage only where it costs at most
 # BALANCED_EXTRA_INSTRUCTIONS more instructions than the model, as tflm_gen.instructions
@@ -88,6 +94,7 @@ class Stage:
     tile_bytes: tuple[tuple[int, int], ...]  # (tensor, bytes) of every tile buffer
     macs: int  # MACs of the stage's operators with the halos recomputed
     plain_macs: int  # the same operators run whole
+    sums: int = 0  # running sums of a reduction ending the stage (its output elements)
 
     def words(self) -> list[int]:
         """The metadata: format, first op, op count, band count, then per band and
@@ -157,7 +164,8 @@ def stage_chain(model: ir.Model, first: int) -> list[Rows]:
     for op in ops:
         rows = operator_rows(graph, op)
         joined = rows is None and chain and join_input(graph, op, source) == expected
-        if joined:
+        ends = joined or (rows is None and chain and reduces(model, op, expected))
+        if ends:
             rows = Rows(1, 1, 0, chain[-1].output_height, chain[-1].output_height)
         elif rows is None or not op.inputs or op.inputs[0] != expected:
             break
@@ -165,9 +173,26 @@ def stage_chain(model: ir.Model, first: int) -> list[Rows]:
             break  # the previous output would have to stay whole
         chain.append(rows)
         expected = op.outputs[0]
-        if joined:
-            break  # the join's output is E: S is read whole until the last band
+        if ends:
+            break  # a join's or reduction's output is E, written band by band or at the end
     return chain
+
+
+def reduces(model: ir.Model, op: ir.Operator, source: int) -> bool:
+    """True when `op` may end a stage as a reduction over `source`, its input 0: an int8
+    FULLY_CONNECTED of one batch, its plain int8 filter [outputs, source's elements]."""
+    graph = model.subgraph
+    if op.opcode not in REDUCE_OPS or len(op.inputs) < 2 or op.inputs[0] != source or \
+            len(op.outputs) != 1 or op.inputs[1] < 0:
+        return False
+    data, out = graph.tensors[source], graph.tensors[op.outputs[0]]
+    filters = graph.tensors[op.inputs[1]]
+    bias = graph.tensors[op.inputs[2]] if len(op.inputs) > 2 and op.inputs[2] >= 0 else None
+    return (data.dtype == out.dtype == filters.dtype == "int8" and len(data.shape) == 4 and
+            data.shape[0] == 1 and len(out.shape) == 2 and out.shape[0] == 1 and
+            filters.shape == [out.shape[1], ir.element_count(data)] and
+            ir.is_constant(model, filters) and op.inputs[1] not in ir.compressed_tensors(model)
+            and (bias is None or bias.dtype == "int32"))
 
 
 def join_input(graph: ir.SubGraph, op: ir.Operator, source: int) -> int | None:
@@ -224,8 +249,10 @@ def make_stage(model: ir.Model, last: int, band_rows: int, first: int = 0) -> St
     plain = [operator_macs(graph, op) for op in ops]
     computed = sum(plain[k] * sum(band[k].out_rows for band in bands) // chain[k].output_height
                    for k in range(len(ops)))
+    end = graph.tensors[tensors[-1]]
+    sums = ir.element_count(end) if ops[-1].opcode in REDUCE_OPS else 0
     return Stage(first, last, band_rows, tensors, tuple(tuple(b) for b in bands), tiles,
-                 computed, sum(plain))
+                 computed, sum(plain), sums)
 
 
 def candidates(model: ir.Model, spans=lambda first, last: True):
@@ -344,6 +371,8 @@ def stage_clearance(model: ir.Model, stage: Stage) -> int:
     only later bands read S again (from their first input row on); as for one convolution
     (tflm_gen.overlap), E may run up into the rows of S no later band reads."""
     graph = model.subgraph
+    if stage.sums:
+        return 0  # a reduction writes E in the last band, after every read of S
     source, end = graph.tensors[stage.tensors[0]], graph.tensors[stage.tensors[-1]]
     needed = [band[0].in_start for band in stage.bands[1:]] + [source.shape[1]]
     written = [band[-1].out_start + band[-1].out_rows for band in stage.bands]
@@ -362,7 +391,8 @@ def prepared_bands(stage: Stage) -> list[tuple[int, BandStep]]:
     seen, prepared = set(), []
     for band in stage.bands:
         for k, step in enumerate(band):
-            key = (k, step.in_rows, step.out_rows, step.pad_top)
+            reduction = stage.sums and k == len(band) - 1  # prepared once, whole
+            key = (k,) if reduction else (k, step.in_rows, step.out_rows, step.pad_top)
             if key not in seen:
                 seen.add(key)
                 prepared.append((stage.first + k, step))
@@ -371,7 +401,10 @@ def prepared_bands(stage: Stage) -> list[tuple[int, BandStep]]:
 
 def band_graph(graph: ir.SubGraph, op: ir.Operator, step: BandStep) -> ir.SubGraph:
     """A copy of the graph whose op input 0 (both inputs of a join) and output hold only the
-    band's rows: what the op's prepare sees while the stage prepares that band."""
+    band's rows: what the op's prepare sees while the stage prepares that band (a reduction
+    is prepared on whole tensors)."""
+    if op.opcode in REDUCE_OPS:
+        return graph
     view = copy.copy(graph)
     view.tensors = list(graph.tensors)
     inputs = op.inputs if op.opcode in JOIN_OPS else op.inputs[:1]  # a join's S too
@@ -382,8 +415,11 @@ def band_graph(graph: ir.SubGraph, op: ir.Operator, step: BandStep) -> ir.SubGra
 
 
 def stage_data_bytes(stage: Stage | None) -> int:
-    """The stage's tail record: one user-data offset per (band, operator)."""
-    return 0 if stage is None else 4 * len(stage.bands) * (stage.last - stage.first + 1)
+    """The stage's tail record: one user-data offset per (band, operator), then a
+    reduction's running sums."""
+    if stage is None:
+        return 0
+    return 4 * (len(stage.bands) * (stage.last - stage.first + 1) + stage.sums)
 
 
 def widen_lifetimes(lifetimes: dict[int, tuple[int, int]],
