@@ -95,6 +95,7 @@ class Stage:
     macs: int  # MACs of the stage's operators with the halos recomputed
     plain_macs: int  # the same operators run whole
     sums: int = 0  # running sums of a reduction ending the stage (its output elements)
+    ending: str = "chain"  # the last operator: "chain", "residual join" or "reduction"
 
     def words(self) -> list[int]:
         """The metadata: format, first op, op count, band count, then per band and
@@ -251,8 +252,9 @@ def make_stage(model: ir.Model, last: int, band_rows: int, first: int = 0) -> St
                    for k in range(len(ops)))
     end = graph.tensors[tensors[-1]]
     sums = ir.element_count(end) if ops[-1].opcode in REDUCE_OPS else 0
+    ending = "reduction" if sums else "residual join" if ops[-1].opcode in JOIN_OPS else "chain"
     return Stage(first, last, band_rows, tensors, tuple(tuple(b) for b in bands), tiles,
-                 computed, sum(plain), sums)
+                 computed, sum(plain), sums, ending)
 
 
 def candidates(model: ir.Model, spans=lambda first, last: True):
