@@ -410,3 +410,21 @@ def test_stage_ending_in_a_residual_join_is_bit_exact(tags, band_rows):
         HostInterpreter(write_model(device), tags, predicted - 1)
     whole = make_plan(embed_requant(model), stage=make_stage(model, 2, band_rows, 1))
     assert make_plan(embed_requant(model), stage=stage).head_bytes < whole.head_bytes
+
+
+@pytest.mark.parametrize("name", ["pretrainedResnet_quant", "micro_speech_quantized"])
+def test_join_and_reduction_stages_on_cortex_m4(name):
+    """--memory small with the cmsis tag on QEMU's Cortex-M4 (the DSP kernels on each
+    band, the reduction's plain loop): the host build's bytes and TFLM's."""
+    from test_cmsis import need_board
+
+    from tflm_gen import qemu
+
+    need_board("qemu-cortex-m4")
+    data = corpus_path(f"{name}.tflite").read_bytes()
+    assert read_stage(read_model(device_model(data, ("cmsis",), "small")[0])).ending != "chain"
+    shape = read_model(data).subgraph.tensors[read_model(data).subgraph.inputs[0]].shape
+    inputs = [np.random.default_rng(11).integers(-128, 128, size=shape).astype(np.int8)]
+    result = qemu.run_on_target(data, "qemu-cortex-m4", inputs, ("cmsis",), memory="small")
+    assert result.matches_host, result.stdout
+    assert_bit_exact(np.asarray(result.outputs[0]), run_tflm(data, inputs)[0])
