@@ -17,7 +17,8 @@ import copy
 
 from tflm_gen.model import ir
 
-MAX_OPERATORS = 400  # a quadratic number of plans: larger models keep their order
+MAX_OPERATORS = 400  # larger models keep their order
+MAX_TRIALS = 2000  # head profiles tried at most (each accepted hoist restarts the scan)
 
 
 def _producers(graph: ir.SubGraph, order: list[ir.Operator], position: int) -> int:
@@ -57,14 +58,17 @@ def memory_order(model: ir.Model) -> ir.Model:
     if any(t.is_variable for t in model.subgraph.tensors):
         return model  # operators updating a state in place keep their order
     best, best_key = model, _key(model)
-    improved = True
-    while improved:
+    improved, trials = True, 0
+    while improved and trials < MAX_TRIALS:
         improved = False
         order = best.subgraph.operators
         for position in range(1, len(order)):
             target = _producers(best.subgraph, order, position) + 1
             if target >= position or _readers_before(order, position, target):
                 continue
+            if trials >= MAX_TRIALS:
+                break
+            trials += 1
             moved = _with_order(best, [*order[:target], order[position],
                                        *order[target:position], *order[position + 1:]])
             key = _key(moved)
