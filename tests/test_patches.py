@@ -306,6 +306,25 @@ def test_corrupt_stage_words_never_crash_the_runtime(tmp_path):
     assert refused > STAGE_FUZZ_TRIALS // 2
 
 
+@pytest.mark.parametrize("ending", ["residual join", "reduction"])
+def test_corrupt_join_and_reduction_words_never_crash_the_runtime(tmp_path, ending):
+    """The same for a stage ending in a residual join (skip_model) and in a reduction
+    (micro_speech's FULLY_CONNECTED): refused or run, never a bad read or write."""
+    from test_runtime_c import run_fuzz_harness
+
+    if ending == "reduction":
+        model_bytes = corpus_path("micro_speech_quantized.tflite").read_bytes()
+        model = read_model(device_model(model_bytes, (), "small")[0])
+    else:
+        model_bytes = skip_model()[0]
+        model = read_model(staged(model_bytes, make_stage(read_model(model_bytes), 3, 4, 1)))
+    assert read_stage(model).ending == ending
+    write_tree(generate(model_bytes), tmp_path / "p")
+    mutants = stage_mutants(np.random.default_rng(17), model, read_stage(model).words())
+    _, refused = run_fuzz_harness(need_tool("gcc"), tmp_path / "p", mutants, STAGE_FUZZ_TRIALS)
+    assert refused > STAGE_FUZZ_TRIALS // 2
+
+
 def test_balanced_keeps_the_instruction_budget_and_small_the_smallest_arena(monkeypatch):
     """vww: small's arena is at most balanced's, both below the one without a stage, and
     balanced's stage adds at most its budget of the model's estimated instructions
