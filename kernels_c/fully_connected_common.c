@@ -193,3 +193,38 @@ void tflm_fully_connected_block(tflm_context_t *ctx, const tflm_weighted_call_t 
     (void)run(ctx, &part);
   }
 }
+
+int tflm_fully_connected_band(tflm_context_t *ctx, const tflm_weighted_call_t *call,
+                              tflm_status_t *status) {
+  const tflm_fc_params_t *p = (const tflm_fc_params_t *)call->params;
+  const int8_t *input = (const int8_t *)call->data.input;
+  const int32_t *bias = (const int32_t *)call->data.bias;
+  int8_t *output = (int8_t *)call->data.output;
+  int32_t *sums, offset, first, last, count, oc, d;
+  tflm_tensor_t view;
+  if (!tflm_node_band_sum(ctx, call->node, &sums, &offset, &first, &last)) return 0;
+  *status = tflm_node_input(ctx, call->node, 0, &view);
+  count = tflm_tensor_elements(&view);
+  if (*status != TFLM_OK || p->type != TFLM_TYPE_INT8 || p->decode_scratch != -1 ||
+      p->batches != 1 || offset < 0 || count > p->accum_depth - offset) {
+    *status = TFLM_ERR_BAD_SHAPE;
+    return 1;
+  }
+  for (oc = 0; oc < p->output_depth; ++oc) {
+    const int8_t *weights = (const int8_t *)call->data.filter + oc * p->accum_depth + offset;
+    const int32_t q = oc * p->channel_step;
+    int32_t acc = first ? 0 : sums[oc];
+    for (d = 0; d < count; ++d) {
+      acc = tflm_mac_wrap(acc, (int32_t)weights[d] + p->filter_offset,
+                          (int32_t)input[d] + p->input_offset);
+    }
+    sums[oc] = acc;
+    if (last) {
+      if (bias != NULL) acc = tflm_add_wrap(acc, bias[oc]);
+      output[oc] = (int8_t)tflm_requantize(acc, call->requant.multipliers[q],
+                                           call->requant.shifts[q], p->output_offset,
+                                           p->act_min, p->act_max);
+    }
+  }
+  return 1;
+}

@@ -53,6 +53,14 @@ void tflm_fully_connected_block(tflm_context_t *ctx, const struct tflm_weighted_
                                 tflm_status_t (*run)(tflm_context_t *ctx,
                                                      const struct tflm_weighted_call *call));
 
+/* A patch stage's reduction band (tflm_node_band_sum): returns 1 when the node runs on one
+ * band of its input's rows, after adding the band's products to the running sums (int8,
+ * plain filter, one batch: what tflm_gen.patches plans) and, in the last band, writing the
+ * output as tflm_fully_connected_int8 would (*status); 0 when it runs whole.  Sums wrap as
+ * the whole dot product does, so the bands give its bytes.  Shared by every tag. */
+int tflm_fully_connected_band(tflm_context_t *ctx, const struct tflm_weighted_call *call,
+                              tflm_status_t *status);
+
 /* Validates the node, computes requantisation, allocates and fills the block. */
 tflm_status_t tflm_fully_connected_prepare(tflm_context_t *ctx, tflm_node_t *node);
 

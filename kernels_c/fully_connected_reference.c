@@ -124,6 +124,8 @@ static void fc_block(tflm_context_t *ctx, const tflm_weighted_call_t *call,
 static TFLM_ALWAYS_INLINE tflm_status_t fc_run(tflm_context_t *ctx,
                                                const tflm_weighted_call_t *call, int32_t type) {
   const tflm_fc_params_t *p = (const tflm_fc_params_t *)call->params;
+  tflm_status_t banded;
+  if (tflm_fully_connected_band(ctx, call, &banded)) return banded; /* a stage's reduction */
   if (p->decode_scratch == TFLM_FC_SPARSE_ROWS) { /* int8 only: prepare refuses others */
     return tflm_fully_connected_sparse_int8(ctx, call);
   }

@@ -343,6 +343,29 @@ static int alloc_lifetimes(tflm_interpreter_t *it, tflm_lifetimes_t *l) {
   return it->arena.shortfall == 0;
 }
 
+/* With a complete offline plan (every tensor left for the head has an offset; no scratch
+ * buffer, no patch stage) the offsets need no lifetimes: the head ends at the highest
+ * buffer's end, and planning takes no temporary memory (hello_world: 144 bytes of
+ * lifetime arrays beside a 32-byte head).  0 when the plan is not complete. */
+static int place_offline(tflm_interpreter_t *it, uint32_t *head) {
+  uint32_t t, offset, plan = tflm_model_offline_plan(it);
+  if (plan == 0 || it->scratch_count != 0 || it->stage != 0) return 0;
+  for (t = 0; t < it->tensors_count; ++t) {
+    if (it->tensor_location[t] != TFLM_NOWHERE) continue;
+    if (!offline_offset(it, plan, t, &offset) || offset == TFLM_PLAN_ONLINE) return 0;
+  }
+  *head = 0;
+  for (t = 0; t < it->tensors_count; ++t) {
+    uint32_t end;
+    if (it->tensor_location[t] != TFLM_NOWHERE) continue;
+    (void)offline_offset(it, plan, t, &offset);
+    end = offset + tflm_arena_align(tflm_model_tensor_bytes(it, tflm_model_tensor(it, (int32_t)t)));
+    *head = end > *head ? end : *head;
+    it->tensor_location[t] = offset;
+  }
+  return 1;
+}
+
 /* Plans every non-persistent buffer in temporary memory, then reserves the head.  Offsets
  * from an offline plan in the model are kept; the rest are placed around them. */
 tflm_status_t tflm_allocate_head(tflm_interpreter_t *it) {
@@ -352,6 +375,11 @@ tflm_status_t tflm_allocate_head(tflm_interpreter_t *it) {
   tflm_plan_buffer_t *buffers;
   tflm_status_t status;
   it->scratch_location = (uint32_t *)tflm_arena_alloc_tail(&it->arena, 4u * it->scratch_count);
+  if (place_offline(it, &head)) {
+    it->scratch_request = NULL;
+    return tflm_arena_set_head(&it->arena, head) ? TFLM_OK
+                                                 : tflm_init_fail(TFLM_ERR_ARENA_TOO_SMALL, "head", 0);
+  }
   if (!alloc_lifetimes(it, &lifetimes)) {
     return tflm_init_fail(TFLM_ERR_ARENA_TOO_SMALL, "planning", 0);
   }

@@ -92,6 +92,12 @@ void *tflm_node_output_data(tflm_context_t *ctx, const tflm_node_t *node, int32_
  * tensor heights give); 0 otherwise.  Windowed kernels (convolutions, pooling) call it
  * in prepare; their windows must skip rows outside the input view, as for padding. */
 int tflm_node_band_pad(tflm_context_t *ctx, const tflm_node_t *node, int32_t *pad_top);
+/* A stage's reduction (runtime_c/tflm_stage.h): while the node adds one band of its input's
+ * rows, returns 1 with *sums its running int32 sums (one per output element, kept from band
+ * to band), *offset the input elements before the band, *first and *last whether the band
+ * is the first (start the sums) and the last (write the output); 0 otherwise. */
+int tflm_node_band_sum(tflm_context_t *ctx, const tflm_node_t *node, int32_t **sums,
+                       int32_t *offset, int32_t *first, int32_t *last);
 
 /* Scale of channel c of a (per-channel) quantised tensor; the first scale if per-tensor. */
 float tflm_tensor_scale(const tflm_tensor_t *view, int32_t c);

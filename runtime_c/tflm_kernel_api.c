@@ -56,6 +56,19 @@ int tflm_node_band_pad(tflm_context_t *ctx, const tflm_node_t *node, int32_t *pa
   return 1;
 }
 
+int tflm_node_band_sum(tflm_context_t *ctx, const tflm_node_t *node, int32_t **sums,
+                       int32_t *offset, int32_t *first, int32_t *last) {
+  const tflm_band_t *band = ctx->band;
+  if (band == NULL || band->sums == NULL || node->subgraph != 0 || node->index != band->node) {
+    return 0;
+  }
+  *sums = band->sums;
+  *offset = band->sum_offset;
+  *first = band->sum_first;
+  *last = band->sum_last;
+  return 1;
+}
+
 int32_t tflm_subgraph_count(tflm_context_t *ctx) { return (int32_t)ctx->subgraphs_count; }
 
 static const tflm_subgraph_t *subgraph_at(tflm_context_t *ctx, int32_t s) {

@@ -62,11 +62,59 @@ static int only_inside(tflm_interpreter_t *it, int32_t t, int32_t reader) {
   return 1;
 }
 
+/* The input of stage operator k the chain feeds: input 0, or a join's input that is the
+ * previous operator's output (its other input being S); -1 when neither. */
+static int32_t chain_input(const tflm_interpreter_t *it, int32_t k) {
+  int32_t n = stage_int(it, 1) + k, previous;
+  if (k == 0) return node_tensor(it, n, 0, 0);
+  previous = node_tensor(it, n - 1, 1, 0);
+  if (node_tensor(it, n, 0, 0) == previous) return previous;
+  return node_tensor(it, n, 0, 1) == previous ? previous : -1;
+}
+
+/* S when stage operator k is a residual join, else -1: the last operator, of exactly two
+ * inputs, the chain input and S, with S's and the output's bytes and heights equal (so a
+ * band's output rows are S's same rows). */
+static int32_t join_skip(tflm_interpreter_t *it, int32_t k) {
+  int32_t n = stage_int(it, 1) + k, source = node_tensor(it, stage_int(it, 1), 0, 0);
+  int32_t output = node_tensor(it, n, 1, 0), chained = chain_input(it, k);
+  uint32_t inputs = it->nodes[n].inputs;
+  if (k == 0 || k + 1 != stage_int(it, 2) || inputs == 0 ||
+      tflm_fb_read_u32(it->fb.data + inputs) != 2 || output < 0 || chained < 0 ||
+      chained == source) {
+    return -1;
+  }
+  if (node_tensor(it, n, 0, chained == node_tensor(it, n, 0, 0) ? 1u : 0u) != source) return -1;
+  if (tensor_height(it, source) == 0 || tensor_height(it, source) != tensor_height(it, output) ||
+      tflm_model_tensor_bytes(it, tflm_model_tensor(it, source)) !=
+          tflm_model_tensor_bytes(it, tflm_model_tensor(it, output))) {
+    return -1;
+  }
+  return source;
+}
+
+/* True when stage operator k is a reduction: the last, after another, a FULLY_CONNECTED. */
+static int reduces(const tflm_interpreter_t *it, int32_t k) {
+  int32_t n = stage_int(it, 1) + k;
+  return k > 0 && k + 1 == stage_int(it, 2) &&
+         it->resolver->ops[it->nodes[n].registration]->builtin_code == TFLM_BUILTIN_FULLY_CONNECTED;
+}
+
+/* Elements of tensor t (0 when it has none or is not valid). */
+static int32_t tensor_elements(tflm_interpreter_t *it, int32_t t) {
+  tflm_tensor_t view;
+  int32_t i, count = 1;
+  if (t < 0 || tflm_model_view(it, t, &view) != TFLM_OK) return 0;
+  for (i = 0; i < view.ndims; ++i) count *= view.dims[i];
+  return count;
+}
+
 /* The rows of operator k's every step lie inside its tensors and follow on from k - 1. */
 static int steps_valid(tflm_interpreter_t *it, int32_t k, int32_t bands) {
   int32_t n = stage_int(it, 1) + k, b;
   int32_t in_h = tensor_height(it, node_tensor(it, n, 0, 0));
-  int32_t out_h = tensor_height(it, node_tensor(it, n, 1, 0));
+  /* A reduction's steps name its input rows as output rows too. */
+  int32_t out_h = reduces(it, k) ? in_h : tensor_height(it, node_tensor(it, n, 1, 0));
   if (in_h == 0 || out_h == 0) return 0;
   for (b = 0; b < bands; ++b) {
     int32_t in_start = step_word(it, b, k, STEP_IN_START), in_rows = step_word(it, b, k, STEP_IN_ROWS);
@@ -80,6 +128,10 @@ static int steps_valid(tflm_interpreter_t *it, int32_t k, int32_t bands) {
                   step_word(it, b, k - 1, STEP_OUT_ROWS) != in_rows)) {
       return 0;
     }
+    if ((join_skip(it, k) >= 0 || reduces(it, k)) &&
+        (in_start != out_start || in_rows != out_rows || pad != 0)) {
+      return 0; /* a join or a reduction maps rows one to one */
+    }
   }
   return 1;
 }
@@ -90,8 +142,8 @@ static int link_valid(tflm_interpreter_t *it, int32_t k) {
   uint32_t outputs = it->nodes[n].outputs;
   if (outputs == 0 || tflm_fb_read_u32(it->fb.data + outputs) != 1) return 0;
   if (k == 0) return 1;
-  return node_tensor(it, n, 0, 0) == node_tensor(it, n - 1, 1, 0) &&
-         only_inside(it, node_tensor(it, n, 0, 0), n);
+  if (node_tensor(it, n, 0, 0) != chain_input(it, k) && join_skip(it, k) < 0) return 0;
+  return chain_input(it, k) >= 0 && only_inside(it, chain_input(it, k), n);
 }
 
 tflm_status_t tflm_stage_open(tflm_interpreter_t *it) {
@@ -154,17 +206,23 @@ uint32_t tflm_stage_head_bytes(tflm_interpreter_t *it, int32_t t, uint32_t bytes
   return most;
 }
 
+static uint32_t *stage_data(tflm_interpreter_t *it) {
+  return (uint32_t *)(void *)(it->arena.base + it->stage_data);
+}
+
 /* The band of operator k in band b; data pointers only when the head is placed. */
 static void make_band(tflm_interpreter_t *it, int32_t b, int32_t k, int with_data,
                       tflm_band_t *band) {
   int32_t ops = stage_int(it, 2);
   band->node = stage_int(it, 1) + k;
-  band->input = node_tensor(it, band->node, 0, 0);
+  band->input = chain_input(it, k);
   band->output = node_tensor(it, band->node, 1, 0);
+  band->skip = join_skip(it, k);
   band->in_rows = step_word(it, b, k, STEP_IN_ROWS);
   band->out_rows = step_word(it, b, k, STEP_OUT_ROWS);
   band->pad_top = step_word(it, b, k, STEP_PAD_TOP);
-  band->in_data = band->out_data = NULL;
+  band->in_data = band->out_data = band->skip_data = NULL;
+  band->sums = NULL;
   if (!with_data) return;
   band->in_data = (uint8_t *)tflm_model_tensor_data(it, band->input);
   band->out_data = (uint8_t *)tflm_model_tensor_data(it, band->output);
@@ -173,9 +231,19 @@ static void make_band(tflm_interpreter_t *it, int32_t b, int32_t k, int with_dat
     band->in_data += tflm_model_tensor_bytes(it, tflm_model_tensor(it, band->input)) /
                      (uint32_t)tensor_height(it, band->input) * (uint32_t)step_word(it, b, k, STEP_IN_START);
   }
-  if (k == ops - 1) {
+  if (reduces(it, k)) { /* the whole output, written by the last band */
+    int32_t in_h = tensor_height(it, band->input);
+    band->sums = (int32_t *)(void *)(stage_data(it) + ops * stage_int(it, 3));
+    band->sum_offset = tensor_elements(it, band->input) / in_h * step_word(it, b, k, STEP_IN_START);
+    band->sum_first = b == 0;
+    band->sum_last = b + 1 == stage_int(it, 3);
+  } else if (k == ops - 1) {
     band->out_data += tflm_model_tensor_bytes(it, tflm_model_tensor(it, band->output)) /
                       (uint32_t)tensor_height(it, band->output) * (uint32_t)step_word(it, b, k, STEP_OUT_START);
+  }
+  if (band->skip >= 0) { /* S's rows of the band's output rows: S is whole */
+    band->skip_data = (uint8_t *)tflm_model_tensor_data(it, band->skip) +
+                      (band->out_data - (uint8_t *)tflm_model_tensor_data(it, band->output));
   }
 }
 
@@ -183,6 +251,7 @@ static void make_band(tflm_interpreter_t *it, int32_t b, int32_t k, int with_dat
  * serves again), or -1. */
 static int32_t same_shape_band(const tflm_interpreter_t *it, int32_t b, int32_t k) {
   int32_t earlier, field;
+  if (reduces(it, k)) return b > 0 ? 0 : -1; /* prepared once, on whole tensors */
   for (earlier = 0; earlier < b; ++earlier) {
     int same = 1;
     for (field = STEP_IN_ROWS; field <= STEP_PAD_TOP; field += 1) {
@@ -191,10 +260,6 @@ static int32_t same_shape_band(const tflm_interpreter_t *it, int32_t b, int32_t 
     if (same) return earlier;
   }
   return -1;
-}
-
-static uint32_t *stage_data(tflm_interpreter_t *it) {
-  return (uint32_t *)(void *)(it->arena.base + it->stage_data);
 }
 
 /* Prepares operator k for band b (or reuses an earlier band's preparation). */
@@ -212,7 +277,7 @@ static tflm_status_t prepare_step(tflm_interpreter_t *it, int32_t b, int32_t k) 
   reg = it->resolver->ops[it->nodes[band.node].registration];
   tflm_node_build(it, band.node, &node);
   it->current_node = band.node;
-  it->band = &band;
+  it->band = reduces(it, k) ? NULL : &band;
   status = reg->prepare != NULL ? reg->prepare(it, &node) : TFLM_OK;
   it->band = NULL;
   stage_data(it)[b * ops + k] = node.user_data == NULL
@@ -227,7 +292,10 @@ tflm_status_t tflm_stage_prepare(tflm_interpreter_t *it) {
   uint8_t *data;
   tflm_status_t status = TFLM_OK;
   if (!tflm_stage_span(it, &first, &ops)) return TFLM_OK;
-  data = (uint8_t *)tflm_arena_alloc_tail(&it->arena, 4u * (uint32_t)(ops * stage_int(it, 3)));
+  /* Per (band, operator) user data, then a reduction's running sums. */
+  data = (uint8_t *)tflm_arena_alloc_tail(
+      &it->arena, 4u * (uint32_t)(ops * stage_int(it, 3) +
+                                  (reduces(it, ops - 1) ? tensor_elements(it, node_tensor(it, first + ops - 1, 1, 0)) : 0)));
   if (data == NULL) return tflm_init_fail(TFLM_ERR_ARENA_TOO_SMALL, "stage", first);
   it->stage_data = (uint32_t)(data - it->arena.base);
   for (b = 0; b < stage_int(it, 3) && status == TFLM_OK; ++b) {
@@ -248,6 +316,7 @@ tflm_status_t tflm_stage_invoke(tflm_interpreter_t *it) {
       make_band(it, b, k, 1, &band);
       reg = it->resolver->ops[it->nodes[band.node].registration];
       tflm_node_build(it, band.node, &node);
+      it->current_node = band.node; /* errors name the operator that failed */
       node.user_data = user_data == TFLM_NO_DATA ? NULL : it->arena.base + user_data;
       it->band = &band;
       status = reg->eval != NULL ? reg->eval(it, &node) : TFLM_OK;
@@ -260,7 +329,10 @@ tflm_status_t tflm_stage_invoke(tflm_interpreter_t *it) {
 void tflm_stage_view(const tflm_interpreter_t *it, int32_t t, tflm_tensor_t *view) {
   const tflm_band_t *band = it->band;
   int32_t rows;
-  if (band == NULL || (t != band->input && t != band->output) || view->ndims != 4) return;
+  if (band == NULL || (t != band->input && t != band->output && t != band->skip) ||
+      view->ndims != 4 || (t == band->output && band->sums != NULL)) {
+    return; /* a reduction's output is whole */
+  }
   rows = t == band->input ? band->in_rows : band->out_rows;
   view->bytes = view->bytes / view->dims[1] * rows;
   view->dims[1] = rows;
@@ -269,6 +341,7 @@ void tflm_stage_view(const tflm_interpreter_t *it, int32_t t, tflm_tensor_t *vie
 
 void *tflm_stage_data(const tflm_interpreter_t *it, int32_t t, void *data) {
   const tflm_band_t *band = it->band;
-  if (band == NULL || (t != band->input && t != band->output)) return data;
+  if (band == NULL || (t != band->input && t != band->output && t != band->skip)) return data;
+  if (t == band->skip) return band->skip_data;
   return t == band->input ? band->in_data : band->out_data;
 }

@@ -207,15 +207,18 @@ def test_corrupt_stage_metadata_is_refused():
 
 
 @pytest.mark.parametrize("tags", [(), ("cmsis",)], ids=["reference", "cmsis"])
-@pytest.mark.parametrize("name", ["vww_96_int8", "person_detect"])
+@pytest.mark.parametrize("name", ["vww_96_int8", "person_detect", "pretrainedResnet_quant",
+                                  "micro_speech_quantized"])
 def test_corpus_head_in_bands_is_bit_exact_in_the_exact_arena(name, tags):
     """--memory small on the corpus CNNs: TFLM's bytes, an arena below the one without a
     stage that Python predicts exactly, one byte less refused cleanly; and TFLM also runs
-    the device model planned for it (to TFLM the stage is only metadata)."""
+    the device model planned for it (to TFLM the stage is only metadata).  ResNet's stage
+    ends in a residual join, micro_speech's in a reduction (its FULLY_CONNECTED)."""
     data = corpus_path(f"{name}.tflite").read_bytes()
     device, _ = device_model(data, tags, "small")
     model = read_model(device)
-    assert read_stage(model) is not None
+    endings = {"pretrainedResnet_quant": "residual join", "micro_speech_quantized": "reduction"}
+    assert read_stage(model).ending == endings.get(name, "chain")
     predicted = arena_bytes(model, tags)
     assert predicted < arena_bytes(read_model(device_model(data, tags, "fast")[0]), tags)
     rng = np.random.default_rng(7)
@@ -303,6 +306,25 @@ def test_corrupt_stage_words_never_crash_the_runtime(tmp_path):
     assert refused > STAGE_FUZZ_TRIALS // 2
 
 
+@pytest.mark.parametrize("ending", ["residual join", "reduction"])
+def test_corrupt_join_and_reduction_words_never_crash_the_runtime(tmp_path, ending):
+    """The same for a stage ending in a residual join (skip_model) and in a reduction
+    (micro_speech's FULLY_CONNECTED): refused or run, never a bad read or write."""
+    from test_runtime_c import run_fuzz_harness
+
+    if ending == "reduction":
+        model_bytes = corpus_path("micro_speech_quantized.tflite").read_bytes()
+        model = read_model(device_model(model_bytes, (), "small")[0])
+    else:
+        model_bytes = skip_model()[0]
+        model = read_model(staged(model_bytes, make_stage(read_model(model_bytes), 3, 4, 1)))
+    assert read_stage(model).ending == ending
+    write_tree(generate(model_bytes), tmp_path / "p")
+    mutants = stage_mutants(np.random.default_rng(17), model, read_stage(model).words())
+    _, refused = run_fuzz_harness(need_tool("gcc"), tmp_path / "p", mutants, STAGE_FUZZ_TRIALS)
+    assert refused > STAGE_FUZZ_TRIALS // 2
+
+
 def test_balanced_keeps_the_instruction_budget_and_small_the_smallest_arena(monkeypatch):
     """vww: small's arena is at most balanced's, both below the one without a stage, and
     balanced's stage adds at most its budget of the model's estimated instructions
@@ -382,3 +404,46 @@ def test_stage_whose_input_lives_on_keeps_it_whole():
     assert_bit_exact(np.asarray(HostInterpreter(device, (), predicted).run(inputs)[0]), expected[0])
     with pytest.raises(ArenaError):
         HostInterpreter(device, (), predicted - 1)
+
+
+@pytest.mark.parametrize("tags", [(), ("cmsis",)], ids=["reference", "cmsis"])
+@pytest.mark.parametrize("band_rows", [1, 4])
+def test_stage_ending_in_a_residual_join_is_bit_exact(tags, band_rows):
+    """The same model with the ADD inside the stage (a residual join: S's rows read as a
+    view per band, its output E planned over the rows of S no later band reads): TFLM's
+    bytes in the arena Python predicts, one byte less refused, and a smaller head than the
+    stage that keeps E whole beside S."""
+    model_bytes, inputs = skip_model()
+    expected = run_tflm(model_bytes, inputs)
+    model = read_model(model_bytes)
+    stage = make_stage(model, 3, band_rows, 1)
+    assert stage.tensors[-1] == model.subgraph.outputs[0] and len(stage.bands) > 2
+    assert patches.stage_clearance(model, stage) < ir.tensor_bytes(
+        model.subgraph.tensors[stage.tensors[0]])  # E does run over S
+    device = read_model(staged(model_bytes, stage))
+    assert read_stage(device) == stage
+    predicted = arena_bytes(device, tags)
+    ours = HostInterpreter(write_model(device), tags, predicted).run(inputs)
+    assert_bit_exact(np.asarray(ours[0]), expected[0])
+    with pytest.raises(ArenaError):
+        HostInterpreter(write_model(device), tags, predicted - 1)
+    whole = make_plan(embed_requant(model), stage=make_stage(model, 2, band_rows, 1))
+    assert make_plan(embed_requant(model), stage=stage).head_bytes < whole.head_bytes
+
+
+@pytest.mark.parametrize("name", ["pretrainedResnet_quant", "micro_speech_quantized"])
+def test_join_and_reduction_stages_on_cortex_m4(name):
+    """--memory small with the cmsis tag on QEMU's Cortex-M4 (the DSP kernels on each
+    band, the reduction's plain loop): the host build's bytes and TFLM's."""
+    from test_cmsis import need_board
+
+    from tflm_gen import qemu
+
+    need_board("qemu-cortex-m4")
+    data = corpus_path(f"{name}.tflite").read_bytes()
+    assert read_stage(read_model(device_model(data, ("cmsis",), "small")[0])).ending != "chain"
+    shape = read_model(data).subgraph.tensors[read_model(data).subgraph.inputs[0]].shape
+    inputs = [np.random.default_rng(11).integers(-128, 128, size=shape).astype(np.int8)]
+    result = qemu.run_on_target(data, "qemu-cortex-m4", inputs, ("cmsis",), memory="small")
+    assert result.matches_host, result.stdout
+    assert_bit_exact(np.asarray(result.outputs[0]), run_tflm(data, inputs)[0])

@@ -341,11 +341,29 @@ def _planned_tensors(model: ir.Model, stage=None) -> list[int]:
     for base, graph in zip(tensor_bases(model), model.subgraphs):
         used = _used_tensors(graph)
         for t, tensor in enumerate(graph.tensors):
-            fixed = ir.is_constant(model, tensor) or tensor.is_variable or \
-                _is_resource(model, tensor)
-            if t in used and not fixed and base + t not in shared:
+            if t in used and not _fixed(model, tensor) and base + t not in shared:
                 planned.append(base + t)
     return planned
+
+
+def _fixed(model: ir.Model, tensor: ir.Tensor) -> bool:
+    """Tensors placed before the head is planned (tflm_allocate_fixed_tensors)."""
+    return ir.is_constant(model, tensor) or tensor.is_variable or _is_resource(model, tensor)
+
+
+def _offline_head(model: ir.Model, scratch: list, stage) -> int | None:
+    """The head when the offline plan places every tensor left for the head and there is
+    no scratch buffer and no stage: its highest end, planned with no temporary memory
+    (runtime_c/tflm_allocator.c place_offline); else None."""
+    tensors = _all_tensors(model)
+    if stage is not None or scratch or not any(name == OFFLINE_PLAN_NAME
+                                               for name, _ in model.metadata):
+        return None
+    offsets = _offline_offsets(model, len(tensors))
+    free = [t for t, tensor in enumerate(tensors) if not _fixed(model, tensor)]
+    if any(offsets[t] == ONLINE for t in free):
+        return None
+    return max((offsets[t] + aligned(ir.tensor_bytes(tensors[t])) for t in free), default=0)
 
 
 def _all_tensors(model: ir.Model) -> list[ir.Tensor]:
@@ -511,6 +529,9 @@ def arena_sizes(model: ir.Model, tags: tuple[str, ...] = ()) -> tuple[int, int]:
         kernel_tail += sum(aligned(size) for size in allocations.persistent)
         scratch += [(size, index) for size in allocations.scratch]
     tail = runtime_tail_bytes(model) + kernel_tail + aligned(4 * len(scratch))
+    offline = _offline_head(model, scratch, stage)
+    if offline is not None:
+        return tail + offline, tail
     used = tail + max(_planning_temp_bytes(model, len(scratch), stage),
                       head_bytes(model, scratch, stage))
     return used, tail

@@ -167,7 +167,8 @@ def _stage(axes, stage: dict, arena: int) -> None:
     width = (right - left) / stage["bands"]
     for band in range(1, stage["bands"]):
         axes.axvline(left + band * width, color="black", linestyle=":", linewidth=0.5, zorder=3)
-    axes.text((left + right) / 2, arena, f"stage: {stage['bands']} bands", ha="center",
+    ending = "" if stage["ending"] == "chain" else f", {stage['ending']}"
+    axes.text((left + right) / 2, arena, f"stage: {stage['bands']} bands{ending}", ha="center",
               va="bottom", fontsize=FONT_POINTS - 1, parse_math=False)
 
 

@@ -23,7 +23,7 @@ def memory_report(model_bytes: bytes, tags: tuple[str, ...] = (), patches: bool 
     planned, plan = device_model(model_bytes, tags, memory, compress)
     interpreter = HostInterpreter(planned, tags, audit_scratch=True)
     stats = interpreter.memory_stats()
-    model = read_model(model_bytes)
+    model = read_model(planned)  # operators in the order they run (tflm_gen.schedule)
     names = _tensor_names(model)
     buffers = [
         {"tensors": [names[t] for t in b.tensors],
@@ -33,7 +33,7 @@ def memory_report(model_bytes: bytes, tags: tuple[str, ...] = (), patches: bool 
         for b in sorted(plan.buffers, key=lambda b: (b.offset, b.first))
     ]
     op_spans = model_lifetimes(model)[1]
-    stage = read_stage(read_model(planned))
+    stage = read_stage(model)
     for row in buffers:
         row["tile"] = stage is not None and any(t in stage.tiles() for t in row["tensor_indices"])
     return {**stats, "lower_bound_bytes": plan.lower_bound_bytes, "plan": buffers,
@@ -44,10 +44,11 @@ def memory_report(model_bytes: bytes, tags: tuple[str, ...] = (), patches: bool 
 
 
 def stage_row(stage, names: list[str], model_total: int) -> dict:
-    """A patch stage as inspect --memory and the SVG show it: its operators, bands, tile
-    buffers, the MACs its halos recompute."""
+    """A patch stage as inspect --memory and the SVG show it: its operators, how it ends
+    (a chain, a residual join, a reduction), bands, tile buffers, the MACs its halos
+    recompute."""
     return {"first_op": stage.first, "last_op": stage.last, "band_rows": stage.band_rows,
-            "bands": len(stage.bands),
+            "bands": len(stage.bands), "ending": stage.ending,
             "tiles": [{"tensor": names[t], "bytes": size} for t, size in stage.tile_bytes],
             "buffers": sorted(stage.buffer_bytes().values()),
             "extra_macs": stage.macs - stage.plain_macs, "model_macs": model_total}

@@ -15,6 +15,7 @@ from tflm_gen.model.writer import write_model
 from tflm_gen.patches import DEFAULT_MEMORY, choose_stage, embed_stage, stage_data_bytes
 from tflm_gen.plan import Plan, embed_plan, make_plan
 from tflm_gen.requant import embed_requant
+from tflm_gen.schedule import memory_order
 
 
 def device_model(model_bytes: bytes, tags: tuple[str, ...] = (),
@@ -24,9 +25,12 @@ def device_model(model_bytes: bytes, tags: tuple[str, ...] = (),
     (the cmsis tag), offline weight layouts embedded; and the plan.  Other kernels never
     read a layout, so their projects do not pay its flash (vww: +399 KB).  `memory`
     (small, balanced, fast) may add a patch stage (tflm_gen.patches), or `stage_of(model)`
-    gives the stage to run.  `compress` codes the filters first (compress.py), so that no
+    gives the stage to run; but for `fast` or a given stage, the operators run in a
+    memory-aware order (tflm_gen.schedule).  `compress` codes the filters first (compress.py), so that no
     layout record copies a coded filter and the plan knows the ops that decode in blocks."""
     model = read_model(model_bytes)
+    if memory != "fast" and stage_of is None:  # stage_of names operators in the given order
+        model = memory_order(model)  # same outputs; lets a shortcut's input die earlier
     if compress:
         model = compress_model(model)
     if "cmsis" in tags:

@@ -4,7 +4,11 @@ inside the stage never exist whole.
 
 A stage is a chain of operators `first..last` from a tensor S (a graph input) to a tensor
 E, each a convolution, depthwise convolution or 2-D pooling with one activation input and
-one output.  For a band of E's rows, walking the chain backwards gives the rows every
+one output; the last may instead be a residual join, an ADD of the previous output and S
+itself (a ResNet block: S is whole, so band b's join reads S's rows b as a view, and the
+halo grows along the convolution path only), or a reduction, a FULLY_CONNECTED over the
+previous output whose bands sum into running sums (micro_speech: the 25x20x8 output of its
+convolution never exists whole).  For a band of E's rows, walking the chain backwards gives the rows every
 stage tensor must hold (`input_rows`); rows shared by two bands (the halo) are computed
 twice.  S and E stay whole; every tensor between them is a tile buffer holding the most
 rows any band needs, reused from band to band.  The planner sees the stage as one
@@ -34,6 +38,13 @@ STAGE_METADATA = "tflm_gen.stage"
 STAGE_FORMAT = 1  # first word of the metadata; runtime_c/tflm_stage.c TFLM_STAGE_FORMAT
 STEP_WORDS = 5  # words per (band, operator): BandStep's fields in order
 STAGE_OPS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D"})
+# Elementwise ops that may end a stage as a residual join: the previous operator's output
+# combined with the stage input S, row for row (runtime_c/tflm_stage.c join_valid).
+JOIN_OPS = frozenset({"ADD"})
+# Ops that may end a stage as a reduction: every band adds its rows' products to running
+# sums, the last band writes the output (kernels_c/fully_connected_common.h
+# tflm_fully_connected_band), so the tensor they read is only ever a tile.
+REDUCE_OPS = frozenset({"FULLY_CONNECTED"})
 MEMORY_CHOICES = ("small", "balanced", "fast")
 # The default trade (the issue's): a patch stage only where it costs at most
 # BALANCED_EXTRA_INSTRUCTIONS more instructions than the model, as tflm_gen.instructions
@@ -83,6 +94,8 @@ class Stage:
     tile_bytes: tuple[tuple[int, int], ...]  # (tensor, bytes) of every tile buffer
     macs: int  # MACs of the stage's operators with the halos recomputed
     plain_macs: int  # the same operators run whole
+    sums: int = 0  # running sums of a reduction ending the stage (its output elements)
+    ending: str = "chain"  # the last operator: "chain", "residual join" or "reduction"
 
     def words(self) -> list[int]:
         """The metadata: format, first op, op count, band count, then per band and
@@ -148,15 +161,60 @@ def stage_chain(model: ir.Model, first: int) -> list[Rows]:
     expected = ops[0].inputs[0] if ops and ops[0].inputs else -1
     if expected < 0 or ir.is_constant(model, graph.tensors[expected]):
         return []
+    source = expected
     for op in ops:
         rows = operator_rows(graph, op)
-        if rows is None or not op.inputs or op.inputs[0] != expected:
+        joined = rows is None and chain and join_input(graph, op, source) == expected
+        ends = joined or (rows is None and chain and reduces(model, op, expected))
+        if ends:
+            rows = Rows(1, 1, 0, chain[-1].output_height, chain[-1].output_height)
+        elif rows is None or not op.inputs or op.inputs[0] != expected:
             break
         if chain and (readers.get(expected, 0) != 1 or expected in graph.outputs):
             break  # the previous output would have to stay whole
         chain.append(rows)
         expected = op.outputs[0]
+        if ends:
+            break  # a join's or reduction's output is E, written band by band or at the end
     return chain
+
+
+def reduces(model: ir.Model, op: ir.Operator, source: int) -> bool:
+    """True when `op` may end a stage as a reduction over `source`, its input 0: an int8
+    FULLY_CONNECTED of one batch, its plain int8 filter [outputs, source's elements]."""
+    graph = model.subgraph
+    if op.opcode not in REDUCE_OPS or len(op.inputs) < 2 or op.inputs[0] != source or \
+            len(op.outputs) != 1 or op.inputs[1] < 0:
+        return False
+    data, out = graph.tensors[source], graph.tensors[op.outputs[0]]
+    filters = graph.tensors[op.inputs[1]]
+    bias = graph.tensors[op.inputs[2]] if len(op.inputs) > 2 and op.inputs[2] >= 0 else None
+    return (data.dtype == out.dtype == filters.dtype == "int8" and len(data.shape) == 4 and
+            data.shape[0] == 1 and len(out.shape) == 2 and out.shape[0] == 1 and
+            filters.shape == [out.shape[1], ir.element_count(data)] and
+            ir.is_constant(model, filters) and op.inputs[1] not in ir.compressed_tensors(model)
+            and (bias is None or bias.dtype == "int32"))
+
+
+def join_input(graph: ir.SubGraph, op: ir.Operator, source: int) -> int | None:
+    """The chain input of a residual join: the input of an elementwise `op` that is not
+    the stage input `source`, when the other one is and both have the output's shape and
+    type (no broadcast, so band rows map one to one); else None."""
+    if op.opcode not in JOIN_OPS or len(op.inputs) != 2 or len(op.outputs) != 1 or \
+            source not in op.inputs or op.inputs[0] == op.inputs[1]:
+        return None
+    out = graph.tensors[op.outputs[0]]
+    same = all(graph.tensors[t].shape == out.shape and graph.tensors[t].dtype == out.dtype
+               for t in op.inputs)
+    if not same or len(out.shape) != 4 or out.shape[0] != 1:
+        return None
+    return op.inputs[1] if op.inputs[0] == source else op.inputs[0]
+
+
+def chain_input(graph: ir.SubGraph, op: ir.Operator, source: int) -> int:
+    """The input of a stage operator the chain feeds (a join's other one is S)."""
+    joined = join_input(graph, op, source)
+    return op.inputs[0] if joined is None else joined
 
 
 def band_steps(chain: list[Rows], band_rows: int) -> list[list[BandStep]]:
@@ -192,8 +250,11 @@ def make_stage(model: ir.Model, last: int, band_rows: int, first: int = 0) -> St
     plain = [operator_macs(graph, op) for op in ops]
     computed = sum(plain[k] * sum(band[k].out_rows for band in bands) // chain[k].output_height
                    for k in range(len(ops)))
+    end = graph.tensors[tensors[-1]]
+    sums = ir.element_count(end) if ops[-1].opcode in REDUCE_OPS else 0
+    ending = "reduction" if sums else "residual join" if ops[-1].opcode in JOIN_OPS else "chain"
     return Stage(first, last, band_rows, tensors, tuple(tuple(b) for b in bands), tiles,
-                 computed, sum(plain))
+                 computed, sum(plain), sums, ending)
 
 
 def candidates(model: ir.Model, spans=lambda first, last: True):
@@ -231,12 +292,16 @@ PLANNED = 24  # candidates with the smallest head bounds that are planned
 
 def extra_instructions(model: ir.Model, stage: Stage, kernels: str) -> float:
     """Estimated instructions the stage adds to its operators run whole: the halo rows
-    each band recomputes and each band's own kernel calls (tflm_gen.instructions)."""
+    each band recomputes, each band's own kernel calls (tflm_gen.instructions), and a
+    reduction's plain loop in place of a tag's kernel."""
     graph, extra = model.subgraph, 0.0
     for k, op in enumerate(graph.operators[stage.first:stage.last + 1]):
-        height = graph.tensors[op.outputs[0]].shape[1]
+        reduction = op.opcode in REDUCE_OPS
+        # A reduction's bands run the plain loop of tflm_fully_connected_band on every tag.
+        banded = "reference" if reduction else kernels
+        height = graph.tensors[op.inputs[0] if reduction else op.outputs[0]].shape[1]
         extra -= call_instructions(graph, op, kernels)
-        extra += sum(call_instructions(graph, op, kernels, band[k].out_rows / height)
+        extra += sum(call_instructions(graph, op, banded, band[k].out_rows / height)
                      for band in stage.bands)
     return extra
 
@@ -278,9 +343,12 @@ def _allowed(model: ir.Model, memory: str, kernels: str) -> list[Stage]:
     profile = head_profile(model)
     peak = max(profile, default=0)
     budget = BALANCED_EXTRA_INSTRUCTIONS * model_instructions(model, kernels)
+    # A reduction's bands run a plain loop: on a tag with its own FULLY_CONNECTED, QEMU
+    # counts far more than the estimate (micro_speech, cmsis: +30%), so balanced skips it.
     return [stage for stage in candidates(
         model, lambda first, last: max(profile[first:last + 1], default=0) == peak)
-            if memory == "small" or extra_instructions(model, stage, kernels) <= budget]
+            if memory == "small" or (extra_instructions(model, stage, kernels) <= budget and
+                                     not (stage.sums and kernels != "reference"))]
 
 
 def read_stage(model: ir.Model) -> Stage | None:
@@ -312,6 +380,8 @@ def stage_clearance(model: ir.Model, stage: Stage) -> int:
     only later bands read S again (from their first input row on); as for one convolution
     (tflm_gen.overlap), E may run up into the rows of S no later band reads."""
     graph = model.subgraph
+    if stage.sums:
+        return 0  # a reduction writes E in the last band, after every read of S
     source, end = graph.tensors[stage.tensors[0]], graph.tensors[stage.tensors[-1]]
     needed = [band[0].in_start for band in stage.bands[1:]] + [source.shape[1]]
     written = [band[-1].out_start + band[-1].out_rows for band in stage.bands]
@@ -330,7 +400,8 @@ def prepared_bands(stage: Stage) -> list[tuple[int, BandStep]]:
     seen, prepared = set(), []
     for band in stage.bands:
         for k, step in enumerate(band):
-            key = (k, step.in_rows, step.out_rows, step.pad_top)
+            reduction = stage.sums and k == len(band) - 1  # prepared once, whole
+            key = (k,) if reduction else (k, step.in_rows, step.out_rows, step.pad_top)
             if key not in seen:
                 seen.add(key)
                 prepared.append((stage.first + k, step))
@@ -338,19 +409,26 @@ def prepared_bands(stage: Stage) -> list[tuple[int, BandStep]]:
 
 
 def band_graph(graph: ir.SubGraph, op: ir.Operator, step: BandStep) -> ir.SubGraph:
-    """A copy of the graph whose op input 0 and output hold only the band's rows: what the
-    op's prepare sees while the stage prepares that band."""
+    """A copy of the graph whose op input 0 (both inputs of a join) and output hold only the
+    band's rows: what the op's prepare sees while the stage prepares that band (a reduction
+    is prepared on whole tensors)."""
+    if op.opcode in REDUCE_OPS:
+        return graph
     view = copy.copy(graph)
     view.tensors = list(graph.tensors)
-    for t, rows in ((op.inputs[0], step.in_rows), (op.outputs[0], step.out_rows)):
+    inputs = op.inputs if op.opcode in JOIN_OPS else op.inputs[:1]  # a join's S too
+    for t, rows in (*((t, step.in_rows) for t in inputs), (op.outputs[0], step.out_rows)):
         shape = list(graph.tensors[t].shape)
         view.tensors[t] = dataclasses.replace(graph.tensors[t], shape=[shape[0], rows, *shape[2:]])
     return view
 
 
 def stage_data_bytes(stage: Stage | None) -> int:
-    """The stage's tail record: one user-data offset per (band, operator)."""
-    return 0 if stage is None else 4 * len(stage.bands) * (stage.last - stage.first + 1)
+    """The stage's tail record: one user-data offset per (band, operator), then a
+    reduction's running sums."""
+    if stage is None:
+        return 0
+    return 4 * (len(stage.bands) * (stage.last - stage.first + 1) + stage.sums)
 
 
 def widen_lifetimes(lifetimes: dict[int, tuple[int, int]],

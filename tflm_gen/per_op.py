@@ -25,6 +25,7 @@ from tflm_gen.oracle import Oracle, arena_upper_bound
 from tflm_gen.patches import Stage, make_stage
 from tflm_gen.plan import OFFLINE_PLAN_NAME
 from tflm_gen.progress import tracked
+from tflm_gen.schedule import memory_order
 
 
 @dataclass
@@ -101,8 +102,9 @@ def per_op(model_bytes: bytes, samples: list, against: str, tags=(),
     differing operator.  `original[k]` is (ours, theirs) final outputs of the original
     model on sample k, from the same sequence of invokes (for the memory-sharing check).
     With the patch `stage` our device model runs, the rewrite runs it too: every tensor but
-    the stage's inner ones is compared."""
-    model = read_model(model_bytes)
+    the stage's inner ones is compared.  Operators are in the order the device model runs
+    them (tflm_gen.schedule), which the stage's indices refer to."""
+    model = memory_order(read_model(model_bytes))
     inner = frozenset(stage.tensors[1:-1]) if stage else frozenset()
     expanded, tensors = expose_intermediates(model, inner)
     data = write_model(expanded)

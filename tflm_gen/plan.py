@@ -155,8 +155,11 @@ def _in_place_input(graph: ir.SubGraph, base: int, op: ir.Operator, step: int,
     return None
 
 
-def share_buffers(model: ir.Model, lifetimes: dict[int, tuple[int, int]]) -> list[list[int]]:
-    """Groups of tensors (global indices) that can live in one buffer."""
+def share_buffers(model: ir.Model, lifetimes: dict[int, tuple[int, int]],
+                  stage=None) -> list[list[int]]:
+    """Groups of tensors (global indices) that can live in one buffer.  No operator of a
+    patch stage writes in place: its join's inputs are a tile and S, which later bands
+    still read (tflm_gen.patches)."""
     groups = _Groups(model, lifetimes)
     op_spans = model_lifetimes(model)[1]
     for s, (graph, base) in enumerate(zip(model.subgraphs, tensor_bases(model))):
@@ -166,7 +169,8 @@ def share_buffers(model: ir.Model, lifetimes: dict[int, tuple[int, int]]) -> lis
                 continue
             if op.opcode in ALIAS_OPS and op.inputs[0] >= 0 and base + op.inputs[0] in groups.parent:
                 groups.merge(base + op.inputs[0], out)
-            elif op.opcode in IN_PLACE_OPS:
+            elif op.opcode in IN_PLACE_OPS and not (
+                    stage is not None and s == 0 and stage.first <= position <= stage.last):
                 source = _in_place_input(graph, base, op, op_spans[(s, position)][1], groups)
                 if source is not None:
                     groups.merge(source, out)
@@ -387,7 +391,7 @@ def head_buffers(model: ir.Model, lifetimes: dict[int, tuple[int, int]], overlap
     tensors = all_tensors(model)
     tiles = stage.tiles() if stage is not None else {}
     buffers = []
-    for group in _merge_tiles(share_buffers(model, lifetimes), stage):
+    for group in _merge_tiles(share_buffers(model, lifetimes, stage), stage):
         spans = [lifetimes[t] for t in group]
         size = max(_planned_bytes(tensors, tiles, t) for t in group)
         buffers.append(Buffer(group, size, min(s[0] for s in spans), max(s[1] for s in spans)))

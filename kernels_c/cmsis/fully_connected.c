@@ -571,6 +571,8 @@ static void block_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call,
 /* The fast loops over the filter, or over each decoded block of a compressed one. */
 static tflm_status_t cmsis_fc_run_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
   const tflm_fc_params_t *p = (const tflm_fc_params_t *)call->params;
+  tflm_status_t banded;
+  if (tflm_fully_connected_band(ctx, call, &banded)) return banded; /* a stage's reduction */
   if (p->decode_scratch == TFLM_FC_SPARSE_ROWS) {
     return sparse_int8(ctx, call);
   }

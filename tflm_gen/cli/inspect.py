@@ -146,7 +146,8 @@ def stage_text(row: dict) -> str:
     tiles = " + ".join(f"{tile['bytes']:,}" for tile in row["tiles"])
     buffers = " + ".join(f"{size:,}" for size in row["buffers"])
     share = 100 * row["extra_macs"] / max(1, row["model_macs"])
-    return (f"operators {row['first_op']}-{row['last_op']} as one stage, {row['bands']} bands "
+    ending = "" if row["ending"] == "chain" else f" ending in a {row['ending']}"
+    return (f"operators {row['first_op']}-{row['last_op']} as one stage{ending}, {row['bands']} bands "
             f"of {row['band_rows']} output rows, tiles {tiles} bytes in buffers {buffers}, "
             f"+{row['extra_macs']:,} MACs (+{share:.1f}%)")
 
