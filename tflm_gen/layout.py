@@ -59,6 +59,12 @@ shift r = -shift in [1, DW_MAX_SHIFT] and sums below 2^30 whatever the input
     [acc < 0] 2^32) / 2^(32+r)) (cmsis_requantize_strict's identity, doubled); the kernel
     checks them against its own multipliers, shifts and output offset.
 
+DW_CODED_TAP_STEPS, for a filter `--compress` coded, on the DW_TAP_PAIRS conditions: kind,
+  channels C, then per block of 4 channels its 4 doubled folded constants and 16 words of
+  requantisation steps (DW_TAP_PAIRS' blocks without their 18 weight words): the kernel
+  decodes the filter and builds the DW_TAP_PAIRS blocks in a scratch buffer of 38 words per
+  block, checking the folded constants against the decoded weights' sums.
+
 DEPTHWISE_CONV_2D, int8, one input channel and a depth multiplier C divisible by 4, at most
 DW_QUAD_BYTES filter bytes with rows padded to whole words (any stride; the kernel checks
 dilation 1), kind DW_ROW_QUADS:
@@ -96,6 +102,7 @@ DW_PAIRS = ((1, 2), (0, 4), (5, 3), (7, 8))
 DW_SINGLE = 6
 DW_MAX_SHIFT = 22  # 2^(r-1) + 127 * 2^r and the doubled high word stay inside int32
 CONV_CODED_REQUANT = 20  # CONV_2D, coded filter: CONV_INT16_PAIRS_REQUANT's tail alone
+DW_CODED_TAP_STEPS = 21  # DEPTHWISE_CONV_2D, coded filter: DW_TAP_PAIRS less its weights
 DW_ROW_QUADS = 4  # kind of the one-input-channel DEPTHWISE_CONV_2D record above
 DW_QUAD_BYTES = 256  # FH * 4Q at most: the kernel copies a border window of that size
 
@@ -354,12 +361,13 @@ def _sums_fit(taps: np.ndarray, bias: np.ndarray | None) -> bool:
     return bool((bound < (1 << 30)).all())
 
 
-def _depthwise_record(model: ir.Model, graph: ir.SubGraph,
-                      op: ir.Operator) -> list[int] | None:
-    quads = _depthwise_quads_record(model, graph, op)
+def _depthwise_record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator,
+                      coded: bool = False) -> list[int] | None:
+    """DW_ROW_QUADS or DW_TAP_PAIRS; `coded`: DW_CODED_TAP_STEPS of a coded filter."""
+    quads = None if coded else _depthwise_quads_record(model, graph, op)
     if quads is not None:
         return quads
-    found = _weighted_tensors(model, graph, op)
+    found = _weighted_tensors(model, graph, op, coded)
     if found is None:
         return None
     source, filter_data, bias = found
@@ -377,6 +385,9 @@ def _depthwise_record(model: ir.Model, graph: ir.SubGraph,
         return None
     folded = fold_constants(taps.T, bias, -int(source.quantization.zero_point[0]))
     blocks = depthwise_tap_pairs(taps, folded, requant, int(out.quantization.zero_point[0]))
+    if coded:  # the weights' 18 words of each block come from the decoded filter
+        return [DW_CODED_TAP_STEPS, int(weights.shape[3]),
+                *np.concatenate([blocks[:, :4], blocks[:, 22:]], axis=1).reshape(-1).tolist()]
     return [DW_TAP_PAIRS, int(weights.shape[3]), *blocks.reshape(-1).tolist()]
 
 
@@ -413,7 +424,8 @@ def _depthwise_quads_record(model: ir.Model, graph: ir.SubGraph,
 RECORDS: dict[str, Callable[[ir.Model, ir.SubGraph, ir.Operator], list[int] | None]] = {
     "FULLY_CONNECTED": _fc_record,
     "CONV_2D": lambda *node: _conv_record(*node) or _coded_conv_record(*node),
-    "DEPTHWISE_CONV_2D": _depthwise_record,
+    "DEPTHWISE_CONV_2D": lambda *node: (_depthwise_record(*node)
+                                        or _depthwise_record(*node, coded=True)),
 }
 
 
@@ -432,6 +444,22 @@ def layout_words(model: ir.Model) -> list[int] | None:
         records += [len(record), *record]
         next_word += len(record) + 1
     return header + positions + records if records else None
+
+
+def node_record(model: ir.Model, op: ir.Operator) -> list[int] | None:
+    """The layout record (kind first) the metadata holds for `op`, None when none."""
+    ops = [o for graph in model.subgraphs for o in graph.operators]
+    index = next((i for i, o in enumerate(ops) if o is op), None)
+    for name, buffer in model.metadata:
+        if name != METADATA_NAME or index is None:
+            continue
+        data = model.buffers[buffer].data
+        words = np.frombuffer(data[:len(data) // 4 * 4], "<i4")
+        if len(words) < 2 + len(ops) or words[1] != len(ops) or not words[2 + index]:
+            return None
+        start = int(words[2 + index])
+        return words[start + 1:start + 1 + int(words[start])].tolist()
+    return None
 
 
 def embed_layout(model: ir.Model) -> ir.Model:
