@@ -867,12 +867,19 @@ static int32_t folded_agree(const int32_t *tail, const int32_t *folded, int32_t 
 static void conv_block(tflm_context_t *ctx, const tflm_weighted_call_t *call,
                        const int8_t *rows, int8_t *room, int32_t first, int32_t count) {
   cmsis_conv_job_t job = *(const cmsis_conv_job_t *)call->own;
-  const int32_t *tail = job.tail != NULL && ((first | count) & 1) == 0 ? job.tail + 4 * first
-                                                                        : NULL;
+  const int32_t *tail;
   int32_t *folded;
   int16_t *pairs;
   (void)ctx;
   (void)room;
+  if (job.tail != NULL) { /* whole channel pairs: a dead neighbour computed gives its bias */
+    rows -= (first & 1) * job.patch;
+    count += (first & 1) + ((first + count) & 1);
+    first &= ~1;
+  }
+  tail = job.tail != NULL && ((first | count) & 1) == 0 && first + count <= job.p->output_c
+             ? job.tail + 4 * first
+             : NULL;
   folded = (int32_t *)(void *)(job.scratch + 6 * CMSIS_ROUND4(job.patch));
   pairs = (int16_t *)(void *)(folded + count + (count & 1));
   if (job.bias != NULL) job.bias += first;
