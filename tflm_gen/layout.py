@@ -60,10 +60,9 @@ shift r = -shift in [1, DW_MAX_SHIFT] and sums below 2^30 whatever the input
     checks them against its own multipliers, shifts and output offset.
 
 DW_CODED_TAP_STEPS, for a filter `--compress` coded, on the DW_TAP_PAIRS conditions: kind,
-  channels C, then per block of 4 channels its 4 doubled folded constants and 16 words of
-  requantisation steps (DW_TAP_PAIRS' blocks without their 18 weight words): the kernel
-  decodes the filter and builds the DW_TAP_PAIRS blocks in a scratch buffer of 38 words per
-  block, checking the folded constants against the decoded weights' sums.
+  channels C (8 bytes of flash): the kernel decodes the filter and builds the DW_TAP_PAIRS
+  blocks in a scratch buffer of 38 words per block, the folded constants from the decoded
+  weights and the bias, the requantisation steps from the node's multipliers and shifts.
 
 DEPTHWISE_CONV_2D, int8, one input channel and a depth multiplier C divisible by 4, at most
 DW_QUAD_BYTES filter bytes with rows padded to whole words (any stride; the kernel checks
@@ -102,7 +101,7 @@ DW_PAIRS = ((1, 2), (0, 4), (5, 3), (7, 8))
 DW_SINGLE = 6
 DW_MAX_SHIFT = 22  # 2^(r-1) + 127 * 2^r and the doubled high word stay inside int32
 CONV_CODED_REQUANT = 20  # CONV_2D, coded filter: CONV_INT16_PAIRS_REQUANT's tail alone
-DW_CODED_TAP_STEPS = 21  # DEPTHWISE_CONV_2D, coded filter: DW_TAP_PAIRS less its weights
+DW_CODED_TAP_STEPS = 21  # DEPTHWISE_CONV_2D, coded filter: DW_TAP_PAIRS built by the kernel
 DW_ROW_QUADS = 4  # kind of the one-input-channel DEPTHWISE_CONV_2D record above
 DW_QUAD_BYTES = 256  # FH * 4Q at most: the kernel copies a border window of that size
 
@@ -385,9 +384,8 @@ def _depthwise_record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator,
         return None
     folded = fold_constants(taps.T, bias, -int(source.quantization.zero_point[0]))
     blocks = depthwise_tap_pairs(taps, folded, requant, int(out.quantization.zero_point[0]))
-    if coded:  # the weights' 18 words of each block come from the decoded filter
-        return [DW_CODED_TAP_STEPS, int(weights.shape[3]),
-                *np.concatenate([blocks[:, :4], blocks[:, 22:]], axis=1).reshape(-1).tolist()]
+    if coded:  # the kernel builds the blocks from the decoded filter and the node
+        return [DW_CODED_TAP_STEPS, int(weights.shape[3])]
     return [DW_TAP_PAIRS, int(weights.shape[3]), *blocks.reshape(-1).tolist()]
 
 
