@@ -24,6 +24,7 @@ import numpy as np
 
 from tflm_gen.compress import decode_scratch_bytes
 from tflm_gen.compress_rows import is_sparse_rows
+from tflm_gen.layout import DW_CODED_TAP_STEPS, node_record
 from tflm_gen.model import ir
 from tflm_gen.model.lifetimes import model_lifetimes, tensor_bases
 from tflm_gen.op_descriptors import DESCRIPTORS
@@ -293,8 +294,19 @@ def _cmsis_softmax(node: NodeView) -> Allocations:
 
 
 # Kernel tags: the ops whose prepare a tag's kernels_c/<tag>/ file changes (the others keep
-# the reference prepare, as DEPTHWISE_CONV_2D, MUL and the pools do under cmsis).
+# the reference prepare, as MUL and the pools do under cmsis).
+def _cmsis_depthwise(node: NodeView) -> Allocations:
+    """The reference prepare's, plus the DW_TAP_PAIRS blocks (38 words per 4 channels) of a
+    coded filter with a DW_CODED_TAP_STEPS record (kernels_c/cmsis/depthwise_conv.c)."""
+    reference = KERNELS["DEPTHWISE_CONV_2D"](node)
+    record = node_record(node.model, node.op) if _decode_scratch(node) else None
+    if record is None or record[0] != DW_CODED_TAP_STEPS:
+        return reference
+    return Allocations(reference.persistent, [*reference.scratch, 4 * 38 * (record[1] // 4)])
+
+
 TAG_KERNELS = {"cmsis": {"ADD": _cmsis_add, "CONV_2D": _cmsis_conv,
+                         "DEPTHWISE_CONV_2D": _cmsis_depthwise,
                          "FULLY_CONNECTED": _cmsis_fully_connected, "SOFTMAX": _cmsis_softmax}}
 
 

@@ -534,6 +534,23 @@ def compress_model(model: ir.Model) -> ir.Model:
         METADATA_NAME, [1, len(compressed), *sorted(compressed), len(table), *table_words])
 
 
+def decoded_filter(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> np.ndarray | None:
+    """The dense filter (shaped as declared) of an op whose filter `compress_model` coded
+    into blocks the kernel decodes, None when it is not coded so (the layout's records for
+    coded filters hold only the per-channel constants, computed from it)."""
+    position = next(i for i, g in enumerate(model.subgraphs) if g is graph)
+    base = sum(len(g.tensors) for g in model.subgraphs[:position])
+    if len(op.inputs) <= FILTER_INPUT or op.inputs[FILTER_INPUT] < 0 or \
+            base + op.inputs[FILTER_INPUT] not in ir.compressed_tensors(model):
+        return None
+    tensor = graph.tensors[op.inputs[FILTER_INPUT]]
+    stream = model.buffers[tensor.buffer].data
+    if compress_rows.is_sparse_rows(stream):
+        return None
+    rows = decode(stream, model_shared_lengths(model))
+    return dense_filter(op.opcode, rows, list(tensor.shape))
+
+
 def model_shared_lengths(model: ir.Model) -> dict[int, int] | None:
     """The shared table a compressed model's metadata holds, None when it has none."""
     for name, index in model.metadata:

@@ -34,6 +34,13 @@ CONV_INT16_PAIRS_REQUANT: the same fields with the filter stream's weights doubl
   channel's output is one value v for every input (multiplier 0, constant 1 + 2v, shift 1)
   (_channel_requant).
 
+CONV_CODED_REQUANT, for a filter `--compress` coded (tflm_gen/compress.py; the kernel
+  decodes it a block of channels at a time and widens each block into the doubled int16
+  stream itself): kind, channels, patch K, then CONV_INT16_PAIRS_REQUANT's tail (8 words
+  per channel pair, the same proof), so that the decoded blocks run the same requantising
+  kernel as the plain filter; the kernel checks the doubled folded constants against the
+  sums of the weights it decoded.
+
 DEPTHWISE_CONV_2D, int8, 3x3 filter of depth multiplier 1 whose every channel has a right
 shift r = -shift in [1, DW_MAX_SHIFT] and sums below 2^30 whatever the input
 (kernels_c/cmsis/depthwise_conv.c), kind DW_TAP_PAIRS:
@@ -51,6 +58,11 @@ shift r = -shift in [1, DW_MAX_SHIFT] and sums below 2^30 whatever the input
     one SMLAL and one shift of the doubled sum, floor((2 acc m + 2^31 + 2^(31+r) -
     [acc < 0] 2^32) / 2^(32+r)) (cmsis_requantize_strict's identity, doubled); the kernel
     checks them against its own multipliers, shifts and output offset.
+
+DW_CODED_TAP_STEPS, for a filter `--compress` coded, on the DW_TAP_PAIRS conditions: kind,
+  channels C (8 bytes of flash): the kernel decodes the filter and builds the DW_TAP_PAIRS
+  blocks in a scratch buffer of 38 words per block, the folded constants from the decoded
+  weights and the bias, the requantisation steps from the node's multipliers and shifts.
 
 DEPTHWISE_CONV_2D, int8, one input channel and a depth multiplier C divisible by 4, at most
 DW_QUAD_BYTES filter bytes with rows padded to whole words (any stride; the kernel checks
@@ -74,6 +86,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from tflm_gen.compress import decoded_filter
 from tflm_gen.model import ir
 from tflm_gen.requant import channel_multipliers
 
@@ -87,6 +100,8 @@ DW_TAP_PAIRS = 3  # kind of the DEPTHWISE_CONV_2D record above
 DW_PAIRS = ((1, 2), (0, 4), (5, 3), (7, 8))
 DW_SINGLE = 6
 DW_MAX_SHIFT = 22  # 2^(r-1) + 127 * 2^r and the doubled high word stay inside int32
+CONV_CODED_REQUANT = 20  # CONV_2D, coded filter: CONV_INT16_PAIRS_REQUANT's tail alone
+DW_CODED_TAP_STEPS = 21  # DEPTHWISE_CONV_2D, coded filter: DW_TAP_PAIRS built by the kernel
 DW_ROW_QUADS = 4  # kind of the one-input-channel DEPTHWISE_CONV_2D record above
 DW_QUAD_BYTES = 256  # FH * 4Q at most: the kernel copies a border window of that size
 
@@ -194,9 +209,11 @@ def int16_quads(filter_rows: np.ndarray) -> np.ndarray:
     return body.transpose(0, 2, 1, 3).reshape(-1)
 
 
-def _weighted_tensors(model: ir.Model, graph: ir.SubGraph, op: ir.Operator):
+def _weighted_tensors(model: ir.Model, graph: ir.SubGraph, op: ir.Operator,
+                      coded: bool = False):
     """(input, filter data, bias data or None) of an int8 op with a dense constant filter
-    and an int32 bias (or none) and a quantised input, else None."""
+    (`coded`: a filter compress.py coded, decoded) and an int32 bias (or none) and a
+    quantised input, else None."""
     tensors = graph.tensors
     if len(op.inputs) < 2 or op.inputs[1] < 0 or op.inputs[0] < 0:
         return None
@@ -206,7 +223,7 @@ def _weighted_tensors(model: ir.Model, graph: ir.SubGraph, op: ir.Operator):
         return None
     if not (source.quantization and source.quantization.zero_point):
         return None
-    filter_data = _constant(model, weights)
+    filter_data = decoded_filter(model, graph, op) if coded else _constant(model, weights)
     bias = _constant(model, bias_tensor) if bias_tensor is not None else None
     if filter_data is None or (bias_tensor is not None and
                                (bias is None or bias_tensor.dtype != "int32")):
@@ -261,6 +278,21 @@ def _conv_record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> list[i
     stream = int16_pairs(rows if tail is None else 2 * rows.astype(np.int16))
     words = np.frombuffer(stream.astype("<i2").tobytes(), dtype="<i4").tolist()
     return [kind, rows.shape[0], rows.shape[1], *folded.tolist(), *words, *(tail or [])]
+
+
+def _coded_conv_record(model: ir.Model, graph: ir.SubGraph,
+                       op: ir.Operator) -> list[int] | None:
+    """The CONV_CODED_REQUANT record of a CONV_2D whose filter compress.py coded."""
+    found = _weighted_tensors(model, graph, op, coded=True)
+    if found is None:
+        return None
+    source, filter_data, bias = found
+    if len(filter_data.shape) != 4 or len(source.shape) != 4 or \
+            filter_data.shape[3] != source.shape[3]:
+        return None
+    rows = filter_data.reshape(filter_data.shape[0], -1)
+    tail = _requant_tail_of(graph, op, rows, bias, -int(source.quantization.zero_point[0]))
+    return None if tail is None else [CONV_CODED_REQUANT, rows.shape[0], rows.shape[1], *tail]
 
 
 def _clamps_to_int8(op: ir.Operator, quantization: ir.Quantization) -> bool:
@@ -328,12 +360,13 @@ def _sums_fit(taps: np.ndarray, bias: np.ndarray | None) -> bool:
     return bool((bound < (1 << 30)).all())
 
 
-def _depthwise_record(model: ir.Model, graph: ir.SubGraph,
-                      op: ir.Operator) -> list[int] | None:
-    quads = _depthwise_quads_record(model, graph, op)
+def _depthwise_record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator,
+                      coded: bool = False) -> list[int] | None:
+    """DW_ROW_QUADS or DW_TAP_PAIRS; `coded`: DW_CODED_TAP_STEPS of a coded filter."""
+    quads = None if coded else _depthwise_quads_record(model, graph, op)
     if quads is not None:
         return quads
-    found = _weighted_tensors(model, graph, op)
+    found = _weighted_tensors(model, graph, op, coded)
     if found is None:
         return None
     source, filter_data, bias = found
@@ -351,6 +384,8 @@ def _depthwise_record(model: ir.Model, graph: ir.SubGraph,
         return None
     folded = fold_constants(taps.T, bias, -int(source.quantization.zero_point[0]))
     blocks = depthwise_tap_pairs(taps, folded, requant, int(out.quantization.zero_point[0]))
+    if coded:  # the kernel builds the blocks from the decoded filter and the node
+        return [DW_CODED_TAP_STEPS, int(weights.shape[3])]
     return [DW_TAP_PAIRS, int(weights.shape[3]), *blocks.reshape(-1).tolist()]
 
 
@@ -386,8 +421,9 @@ def _depthwise_quads_record(model: ir.Model, graph: ir.SubGraph,
 
 RECORDS: dict[str, Callable[[ir.Model, ir.SubGraph, ir.Operator], list[int] | None]] = {
     "FULLY_CONNECTED": _fc_record,
-    "CONV_2D": _conv_record,
-    "DEPTHWISE_CONV_2D": _depthwise_record,
+    "CONV_2D": lambda *node: _conv_record(*node) or _coded_conv_record(*node),
+    "DEPTHWISE_CONV_2D": lambda *node: (_depthwise_record(*node)
+                                        or _depthwise_record(*node, coded=True)),
 }
 
 
@@ -406,6 +442,22 @@ def layout_words(model: ir.Model) -> list[int] | None:
         records += [len(record), *record]
         next_word += len(record) + 1
     return header + positions + records if records else None
+
+
+def node_record(model: ir.Model, op: ir.Operator) -> list[int] | None:
+    """The layout record (kind first) the metadata holds for `op`, None when none."""
+    ops = [o for graph in model.subgraphs for o in graph.operators]
+    index = next((i for i, o in enumerate(ops) if o is op), None)
+    for name, buffer in model.metadata:
+        if name != METADATA_NAME or index is None:
+            continue
+        data = model.buffers[buffer].data
+        words = np.frombuffer(data[:len(data) // 4 * 4], "<i4")
+        if len(words) < 2 + len(ops) or words[1] != len(ops) or not words[2 + index]:
+            return None
+        start = int(words[2 + index])
+        return words[start + 1:start + 1 + int(words[start])].tolist()
+    return None
 
 
 def embed_layout(model: ir.Model) -> ir.Model:

@@ -83,6 +83,7 @@ typedef struct {
 /* The kinds of CONV_2D layout record this kernel reads (tflm_gen/layout.py). */
 #define CMSIS_CONV_INT16_PAIRS 1
 #define CMSIS_CONV_INT16_PAIRS_REQUANT 2
+#define CMSIS_CONV_CODED_REQUANT 20 /* a coded filter's requantisation tail alone */
 
 /* int16 values per channel pair of a CONV_INT16_PAIRS stream for patch length k (rows
  * padded with zero weights to whole groups of 4). */
@@ -133,7 +134,7 @@ static int32_t tail_agrees(const cmsis_conv_job_t *job) {
     const int32_t *t = job->tail + 8 * (c >> 1), j = c & 1;
     const int32_t multiplier = t[CMSIS_TAIL_MULTIPLIER + j];
     const int32_t constant = t[CMSIS_TAIL_CONSTANT + j], right = t[tail_shift[j]];
-    if ((uint32_t)t[j] != 2u * (uint32_t)job->folded[c]) return 0;
+    if (job->folded != NULL && (uint32_t)t[j] != 2u * (uint32_t)job->folded[c]) return 0;
     if (multiplier == 0) {
       if (right != 1 || (constant & 1) == 0) return 0;
     } else if (multiplier != job->requant.multipliers[c] ||
@@ -143,6 +144,27 @@ static int32_t tail_agrees(const cmsis_conv_job_t *job) {
     }
   }
   return 1;
+}
+
+/* The requantisation tail of the node's CONV_CODED_REQUANT record (a coded filter) when it
+ * agrees with the node's shapes and requantisation, else NULL; never on MVE, whose loops
+ * read the int8 rows. */
+static const int32_t *coded_tail(tflm_context_t *ctx, const tflm_node_t *node,
+                                 cmsis_conv_job_t *job) {
+  int32_t words;
+  const int32_t *record = tflm_node_layout(ctx, node, &words);
+  const int32_t cout = job->p->output_c;
+#if defined(CMSIS_MVE)
+  record = NULL;
+#endif
+  if (record == NULL || words < 3 || record[0] != CMSIS_CONV_CODED_REQUANT ||
+      record[1] != cout || record[2] != job->patch || (cout & 1) != 0 ||
+      (int64_t)words != 3 + 4 * (int64_t)cout) {
+    return NULL;
+  }
+  job->folded = NULL; /* the decoded blocks' sums check the folded constants */
+  job->tail = record + 3;
+  return tail_agrees(job) ? job->tail : NULL;
 }
 
 /* memcpy for the short rows of a patch (a few to a few hundred bytes): words through
@@ -761,12 +783,24 @@ static uint32_t block_layout_bytes(int32_t group, int32_t k) {
 /* The offline layout's form of one decoded block (tflm_gen/layout.py): folded[c] =
  * bias[c] + input_offset * sum(rows[c]) in wrapping int32, then the CONV_INT16_PAIRS stream:
  * per channel pair (an odd last channel paired with itself, its constant repeated), per
- * group of 4 inputs, each channel's (w0, w2, w1, w3), zero past k. */
+ * group of 4 inputs, each channel's (w0, w2, w1, w3), zero past k; its weights doubled
+ * (the CONV_INT16_PAIRS_REQUANT stream) when `doubled` is 1. */
 #if defined(CMSIS_DSP)
-/* A word of 4 weights gives both pair words (w0, w2) and (w1, w3) by SXTB16, and their sum
- * by two SMLADs. */
+/* The pair words (w0, w2), (w1, w3) of 4 weights into out[0], out[1], doubled when
+ * `doubled` is 1; returns sum + their sum. */
+static inline __attribute__((always_inline)) int32_t widen_weights(int32_t x, int32_t doubled,
+                                                                   int32_t *out, int32_t sum) {
+  const int32_t even = __sxtb16(x), odd = cmsis_sxtb16_ror8(x);
+  out[0] = doubled ? (int32_t)__sadd16(even, even) : even;
+  out[1] = doubled ? (int32_t)__sadd16(odd, odd) : odd;
+  return __smlad(even, 0x00010001, __smlad(odd, 0x00010001, sum));
+}
+
+/* A word of 4 weights gives both pair words (w0, w2) and (w1, w3) by SXTB16 (doubled by
+ * SADD16), and their sum by two SMLADs. */
 static void layout_block(const int8_t *rows, int32_t count, int32_t k, const int32_t *bias,
-                         int32_t input_offset, int32_t *folded, int16_t *pairs) {
+                         int32_t input_offset, int32_t *folded, int16_t *pairs,
+                         int32_t doubled) {
   int32_t *out = (int32_t *)(void *)pairs;
   const int32_t whole = k >> 2, tail = k & 3;
   int32_t c, g, i, j;
@@ -777,19 +811,14 @@ static void layout_block(const int8_t *rows, int32_t count, int32_t k, const int
     row[1] = c + 1 < count ? row[0] + k : row[0];
     for (g = 0; g < whole; ++g, out += 4) {
       for (j = 0; j < 2; ++j) {
-        const int32_t x = cmsis_read4(row[j] + 4 * g);
-        out[2 * j] = __sxtb16(x);
-        out[2 * j + 1] = cmsis_sxtb16_ror8(x);
-        sums[j] = __smlad(out[2 * j], 0x00010001, __smlad(out[2 * j + 1], 0x00010001, sums[j]));
+        sums[j] = widen_weights(cmsis_read4(row[j] + 4 * g), doubled, out + 2 * j, sums[j]);
       }
     }
     if (tail) { /* the last group, zero past k */
       for (j = 0; j < 2; ++j) {
         int8_t last[4] = {0, 0, 0, 0};
         for (i = 0; i < tail; ++i) last[i] = row[j][4 * whole + i];
-        out[2 * j] = __sxtb16(cmsis_read4(last));
-        out[2 * j + 1] = cmsis_sxtb16_ror8(cmsis_read4(last));
-        sums[j] = __smlad(out[2 * j], 0x00010001, __smlad(out[2 * j + 1], 0x00010001, sums[j]));
+        sums[j] = widen_weights(cmsis_read4(last), doubled, out + 2 * j, sums[j]);
       }
       out += 4;
     }
@@ -801,7 +830,8 @@ static void layout_block(const int8_t *rows, int32_t count, int32_t k, const int
 }
 #else
 static void layout_block(const int8_t *rows, int32_t count, int32_t k, const int32_t *bias,
-                         int32_t input_offset, int32_t *folded, int16_t *pairs) {
+                         int32_t input_offset, int32_t *folded, int16_t *pairs,
+                         int32_t doubled) {
   static const int32_t order[4] = {0, 2, 1, 3};
   const int32_t groups = (k + 3) >> 2;
   int32_t c, g, j, i;
@@ -816,7 +846,7 @@ static void layout_block(const int8_t *rows, int32_t count, int32_t k, const int
       for (j = 0; j < 2; ++j) {
         const int8_t *row = rows + (c + j < count ? c + j : c) * k + 4 * g;
         for (i = 0; i < 4; ++i) {
-          *pairs++ = (int16_t)(4 * g + order[i] < k ? row[order[i]] : 0);
+          *pairs++ = (int16_t)(4 * g + order[i] < k ? row[order[i]] * (1 + doubled) : 0);
         }
       }
     }
@@ -824,16 +854,39 @@ static void layout_block(const int8_t *rows, int32_t count, int32_t k, const int
 }
 #endif
 
+/* 1 when the doubled folded constants of the requantisation tail's pairs (8 words each)
+ * are twice the `count` (even) constants computed from the decoded block. */
+static int32_t folded_agree(const int32_t *tail, const int32_t *folded, int32_t count) {
+  int32_t c;
+  for (c = 0; c < count; ++c) {
+    if ((uint32_t)tail[4 * (c & ~1) + (c & 1)] != 2u * (uint32_t)folded[c]) return 0;
+  }
+  return 1;
+}
+
 /* One decoded block of a compressed filter: the node's job (call->own, made once per eval)
  * narrowed to its channels, on the offline layout's form built in scratch (the fast loops
- * of this file). */
+ * of this file): the doubled stream of the requantising kernel when the node's
+ * CONV_CODED_REQUANT tail (job.tail) covers the block's whole channel pairs and agrees with
+ * its decoded weights, else the plain pairs. */
 static void conv_block(tflm_context_t *ctx, const tflm_weighted_call_t *call,
                        const int8_t *rows, int8_t *room, int32_t first, int32_t count) {
   cmsis_conv_job_t job = *(const cmsis_conv_job_t *)call->own;
+  const int32_t *tail;
   int32_t *folded;
+  int16_t *pairs;
   (void)ctx;
   (void)room;
+  if (job.tail != NULL) { /* whole channel pairs: a dead neighbour computed gives its bias */
+    rows -= (first & 1) * job.patch;
+    count += (first & 1) + ((first + count) & 1);
+    first &= ~1;
+  }
+  tail = job.tail != NULL && ((first | count) & 1) == 0 && first + count <= job.p->output_c
+             ? job.tail + 4 * first
+             : NULL;
   folded = (int32_t *)(void *)(job.scratch + 6 * CMSIS_ROUND4(job.patch));
+  pairs = (int16_t *)(void *)(folded + count + (count & 1));
   if (job.bias != NULL) job.bias += first;
   job.folded = NULL;
   job.pairs = NULL;
@@ -841,10 +894,15 @@ static void conv_block(tflm_context_t *ctx, const tflm_weighted_call_t *call,
   /* Building the layout costs a few instructions per weight, and saves some per weight
    * and output pixel: worth it from CMSIS_LAYOUT_MIN_PIXELS pixels. */
   if (job.p->output_h * job.p->output_w >= CMSIS_LAYOUT_MIN_PIXELS) {
-    layout_block(rows, count, job.patch, job.bias, job.p->input_offset, folded,
-                 (int16_t *)(void *)(folded + count + (count & 1)));
+    layout_block(rows, count, job.patch, job.bias, job.p->input_offset, folded, pairs,
+                 tail != NULL);
+    if (tail != NULL && folded_agree(tail, folded, count)) {
+      job.tail = tail;
+    } else if (tail != NULL) { /* not this filter's tail: the plain pairs */
+      layout_block(rows, count, job.patch, job.bias, job.p->input_offset, folded, pairs, 0);
+    }
     job.folded = folded;
-    job.pairs = (const int16_t *)(const void *)(folded + count + (count & 1));
+    job.pairs = pairs;
   }
   job.filter = rows;
   job.channels = count;
@@ -900,6 +958,7 @@ static tflm_status_t cmsis_conv_run_int8(tflm_context_t *ctx, const tflm_weighte
   }
   conv_job(ctx, call->node, mine, call, &job);
   if (p->decode_scratch >= 0) {
+    job.tail = coded_tail(ctx, call->node, &job);
     tflm_weighted_call_t blocks = *call;
     blocks.own = &job;
     return tflm_weighted_decoded_live(ctx, &blocks, p->decode_scratch, p->output_c,

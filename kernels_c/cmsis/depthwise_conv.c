@@ -89,6 +89,11 @@ typedef struct {
 #define DW_MAX_SHIFT 22
 #define DW_CHUNK_BLOCKS 8
 
+/* The kind of the record of a coded filter on DW_TAP_PAIRS' conditions (tflm_gen/layout.py):
+ * kind and channels only; the kernel builds the DW_TAP_PAIRS blocks from the decoded
+ * weights, the bias and its own requantisation. */
+#define DW_CODED_TAP_STEPS 21
+
 /* The kind of the one-input-channel DEPTHWISE_CONV_2D record (tflm_gen/layout.py) and the
  * most bytes of its padded window (filter_h * 4 * quads), copied on the stack at a border. */
 #define DW_ROW_QUADS 4
@@ -1224,6 +1229,106 @@ static void dw_block(tflm_context_t *ctx, const tflm_weighted_call_t *call,
                  (int8_t *)call->data.output + first, p->output_c);
 }
 
+/* 1 when the node has a DW_CODED_TAP_STEPS record (a coded filter the generator found fit
+ * for the DW_TAP_PAIRS blocks) that agrees with its shapes (3x3, multiplier 1, no
+ * dilation, output_c channels, 4 or more).  The shifts are checked as the blocks are
+ * built. */
+static int32_t coded_steps(tflm_context_t *ctx, const tflm_node_t *node,
+                           const tflm_conv_params_t *p) {
+  int32_t words;
+  const int32_t *record = tflm_node_layout(ctx, node, &words);
+  return record != NULL && words == 2 && record[0] == DW_CODED_TAP_STEPS &&
+         record[1] == p->output_c && p->output_c >= 4 && p->filter_h == 3 &&
+         p->filter_w == 3 && p->depth_multiplier == 1 && p->dilation_h == 1 &&
+         p->dilation_w == 1;
+}
+
+/* The compressed filter's prepare: the shared one (the decoding scratch), then, with a
+ * DW_CODED_TAP_STEPS record, the scratch its DW_TAP_PAIRS blocks are built in, on every core
+ * (MVE never reads it, but the generator's arena model does not know the core).  Its handle
+ * is the decoding scratch's plus 1: requests are numbered in order, checked here. */
+static tflm_status_t cmsis_dw_prepare(tflm_context_t *ctx, tflm_node_t *node) {
+  const tflm_conv_params_t *p;
+  int32_t handle = -1;
+  tflm_status_t status = tflm_depthwise_conv_prepare(ctx, node);
+  if (status != TFLM_OK) return status;
+  p = (const tflm_conv_params_t *)node->user_data;
+  if (p->type != TFLM_TYPE_INT8 || p->decode_scratch < 0 || !coded_steps(ctx, node, p)) {
+    return TFLM_OK;
+  }
+  status = tflm_request_scratch(ctx, 4u * DW_BLOCK_WORDS * (uint32_t)(p->output_c >> 2), &handle);
+  if (status != TFLM_OK) return status;
+  TFLM_KERNEL_CHECK(ctx, node, handle == p->decode_scratch + 1, TFLM_ERR_MODEL);
+  return TFLM_OK;
+}
+
+#if !defined(CMSIS_MVE)
+/* A DW_TAP_PAIRS word: int16 a in the low half, b in the high one. */
+static int32_t halves(int32_t a, int32_t b) {
+  return (int32_t)(((uint32_t)a & 0xffffu) | ((uint32_t)b << 16));
+}
+
+/* The DW_TAP_PAIRS blocks (tflm_gen/layout.py) of the decoded rows [C][9], for `count`
+ * blocks of 4 channels: folded constants from the weights and the bias, requantisation
+ * steps from the node's multipliers, shifts and output offset; 0 when a multiplier is not
+ * positive or a right shift outside [1, DW_MAX_SHIFT] (the generator's conditions). */
+static int32_t build_tap_pairs(const dw_job_t *job, const int8_t *rows, int32_t count,
+                               int32_t *blocks) {
+  static const int8_t first[4] = {1, 0, 5, 7}, second[4] = {2, 4, 3, 8}; /* DW_PAIRS */
+  const uint32_t offset = (uint32_t)job->p->output_offset;
+  const int32_t *bias = job->bias;
+  int32_t b, c, j, k;
+  for (b = 0; b < count; ++b, rows += 36, blocks += DW_BLOCK_WORDS) {
+    for (j = 0; j < 4; ++j) {
+      int32_t *step = blocks + DW_BLOCK_STEPS + 4 * j;
+      uint32_t sum = 0;
+      c = 4 * b + j;
+      step[3] = -job->requant.shifts[c];
+      if (step[3] < 1 || step[3] > DW_MAX_SHIFT || job->requant.multipliers[c] <= 0) return 0;
+      for (k = 0; k < 9; ++k) sum += (uint32_t)(int32_t)rows[9 * j + k];
+      sum = (bias != NULL ? (uint32_t)bias[c] : 0u) + (uint32_t)job->p->input_offset * sum;
+      blocks[j] = (int32_t)(2u * sum);
+      step[0] = job->requant.multipliers[c];
+      step[1] = INT32_MIN;
+      step[2] = (int32_t)((1u << (step[3] - 1)) + (offset << step[3]));
+    }
+    for (k = 0; k < 4; ++k) {
+      for (j = 0; j < 4; ++j) {
+        blocks[4 + 4 * k + j] = halves(2 * rows[9 * j + first[k]], 2 * rows[9 * j + second[k]]);
+      }
+    }
+    blocks[20] = halves(2 * rows[6], 2 * rows[18 + 6]); /* tap 6: SXTB16's channel order */
+    blocks[21] = halves(2 * rows[9 + 6], 2 * rows[27 + 6]);
+  }
+  return 1;
+}
+
+/* The decoded filter (one block of every channel, multiplier 1) of a node with a
+ * DW_CODED_TAP_STEPS record run as the plain filter's DW_TAP_PAIRS blocks, built in the
+ * node's second scratch; the output_c % 4 last channels from the rows transposed into
+ * `room`, as dw_block does.  Any other block, or a node the blocks do not fit: dw_block. */
+static void dw_coded_block(tflm_context_t *ctx, const tflm_weighted_call_t *call,
+                           const int8_t *rows, int8_t *room, int32_t first, int32_t count) {
+  const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
+  int32_t *blocks;
+  dw_job_t job;
+  job_of(call, &job);
+  if (!coded_steps(ctx, call->node, p) || count != p->output_c) {
+    dw_block(ctx, call, rows, room, first, count);
+    return;
+  }
+  blocks = (int32_t *)tflm_get_scratch(ctx, p->decode_scratch + 1);
+  if (blocks == NULL ||
+      !build_tap_pairs(&job, rows, count >> 2, blocks)) {
+    dw_block(ctx, call, rows, room, first, count);
+    return;
+  }
+  if (count & 3) tflm_weighted_transpose(rows, count, 9, count, room);
+  job.pairs = blocks;
+  depthwise_int8(&job, call->data.input, room, call->data.output, count);
+}
+#endif
+
 /* True when the compressed filter is coded as one block of every channel. */
 static int one_block(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
   const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
@@ -1242,8 +1347,13 @@ static tflm_status_t run_int8(tflm_context_t *ctx, const tflm_weighted_call_t *c
     if (p->depth_multiplier != 1 && !one_block(ctx, call)) {
       return tflm_depthwise_conv_run_int8(ctx, call); /* input channels cross blocks */
     }
+#if !defined(CMSIS_MVE)
+    return tflm_weighted_decoded(ctx, call, p->decode_scratch, p->output_c,
+                                 p->filter_h * p->filter_w, dw_coded_block);
+#else
     return tflm_weighted_decoded(ctx, call, p->decode_scratch, p->output_c,
                                  p->filter_h * p->filter_w, dw_block);
+#endif
   }
 #if defined(DW_MVE_ASM)
   if (dw_mve_fits(p, &call->requant, call->data.filter) &&
@@ -1265,5 +1375,5 @@ static const tflm_weighted_kernels_t cmsis_depthwise_kernels = {
     tflm_conv_requant, tflm_conv_hybrid_eval, tflm_depthwise_conv_run_float32, run_int8,
     tflm_depthwise_conv_run_int16};
 
-TFLM_WEIGHTED_OP(tflm_op_depthwise_conv_2d, TFLM_BUILTIN_DEPTHWISE_CONV_2D, tflm_depthwise_conv_prepare,
+TFLM_WEIGHTED_OP(tflm_op_depthwise_conv_2d, TFLM_BUILTIN_DEPTHWISE_CONV_2D, cmsis_dw_prepare,
                  cmsis_depthwise_kernels, 0);
