@@ -678,50 +678,158 @@ static void quad_block(const int8_t *in, int32_t row, int32_t rows, int32_t quad
 }
 #endif
 
+/* The window of output pixel (oy, ox) of a node with a DW_ROW_QUADS record: read in place
+ * when its rows of 4Q bytes lie inside the input (*row = input_w), else copied into patch
+ * (DW_QUAD_BYTES) with the zero point in the bytes outside (each adds zp * w + input_offset
+ * * w = 0, as TFLM's skipped taps do; *row = 4Q). */
+static const int8_t *quads_window(const dw_job_t *job, const int8_t *image, int32_t oy,
+                                  int32_t ox, int8_t *patch, int32_t *row) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t y0 = oy * p->stride_h - p->pad_h, x0 = ox * p->stride_w - p->pad_w;
+  const int32_t fh = p->filter_h, width = 4 * job->quads[4];
+  const int8_t zero_point = (int8_t)(-p->input_offset);
+  const int32_t kx0 = x0 < 0 ? (-x0 < width ? -x0 : width) : 0;
+  const int32_t kx1 = p->input_w - x0 < width ? (p->input_w - x0 > kx0 ? p->input_w - x0 : kx0)
+                                               : width;
+  int32_t ky, kx;
+  if (y0 >= 0 && x0 >= 0 && y0 + fh <= p->input_h && x0 + width <= p->input_w) {
+    *row = p->input_w;
+    return image + y0 * p->input_w + x0;
+  }
+  fill_words(patch, bytes4(zero_point), fh * width);
+  for (ky = y0 < 0 ? -y0 : 0; ky < fh && y0 + ky < p->input_h; ++ky) {
+    int8_t *dst = patch + ky * width;
+    const int8_t *src = image + (y0 + ky) * p->input_w; /* tap kx: src[x0 + kx] */
+    if (kx1 - kx0 == width) {
+      for (kx = 0; kx < width; kx += 4) cmsis_write4(dst + kx, cmsis_read4(src + x0 + kx));
+    } else {
+      for (kx = kx0; kx < kx1; ++kx) dst[kx] = src[x0 + kx];
+    }
+  }
+  *row = width;
+  return patch;
+}
+
 /* Output pixel (oy, ox) of a node with a DW_ROW_QUADS record: every block of 4 channels over
- * the window read in place when its rows of 4Q bytes lie inside the input, else over a copy
- * of it with the zero point in the bytes outside (each adds zp * w + input_offset * w = 0,
- * as TFLM's skipped taps do), then requantised. */
+ * its window (quads_window), then requantised. */
 static void pixel_quads(const dw_job_t *job, const int8_t *image, int32_t oy, int32_t ox,
                         int8_t *out) {
   const tflm_conv_params_t *p = job->p;
-  const int32_t y0 = oy * p->stride_h - p->pad_h, x0 = ox * p->stride_w - p->pad_w;
-  const int32_t fh = p->filter_h, quads = job->quads[4], width = 4 * quads;
+  const int32_t fh = p->filter_h, quads = job->quads[4];
   const int32_t words = fh * quads * 8;
   const int32_t offsets = (int32_t)(((uint32_t)p->input_offset & 0xffffu) * 0x10001u);
   const int32_t *w = job->quads + 5;
   int32_t words_of_patch[DW_QUAD_BYTES / 4];
-  int8_t *patch = (int8_t *)words_of_patch;
-  const int8_t *in;
   int32_t row, c, acc[4];
-  if (y0 >= 0 && x0 >= 0 && y0 + fh <= p->input_h && x0 + width <= p->input_w) {
-    in = image + y0 * p->input_w + x0;
-    row = p->input_w;
-  } else {
-    const int8_t zero_point = (int8_t)(-p->input_offset);
-    const int32_t kx0 = x0 < 0 ? (-x0 < width ? -x0 : width) : 0;
-    const int32_t kx1 = p->input_w - x0 < width ? (p->input_w - x0 > kx0 ? p->input_w - x0 : kx0)
-                                                 : width;
-    int32_t ky, kx;
-    fill_words(patch, bytes4(zero_point), fh * width);
-    for (ky = y0 < 0 ? -y0 : 0; ky < fh && y0 + ky < p->input_h; ++ky) {
-      int8_t *dst = patch + ky * width;
-      const int8_t *src = image + (y0 + ky) * p->input_w; /* tap kx: src[x0 + kx] */
-      if (kx1 - kx0 == width) {
-        for (kx = 0; kx < width; kx += 4) cmsis_write4(dst + kx, cmsis_read4(src + x0 + kx));
-      } else {
-        for (kx = kx0; kx < kx1; ++kx) dst[kx] = src[x0 + kx];
-      }
-    }
-    in = patch;
-    row = width;
-  }
+  const int8_t *in = quads_window(job, image, oy, ox, (int8_t *)words_of_patch, &row);
   for (c = 0; c < p->output_c; c += 4, w += words) {
     start4(job, c, acc);
     quad_block(in, row, fh, quads, w, offsets, acc);
     finish4(job, acc, c, out);
   }
 }
+
+#if defined(CMSIS_DSP)
+/* One channel's bias and cmsis_requantize_strict constants, computed once per output row
+ * (row_quads3) instead of once per pixel. */
+typedef struct {
+  int32_t bias;       /* the sum's start (0 without a bias) */
+  int32_t multiplier;
+  int32_t high_start; /* 2^30 >> (shift + 32) */
+  int32_t right;      /* ~shift */
+} dw_strict_t;
+
+/* The most channels row_quads3 holds constants for (on the stack). */
+#define DW_ROW_CHANNELS 16
+
+/* cmsis_requantize_strict(acc, ...) from a channel's precomputed constants, plus offset. */
+static inline __attribute__((always_inline)) int32_t dw_strict(const dw_strict_t *t,
+                                                               int32_t acc, int32_t offset) {
+  const uint32_t sign = (uint32_t)acc & 0x80000000u;
+  const uint32_t high = (uint32_t)t->high_start - (sign >> 31);
+  const int64_t start = (int64_t)(((uint64_t)high << 32) | (0x40000000u | sign));
+  return ((int32_t)((start + (int64_t)acc * t->multiplier) >> 32) >> t->right) + offset;
+}
+
+/* One channel (j of the block at w) of pixel_quads3: its 3 rows' weight pairs (rows 8
+ * words apart) against the window's widened rows, then requantised. */
+#define DW_QUAD3_SUM(j)                                                     \
+  do {                                                                      \
+    const int32_t *wj_ = w + 2 * (j);                                       \
+    int32_t p_, q_;                                                         \
+    dw_read2(&wj_, &p_, &q_);                                               \
+    a##j = __smlad(q_, r0_13, __smlad(p_, r0_02, t[j].bias));               \
+    wj_ += 6;                                                               \
+    dw_read2(&wj_, &p_, &q_);                                               \
+    a##j = __smlad(q_, r1_13, __smlad(p_, r1_02, a##j));                    \
+    wj_ += 6;                                                               \
+    dw_read2(&wj_, &p_, &q_);                                               \
+    a##j = __smlad(q_, r2_13, __smlad(p_, r2_02, a##j));                    \
+    a##j = dw_strict(&t[j], a##j, offset);                                  \
+  } while (0)
+
+/* Every channel of one pixel of a 3-row, one-quad DW_ROW_QUADS node (filters 3x1 .. 3x4:
+ * person_detect's first layer) over the window at `in`: the 3 input words widened once for
+ * all channels (not once per block), each channel's 6 SMLADs and its requantisation from
+ * the row's constants t unrolled, 4 channels stored clamped in one word. */
+static void pixel_quads3(const dw_job_t *job, const dw_strict_t *t, const int8_t *in,
+                         int32_t row, int8_t *out) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t offsets = (int32_t)(((uint32_t)p->input_offset & 0xffffu) * 0x10001u);
+  const int32_t offset = p->output_offset;
+  const int32_t v0 = cmsis_read4(in), v1 = cmsis_read4(in + row), v2 = cmsis_read4(in + 2 * row);
+  const int32_t r0_02 = __sxtab16(offsets, v0), r0_13 = cmsis_sxtab16_ror8(offsets, v0);
+  const int32_t r1_02 = __sxtab16(offsets, v1), r1_13 = cmsis_sxtab16_ror8(offsets, v1);
+  const int32_t r2_02 = __sxtab16(offsets, v2), r2_13 = cmsis_sxtab16_ror8(offsets, v2);
+  const int32_t *w = job->quads + 5;
+  const int8_t *end = out + p->output_c;
+  for (; out < end; out += 4, w += 24, t += 4) {
+    int32_t a0, a1, a2, a3;
+    DW_QUAD3_SUM(0);
+    DW_QUAD3_SUM(1);
+    DW_QUAD3_SUM(2);
+    DW_QUAD3_SUM(3);
+    cmsis_store4_clamped(a0, a1, a2, a3, p->act_min, p->act_max, out);
+  }
+}
+
+/* Whether row_quads3 runs the node: a DW_ROW_QUADS record of 3 rows of one quad, every
+ * shift in cmsis_requantize_strict's range, at most DW_ROW_CHANNELS channels, pixels
+ * output_c bytes apart. */
+static int32_t rows_quads3(const dw_job_t *job, int32_t out_stride) {
+  const tflm_conv_params_t *p = job->p;
+  return job->quads != NULL && p->filter_h == 3 && job->quads[4] == 1 &&
+         job->fast == CMSIS_REQUANT_STRICT && p->output_c <= DW_ROW_CHANNELS &&
+         out_stride == p->output_c;
+}
+
+/* Output row oy of a node rows_quads3 accepts, into out. */
+static void row_quads3(const dw_job_t *job, const int8_t *image, int32_t oy, int8_t *out) {
+  const tflm_conv_params_t *p = job->p;
+  dw_strict_t t[DW_ROW_CHANNELS];
+  int32_t words_of_patch[DW_QUAD_BYTES / 4];
+  const int32_t y0 = oy * p->stride_h - p->pad_h;
+  const int32_t inside = y0 >= 0 && y0 + 3 <= p->input_h;
+  const int8_t *line = image + y0 * p->input_w;
+  int32_t c, ox, row;
+  for (c = 0; c < p->output_c; ++c) {
+    const int32_t shift = job->requant.shifts[c];
+    t[c].bias = job->bias != NULL ? job->bias[c] : 0;
+    t[c].multiplier = job->requant.multipliers[c];
+    t[c].high_start = (int32_t)(0x40000000u >> (uint32_t)(shift + 32));
+    t[c].right = ~shift;
+  }
+  for (ox = 0; ox < p->output_w; ++ox, out += p->output_c) {
+    const int32_t x0 = ox * p->stride_w - p->pad_w;
+    if (inside && x0 >= 0 && x0 + 4 <= p->input_w) { /* most pixels: no call */
+      pixel_quads3(job, t, line + x0, p->input_w, out);
+    } else {
+      pixel_quads3(job, t, quads_window(job, image, oy, ox, (int8_t *)words_of_patch, &row),
+                   row, out);
+    }
+  }
+}
+#endif
 #else
 static void pixel_quads(const dw_job_t *job, const int8_t *image, int32_t oy, int32_t ox,
                         int8_t *out) {
@@ -729,6 +837,22 @@ static void pixel_quads(const dw_job_t *job, const int8_t *image, int32_t oy, in
   (void)image;
   (void)oy;
   (void)ox;
+  (void)out;
+}
+#endif
+
+/* No row_quads3 without the DSP instructions (nor on MVE): every pixel takes pixel_at. */
+#if !defined(CMSIS_DSP) || defined(CMSIS_MVE)
+static int32_t rows_quads3(const dw_job_t *job, int32_t out_stride) {
+  (void)job;
+  (void)out_stride;
+  return 0;
+}
+
+static void row_quads3(const dw_job_t *job, const int8_t *image, int32_t oy, int8_t *out) {
+  (void)job;
+  (void)image;
+  (void)oy;
   (void)out;
 }
 #endif
@@ -1169,6 +1293,11 @@ static void depthwise_int8(const dw_job_t *job, const int8_t *input, const int8_
     for (oy = 0; oy < p->output_h; ++oy) {
       if (rows_from_layout(job, out_stride)) {
         row_layout(job, image, filter, oy, output);
+        output += p->output_w * out_stride;
+        continue;
+      }
+      if (rows_quads3(job, out_stride)) {
+        row_quads3(job, image, oy, output);
         output += p->output_w * out_stride;
         continue;
       }
