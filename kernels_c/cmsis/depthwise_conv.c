@@ -751,45 +751,43 @@ static inline __attribute__((always_inline)) int32_t dw_strict(const dw_strict_t
   return ((int32_t)((start + (int64_t)acc * t->multiplier) >> 32) >> t->right) + offset;
 }
 
-/* One channel (j of the block at w) of pixel_quads3: its 3 rows' weight pairs (rows 8
- * words apart) against the window's widened rows, then requantised. */
-#define DW_QUAD3_SUM(j)                                                     \
-  do {                                                                      \
-    const int32_t *wj_ = w + 2 * (j);                                       \
-    int32_t p_, q_;                                                         \
-    dw_read2(&wj_, &p_, &q_);                                               \
-    a##j = __smlad(q_, r0_13, __smlad(p_, r0_02, t[j].bias));               \
-    wj_ += 6;                                                               \
-    dw_read2(&wj_, &p_, &q_);                                               \
-    a##j = __smlad(q_, r1_13, __smlad(p_, r1_02, a##j));                    \
-    wj_ += 6;                                                               \
-    dw_read2(&wj_, &p_, &q_);                                               \
-    a##j = __smlad(q_, r2_13, __smlad(p_, r2_02, a##j));                    \
-    a##j = dw_strict(&t[j], a##j, offset);                                  \
+/* One filter row of pixel_quads3's block: the row's 4 input bytes at x widened with the
+ * input offset added, then each channel's weight pairs (one LDRD) for 2 SMLADs. */
+#define DW_QUAD3_ROW(x)                                                                    \
+  do {                                                                                     \
+    const int32_t v_ = cmsis_read4(x);                                                     \
+    const int32_t x02_ = __sxtab16(offsets, v_), x13_ = cmsis_sxtab16_ror8(offsets, v_);   \
+    int32_t p_, q_;                                                                        \
+    dw_read2(&w, &p_, &q_);                                                                \
+    a0 = __smlad(q_, x13_, __smlad(p_, x02_, a0));                                         \
+    dw_read2(&w, &p_, &q_);                                                                \
+    a1 = __smlad(q_, x13_, __smlad(p_, x02_, a1));                                         \
+    dw_read2(&w, &p_, &q_);                                                                \
+    a2 = __smlad(q_, x13_, __smlad(p_, x02_, a2));                                         \
+    dw_read2(&w, &p_, &q_);                                                                \
+    a3 = __smlad(q_, x13_, __smlad(p_, x02_, a3));                                         \
   } while (0)
 
 /* Every channel of one pixel of a 3-row, one-quad DW_ROW_QUADS node (filters 3x1 .. 3x4:
- * person_detect's first layer) over the window at `in`: the 3 input words widened once for
- * all channels (not once per block), each channel's 6 SMLADs and its requantisation from
- * the row's constants t unrolled, 4 channels stored clamped in one word. */
-static void pixel_quads3(const dw_job_t *job, const dw_strict_t *t, const int8_t *in,
-                         int32_t row, int8_t *out) {
+ * person_detect's first layer) over the window at `in`: per block of 4 channels the 3 rows
+ * unrolled (few live values: the accumulators, one row's widened input, one weight pair),
+ * then the requantisation from the row's constants t, 4 channels stored clamped in one
+ * word. */
+static inline __attribute__((always_inline)) void pixel_quads3(
+    const dw_job_t *job, const dw_strict_t *t, const int8_t *in, int32_t row, int8_t *out) {
   const tflm_conv_params_t *p = job->p;
   const int32_t offsets = (int32_t)(((uint32_t)p->input_offset & 0xffffu) * 0x10001u);
-  const int32_t offset = p->output_offset;
-  const int32_t v0 = cmsis_read4(in), v1 = cmsis_read4(in + row), v2 = cmsis_read4(in + 2 * row);
-  const int32_t r0_02 = __sxtab16(offsets, v0), r0_13 = cmsis_sxtab16_ror8(offsets, v0);
-  const int32_t r1_02 = __sxtab16(offsets, v1), r1_13 = cmsis_sxtab16_ror8(offsets, v1);
-  const int32_t r2_02 = __sxtab16(offsets, v2), r2_13 = cmsis_sxtab16_ror8(offsets, v2);
+  const int32_t offset = p->output_offset, lo4 = bytes4(p->act_min), hi4 = bytes4(p->act_max);
   const int32_t *w = job->quads + 5;
   const int8_t *end = out + p->output_c;
-  for (; out < end; out += 4, w += 24, t += 4) {
-    int32_t a0, a1, a2, a3;
-    DW_QUAD3_SUM(0);
-    DW_QUAD3_SUM(1);
-    DW_QUAD3_SUM(2);
-    DW_QUAD3_SUM(3);
-    cmsis_store4_clamped(a0, a1, a2, a3, p->act_min, p->act_max, out);
+  for (; out < end; out += 4, t += 4) {
+    int32_t a0 = t[0].bias, a1 = t[1].bias, a2 = t[2].bias, a3 = t[3].bias;
+    DW_QUAD3_ROW(in);
+    DW_QUAD3_ROW(in + row);
+    DW_QUAD3_ROW(in + 2 * row);
+    cmsis_store4_clamped4(dw_strict(&t[0], a0, offset), dw_strict(&t[1], a1, offset),
+                          dw_strict(&t[2], a2, offset), dw_strict(&t[3], a3, offset), lo4,
+                          hi4, out);
   }
 }
 
