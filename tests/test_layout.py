@@ -384,10 +384,13 @@ def test_requant_tail_layers_at_size_optimisation():
 # (filter h, w, depth multiplier, stride, padding, input h, w) of one input channel: the
 # DW_ROW_QUADS record (micro_speech's 10x8 filter of 8 channels, stride 2, SAME), 3x3 and
 # 10x8, multipliers 4 and 8, both strides and paddings, inputs narrower than the padded
-# window rows (every pixel from the border copy) and wider (pixels read in place).
+# window rows (every pixel from the border copy) and wider (pixels read in place); 3-row
+# filters of one quad run by rows on DSP cores (row_quads3) up to 16 channels: 3x2 of 16,
+# and 3x3 of 20 (too many: per pixel).
 ONE_CHANNEL_LAYERS = [(10, 8, 8, 2, "SAME", 49, 40), (10, 8, 4, 1, "VALID", 13, 11),
                       (3, 3, 8, 1, "SAME", 7, 9), (3, 3, 4, 2, "VALID", 8, 10),
-                      (10, 8, 8, 1, "SAME", 12, 7), (3, 3, 4, 1, "SAME", 3, 3)]
+                      (10, 8, 8, 1, "SAME", 12, 7), (3, 3, 4, 1, "SAME", 3, 3),
+                      (3, 2, 16, 2, "SAME", 9, 11), (3, 3, 20, 1, "SAME", 5, 6)]
 
 
 def one_channel_model(seed: int):
