@@ -751,23 +751,6 @@ static inline __attribute__((always_inline)) int32_t dw_strict(const dw_strict_t
   return ((int32_t)((start + (int64_t)acc * t->multiplier) >> 32) >> t->right) + offset;
 }
 
-/* One filter row of pixel_quads3's block: the row's 4 input bytes at x widened with the
- * input offset added, then each channel's weight pairs (one LDRD) for 2 SMLADs. */
-#define DW_QUAD3_ROW(x)                                                                    \
-  do {                                                                                     \
-    const int32_t v_ = cmsis_read4(x);                                                     \
-    const int32_t x02_ = __sxtab16(offsets, v_), x13_ = cmsis_sxtab16_ror8(offsets, v_);   \
-    int32_t p_, q_;                                                                        \
-    dw_read2(&w, &p_, &q_);                                                                \
-    a0 = __smlad(q_, x13_, __smlad(p_, x02_, a0));                                         \
-    dw_read2(&w, &p_, &q_);                                                                \
-    a1 = __smlad(q_, x13_, __smlad(p_, x02_, a1));                                         \
-    dw_read2(&w, &p_, &q_);                                                                \
-    a2 = __smlad(q_, x13_, __smlad(p_, x02_, a2));                                         \
-    dw_read2(&w, &p_, &q_);                                                                \
-    a3 = __smlad(q_, x13_, __smlad(p_, x02_, a3));                                         \
-  } while (0)
-
 /* Every channel of one pixel of a 3-row, one-quad DW_ROW_QUADS node (filters 3x1 .. 3x4:
  * person_detect's first layer) over the window at `in`: per block of 4 channels the 3 rows
  * unrolled (few live values: the accumulators, one row's widened input, one weight pair),
@@ -782,9 +765,9 @@ static inline __attribute__((always_inline)) void pixel_quads3(
   const int8_t *end = out + p->output_c;
   for (; out < end; out += 4, t += 4) {
     int32_t a0 = t[0].bias, a1 = t[1].bias, a2 = t[2].bias, a3 = t[3].bias;
-    DW_QUAD3_ROW(in);
-    DW_QUAD3_ROW(in + row);
-    DW_QUAD3_ROW(in + 2 * row);
+    DW_QUAD(in); /* quad_block's step: each row's 4 bytes widened, 8 SMLADs */
+    DW_QUAD(in + row);
+    DW_QUAD(in + 2 * row);
     cmsis_store4_clamped4(dw_strict(&t[0], a0, offset), dw_strict(&t[1], a1, offset),
                           dw_strict(&t[2], a2, offset), dw_strict(&t[3], a3, offset), lo4,
                           hi4, out);
