@@ -54,12 +54,13 @@ LAYERS = [(1, 8, 16, 1), (1, 16, 32, 1), (1, 32, 33, 1), (1, 64, 24, 1), (1, 128
 # even channel counts, output zero point -128, RELU or none): vww / person_detect 1x1 over
 # 8-256 channels (and 512) and their 3x3 stride-2 first layer over 3, kws' first layer over
 # 1, resnet's 3x3 over 16 and 32 (stride 1 and 2) and its 1x1 stride-2 shortcut; 3x3 with
-# dilation (rows apart: read straight from the image; taps apart: gathered).  A fifth
-# entry is the dilation (h, w).
+# dilation (rows apart: read straight from the image; taps apart: gathered); 3x3 over 3
+# channels at stride 1 too (windows widened from the image, rgb_patch_words, beside
+# border ones copied).  A fifth entry is the dilation (h, w).
 REQUANT_LAYERS = [(1, 8, 16, 1), (1, 16, 32, 1), (1, 32, 32, 1), (1, 64, 128, 1),
                   (1, 256, 64, 1), (3, 3, 8, 2), (3, 1, 64, 2), (3, 16, 16, 1), (3, 32, 64, 2),
                   (1, 16, 32, 2), (1, 512, 32, 1), (3, 16, 8, 1, (2, 1)),
-                  (3, 8, 8, 1, (1, 2))]
+                  (3, 8, 8, 1, (1, 2)), (3, 3, 6, 1)]
 
 
 def layout_model(seed: int, layers=LAYERS, requant_tail: bool = False):
