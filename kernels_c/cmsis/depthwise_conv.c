@@ -1253,38 +1253,59 @@ static int32_t rows_from_layout(const dw_job_t *job, int32_t out_stride) {
          out_stride == job->p->output_c;
 }
 
+/* Output row oy into out (its first pixel) by a whole-row walk when the node has one
+ * (row_layout, row_quads3): 1 when done, else 0 (the caller walks its pixels). */
+static int32_t row_at(const dw_job_t *job, const int8_t *image, const int8_t *filter,
+                      int32_t oy, int8_t *out, int32_t out_stride) {
+  if (rows_from_layout(job, out_stride)) {
+    row_layout(job, image, filter, oy, out);
+    return 1;
+  }
+  if (rows_quads3(job, out_stride)) {
+    row_quads3(job, image, oy, out);
+    return 1;
+  }
+  return 0;
+}
+
+/* 1 when output row oy, starting at out, lies past every input byte that rows 0 .. oy
+ * read (their windows end at row oy's last tap row): in the last-pixel-first walk the
+ * row may then run in any order, as one row walk. */
+static int32_t row_past_its_input(const tflm_conv_params_t *p, const int8_t *input,
+                                  int32_t oy, const int8_t *out) {
+  const int32_t end = oy * p->stride_h - p->pad_h + (p->filter_h - 1) * p->dilation_h + 1;
+  const int32_t rows = end < p->input_h ? end : p->input_h;
+  return (uintptr_t)out >= (uintptr_t)(input + rows * p->input_w * p->input_c);
+}
+
 /* Raster order, or last pixel first when the planner started the output inside the input
- * (tflm_starts_inside): each pixel then covers only input no later pixel reads.
+ * (tflm_starts_inside): each pixel then covers only input no later pixel reads; a row
+ * past its input (row_past_its_input) runs as a whole row there too.
  * out_stride: output channels per pixel (more than p->output_c for a decoded block). */
 static void depthwise_int8(const dw_job_t *job, const int8_t *input, const int8_t *filter,
                            int8_t *output, int32_t out_stride) {
   const tflm_conv_params_t *p = job->p;
   const int32_t image_size = p->input_h * p->input_w * p->input_c;
+  const int32_t row_bytes = p->output_w * out_stride;
   int32_t b, oy, ox;
   if (p->batches == 1 && tflm_starts_inside(input, (size_t)image_size, output)) {
     for (oy = p->output_h - 1; oy >= 0; --oy) {
+      int8_t *row = output + oy * row_bytes;
+      if (row_past_its_input(p, input, oy, row) &&
+          row_at(job, input, filter, oy, row, out_stride)) {
+        continue;
+      }
       for (ox = p->output_w - 1; ox >= 0; --ox) {
-        pixel_at(job, input, filter, oy, ox, output + (oy * p->output_w + ox) * out_stride);
+        pixel_at(job, input, filter, oy, ox, row + ox * out_stride);
       }
     }
     return;
   }
   for (b = 0; b < p->batches; ++b) {
     const int8_t *image = input + b * image_size;
-    for (oy = 0; oy < p->output_h; ++oy) {
-      if (rows_from_layout(job, out_stride)) {
-        row_layout(job, image, filter, oy, output);
-        output += p->output_w * out_stride;
-        continue;
-      }
-      if (rows_quads3(job, out_stride)) {
-        row_quads3(job, image, oy, output);
-        output += p->output_w * out_stride;
-        continue;
-      }
-      for (ox = 0; ox < p->output_w; ++ox, output += out_stride) {
-        pixel_at(job, image, filter, oy, ox, output);
-      }
+    for (oy = 0; oy < p->output_h; ++oy, output += row_bytes) {
+      if (row_at(job, image, filter, oy, output, out_stride)) continue;
+      for (ox = 0; ox < p->output_w; ++ox) pixel_at(job, image, filter, oy, ox, output + ox * out_stride);
     }
   }
 }
