@@ -751,18 +751,29 @@ static inline __attribute__((always_inline)) int32_t dw_strict(const dw_strict_t
   return ((int32_t)((start + (int64_t)acc * t->multiplier) >> 32) >> t->right) + offset;
 }
 
+/* What row_quads3's pixels read, copied out of the node once per row into locals (int8
+ * stores may alias the node's fields: read through it they would be reloaded per pixel). */
+typedef struct {
+  const dw_strict_t *channel; /* per channel: bias and requantisation constants */
+  const int32_t *weights;     /* the record's first block */
+  int32_t channels;           /* output_c */
+  int32_t offsets;            /* the input offset in both halfwords (SXTAB16) */
+  int32_t offset;             /* the output offset */
+  int32_t lo4, hi4;           /* act_min, act_max in the 4 bytes */
+} dw_row3_t;
+
 /* Every channel of one pixel of a 3-row, one-quad DW_ROW_QUADS node (filters 3x1 .. 3x4:
  * person_detect's first layer) over the window at `in`: per block of 4 channels the 3 rows
  * unrolled (few live values: the accumulators, one row's widened input, one weight pair),
  * then the requantisation from the row's constants t, 4 channels stored clamped in one
  * word. */
-static inline __attribute__((always_inline)) void pixel_quads3(
-    const dw_job_t *job, const dw_strict_t *t, const int8_t *in, int32_t row, int8_t *out) {
-  const tflm_conv_params_t *p = job->p;
-  const int32_t offsets = (int32_t)(((uint32_t)p->input_offset & 0xffffu) * 0x10001u);
-  const int32_t offset = p->output_offset, lo4 = bytes4(p->act_min), hi4 = bytes4(p->act_max);
-  const int32_t *w = job->quads + 5;
-  const int8_t *end = out + p->output_c;
+static inline __attribute__((always_inline)) void pixel_quads3(const dw_row3_t *r,
+                                                               const int8_t *in, int32_t row,
+                                                               int8_t *out) {
+  const int32_t offsets = r->offsets, offset = r->offset, lo4 = r->lo4, hi4 = r->hi4;
+  const int32_t *w = r->weights;
+  const dw_strict_t *t = r->channel;
+  const int8_t *end = out + r->channels;
   for (; out < end; out += 4, t += 4) {
     int32_t a0 = t[0].bias, a1 = t[1].bias, a2 = t[2].bias, a3 = t[3].bias;
     DW_QUAD(in); /* quad_block's step: each row's 4 bytes widened, 8 SMLADs */
@@ -792,7 +803,17 @@ static void row_quads3(const dw_job_t *job, const int8_t *image, int32_t oy, int
   const int32_t y0 = oy * p->stride_h - p->pad_h;
   const int32_t inside = y0 >= 0 && y0 + 3 <= p->input_h;
   const int8_t *line = image + y0 * p->input_w;
+  const int32_t width = p->output_w, stride = p->stride_w, pad = p->pad_w;
+  const int32_t input_w = p->input_w;
+  dw_row3_t r;
   int32_t c, ox, row;
+  r.channel = t;
+  r.weights = job->quads + 5;
+  r.channels = p->output_c;
+  r.offsets = (int32_t)(((uint32_t)p->input_offset & 0xffffu) * 0x10001u);
+  r.offset = p->output_offset;
+  r.lo4 = bytes4(p->act_min);
+  r.hi4 = bytes4(p->act_max);
   for (c = 0; c < p->output_c; ++c) {
     const int32_t shift = job->requant.shifts[c];
     t[c].bias = job->bias != NULL ? job->bias[c] : 0;
@@ -800,13 +821,13 @@ static void row_quads3(const dw_job_t *job, const int8_t *image, int32_t oy, int
     t[c].high_start = (int32_t)(0x40000000u >> (uint32_t)(shift + 32));
     t[c].right = ~shift;
   }
-  for (ox = 0; ox < p->output_w; ++ox, out += p->output_c) {
-    const int32_t x0 = ox * p->stride_w - p->pad_w;
-    if (inside && x0 >= 0 && x0 + 4 <= p->input_w) { /* most pixels: no call */
-      pixel_quads3(job, t, line + x0, p->input_w, out);
+  for (ox = 0; ox < width; ++ox, out += r.channels) {
+    const int32_t x0 = ox * stride - pad;
+    if (inside && x0 >= 0 && x0 + 4 <= input_w) { /* most pixels: no call */
+      pixel_quads3(&r, line + x0, input_w, out);
     } else {
-      pixel_quads3(job, t, quads_window(job, image, oy, ox, (int8_t *)words_of_patch, &row),
-                   row, out);
+      pixel_quads3(&r, quads_window(job, image, oy, ox, (int8_t *)words_of_patch, &row), row,
+                   out);
     }
   }
 }
