@@ -730,35 +730,45 @@ static void pixel_quads(const dw_job_t *job, const int8_t *image, int32_t oy, in
 }
 
 #if defined(CMSIS_DSP)
-/* One channel's bias and cmsis_requantize_strict constants, computed once per output row
- * (row_quads3) instead of once per pixel. */
+/* One channel's bias and requantisation of its doubled sum, computed once per output row
+ * (row_quads3) instead of once per pixel: DW_TAP_PAIRS's steps (multiplier, 2^31,
+ * 2^(r-1) + output offset * 2^r, r; tflm_gen/layout.py), exact for |sum| < 2^30 and r in
+ * [1, DW_MAX_SHIFT] (dw_steps_fit). */
 typedef struct {
   int32_t bias;       /* the sum's start (0 without a bias) */
   int32_t multiplier;
-  int32_t high_start; /* 2^30 >> (shift + 32) */
-  int32_t right;      /* ~shift */
-} dw_strict_t;
+  int32_t low;        /* 2^31: the 64-bit start's low word */
+  int32_t constant;   /* its high word, less 1 for a negative sum */
+  int32_t right;      /* r = -shift */
+} dw_step_t;
 
-/* The most channels row_quads3 holds constants for (on the stack). */
+/* The most channels row_quads3 holds steps for (on the stack). */
 #define DW_ROW_CHANNELS 16
 
-/* cmsis_requantize_strict(acc, ...) from a channel's precomputed constants, plus offset. */
-static inline __attribute__((always_inline)) int32_t dw_strict(const dw_strict_t *t,
-                                                               int32_t acc, int32_t offset) {
-  const uint32_t sign = (uint32_t)acc & 0x80000000u;
-  const uint32_t high = (uint32_t)t->high_start - (sign >> 31);
-  const int64_t start = (int64_t)(((uint64_t)high << 32) | (0x40000000u | sign));
-  return ((int32_t)((start + (int64_t)acc * t->multiplier) >> 32) >> t->right) + offset;
+/* TFLM's requantisation of acc plus the output offset from a channel's step: the sum
+ * doubled, the 64-bit start plus 2 acc * multiplier, its high word shifted right by r
+ * (layout_blocks' DW_REQUANT_ASM); 6 instructions, loads included. */
+static inline __attribute__((always_inline)) int32_t dw_step(const dw_step_t *t, int32_t acc) {
+  int32_t multiplier, low, high, right;
+  __asm__("add %[a], %[a], %[a]\n\t"
+          "ldrd %[m], %[lo], [%[t], #4]\n\t"
+          "ldrd %[hi], %[r], [%[t], #12]\n\t"
+          "sub %[hi], %[hi], %[a], lsr #31\n\t"
+          "smlal %[lo], %[hi], %[a], %[m]\n\t"
+          "asr %[a], %[hi], %[r]"
+          : [a] "+&r"(acc), [m] "=&r"(multiplier), [lo] "=&r"(low), [hi] "=&r"(high),
+            [r] "=&r"(right)
+          : [t] "r"(t), "m"(*t));
+  return acc;
 }
 
 /* What row_quads3's pixels read, copied out of the node once per row into locals (int8
  * stores may alias the node's fields: read through it they would be reloaded per pixel). */
 typedef struct {
-  const dw_strict_t *channel; /* per channel: bias and requantisation constants */
+  const dw_step_t *channel;   /* per channel: bias and requantisation step */
   const int32_t *weights;     /* the record's first block */
   int32_t channels;           /* output_c */
   int32_t offsets;            /* the input offset in both halfwords (SXTAB16) */
-  int32_t offset;             /* the output offset */
   int32_t lo4, hi4;           /* act_min, act_max in the 4 bytes */
 } dw_row3_t;
 
@@ -770,35 +780,49 @@ typedef struct {
 static inline __attribute__((always_inline)) void pixel_quads3(const dw_row3_t *r,
                                                                const int8_t *in, int32_t row,
                                                                int8_t *out) {
-  const int32_t offsets = r->offsets, offset = r->offset, lo4 = r->lo4, hi4 = r->hi4;
+  const int32_t offsets = r->offsets, lo4 = r->lo4, hi4 = r->hi4;
   const int32_t *w = r->weights;
-  const dw_strict_t *t = r->channel;
+  const dw_step_t *t = r->channel;
   const int8_t *end = out + r->channels;
   for (; out < end; out += 4, t += 4) {
     int32_t a0 = t[0].bias, a1 = t[1].bias, a2 = t[2].bias, a3 = t[3].bias;
     DW_QUAD(in); /* quad_block's step: each row's 4 bytes widened, 8 SMLADs */
     DW_QUAD(in + row);
     DW_QUAD(in + 2 * row);
-    cmsis_store4_clamped4(dw_strict(&t[0], a0, offset), dw_strict(&t[1], a1, offset),
-                          dw_strict(&t[2], a2, offset), dw_strict(&t[3], a3, offset), lo4,
-                          hi4, out);
+    cmsis_store4_clamped4(dw_step(&t[0], a0), dw_step(&t[1], a1), dw_step(&t[2], a2),
+                          dw_step(&t[3], a3), lo4, hi4, out);
   }
 }
 
-/* Whether row_quads3 runs the node: a DW_ROW_QUADS record of 3 rows of one quad, every
- * shift in cmsis_requantize_strict's range, at most DW_ROW_CHANNELS channels, pixels
- * output_c bytes apart. */
+/* 1 when dw_step is exact for every channel: right shifts r in [1, DW_MAX_SHIFT] (the
+ * constant fits), a multiplier in [2^30, 2^31) and |bias| < 2^29, so that |sum| < 2^30 (a
+ * window of at most 12 taps adds below 12 * 128 * 255 < 2^19) and 2 * sum fits; the
+ * high word, |2 sum * multiplier / 2^32| < 2^30 plus a constant below 2^30, fits too. */
+static int32_t dw_steps_fit(const dw_job_t *job) {
+  int32_t c;
+  for (c = 0; c < job->p->output_c; ++c) {
+    const int32_t right = -job->requant.shifts[c], m = job->requant.multipliers[c];
+    const int32_t bias = job->bias != NULL ? job->bias[c] : 0;
+    if (right < 1 || right > DW_MAX_SHIFT || m < (INT32_C(1) << 30) ||
+        bias >= (INT32_C(1) << 29) || bias <= -(INT32_C(1) << 29)) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* Whether row_quads3 runs the node: a DW_ROW_QUADS record of 3 rows of one quad, at most
+ * DW_ROW_CHANNELS channels whose steps fit, pixels output_c bytes apart. */
 static int32_t rows_quads3(const dw_job_t *job, int32_t out_stride) {
   const tflm_conv_params_t *p = job->p;
   return job->quads != NULL && p->filter_h == 3 && job->quads[4] == 1 &&
-         job->fast == CMSIS_REQUANT_STRICT && p->output_c <= DW_ROW_CHANNELS &&
-         out_stride == p->output_c;
+         p->output_c <= DW_ROW_CHANNELS && out_stride == p->output_c && dw_steps_fit(job);
 }
 
 /* Output row oy of a node rows_quads3 accepts, into out. */
 static void row_quads3(const dw_job_t *job, const int8_t *image, int32_t oy, int8_t *out) {
   const tflm_conv_params_t *p = job->p;
-  dw_strict_t t[DW_ROW_CHANNELS];
+  dw_step_t t[DW_ROW_CHANNELS];
   int32_t words_of_patch[DW_QUAD_BYTES / 4];
   const int32_t y0 = oy * p->stride_h - p->pad_h;
   const int32_t inside = y0 >= 0 && y0 + 3 <= p->input_h;
@@ -811,15 +835,15 @@ static void row_quads3(const dw_job_t *job, const int8_t *image, int32_t oy, int
   r.weights = job->quads + 5;
   r.channels = p->output_c;
   r.offsets = (int32_t)(((uint32_t)p->input_offset & 0xffffu) * 0x10001u);
-  r.offset = p->output_offset;
   r.lo4 = bytes4(p->act_min);
   r.hi4 = bytes4(p->act_max);
   for (c = 0; c < p->output_c; ++c) {
-    const int32_t shift = job->requant.shifts[c];
+    const int32_t right = -job->requant.shifts[c];
     t[c].bias = job->bias != NULL ? job->bias[c] : 0;
     t[c].multiplier = job->requant.multipliers[c];
-    t[c].high_start = (int32_t)(0x40000000u >> (uint32_t)(shift + 32));
-    t[c].right = ~shift;
+    t[c].low = INT32_MIN;
+    t[c].constant = (INT32_C(1) << (right - 1)) + p->output_offset * (INT32_C(1) << right);
+    t[c].right = right;
   }
   for (ox = 0; ox < width; ++ox, out += r.channels) {
     const int32_t x0 = ox * stride - pad;
