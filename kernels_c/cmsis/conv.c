@@ -653,13 +653,20 @@ static inline __attribute__((always_inline)) void pairs_requantized_with(
   }
 }
 
+/* pairs_requantized_with over 3x3 windows of 3 channels (widen_rgb), apart: the other
+ * layers' loops keep their registers. */
+static __attribute__((noinline)) void pairs_requantized_rgb(const cmsis_conv_job_t *job,
+                                                            int32_t pixels) {
+  pairs_requantized_with(job, pixels, 2);
+}
+
 /* pairs_requantized_with, its windows read straight from the image where they can be. */
 static void pairs_requantized(const cmsis_conv_job_t *job, int32_t pixels) {
   const tflm_conv_params_t *p = job->p;
   if (!job->in_place && ((p->filter_w * p->input_c) & 3) == 0) {
     pairs_requantized_with(job, pixels, 1);
   } else if (!job->in_place && p->filter_h == 3 && p->filter_w == 3 && p->input_c == 3) {
-    pairs_requantized_with(job, pixels, 2);
+    pairs_requantized_rgb(job, pixels);
   } else {
     pairs_requantized_with(job, pixels, 0);
   }

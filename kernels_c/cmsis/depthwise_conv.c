@@ -601,10 +601,13 @@ static int32_t pixel_fast(const dw_job_t *job, const int8_t *image, const int8_t
 #endif
 
 /* v repeated in the 4 bytes of a word. */
-static int32_t bytes4(int32_t v) { return (int32_t)(((uint32_t)v & 0xffu) * 0x01010101u); }
+static inline __attribute__((always_inline)) int32_t bytes4(int32_t v) {
+  return (int32_t)(((uint32_t)v & 0xffu) * 0x01010101u);
+}
 
 /* patch[0 .. bytes) = the word `fill` repeated (bytes a multiple of 4). */
-static void fill_words(int8_t *patch, int32_t fill, int32_t bytes) {
+static inline __attribute__((always_inline)) void fill_words(int8_t *patch, int32_t fill,
+                                                              int32_t bytes) {
   int32_t i;
   for (i = 0; i < bytes; i += 4) cmsis_write4(patch + i, fill);
 }
@@ -1298,59 +1301,83 @@ static int32_t rows_from_layout(const dw_job_t *job, int32_t out_stride) {
          out_stride == job->p->output_c;
 }
 
-/* Output row oy into out (its first pixel) by a whole-row walk when the node has one
- * (row_layout, row_quads3): 1 when done, else 0 (the caller walks its pixels). */
-static int32_t row_at(const dw_job_t *job, const int8_t *image, const int8_t *filter,
-                      int32_t oy, int8_t *out, int32_t out_stride) {
-  if (rows_from_layout(job, out_stride)) {
+/* The whole-row walk of the node, chosen once per call: row_layout (1), row_quads3 (2) or
+ * none (0: pixel by pixel). */
+static int32_t row_walk_of(const dw_job_t *job, int32_t out_stride) {
+  if (rows_from_layout(job, out_stride)) return 1;
+  return rows_quads3(job, out_stride) ? 2 : 0;
+}
+
+/* Output row oy into out (its first pixel) by the row walk `walk` (row_walk_of, not 0). */
+static inline __attribute__((always_inline)) void row_at(const dw_job_t *job, int32_t walk,
+                                                          const int8_t *image,
+                   const int8_t *filter, int32_t oy, int8_t *out) {
+  if (walk == 1) {
     row_layout(job, image, filter, oy, out);
-    return 1;
-  }
-  if (rows_quads3(job, out_stride)) {
+  } else {
     row_quads3(job, image, oy, out);
-    return 1;
   }
-  return 0;
 }
 
-/* 1 when output row oy, starting at out, lies past every input byte that rows 0 .. oy
- * read (their windows end at row oy's last tap row): in the last-pixel-first walk the
- * row may then run in any order, as one row walk. */
-static int32_t row_past_its_input(const tflm_conv_params_t *p, const int8_t *input,
-                                  int32_t oy, const int8_t *out) {
-  const int32_t end = oy * p->stride_h - p->pad_h + (p->filter_h - 1) * p->dilation_h + 1;
-  const int32_t rows = end < p->input_h ? end : p->input_h;
-  return (uintptr_t)out >= (uintptr_t)(input + rows * p->input_w * p->input_c);
+/* 1 when out lies past the input's first min(end, input_h) rows of `line` bytes. */
+static inline int32_t row_past(const int8_t *input, int32_t end, int32_t input_h,
+                               int32_t line, const int8_t *out) {
+  return (uintptr_t)out >= (uintptr_t)(input + (end < input_h ? end : input_h) * line);
 }
 
-/* Raster order, or last pixel first when the planner started the output inside the input
- * (tflm_starts_inside): each pixel then covers only input no later pixel reads; a row
- * past its input (row_past_its_input) runs as a whole row there too.
- * out_stride: output channels per pixel (more than p->output_c for a decoded block). */
+/* The narrowest output rows the last-pixel-first walk runs as row walks. */
+#define DW_WALK_PIXELS 8
+
+/* Last pixel first, for an output the planner started inside the input
+ * (tflm_starts_inside): each pixel then covers only input no later pixel reads.  A row
+ * that lies past every input byte rows 0 .. oy read (up to row oy's last tap row) runs as
+ * one row walk: no later row reads what it writes.  Only rows of DW_WALK_PIXELS or more:
+ * on narrower ones the walk's setup costs more than the pixels' own calls (kws' 5). */
+static void depthwise_backwards(const dw_job_t *job, const int8_t *input,
+                                const int8_t *filter, int8_t *output, int32_t out_stride) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t row_bytes = p->output_w * out_stride;
+  const int32_t line = p->input_w * p->input_c, input_h = p->input_h;
+  const int32_t step = p->stride_h, last_tap = (p->filter_h - 1) * p->dilation_h + 1;
+  const int32_t walk = p->output_w >= DW_WALK_PIXELS ? row_walk_of(job, out_stride) : 0;
+  int32_t oy, ox;
+  for (oy = p->output_h - 1; oy >= 0; --oy) {
+    int8_t *row = output + oy * row_bytes;
+    if (walk != 0 && row_past(input, oy * step - p->pad_h + last_tap, input_h, line, row)) {
+      row_at(job, walk, input, filter, oy, row);
+      continue;
+    }
+    for (ox = p->output_w - 1; ox >= 0; --ox) {
+      pixel_at(job, input, filter, oy, ox, row + ox * out_stride);
+    }
+  }
+}
+
+/* Raster order, or last pixel first (depthwise_backwards) when the planner started the
+ * output inside the input.  out_stride: output channels per pixel (more than p->output_c
+ * for a decoded block). */
 static void depthwise_int8(const dw_job_t *job, const int8_t *input, const int8_t *filter,
                            int8_t *output, int32_t out_stride) {
   const tflm_conv_params_t *p = job->p;
   const int32_t image_size = p->input_h * p->input_w * p->input_c;
   const int32_t row_bytes = p->output_w * out_stride;
-  int32_t b, oy, ox;
+  int32_t b, oy, ox, walk;
   if (p->batches == 1 && tflm_starts_inside(input, (size_t)image_size, output)) {
-    for (oy = p->output_h - 1; oy >= 0; --oy) {
-      int8_t *row = output + oy * row_bytes;
-      if (row_past_its_input(p, input, oy, row) &&
-          row_at(job, input, filter, oy, row, out_stride)) {
-        continue;
-      }
-      for (ox = p->output_w - 1; ox >= 0; --ox) {
-        pixel_at(job, input, filter, oy, ox, row + ox * out_stride);
-      }
-    }
+    depthwise_backwards(job, input, filter, output, out_stride);
     return;
   }
+  walk = row_walk_of(job, out_stride);
   for (b = 0; b < p->batches; ++b) {
     const int8_t *image = input + b * image_size;
-    for (oy = 0; oy < p->output_h; ++oy, output += row_bytes) {
-      if (row_at(job, image, filter, oy, output, out_stride)) continue;
-      for (ox = 0; ox < p->output_w; ++ox) pixel_at(job, image, filter, oy, ox, output + ox * out_stride);
+    for (oy = 0; oy < p->output_h; ++oy) {
+      if (walk != 0) {
+        row_at(job, walk, image, filter, oy, output);
+        output += row_bytes;
+        continue;
+      }
+      for (ox = 0; ox < p->output_w; ++ox, output += out_stride) {
+        pixel_at(job, image, filter, oy, ox, output);
+      }
     }
   }
 }
