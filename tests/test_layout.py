@@ -54,12 +54,13 @@ LAYERS = [(1, 8, 16, 1), (1, 16, 32, 1), (1, 32, 33, 1), (1, 64, 24, 1), (1, 128
 # even channel counts, output zero point -128, RELU or none): vww / person_detect 1x1 over
 # 8-256 channels (and 512) and their 3x3 stride-2 first layer over 3, kws' first layer over
 # 1, resnet's 3x3 over 16 and 32 (stride 1 and 2) and its 1x1 stride-2 shortcut; 3x3 with
-# dilation (rows apart: read straight from the image; taps apart: gathered).  A fifth
-# entry is the dilation (h, w).
+# dilation (rows apart: read straight from the image; taps apart: gathered); 3x3 over 3
+# channels at stride 1 too (windows widened from the image, rgb_patch_words, beside
+# border ones copied).  A fifth entry is the dilation (h, w).
 REQUANT_LAYERS = [(1, 8, 16, 1), (1, 16, 32, 1), (1, 32, 32, 1), (1, 64, 128, 1),
                   (1, 256, 64, 1), (3, 3, 8, 2), (3, 1, 64, 2), (3, 16, 16, 1), (3, 32, 64, 2),
                   (1, 16, 32, 2), (1, 512, 32, 1), (3, 16, 8, 1, (2, 1)),
-                  (3, 8, 8, 1, (1, 2))]
+                  (3, 8, 8, 1, (1, 2)), (3, 3, 6, 1)]
 
 
 def layout_model(seed: int, layers=LAYERS, requant_tail: bool = False):
@@ -384,10 +385,13 @@ def test_requant_tail_layers_at_size_optimisation():
 # (filter h, w, depth multiplier, stride, padding, input h, w) of one input channel: the
 # DW_ROW_QUADS record (micro_speech's 10x8 filter of 8 channels, stride 2, SAME), 3x3 and
 # 10x8, multipliers 4 and 8, both strides and paddings, inputs narrower than the padded
-# window rows (every pixel from the border copy) and wider (pixels read in place).
+# window rows (every pixel from the border copy) and wider (pixels read in place); 3-row
+# filters of one quad run by rows on DSP cores (row_quads3) up to 16 channels: 3x2 of 16,
+# and 3x3 of 20 (too many: per pixel).
 ONE_CHANNEL_LAYERS = [(10, 8, 8, 2, "SAME", 49, 40), (10, 8, 4, 1, "VALID", 13, 11),
                       (3, 3, 8, 1, "SAME", 7, 9), (3, 3, 4, 2, "VALID", 8, 10),
-                      (10, 8, 8, 1, "SAME", 12, 7), (3, 3, 4, 1, "SAME", 3, 3)]
+                      (10, 8, 8, 1, "SAME", 12, 7), (3, 3, 4, 1, "SAME", 3, 3),
+                      (3, 2, 16, 2, "SAME", 9, 11), (3, 3, 20, 1, "SAME", 5, 6)]
 
 
 def one_channel_model(seed: int):

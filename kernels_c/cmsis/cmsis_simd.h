@@ -136,18 +136,17 @@ static inline int32_t cmsis_requantize_wide(int32_t acc, int32_t multiplier, int
 }
 
 #ifdef CMSIS_DSP
-/* out[0..3] = v0..v3 (int32 values) saturated to int8 and clamped to [lo, hi]: packed into
- * one word and clamped with SSUB8 + SEL per bound (the same bytes: lo >= -128, hi <= 127). */
-static inline void cmsis_store4_clamped(int32_t v0, int32_t v1, int32_t v2, int32_t v3,
-                                        int32_t lo, int32_t hi, int8_t *out) {
+/* out[0..3] = v0..v3 (int32 values) saturated to int8 and clamped to [lo, hi], given as
+ * lo4, hi4 (each repeated in the 4 bytes, lo >= -128, hi <= 127): packed into one word and
+ * clamped with SSUB8 + SEL per bound. */
+static inline void cmsis_store4_clamped4(int32_t v0, int32_t v1, int32_t v2, int32_t v3,
+                                         int32_t lo4, int32_t hi4, int8_t *out) {
   /* (a & 0xffff) | b << 16 is one PKHBT. */
   const uint32_t low = __uxtb16(((uint32_t)__ssat(v0, 8) & 0xffffu) |
                                 ((uint32_t)__ssat(v2, 8) << 16));
   const uint32_t high = __uxtb16(((uint32_t)__ssat(v1, 8) & 0xffffu) |
                                  ((uint32_t)__ssat(v3, 8) << 16));
   int32_t bytes = (int32_t)(low | (high << 8)), diff;
-  const int32_t lo4 = (int32_t)(((uint32_t)lo & 0xffu) * 0x01010101u);
-  const int32_t hi4 = (int32_t)(((uint32_t)hi & 0xffu) * 0x01010101u);
   /* SEL reads the GE flags the SSUB8 just before it set: one statement keeps them together. */
   __asm__("ssub8 %[d], %[b], %[lo]\n\t"
           "sel %[b], %[b], %[lo]\n\t"
@@ -157,6 +156,13 @@ static inline void cmsis_store4_clamped(int32_t v0, int32_t v1, int32_t v2, int3
           : [lo] "r"(lo4), [hi] "r"(hi4)
           : "cc");
   cmsis_write4(out, bytes);
+}
+
+/* cmsis_store4_clamped4 with the bounds lo, hi given once (repeated in the 4 bytes here). */
+static inline void cmsis_store4_clamped(int32_t v0, int32_t v1, int32_t v2, int32_t v3,
+                                        int32_t lo, int32_t hi, int8_t *out) {
+  cmsis_store4_clamped4(v0, v1, v2, v3, (int32_t)(((uint32_t)lo & 0xffu) * 0x01010101u),
+                        (int32_t)(((uint32_t)hi & 0xffu) * 0x01010101u), out);
 }
 #endif
 

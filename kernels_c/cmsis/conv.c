@@ -588,18 +588,61 @@ static inline __attribute__((always_inline)) void pairs_with(const cmsis_conv_jo
   }
 }
 
+/* The 7 words of the 27-byte patch (3 rows of 9 bytes: a 3x3 window over 3 channels,
+ * first layers over RGB images) whose top row starts at a, rows `line` bytes apart, the
+ * last word's top byte 0 (its weight is a padding 0): the groups that straddle two rows
+ * joined from unaligned words, no copy.  Reads stay inside the window's rows: before a
+ * row's start only inside the rows above it. */
+static inline __attribute__((always_inline)) void rgb_patch_words(const int8_t *a,
+                                                                  int32_t line,
+                                                                  uint32_t g[7]) {
+  const int8_t *r1 = a + line, *r2 = r1 + line;
+  g[0] = (uint32_t)cmsis_read4(a);
+  g[1] = (uint32_t)cmsis_read4(a + 4);
+  g[2] = ((uint32_t)cmsis_read4(r1 - 1) & ~0xffu) | (uint8_t)a[8]; /* a8 r1[0..2] */
+  g[3] = (uint32_t)cmsis_read4(r1 + 3);
+  g[4] = ((uint32_t)cmsis_read4(r2 - 2) & ~0xffffu) | (uint8_t)r1[7] |
+         ((uint32_t)(uint8_t)r1[8] << 8); /* r1[7..8] r2[0..1] */
+  g[5] = (uint32_t)cmsis_read4(r2 + 2);
+  g[6] = (uint32_t)cmsis_read4(r2 + 5) >> 8; /* r2[6..8] 0 */
+}
+
+/* widen_pixels for patches of 3 rows of 9 bytes (direct == 2): both windows inside the
+ * image are widened from rgb_patch_words, else 0 (the caller copies). */
+static inline __attribute__((always_inline)) int32_t widen_rgb(const cmsis_conv_job_t *job,
+                                                               int32_t pixel, int32_t two,
+                                                               int16_t *pair) {
+  const int32_t line = job->p->dilation_h * job->p->input_w * 3;
+  int32_t y0, x0, i;
+  uint32_t ga[7], gb[7];
+  const int8_t *a = inside_window(job, pixel, &y0, &x0);
+  const int8_t *b = two ? inside_window(job, pixel + 1, &y0, &x0) : a;
+  if (a == NULL || b == NULL) return 0;
+  rgb_patch_words(a, line, ga);
+  rgb_patch_words(b, line, gb);
+  for (i = 0; i < 7; ++i, pair += 8) { /* cmsis_widen_pair's order, offset 0 */
+    cmsis_write4(pair, (int32_t)__sxtb16(ga[i]));
+    cmsis_write4(pair + 2, cmsis_sxtb16_ror8((int32_t)ga[i]));
+    cmsis_write4(pair + 4, (int32_t)__sxtb16(gb[i]));
+    cmsis_write4(pair + 6, cmsis_sxtb16_ror8((int32_t)gb[i]));
+  }
+  return 1;
+}
+
 /* The offline layout with its requantisation tail: per pair of pixels, every channel's
  * sums requantised and stored inside cmsis_dot_pairs_requant. */
 /* Widens the patches of pixel and pixel + 1 (or pixel twice) into pair: straight from the
- * image, row by row, when both windows lie inside it (direct: a filter row is whole words,
- * so the groups of 4 never straddle two rows), else through patch_of's copies. */
+ * image, row by row, when both windows lie inside it (direct 1: a filter row is whole
+ * words, so the groups of 4 never straddle two rows; 2: widen_rgb), else through
+ * patch_of's copies. */
 static inline __attribute__((always_inline)) void widen_pixels(const cmsis_conv_job_t *job,
                                                                int32_t pixel, int32_t two,
                                                                int16_t *pair, int32_t direct) {
   const tflm_conv_params_t *p = job->p;
   const int32_t row = p->filter_w * p->input_c;
   const int8_t *first;
-  if (direct) {
+  if (direct == 2 && widen_rgb(job, pixel, two, pair)) return;
+  if (direct == 1) {
     int32_t y0, x0;
     const int8_t *a = inside_window(job, pixel, &y0, &x0);
     const int8_t *b = two ? inside_window(job, pixel + 1, &y0, &x0) : a;
@@ -637,11 +680,20 @@ static inline __attribute__((always_inline)) void pairs_requantized_with(
   }
 }
 
+/* pairs_requantized_with over 3x3 windows of 3 channels (widen_rgb), apart: the other
+ * layers' loops keep their registers. */
+static __attribute__((noinline)) void pairs_requantized_rgb(const cmsis_conv_job_t *job,
+                                                            int32_t pixels) {
+  pairs_requantized_with(job, pixels, 2);
+}
+
 /* pairs_requantized_with, its windows read straight from the image where they can be. */
 static void pairs_requantized(const cmsis_conv_job_t *job, int32_t pixels) {
   const tflm_conv_params_t *p = job->p;
   if (!job->in_place && ((p->filter_w * p->input_c) & 3) == 0) {
     pairs_requantized_with(job, pixels, 1);
+  } else if (!job->in_place && p->filter_h == 3 && p->filter_w == 3 && p->input_c == 3) {
+    pairs_requantized_rgb(job, pixels);
   } else {
     pairs_requantized_with(job, pixels, 0);
   }

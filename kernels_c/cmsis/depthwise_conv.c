@@ -610,10 +610,13 @@ static int32_t pixel_fast(const dw_job_t *job, const int8_t *image, const int8_t
 #endif
 
 /* v repeated in the 4 bytes of a word. */
-static int32_t bytes4(int32_t v) { return (int32_t)(((uint32_t)v & 0xffu) * 0x01010101u); }
+static inline __attribute__((always_inline)) int32_t bytes4(int32_t v) {
+  return (int32_t)(((uint32_t)v & 0xffu) * 0x01010101u);
+}
 
 /* patch[0 .. bytes) = the word `fill` repeated (bytes a multiple of 4). */
-static void fill_words(int8_t *patch, int32_t fill, int32_t bytes) {
+static inline __attribute__((always_inline)) void fill_words(int8_t *patch, int32_t fill,
+                                                              int32_t bytes) {
   int32_t i;
   for (i = 0; i < bytes; i += 4) cmsis_write4(patch + i, fill);
 }
@@ -687,50 +690,184 @@ static void quad_block(const int8_t *in, int32_t row, int32_t rows, int32_t quad
 }
 #endif
 
+/* The window of output pixel (oy, ox) of a node with a DW_ROW_QUADS record: read in place
+ * when its rows of 4Q bytes lie inside the input (*row = input_w), else copied into patch
+ * (DW_QUAD_BYTES) with the zero point in the bytes outside (each adds zp * w + input_offset
+ * * w = 0, as TFLM's skipped taps do; *row = 4Q). */
+static const int8_t *quads_window(const dw_job_t *job, const int8_t *image, int32_t oy,
+                                  int32_t ox, int8_t *patch, int32_t *row) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t y0 = oy * p->stride_h - p->pad_h, x0 = ox * p->stride_w - p->pad_w;
+  const int32_t fh = p->filter_h, width = 4 * job->quads[4];
+  const int8_t zero_point = (int8_t)(-p->input_offset);
+  const int32_t kx0 = x0 < 0 ? (-x0 < width ? -x0 : width) : 0;
+  const int32_t kx1 = p->input_w - x0 < width ? (p->input_w - x0 > kx0 ? p->input_w - x0 : kx0)
+                                               : width;
+  int32_t ky, kx;
+  if (y0 >= 0 && x0 >= 0 && y0 + fh <= p->input_h && x0 + width <= p->input_w) {
+    *row = p->input_w;
+    return image + y0 * p->input_w + x0;
+  }
+  fill_words(patch, bytes4(zero_point), fh * width);
+  for (ky = y0 < 0 ? -y0 : 0; ky < fh && y0 + ky < p->input_h; ++ky) {
+    int8_t *dst = patch + ky * width;
+    const int8_t *src = image + (y0 + ky) * p->input_w; /* tap kx: src[x0 + kx] */
+    if (kx1 - kx0 == width) {
+      for (kx = 0; kx < width; kx += 4) cmsis_write4(dst + kx, cmsis_read4(src + x0 + kx));
+    } else {
+      for (kx = kx0; kx < kx1; ++kx) dst[kx] = src[x0 + kx];
+    }
+  }
+  *row = width;
+  return patch;
+}
+
 /* Output pixel (oy, ox) of a node with a DW_ROW_QUADS record: every block of 4 channels over
- * the window read in place when its rows of 4Q bytes lie inside the input, else over a copy
- * of it with the zero point in the bytes outside (each adds zp * w + input_offset * w = 0,
- * as TFLM's skipped taps do), then requantised. */
+ * its window (quads_window), then requantised. */
 static void pixel_quads(const dw_job_t *job, const int8_t *image, int32_t oy, int32_t ox,
                         int8_t *out) {
   const tflm_conv_params_t *p = job->p;
-  const int32_t y0 = oy * p->stride_h - p->pad_h, x0 = ox * p->stride_w - p->pad_w;
-  const int32_t fh = p->filter_h, quads = job->quads[4], width = 4 * quads;
+  const int32_t fh = p->filter_h, quads = job->quads[4];
   const int32_t words = fh * quads * 8;
   const int32_t offsets = (int32_t)(((uint32_t)p->input_offset & 0xffffu) * 0x10001u);
   const int32_t *w = job->quads + 5;
   int32_t words_of_patch[DW_QUAD_BYTES / 4];
-  int8_t *patch = (int8_t *)words_of_patch;
-  const int8_t *in;
   int32_t row, c, acc[4];
-  if (y0 >= 0 && x0 >= 0 && y0 + fh <= p->input_h && x0 + width <= p->input_w) {
-    in = image + y0 * p->input_w + x0;
-    row = p->input_w;
-  } else {
-    const int8_t zero_point = (int8_t)(-p->input_offset);
-    const int32_t kx0 = x0 < 0 ? (-x0 < width ? -x0 : width) : 0;
-    const int32_t kx1 = p->input_w - x0 < width ? (p->input_w - x0 > kx0 ? p->input_w - x0 : kx0)
-                                                 : width;
-    int32_t ky, kx;
-    fill_words(patch, bytes4(zero_point), fh * width);
-    for (ky = y0 < 0 ? -y0 : 0; ky < fh && y0 + ky < p->input_h; ++ky) {
-      int8_t *dst = patch + ky * width;
-      const int8_t *src = image + (y0 + ky) * p->input_w; /* tap kx: src[x0 + kx] */
-      if (kx1 - kx0 == width) {
-        for (kx = 0; kx < width; kx += 4) cmsis_write4(dst + kx, cmsis_read4(src + x0 + kx));
-      } else {
-        for (kx = kx0; kx < kx1; ++kx) dst[kx] = src[x0 + kx];
-      }
-    }
-    in = patch;
-    row = width;
-  }
+  const int8_t *in = quads_window(job, image, oy, ox, (int8_t *)words_of_patch, &row);
   for (c = 0; c < p->output_c; c += 4, w += words) {
     start4(job, c, acc);
     quad_block(in, row, fh, quads, w, offsets, acc);
     finish4(job, acc, c, out);
   }
 }
+
+#if defined(CMSIS_DSP)
+/* One channel's bias and requantisation of its doubled sum, computed once per output row
+ * (row_quads3) instead of once per pixel: DW_TAP_PAIRS's steps (multiplier, 2^31,
+ * 2^(r-1) + output offset * 2^r, r; tflm_gen/layout.py), exact for |sum| < 2^30 and r in
+ * [1, DW_MAX_SHIFT] (dw_steps_fit). */
+typedef struct {
+  int32_t bias;       /* the sum's start (0 without a bias) */
+  int32_t multiplier;
+  int32_t low;        /* 2^31: the 64-bit start's low word */
+  int32_t constant;   /* its high word, less 1 for a negative sum */
+  int32_t right;      /* r = -shift */
+} dw_step_t;
+
+/* The most channels row_quads3 holds steps for (on the stack). */
+#define DW_ROW_CHANNELS 16
+
+/* TFLM's requantisation of acc plus the output offset from a channel's step: the sum
+ * doubled, the 64-bit start plus 2 acc * multiplier, its high word shifted right by r
+ * (layout_blocks' DW_REQUANT_ASM); 6 instructions, loads included. */
+static inline __attribute__((always_inline)) int32_t dw_step(const dw_step_t *t, int32_t acc) {
+  int32_t multiplier, low, high, right;
+  __asm__("add %[a], %[a], %[a]\n\t"
+          "ldrd %[m], %[lo], [%[t], #4]\n\t"
+          "ldrd %[hi], %[r], [%[t], #12]\n\t"
+          "sub %[hi], %[hi], %[a], lsr #31\n\t"
+          "smlal %[lo], %[hi], %[a], %[m]\n\t"
+          "asr %[a], %[hi], %[r]"
+          : [a] "+&r"(acc), [m] "=&r"(multiplier), [lo] "=&r"(low), [hi] "=&r"(high),
+            [r] "=&r"(right)
+          : [t] "r"(t), "m"(*t));
+  return acc;
+}
+
+/* What row_quads3's pixels read, copied out of the node once per row into locals (int8
+ * stores may alias the node's fields: read through it they would be reloaded per pixel). */
+typedef struct {
+  const dw_step_t *channel;   /* per channel: bias and requantisation step */
+  const int32_t *weights;     /* the record's first block */
+  int32_t channels;           /* output_c */
+  int32_t offsets;            /* the input offset in both halfwords (SXTAB16) */
+  int32_t lo4, hi4;           /* act_min, act_max in the 4 bytes */
+} dw_row3_t;
+
+/* Every channel of one pixel of a 3-row, one-quad DW_ROW_QUADS node (filters 3x1 .. 3x4:
+ * person_detect's first layer) over the window at `in`: per block of 4 channels the 3 rows
+ * unrolled (few live values: the accumulators, one row's widened input, one weight pair),
+ * then the requantisation from the row's constants t, 4 channels stored clamped in one
+ * word. */
+static inline __attribute__((always_inline)) void pixel_quads3(const dw_row3_t *r,
+                                                               const int8_t *in, int32_t row,
+                                                               int8_t *out) {
+  const int32_t offsets = r->offsets, lo4 = r->lo4, hi4 = r->hi4;
+  const int32_t *w = r->weights;
+  const dw_step_t *t = r->channel;
+  const int8_t *end = out + r->channels;
+  for (; out < end; out += 4, t += 4) {
+    int32_t a0 = t[0].bias, a1 = t[1].bias, a2 = t[2].bias, a3 = t[3].bias;
+    DW_QUAD(in); /* quad_block's step: each row's 4 bytes widened, 8 SMLADs */
+    DW_QUAD(in + row);
+    DW_QUAD(in + 2 * row);
+    cmsis_store4_clamped4(dw_step(&t[0], a0), dw_step(&t[1], a1), dw_step(&t[2], a2),
+                          dw_step(&t[3], a3), lo4, hi4, out);
+  }
+}
+
+/* 1 when dw_step is exact for every channel: right shifts r in [1, DW_MAX_SHIFT] (the
+ * constant fits), a multiplier in [2^30, 2^31) and |bias| < 2^29, so that |sum| < 2^30 (a
+ * window of at most 12 taps adds below 12 * 128 * 255 < 2^19) and 2 * sum fits; the
+ * high word, |2 sum * multiplier / 2^32| < 2^30 plus a constant below 2^30, fits too. */
+static int32_t dw_steps_fit(const dw_job_t *job) {
+  int32_t c;
+  for (c = 0; c < job->p->output_c; ++c) {
+    const int32_t right = -job->requant.shifts[c], m = job->requant.multipliers[c];
+    const int32_t bias = job->bias != NULL ? job->bias[c] : 0;
+    if (right < 1 || right > DW_MAX_SHIFT || m < (INT32_C(1) << 30) ||
+        bias >= (INT32_C(1) << 29) || bias <= -(INT32_C(1) << 29)) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* Whether row_quads3 runs the node: a DW_ROW_QUADS record of 3 rows of one quad, at most
+ * DW_ROW_CHANNELS channels whose steps fit, pixels output_c bytes apart. */
+static int32_t rows_quads3(const dw_job_t *job, int32_t out_stride) {
+  const tflm_conv_params_t *p = job->p;
+  return job->quads != NULL && p->filter_h == 3 && job->quads[4] == 1 &&
+         p->output_c <= DW_ROW_CHANNELS && out_stride == p->output_c && dw_steps_fit(job);
+}
+
+/* Output row oy of a node rows_quads3 accepts, into out. */
+static void row_quads3(const dw_job_t *job, const int8_t *image, int32_t oy, int8_t *out) {
+  const tflm_conv_params_t *p = job->p;
+  dw_step_t t[DW_ROW_CHANNELS];
+  int32_t words_of_patch[DW_QUAD_BYTES / 4];
+  const int32_t y0 = oy * p->stride_h - p->pad_h;
+  const int32_t inside = y0 >= 0 && y0 + 3 <= p->input_h;
+  const int8_t *line = image + y0 * p->input_w;
+  const int32_t width = p->output_w, stride = p->stride_w, pad = p->pad_w;
+  const int32_t input_w = p->input_w;
+  dw_row3_t r;
+  int32_t c, ox, row;
+  r.channel = t;
+  r.weights = job->quads + 5;
+  r.channels = p->output_c;
+  r.offsets = (int32_t)(((uint32_t)p->input_offset & 0xffffu) * 0x10001u);
+  r.lo4 = bytes4(p->act_min);
+  r.hi4 = bytes4(p->act_max);
+  for (c = 0; c < p->output_c; ++c) {
+    const int32_t right = -job->requant.shifts[c];
+    t[c].bias = job->bias != NULL ? job->bias[c] : 0;
+    t[c].multiplier = job->requant.multipliers[c];
+    t[c].low = INT32_MIN;
+    t[c].constant = (INT32_C(1) << (right - 1)) + p->output_offset * (INT32_C(1) << right);
+    t[c].right = right;
+  }
+  for (ox = 0; ox < width; ++ox, out += r.channels) {
+    const int32_t x0 = ox * stride - pad;
+    if (inside && x0 >= 0 && x0 + 4 <= input_w) { /* most pixels: no call */
+      pixel_quads3(&r, line + x0, input_w, out);
+    } else {
+      pixel_quads3(&r, quads_window(job, image, oy, ox, (int8_t *)words_of_patch, &row), row,
+                   out);
+    }
+  }
+}
+#endif
 #else
 static void pixel_quads(const dw_job_t *job, const int8_t *image, int32_t oy, int32_t ox,
                         int8_t *out) {
@@ -738,6 +875,22 @@ static void pixel_quads(const dw_job_t *job, const int8_t *image, int32_t oy, in
   (void)image;
   (void)oy;
   (void)ox;
+  (void)out;
+}
+#endif
+
+/* No row_quads3 without the DSP instructions (nor on MVE): every pixel takes pixel_at. */
+#if !defined(CMSIS_DSP) || defined(CMSIS_MVE)
+static int32_t rows_quads3(const dw_job_t *job, int32_t out_stride) {
+  (void)job;
+  (void)out_stride;
+  return 0;
+}
+
+static void row_quads3(const dw_job_t *job, const int8_t *image, int32_t oy, int8_t *out) {
+  (void)job;
+  (void)image;
+  (void)oy;
   (void)out;
 }
 #endif
@@ -1157,28 +1310,78 @@ static int32_t rows_from_layout(const dw_job_t *job, int32_t out_stride) {
          out_stride == job->p->output_c;
 }
 
-/* Raster order, or last pixel first when the planner started the output inside the input
- * (tflm_starts_inside): each pixel then covers only input no later pixel reads.
- * out_stride: output channels per pixel (more than p->output_c for a decoded block). */
+/* The whole-row walk of the node, chosen once per call: row_layout (1), row_quads3 (2) or
+ * none (0: pixel by pixel). */
+static int32_t row_walk_of(const dw_job_t *job, int32_t out_stride) {
+  if (rows_from_layout(job, out_stride)) return 1;
+  return rows_quads3(job, out_stride) ? 2 : 0;
+}
+
+/* Output row oy into out (its first pixel) by the row walk `walk` (row_walk_of, not 0). */
+static inline __attribute__((always_inline)) void row_at(const dw_job_t *job, int32_t walk,
+                                                          const int8_t *image,
+                   const int8_t *filter, int32_t oy, int8_t *out) {
+  if (walk == 1) {
+    row_layout(job, image, filter, oy, out);
+  } else {
+    row_quads3(job, image, oy, out);
+  }
+}
+
+/* 1 when out lies past the input's first min(end, input_h) rows of `line` bytes. */
+static inline int32_t row_past(const int8_t *input, int32_t end, int32_t input_h,
+                               int32_t line, const int8_t *out) {
+  return (uintptr_t)out >= (uintptr_t)(input + (end < input_h ? end : input_h) * line);
+}
+
+/* The narrowest output rows the last-pixel-first walk runs as row walks. */
+#define DW_WALK_PIXELS 8
+
+/* Last pixel first, for an output the planner started inside the input
+ * (tflm_starts_inside): each pixel then covers only input no later pixel reads.  A row
+ * that lies past every input byte rows 0 .. oy read (up to row oy's last tap row) runs as
+ * one row walk: no later row reads what it writes.  Only rows of DW_WALK_PIXELS or more:
+ * on narrower ones the walk's setup costs more than the pixels' own calls (kws' 5). */
+static void depthwise_backwards(const dw_job_t *job, const int8_t *input,
+                                const int8_t *filter, int8_t *output, int32_t out_stride) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t row_bytes = p->output_w * out_stride;
+  const int32_t line = p->input_w * p->input_c, input_h = p->input_h;
+  const int32_t step = p->stride_h, last_tap = (p->filter_h - 1) * p->dilation_h + 1;
+  const int32_t walk = p->output_w >= DW_WALK_PIXELS ? row_walk_of(job, out_stride) : 0;
+  int32_t oy, ox;
+  for (oy = p->output_h - 1; oy >= 0; --oy) {
+    int8_t *row = output + oy * row_bytes;
+    if (walk != 0 && row_past(input, oy * step - p->pad_h + last_tap, input_h, line, row)) {
+      row_at(job, walk, input, filter, oy, row);
+      continue;
+    }
+    for (ox = p->output_w - 1; ox >= 0; --ox) {
+      pixel_at(job, input, filter, oy, ox, row + ox * out_stride);
+    }
+  }
+}
+
+/* Raster order, or last pixel first (depthwise_backwards) when the planner started the
+ * output inside the input.  out_stride: output channels per pixel (more than p->output_c
+ * for a decoded block). */
 static void depthwise_int8(const dw_job_t *job, const int8_t *input, const int8_t *filter,
                            int8_t *output, int32_t out_stride) {
   const tflm_conv_params_t *p = job->p;
   const int32_t image_size = p->input_h * p->input_w * p->input_c;
-  int32_t b, oy, ox;
+  const int32_t row_bytes = p->output_w * out_stride;
+  int32_t b, oy, ox, walk;
   if (p->batches == 1 && tflm_starts_inside(input, (size_t)image_size, output)) {
-    for (oy = p->output_h - 1; oy >= 0; --oy) {
-      for (ox = p->output_w - 1; ox >= 0; --ox) {
-        pixel_at(job, input, filter, oy, ox, output + (oy * p->output_w + ox) * out_stride);
-      }
-    }
+    depthwise_backwards(job, input, filter, output, out_stride);
     return;
   }
+  walk = row_walk_of(job, out_stride);
   for (b = 0; b < p->batches; ++b) {
     const int8_t *image = input + b * image_size;
     for (oy = 0; oy < p->output_h; ++oy) {
-      if (rows_from_layout(job, out_stride)) {
-        row_layout(job, image, filter, oy, output);
-        output += p->output_w * out_stride;
+      if (walk != 0) {
+        row_at(job, walk, image, filter, oy, output);
+        output += row_bytes;
         continue;
       }
       for (ox = 0; ox < p->output_w; ++ox, output += out_stride) {
