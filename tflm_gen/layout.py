@@ -77,7 +77,7 @@ import numpy as np
 from tflm_gen.model import ir
 from tflm_gen.requant import channel_multipliers
 
-METADATA_NAME = "tflm_gen.layout"
+METADATA_NAME = ir.LAYOUT_METADATA
 CONV_INT16_PAIRS = 1  # kind of the CONV_2D record above
 CONV_INT16_PAIRS_REQUANT = 2  # CONV_INT16_PAIRS plus the requantisation tail
 ACCUMULATOR_LIMIT = 1 << 30  # |acc| below it: 2 * acc fits int32 (SMMLAR's operand)
@@ -215,6 +215,7 @@ def _weighted_tensors(model: ir.Model, graph: ir.SubGraph, op: ir.Operator):
 
 
 FC_INT16_QUADS = 10  # kind of the FULLY_CONNECTED record (conv kinds are below 10)
+FC_QUADS_IN_FILTER = 40  # FC_INT16_QUADS whose stream replaced the filter's int8 bytes
 
 
 def _fc_record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> list[int] | None:
@@ -227,7 +228,11 @@ def _fc_record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> list[int
       stream per group of 4 inputs (G = ceil(K / 4), the last group padded with zero weights):
       row a's (w0, w2, w1, w3), then rows b, c and d; 32 * G bytes per quad.  The kernel
       widens each input word once (SXTB16 into (x0, x2) and (x1, x3)) for the four rows: one
-      SMLAD per weight word, no SXTB16 on weights, no scratch."""
+      SMLAD per weight word, no SXTB16 on weights, no scratch.
+    Kind FC_QUADS_IN_FILTER (embed_layout with `fc_in_filter`): the same record without the
+    stream, which the filter tensor's buffer holds instead of its int8 bytes (so the model
+    carries the weights once, at twice their int8 size); every build of the kernel then
+    reads the stream, and a node whose record disagrees fails rather than read it as int8."""
     found = _weighted_tensors(model, graph, op)
     weights = graph.tensors[op.inputs[1]] if found else None
     if found is None or len(weights.shape) != 2:
@@ -391,26 +396,75 @@ RECORDS: dict[str, Callable[[ir.Model, ir.SubGraph, ir.Operator], list[int] | No
 }
 
 
-def layout_words(model: ir.Model) -> list[int] | None:
-    """The metadata words for the operators of all subgraphs, or None when none has one."""
+def _record_kinds(keep: Callable[[int], bool] | None):
+    """RECORDS with the records of a kind that `keep` refuses left out (None: all kept)."""
+    if keep is None:
+        return RECORDS
+
+    def kept(make):
+        def record(model, graph, op):
+            words = make(model, graph, op)
+            return words if words is not None and keep(words[0]) else None
+        return record
+    return {opcode: kept(make) for opcode, make in RECORDS.items()}
+
+
+def layout_words(model: ir.Model, keep: Callable[[int], bool] | None = None,
+                 records: dict | None = None) -> list[int] | None:
+    """The metadata words for the operators of all subgraphs, or None when none has one;
+    only the records whose kind `keep` accepts (all by default)."""
+    records = records or _record_kinds(keep)
     ops = [(graph, op) for graph in model.subgraphs for op in graph.operators]
     header = [1, len(ops)]
-    positions, records = [0] * len(ops), []
+    positions, words = [0] * len(ops), []
     next_word = len(header) + len(positions)
     for index, (graph, op) in enumerate(ops):
-        make = RECORDS.get(op.opcode)
+        make = records.get(op.opcode)
         record = make(model, graph, op) if make else None
         if record is None:
             continue
         positions[index] = next_word
-        records += [len(record), *record]
+        words += [len(record), *record]
         next_word += len(record) + 1
-    return header + positions + records if records else None
+    return header + positions + words if words else None
 
 
-def embed_layout(model: ir.Model) -> ir.Model:
-    """A copy of the model carrying the layout metadata (replacing an older one)."""
-    return model.with_metadata_words(METADATA_NAME, layout_words(model))
+def _sole_reader(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> bool:
+    """Whether op's filter (input 1) is a constant no other tensor, operator or graph
+    input / output reads, so that its buffer may change form."""
+    tensor = op.inputs[1]
+    buffer = graph.tensors[tensor].buffer
+    owners = [t for g in model.subgraphs for t in g.tensors if t.buffer == buffer]
+    readers = [o for o in graph.operators if tensor in o.inputs]
+    return (len(owners) == 1 and readers == [op] and op.inputs.count(tensor) == 1 and
+            tensor not in graph.inputs and tensor not in graph.outputs)
+
+
+def embed_layout(model: ir.Model, keep: Callable[[int], bool] | None = None,
+                 fc_in_filter: bool = False) -> ir.Model:
+    """A copy of the model carrying the layout metadata (replacing an older one), with the
+    records whose kind `keep` accepts (all by default).  With `fc_in_filter`, a
+    FULLY_CONNECTED filter read by its node only holds its FC_INT16_QUADS stream and the
+    record is FC_QUADS_IN_FILTER (for builds whose every path reads the stream)."""
+    moved: dict[int, bytes] = {}
+    records = _record_kinds(keep)
+    if fc_in_filter and "FULLY_CONNECTED" in records:
+        plain = records["FULLY_CONNECTED"]
+
+        def fc(model_: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> list[int] | None:
+            record = plain(model_, graph, op)
+            if record is None or record[0] != FC_INT16_QUADS or \
+                    not _sole_reader(model_, graph, op):
+                return record
+            head = 3 + -(-record[1] // 4) * 4  # kind, rows, depth, folded[round4(rows)]
+            moved[graph.tensors[op.inputs[1]].buffer] = \
+                np.asarray(record[head:], "<i4").tobytes()
+            return [FC_QUADS_IN_FILTER, *record[1:head]]
+        records = {**records, "FULLY_CONNECTED": fc}
+    result = model.with_metadata_words(METADATA_NAME, layout_words(model, records=records))
+    for buffer, stream in moved.items():
+        result.buffers[buffer] = ir.Buffer(stream)
+    return result
 
 
 def layout_bytes(model: ir.Model) -> int:
