@@ -80,6 +80,11 @@ from tflm_gen.requant import channel_multipliers
 METADATA_NAME = ir.LAYOUT_METADATA
 CONV_INT16_PAIRS = 1  # kind of the CONV_2D record above
 CONV_INT16_PAIRS_REQUANT = 2  # CONV_INT16_PAIRS plus the requantisation tail
+# The same records without their int16 stream, which the filter's buffer holds instead of
+# its int8 bytes (embed_layout's `in_filter`; the model carries the weights once, as int16).
+FC_QUADS_IN_FILTER = 40
+CONV_PAIRS_IN_FILTER = 41
+CONV_PAIRS_REQUANT_IN_FILTER = 42
 ACCUMULATOR_LIMIT = 1 << 30  # |acc| below it: 2 * acc fits int32 (SMMLAR's operand)
 DW_TAP_PAIRS = 3  # kind of the DEPTHWISE_CONV_2D record above
 # The tap pairs in the order the kernel's assembly reads them: each row pointer is advanced
@@ -215,7 +220,6 @@ def _weighted_tensors(model: ir.Model, graph: ir.SubGraph, op: ir.Operator):
 
 
 FC_INT16_QUADS = 10  # kind of the FULLY_CONNECTED record (conv kinds are below 10)
-FC_QUADS_IN_FILTER = 40  # FC_INT16_QUADS whose stream replaced the filter's int8 bytes
 
 
 def _fc_record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> list[int] | None:
@@ -229,10 +233,9 @@ def _fc_record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> list[int
       row a's (w0, w2, w1, w3), then rows b, c and d; 32 * G bytes per quad.  The kernel
       widens each input word once (SXTB16 into (x0, x2) and (x1, x3)) for the four rows: one
       SMLAD per weight word, no SXTB16 on weights, no scratch.
-    Kind FC_QUADS_IN_FILTER (embed_layout with `fc_in_filter`): the same record without the
-    stream, which the filter tensor's buffer holds instead of its int8 bytes (so the model
-    carries the weights once, at twice their int8 size); every build of the kernel then
-    reads the stream, and a node whose record disagrees fails rather than read it as int8."""
+    Kind FC_QUADS_IN_FILTER: the same record without the stream, which the filter tensor's
+    buffer holds instead (embed_layout's `in_filter`); every build of the kernel then reads
+    the stream, and a node whose record disagrees fails rather than read it as int8."""
     found = _weighted_tensors(model, graph, op)
     weights = graph.tensors[op.inputs[1]] if found else None
     if found is None or len(weights.shape) != 2:
@@ -440,27 +443,54 @@ def _sole_reader(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> bool:
             tensor not in graph.inputs and tensor not in graph.outputs)
 
 
+def _fc_stream(record: list[int]) -> tuple[int, int]:
+    """(start, end) words of an FC_INT16_QUADS record's stream: after kind, rows, depth and
+    folded[round4(rows)], to the end."""
+    return 3 + -(-record[1] // 4) * 4, len(record)
+
+
+def _conv_stream(record: list[int]) -> tuple[int, int]:
+    """(start, end) words of a CONV_INT16_PAIRS(_REQUANT) record's stream: after kind,
+    channels, K and folded[round2(channels)], 4 * ceil(K / 4) words per channel pair."""
+    pairs, groups = -(-record[1] // 2), -(-record[2] // 4)
+    return 3 + 2 * pairs, 3 + 2 * pairs + 4 * groups * pairs
+
+
+# kind -> (the kind of the same record whose stream the filter's buffer holds instead of
+# its int8 bytes, where the stream lies in the record)
+IN_FILTER = {FC_INT16_QUADS: (FC_QUADS_IN_FILTER, _fc_stream),
+             CONV_INT16_PAIRS: (CONV_PAIRS_IN_FILTER, _conv_stream),
+             CONV_INT16_PAIRS_REQUANT: (CONV_PAIRS_REQUANT_IN_FILTER, _conv_stream)}
+
+
+def _streams_in_filters(records: dict, moved: dict[int, bytes]) -> dict:
+    """`records` whose records of an IN_FILTER kind, for a filter only their node reads,
+    leave their stream in `moved` (buffer index -> bytes) and take its in-filter kind."""
+    def moving(make):
+        def record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> list[int] | None:
+            words = make(model, graph, op)
+            if words is None or words[0] not in IN_FILTER or not _sole_reader(model, graph, op):
+                return words
+            kind, stream = IN_FILTER[words[0]]
+            start, end = stream(words)
+            moved[graph.tensors[op.inputs[1]].buffer] = \
+                np.asarray(words[start:end], "<i4").tobytes()
+            return [kind, *words[1:start], *words[end:]]
+        return record
+    return {opcode: moving(make) for opcode, make in records.items()}
+
+
 def embed_layout(model: ir.Model, keep: Callable[[int], bool] | None = None,
-                 fc_in_filter: bool = False) -> ir.Model:
+                 in_filter: bool = False) -> ir.Model:
     """A copy of the model carrying the layout metadata (replacing an older one), with the
-    records whose kind `keep` accepts (all by default).  With `fc_in_filter`, a
-    FULLY_CONNECTED filter read by its node only holds its FC_INT16_QUADS stream and the
-    record is FC_QUADS_IN_FILTER (for builds whose every path reads the stream)."""
+    records whose kind `keep` accepts (all by default).  With `in_filter`, a filter only
+    its node reads holds the int16 stream of its record instead of its int8 bytes, and
+    the record takes the in-filter kind (IN_FILTER): for builds whose every path reads the
+    stream (tflm_gen.layout_cores)."""
     moved: dict[int, bytes] = {}
     records = _record_kinds(keep)
-    if fc_in_filter and "FULLY_CONNECTED" in records:
-        plain = records["FULLY_CONNECTED"]
-
-        def fc(model_: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> list[int] | None:
-            record = plain(model_, graph, op)
-            if record is None or record[0] != FC_INT16_QUADS or \
-                    not _sole_reader(model_, graph, op):
-                return record
-            head = 3 + -(-record[1] // 4) * 4  # kind, rows, depth, folded[round4(rows)]
-            moved[graph.tensors[op.inputs[1]].buffer] = \
-                np.asarray(record[head:], "<i4").tobytes()
-            return [FC_QUADS_IN_FILTER, *record[1:head]]
-        records = {**records, "FULLY_CONNECTED": fc}
+    if in_filter:
+        records = _streams_in_filters(records, moved)
     result = model.with_metadata_words(METADATA_NAME, layout_words(model, records=records))
     for buffer, stream in moved.items():
         result.buffers[buffer] = ir.Buffer(stream)

@@ -7,9 +7,10 @@ with neither (Cortex-M0/M3, RISC-V).  A project for a board knows its -mcpu; the
 `verify` and the generic targets (make, cmake, an IDE project without --board) may be
 built for any core, so they keep every record (core None), as before: nothing gets slower.
 
-On a DSP core every path that can run a FULLY_CONNECTED node reads its FC_INT16_QUADS
-stream (the assembly on the device, the same stream in C in the project's host build), so
-the stream replaces the filter's int8 bytes (layout.FC_QUADS_IN_FILTER)."""
+On a DSP core every path that can run a FULLY_CONNECTED or CONV_2D node with a record reads
+its int16 stream (the assembly on the device, the same stream in C in the project's host
+build), so the stream replaces the filter's int8 bytes (layout.IN_FILTER).  MVE's conv
+loops read the int8 filter (and only the record's folded constants): no move there."""
 
 from __future__ import annotations
 
@@ -66,6 +67,6 @@ def keeps(core: str | None):
     return lambda kind: isa in READ_BY.get(kind, {isa})
 
 
-def fc_in_filter(core: str | None) -> bool:
-    """Whether every build of the project reads the FC stream (so int8 may go)."""
+def streams_in_filters(core: str | None) -> bool:
+    """Whether every build of the project reads the records' streams (so int8 may go)."""
     return isa_of(core) == DSP

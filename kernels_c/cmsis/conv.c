@@ -83,6 +83,23 @@ typedef struct {
 /* The kinds of CONV_2D layout record this kernel reads (tflm_gen/layout.py). */
 #define CMSIS_CONV_INT16_PAIRS 1
 #define CMSIS_CONV_INT16_PAIRS_REQUANT 2
+/* Kinds 41 and 42 are kinds 1 and 2 whose int16 stream the filter's buffer holds instead
+ * of its int8 bytes (a project for a DSP core): the kernel must read the stream or fail. */
+#define CMSIS_CONV_IN_FILTER 40
+#if defined(CMSIS_MVE)
+#define CMSIS_CONV_READS_STREAM 0 /* MVE's loops read the int8 filter with the constants */
+#else
+#define CMSIS_CONV_READS_STREAM 1
+#endif
+
+/* 1 when the node's record is one whose stream the filter holds. */
+static int32_t filter_holds_stream(tflm_context_t *ctx, const tflm_node_t *node) {
+  int32_t words;
+  const int32_t *record = tflm_node_layout(ctx, node, &words);
+  return record != NULL && words >= 1 &&
+         (record[0] == CMSIS_CONV_IN_FILTER + CMSIS_CONV_INT16_PAIRS ||
+          record[0] == CMSIS_CONV_IN_FILTER + CMSIS_CONV_INT16_PAIRS_REQUANT);
+}
 
 /* int16 values per channel pair of a CONV_INT16_PAIRS stream for patch length k (rows
  * padded with zero weights to whole groups of 4). */
@@ -96,20 +113,24 @@ static void find_layout(tflm_context_t *ctx, const tflm_node_t *node, cmsis_conv
   int32_t words;
   const int32_t *record = tflm_node_layout(ctx, node, &words);
   const int32_t cout = job->p->output_c, stride = pair_stride_of(job->patch);
-  const int64_t plain = 3 + (int64_t)(cout + 1) / 2 * (2 + stride / 2);
+  const int32_t in_filter = filter_holds_stream(ctx, node);
+  const int32_t kind = record == NULL ? 0 : record[0] - (in_filter ? CMSIS_CONV_IN_FILTER : 0);
+  const int64_t plain = 3 + (int64_t)(cout + 1) / 2 * (2 + (in_filter ? 0 : stride / 2));
   job->folded = NULL;
   job->pairs = NULL;
   job->tail = NULL;
   job->pair_stride = stride;
   if (record == NULL || words < 3 || record[1] != cout || record[2] != job->patch) return;
-  if (record[0] == CMSIS_CONV_INT16_PAIRS_REQUANT && (cout & 1) == 0 &&
+  if (kind == CMSIS_CONV_INT16_PAIRS_REQUANT && (cout & 1) == 0 &&
       (int64_t)words == plain + 4 * (int64_t)cout) {
     job->tail = record + plain;
-  } else if (record[0] != CMSIS_CONV_INT16_PAIRS || (int64_t)words != plain) {
+  } else if (kind != CMSIS_CONV_INT16_PAIRS || (int64_t)words != plain) {
     return;
   }
+  if (in_filter && ((uintptr_t)job->filter & 3u) != 0) return;
   job->folded = record + 3;
-  job->pairs = (const int16_t *)(const void *)(record + 3 + (cout + 1) / 2 * 2);
+  job->pairs = in_filter ? (const int16_t *)(const void *)job->filter
+                         : (const int16_t *)(const void *)(record + 3 + (cout + 1) / 2 * 2);
 }
 
 /* Word offsets in a pair's 8 tail words (tflm_gen/layout.py): folded a, b at 0, 1, then
@@ -880,6 +901,11 @@ static tflm_status_t cmsis_conv_prepare(tflm_context_t *ctx, tflm_node_t *node) 
                                   &mine->scratch);
     if (status != TFLM_OK) return status;
   }
+  /* A filter holding the int16 stream runs the layout loops only (run_int8 checks them). */
+  TFLM_KERNEL_CHECK(ctx, node,
+                    !filter_holds_stream(ctx, node) ||
+                        (CMSIS_CONV_READS_STREAM && mine->scratch >= 0 && p->decode_scratch < 0),
+                    TFLM_ERR_BAD_PARAMS);
   node->user_data = mine;
   return TFLM_OK;
 }
@@ -894,6 +920,8 @@ static tflm_status_t cmsis_conv_run_int8(tflm_context_t *ctx, const tflm_weighte
     return tflm_conv_run_int8(ctx, call);
   }
   conv_job(ctx, call->node, mine, call, &job);
+  TFLM_KERNEL_CHECK(ctx, call->node, job.pairs != NULL || !filter_holds_stream(ctx, call->node),
+                    TFLM_ERR_BAD_PARAMS);
   if (p->decode_scratch >= 0) {
     tflm_weighted_call_t blocks = *call;
     blocks.own = &job;
