@@ -76,6 +76,7 @@ typedef struct {
   int32_t pair_stride;   /* int16 values per channel pair in `pairs` */
   const int32_t *tail;   /* CONV_INT16_PAIRS_REQUANT's requantisation per channel pair, NULL
                             when absent or not this node's (tail_agrees) */
+  int32_t in_filter;     /* 1: `filter` holds the record's int16 stream, no int8 bytes */
   int32_t channels;      /* output channels computed: all, or one decoded block's */
   int32_t stride;        /* output channels per pixel (Cout) */
 } cmsis_conv_job_t;
@@ -92,13 +93,17 @@ typedef struct {
 #define CMSIS_CONV_READS_STREAM 1
 #endif
 
-/* 1 when the node's record is one whose stream the filter holds. */
-static int32_t filter_holds_stream(tflm_context_t *ctx, const tflm_node_t *node) {
-  int32_t words;
-  const int32_t *record = tflm_node_layout(ctx, node, &words);
+/* 1 when a record of these words is one whose stream the filter holds. */
+static int32_t stream_in_filter(const int32_t *record, int32_t words) {
   return record != NULL && words >= 1 &&
          (record[0] == CMSIS_CONV_IN_FILTER + CMSIS_CONV_INT16_PAIRS ||
           record[0] == CMSIS_CONV_IN_FILTER + CMSIS_CONV_INT16_PAIRS_REQUANT);
+}
+
+static int32_t filter_holds_stream(tflm_context_t *ctx, const tflm_node_t *node) {
+  int32_t words;
+  const int32_t *record = tflm_node_layout(ctx, node, &words);
+  return stream_in_filter(record, words);
 }
 
 /* int16 values per channel pair of a CONV_INT16_PAIRS stream for patch length k (rows
@@ -113,13 +118,14 @@ static void find_layout(tflm_context_t *ctx, const tflm_node_t *node, cmsis_conv
   int32_t words;
   const int32_t *record = tflm_node_layout(ctx, node, &words);
   const int32_t cout = job->p->output_c, stride = pair_stride_of(job->patch);
-  const int32_t in_filter = filter_holds_stream(ctx, node);
+  const int32_t in_filter = stream_in_filter(record, words);
   const int32_t kind = record == NULL ? 0 : record[0] - (in_filter ? CMSIS_CONV_IN_FILTER : 0);
   const int64_t plain = 3 + (int64_t)(cout + 1) / 2 * (2 + (in_filter ? 0 : stride / 2));
   job->folded = NULL;
   job->pairs = NULL;
   job->tail = NULL;
   job->pair_stride = stride;
+  job->in_filter = in_filter;
   if (record == NULL || words < 3 || record[1] != cout || record[2] != job->patch) return;
   if (kind == CMSIS_CONV_INT16_PAIRS_REQUANT && (cout & 1) == 0 &&
       (int64_t)words == plain + 4 * (int64_t)cout) {
@@ -920,8 +926,7 @@ static tflm_status_t cmsis_conv_run_int8(tflm_context_t *ctx, const tflm_weighte
     return tflm_conv_run_int8(ctx, call);
   }
   conv_job(ctx, call->node, mine, call, &job);
-  TFLM_KERNEL_CHECK(ctx, call->node, job.pairs != NULL || !filter_holds_stream(ctx, call->node),
-                    TFLM_ERR_BAD_PARAMS);
+  TFLM_KERNEL_CHECK(ctx, call->node, job.pairs != NULL || !job.in_filter, TFLM_ERR_BAD_PARAMS);
   if (p->decode_scratch >= 0) {
     tflm_weighted_call_t blocks = *call;
     blocks.own = &job;
