@@ -11,9 +11,9 @@
  *   C    the same stream, one row of the quad at a time (the host build's path).
  * The 4 sums of a quad are requantised at once (cmsis_requantize4, TFLM's arithmetic).
  * A project for a DSP core carries the stream in the filter's buffer instead of its int8
- * bytes (FC_QUADS_IN_FILTER, the record then holds the folded constants only): every
- * build reads it, MVE included, and a record that disagrees with the node fails it (no
- * int8 weights to fall back on).
+ * bytes (FC_QUADS_IN_FILTER, the record then holds the folded constants only): the DSP and
+ * C builds read it; an MVE build, or a record that disagrees with the node, fails the node
+ * (no int8 weights to fall back on).
  * Without a record (a compressed filter, an old model), and on MVE, whose int8 loops need
  * no layout:
  *   MVE  4 weight rows per pass over the input row, 16 MACs per VMLADAVA;
@@ -90,8 +90,7 @@ static int8_t finish_biased(const cmsis_fc_job_t *job, int32_t acc, int32_t oc) 
 }
 
 #if defined(CMSIS_MVE)
-/* MVE's int8 loops (16 MACs per VMLADAVA) need no int16 layout: FC_INT16_QUADS
- * is not read. */
+/* MVE's int8 loops (16 MACs per VMLADAVA) need no int16 layout: no record is read. */
 static int32_t reads_layout(void) { return 0; }
 #else
 static int32_t reads_layout(void) { return 1; }
@@ -124,7 +123,7 @@ static int32_t find_layout(tflm_context_t *ctx, const tflm_node_t *node, cmsis_f
       return 0;
     }
     job->quads = (const int16_t *)(const void *)job->filter;
-  } else if (!reads_layout() || record[0] != CMSIS_FC_INT16_QUADS || record[1] != rows ||
+  } else if (record[0] != CMSIS_FC_INT16_QUADS || record[1] != rows ||
              record[2] != depth || (int64_t)words != head + (int64_t)padded * 2 * groups) {
     return 1;
   } else {
@@ -536,7 +535,7 @@ static tflm_status_t cmsis_fc_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   /* A filter holding the int16 stream runs the layout loops only (fc_int8 checks them). */
   TFLM_KERNEL_CHECK(ctx, node,
                     record_kind(ctx, node) != CMSIS_FC_QUADS_IN_FILTER ||
-                        (mine->fast_path && p->decode_scratch < 0),
+                        (reads_layout() && mine->fast_path && p->decode_scratch < 0),
                     TFLM_ERR_BAD_PARAMS);
   node->user_data = mine;
   return TFLM_OK;
@@ -577,7 +576,7 @@ static tflm_status_t fc_int8(tflm_context_t *ctx, const tflm_weighted_call_t *ca
   job.bias = (const int32_t *)d->bias;
   job.fast = mine->requant_mode;
   job.folded = NULL;
-  if (use_layout) {
+  if (use_layout && reads_layout()) {
     TFLM_KERNEL_CHECK(ctx, call->node, find_layout(ctx, call->node, &job), TFLM_ERR_BAD_PARAMS);
   }
   if (job.folded != NULL) {
