@@ -756,7 +756,6 @@ static void conv_job(tflm_context_t *ctx, const tflm_node_t *node,
   job->bias = (const int32_t *)call->data.bias;
   job->scratch = (int8_t *)tflm_get_scratch(ctx, node_data->scratch);
   job->patch = node_data->patch;
-  job->fast = cmsis_requant_mode(job->requant.multipliers, job->requant.shifts, p->output_c);
   job->in_place = p->filter_h == 1 && p->filter_w == 1 && p->pad_h == 0 && p->pad_w == 0;
   job->channels = p->output_c;
   job->stride = p->output_c;
@@ -766,6 +765,10 @@ static void conv_job(tflm_context_t *ctx, const tflm_node_t *node,
     job->pairs = NULL;
     job->tail = NULL;
   }
+  /* A pass over every channel's multiplier and shift; the tail's loops requantise with
+   * their own constants and never read it. */
+  job->fast = job->tail != NULL ? 0 : cmsis_requant_mode(job->requant.multipliers,
+                                                         job->requant.shifts, p->output_c);
   /* The layout's kernels read round4(K) bytes per patch: past the input's end in place. */
   if (job->pairs != NULL && (job->patch & 3) != 0) job->in_place = 0;
 }
