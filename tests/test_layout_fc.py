@@ -21,7 +21,8 @@ from test_layout import records, with_layout_words
 
 from tflm_gen import host
 from tflm_gen.errors import ModelError
-from tflm_gen.layout import (CONV_INT16_PAIRS, CONV_INT16_PAIRS_REQUANT, CONV_PAIRS_IN_FILTER,
+from tflm_gen.layout import (CONV_FOLDED, CONV_INT16_PAIRS, CONV_INT16_PAIRS_REQUANT,
+                             CONV_PAIRS_IN_FILTER,
                              CONV_PAIRS_REQUANT_IN_FILTER, FC_INT16_QUADS, FC_QUADS_IN_FILTER,
                              IN_FILTER, layout_words)
 from tflm_gen.layout_cores import core_of_target
@@ -140,8 +141,8 @@ def record_kinds(device: bytes) -> set[int]:
 
 
 def test_projects_carry_the_records_their_core_reads():
-    """An M0/M3 project (portable C) gets no layout record, an M55 one only the conv records
-    its MVE loops read, an M4 one every record with its stream in the filter; a generic
+    """An M0/M3 project (portable C) gets no layout record, an M55 one the folded constants
+    of the conv records (all its MVE loops read), an M4 one every record with its stream in the filter; a generic
     target (make) may run on any core and keeps them all, as the host run does."""
     model = weighted_model(0)[0]
     cores = {target: project_core(GenerateOptions(target=target))
@@ -153,9 +154,9 @@ def test_projects_carry_the_records_their_core_reads():
     kinds = {target: record_kinds(device_model(model, cmsis_cases.TAGS, core=core)[0])
              for target, core in cores.items()}
     assert kinds["qemu-cortex-m0"] == kinds["qemu-cortex-m3"] == set()
-    assert kinds["qemu-cortex-m55"] and \
-        kinds["qemu-cortex-m55"] <= {CONV_INT16_PAIRS, CONV_INT16_PAIRS_REQUANT}
-    assert FC_INT16_QUADS in kinds["make"] and kinds["make"] & kinds["qemu-cortex-m55"]
+    assert kinds["qemu-cortex-m55"] == {CONV_FOLDED}
+    assert FC_INT16_QUADS in kinds["make"] and \
+        kinds["make"] & {CONV_INT16_PAIRS, CONV_INT16_PAIRS_REQUANT}
     assert not kinds["make"] & set(ir.FILTER_LAYOUT_KINDS)
     assert FC_QUADS_IN_FILTER in kinds["qemu-cortex-m4"]
     assert kinds["qemu-cortex-m4"] & {CONV_PAIRS_IN_FILTER, CONV_PAIRS_REQUANT_IN_FILTER}
@@ -206,4 +207,5 @@ def test_in_filter_kinds_are_the_kernels_and_the_readers():
         FC_QUADS_IN_FILTER
     assert (base + CONV_INT16_PAIRS, base + CONV_INT16_PAIRS_REQUANT) == \
         (CONV_PAIRS_IN_FILTER, CONV_PAIRS_REQUANT_IN_FILTER)
+    assert int(re.search(r"#define CMSIS_CONV_FOLDED (\d+)", conv).group(1)) == CONV_FOLDED
     assert sorted(ir.FILTER_LAYOUT_KINDS) == sorted(k for k, _ in IN_FILTER.values())

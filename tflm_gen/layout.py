@@ -85,6 +85,9 @@ CONV_INT16_PAIRS_REQUANT = 2  # CONV_INT16_PAIRS plus the requantisation tail
 FC_QUADS_IN_FILTER = 40
 CONV_PAIRS_IN_FILTER = 41
 CONV_PAIRS_REQUANT_IN_FILTER = 42
+# A CONV_INT16_PAIRS(_REQUANT) record cut to kind, channels, K and the folded constants:
+# all the MVE loops read (embed_layout's `form` "folded"); other builds ignore it.
+CONV_FOLDED = 43
 ACCUMULATOR_LIMIT = 1 << 30  # |acc| below it: 2 * acc fits int32 (SMMLAR's operand)
 DW_TAP_PAIRS = 3  # kind of the DEPTHWISE_CONV_2D record above
 # The tap pairs in the order the kernel's assembly reads them: each row pointer is advanced
@@ -480,17 +483,32 @@ def _streams_in_filters(records: dict, moved: dict[int, bytes]) -> dict:
     return {opcode: moving(make) for opcode, make in records.items()}
 
 
+def _folded_only(records: dict) -> dict:
+    """`records` whose CONV_2D records keep only their folded constants (CONV_FOLDED)."""
+    def folding(make):
+        def record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> list[int] | None:
+            words = make(model, graph, op)
+            if words is None or words[0] not in (CONV_INT16_PAIRS, CONV_INT16_PAIRS_REQUANT):
+                return words
+            return [CONV_FOLDED, *words[1:_conv_stream(words)[0]]]
+        return record
+    return {opcode: folding(make) for opcode, make in records.items()}
+
+
 def embed_layout(model: ir.Model, keep: Callable[[int], bool] | None = None,
-                 in_filter: bool = False) -> ir.Model:
+                 form: str = "whole") -> ir.Model:
     """A copy of the model carrying the layout metadata (replacing an older one), with the
-    records whose kind `keep` accepts (all by default).  With `in_filter`, a filter only
+    records whose kind `keep` accepts (all by default).  `form` "in_filter": a filter only
     its node reads holds the int16 stream of its record instead of its int8 bytes, and
-    the record takes the in-filter kind (IN_FILTER): for builds whose every path reads the
-    stream (tflm_gen.layout_cores)."""
+    the record takes the in-filter kind (IN_FILTER), for builds whose every path reads the
+    stream; "folded": conv records keep their folded constants only (CONV_FOLDED), for
+    the MVE build (tflm_gen.layout_cores)."""
     moved: dict[int, bytes] = {}
     records = _record_kinds(keep)
-    if in_filter:
+    if form == "in_filter":
         records = _streams_in_filters(records, moved)
+    elif form == "folded":
+        records = _folded_only(records)
     result = model.with_metadata_words(METADATA_NAME, layout_words(model, records=records))
     for buffer, stream in moved.items():
         result.buffers[buffer] = ir.Buffer(stream)

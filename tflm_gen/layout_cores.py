@@ -10,7 +10,8 @@ built for any core, so they keep every record (core None), as before: nothing ge
 On a DSP core every path that can run a FULLY_CONNECTED or CONV_2D node with a record reads
 its int16 stream (the assembly on the device, the same stream in C in the project's host
 build), so the stream replaces the filter's int8 bytes (layout.IN_FILTER).  MVE's conv
-loops read the int8 filter (and only the record's folded constants): no move there."""
+loops read the int8 filter and the record's folded constants only: its records keep
+nothing else (layout.CONV_FOLDED)."""
 
 from __future__ import annotations
 
@@ -67,6 +68,7 @@ def keeps(core: str | None):
     return lambda kind: isa in READ_BY.get(kind, {isa})
 
 
-def streams_in_filters(core: str | None) -> bool:
-    """Whether every build of the project reads the records' streams (so int8 may go)."""
-    return isa_of(core) == DSP
+def record_form(core: str | None) -> str:
+    """embed_layout's form for a build on `core`: on DSP every path reads the streams (so
+    they replace the int8 filters), MVE reads the conv records' folded constants only."""
+    return {DSP: "in_filter", MVE: "folded"}.get(isa_of(core), "whole")

@@ -9,7 +9,7 @@ from tflm_gen.arena import NotModelled, arena_bytes
 from tflm_gen.compress import compress_model
 from tflm_gen.instructions import kernels_of
 from tflm_gen.layout import embed_layout
-from tflm_gen.layout_cores import streams_in_filters, keeps
+from tflm_gen.layout_cores import keeps, record_form
 from tflm_gen.model import ir
 from tflm_gen.model.reader import read_model
 from tflm_gen.model.writer import write_model
@@ -34,7 +34,7 @@ def device_model(model_bytes: bytes, tags: tuple[str, ...] = (),
     if compress:
         model = compress_model(model)
     if "cmsis" in tags:
-        model = embed_layout(model, keeps(core), streams_in_filters(core))
+        model = embed_layout(model, keeps(core), record_form(core))
     model = embed_requant(model)
     stage = stage_of(model) if stage_of else choose_stage(
         model, memory, lambda stage: _arena_with(model, stage, tags, not for_tflm),

@@ -87,6 +87,9 @@ typedef struct {
 /* Kinds 41 and 42 are kinds 1 and 2 whose int16 stream the filter's buffer holds instead
  * of its int8 bytes (a project for a DSP core): the kernel must read the stream or fail. */
 #define CMSIS_CONV_IN_FILTER 40
+/* Kind 43: kind, channels, K and the folded constants only, what the MVE loops read (a
+ * project for an MVE core); the other builds ignore it and run on the int8 filter. */
+#define CMSIS_CONV_FOLDED 43
 #if defined(CMSIS_MVE)
 #define CMSIS_CONV_READS_STREAM 0 /* MVE's loops read the int8 filter with the constants */
 #else
@@ -127,6 +130,12 @@ static void find_layout(tflm_context_t *ctx, const tflm_node_t *node, cmsis_conv
   job->pair_stride = stride;
   job->in_filter = in_filter;
   if (record == NULL || words < 3 || record[1] != cout || record[2] != job->patch) return;
+#if defined(CMSIS_MVE)
+  if (record[0] == CMSIS_CONV_FOLDED && (int64_t)words == 3 + (int64_t)(cout + 1) / 2 * 2) {
+    job->folded = record + 3;
+    return;
+  }
+#endif
   if (kind == CMSIS_CONV_INT16_PAIRS_REQUANT && (cout & 1) == 0 &&
       (int64_t)words == plain + 4 * (int64_t)cout) {
     job->tail = record + plain;
@@ -770,7 +779,7 @@ static void conv_job(tflm_context_t *ctx, const tflm_node_t *node,
   job->fast = job->tail != NULL ? 0 : cmsis_requant_mode(job->requant.multipliers,
                                                          job->requant.shifts, p->output_c);
   /* The layout's kernels read round4(K) bytes per patch: past the input's end in place. */
-  if (job->pairs != NULL && (job->patch & 3) != 0) job->in_place = 0;
+  if (job->folded != NULL && (job->patch & 3) != 0) job->in_place = 0;
 }
 
 #define CMSIS_LAYOUT_MIN_PIXELS 6
