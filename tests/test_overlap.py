@@ -179,7 +179,7 @@ def test_deepest_overlap_is_bit_exact_on_board(target, backward, monkeypatch):
     # The cmsis kernels read the offline layout: the tightest plan with it.
     device = write_model(embed_plan(embed_layout(read_model(model)), plan))
     for module in (project, qemu):  # the project embeds this plan instead of its own
-        monkeypatch.setattr(module, "device_model", lambda *_: (device, plan))
+        monkeypatch.setattr(module, "device_model", lambda *_, **__: (device, plan))
     result = qemu.run_on_target(model, target, inputs, ("cmsis",))
     assert result.matches_host, result.stdout
     assert all(same_bits(result.outputs, run_tflm(model, inputs)))

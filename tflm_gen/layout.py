@@ -90,9 +90,17 @@ from tflm_gen.compress import decoded_filter
 from tflm_gen.model import ir
 from tflm_gen.requant import channel_multipliers
 
-METADATA_NAME = "tflm_gen.layout"
+METADATA_NAME = ir.LAYOUT_METADATA
 CONV_INT16_PAIRS = 1  # kind of the CONV_2D record above
 CONV_INT16_PAIRS_REQUANT = 2  # CONV_INT16_PAIRS plus the requantisation tail
+# The same records without their int16 stream, which the filter's buffer holds instead of
+# its int8 bytes (embed_layout's `in_filter`; the model carries the weights once, as int16).
+FC_QUADS_IN_FILTER = 40
+CONV_PAIRS_IN_FILTER = 41
+CONV_PAIRS_REQUANT_IN_FILTER = 42
+# A CONV_INT16_PAIRS(_REQUANT) record cut to kind, channels, K and the folded constants:
+# all the MVE loops read (embed_layout's `form` "folded"); other builds ignore it.
+CONV_FOLDED = 43
 ACCUMULATOR_LIMIT = 1 << 30  # |acc| below it: 2 * acc fits int32 (SMMLAR's operand)
 DW_TAP_PAIRS = 3  # kind of the DEPTHWISE_CONV_2D record above
 # The tap pairs in the order the kernel's assembly reads them: each row pointer is advanced
@@ -244,7 +252,10 @@ def _fc_record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> list[int
       stream per group of 4 inputs (G = ceil(K / 4), the last group padded with zero weights):
       row a's (w0, w2, w1, w3), then rows b, c and d; 32 * G bytes per quad.  The kernel
       widens each input word once (SXTB16 into (x0, x2) and (x1, x3)) for the four rows: one
-      SMLAD per weight word, no SXTB16 on weights, no scratch."""
+      SMLAD per weight word, no SXTB16 on weights, no scratch.
+    Kind FC_QUADS_IN_FILTER: the same record without the stream, which the filter tensor's
+    buffer holds instead (embed_layout's `in_filter`); every build of the kernel then reads
+    the stream, and a node whose record disagrees fails rather than read it as int8."""
     found = _weighted_tensors(model, graph, op)
     weights = graph.tensors[op.inputs[1]] if found else None
     if found is None or len(weights.shape) != 2:
@@ -427,21 +438,37 @@ RECORDS: dict[str, Callable[[ir.Model, ir.SubGraph, ir.Operator], list[int] | No
 }
 
 
-def layout_words(model: ir.Model) -> list[int] | None:
-    """The metadata words for the operators of all subgraphs, or None when none has one."""
+def _record_kinds(keep: Callable[[int], bool] | None):
+    """RECORDS with the records of a kind that `keep` refuses left out (None: all kept)."""
+    if keep is None:
+        return RECORDS
+
+    def kept(make):
+        def record(model, graph, op):
+            words = make(model, graph, op)
+            return words if words is not None and keep(words[0]) else None
+        return record
+    return {opcode: kept(make) for opcode, make in RECORDS.items()}
+
+
+def layout_words(model: ir.Model, keep: Callable[[int], bool] | None = None,
+                 records: dict | None = None) -> list[int] | None:
+    """The metadata words for the operators of all subgraphs, or None when none has one;
+    only the records whose kind `keep` accepts (all by default)."""
+    records = records or _record_kinds(keep)
     ops = [(graph, op) for graph in model.subgraphs for op in graph.operators]
     header = [1, len(ops)]
-    positions, records = [0] * len(ops), []
+    positions, words = [0] * len(ops), []
     next_word = len(header) + len(positions)
     for index, (graph, op) in enumerate(ops):
-        make = RECORDS.get(op.opcode)
+        make = records.get(op.opcode)
         record = make(model, graph, op) if make else None
         if record is None:
             continue
         positions[index] = next_word
-        records += [len(record), *record]
+        words += [len(record), *record]
         next_word += len(record) + 1
-    return header + positions + records if records else None
+    return header + positions + words if words else None
 
 
 def node_record(model: ir.Model, op: ir.Operator) -> list[int] | None:
@@ -460,9 +487,84 @@ def node_record(model: ir.Model, op: ir.Operator) -> list[int] | None:
     return None
 
 
-def embed_layout(model: ir.Model) -> ir.Model:
-    """A copy of the model carrying the layout metadata (replacing an older one)."""
-    return model.with_metadata_words(METADATA_NAME, layout_words(model))
+def _sole_reader(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> bool:
+    """Whether op's filter (input 1) is a constant no other tensor, operator or graph
+    input / output reads, so that its buffer may change form."""
+    tensor = op.inputs[1]
+    buffer = graph.tensors[tensor].buffer
+    owners = [t for g in model.subgraphs for t in g.tensors if t.buffer == buffer]
+    readers = [o for o in graph.operators if tensor in o.inputs]
+    return (len(owners) == 1 and readers == [op] and op.inputs.count(tensor) == 1 and
+            tensor not in graph.inputs and tensor not in graph.outputs)
+
+
+def _fc_stream(record: list[int]) -> tuple[int, int]:
+    """(start, end) words of an FC_INT16_QUADS record's stream: after kind, rows, depth and
+    folded[round4(rows)], to the end."""
+    return 3 + -(-record[1] // 4) * 4, len(record)
+
+
+def _conv_stream(record: list[int]) -> tuple[int, int]:
+    """(start, end) words of a CONV_INT16_PAIRS(_REQUANT) record's stream: after kind,
+    channels, K and folded[round2(channels)], 4 * ceil(K / 4) words per channel pair."""
+    pairs, groups = -(-record[1] // 2), -(-record[2] // 4)
+    return 3 + 2 * pairs, 3 + 2 * pairs + 4 * groups * pairs
+
+
+# kind -> (the kind of the same record whose stream the filter's buffer holds instead of
+# its int8 bytes, where the stream lies in the record)
+IN_FILTER = {FC_INT16_QUADS: (FC_QUADS_IN_FILTER, _fc_stream),
+             CONV_INT16_PAIRS: (CONV_PAIRS_IN_FILTER, _conv_stream),
+             CONV_INT16_PAIRS_REQUANT: (CONV_PAIRS_REQUANT_IN_FILTER, _conv_stream)}
+
+
+def _streams_in_filters(records: dict, moved: dict[int, bytes]) -> dict:
+    """`records` whose records of an IN_FILTER kind, for a filter only their node reads,
+    leave their stream in `moved` (buffer index -> bytes) and take its in-filter kind."""
+    def moving(make):
+        def record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> list[int] | None:
+            words = make(model, graph, op)
+            if words is None or words[0] not in IN_FILTER or not _sole_reader(model, graph, op):
+                return words
+            kind, stream = IN_FILTER[words[0]]
+            start, end = stream(words)
+            moved[graph.tensors[op.inputs[1]].buffer] = \
+                np.asarray(words[start:end], "<i4").tobytes()
+            return [kind, *words[1:start], *words[end:]]
+        return record
+    return {opcode: moving(make) for opcode, make in records.items()}
+
+
+def _folded_only(records: dict) -> dict:
+    """`records` whose CONV_2D records keep only their folded constants (CONV_FOLDED)."""
+    def folding(make):
+        def record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> list[int] | None:
+            words = make(model, graph, op)
+            if words is None or words[0] not in (CONV_INT16_PAIRS, CONV_INT16_PAIRS_REQUANT):
+                return words
+            return [CONV_FOLDED, *words[1:_conv_stream(words)[0]]]
+        return record
+    return {opcode: folding(make) for opcode, make in records.items()}
+
+
+def embed_layout(model: ir.Model, keep: Callable[[int], bool] | None = None,
+                 form: str = "whole") -> ir.Model:
+    """A copy of the model carrying the layout metadata (replacing an older one), with the
+    records whose kind `keep` accepts (all by default).  `form` "in_filter": a filter only
+    its node reads holds the int16 stream of its record instead of its int8 bytes, and
+    the record takes the in-filter kind (IN_FILTER), for builds whose every path reads the
+    stream; "folded": conv records keep their folded constants only (CONV_FOLDED), for
+    the MVE build (tflm_gen.layout_cores)."""
+    moved: dict[int, bytes] = {}
+    records = _record_kinds(keep)
+    if form == "in_filter":
+        records = _streams_in_filters(records, moved)
+    elif form == "folded":
+        records = _folded_only(records)
+    result = model.with_metadata_words(METADATA_NAME, layout_words(model, records=records))
+    for buffer, stream in moved.items():
+        result.buffers[buffer] = ir.Buffer(stream)
+    return result
 
 
 def layout_bytes(model: ir.Model) -> int:

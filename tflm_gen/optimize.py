@@ -9,6 +9,7 @@ from tflm_gen.arena import NotModelled, arena_bytes
 from tflm_gen.compress import compress_model
 from tflm_gen.instructions import kernels_of
 from tflm_gen.layout import embed_layout
+from tflm_gen.layout_cores import keeps, record_form
 from tflm_gen.model import ir
 from tflm_gen.model.reader import read_model
 from tflm_gen.model.writer import write_model
@@ -20,21 +21,25 @@ from tflm_gen.schedule import memory_order
 
 def device_model(model_bytes: bytes, tags: tuple[str, ...] = (),
                  memory: str = DEFAULT_MEMORY, compress: bool = False,
-                 for_tflm: bool = False, stage_of=None) -> tuple[bytes, Plan]:
+                 for_tflm: bool = False, stage_of=None,
+                 core: str | None = None) -> tuple[bytes, Plan]:
     """The model with requantisation, an offline plan and, for the kernels that read them
     (the cmsis tag), offline weight layouts embedded; and the plan.  Other kernels never
     read a layout, so their projects do not pay its flash (vww: +399 KB).  `memory`
     (small, balanced, fast) may add a patch stage (tflm_gen.patches), or `stage_of(model)`
     gives the stage to run; but for `fast` or a given stage, the operators run in a
-    memory-aware order (tflm_gen.schedule).  `compress` codes the filters first (compress.py), so that no
-    layout record copies a coded filter and the plan knows the ops that decode in blocks."""
+    memory-aware order (tflm_gen.schedule).  `compress` codes the filters first
+    (compress.py), so that no layout record copies a coded filter and the plan knows the
+    ops that decode in blocks.  `core` (the -mcpu of the project's board,
+    tflm_gen.layout_cores) keeps only the layouts its build reads; None (host runs,
+    generic targets) keeps them all."""
     model = read_model(model_bytes)
     if memory != "fast" and stage_of is None:  # stage_of names operators in the given order
         model = memory_order(model)  # same outputs; lets a shortcut's input die earlier
     if compress:
         model = compress_model(model)
     if "cmsis" in tags:
-        model = embed_layout(model)
+        model = embed_layout(model, keeps(core), record_form(core))
     model = embed_requant(model)
     stage = stage_of(model) if stage_of else choose_stage(
         model, memory, lambda stage: _arena_with(model, stage, tags, not for_tflm),

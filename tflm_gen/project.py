@@ -27,6 +27,7 @@ from tflm_gen.assemble import (
 from tflm_gen.boards import BOARD_HEADER, board_target, build_configurations, check_board_tags
 from tflm_gen.errors import InputError, UnsupportedModelError
 from tflm_gen.kernels import check_tags
+from tflm_gen.layout_cores import core_of_target
 from tflm_gen.licensing import license_files
 from tflm_gen.measure import Measured
 from tflm_gen.model.reader import read_model
@@ -171,11 +172,12 @@ def named_target(target: Target, name: str) -> Target:
 
 @lru_cache(maxsize=4)
 def _device_models(originals: tuple[bytes, ...], tags: tuple[str, ...],
-                   memory: str = DEFAULT_MEMORY, compress: bool = False) -> tuple[list[bytes], list]:
-    """The device models (plan, requantisation, the tags' layouts and a patch stage
-    embedded) and their IR; cached because planning is the slow part and measure and
-    assemble both need them."""
-    devices = [device_model(each, tags, memory, compress)[0] for each in originals]
+                   memory: str = DEFAULT_MEMORY, compress: bool = False,
+                   core: str | None = None) -> tuple[list[bytes], list]:
+    """The device models (plan, requantisation, the tags' layouts for `core` and a patch
+    stage embedded) and their IR; cached because planning is the slow part and measure
+    and assemble both need them."""
+    devices = [device_model(each, tags, memory, compress, core=core)[0] for each in originals]
     return devices, [read_model(each) for each in devices]
 
 
@@ -203,6 +205,11 @@ def _target_files(target: Target, values: dict) -> dict[str, bytes]:
     return files
 
 
+def project_core(options: GenerateOptions) -> str | None:
+    """The core the project builds for (its board's -mcpu), None for a generic target."""
+    return core_of_target(board_target(load_target(options.target), options.board))
+
+
 def generate(model_bytes: bytes, options: GenerateOptions = GenerateOptions()) -> dict[str, bytes]:
     """All files of the project, by path relative to the project root: measure (which runs
     the host build and the oracle where they exist), then assemble (which runs nothing)."""
@@ -216,7 +223,7 @@ def generate(model_bytes: bytes, options: GenerateOptions = GenerateOptions()) -
     tags = target.tags + tuple(options.tags)
     check_tags(tags)
     devices, models = _device_models(tuple(originals), tags, options.memory,
-                                     options.compress)
+                                     options.compress, project_core(options))
     for model in models:  # an unsupported model is refused before anything runs
         check_supported(model)
     return assemble(model_bytes, options, measure(originals, devices, models, tags, options.seed))
@@ -233,7 +240,7 @@ def assemble(model_bytes: bytes, options: GenerateOptions, measured: Measured) -
     _check_multitenant(target, len(originals))
     _check_weights(options.weights, len(originals))
     devices, models = _device_models(tuple(originals), tags, options.memory,
-                                     options.compress)
+                                     options.compress, core_of_target(target))
     split = separate_weights(devices[0]) if options.weights == "separate" else None
     library = library_files(models, devices[0], tags, name)
     arena = measured.arena_bytes

@@ -19,6 +19,7 @@ from tflm_gen.assemble import DEFAULT_NAME, c_bytes, render
 from tflm_gen.errors import InputError, ToolchainError, UnsupportedModelError
 from tflm_gen.host import HostInterpreter, cache_dir
 from tflm_gen.kernels import host_tags
+from tflm_gen.layout_cores import core_of_target
 from tflm_gen.model import ir
 from tflm_gen.optimize import device_model
 from tflm_gen.output import write_tree
@@ -208,7 +209,9 @@ def run_on_target(model_bytes: bytes, target: str, inputs, tags=(),
     board_of(target)
     tags = tuple(tags)
     run_tags = host_tags(load_target(target).tags + tags)
-    device = device_model(model_bytes, run_tags, memory, compress)[0]
+    # The host runs the device model the target's project embeds (its core's layouts).
+    device = device_model(model_bytes, run_tags, memory, compress,
+                          core=core_of_target(load_target(target)))[0]
     host = HostInterpreter(device, run_tags)
     expected = host.run(inputs)  # also validates shapes and dtypes
     program = build(_run_files(model_bytes, target, tags, inputs, expected, weights, memory,

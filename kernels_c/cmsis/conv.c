@@ -76,6 +76,7 @@ typedef struct {
   int32_t pair_stride;   /* int16 values per channel pair in `pairs` */
   const int32_t *tail;   /* CONV_INT16_PAIRS_REQUANT's requantisation per channel pair, NULL
                             when absent or not this node's (tail_agrees) */
+  int32_t in_filter;     /* 1: `filter` holds the record's int16 stream, no int8 bytes */
   int32_t channels;      /* output channels computed: all, or one decoded block's */
   int32_t stride;        /* output channels per pixel (Cout) */
 } cmsis_conv_job_t;
@@ -84,6 +85,30 @@ typedef struct {
 #define CMSIS_CONV_INT16_PAIRS 1
 #define CMSIS_CONV_INT16_PAIRS_REQUANT 2
 #define CMSIS_CONV_CODED_REQUANT 20 /* a coded filter's requantisation tail alone */
+/* Kinds 41 and 42 are kinds 1 and 2 whose int16 stream the filter's buffer holds instead
+ * of its int8 bytes (a project for a DSP core): the kernel must read the stream or fail. */
+#define CMSIS_CONV_IN_FILTER 40
+/* Kind 43: kind, channels, K and the folded constants only, what the MVE loops read (a
+ * project for an MVE core); the other builds ignore it and run on the int8 filter. */
+#define CMSIS_CONV_FOLDED 43
+#if defined(CMSIS_MVE)
+#define CMSIS_CONV_READS_STREAM 0 /* MVE's loops read the int8 filter with the constants */
+#else
+#define CMSIS_CONV_READS_STREAM 1
+#endif
+
+/* 1 when a record of these words is one whose stream the filter holds. */
+static int32_t stream_in_filter(const int32_t *record, int32_t words) {
+  return record != NULL && words >= 1 &&
+         (record[0] == CMSIS_CONV_IN_FILTER + CMSIS_CONV_INT16_PAIRS ||
+          record[0] == CMSIS_CONV_IN_FILTER + CMSIS_CONV_INT16_PAIRS_REQUANT);
+}
+
+static int32_t filter_holds_stream(tflm_context_t *ctx, const tflm_node_t *node) {
+  int32_t words;
+  const int32_t *record = tflm_node_layout(ctx, node, &words);
+  return stream_in_filter(record, words);
+}
 
 /* int16 values per channel pair of a CONV_INT16_PAIRS stream for patch length k (rows
  * padded with zero weights to whole groups of 4). */
@@ -97,20 +122,31 @@ static void find_layout(tflm_context_t *ctx, const tflm_node_t *node, cmsis_conv
   int32_t words;
   const int32_t *record = tflm_node_layout(ctx, node, &words);
   const int32_t cout = job->p->output_c, stride = pair_stride_of(job->patch);
-  const int64_t plain = 3 + (int64_t)(cout + 1) / 2 * (2 + stride / 2);
+  const int32_t in_filter = stream_in_filter(record, words);
+  const int32_t kind = record == NULL ? 0 : record[0] - (in_filter ? CMSIS_CONV_IN_FILTER : 0);
+  const int64_t plain = 3 + (int64_t)(cout + 1) / 2 * (2 + (in_filter ? 0 : stride / 2));
   job->folded = NULL;
   job->pairs = NULL;
   job->tail = NULL;
   job->pair_stride = stride;
+  job->in_filter = in_filter;
   if (record == NULL || words < 3 || record[1] != cout || record[2] != job->patch) return;
-  if (record[0] == CMSIS_CONV_INT16_PAIRS_REQUANT && (cout & 1) == 0 &&
-      (int64_t)words == plain + 4 * (int64_t)cout) {
-    job->tail = record + plain;
-  } else if (record[0] != CMSIS_CONV_INT16_PAIRS || (int64_t)words != plain) {
+#if defined(CMSIS_MVE)
+  if (record[0] == CMSIS_CONV_FOLDED && (int64_t)words == 3 + (int64_t)(cout + 1) / 2 * 2) {
+    job->folded = record + 3;
     return;
   }
+#endif
+  if (kind == CMSIS_CONV_INT16_PAIRS_REQUANT && (cout & 1) == 0 &&
+      (int64_t)words == plain + 4 * (int64_t)cout) {
+    job->tail = record + plain;
+  } else if (kind != CMSIS_CONV_INT16_PAIRS || (int64_t)words != plain) {
+    return;
+  }
+  if (in_filter && ((uintptr_t)job->filter & 3u) != 0) return;
   job->folded = record + 3;
-  job->pairs = (const int16_t *)(const void *)(record + 3 + (cout + 1) / 2 * 2);
+  job->pairs = in_filter ? (const int16_t *)(const void *)job->filter
+                         : (const int16_t *)(const void *)(record + 3 + (cout + 1) / 2 * 2);
 }
 
 /* Word offsets in a pair's 8 tail words (tflm_gen/layout.py): folded a, b at 0, 1, then
@@ -808,7 +844,6 @@ static void conv_job(tflm_context_t *ctx, const tflm_node_t *node,
   job->bias = (const int32_t *)call->data.bias;
   job->scratch = (int8_t *)tflm_get_scratch(ctx, node_data->scratch);
   job->patch = node_data->patch;
-  job->fast = cmsis_requant_mode(job->requant.multipliers, job->requant.shifts, p->output_c);
   job->in_place = p->filter_h == 1 && p->filter_w == 1 && p->pad_h == 0 && p->pad_w == 0;
   job->channels = p->output_c;
   job->stride = p->output_c;
@@ -818,8 +853,12 @@ static void conv_job(tflm_context_t *ctx, const tflm_node_t *node,
     job->pairs = NULL;
     job->tail = NULL;
   }
+  /* A pass over every channel's multiplier and shift; the tail's loops requantise with
+   * their own constants and never read it. */
+  job->fast = job->tail != NULL ? 0 : cmsis_requant_mode(job->requant.multipliers,
+                                                         job->requant.shifts, p->output_c);
   /* The layout's kernels read round4(K) bytes per patch: past the input's end in place. */
-  if (job->pairs != NULL && (job->patch & 3) != 0) job->in_place = 0;
+  if (job->folded != NULL && (job->patch & 3) != 0) job->in_place = 0;
 }
 
 #define CMSIS_LAYOUT_MIN_PIXELS 6
@@ -995,6 +1034,11 @@ static tflm_status_t cmsis_conv_prepare(tflm_context_t *ctx, tflm_node_t *node) 
                                   &mine->scratch);
     if (status != TFLM_OK) return status;
   }
+  /* A filter holding the int16 stream runs the layout loops only (run_int8 checks them). */
+  TFLM_KERNEL_CHECK(ctx, node,
+                    !filter_holds_stream(ctx, node) ||
+                        (CMSIS_CONV_READS_STREAM && mine->scratch >= 0 && p->decode_scratch < 0),
+                    TFLM_ERR_BAD_PARAMS);
   node->user_data = mine;
   return TFLM_OK;
 }
@@ -1009,6 +1053,7 @@ static tflm_status_t cmsis_conv_run_int8(tflm_context_t *ctx, const tflm_weighte
     return tflm_conv_run_int8(ctx, call);
   }
   conv_job(ctx, call->node, mine, call, &job);
+  TFLM_KERNEL_CHECK(ctx, call->node, job.pairs != NULL || !job.in_filter, TFLM_ERR_BAD_PARAMS);
   if (p->decode_scratch >= 0) {
     job.tail = coded_tail(ctx, call->node, &job);
     tflm_weighted_call_t blocks = *call;

@@ -10,6 +10,10 @@
  *        per LDM: 16 MACs in 13 instructions (fc_quad_dot);
  *   C    the same stream, one row of the quad at a time (the host build's path).
  * The 4 sums of a quad are requantised at once (cmsis_requantize4, TFLM's arithmetic).
+ * A project for a DSP core carries the stream in the filter's buffer instead of its int8
+ * bytes (FC_QUADS_IN_FILTER, the record then holds the folded constants only): the DSP and
+ * C builds read it; an MVE build, or a record that disagrees with the node, fails the node
+ * (no int8 weights to fall back on).
  * Without a record (a compressed filter, an old model), and on MVE, whose int8 loops need
  * no layout:
  *   MVE  4 weight rows per pass over the input row, 16 MACs per VMLADAVA;
@@ -35,6 +39,7 @@
 
 /* The kind of FULLY_CONNECTED layout record this kernel reads (tflm_gen/layout.py). */
 #define CMSIS_FC_INT16_QUADS 10
+#define CMSIS_FC_QUADS_IN_FILTER 40
 
 /* Persistent block of the tag, in node->user_data (16 bytes on every target). */
 typedef struct {
@@ -84,23 +89,48 @@ static int8_t finish_biased(const cmsis_fc_job_t *job, int32_t acc, int32_t oc) 
   return finish(job, acc, oc);
 }
 
+#if defined(CMSIS_MVE)
+/* MVE's int8 loops (16 MACs per VMLADAVA) need no int16 layout: no record is read. */
+static int32_t reads_layout(void) { return 0; }
+#else
+static int32_t reads_layout(void) { return 1; }
+#endif
+
+/* The kind of the node's layout record, 0 when it has none. */
+static int32_t record_kind(tflm_context_t *ctx, const tflm_node_t *node) {
+  int32_t words;
+  const int32_t *record = tflm_node_layout(ctx, node, &words);
+  return record != NULL && words >= 1 ? record[0] : 0;
+}
+
 /* Points job->folded and job->quads at the node's layout record when it is one this
- * kernel reads and agrees with the node's shapes; leaves them NULL otherwise. */
-static void find_layout(tflm_context_t *ctx, const tflm_node_t *node, cmsis_fc_job_t *job) {
+ * kernel reads and agrees with the node's shapes; leaves them NULL otherwise.  Returns 0
+ * when the record is FC_QUADS_IN_FILTER and disagrees (or the stream is not word aligned):
+ * job->filter then holds no int8 weights. */
+static int32_t find_layout(tflm_context_t *ctx, const tflm_node_t *node, cmsis_fc_job_t *job) {
   const int32_t rows = job->p->output_depth, depth = job->p->accum_depth;
   const int32_t padded = (rows + 3) & ~3, groups = (depth + 3) >> 2;
+  const int64_t head = 3 + (int64_t)padded;
   int32_t words;
   const int32_t *record = tflm_node_layout(ctx, node, &words);
   job->folded = NULL;
   job->quads = NULL;
   job->quad_stride = 16 * groups;
-  if (record == NULL || words < 3 || record[0] != CMSIS_FC_INT16_QUADS ||
-      record[1] != rows || record[2] != depth ||
-      (int64_t)words != 3 + (int64_t)padded + (int64_t)padded * 2 * groups) {
-    return;
+  if (record == NULL || words < 3) return 1;
+  if (record[0] == CMSIS_FC_QUADS_IN_FILTER) {
+    if (record[1] != rows || record[2] != depth || (int64_t)words != head ||
+        ((uintptr_t)job->filter & 3u) != 0) {
+      return 0;
+    }
+    job->quads = (const int16_t *)(const void *)job->filter;
+  } else if (record[0] != CMSIS_FC_INT16_QUADS || record[1] != rows ||
+             record[2] != depth || (int64_t)words != head + (int64_t)padded * 2 * groups) {
+    return 1;
+  } else {
+    job->quads = (const int16_t *)(const void *)(record + head);
   }
   job->folded = record + 3;
-  job->quads = (const int16_t *)(const void *)(record + 3 + padded);
+  return 1;
 }
 
 /* acc[r] += the tail inputs x[0 .. tail) times row r's weights in the last, zero-padded
@@ -486,13 +516,6 @@ static tflm_status_t sparse_int8(tflm_context_t *ctx, const tflm_weighted_call_t
 }
 #endif
 
-#if defined(CMSIS_MVE)
-/* MVE's int8 loops (16 MACs per VMLADAVA) need no int16 layout: the record is not read. */
-static int32_t reads_layout(void) { return 0; }
-#else
-static int32_t reads_layout(void) { return 1; }
-#endif
-
 static tflm_status_t cmsis_fc_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   cmsis_fc_node_t *mine;
   const tflm_fc_params_t *p;
@@ -509,6 +532,11 @@ static tflm_status_t cmsis_fc_prepare(tflm_context_t *ctx, tflm_node_t *node) {
     tflm_fully_connected_requant(ctx, node, p, &requant);
     mine->requant_mode = cmsis_requant_mode(requant.multipliers, requant.shifts, p->channels);
   }
+  /* A filter holding the int16 stream runs the layout loops only (fc_int8 checks them). */
+  TFLM_KERNEL_CHECK(ctx, node,
+                    record_kind(ctx, node) != CMSIS_FC_QUADS_IN_FILTER ||
+                        (reads_layout() && mine->fast_path && p->decode_scratch < 0),
+                    TFLM_ERR_BAD_PARAMS);
   node->user_data = mine;
   return TFLM_OK;
 }
@@ -548,7 +576,9 @@ static tflm_status_t fc_int8(tflm_context_t *ctx, const tflm_weighted_call_t *ca
   job.bias = (const int32_t *)d->bias;
   job.fast = mine->requant_mode;
   job.folded = NULL;
-  if (use_layout && reads_layout()) find_layout(ctx, call->node, &job);
+  if (use_layout && reads_layout()) {
+    TFLM_KERNEL_CHECK(ctx, call->node, find_layout(ctx, call->node, &job), TFLM_ERR_BAD_PARAMS);
+  }
   if (job.folded != NULL) {
     quad_arrays(&job);
     fc_quads(&job, (const int8_t *)d->input, (int8_t *)d->output);

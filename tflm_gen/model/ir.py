@@ -224,6 +224,31 @@ def tensor_data(model: Model, tensor: Tensor) -> np.ndarray:
 COMPRESS_METADATA = "tflm_gen.compress"  # tflm_gen/compress.py
 
 
+LAYOUT_METADATA = "tflm_gen.layout"  # tflm_gen/layout.py
+# Layout record kinds whose stream the node's filter (input 1) holds instead of its bytes.
+FILTER_LAYOUT_KINDS = (40, 41, 42)  # layout.IN_FILTER's kinds
+
+
+def filter_layout_tensors(model: Model) -> set[int]:
+    """Global indices of the filters whose buffer holds their node's layout stream (a
+    record of FILTER_LAYOUT_KINDS) rather than the tensor."""
+    words = next((np.frombuffer(model.buffers[index].data[: len(model.buffers[index].data)
+                                                          // 4 * 4], "<i4")
+                  for name, index in model.metadata
+                  if name == LAYOUT_METADATA and 0 <= index < len(model.buffers)), None)
+    ops = [(first, op) for first, graph in zip(
+        np.cumsum([0] + [len(g.tensors) for g in model.subgraphs]).tolist(), model.subgraphs)
+        for op in graph.operators]
+    if words is None or len(words) < 2 + len(ops) or words[0] != 1 or words[1] != len(ops):
+        return set()
+    found = set()
+    for at, (first, op) in zip(words[2: 2 + len(ops)].tolist(), ops):
+        if 0 < at < len(words) - 1 and words[at + 1] in FILTER_LAYOUT_KINDS and \
+                len(op.inputs) > 1 and op.inputs[1] >= 0:
+            found.add(first + op.inputs[1])
+    return found
+
+
 def compressed_tensors(model: Model) -> set[int]:
     """Global indices (over all subgraphs in order) of the tensors whose buffer holds a
     coded stream rather than the tensor (metadata words: version 1, count, indices)."""

@@ -211,7 +211,8 @@ def _problems(model: ir.Model):
     for name, index in model.metadata:
         if not 0 <= index < len(model.buffers):
             yield f"metadata {name!r} refers to buffer {index} of {len(model.buffers)}"
-    compressed, first = ir.compressed_tensors(model), 0
+    # coded filters, and filters holding their layout stream, differ from their shape's size
+    compressed, first = ir.compressed_tensors(model) | ir.filter_layout_tensors(model), 0
     for number, graph in enumerate(model.subgraphs):
         yield from _subgraph_problems(model, graph, f"subgraph {number}", compressed, first)
         first += len(graph.tensors)
