@@ -26,8 +26,12 @@ import test_ops_fully_connected as fc_cases
 from op_oracle import FUSED_ACTIVATIONS, assert_bit_exact, out_size, real_rms, run_tflm
 
 from tflm_gen import host, qemu
+from tflm_gen.host import HostInterpreter
 from tflm_gen.model import ir
 from tflm_gen.model.builder import ModelBuilder
+from tflm_gen.model.reader import read_model
+from tflm_gen.optimize import device_model
+from tflm_gen.patches import STAGE_METADATA
 
 TAGS = ("cmsis",)
 CHANNELS = (1, 2, 3, 4, 5, 7, 8, 12, 13, 16, 24, 27, 32, 33, 64, 96, 128, 256)
@@ -43,14 +47,17 @@ def _pick(rng, values):
     return values[int(rng.integers(len(values)))]
 
 
-def _quantize(t: dict, rng, axis: int | None, activation: str) -> dict:
+def _quantize(
+    t: dict, rng, axis: int | None, activation: str, in_q: ir.Quantization | None = None
+) -> dict:
     """t requantised for an extreme input zero point: filter scales spread over up to three
     decades (bias scales follow, as the converter writes them), the input scale aimed at a
     real accumulator RMS, and the output scale and zero point spanning the real outputs'
     expected range (from the weights' per-channel sums) after the activation, so outputs
     vary; now and then an output shift far left / right or an output zero point of +127,
-    where the clamps decide."""
-    in_zp = _pick(rng, INPUT_ZERO_POINTS)
+    where the clamps decide.  in_q: the input's quantisation when it is fixed (a chain's
+    previous layer), the filter scales then aim at the RMS instead."""
+    in_zp = _pick(rng, INPUT_ZERO_POINTS) if in_q is None else in_q.zero_point[0]
     in_zp = t["in_q"].zero_point[0] if in_zp is None else in_zp
     w = t["weights"].astype(np.float64)
     channel_axis = 3 if axis == 3 else 0
@@ -63,11 +70,19 @@ def _quantize(t: dict, rng, axis: int | None, activation: str) -> dict:
     scales = scales.astype(np.float32).astype(np.float64)
     mean_x, var_x = -0.5 - in_zp, 65536 / 12  # inputs uniform over int8, minus the zero point
     spread = np.sqrt(var_x * squares + (mean_x * sums) ** 2)
-    in_scale = float(np.float32(real_rms(rng, activation) / np.mean(scales * spread)))
+    target = real_rms(rng, activation)
+    if in_q is None:
+        in_scale = float(np.float32(target / np.mean(scales * spread)))
+    else:
+        in_scale = in_q.scale[0]
+        scales = (scales * target / (in_scale * np.mean(scales * spread))).astype(np.float32)
+        scales = scales.astype(np.float64)
     k = in_scale * scales
     centre = k * (mean_x * sums + t["bias"])
-    lo, hi = float(np.min(centre - 2.5 * k * np.sqrt(var_x * squares))), float(
-        np.max(centre + 2.5 * k * np.sqrt(var_x * squares)))
+    lo, hi = (
+        float(np.min(centre - 2.5 * k * np.sqrt(var_x * squares))),
+        float(np.max(centre + 2.5 * k * np.sqrt(var_x * squares))),
+    )
     low_clamp, high_clamp = CLAMPS.get(activation, (-np.inf, np.inf))
     lo, hi = max(lo, low_clamp), min(hi, high_clamp)
     out_scale = max(hi - lo, 1e-6) / 255
@@ -77,13 +92,17 @@ def _quantize(t: dict, rng, axis: int | None, activation: str) -> dict:
     out_scale *= _pick(rng, SCALE_FACTORS)
     per_tensor = len(t["filter_q"].scale) == 1
     filter_scales = [float(scales[0])] if per_tensor else [float(v) for v in scales]
-    return {**t,
-            "in_q": ir.Quantization([in_scale], [in_zp]),
-            "out_q": ir.Quantization([out_scale], [out_zp]),
-            "filter_q": ir.Quantization(filter_scales, [0] * len(filter_scales),
-                                        quantized_dimension=channel_axis),
-            "bias_q": ir.Quantization([float(np.float32(in_scale) * v) for v in scales],
-                                      [0] * count, quantized_dimension=0)}
+    return {
+        **t,
+        "in_q": ir.Quantization([in_scale], [in_zp]),
+        "out_q": ir.Quantization([out_scale], [out_zp]),
+        "filter_q": ir.Quantization(
+            filter_scales, [0] * len(filter_scales), quantized_dimension=channel_axis
+        ),
+        "bias_q": ir.Quantization(
+            [float(np.float32(in_scale) * v) for v in scales], [0] * count, quantized_dimension=0
+        ),
+    }
 
 
 def conv_layer(rng, depthwise: bool) -> dict:
@@ -109,26 +128,69 @@ def conv_layer(rng, depthwise: bool) -> dict:
             return g
 
 
-def add_conv(b: ModelBuilder, rng, depthwise: bool):
-    g = conv_layer(rng, depthwise)
-    t = _quantize(conv_cases.quantized_tensors(rng, g, "int8", depthwise), rng,
-                  3 if depthwise else 0, g["activation"])
+def add_conv(
+    b: ModelBuilder,
+    rng,
+    depthwise: bool,
+    g: dict | None = None,
+    x: tuple[int, ir.Quantization] | None = None,
+    output: bool = True,
+):
+    """One int8 CONV_2D / DEPTHWISE_CONV_2D of geometry g (drawn when None) reading a new
+    graph input, or x = (tensor, its quantisation) in a chain; returns (input data or None,
+    (opcode, description), (output tensor, its quantisation))."""
+    g = g or conv_layer(rng, depthwise)
+    t = _quantize(
+        conv_cases.quantized_tensors(rng, g, "int8", depthwise),
+        rng,
+        3 if depthwise else 0,
+        g["activation"],
+        x[1] if x else None,
+    )
     in_shape = [1, g["h"], g["w"], g["cin"]]
-    x = b.input(f"x{len(b.graph.inputs)}", in_shape, "int8", quantization=t["in_q"])
-    inputs = [x, b.constant("w", t["weights"], quantization=t["filter_q"]),
-              b.constant("b", t["bias"], quantization=t["bias_q"])]
+    data = None
+    if x is None:
+        x = (b.input(f"x{len(b.graph.inputs)}", in_shape, "int8", quantization=t["in_q"]),)
+        data = rng.integers(-128, 128, size=in_shape).astype(np.int8)
+    inputs = [
+        x[0],
+        b.constant("w", t["weights"], quantization=t["filter_q"]),
+        b.constant("b", t["bias"], quantization=t["bias_q"]),
+    ]
     options = {"padding": g["padding"], "stride_h": g["stride"][0], "stride_w": g["stride"][1],
                "dilation_h_factor": 1, "dilation_w_factor": 1,
                "fused_activation_function": g["activation"]}  # fmt: skip
     if depthwise:
         options["depth_multiplier"] = g["multiplier"]
     opcode = "DEPTHWISE_CONV_2D" if depthwise else "CONV_2D"
-    b.output(b.add_op(opcode, inputs, [1, g["oh"], g["ow"], g["cout"]], "int8",
-                      quantization=t["out_q"], options=options))
-    description = {k: g[k] for k in ("h", "w", "cin", "cout", "kh", "kw", "stride", "padding",
-                                     "multiplier", "activation", "per_channel")}
+    y = b.add_op(
+        opcode,
+        inputs,
+        [1, g["oh"], g["ow"], g["cout"]],
+        "int8",
+        quantization=t["out_q"],
+        options=options,
+    )
+    if output:
+        b.output(y)
+    description = {
+        k: g[k]
+        for k in (
+            "h",
+            "w",
+            "cin",
+            "cout",
+            "kh",
+            "kw",
+            "stride",
+            "padding",
+            "multiplier",
+            "activation",
+            "per_channel",
+        )
+    }
     description.update(in_zp=t["in_q"].zero_point[0], out_zp=t["out_q"].zero_point[0])
-    return rng.integers(-128, 128, size=in_shape).astype(np.int8), (opcode, description)
+    return data, (opcode, description), (y, t["out_q"])
 
 
 def add_fc(b: ModelBuilder, rng):
@@ -138,18 +200,37 @@ def add_fc(b: ModelBuilder, rng):
     activation = str(rng.choice(["NONE", "RELU", "RELU6"]))
     s = {"kind": "2d", "depth": depth, "units": units, "input": [batches, depth],
          "output": [batches, units], "keep": False, "activation": activation}  # fmt: skip
-    t = _quantize(fc_cases.quantized_tensors(rng, s, "int8", bool(rng.random() < 0.5)), rng,
-                  None, activation)
+    t = _quantize(
+        fc_cases.quantized_tensors(rng, s, "int8", bool(rng.random() < 0.5)), rng, None, activation
+    )
     x = b.input(f"x{len(b.graph.inputs)}", s["input"], "int8", quantization=t["in_q"])
-    inputs = [x, b.constant("w", t["weights"], quantization=t["filter_q"]),
-              b.constant("b", t["bias"], quantization=t["bias_q"])]
-    b.output(b.add_op("FULLY_CONNECTED", inputs, s["output"], "int8", quantization=t["out_q"],
-                      options={"fused_activation_function": activation,
-                               "keep_num_dims": False}))
-    description = {"batches": batches, "depth": depth, "units": units, "activation": activation,
-                   "in_zp": t["in_q"].zero_point[0], "out_zp": t["out_q"].zero_point[0]}
-    return rng.integers(-128, 128, size=s["input"]).astype(np.int8), ("FULLY_CONNECTED",
-                                                                      description)
+    inputs = [
+        x,
+        b.constant("w", t["weights"], quantization=t["filter_q"]),
+        b.constant("b", t["bias"], quantization=t["bias_q"]),
+    ]
+    b.output(
+        b.add_op(
+            "FULLY_CONNECTED",
+            inputs,
+            s["output"],
+            "int8",
+            quantization=t["out_q"],
+            options={"fused_activation_function": activation, "keep_num_dims": False},
+        )
+    )
+    description = {
+        "batches": batches,
+        "depth": depth,
+        "units": units,
+        "activation": activation,
+        "in_zp": t["in_q"].zero_point[0],
+        "out_zp": t["out_q"].zero_point[0],
+    }
+    return rng.integers(-128, 128, size=s["input"]).astype(np.int8), (
+        "FULLY_CONNECTED",
+        description,
+    )
 
 
 def sweep_model(seed: int, layers: int = 36):
@@ -160,8 +241,7 @@ def sweep_model(seed: int, layers: int = 36):
     inputs, cases = [], []
     for index in range(layers):
         kind = index % 6
-        data, case = (add_fc(b, rng) if kind == 5 else
-                      add_conv(b, rng, depthwise=kind >= 3))
+        data, case = add_fc(b, rng) if kind == 5 else add_conv(b, rng, kind >= 3)[:2]
         inputs.append(data)
         cases.append(case)
     return b.build(), inputs, cases
@@ -172,6 +252,53 @@ def informative(output: np.ndarray) -> bool:
     values, not nearly all at the clamps (half at -128 is a RELU's zero)."""
     output = np.asarray(output)
     return np.unique(output).size >= 8 and np.mean((output == -128) | (output == 127)) < 0.8
+
+
+def chain_geometry(rng, h: int, w: int, cin: int, depthwise: bool) -> dict:
+    """The next layer of a chain over an h x w x cin map (3x3 / 5x5 / 1x1, stride 1 or 2)."""
+    while True:
+        kernel, stride = _pick(rng, (1, 3, 3, 5)), int(rng.integers(1, 3))
+        padding = str(rng.choice(["SAME", "SAME", "VALID"]))
+        multiplier = _pick(rng, (1, 1, 2)) if depthwise else 1
+        cout = cin * multiplier if depthwise else _pick(rng, (3, 5, 8, 12, 16, 24, 32))
+        g = {
+            "batches": 1,
+            "h": h,
+            "w": w,
+            "cin": cin,
+            "kh": kernel,
+            "kw": kernel,
+            "stride": (stride, stride),
+            "dilation": (1, 1),
+            "padding": padding,
+            "activation": str(rng.choice(["RELU", "RELU6", "NONE"])),
+            "bias": "yes",
+            "per_channel": True,
+            "groups": 1,
+            "multiplier": multiplier,
+            "cout": cout,
+        }
+        g["oh"] = out_size(padding, h, kernel, stride, 1)
+        g["ow"] = out_size(padding, w, kernel, stride, 1)
+        if g["oh"] >= 2 and g["ow"] >= 2:
+            return g
+
+
+def chain_model(seed: int, layers: int = 5):
+    """(model bytes, inputs, cases) of one chain of conv / depthwise layers from a map of
+    16..40 rows: the head a patch stage (`--memory small`) runs band by band, each band's
+    first and last rows at a border."""
+    rng = np.random.default_rng(13000 + seed)
+    b = ModelBuilder()
+    h, w, channels = int(rng.integers(16, 41)), int(rng.integers(6, 25)), _pick(rng, (1, 3, 8))
+    x, data, cases = None, None, []
+    for index in range(layers):
+        g = chain_geometry(rng, h, w, channels, depthwise=index % 2 == 1)
+        first, case, x = add_conv(b, rng, index % 2 == 1, g, x, output=index == layers - 1)
+        data = first if data is None else data
+        cases.append(case)
+        h, w, channels = g["oh"], g["ow"], g["cout"]
+    return b.build(), [data], [("chain", cases)]
 
 
 def mismatches(ours, model, inputs, cases) -> tuple[list[str], int]:
@@ -211,19 +338,44 @@ def test_sweep_bit_exact_on_m4():
     assert useful >= MIN_INFORMATIVE * len(cases), useful
 
 
-def main(first: int, last: int, target: str = "host") -> None:
+# Chains whose `--memory small` plan is a patch stage (asserted: the test sees the bands).
+CI_CHAIN_SEEDS = (1, 2, 4, 5)
+
+
+@pytest.mark.parametrize("seed", CI_CHAIN_SEEDS)
+def test_chain_in_bands_bit_exact_on_host(seed):
+    model, inputs, cases = chain_model(seed)
+    device = device_model(model, TAGS, "small")[0]
+    assert STAGE_METADATA in dict(read_model(device).metadata)
+    wrong, useful = mismatches(HostInterpreter(device, TAGS).run(inputs), model, inputs, cases)
+    assert not wrong
+    assert useful == 1
+
+
+def run(model: bytes, inputs, target: str, memory: str) -> list:
+    """One invoke with the cmsis tag on the host build or on a QEMU board."""
+    if target == "host":
+        return HostInterpreter(device_model(model, TAGS, memory)[0], TAGS).run(inputs)
+    result = qemu.run_on_target(model, target, inputs, TAGS, memory=memory)
+    assert result.matches_host, result.stdout
+    return result.outputs
+
+
+def main(first: int, last: int, target: str = "host", kind: str = "layers") -> None:
+    """The broad sweep: seeds first..last of sweep_model (kind layers, default memory) or
+    chain_model (kind chain, --memory small), every mismatch printed with its parameters."""
+    make, memory = (chain_model, "small") if kind == "chain" else (sweep_model, "balanced")
     for seed in range(first, last + 1):
-        model, inputs, cases = sweep_model(seed)
+        model, inputs, cases = make(seed)
         try:
-            if target == "host":
-                ours = host.run_model(model, inputs, TAGS)
-            else:
-                ours = qemu.run_on_target(model, target, inputs, TAGS).outputs
-            wrong, useful = mismatches(ours, model, inputs, cases)
+            wrong, useful = mismatches(run(model, inputs, target, memory), model, inputs, cases)
         except Exception as error:  # noqa: BLE001 - a sweep reports every failure and goes on
             wrong, useful = [f"{type(error).__name__}: {error}"[:2000]], 0
-        print(f"seed {seed} {target}: {len(cases)} layers ({useful} informative), "
-              f"{len(wrong)} wrong", flush=True)
+        print(
+            f"seed {seed} {target} {kind}: {len(cases)} outputs ({useful} informative), "
+            f"{len(wrong)} wrong",
+            flush=True,
+        )
         for line in wrong:
             print("   ", line, flush=True)
 
