@@ -54,8 +54,8 @@ def _quantize(
     decades (bias scales follow, as the converter writes them), the input scale aimed at a
     real accumulator RMS, and the output scale and zero point spanning the real outputs'
     expected range (from the weights' per-channel sums) after the activation, so outputs
-    vary; now and then an output shift far left / right or an output zero point of +127,
-    where the clamps decide.  in_q: the input's quantisation when it is fixed (a chain's
+    vary; now and then an output shift far left / right or an output zero point of +127 or
+    -128, where the clamps decide.  in_q: the input's quantisation when it is fixed (a chain's
     previous layer), the filter scales then aim at the RMS instead."""
     in_zp = _pick(rng, INPUT_ZERO_POINTS) if in_q is None else in_q.zero_point[0]
     in_zp = t["in_q"].zero_point[0] if in_zp is None else in_zp
@@ -87,8 +87,8 @@ def _quantize(
     lo, hi = max(lo, low_clamp), min(hi, high_clamp)
     out_scale = max(hi - lo, 1e-6) / 255
     out_zp = int(np.clip(np.round(-128 - lo / out_scale), -128, 127))
-    if rng.random() < 0.1:
-        out_zp = 127
+    draw = rng.random()  # the clamp paths and the fused -128 requantisation tails
+    out_zp = 127 if draw < 0.1 else -128 if draw < 0.3 else out_zp
     out_scale *= _pick(rng, SCALE_FACTORS)
     per_tensor = len(t["filter_q"].scale) == 1
     filter_scales = [float(scales[0])] if per_tensor else [float(v) for v in scales]
