@@ -34,7 +34,7 @@ from tflm_gen.optimize import device_model
 from tflm_gen.patches import STAGE_METADATA
 
 TAGS = ("cmsis",)
-CHANNELS = (1, 2, 3, 4, 5, 7, 8, 12, 13, 16, 24, 27, 32, 33, 64, 96, 128, 256)
+CHANNELS = (1, 2, 3, 4, 5, 7, 8, 12, 13, 16, 24, 27, 32, 33, 36, 40, 64, 68, 96, 128, 256)
 WINDOWS = ((1, 1), (1, 1), (3, 3), (3, 3), (5, 5), (10, 4), (10, 8), (1, 3))
 MAPS = (1, 2, 3, 5, 6, 7, 9, 12)
 INPUT_ZERO_POINTS = (-128, -128, -127, 126, 127, None)
@@ -105,6 +105,18 @@ def _quantize(
     }
 
 
+def _maybe_without_bias(rng, t: dict) -> dict:
+    """t, one time in ten without bias (the op's bias input absent: Keras' use_bias=False)."""
+    if rng.random() < 0.1:
+        return {**t, "bias": np.zeros_like(t["bias"]), "no_bias": True}
+    return t
+
+
+def _bias(b: ModelBuilder, t: dict) -> int:
+    """The op's bias input: a constant, or -1 (absent)."""
+    return -1 if t.get("no_bias") else b.constant("b", t["bias"], quantization=t["bias_q"])
+
+
 def conv_layer(rng, depthwise: bool) -> dict:
     """A conv / depthwise geometry within MAX_MACS (redrawn until it fits)."""
     while True:
@@ -116,13 +128,14 @@ def conv_layer(rng, depthwise: bool) -> dict:
         cout = cin * multiplier if depthwise else _pick(rng, CHANNELS)
         if depthwise and (kh, kw) in ((10, 4), (10, 8)):
             kh, kw = 3, 3  # the corpus' depthwise windows are 3x3 (and kws' 3x3 VALID)
+        dilation = 2 if rng.random() < 0.1 and kh == kw == 3 else 1
         g = {"batches": 1, "h": h, "w": w, "cin": cin, "kh": kh, "kw": kw,
-             "stride": (stride, stride), "dilation": (1, 1), "padding": padding,
+             "stride": (stride, stride), "dilation": (dilation, dilation), "padding": padding,
              "activation": str(rng.choice(FUSED_ACTIVATIONS)), "bias": "yes",
              "per_channel": bool(rng.random() < 0.85), "groups": 1, "multiplier": multiplier,
              "cout": cout}  # fmt: skip
-        g["oh"] = out_size(padding, h, kh, stride, 1)
-        g["ow"] = out_size(padding, w, kw, stride, 1)
+        g["oh"] = out_size(padding, h, kh, stride, dilation)
+        g["ow"] = out_size(padding, w, kw, stride, dilation)
         depth = kh * kw * (1 if depthwise else cin)
         if g["oh"] > 0 and g["ow"] > 0 and g["oh"] * g["ow"] * cout * depth <= MAX_MACS:
             return g
@@ -141,7 +154,7 @@ def add_conv(
     (opcode, description), (output tensor, its quantisation))."""
     g = g or conv_layer(rng, depthwise)
     t = _quantize(
-        conv_cases.quantized_tensors(rng, g, "int8", depthwise),
+        _maybe_without_bias(rng, conv_cases.quantized_tensors(rng, g, "int8", depthwise)),
         rng,
         3 if depthwise else 0,
         g["activation"],
@@ -155,10 +168,11 @@ def add_conv(
     inputs = [
         x[0],
         b.constant("w", t["weights"], quantization=t["filter_q"]),
-        b.constant("b", t["bias"], quantization=t["bias_q"]),
+        _bias(b, t),
     ]
     options = {"padding": g["padding"], "stride_h": g["stride"][0], "stride_w": g["stride"][1],
-               "dilation_h_factor": 1, "dilation_w_factor": 1,
+               "dilation_h_factor": g["dilation"][0],
+               "dilation_w_factor": g["dilation"][1],
                "fused_activation_function": g["activation"]}  # fmt: skip
     if depthwise:
         options["depth_multiplier"] = g["multiplier"]
@@ -189,7 +203,12 @@ def add_conv(
             "per_channel",
         )
     }
-    description.update(in_zp=t["in_q"].zero_point[0], out_zp=t["out_q"].zero_point[0])
+    description.update(
+        in_zp=t["in_q"].zero_point[0],
+        out_zp=t["out_q"].zero_point[0],
+        dilation=g["dilation"][0],
+        bias=not t.get("no_bias"),
+    )
     return data, (opcode, description), (y, t["out_q"])
 
 
@@ -201,13 +220,16 @@ def add_fc(b: ModelBuilder, rng):
     s = {"kind": "2d", "depth": depth, "units": units, "input": [batches, depth],
          "output": [batches, units], "keep": False, "activation": activation}  # fmt: skip
     t = _quantize(
-        fc_cases.quantized_tensors(rng, s, "int8", bool(rng.random() < 0.5)), rng, None, activation
+        _maybe_without_bias(rng, fc_cases.quantized_tensors(rng, s, "int8", rng.random() < 0.5)),
+        rng,
+        None,
+        activation,
     )
     x = b.input(f"x{len(b.graph.inputs)}", s["input"], "int8", quantization=t["in_q"])
     inputs = [
         x,
         b.constant("w", t["weights"], quantization=t["filter_q"]),
-        b.constant("b", t["bias"], quantization=t["bias_q"]),
+        _bias(b, t),
     ]
     b.output(
         b.add_op(
