@@ -1,18 +1,21 @@
 """Conformance sweep of the cmsis fast paths: seeded random int8 CONV_2D, DEPTHWISE_CONV_2D
 and FULLY_CONNECTED layers drawn from the ranges real models use, several dozen per model so
 that one build covers many cases, compared with TFLM on the host build and on the
-Cortex-M4 (DSP inline assembly, offline layouts).
+Cortex-M4 (DSP inline assembly, offline layouts); and chains of conv / depthwise layers
+run in bands (`--memory small`: a patch stage, each band's kernels called on row views).
 
 The ranges are those of the corpus models (vww, person_detect, kws, resnet, ad01, micro
 speech) and a little beyond: channel counts 1..256 including odd ones and non-multiples of
-4, strides 1 and 2, windows 1x1, 3x3, 5x5, 10x4 (kws' first layer) and 10x8, SAME and VALID
-padding, depth multipliers 1/2/4/8, per-channel filter scales spread over three decades,
-input zero points at -128, -127, +126, +127 or random, output zero points at -128, +127 or
-random, output shifts right, left and past the fast requantisation's range, maps of 1x1 to
-12x12 where border pixels dominate, fully-connected rows and depths not a multiple of 4.
+4, strides 1 and 2, windows 1x1, 3x3, 5x5, 10x4 (kws' first layer) and 10x8, dilation 2 now
+and then, SAME and VALID padding, depth multipliers 1/2/4/8, per-channel filter scales
+spread over 1.5 decades, absent biases, input zero points at -128, -127, +126, +127 or
+random, output zero points at -128, +127 or spanning the outputs, output shifts right, left
+and past the fast requantisation's range, maps of 1x1 to 12x12 where border pixels
+dominate, fully-connected rows and depths not a multiple of 4.
 
-`python3 tests/test_conformance_sweep.py FIRST LAST [target]` runs the broad sweep (seeds
-FIRST..LAST) outside CI; CI runs the fixed selection below, one model, one M4 build."""
+`python3 tests/test_conformance_sweep.py FIRST LAST [host|qemu-cortex-m4|...] [layers|chain]`
+runs the broad sweep (seeds FIRST..LAST) outside CI; CI runs the fixed selection below:
+two layer models and four chains on the host, one layer model on the M4 (one build)."""
 
 from __future__ import annotations
 
