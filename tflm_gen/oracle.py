@@ -4,6 +4,7 @@ where TFLM cannot run a model.  Our C output is compared with these, never with 
 from __future__ import annotations
 
 import contextlib
+import copy
 import os
 import sys
 import tempfile
@@ -91,12 +92,31 @@ def arena_upper_bound(model) -> int:
 
 def _runnable(model, model_bytes: bytes) -> bytes:
     """A partitioned model with its accelerator ops inlined (the reference runtimes know
-    none of them): the original computation, which the partitioned one must equal."""
+    none of them): the original computation, which the partitioned one must equal; and
+    absent biases given as -1 left out (_without_absent_bias)."""
     from tflm_gen.model.writer import write_model
     from tflm_gen.partition import inline_partitions
 
-    inlined = inline_partitions(model)
+    inlined = _without_absent_bias(inline_partitions(model))
     return model_bytes if inlined is model else write_model(inlined)
+
+
+def _without_absent_bias(model):
+    """The model with a DEPTHWISE_CONV_2D's absent bias (input index -1, last) left out: the
+    same computation, but TFLM's kernel reads a bias of index -1 as a tensor and crashes
+    the process (segmentation fault), and LiteRT's refuses it; both take two inputs as no
+    bias.  The model itself when no operator has one."""
+    def absent_bias(op) -> bool:
+        return op.opcode == "DEPTHWISE_CONV_2D" and len(op.inputs) == 3 and op.inputs[2] < 0
+
+    if not any(absent_bias(op) for graph in model.subgraphs for op in graph.operators):
+        return model
+    result = copy.deepcopy(model)
+    for graph in result.subgraphs:
+        for op in graph.operators:
+            if absent_bias(op):
+                op.inputs = op.inputs[:2]
+    return result
 
 
 class Oracle:
@@ -174,7 +194,8 @@ def tflm_allocations(model_bytes: bytes) -> dict[str, int]:
     import sys
 
     _import("tflm")
-    result = subprocess.run([sys.executable, "-c", _ALLOCATIONS_SCRIPT], input=model_bytes,
+    runnable = _runnable(read_model(model_bytes), model_bytes)
+    result = subprocess.run([sys.executable, "-c", _ALLOCATIONS_SCRIPT], input=runnable,
                             capture_output=True, check=False)
     text = (result.stdout + result.stderr).decode(errors="replace")
     found = re.findall(r"Arena allocation (total|head|tail) (\d+) bytes", text)
