@@ -21,10 +21,17 @@ from test_layout import records, with_layout_words
 
 from tflm_gen import host
 from tflm_gen.errors import ModelError
-from tflm_gen.layout import (CONV_FOLDED, CONV_INT16_PAIRS, CONV_INT16_PAIRS_REQUANT,
-                             CONV_PAIRS_IN_FILTER,
-                             CONV_PAIRS_REQUANT_IN_FILTER, FC_INT16_QUADS, FC_QUADS_IN_FILTER,
-                             IN_FILTER, layout_words)
+from tflm_gen.layout import (
+    CONV_FOLDED,
+    CONV_INT16_PAIRS,
+    CONV_INT16_PAIRS_REQUANT,
+    CONV_PAIRS_IN_FILTER,
+    CONV_PAIRS_REQUANT_IN_FILTER,
+    FC_INT16_QUADS,
+    FC_QUADS_IN_FILTER,
+    IN_FILTER,
+    layout_words,
+)
 from tflm_gen.layout_cores import core_of_target
 from tflm_gen.model import ir
 from tflm_gen.model.builder import ModelBuilder

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 
+from tflm_gen.errors import ModelError
 from tflm_gen.model import ir
 from tflm_gen.text import printable
 
@@ -132,10 +133,27 @@ def _dataflow_problems(model: ir.Model, graph: ir.SubGraph, where: str):
         for index in op.outputs:
             yield from _output_problems(model, graph, here, index, written)
             written.add(index)
+        yield from _requant_problems(graph, here, op)
     for index in graph.outputs:
         if index not in written and not _ready_without_producer(model, graph.tensors[index]):
             tensor = graph.tensors[index]
             yield f"{where}: graph output tensor {index} {_quoted(tensor)} is never written"
+
+
+def _requant_problems(graph: ir.SubGraph, here: str, op: ir.Operator):
+    """A requantisation needing a left shift above 30 bits (an output scale 2^30 times
+    below input scale * filter scale): TFLM then shifts an int32 by 31 or more, whose
+    result is undefined in C++ and differs between CPUs (x86 masks the count, Arm does
+    not), so no answer would be TFLM's: refused, not guessed."""
+    from tflm_gen.requant import channel_multipliers  # requant imports this package
+    try:
+        pairs = channel_multipliers(graph, op) or []
+    except ModelError:
+        return  # per-channel scales that disagree: the kernel's prepare says so
+    shift = max((shift for _, shift in pairs), default=0)
+    if shift > 30:
+        yield (f"{here} requantises with a left shift of {shift} bits (output scale far "
+               "below input scale x filter scale); TFLM's arithmetic is defined up to 30")
 
 
 def _op_name(op: ir.Operator) -> str:
