@@ -27,6 +27,8 @@ from tflm_gen.layout import (
     CONV_INT16_PAIRS_REQUANT,
     CONV_PAIRS_IN_FILTER,
     CONV_PAIRS_REQUANT_IN_FILTER,
+    DW_ROW_QUADS,
+    DW_TAP_PAIRS,
     FC_INT16_QUADS,
     FC_QUADS_IN_FILTER,
     IN_FILTER,
@@ -148,9 +150,10 @@ def record_kinds(device: bytes) -> set[int]:
 
 
 def test_projects_carry_the_records_their_core_reads():
-    """An M0/M3 project (portable C) gets no layout record, an M55 one the folded constants
-    of the conv records (all its MVE loops read), an M4 one every record with its stream in the filter; a generic
-    target (make) may run on any core and keeps them all, as the host run does."""
+    """An M0/M3 project (portable C) gets the conv and FC records with their streams in the
+    filters (no depthwise record), an M55 one the folded constants of the conv records
+    (all its MVE loops read), an M4 one every record with its stream in the filter; a
+    generic target (make) may run on any core and keeps them all, as the host run does."""
     model = weighted_model(0)[0]
     cores = {target: project_core(GenerateOptions(target=target))
              for target in ("qemu-cortex-m0", "qemu-cortex-m3", "qemu-cortex-m55",
@@ -160,7 +163,9 @@ def test_projects_carry_the_records_their_core_reads():
                      "make": None}
     kinds = {target: record_kinds(device_model(model, cmsis_cases.TAGS, core=core)[0])
              for target, core in cores.items()}
-    assert kinds["qemu-cortex-m0"] == kinds["qemu-cortex-m3"] == set()
+    assert kinds["qemu-cortex-m0"] == kinds["qemu-cortex-m3"]
+    assert FC_QUADS_IN_FILTER in kinds["qemu-cortex-m3"]
+    assert not kinds["qemu-cortex-m3"] & ({DW_TAP_PAIRS, DW_ROW_QUADS} | set(IN_FILTER))
     assert kinds["qemu-cortex-m55"] == {CONV_FOLDED}
     assert FC_INT16_QUADS in kinds["make"] and \
         kinds["make"] & {CONV_INT16_PAIRS, CONV_INT16_PAIRS_REQUANT}
