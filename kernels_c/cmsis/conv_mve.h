@@ -177,12 +177,17 @@ static int32_t conv_mve_pairs(const cmsis_conv_job_t *job, int32_t pixels) {
                            job->p->act_max, job->p->act_max};
   int32_t first, pixel;
   {
-    /* Patches of two blocks only when the output does not overlap the input (the planner's
-     * partial overlap, tflm_gen/overlap.py): vww's first layer came out wrong there and the
-     * cause is not found yet; its one-block twin and this path elsewhere are checked. */
+    /* Channels go CONV_MVE_CHUNK at a time over every pixel, so a second chunk re-reads
+     * each pixel's input after the first chunk wrote that pixel's (and later pixels')
+     * outputs.  The planner may place the output over the consumed part of the input
+     * (tflm_gen/overlap.py), which is safe only in the reference's order, every channel of
+     * a pixel before the next pixel is read: then this path declines (vww's 1x1 32 -> 64
+     * convolution at --memory balanced).  One chunk reads each patch once, before its
+     * stores, as the reference does. */
     const tflm_conv_params_t *p = job->p;
     const int8_t *in_end = job->image + p->input_h * p->input_w * p->input_c;
-    if (k > 16 && job->output < in_end && job->image < job->output + pixels * stride) return 0;
+    const int32_t overlap = job->output < in_end && job->image < job->output + pixels * stride;
+    if (overlap && cout > CONV_MVE_CHUNK) return 0;
   }
   for (first = 0; first < cout; first += CONV_MVE_CHUNK) {
     const int32_t count = cout - first < CONV_MVE_CHUNK ? cout - first : CONV_MVE_CHUNK;
