@@ -68,8 +68,8 @@ def add_conv_then_depthwise(b: ModelBuilder, rng, channels: int, stride: int, pa
 def add_conv_then_wide_conv(b: ModelBuilder, rng, cin: int, cout: int):
     """x -> CONV_2D 1x1 (4 -> cin) -> CONV_2D 1x1 (cin -> cout): the second convolution's
     input is an intermediate tensor, which the planner places inside the upper part of its
-    output (tflm_gen/overlap.py); with more than one chunk of channel parameters the pair
-    path would re-read pixels the first chunk overwrote (vww's 32 -> 64 layer)."""
+    output (tflm_gen/overlap.py); with more than one chunk of channel parameters (66) the
+    pair path would re-read pixels the first chunk overwrote."""
     g1 = geometry(rng, False, 1, 4, cin, 1, "VALID", 3, 5)
     g2 = geometry(rng, False, 1, cin, cout, 1, "VALID", 3, 5)
     t1 = conv_cases.quantized_tensors(rng, g1, "int8", False)

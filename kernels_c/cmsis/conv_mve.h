@@ -22,8 +22,9 @@
 #if defined(CMSIS_MVE) && defined(__OPTIMIZE__)
 #define CONV_MVE_ASM 1
 
-/* Channels whose parameters are prepared at a time (16 pairs, 896 bytes of stack). */
-#define CONV_MVE_CHUNK 32
+/* Channels whose parameters are prepared at a time (32 pairs, 1,792 bytes of stack): vww's
+ * widest narrow-patch layer (1x1 32 -> 64) in one chunk, which its overlap needs. */
+#define CONV_MVE_CHUNK 64
 
 /* One channel pair's parameters in the order the loop reads them. */
 typedef struct {
@@ -181,9 +182,9 @@ static int32_t conv_mve_pairs(const cmsis_conv_job_t *job, int32_t pixels) {
      * each pixel's input after the first chunk wrote that pixel's (and later pixels')
      * outputs.  The planner may place the output over the consumed part of the input
      * (tflm_gen/overlap.py), which is safe only in the reference's order, every channel of
-     * a pixel before the next pixel is read: then this path declines (vww's 1x1 32 -> 64
-     * convolution at --memory balanced).  One chunk reads each patch once, before its
-     * stores, as the reference does. */
+     * a pixel before the next pixel is read: then this path declines (with 32-channel
+     * chunks vww's 1x1 32 -> 64 at --memory balanced came out wrong).  One chunk reads
+     * each patch once, before its stores, as the reference does. */
     const tflm_conv_params_t *p = job->p;
     const int8_t *in_end = job->image + p->input_h * p->input_w * p->input_c;
     const int32_t overlap = job->output < in_end && job->image < job->output + pixels * stride;
