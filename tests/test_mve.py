@@ -125,7 +125,8 @@ def sweep_model():
         g = geometry(rng, True, 3, channels, 2 * channels, stride, "SAME", 6, 5, multiplier=2)
         data, g = add_conv(b, rng, g, True, 1.0)
         cases.append(("DEPTHWISE_CONV_2D multiplier 2", [data], g))
-    for channels, stride, padding in ((8, 1, "SAME"), (32, 1, "SAME"), (19, 2, "VALID")):
+    for channels, stride, padding in ((8, 1, "SAME"), (32, 1, "SAME"), (19, 2, "VALID"),
+                                      (48, 2, "SAME")):
         data, g = add_conv_then_depthwise(b, rng, channels, stride, padding)
         cases.append(("CONV_2D -> DEPTHWISE_CONV_2D", [data], g))
     for cin, cout in ((32, 64), (16, 66)):

@@ -251,6 +251,45 @@ static void dw_mve_columns(const tflm_conv_params_t *p, int32_t *first, int32_t 
   if (*end < *first) *end = *first;
 }
 
+/* Bytes of the padded rows of dw_mve_band: 3 rows of at most 32 taps of 16 channels. */
+#define DW_MVE_BAND_BYTES (3 * 32 * 16)
+
+/* Output row oy of a full block (16 channels) through its 3 input rows copied once, with
+ * the zero point outside the input, into one padded band: every pixel then runs in place
+ * in the band, where dw_mve_copied copies 9 taps per border pixel (most pixels of a 6x6
+ * map).  Every read precedes the row's stores: a value the reference reads after one of
+ * them is one that store does not overwrite (the planner's overlap rule, dw_mve_run).
+ * Returns 0 (nothing written) when the row is wider than the band. */
+static int32_t dw_mve_band(const tflm_conv_params_t *p, const int8_t *image, int32_t oy,
+                           const dw_mve_block_t *b, int8_t *out) {
+  const int32_t span = (p->output_w - 1) * p->stride_w + 3, C = p->input_c;
+  const int32_t y0 = oy * p->stride_h - p->pad_h, x0 = -p->pad_w;
+  const int8x16_t zero_point = vdupq_n_s8((int8_t)-p->input_offset);
+  int8_t band[DW_MVE_BAND_BYTES];
+  int8_t *dst = band;
+  int32_t ky, j, ox;
+  if (3 * span * 16 > DW_MVE_BAND_BYTES) return 0;
+  for (ky = 0; ky < 3; ++ky) {
+    const int32_t y = y0 + ky;
+    int8_t *row_end = dst + span * 16;
+    const int8_t *src;
+    if (y < 0 || y >= p->input_h) {
+      for (; dst != row_end; dst += 16) vstrbq_s8(dst, zero_point);
+      continue;
+    }
+    src = image + y * p->input_w * C;
+    for (j = x0; j < 0; ++j, dst += 16) vstrbq_s8(dst, zero_point);
+    for (; j < x0 + span && j < p->input_w; ++j, dst += 16) {
+      vstrbq_s8(dst, vldrbq_s8(src + j * C));
+    }
+    for (; dst != row_end; dst += 16) vstrbq_s8(dst, zero_point);
+  }
+  for (ox = 0; ox < p->output_w; ++ox) {
+    dw_mve_pass(band + ox * p->stride_w * 16, 16, span * 16, b, p, out + ox * C);
+  }
+  return 1;
+}
+
 /* Output row oy of one block: interior pixels read in place (two per pass when `repeat`),
  * the others copied; last pixel first when `backward`. */
 static void dw_mve_row(const tflm_conv_params_t *p, const int8_t *image, int32_t oy, int32_t c,
@@ -264,6 +303,11 @@ static void dw_mve_row(const tflm_conv_params_t *p, const int8_t *image, int32_t
   }
   out += c;
   image += c;
+  /* the band copies 3 rows of taps, dw_mve_copied 9 taps per border pixel */
+  if (count == 16 && 4 * (first + p->output_w - end) >= (p->output_w - 1) * p->stride_w + 3 &&
+      dw_mve_band(p, image, oy, b, out)) {
+    return;
+  }
   if (!backward) {
     for (ox = 0; ox < first; ++ox) dw_mve_copied(p, image, oy, ox, count, b, out + ox * C);
     for (; ox + per <= end; ox += per) {
