@@ -50,7 +50,7 @@ static void conv_mve_prepare(const int32_t *folded, const tflm_requant_t *requan
 
 /* The pass loop for `blocks` (1 or 2) patch blocks of 16 bytes; the second block's loads
  * and, with one block, the first's, predicated by P0. */
-#define CONV_MVE_LOOP(SECOND)                                                               \
+#define CONV_MVE_LOOP(SECOND, CLAMP)                                                        \
   "wls lr, %[d], 2f\n\t"                                                                \
   "1:\n\t"                                                                                  \
   "ldrd %[a], %[c], [%[prm]], #8\n\t"                                                       \
@@ -71,14 +71,20 @@ static void conv_mve_prepare(const int32_t *folded, const tflm_requant_t *requan
   "vqadd.s32 q4, q4, q6\n\t"                                                                \
   "vrshl.s32 q4, q4, q5\n\t"                                                                \
   "vadd.i32 q4, q4, %[offset]\n\t"                                                          \
-  "vldrw.32 q6, [%[cst], #16]\n\t"                                                          \
-  "vmax.s32 q4, q4, q6\n\t"                                                                 \
-  "vldrw.32 q6, [%[cst], #32]\n\t"                                                          \
-  "vmin.s32 q4, q4, q6\n\t"                                                                 \
+  CLAMP                                                                                     \
   "vstrb.32 q4, [%[out], q7]\n\t"                                                           \
   "adds %[out], %[out], #2\n\t"                                                             \
   "le lr, 1b\n\t"                                                                           \
   "2:\n\t"
+/* The clamp to [lo, hi]: with one block from q1 and q3 (loaded once), else from cst. */
+#define CONV_MVE_CLAMP_HELD                                                                 \
+  "vmax.s32 q4, q4, q1\n\t"                                                                 \
+  "vmin.s32 q4, q4, q3\n\t"
+#define CONV_MVE_CLAMP_LOADED                                                               \
+  "vldrw.32 q6, [%[cst], #16]\n\t"                                                          \
+  "vmax.s32 q4, q4, q6\n\t"                                                                 \
+  "vldrw.32 q6, [%[cst], #32]\n\t"                                                          \
+  "vmin.s32 q4, q4, q6\n\t"
 #define CONV_MVE_ONE_BLOCK                                                                  \
   "vpst\n\t"                                                                                \
   "vldrbt.8 q4, [%[w]]\n\t"                                                                 \
@@ -132,7 +138,9 @@ static __attribute__((noinline)) void conv_mve_pass(const int8_t *x0, const int8
                      "vldrbt.8 q0, [%[a]]\n\t"
                      "vldrbt.8 q2, [%[b]]\n\t"
                      "vldrw.32 q7, [%[cst]]\n\t"
-                     CONV_MVE_LOOP(CONV_MVE_ONE_BLOCK)
+                     "vldrw.32 q1, [%[cst], #16]\n\t"
+                     "vldrw.32 q3, [%[cst], #32]\n\t"
+                     CONV_MVE_LOOP(CONV_MVE_ONE_BLOCK, CONV_MVE_CLAMP_HELD)
                      CONV_MVE_OPERANDS);
     return;
   }
@@ -144,7 +152,7 @@ static __attribute__((noinline)) void conv_mve_pass(const int8_t *x0, const int8
       "vpstt\n\t"
       "vldrbt.8 q1, [%[a], #16]\n\t"
       "vldrbt.8 q3, [%[b], #16]\n\t"
-      CONV_MVE_LOOP(CONV_MVE_TWO_BLOCKS)
+      CONV_MVE_LOOP(CONV_MVE_TWO_BLOCKS, CONV_MVE_CLAMP_LOADED)
       CONV_MVE_OPERANDS);
 }
 
