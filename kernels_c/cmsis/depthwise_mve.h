@@ -45,6 +45,7 @@ typedef struct {
   int32_t left[16];    /* max(shift, 0) */
   int32_t right[16];   /* min(shift, 0): minus the right shift */
   uint32_t at[4];      /* 0, 4, 8, 12: the bytes of one accumulator's channels */
+  int32_t left_any;    /* 1 when a channel of the block shifts left */
 } dw_mve_block_t;
 
 /* The assembly (dw_mve_pass) reads the fields at these byte offsets. */
@@ -97,6 +98,7 @@ static void dw_mve_setup(const tflm_conv_params_t *p, const tflm_requant_t *requ
   sums[1] = vmovltq_s16(even);
   sums[2] = vmovlbq_s16(odd);
   sums[3] = vmovltq_s16(odd);
+  b->left_any = 0;
   for (i = 0; i < 4; ++i) {
     /* the lanes' channels (repeated, or a valid one past count: their bytes are not kept) */
     uint32x4_t ch = vldrbq_u32(dw_mve_order + 4 * i);
@@ -107,6 +109,7 @@ static void dw_mve_setup(const tflm_conv_params_t *p, const tflm_requant_t *requ
       vstrwq_s32(b->folded + 4 * i, vmlaq_n_s32(start, sums[i], p->input_offset));
       vstrwq_s32(b->mult + 4 * i, vldrwq_gather_shifted_offset_s32(requant->multipliers + c, ch));
       vstrwq_s32(b->left + 4 * i, vmaxq_s32(shift, zero));
+      b->left_any |= vmaxvq_s32(0, shift) > 0;
       vstrwq_s32(b->right + 4 * i, vminq_s32(shift, zero));
     }
     b->at[i] = 4u * (uint32_t)i;
@@ -149,12 +152,17 @@ static inline int32x4_t dw_mve_requant(int32x4_t a, const dw_mve_block_t *b, int
   "vldrb.8 q5, [%[w]], #16\n\t"                                                            \
   "vmullt.s8 q4, q4, q5\n\t"                                                               \
   "vadd.i16 q7, q7, q4\n\t"
+/* The left shift of accumulator Q, left out when no channel of the block shifts left
+ * (most: an effective scale below 1). */
+#define DW_MVE_LEFT(Q, I)                                                                  \
+  "vldrw.32 q5, [%[b], #" I "]\n\t"                                                        \
+  "vshl.s32 " Q ", " Q ", q5\n\t"
+#define DW_MVE_NO_LEFT(Q, I) ""
 /* Accumulator Q requantised (cmsis_mve_mul_by_qm with the split shift, offset, clamp to
  * [q6, q7]) and its bytes scattered to [%[out] + {0, 4, 8, 12}], then %[out] += D; the
  * parameters at %[b] + I (left), + I - 64 (multiplier), + I + 64 (right). */
-#define DW_MVE_REQUANT(Q, I)                                                            \
-  "vldrw.32 q5, [%[b], #" I "]\n\t"                                                        \
-  "vshl.s32 " Q ", " Q ", q5\n\t"                                                          \
+#define DW_MVE_REQUANT(Q, I, LEFT)                                                         \
+  LEFT(Q, I)                                                                               \
   "vldrw.32 q4, [%[b], #" I " - 64]\n\t"                                                   \
   "vqrdmulh.s32 " Q ", " Q ", q4\n\t"                                                      \
   "vldrw.32 q5, [%[b], #" I " + 64]\n\t"                                                   \
@@ -168,51 +176,60 @@ static inline int32x4_t dw_mve_requant(int32x4_t a, const dw_mve_block_t *b, int
   "vldrw.32 q4, [%[b], #400]\n\t"                                                         \
   "vstrb.32 " Q ", [%[out], q4]\n\t"
 
+/* The instructions of dw_mve_pass (the weights read row by row from %[b]). */
+#define DW_MVE_PASS(LEFT)                                                                   \
+  "mov %[w], %[b]\n\t"                                                                      \
+  "vldrw.32 q0, [%[b], #144]\n\t"                                                           \
+  "vldrw.32 q1, [%[b], #160]\n\t"                                                           \
+  "vldrw.32 q2, [%[b], #176]\n\t"                                                           \
+  "vldrw.32 q3, [%[b], #192]\n\t"                                                           \
+  "add %[x], %[in], %[tap]\n\t"                                                             \
+  DW_MVE_FIRST("%[in]")                                                                     \
+  DW_MVE_SECOND("%[x]")                                                                     \
+  DW_MVE_WIDEN                                                                              \
+  "add %[x], %[x], %[tap]\n\t"                                                              \
+  DW_MVE_FIRST("%[x]")                                                                      \
+  DW_MVE_SECOND("%[r1]")                                                                    \
+  DW_MVE_WIDEN                                                                              \
+  "add %[x], %[r1], %[tap]\n\t"                                                             \
+  "add %[r1], %[x], %[tap]\n\t"                                                             \
+  DW_MVE_FIRST("%[x]")                                                                      \
+  DW_MVE_SECOND("%[r1]")                                                                    \
+  DW_MVE_WIDEN                                                                              \
+  "add %[x], %[r2], %[tap]\n\t"                                                             \
+  DW_MVE_FIRST("%[r2]")                                                                     \
+  DW_MVE_SECOND("%[x]")                                                                     \
+  DW_MVE_WIDEN                                                                              \
+  "add %[x], %[x], %[tap]\n\t"                                                              \
+  DW_MVE_FIRST("%[x]")                                                                      \
+  DW_MVE_WIDEN                                                                              \
+  "vdup.32 q6, %[lo]\n\t"                                                                   \
+  "vdup.32 q7, %[hi]\n\t"                                                                   \
+  DW_MVE_REQUANT("q0", "272", LEFT)                                                         \
+  "adds %[out], %[out], #2\n\t"                                                             \
+  DW_MVE_REQUANT("q1", "288", LEFT)                                                         \
+  "subs %[out], %[out], #1\n\t"                                                             \
+  DW_MVE_REQUANT("q2", "304", LEFT)                                                         \
+  "adds %[out], %[out], #2\n\t"                                                             \
+  DW_MVE_REQUANT("q3", "320", LEFT)
+
+#define DW_MVE_PASS_OPERANDS                                                                \
+  : [w] "=&r"(w), [x] "=&r"(x), [r1] "+r"(r1), [out] "+r"(out)                              \
+  : [in] "r"(in), [r2] "r"(r2), [tap] "r"(tap), [b] "r"(b), [offset] "r"(p->output_offset), \
+    [lo] "r"(lo), [hi] "r"(hi)                                                              \
+  : "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "memory"
+
 /* One pass: the window's taps at in + ky * row + kx * tap, 16 lanes, into out[0..15] in
  * channel order.  Assembly: from intrinsics gcc hoists every load and spills. */
 static void dw_mve_pass(const int8_t *in, int32_t tap, int32_t row, const dw_mve_block_t *b,
                         const tflm_conv_params_t *p, int8_t *out) {
   const int8_t *r1 = in + row, *r2 = r1 + row, *x, *w;
   const int32_t lo = p->act_min, hi = p->act_max;
-  __asm__ volatile(
-      "mov %[w], %[b]\n\t" /* the weights, row by row */
-      "vldrw.32 q0, [%[b], #144]\n\t"
-      "vldrw.32 q1, [%[b], #160]\n\t"
-      "vldrw.32 q2, [%[b], #176]\n\t"
-      "vldrw.32 q3, [%[b], #192]\n\t"
-      "add %[x], %[in], %[tap]\n\t"
-      DW_MVE_FIRST("%[in]")
-      DW_MVE_SECOND("%[x]")
-      DW_MVE_WIDEN
-      "add %[x], %[x], %[tap]\n\t"
-      DW_MVE_FIRST("%[x]")
-      DW_MVE_SECOND("%[r1]")
-      DW_MVE_WIDEN
-      "add %[x], %[r1], %[tap]\n\t"
-      "add %[r1], %[x], %[tap]\n\t"
-      DW_MVE_FIRST("%[x]")
-      DW_MVE_SECOND("%[r1]")
-      DW_MVE_WIDEN
-      "add %[x], %[r2], %[tap]\n\t"
-      DW_MVE_FIRST("%[r2]")
-      DW_MVE_SECOND("%[x]")
-      DW_MVE_WIDEN
-      "add %[x], %[x], %[tap]\n\t"
-      DW_MVE_FIRST("%[x]")
-      DW_MVE_WIDEN
-      "vdup.32 q6, %[lo]\n\t"
-      "vdup.32 q7, %[hi]\n\t"
-      DW_MVE_REQUANT("q0", "272")
-      "adds %[out], %[out], #2\n\t"
-      DW_MVE_REQUANT("q1", "288")
-      "subs %[out], %[out], #1\n\t"
-      DW_MVE_REQUANT("q2", "304")
-      "adds %[out], %[out], #2\n\t"
-      DW_MVE_REQUANT("q3", "320")
-      : [w] "=&r"(w), [x] "=&r"(x), [r1] "+r"(r1), [out] "+r"(out)
-      : [in] "r"(in), [r2] "r"(r2), [tap] "r"(tap), [b] "r"(b), [offset] "r"(p->output_offset),
-        [lo] "r"(lo), [hi] "r"(hi)
-      : "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "memory");
+  if (b->left_any) {
+    __asm__ volatile(DW_MVE_PASS(DW_MVE_LEFT) DW_MVE_PASS_OPERANDS);
+  } else {
+    __asm__ volatile(DW_MVE_PASS(DW_MVE_NO_LEFT) DW_MVE_PASS_OPERANDS);
+  }
 }
 
 /* Output pixel (oy, ox), channels c .. c + count - 1, through the window copied with the
