@@ -14,7 +14,9 @@
  *
  * A pixel whose window leaves the input, or a block of fewer than 16 channels, is first
  * copied into a 3x3x16 window on the stack, the outside taps holding the input zero point
- * (which adds zp * w + input_offset * w = 0 to the folded sum, as TFLM's skipped taps do).
+ * (which adds zp * w + input_offset * w = 0 to the folded sum, as TFLM's skipped taps do);
+ * a row with many such pixels (dw_mve_band: a small map's) copies its 3 input rows once into
+ * a padded band instead.
  * With 8 channels and stride 1, two neighbouring interior pixels are one pass (16 input
  * bytes are both pixels' channels at every tap; the block's lanes repeat channels 0..7).
  *
