@@ -11,7 +11,8 @@ independent ops, one build):
   kernels_c/cmsis/conv_mve.h  CONV_2D with patches of at most 32 bytes: 1x1 over 1..32
     input channels, 3x3 over 2 and 3 (the first layer of an image), output channel counts
     beyond one chunk of parameters (32) and odd ones (the 4-pixel path), odd pixel counts
-    (the last pixel on the 4-pixel path)."""
+    (the last pixel on the 4-pixel path), and a 1x1 convolution fed by another, over more
+    channels than one chunk, whose output the planner places over its input."""
 
 from __future__ import annotations
 
@@ -64,6 +65,29 @@ def add_conv_then_depthwise(b: ModelBuilder, rng, channels: int, stride: int, pa
     return data, {**g2, "chain": "CONV_2D 1x1 -> DEPTHWISE_CONV_2D"}
 
 
+def add_conv_then_wide_conv(b: ModelBuilder, rng, cin: int, cout: int):
+    """x -> CONV_2D 1x1 (4 -> cin) -> CONV_2D 1x1 (cin -> cout): the second convolution's
+    input is an intermediate tensor, which the planner places inside the upper part of its
+    output (tflm_gen/overlap.py); with more than one chunk of channel parameters (66) the
+    pair path would re-read pixels the first chunk overwrote."""
+    g1 = geometry(rng, False, 1, 4, cin, 1, "VALID", 3, 5)
+    g2 = geometry(rng, False, 1, cin, cout, 1, "VALID", 3, 5)
+    t1 = conv_cases.quantized_tensors(rng, g1, "int8", False)
+    t2 = conv_cases.quantized_tensors(rng, g2, "int8", False)
+    options = {"padding": "VALID", "stride_h": 1, "stride_w": 1, "dilation_h_factor": 1,
+               "dilation_w_factor": 1, "fused_activation_function": "NONE"}
+    x = b.input(f"x{len(b.graph.inputs)}", [1, 3, 5, 4], "int8", quantization=t1["in_q"])
+    first = b.add_op("CONV_2D", [x, b.constant("w", t1["weights"], quantization=t1["filter_q"]),
+                                 b.constant("b", t1["bias"], quantization=t1["bias_q"])],
+                     [1, 3, 5, cin], "int8", quantization=t2["in_q"], options=options)
+    b.output(b.add_op("CONV_2D",
+                      [first, b.constant("w", t2["weights"], quantization=t2["filter_q"]),
+                       b.constant("b", t2["bias"], quantization=t2["bias_q"])],
+                      [1, 3, 5, cout], "int8", quantization=t2["out_q"], options=options))
+    data = rng.integers(-128, 128, size=[1, 3, 5, 4]).astype(np.int8)
+    return data, {**g2, "chain": "CONV_2D 1x1 -> CONV_2D 1x1"}
+
+
 def add_depthwise_with_min_weight(b: ModelBuilder, rng, channels: int):
     """A 3x3 depthwise whose filter holds -128 (the MVE path declines it)."""
     g = geometry(rng, True, 3, channels, channels, 1, "SAME", 5, 6)
@@ -101,9 +125,13 @@ def sweep_model():
         g = geometry(rng, True, 3, channels, 2 * channels, stride, "SAME", 6, 5, multiplier=2)
         data, g = add_conv(b, rng, g, True, 1.0)
         cases.append(("DEPTHWISE_CONV_2D multiplier 2", [data], g))
-    for channels, stride, padding in ((8, 1, "SAME"), (32, 1, "SAME"), (19, 2, "VALID")):
+    for channels, stride, padding in ((8, 1, "SAME"), (32, 1, "SAME"), (19, 2, "VALID"),
+                                      (48, 2, "SAME")):
         data, g = add_conv_then_depthwise(b, rng, channels, stride, padding)
         cases.append(("CONV_2D -> DEPTHWISE_CONV_2D", [data], g))
+    for cin, cout in ((32, 64), (16, 66)):
+        data, g = add_conv_then_wide_conv(b, rng, cin, cout)
+        cases.append(("CONV_2D -> CONV_2D", [data], g))
     for kernel, cin, cout, stride, padding, h, w in (
             (1, 1, 2, 1, "VALID", 3, 5), (1, 8, 16, 1, "VALID", 5, 7), (1, 13, 6, 2, "VALID", 7, 6),
             (1, 16, 34, 1, "VALID", 3, 3), (1, 17, 8, 1, "VALID", 4, 5),

@@ -22,8 +22,9 @@
 #if defined(CMSIS_MVE) && defined(__OPTIMIZE__)
 #define CONV_MVE_ASM 1
 
-/* Channels whose parameters are prepared at a time (16 pairs, 896 bytes of stack). */
-#define CONV_MVE_CHUNK 32
+/* Channels whose parameters are prepared at a time (32 pairs, 1,792 bytes of stack): vww's
+ * widest narrow-patch layer (1x1 32 -> 64) in one chunk, which its overlap needs. */
+#define CONV_MVE_CHUNK 64
 
 /* One channel pair's parameters in the order the loop reads them. */
 typedef struct {
@@ -49,7 +50,7 @@ static void conv_mve_prepare(const int32_t *folded, const tflm_requant_t *requan
 
 /* The pass loop for `blocks` (1 or 2) patch blocks of 16 bytes; the second block's loads
  * and, with one block, the first's, predicated by P0. */
-#define CONV_MVE_LOOP(SECOND)                                                               \
+#define CONV_MVE_LOOP(SECOND, CLAMP)                                                        \
   "wls lr, %[d], 2f\n\t"                                                                \
   "1:\n\t"                                                                                  \
   "ldrd %[a], %[c], [%[prm]], #8\n\t"                                                       \
@@ -70,14 +71,20 @@ static void conv_mve_prepare(const int32_t *folded, const tflm_requant_t *requan
   "vqadd.s32 q4, q4, q6\n\t"                                                                \
   "vrshl.s32 q4, q4, q5\n\t"                                                                \
   "vadd.i32 q4, q4, %[offset]\n\t"                                                          \
-  "vldrw.32 q6, [%[cst], #16]\n\t"                                                          \
-  "vmax.s32 q4, q4, q6\n\t"                                                                 \
-  "vldrw.32 q6, [%[cst], #32]\n\t"                                                          \
-  "vmin.s32 q4, q4, q6\n\t"                                                                 \
+  CLAMP                                                                                     \
   "vstrb.32 q4, [%[out], q7]\n\t"                                                           \
   "adds %[out], %[out], #2\n\t"                                                             \
   "le lr, 1b\n\t"                                                                           \
   "2:\n\t"
+/* The clamp to [lo, hi]: with one block from q1 and q3 (loaded once), else from cst. */
+#define CONV_MVE_CLAMP_HELD                                                                 \
+  "vmax.s32 q4, q4, q1\n\t"                                                                 \
+  "vmin.s32 q4, q4, q3\n\t"
+#define CONV_MVE_CLAMP_LOADED                                                               \
+  "vldrw.32 q6, [%[cst], #16]\n\t"                                                          \
+  "vmax.s32 q4, q4, q6\n\t"                                                                 \
+  "vldrw.32 q6, [%[cst], #32]\n\t"                                                          \
+  "vmin.s32 q4, q4, q6\n\t"
 #define CONV_MVE_ONE_BLOCK                                                                  \
   "vpst\n\t"                                                                                \
   "vldrbt.8 q4, [%[w]]\n\t"                                                                 \
@@ -131,7 +138,9 @@ static __attribute__((noinline)) void conv_mve_pass(const int8_t *x0, const int8
                      "vldrbt.8 q0, [%[a]]\n\t"
                      "vldrbt.8 q2, [%[b]]\n\t"
                      "vldrw.32 q7, [%[cst]]\n\t"
-                     CONV_MVE_LOOP(CONV_MVE_ONE_BLOCK)
+                     "vldrw.32 q1, [%[cst], #16]\n\t"
+                     "vldrw.32 q3, [%[cst], #32]\n\t"
+                     CONV_MVE_LOOP(CONV_MVE_ONE_BLOCK, CONV_MVE_CLAMP_HELD)
                      CONV_MVE_OPERANDS);
     return;
   }
@@ -143,7 +152,7 @@ static __attribute__((noinline)) void conv_mve_pass(const int8_t *x0, const int8
       "vpstt\n\t"
       "vldrbt.8 q1, [%[a], #16]\n\t"
       "vldrbt.8 q3, [%[b], #16]\n\t"
-      CONV_MVE_LOOP(CONV_MVE_TWO_BLOCKS)
+      CONV_MVE_LOOP(CONV_MVE_TWO_BLOCKS, CONV_MVE_CLAMP_LOADED)
       CONV_MVE_OPERANDS);
 }
 
@@ -177,12 +186,17 @@ static int32_t conv_mve_pairs(const cmsis_conv_job_t *job, int32_t pixels) {
                            job->p->act_max, job->p->act_max};
   int32_t first, pixel;
   {
-    /* Patches of two blocks only when the output does not overlap the input (the planner's
-     * partial overlap, tflm_gen/overlap.py): vww's first layer came out wrong there and the
-     * cause is not found yet; its one-block twin and this path elsewhere are checked. */
+    /* Channels go CONV_MVE_CHUNK at a time over every pixel, so a second chunk re-reads
+     * each pixel's input after the first chunk wrote that pixel's (and later pixels')
+     * outputs.  The planner may place the output over the consumed part of the input
+     * (tflm_gen/overlap.py), which is safe only in the reference's order, every channel of
+     * a pixel before the next pixel is read: then this path declines (with 32-channel
+     * chunks vww's 1x1 32 -> 64 at --memory balanced came out wrong).  One chunk reads
+     * each patch once, before its stores, as the reference does. */
     const tflm_conv_params_t *p = job->p;
     const int8_t *in_end = job->image + p->input_h * p->input_w * p->input_c;
-    if (k > 16 && job->output < in_end && job->image < job->output + pixels * stride) return 0;
+    const int32_t overlap = job->output < in_end && job->image < job->output + pixels * stride;
+    if (overlap && cout > CONV_MVE_CHUNK) return 0;
   }
   for (first = 0; first < cout; first += CONV_MVE_CHUNK) {
     const int32_t count = cout - first < CONV_MVE_CHUNK ? cout - first : CONV_MVE_CHUNK;

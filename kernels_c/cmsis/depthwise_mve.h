@@ -14,7 +14,9 @@
  *
  * A pixel whose window leaves the input, or a block of fewer than 16 channels, is first
  * copied into a 3x3x16 window on the stack, the outside taps holding the input zero point
- * (which adds zp * w + input_offset * w = 0 to the folded sum, as TFLM's skipped taps do).
+ * (which adds zp * w + input_offset * w = 0 to the folded sum, as TFLM's skipped taps do);
+ * a row with many such pixels (dw_mve_band: a small map's) copies its 3 input rows once into
+ * a padded band instead.
  * With 8 channels and stride 1, two neighbouring interior pixels are one pass (16 input
  * bytes are both pixels' channels at every tap; the block's lanes repeat channels 0..7).
  *
@@ -45,6 +47,7 @@ typedef struct {
   int32_t left[16];    /* max(shift, 0) */
   int32_t right[16];   /* min(shift, 0): minus the right shift */
   uint32_t at[4];      /* 0, 4, 8, 12: the bytes of one accumulator's channels */
+  int32_t left_any;    /* 1 when a channel of the block shifts left */
 } dw_mve_block_t;
 
 /* The assembly (dw_mve_pass) reads the fields at these byte offsets. */
@@ -97,6 +100,7 @@ static void dw_mve_setup(const tflm_conv_params_t *p, const tflm_requant_t *requ
   sums[1] = vmovltq_s16(even);
   sums[2] = vmovlbq_s16(odd);
   sums[3] = vmovltq_s16(odd);
+  b->left_any = 0;
   for (i = 0; i < 4; ++i) {
     /* the lanes' channels (repeated, or a valid one past count: their bytes are not kept) */
     uint32x4_t ch = vldrbq_u32(dw_mve_order + 4 * i);
@@ -107,6 +111,7 @@ static void dw_mve_setup(const tflm_conv_params_t *p, const tflm_requant_t *requ
       vstrwq_s32(b->folded + 4 * i, vmlaq_n_s32(start, sums[i], p->input_offset));
       vstrwq_s32(b->mult + 4 * i, vldrwq_gather_shifted_offset_s32(requant->multipliers + c, ch));
       vstrwq_s32(b->left + 4 * i, vmaxq_s32(shift, zero));
+      b->left_any |= vmaxvq_s32(0, shift) > 0;
       vstrwq_s32(b->right + 4 * i, vminq_s32(shift, zero));
     }
     b->at[i] = 4u * (uint32_t)i;
@@ -149,12 +154,17 @@ static inline int32x4_t dw_mve_requant(int32x4_t a, const dw_mve_block_t *b, int
   "vldrb.8 q5, [%[w]], #16\n\t"                                                            \
   "vmullt.s8 q4, q4, q5\n\t"                                                               \
   "vadd.i16 q7, q7, q4\n\t"
+/* The left shift of accumulator Q, left out when no channel of the block shifts left
+ * (most: an effective scale below 1). */
+#define DW_MVE_LEFT(Q, I)                                                                  \
+  "vldrw.32 q5, [%[b], #" I "]\n\t"                                                        \
+  "vshl.s32 " Q ", " Q ", q5\n\t"
+#define DW_MVE_NO_LEFT(Q, I) ""
 /* Accumulator Q requantised (cmsis_mve_mul_by_qm with the split shift, offset, clamp to
  * [q6, q7]) and its bytes scattered to [%[out] + {0, 4, 8, 12}], then %[out] += D; the
  * parameters at %[b] + I (left), + I - 64 (multiplier), + I + 64 (right). */
-#define DW_MVE_REQUANT(Q, I)                                                            \
-  "vldrw.32 q5, [%[b], #" I "]\n\t"                                                        \
-  "vshl.s32 " Q ", " Q ", q5\n\t"                                                          \
+#define DW_MVE_REQUANT(Q, I, LEFT)                                                         \
+  LEFT(Q, I)                                                                               \
   "vldrw.32 q4, [%[b], #" I " - 64]\n\t"                                                   \
   "vqrdmulh.s32 " Q ", " Q ", q4\n\t"                                                      \
   "vldrw.32 q5, [%[b], #" I " + 64]\n\t"                                                   \
@@ -168,51 +178,60 @@ static inline int32x4_t dw_mve_requant(int32x4_t a, const dw_mve_block_t *b, int
   "vldrw.32 q4, [%[b], #400]\n\t"                                                         \
   "vstrb.32 " Q ", [%[out], q4]\n\t"
 
+/* The instructions of dw_mve_pass (the weights read row by row from %[b]). */
+#define DW_MVE_PASS(LEFT)                                                                   \
+  "mov %[w], %[b]\n\t"                                                                      \
+  "vldrw.32 q0, [%[b], #144]\n\t"                                                           \
+  "vldrw.32 q1, [%[b], #160]\n\t"                                                           \
+  "vldrw.32 q2, [%[b], #176]\n\t"                                                           \
+  "vldrw.32 q3, [%[b], #192]\n\t"                                                           \
+  "add %[x], %[in], %[tap]\n\t"                                                             \
+  DW_MVE_FIRST("%[in]")                                                                     \
+  DW_MVE_SECOND("%[x]")                                                                     \
+  DW_MVE_WIDEN                                                                              \
+  "add %[x], %[x], %[tap]\n\t"                                                              \
+  DW_MVE_FIRST("%[x]")                                                                      \
+  DW_MVE_SECOND("%[r1]")                                                                    \
+  DW_MVE_WIDEN                                                                              \
+  "add %[x], %[r1], %[tap]\n\t"                                                             \
+  "add %[r1], %[x], %[tap]\n\t"                                                             \
+  DW_MVE_FIRST("%[x]")                                                                      \
+  DW_MVE_SECOND("%[r1]")                                                                    \
+  DW_MVE_WIDEN                                                                              \
+  "add %[x], %[r2], %[tap]\n\t"                                                             \
+  DW_MVE_FIRST("%[r2]")                                                                     \
+  DW_MVE_SECOND("%[x]")                                                                     \
+  DW_MVE_WIDEN                                                                              \
+  "add %[x], %[x], %[tap]\n\t"                                                              \
+  DW_MVE_FIRST("%[x]")                                                                      \
+  DW_MVE_WIDEN                                                                              \
+  "vdup.32 q6, %[lo]\n\t"                                                                   \
+  "vdup.32 q7, %[hi]\n\t"                                                                   \
+  DW_MVE_REQUANT("q0", "272", LEFT)                                                         \
+  "adds %[out], %[out], #2\n\t"                                                             \
+  DW_MVE_REQUANT("q1", "288", LEFT)                                                         \
+  "subs %[out], %[out], #1\n\t"                                                             \
+  DW_MVE_REQUANT("q2", "304", LEFT)                                                         \
+  "adds %[out], %[out], #2\n\t"                                                             \
+  DW_MVE_REQUANT("q3", "320", LEFT)
+
+#define DW_MVE_PASS_OPERANDS                                                                \
+  : [w] "=&r"(w), [x] "=&r"(x), [r1] "+r"(r1), [out] "+r"(out)                              \
+  : [in] "r"(in), [r2] "r"(r2), [tap] "r"(tap), [b] "r"(b), [offset] "r"(p->output_offset), \
+    [lo] "r"(lo), [hi] "r"(hi)                                                              \
+  : "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "memory"
+
 /* One pass: the window's taps at in + ky * row + kx * tap, 16 lanes, into out[0..15] in
  * channel order.  Assembly: from intrinsics gcc hoists every load and spills. */
 static void dw_mve_pass(const int8_t *in, int32_t tap, int32_t row, const dw_mve_block_t *b,
                         const tflm_conv_params_t *p, int8_t *out) {
   const int8_t *r1 = in + row, *r2 = r1 + row, *x, *w;
   const int32_t lo = p->act_min, hi = p->act_max;
-  __asm__ volatile(
-      "mov %[w], %[b]\n\t" /* the weights, row by row */
-      "vldrw.32 q0, [%[b], #144]\n\t"
-      "vldrw.32 q1, [%[b], #160]\n\t"
-      "vldrw.32 q2, [%[b], #176]\n\t"
-      "vldrw.32 q3, [%[b], #192]\n\t"
-      "add %[x], %[in], %[tap]\n\t"
-      DW_MVE_FIRST("%[in]")
-      DW_MVE_SECOND("%[x]")
-      DW_MVE_WIDEN
-      "add %[x], %[x], %[tap]\n\t"
-      DW_MVE_FIRST("%[x]")
-      DW_MVE_SECOND("%[r1]")
-      DW_MVE_WIDEN
-      "add %[x], %[r1], %[tap]\n\t"
-      "add %[r1], %[x], %[tap]\n\t"
-      DW_MVE_FIRST("%[x]")
-      DW_MVE_SECOND("%[r1]")
-      DW_MVE_WIDEN
-      "add %[x], %[r2], %[tap]\n\t"
-      DW_MVE_FIRST("%[r2]")
-      DW_MVE_SECOND("%[x]")
-      DW_MVE_WIDEN
-      "add %[x], %[x], %[tap]\n\t"
-      DW_MVE_FIRST("%[x]")
-      DW_MVE_WIDEN
-      "vdup.32 q6, %[lo]\n\t"
-      "vdup.32 q7, %[hi]\n\t"
-      DW_MVE_REQUANT("q0", "272")
-      "adds %[out], %[out], #2\n\t"
-      DW_MVE_REQUANT("q1", "288")
-      "subs %[out], %[out], #1\n\t"
-      DW_MVE_REQUANT("q2", "304")
-      "adds %[out], %[out], #2\n\t"
-      DW_MVE_REQUANT("q3", "320")
-      : [w] "=&r"(w), [x] "=&r"(x), [r1] "+r"(r1), [out] "+r"(out)
-      : [in] "r"(in), [r2] "r"(r2), [tap] "r"(tap), [b] "r"(b), [offset] "r"(p->output_offset),
-        [lo] "r"(lo), [hi] "r"(hi)
-      : "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "memory");
+  if (b->left_any) {
+    __asm__ volatile(DW_MVE_PASS(DW_MVE_LEFT) DW_MVE_PASS_OPERANDS);
+  } else {
+    __asm__ volatile(DW_MVE_PASS(DW_MVE_NO_LEFT) DW_MVE_PASS_OPERANDS);
+  }
 }
 
 /* Output pixel (oy, ox), channels c .. c + count - 1, through the window copied with the
@@ -251,6 +270,45 @@ static void dw_mve_columns(const tflm_conv_params_t *p, int32_t *first, int32_t 
   if (*end < *first) *end = *first;
 }
 
+/* Bytes of the padded rows of dw_mve_band: 3 rows of at most 32 taps of 16 channels. */
+#define DW_MVE_BAND_BYTES (3 * 32 * 16)
+
+/* Output row oy of a full block (16 channels) through its 3 input rows copied once, with
+ * the zero point outside the input, into one padded band: every pixel then runs in place
+ * in the band, where dw_mve_copied copies 9 taps per border pixel (most pixels of a 6x6
+ * map).  Every read precedes the row's stores: a value the reference reads after one of
+ * them is one that store does not overwrite (the planner's overlap rule, dw_mve_run).
+ * Returns 0 (nothing written) when the row is wider than the band. */
+static int32_t dw_mve_band(const tflm_conv_params_t *p, const int8_t *image, int32_t oy,
+                           const dw_mve_block_t *b, int8_t *out) {
+  const int32_t span = (p->output_w - 1) * p->stride_w + 3, C = p->input_c;
+  const int32_t y0 = oy * p->stride_h - p->pad_h, x0 = -p->pad_w;
+  const int8x16_t zero_point = vdupq_n_s8((int8_t)-p->input_offset);
+  int8_t band[DW_MVE_BAND_BYTES];
+  int8_t *dst = band;
+  int32_t ky, j, ox;
+  if (3 * span * 16 > DW_MVE_BAND_BYTES) return 0;
+  for (ky = 0; ky < 3; ++ky) {
+    const int32_t y = y0 + ky;
+    int8_t *row_end = dst + span * 16;
+    const int8_t *src;
+    if (y < 0 || y >= p->input_h) {
+      for (; dst != row_end; dst += 16) vstrbq_s8(dst, zero_point);
+      continue;
+    }
+    src = image + y * p->input_w * C;
+    for (j = x0; j < 0; ++j, dst += 16) vstrbq_s8(dst, zero_point);
+    for (; j < x0 + span && j < p->input_w; ++j, dst += 16) {
+      vstrbq_s8(dst, vldrbq_s8(src + j * C));
+    }
+    for (; dst != row_end; dst += 16) vstrbq_s8(dst, zero_point);
+  }
+  for (ox = 0; ox < p->output_w; ++ox) {
+    dw_mve_pass(band + ox * p->stride_w * 16, 16, span * 16, b, p, out + ox * C);
+  }
+  return 1;
+}
+
 /* Output row oy of one block: interior pixels read in place (two per pass when `repeat`),
  * the others copied; last pixel first when `backward`. */
 static void dw_mve_row(const tflm_conv_params_t *p, const int8_t *image, int32_t oy, int32_t c,
@@ -264,6 +322,11 @@ static void dw_mve_row(const tflm_conv_params_t *p, const int8_t *image, int32_t
   }
   out += c;
   image += c;
+  /* the band copies 3 rows of taps, dw_mve_copied 9 taps per border pixel */
+  if (count == 16 && 4 * (first + p->output_w - end) >= (p->output_w - 1) * p->stride_w + 3 &&
+      dw_mve_band(p, image, oy, b, out)) {
+    return;
+  }
   if (!backward) {
     for (ox = 0; ox < first; ++ox) dw_mve_copied(p, image, oy, ox, count, b, out + ox * C);
     for (; ox + per <= end; ox += per) {
