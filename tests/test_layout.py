@@ -228,7 +228,7 @@ def test_a_requant_tail_that_disagrees_is_ignored():
     """A tail whose first multiplier is not the node's: the layer runs without the record,
     still bit-exact."""
     model, inputs, cases = layout_model(1, REQUANT_LAYERS, requant_tail=True)
-    device = device_model(model, cmsis_cases.TAGS)[0]
+    device = device_model(model, cmsis_cases.TAGS, "fast")[0]  # model order
 
     def wrong_multiplier(words):
         tail = first_tail(words)
@@ -244,7 +244,7 @@ def test_kernel_reads_the_folded_constants():
     """One folded constant moved by 2^24 (and its double in the requantisation tail) changes
     that layer's output: the kernel uses them."""
     model, inputs, cases = layout_model(0)
-    device = device_model(model, cmsis_cases.TAGS)[0]
+    device = device_model(model, cmsis_cases.TAGS, "fast")[0]  # model order
 
     def bump_first_constant(words):
         words[words[2] + 4] += 1 << 24  # record: length, kind, channels, patch, folded[0]
@@ -263,7 +263,7 @@ def test_kernel_reads_the_folded_constants():
 def test_a_record_that_disagrees_with_the_node_is_ignored():
     """A record of the wrong channel count runs the plain filter, still bit-exact."""
     model, inputs, cases = layout_model(1)
-    device = device_model(model, cmsis_cases.TAGS)[0]
+    device = device_model(model, cmsis_cases.TAGS, "fast")[0]  # model order
 
     def wrong_channels(words):
         words[words[2] + 2] += 2  # record: length, kind, channels
@@ -325,7 +325,7 @@ def test_depthwise_layout_bit_exact_on_board(target):
 def record_edit(model: bytes, inputs, cases, edit_record):
     """(ours on the host, expected) for `model` whose first layout record went through
     edit_record(words, start) (start: the index of its kind in the layout words)."""
-    device = device_model(model, cmsis_cases.TAGS)[0]
+    device = device_model(model, cmsis_cases.TAGS, "fast")[0]  # model order
 
     def edit(words):
         edit_record(words, words[2] + 1)

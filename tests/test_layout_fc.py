@@ -99,7 +99,7 @@ def test_fc_kernel_reads_its_record_and_checks_it():
     """The first folded constant moved by 2^24 changes the first layer's output only (the
     kernel reads the constants); a record of the wrong depth is ignored (still bit-exact)."""
     model, inputs, cases = fc_model(0)
-    device = device_model(model, cmsis_cases.TAGS)[0]
+    device = device_model(model, cmsis_cases.TAGS, "fast")[0]  # operators in the model's order
     expected = run_tflm(model, inputs, len(cases))
     bumped = host.run_model(with_layout_words(device, lambda w: _edited(w, 4, 1 << 24)),
                             inputs, cmsis_cases.TAGS)  # length, kind, rows, depth, folded[0]
