@@ -325,6 +325,18 @@ def test_corrupt_join_and_reduction_words_never_crash_the_runtime(tmp_path, endi
     assert refused > STAGE_FUZZ_TRIALS // 2
 
 
+def test_balanced_leaves_residual_joins_to_the_reference_kernels():
+    """ResNet at the default --memory: the reference kernels run its first block as a
+    stage ending in a residual join; the cmsis tag (chosen for speed: the join cost it
+    +9.9% instructions on the M4) does not, and `small` still does."""
+    data = corpus_path("pretrainedResnet_quant.tflite").read_bytes()
+    assert read_stage(read_model(device_model(data)[0])).ending == "residual join"
+    cmsis = read_stage(read_model(device_model(data, ("cmsis",))[0]))
+    assert cmsis is None or cmsis.ending != "residual join"
+    small = read_stage(read_model(device_model(data, ("cmsis",), "small")[0]))
+    assert small.ending == "residual join"
+
+
 def test_balanced_keeps_the_instruction_budget_and_small_the_smallest_arena(monkeypatch):
     """vww: small's arena is at most balanced's, both below the one without a stage, and
     balanced's stage adds at most its budget of the model's estimated instructions

@@ -345,10 +345,15 @@ def _allowed(model: ir.Model, memory: str, kernels: str) -> list[Stage]:
     budget = BALANCED_EXTRA_INSTRUCTIONS * model_instructions(model, kernels)
     # A reduction's bands run a plain loop: on a tag with its own FULLY_CONNECTED, QEMU
     # counts far more than the estimate (micro_speech, cmsis: +30%), so balanced skips it.
+    # A residual join on such a tag measured +9.9% on ResNet (12.5 M -> 13.8 M instructions
+    # on the M4; reference +3.7%): inside the budget, but a tag is chosen for speed (issue
+    # #18's ResNet goal is 13.5 M), so balanced leaves joins to the reference kernels and
+    # `small`.
     return [stage for stage in candidates(
         model, lambda first, last: max(profile[first:last + 1], default=0) == peak)
             if memory == "small" or (extra_instructions(model, stage, kernels) <= budget and
-                                     not (stage.sums and kernels != "reference"))]
+                                     not ((stage.sums or stage.ending == "residual join")
+                                          and kernels != "reference"))]
 
 
 def read_stage(model: ir.Model) -> Stage | None:
