@@ -20,7 +20,7 @@ from conftest import need_corpus
 from test_qemu import need_board
 
 from tflm_gen import qemu
-from tflm_gen.bench import bench
+from tflm_gen.bench import bench, map_contributions
 from tflm_gen.cli import main
 from tflm_gen.cycles import CORES, CORTEX_M3, CORTEX_M4, CORTEX_M55, instruction_cycles
 from tflm_gen.errors import UnsupportedModelError
@@ -160,3 +160,15 @@ def test_cycle_classes_follow_the_core_tables():
     assert instruction_cycles("movne", "r0, #1", m4, False) == (1, 0)
     assert set(CORES) >= {"cortex-m0", "cortex-m3", "cortex-m4", "cortex-m7", "cortex-m33",
                           "cortex-m55"}
+
+
+def test_constants_in_a_memory_of_their_own_count_as_flash():
+    """The M55 board links the model into a .rodata output section beside the ITCM's
+    .text: bench counts it as text and as the model's bytes (it reported 0)."""
+    map_text = ("Linker script and memory map\n\n"
+                ".text           0x00000000      0x80\n"
+                " .text          0x00000000      0x80 build/tflm/tflm_interpreter.o\n"
+                ".rodata         0x21000000    0x2000\n"
+                " .rodata        0x21000000    0x2000 build/tflm/vww_model_data.o\n")
+    assert map_contributions(map_text) == [("text", "build/tflm/tflm_interpreter.o", 0x80),
+                                           ("text", "build/tflm/vww_model_data.o", 0x2000)]

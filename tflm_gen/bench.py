@@ -151,8 +151,10 @@ def count_instructions(rows: list[tuple[int, ...]], ops: list[tuple[str, str]]) 
 _OUTPUT_SECTION = re.compile(r"^(\.[\w.]+)")
 _INPUT = re.compile(r"^ (\.[\w.$]+|COMMON)(?:\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+(\S.*))?$")
 _CONTINUED = re.compile(r"^\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+(\S.*)$")
-_KIND = {".text": "text", ".ARM.exidx": "text", ".ARM.extab": "text", ".data": "data",
-         ".bss": "bss", ".stack": "stack"}
+# .rodata is an output section of its own where a board keeps constants (the model) in
+# another memory than code (the Cortex-M55's AN547): flash all the same.
+_KIND = {".text": "text", ".rodata": "text", ".ARM.exidx": "text", ".ARM.extab": "text",
+         ".data": "data", ".bss": "bss", ".stack": "stack"}
 
 
 def map_contributions(map_text: str) -> list[tuple[str, str, int]]:
