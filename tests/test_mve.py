@@ -11,7 +11,7 @@ independent ops, one build):
   kernels_c/cmsis/conv_mve.h  CONV_2D with patches of at most 32 bytes: 1x1 over 1..32
     input channels, 3x3 over 2 and 3 (the first layer of an image), output channel counts
     beyond one chunk of parameters (32) and odd ones (the 4-pixel path), odd pixel counts
-    (the last pixel on the 4-pixel path), and a 1x1 convolution fed by another, over more
+    (the last pixel on the 4-pixel path), effective scales above 1 (a left shift), and a 1x1 convolution fed by another, over more
     channels than one chunk, whose output the planner places over its input."""
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from op_oracle import out_size
 from test_cmsis import add_conv, compare, compare_on_board, conv_geometry, need_board
 
 from tflm_gen import host
+from tflm_gen.model import ir
 from tflm_gen.model.builder import ModelBuilder
 
 TARGET = "qemu-cortex-m55"
@@ -106,6 +107,30 @@ def add_depthwise_with_min_weight(b: ModelBuilder, rng, channels: int):
     return data, {**g, "weights": "one -128"}
 
 
+def add_conv_shifting_left(b: ModelBuilder, rng, g: dict):
+    """A CONV_2D whose effective scales are 2**9 times the usual (about 2**-9): above 1 in
+    some channels, a left shift in the requantisation (conv_mve.h's LEFT loop), with the
+    bias divided by as much and inputs at most 2 above the zero point (-128, which the
+    folded constants need) so that most outputs still fall inside [-128, 127]."""
+    t = conv_cases.quantized_tensors(rng, g, "int8", False)
+    out_q = t["out_q"]
+    in_q = ir.Quantization(t["in_q"].scale, [-128])
+    x = b.input(f"x{len(b.graph.inputs)}", [1, g["h"], g["w"], g["cin"]], "int8",
+                quantization=in_q)
+    options = {"padding": g["padding"], "stride_h": g["stride"][0], "stride_w": g["stride"][1],
+               "dilation_h_factor": 1, "dilation_w_factor": 1,
+               "fused_activation_function": "NONE"}
+    bias = (t["bias"] // 512).astype(np.int32)
+    b.output(b.add_op("CONV_2D",
+                      [x, b.constant("w", t["weights"], quantization=t["filter_q"]),
+                       b.constant("b", bias, quantization=t["bias_q"])],
+                      [1, g["oh"], g["ow"], g["cout"]], "int8",
+                      quantization=ir.Quantization([out_q.scale[0] / 512], out_q.zero_point),
+                      options=options))
+    data = rng.integers(-128, -125, size=[1, g["h"], g["w"], g["cin"]]).astype(np.int8)
+    return data, {**g, "scale": 1 / 512, "activation": "NONE"}
+
+
 def sweep_model():
     """(model bytes, inputs, case descriptions) of the swept shapes."""
     rng = np.random.default_rng(1855)
@@ -140,6 +165,10 @@ def sweep_model():
         g = geometry(rng, False, kernel, cin, cout, stride, padding, h, w)
         data, g = add_conv(b, rng, g, False, 1.0, input_zero_point=-128)
         cases.append(("CONV_2D", [data], g))
+    for kernel, cin, cout, stride in ((1, 8, 16, 1), (3, 3, 8, 2)):
+        g = geometry(rng, False, kernel, cin, cout, stride, "SAME", 7, 7)
+        data, g = add_conv_shifting_left(b, rng, g)
+        cases.append(("CONV_2D left shift", [data], g))
     inputs = [array for _, data, _ in cases for array in data]
     return b.build(), inputs, [(op, g) for op, _, g in cases]
 

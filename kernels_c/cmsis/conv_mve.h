@@ -26,46 +26,48 @@
  * widest narrow-patch layer (1x1 32 -> 64) in one chunk, which its overlap needs. */
 #define CONV_MVE_CHUNK 64
 
-/* One channel pair's parameters in the order the loop reads them. */
+/* One channel pair's parameters, all in lanes a, a, b, b (the sums' order): folded first
+ * for one LDM (with write-back) into the 4 sums, then right, read last by a post-increment
+ * to the next pair. */
 typedef struct {
-  int32_t folded[2];                    /* the sums' starts, channel a then b */
-  int32_t left[4], mult[4], right[4];   /* lanes a, a, b, b */
+  int32_t folded[4];                    /* the sums' starts */
+  int32_t right[4], left[4], mult[4];
 } conv_mve_pair_t;
 
-/* The pairs of channels first .. first + count - 1 (count even). */
-static void conv_mve_prepare(const int32_t *folded, const tflm_requant_t *requant,
-                             int32_t first, int32_t count, conv_mve_pair_t *pairs) {
-  int32_t c, j;
+/* The pairs of channels first .. first + count - 1 (count even); 1 when a channel shifts
+ * left (most layers' effective scales are below 1: their loop leaves the left shift out). */
+static int32_t conv_mve_prepare(const int32_t *folded, const tflm_requant_t *requant,
+                                int32_t first, int32_t count, conv_mve_pair_t *pairs) {
+  int32_t c, j, left_any = 0;
   for (c = 0; c < count; ++c) {
     conv_mve_pair_t *pair = pairs + (c >> 1);
     const int32_t shift = requant->shifts[first + c];
-    pair->folded[c & 1] = folded[first + c];
+    left_any |= shift > 0;
     for (j = 2 * (c & 1); j < 2 * (c & 1) + 2; ++j) {
+      pair->folded[j] = folded[first + c];
       pair->left[j] = shift > 0 ? shift : 0;
       pair->mult[j] = requant->multipliers[first + c];
       pair->right[j] = shift < 0 ? shift : 0;
     }
   }
+  return left_any;
 }
 
 /* The pass loop for `blocks` (1 or 2) patch blocks of 16 bytes; the second block's loads
- * and, with one block, the first's, predicated by P0. */
-#define CONV_MVE_LOOP(SECOND, CLAMP)                                                        \
+ * and, with one block, the first's, predicated by P0.  LEFT: the left shift, or nothing. */
+#define CONV_MVE_LOOP(SECOND, CLAMP, LEFT)                                                  \
   "wls lr, %[d], 2f\n\t"                                                                \
   "1:\n\t"                                                                                  \
-  "ldrd %[a], %[c], [%[prm]], #8\n\t"                                                       \
-  "mov %[b], %[a]\n\t"                                                                      \
-  "mov %[d], %[c]\n\t"                                                                      \
+  "ldm %[prm]!, {%[a], %[b], %[c], %[d]}\n\t"                                              \
   "add %[w2], %[w], %[k]\n\t"                                                               \
   SECOND                                                                                    \
   "add %[w], %[w2], %[k]\n\t"                                                               \
   "vmov q4[2], q4[0], %[a], %[c]\n\t"                                                       \
   "vmov q4[3], q4[1], %[b], %[d]\n\t"                                                       \
-  "vldrw.32 q5, [%[prm]], #16\n\t"                                                          \
-  "vshl.s32 q4, q4, q5\n\t"                                                                 \
-  "vldrw.32 q5, [%[prm]], #16\n\t"                                                          \
+  LEFT                                                                                      \
+  "vldrw.32 q5, [%[prm], #32]\n\t"                                                          \
   "vqrdmulh.s32 q4, q4, q5\n\t"                                                             \
-  "vldrw.32 q5, [%[prm]], #16\n\t"                                                          \
+  "vldrw.32 q5, [%[prm]], #48\n\t"                                                          \
   "vand q6, q4, q5\n\t"                                                                     \
   "vshr.s32 q6, q6, #31\n\t"                                                                \
   "vqadd.s32 q4, q4, q6\n\t"                                                                \
@@ -76,6 +78,9 @@ static void conv_mve_prepare(const int32_t *folded, const tflm_requant_t *requan
   "adds %[out], %[out], #2\n\t"                                                             \
   "le lr, 1b\n\t"                                                                           \
   "2:\n\t"
+#define CONV_MVE_LEFT                                                                       \
+  "vldrw.32 q5, [%[prm], #16]\n\t"                                                          \
+  "vshl.s32 q4, q4, q5\n\t"
 /* The clamp to [lo, hi]: with one block from q1 and q3 (loaded once), else from cst. */
 #define CONV_MVE_CLAMP_HELD                                                                 \
   "vmax.s32 q4, q4, q1\n\t"                                                                 \
@@ -117,13 +122,38 @@ static void conv_mve_prepare(const int32_t *folded, const tflm_requant_t *requan
   : [k] "r"(k), [cst] "r"(cst), [offset] "r"(offset)                                        \
   : "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "lr", "memory"
 
+/* The pass over one patch block (k <= 16) and over two, with LEFT (see CONV_MVE_LOOP). */
+#define CONV_MVE_ONE(LEFT)                                                                  \
+  __asm__ volatile("vmsr p0, %[c]\n\t"                                                      \
+                   "vpstt\n\t"                                                              \
+                   "vldrbt.8 q0, [%[a]]\n\t"                                                \
+                   "vldrbt.8 q2, [%[b]]\n\t"                                                \
+                   "vldrw.32 q7, [%[cst]]\n\t"                                              \
+                   "vldrw.32 q1, [%[cst], #16]\n\t"                                         \
+                   "vldrw.32 q3, [%[cst], #32]\n\t"                                         \
+                   CONV_MVE_LOOP(CONV_MVE_ONE_BLOCK, CONV_MVE_CLAMP_HELD, LEFT)             \
+                   CONV_MVE_OPERANDS)
+#define CONV_MVE_TWO(LEFT)                                                                  \
+  __asm__ volatile("vldrb.8 q0, [%[a]]\n\t"                                                 \
+                   "vldrb.8 q2, [%[b]]\n\t"                                                 \
+                   "vldrw.32 q7, [%[cst]]\n\t"                                              \
+                   "vmsr p0, %[c]\n\t"                                                      \
+                   "vpstt\n\t"                                                              \
+                   "vldrbt.8 q1, [%[a], #16]\n\t"                                           \
+                   "vldrbt.8 q3, [%[b], #16]\n\t"                                           \
+                   CONV_MVE_LOOP(CONV_MVE_TWO_BLOCKS, CONV_MVE_CLAMP_LOADED, LEFT)          \
+                   CONV_MVE_OPERANDS)
+
 /* Patches x0, x1 (k <= 32 bytes) against `pairs` channel pairs of rows of k weights from
- * w, requantised into out[c] (pixel 0) and out[stride + c] (pixel 1).  cst: the store
- * offsets {0, stride, 1, stride + 1}, then lo and hi in 4 lanes each.  Not inlined: P0 is
- * written here, and gcc keeps no predicate in it across a call (AAPCS: caller-saved). */
-static __attribute__((noinline)) void conv_mve_pass(const int8_t *x0, const int8_t *x1, int32_t k, const int8_t *w,
-                          const conv_mve_pair_t *prm, int32_t pairs, const int32_t *cst,
-                          int32_t offset, int8_t *out) {
+ * w, requantised into out[c] (pixel 0) and out[stride + c] (pixel 1); `left`: a channel
+ * shifts left (conv_mve_prepare).  cst: the store offsets {0, stride, 1, stride + 1}, then
+ * lo and hi in 4 lanes each.  Not inlined: P0 is written here, and gcc keeps no predicate
+ * in it across a call (AAPCS: caller-saved). */
+static __attribute__((noinline)) void conv_mve_pass(const int8_t *x0, const int8_t *x1,
+                                                    int32_t k, const int8_t *w,
+                                                    const conv_mve_pair_t *prm, int32_t pairs,
+                                                    int32_t left, const int32_t *cst,
+                                                    int32_t offset, int8_t *out) {
   /* a, b, c, d enter as the patches, the patch bytes' predicate and the pair count (12
    * registers are all gcc can give), then hold the sums */
   /* (VMLADAVA accumulates into even registers only) */
@@ -132,28 +162,15 @@ static __attribute__((noinline)) void conv_mve_pass(const int8_t *x0, const int8
   register int32_t c __asm__("r8") = (int32_t)vctp8q((uint32_t)(k <= 16 ? k : k - 16));
   register int32_t d __asm__("r10") = pairs;
   const int8_t *w2;
-  if (k <= 16) {
-    __asm__ volatile("vmsr p0, %[c]\n\t"
-                     "vpstt\n\t"
-                     "vldrbt.8 q0, [%[a]]\n\t"
-                     "vldrbt.8 q2, [%[b]]\n\t"
-                     "vldrw.32 q7, [%[cst]]\n\t"
-                     "vldrw.32 q1, [%[cst], #16]\n\t"
-                     "vldrw.32 q3, [%[cst], #32]\n\t"
-                     CONV_MVE_LOOP(CONV_MVE_ONE_BLOCK, CONV_MVE_CLAMP_HELD)
-                     CONV_MVE_OPERANDS);
-    return;
+  if (k <= 16 && left) {
+    CONV_MVE_ONE(CONV_MVE_LEFT);
+  } else if (k <= 16) {
+    CONV_MVE_ONE("");
+  } else if (left) {
+    CONV_MVE_TWO(CONV_MVE_LEFT);
+  } else {
+    CONV_MVE_TWO("");
   }
-  __asm__ volatile(
-      "vldrb.8 q0, [%[a]]\n\t"
-      "vldrb.8 q2, [%[b]]\n\t"
-      "vldrw.32 q7, [%[cst]]\n\t"
-      "vmsr p0, %[c]\n\t"
-      "vpstt\n\t"
-      "vldrbt.8 q1, [%[a], #16]\n\t"
-      "vldrbt.8 q3, [%[b], #16]\n\t"
-      CONV_MVE_LOOP(CONV_MVE_TWO_BLOCKS, CONV_MVE_CLAMP_LOADED)
-      CONV_MVE_OPERANDS);
 }
 
 /* patch_of, with a window inside the image copied a filter row (at most 16 bytes, else
@@ -184,7 +201,7 @@ static int32_t conv_mve_pairs(const cmsis_conv_job_t *job, int32_t pixels) {
   const int32_t cst[12] = {0, stride, 1, stride + 1, job->p->act_min, job->p->act_min,
                            job->p->act_min, job->p->act_min, job->p->act_max, job->p->act_max,
                            job->p->act_max, job->p->act_max};
-  int32_t first, pixel;
+  int32_t first, pixel, left;
   {
     /* Channels go CONV_MVE_CHUNK at a time over every pixel, so a second chunk re-reads
      * each pixel's input after the first chunk wrote that pixel's (and later pixels')
@@ -200,10 +217,10 @@ static int32_t conv_mve_pairs(const cmsis_conv_job_t *job, int32_t pixels) {
   }
   for (first = 0; first < cout; first += CONV_MVE_CHUNK) {
     const int32_t count = cout - first < CONV_MVE_CHUNK ? cout - first : CONV_MVE_CHUNK;
-    conv_mve_prepare(job->folded, &job->requant, first, count, prm);
+    left = conv_mve_prepare(job->folded, &job->requant, first, count, prm);
     for (pixel = 0; pixel + 1 < pixels; pixel += 2) {
       const int8_t *x0 = conv_mve_patch(job, pixel, 0), *x1 = conv_mve_patch(job, pixel + 1, 1);
-      conv_mve_pass(x0, x1, k, job->filter + first * k, prm, count >> 1, cst,
+      conv_mve_pass(x0, x1, k, job->filter + first * k, prm, count >> 1, left, cst,
                     job->p->output_offset, job->output + pixel * stride + first);
     }
   }
