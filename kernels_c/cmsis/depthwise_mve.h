@@ -10,7 +10,7 @@
  * {0,4,8,12}, {2,6,10,14}, {1,5,9,13}, {3,7,11,15}: 18 instructions per 32 MACs, where int16
  * lanes with the offset added take 28.  Requantisation on the 4 accumulators with the
  * per-channel parameters in that lane order (cmsis_mve_mul_by_qm's steps, the shift split
- * into left and right once per block), bytes scattered to their channels.
+ * into left and right once per block), narrowed back into channel order (DW_MVE_NARROW_STORE).
  *
  * A pixel whose window leaves the input, or a block of fewer than 16 channels, is first
  * copied into a 3x3x16 window on the stack, the outside taps holding the input zero point
@@ -46,14 +46,12 @@ typedef struct {
   int32_t mult[16];    /* Q31 multipliers */
   int32_t left[16];    /* max(shift, 0) */
   int32_t right[16];   /* min(shift, 0): minus the right shift */
-  uint32_t at[4];      /* 0, 4, 8, 12: the bytes of one accumulator's channels */
   int32_t left_any;    /* 1 when a channel of the block shifts left */
 } dw_mve_block_t;
 
 /* The assembly (dw_mve_pass) reads the fields at these byte offsets. */
 typedef char dw_mve_offsets_agree[offsetof(dw_mve_block_t, folded) == 144 &&
-                                          offsetof(dw_mve_block_t, left) == 272 &&
-                                          offsetof(dw_mve_block_t, at) == 400 ? 1 : -1];
+                                          offsetof(dw_mve_block_t, left) == 272 ? 1 : -1];
 
 /* The channel (0..15) of lane i % 4 of accumulator i / 4 (see above). */
 static const uint8_t dw_mve_order[16] = {0, 4, 8, 12, 2, 6, 10, 14, 1, 5, 9, 13, 3, 7, 11, 15};
@@ -114,7 +112,6 @@ static void dw_mve_setup(const tflm_conv_params_t *p, const tflm_requant_t *requ
       b->left_any |= vmaxvq_s32(0, shift) > 0;
       vstrwq_s32(b->right + 4 * i, vminq_s32(shift, zero));
     }
-    b->at[i] = 4u * (uint32_t)i;
   }
 }
 
@@ -160,9 +157,8 @@ static inline int32x4_t dw_mve_requant(int32x4_t a, const dw_mve_block_t *b, int
   "vldrw.32 q5, [%[b], #" I "]\n\t"                                                        \
   "vshl.s32 " Q ", " Q ", q5\n\t"
 #define DW_MVE_NO_LEFT(Q, I) ""
-/* Accumulator Q requantised (cmsis_mve_mul_by_qm with the split shift, offset, clamp to
- * [q6, q7]) and its bytes scattered to [%[out] + {0, 4, 8, 12}], then %[out] += D; the
- * parameters at %[b] + I (left), + I - 64 (multiplier), + I + 64 (right). */
+/* Accumulator Q requantised in place (cmsis_mve_mul_by_qm with the split shift, plus the
+ * offset); the parameters at %[b] + I (left), + I - 64 (multiplier), + I + 64 (right). */
 #define DW_MVE_REQUANT(Q, I, LEFT)                                                         \
   LEFT(Q, I)                                                                               \
   "vldrw.32 q4, [%[b], #" I " - 64]\n\t"                                                   \
@@ -172,11 +168,24 @@ static inline int32x4_t dw_mve_requant(int32x4_t a, const dw_mve_block_t *b, int
   "vshr.s32 q4, q4, #31\n\t"                                                               \
   "vqadd.s32 " Q ", " Q ", q4\n\t"                                                         \
   "vrshl.s32 " Q ", " Q ", q5\n\t"                                                         \
-  "vadd.i32 " Q ", " Q ", %[offset]\n\t"                                                   \
-  "vmax.s32 " Q ", " Q ", q6\n\t"                                                          \
-  "vmin.s32 " Q ", " Q ", q7\n\t"                                                          \
-  "vldrw.32 q4, [%[b], #400]\n\t"                                                         \
-  "vstrb.32 " Q ", [%[out], q4]\n\t"
+  "vadd.i32 " Q ", " Q ", %[offset]\n\t"
+/* The 4 requantised accumulators narrowed with saturation into the 16 channels in order:
+ * int16 lanes of q4 {0, 2, .., 14} (q0 bottom, q1 top), of q5 {1, 3, .., 15}, then bytes
+ * q4 bottom, q5 top.  Saturating to int8 first does not change the clamp to [lo, hi]
+ * (inside int8), now one VMAX and one VMIN on 16 lanes, and one 16-byte store (the
+ * scatter of 4 bytes per accumulator took 4 instructions each). */
+#define DW_MVE_NARROW_STORE                                                                \
+  "vqmovnb.s32 q4, q0\n\t"                                                                 \
+  "vqmovnt.s32 q4, q1\n\t"                                                                 \
+  "vqmovnb.s32 q5, q2\n\t"                                                                 \
+  "vqmovnt.s32 q5, q3\n\t"                                                                 \
+  "vqmovnb.s16 q6, q4\n\t"                                                                 \
+  "vqmovnt.s16 q6, q5\n\t"                                                                 \
+  "vdup.8 q7, %[lo]\n\t"                                                                   \
+  "vmax.s8 q6, q6, q7\n\t"                                                                 \
+  "vdup.8 q7, %[hi]\n\t"                                                                   \
+  "vmin.s8 q6, q6, q7\n\t"                                                                 \
+  "vstrb.8 q6, [%[out]]\n\t"
 
 /* The instructions of dw_mve_pass (the weights read row by row from %[b]). */
 #define DW_MVE_PASS(LEFT)                                                                   \
@@ -205,15 +214,11 @@ static inline int32x4_t dw_mve_requant(int32x4_t a, const dw_mve_block_t *b, int
   "add %[x], %[x], %[tap]\n\t"                                                              \
   DW_MVE_FIRST("%[x]")                                                                      \
   DW_MVE_WIDEN                                                                              \
-  "vdup.32 q6, %[lo]\n\t"                                                                   \
-  "vdup.32 q7, %[hi]\n\t"                                                                   \
   DW_MVE_REQUANT("q0", "272", LEFT)                                                         \
-  "adds %[out], %[out], #2\n\t"                                                             \
   DW_MVE_REQUANT("q1", "288", LEFT)                                                         \
-  "subs %[out], %[out], #1\n\t"                                                             \
   DW_MVE_REQUANT("q2", "304", LEFT)                                                         \
-  "adds %[out], %[out], #2\n\t"                                                             \
-  DW_MVE_REQUANT("q3", "320", LEFT)
+  DW_MVE_REQUANT("q3", "320", LEFT)                                                         \
+  DW_MVE_NARROW_STORE
 
 #define DW_MVE_PASS_OPERANDS                                                                \
   : [w] "=&r"(w), [x] "=&r"(x), [r1] "+r"(r1), [out] "+r"(out)                              \
