@@ -192,6 +192,42 @@ static const int8_t *conv_mve_patch(const cmsis_conv_job_t *job, int32_t pixel, 
   return end - job->patch;
 }
 
+/* The patches of pixels `pixel` and pixel + 1 into x[0], x[1]: 1x1 at stride 1 in place
+ * (consecutive pixels, no call); windows both inside the image on one output row (most
+ * pairs of a first 3x3 layer) copied a filter row of each per loop step, their top left
+ * found with one division; else conv_mve_patch each (two calls, two divisions cost ~40%
+ * of such a layer). */
+static void conv_mve_patches(const cmsis_conv_job_t *job, int32_t pixel, const int8_t **x) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t row = p->filter_w * p->input_c, line = p->dilation_h * p->input_w * p->input_c;
+  const int32_t oy = pixel / p->output_w, ox = pixel - oy * p->output_w;
+  const int32_t y0 = oy * p->stride_h - p->pad_h, x0 = ox * p->stride_w - p->pad_w;
+  if (job->in_place && p->stride_h == 1 && p->stride_w == 1) {
+    x[0] = job->image + pixel * p->input_c;
+    x[1] = x[0] + p->input_c;
+    return;
+  }
+  if (job->in_place || row > 16 || p->dilation_w != 1 || ox + 1 >= p->output_w || x0 < 0 ||
+      x0 + p->stride_w + p->filter_w > p->input_w || y0 < 0 ||
+      y0 + (p->filter_h - 1) * p->dilation_h >= p->input_h) {
+    x[0] = conv_mve_patch(job, pixel, 0);
+    x[1] = conv_mve_patch(job, pixel + 1, 1);
+    return;
+  }
+  {
+    const mve_pred16_t lanes = vctp8q((uint32_t)row);
+    const int32_t next = p->stride_w * p->input_c, gap = CMSIS_ROUND4(job->patch);
+    const int8_t *src = job->image + (y0 * p->input_w + x0) * p->input_c;
+    int8_t *dst = job->scratch, *end = dst + job->patch;
+    for (; dst != end; dst += row, src += line) {
+      vstrbq_p_s8(dst, vldrbq_z_s8(src, lanes), lanes);
+      vstrbq_p_s8(dst + gap, vldrbq_z_s8(src + next, lanes), lanes);
+    }
+    x[0] = job->scratch;
+    x[1] = job->scratch + gap;
+  }
+}
+
 /* Pixels first .. pixels - 1 of one batch in pairs, every channel: returns the first pixel
  * not computed (an odd last one, left to the caller).  Needs the folded constants, patches
  * of at most 32 bytes and an even channel count. */
@@ -219,8 +255,9 @@ static int32_t conv_mve_pairs(const cmsis_conv_job_t *job, int32_t pixels) {
     const int32_t count = cout - first < CONV_MVE_CHUNK ? cout - first : CONV_MVE_CHUNK;
     left = conv_mve_prepare(job->folded, &job->requant, first, count, prm);
     for (pixel = 0; pixel + 1 < pixels; pixel += 2) {
-      const int8_t *x0 = conv_mve_patch(job, pixel, 0), *x1 = conv_mve_patch(job, pixel + 1, 1);
-      conv_mve_pass(x0, x1, k, job->filter + first * k, prm, count >> 1, left, cst,
+      const int8_t *x[2];
+      conv_mve_patches(job, pixel, x);
+      conv_mve_pass(x[0], x[1], k, job->filter + first * k, prm, count >> 1, left, cst,
                     job->p->output_offset, job->output + pixel * stride + first);
     }
   }
