@@ -193,6 +193,7 @@ def reduces(model: ir.Model, op: ir.Operator, source: int) -> bool:
             data.shape[0] == 1 and len(out.shape) == 2 and out.shape[0] == 1 and
             filters.shape == [out.shape[1], ir.element_count(data)] and
             ir.is_constant(model, filters) and op.inputs[1] not in ir.compressed_tensors(model)
+            and op.inputs[1] not in ir.filter_layout_tensors(model)  # int16 stream, not int8
             and (bias is None or bias.dtype == "int32"))
 
 

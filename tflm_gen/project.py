@@ -222,9 +222,11 @@ def generate(model_bytes: bytes, options: GenerateOptions = GenerateOptions()) -
     _check_weights(options.weights, len(originals))
     tags = target.tags + tuple(options.tags)
     check_tags(tags)
+    for each in originals:  # refused before anything runs, numbering the user's operators
+        check_supported(read_model(each))  # (the device model may run them in another order)
     devices, models = _device_models(tuple(originals), tags, options.memory,
                                      options.compress, project_core(options))
-    for model in models:  # an unsupported model is refused before anything runs
+    for model in models:
         check_supported(model)
     return assemble(model_bytes, options, measure(originals, devices, models, tags, options.seed))
 

@@ -18,6 +18,7 @@ from tflm_gen.oracle import Oracle, arena_upper_bound, choose_oracle
 from tflm_gen.patches import DEFAULT_MEMORY, read_stage
 from tflm_gen.per_op import PerOpReport, describe_difference, per_op
 from tflm_gen.progress import tracked
+from tflm_gen.support import check_supported
 from tflm_gen.text import printable
 
 
@@ -70,6 +71,7 @@ def verify(model_bytes: bytes, against: str = "tflm", runs: int = 3, tags=(),
     model = read_model(model_bytes)
     if not model.subgraph.outputs:
         raise ModelError("the model has no outputs: there is nothing to verify")
+    check_supported(model)  # numbering the user's operators: the device's order may differ
     device = device_model(model_bytes, tuple(tags), memory, compress)[0]
     ours = device_interpreter(device, tuple(tags), None, weights)
     against, reason = choose_oracle(model_bytes, against)

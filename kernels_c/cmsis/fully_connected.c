@@ -602,6 +602,13 @@ static void block_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call,
 static tflm_status_t cmsis_fc_run_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
   const tflm_fc_params_t *p = (const tflm_fc_params_t *)call->params;
   tflm_status_t banded;
+  int32_t *sums, offset, first, last;
+  /* A stage's reduction reads the int8 filter: never a buffer holding the int16 stream
+   * (the generator plans no such stage; a model that does is refused, not misread). */
+  TFLM_KERNEL_CHECK(ctx, call->node,
+                    !tflm_node_band_sum(ctx, call->node, &sums, &offset, &first, &last) ||
+                        record_kind(ctx, call->node) != CMSIS_FC_QUADS_IN_FILTER,
+                    TFLM_ERR_BAD_PARAMS);
   if (tflm_fully_connected_band(ctx, call, &banded)) return banded; /* a stage's reduction */
   if (p->decode_scratch == TFLM_FC_SPARSE_ROWS) {
     return sparse_int8(ctx, call);
