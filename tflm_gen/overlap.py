@@ -10,15 +10,19 @@ The rule holds for every kernel that runs these ops, since the plan is shared by
   * kernels_c/conv_reference.c, depthwise_reference.c (and TFLM's reference kernels): one
     pixel at a time, raster;
   * kernels_c/cmsis/conv.c: blocks of 2 (DSP) or 4 (MVE) consecutive pixels, all their
-    channels written after the block's windows were read (also on branch perfk);
-  * kernels_c/cmsis/depthwise_conv.c: one pixel at a time, raster (also on branch perfk);
+    channels written after the block's windows were read; conv_mve.h's channel-group path
+    (which reads every pixel again per group) declines a layer whose output overlaps its
+    input when it needs more than one group;
+  * kernels_c/cmsis/depthwise_conv.c: one pixel (or one row of inside pixels) at a time,
+    raster, or last pixel first when the output starts inside the input; depthwise_mve.h
+    per block of 16 channels, walking its pixels last first under such an overlap and
+    declining one that is not a whole number of pixels;
   * kernels_c/pooling_reference.c, cmsis/pooling.c (AVERAGE_POOL_2D, MAX_POOL_2D): one
     pixel at a time, raster (cmsis's max pool keeps its running maximum in the output
     pixel: harmless, those bytes are input no later pixel reads).
 A block may straddle output rows, so an output pixel only overwrites input that no pixel of
 its block, nor any later one, reads: the pixels from `q - (pixel_block - 1)` on
 (the op's descriptor, tflm_gen.op_descriptors).
-Depthwise and pooling kernels (ours, cmsis, perfk's) finish each pixel before the next.
 """
 
 from __future__ import annotations
