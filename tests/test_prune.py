@@ -84,3 +84,15 @@ def test_model_without_filters_is_refused():
     b.output(b.add_op("RELU", [x], [1, 4], "float32"))
     with pytest.raises(InputError, match="no int8"):
         prune_weights(b.build(), 0.5)
+
+
+def test_hybrid_model_is_pruned_and_measured_by_litert(tmp_path):
+    """A hybrid model (float activations, int8 weights), which TFLM cannot run: its int8
+    filters are pruned and the output change is measured by LiteRT, as verify chooses."""
+    target = tmp_path / "pruned.tflite"
+    source = corpus_path("kws_ref_model_float32.tflite")
+    result = CliRunner().invoke(main, ["prune", str(source), "--sparsity", "0.8", "-o",
+                                       str(target), "--samples", "2"])
+    assert result.exit_code == 0, result.output
+    assert "-> 80.0%" in result.output and "random inputs (LiteRT)" in result.output
+    assert target.read_bytes() == prune_weights(source.read_bytes(), 0.8).model

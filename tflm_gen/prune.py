@@ -15,7 +15,7 @@ from tflm_gen.inputs import random_inputs
 from tflm_gen.model import ir
 from tflm_gen.model.reader import read_model
 from tflm_gen.model.writer import write_model
-from tflm_gen.oracle import Oracle
+from tflm_gen.oracle import Oracle, choose_oracle
 
 WEIGHTED_OPS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")
 FILTER_INPUT = 1
@@ -81,6 +81,7 @@ class OutputChange:
     samples: int
     top1_agree: int  # samples whose first output's arg-max is unchanged
     mean_abs_difference: float  # of the dequantised first output
+    oracle: str = "TFLM"  # which runtime ran both models (LiteRT for hybrid weights)
 
 
 def _dequantised(array: np.ndarray, tensor: ir.Tensor) -> np.ndarray:
@@ -91,10 +92,12 @@ def _dequantised(array: np.ndarray, tensor: ir.Tensor) -> np.ndarray:
 
 
 def output_change(original: bytes, pruned: bytes, samples: int = 16) -> OutputChange:
-    """How the first output moves on `samples` seeded random inputs, both models run by TFLM."""
+    """How the first output moves on `samples` seeded random inputs, both models run by TFLM
+    (by LiteRT where TFLM cannot run the model: hybrid weights, as `verify` chooses)."""
     model = read_model(original)
     output = model.subgraph.tensors[model.subgraph.outputs[0]]
-    before, after = Oracle(original), Oracle(pruned)
+    against, _ = choose_oracle(original)
+    before, after = Oracle(original, against), Oracle(pruned, against)
     agree, differences = 0, []
     for seed in range(samples):
         inputs = random_inputs(model, seed)
@@ -102,4 +105,5 @@ def output_change(original: bytes, pruned: bytes, samples: int = 16) -> OutputCh
         b = _dequantised(after.run(inputs)[0], output)
         agree += int(np.argmax(a) == np.argmax(b))
         differences.append(float(np.mean(np.abs(a - b))))
-    return OutputChange(samples, agree, float(np.mean(differences)))
+    return OutputChange(samples, agree, float(np.mean(differences)),
+                        "TFLM" if against == "tflm" else "LiteRT")

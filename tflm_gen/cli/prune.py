@@ -24,7 +24,8 @@ from tflm_gen.text import examples
 def prune_command(model_path, sparsity, output_path, samples):
     """Write MODEL with its int8 CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED filters
     magnitude-pruned to --sparsity.  This changes the model's accuracy: the command reports
-    how much its outputs move on random inputs (TFLM runs both); measure it on your data."""
+    how much its outputs move on random inputs (TFLM runs both, LiteRT a hybrid model);
+    measure it on your data."""
     original = read_model_bytes(model_path)
     result = prune_weights(original, sparsity)
     write_file(output_path, result.model)
@@ -32,6 +33,6 @@ def prune_command(model_path, sparsity, output_path, samples):
     click.echo(f"pruned {result.tensors} filters ({result.weights:,} weights): zeros "
                f"{result.zeros_before / result.weights:.1%} -> "
                f"{result.zeros_after / result.weights:.1%}; wrote {output_path}")
-    click.echo(f"this changes the model's outputs: on {change.samples} random inputs (TFLM) "
-               f"the top class agrees on {change.top1_agree}/{change.samples}, mean |output "
+    click.echo(f"this changes the model's outputs: on {change.samples} random inputs "
+               f"({change.oracle}) the top class agrees on {change.top1_agree}/{change.samples}, mean |output "
                f"difference| {change.mean_abs_difference:.4g} (dequantised first output)")
