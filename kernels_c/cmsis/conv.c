@@ -696,15 +696,16 @@ static inline __attribute__((always_inline)) void widen_pixels(const cmsis_conv_
                    CMSIS_ROUND4(job->patch), 0);
 }
 
-/* The offline layout with its requantisation tail: per pair of pixels, every channel's
- * sums requantised and stored inside cmsis_dot_pairs_requant.  direct: see widen_pixels. */
+/* The offline layout with its requantisation tail: per pair of pixels from `first`, every
+ * channel's sums requantised and stored inside cmsis_dot_pairs_requant.  direct: see
+ * widen_pixels. */
 static inline __attribute__((always_inline)) void pairs_requantized_with(
-    const cmsis_conv_job_t *job, int32_t pixels, int32_t direct) {
+    const cmsis_conv_job_t *job, int32_t first, int32_t pixels, int32_t direct) {
   const int32_t k = job->patch, groups = (k + 3) >> 2, count = job->channels >> 1;
   const int32_t stride = job->stride;
   int16_t *pair = (int16_t *)(void *)(job->scratch + 2 * CMSIS_ROUND4(k));
   int32_t pixel;
-  for (pixel = 0; pixel < pixels; pixel += 2) {
+  for (pixel = first; pixel < pixels; pixel += 2) {
     const int32_t two = pixel + 1 < pixels;
     int8_t *out0 = job->output + pixel * stride;
     widen_pixels(job, pixel, two, pair, direct);
@@ -720,18 +721,74 @@ static inline __attribute__((always_inline)) void pairs_requantized_with(
  * layers' loops keep their registers. */
 static __attribute__((noinline)) void pairs_requantized_rgb(const cmsis_conv_job_t *job,
                                                             int32_t pixels) {
-  pairs_requantized_with(job, pixels, 2);
+  pairs_requantized_with(job, 0, pixels, 2);
+}
+
+/* Widens the patch of `pixel` into its words of a cmsis_dot_pairs_requant3 buffer (dst:
+ * the pixel's first word) straight from the image, whole groups of 4 input channels at a
+ * time (in place, or input channels a multiple of 4): a window inside the image row by
+ * row, one on the border tap by tap, its padding taps the input zero point. */
+static void widen_into_triple(const cmsis_conv_job_t *job, int32_t pixel, int16_t *dst) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t quads = p->input_c >> 2, row = p->filter_w * quads;
+  const int16_t zero = (int16_t)-p->input_offset;
+  const int32_t zeros = (int32_t)((uint32_t)(uint16_t)zero * 0x10001u);
+  int32_t y0, x0, fy, fx, q;
+  const int8_t *a;
+  if (job->in_place) {
+    cmsis_widen_triple(patch_of(job, pixel, 0), dst, job->patch >> 2);
+    return;
+  }
+  a = inside_window(job, pixel, &y0, &x0);
+  if (a != NULL) {
+    const int32_t line = p->dilation_h * p->input_w * p->input_c;
+    for (fy = 0; fy < p->filter_h; ++fy, a += line, dst += 12 * row) {
+      cmsis_widen_triple(a, dst, row);
+    }
+    return;
+  }
+  for (fy = 0; fy < p->filter_h; ++fy) {
+    const int32_t y = y0 + fy * p->dilation_h;
+    for (fx = 0; fx < p->filter_w; ++fx, dst += 12 * quads) {
+      const int32_t x = x0 + fx * p->dilation_w;
+      if (y >= 0 && y < p->input_h && x >= 0 && x < p->input_w) {
+        cmsis_widen_triple(job->image + (y * p->input_w + x) * p->input_c, dst, quads);
+      } else {
+        for (q = 0; q < quads; ++q) {
+          cmsis_write4(dst + 12 * q, zeros);
+          cmsis_write4(dst + 12 * q + 6, zeros);
+        }
+      }
+    }
+  }
+}
+
+/* The requantising layout three pixels at a time (cmsis_dot_pairs_requant3) while three
+ * remain, when every patch is whole groups of 4 input channels; returns the pixels done.
+ * The three widened patches take the 6 * round4(K) bytes of the scratch. */
+static int32_t pairs_requantized3(const cmsis_conv_job_t *job, int32_t pixels) {
+  const int32_t k = job->patch, count = job->channels >> 1, stride = job->stride;
+  int16_t *triple = (int16_t *)(void *)job->scratch;
+  int32_t pixel = 0, j;
+  if (!job->in_place && (job->p->input_c & 3) != 0) return 0;
+  for (; pixel + 3 <= pixels; pixel += 3) {
+    for (j = 0; j < 3; ++j) widen_into_triple(job, pixel + j, triple + 2 * j);
+    cmsis_dot_pairs_requant3(triple, job->pairs, k >> 2, count, job->tail,
+                             job->output + pixel * stride, stride);
+  }
+  return pixel;
 }
 
 /* pairs_requantized_with, its windows read straight from the image where they can be. */
 static void pairs_requantized(const cmsis_conv_job_t *job, int32_t pixels) {
   const tflm_conv_params_t *p = job->p;
+  const int32_t first = pairs_requantized3(job, pixels);
   if (!job->in_place && ((p->filter_w * p->input_c) & 3) == 0) {
-    pairs_requantized_with(job, pixels, 1);
+    pairs_requantized_with(job, first, pixels, 1);
   } else if (!job->in_place && p->filter_h == 3 && p->filter_w == 3 && p->input_c == 3) {
     pairs_requantized_rgb(job, pixels);
   } else {
-    pairs_requantized_with(job, pixels, 0);
+    pairs_requantized_with(job, first, pixels, 0);
   }
 }
 
