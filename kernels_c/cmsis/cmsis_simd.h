@@ -622,10 +622,12 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant1(
  * SMLAD into the accumulators r2-r7 (pixel j's a, b in r(2+2j), r(3+2j)).  9 32-bit
  * instructions, 36 bytes: 12 MACs in 13 cycles (LDM 4, LDR 2 + 1, 6 SMLAD) where
  * CMSIS_DOT_2X2_WIDE_GROUP_R3 takes 20 for 16. */
-#define CMSIS_DOT_3X2_STEP(next)                                                           \
+#define CMSIS_DOT_3X2_LOADS(next)                                                          \
   "ldmia.w r0!, {r8-r10}\n\t"                                                              \
   "ldr.w r12, [r1, #8]\n\t"                                                                \
-  "ldr.w r11, [r1], #" next "\n\t"                                                         \
+  "ldr.w r11, [r1], #" next "\n\t"
+#define CMSIS_DOT_3X2_STEP(next)                                                           \
+  CMSIS_DOT_3X2_LOADS(next)                                                                \
   "smlad r2, r8, r11, r2\n\t"                                                              \
   "smlad r3, r8, r12, r3\n\t"                                                              \
   "smlad r4, r9, r11, r4\n\t"                                                              \
@@ -654,8 +656,10 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant1(
  * 2j+1's bytes to out[2j..], out[stride + 2j..] and out[2 * stride + 2j..] (halfword
  * aligned).  Arguments: r0 triple, r1 w, r2 groups (>= 1), r3 count, [sp] tail, [sp, #4]
  * out, [sp, #8] stride.  Six accumulators and 2-input steps: the 5 words of a step fill the
- * 14 registers with r0, r1 and the pass count, and each of them feeds 2 or 3 SMLADs.  The
- * groups loop is unrolled 4 times and entered part-way for groups % 4 (72 bytes a group). */
+ * 14 registers with r0, r1 and the pass count, and each of them feeds 2 or 3 SMLADs.  Per
+ * pair the first step starts the sums at the folded constants (no copies); the 2 * groups
+ * - 1 others run in a loop of 8 steps entered part-way (36 bytes a step; the skipped count
+ * is odd, so the entry is a (w1, w3) step, as the second step is). */
 __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant3(
     const int16_t *triple CMSIS_IN_ASM, const int16_t *w CMSIS_IN_ASM,
     int32_t groups CMSIS_IN_ASM, int32_t count CMSIS_IN_ASM, const int32_t *tail CMSIS_IN_ASM,
@@ -666,26 +670,32 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant3(
       "ldr r5, [sp, #40]\n\t"       /* out */
       "ldr r6, [sp, #44]\n\t"       /* stride */
       "add r7, r5, r3, lsl #1\n\t"  /* out's end */
+      "lsl r2, r2, #1\n\t"
+      "sub r2, r2, #1\n\t"          /* steps after the first */
       "rsb r12, r2, #0\n\t"
-      "and r12, r12, #3\n\t"        /* groups skipped in the first pass */
-      "add r3, r2, #3\n\t"
-      "lsr r3, r3, #2\n\t"          /* passes */
-      "adr.w r2, 1f\n\t"           /* the exact address (1: is word aligned too) */
+      "and r12, r12, #7\n\t"        /* steps skipped in the first pass (odd) */
+      "add r2, r2, #7\n\t"
+      "lsr r2, r2, #3\n\t"          /* passes */
+      "adr.w r3, 1f\n\t"           /* the exact address (1: is word aligned too) */
       "add r12, r12, r12, lsl #3\n\t"
-      "add r2, r2, r12, lsl #3\n\t" /* + 72 bytes per skipped group */
-      "orr r2, r2, #1\n\t"          /* Thumb */
-      "push {r0, r2, r3, r4, r5, r6, r7}\n\t" /* [sp] triple, #4 entry, #8 passes, #12 this
+      "add r3, r3, r12, lsl #2\n\t" /* + 36 bytes per skipped step */
+      "orr r3, r3, #1\n\t"          /* Thumb */
+      "push {r0, r2, r3, r4, r5, r6, r7}\n\t" /* [sp] triple, #4 passes, #8 entry, #12 this
                                                  pair's tail, #16 out, #20 stride, #24 end */
       "4:\n\t"
       "ldr r12, [sp, #12]\n\t"
-      "ldr r3, [r12, #4]\n\t"       /* every pixel's sums start at the folded a, b */
+      "ldr r3, [r12, #4]\n\t"       /* the folded a, b */
       "ldr r2, [r12], #32\n\t"
       "str r12, [sp, #12]\n\t"      /* the next pair's tail */
-      "ldm sp, {r0, r12, lr}\n\t"   /* triple, entry, passes */
-      "mov r4, r2\n\t"
-      "mov r5, r3\n\t"
-      "mov r6, r2\n\t"
-      "mov r7, r3\n\t"
+      "ldm sp, {r0, lr}\n\t"        /* triple, passes */
+      CMSIS_DOT_3X2_LOADS("4")
+      "smlad r4, r9, r11, r2\n\t"
+      "smlad r5, r9, r12, r3\n\t"
+      "smlad r6, r10, r11, r2\n\t"
+      "smlad r7, r10, r12, r3\n\t"
+      "smlad r2, r8, r11, r2\n\t"
+      "smlad r3, r8, r12, r3\n\t"
+      "ldr r12, [sp, #8]\n\t"       /* the loop's entry */
       "bx r12\n\t"
       ".p2align 2\n\t"             /* a 16-bit ADR would round an unaligned label */
       "1:\n\t"
@@ -720,6 +730,22 @@ static inline void cmsis_widen_triple(const int8_t *src, int16_t *dst, int32_t q
     const int32_t word = cmsis_read4(src);
     cmsis_write4(dst, __sxtb16(word));
     cmsis_write4(dst + 6, cmsis_sxtb16_ror8(word));
+  }
+}
+
+/* cmsis_widen_triple of three pixels' rows a, b, c at once (one loop, its pointers shared). */
+static inline void cmsis_widen_three(const int8_t *a, const int8_t *b, const int8_t *c,
+                                     int16_t *dst, int32_t quads) {
+  const int32_t to_b = (int32_t)(b - a), to_c = (int32_t)(c - a);
+  const int8_t *end = a + 4 * quads;
+  for (; a != end; a += 4, dst += 12) {
+    const int32_t wa = cmsis_read4(a), wb = cmsis_read4(a + to_b), wc = cmsis_read4(a + to_c);
+    cmsis_write4(dst, __sxtb16(wa));
+    cmsis_write4(dst + 2, __sxtb16(wb));
+    cmsis_write4(dst + 4, __sxtb16(wc));
+    cmsis_write4(dst + 6, cmsis_sxtb16_ror8(wa));
+    cmsis_write4(dst + 8, cmsis_sxtb16_ror8(wb));
+    cmsis_write4(dst + 10, cmsis_sxtb16_ror8(wc));
   }
 }
 

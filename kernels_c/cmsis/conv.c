@@ -724,29 +724,16 @@ static __attribute__((noinline)) void pairs_requantized_rgb(const cmsis_conv_job
   pairs_requantized_with(job, 0, pixels, 2);
 }
 
-/* Widens the patch of `pixel` into its words of a cmsis_dot_pairs_requant3 buffer (dst:
- * the pixel's first word) straight from the image, whole groups of 4 input channels at a
- * time (in place, or input channels a multiple of 4): a window inside the image row by
- * row, one on the border tap by tap, its padding taps the input zero point. */
-static void widen_into_triple(const cmsis_conv_job_t *job, int32_t pixel, int16_t *dst) {
+/* Widens the patch of `pixel`, whose window is not inside the image, into its words of a
+ * cmsis_dot_pairs_requant3 buffer (dst: the pixel's first word) tap by tap, whole groups of
+ * 4 input channels, the padding taps the input zero point. */
+static void widen_border(const cmsis_conv_job_t *job, int32_t pixel, int16_t *dst) {
   const tflm_conv_params_t *p = job->p;
-  const int32_t quads = p->input_c >> 2, row = p->filter_w * quads;
+  const int32_t quads = p->input_c >> 2;
   const int16_t zero = (int16_t)-p->input_offset;
   const int32_t zeros = (int32_t)((uint32_t)(uint16_t)zero * 0x10001u);
   int32_t y0, x0, fy, fx, q;
-  const int8_t *a;
-  if (job->in_place) {
-    cmsis_widen_triple(patch_of(job, pixel, 0), dst, job->patch >> 2);
-    return;
-  }
-  a = inside_window(job, pixel, &y0, &x0);
-  if (a != NULL) {
-    const int32_t line = p->dilation_h * p->input_w * p->input_c;
-    for (fy = 0; fy < p->filter_h; ++fy, a += line, dst += 12 * row) {
-      cmsis_widen_triple(a, dst, row);
-    }
-    return;
-  }
+  (void)inside_window(job, pixel, &y0, &x0);
   for (fy = 0; fy < p->filter_h; ++fy) {
     const int32_t y = y0 + fy * p->dilation_h;
     for (fx = 0; fx < p->filter_w; ++fx, dst += 12 * quads) {
@@ -763,16 +750,49 @@ static void widen_into_triple(const cmsis_conv_job_t *job, int32_t pixel, int16_
   }
 }
 
+/* Widens the patches of pixel .. pixel + 2 into a cmsis_dot_pairs_requant3 buffer straight
+ * from the image, whole groups of 4 input channels at a time (in place, or input channels a
+ * multiple of 4): three windows inside the image row by row in one loop, else each on its
+ * own (widen_border for those on the border). */
+static void widen_three(const cmsis_conv_job_t *job, int32_t pixel, int16_t *triple) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t row = (p->filter_w * p->input_c) >> 2;
+  const int32_t line = p->dilation_h * p->input_w * p->input_c;
+  const int8_t *a[3];
+  int32_t y0, x0, fy, j;
+  if (job->in_place) {
+    cmsis_widen_three(patch_of(job, pixel, 0), patch_of(job, pixel + 1, 0),
+                      patch_of(job, pixel + 2, 0), triple, job->patch >> 2);
+    return;
+  }
+  for (j = 0; j < 3; ++j) a[j] = inside_window(job, pixel + j, &y0, &x0);
+  if (a[0] != NULL && a[1] != NULL && a[2] != NULL) {
+    for (fy = 0; fy < p->filter_h; ++fy, triple += 12 * row) {
+      cmsis_widen_three(a[0] + fy * line, a[1] + fy * line, a[2] + fy * line, triple, row);
+    }
+    return;
+  }
+  for (j = 0; j < 3; ++j) {
+    if (a[j] == NULL) {
+      widen_border(job, pixel + j, triple + 2 * j);
+      continue;
+    }
+    for (fy = 0; fy < p->filter_h; ++fy) {
+      cmsis_widen_triple(a[j] + fy * line, triple + 2 * j + 12 * row * fy, row);
+    }
+  }
+}
+
 /* The requantising layout three pixels at a time (cmsis_dot_pairs_requant3) while three
  * remain, when every patch is whole groups of 4 input channels; returns the pixels done.
  * The three widened patches take the 6 * round4(K) bytes of the scratch. */
 static int32_t pairs_requantized3(const cmsis_conv_job_t *job, int32_t pixels) {
   const int32_t k = job->patch, count = job->channels >> 1, stride = job->stride;
   int16_t *triple = (int16_t *)(void *)job->scratch;
-  int32_t pixel = 0, j;
+  int32_t pixel = 0;
   if (!job->in_place && (job->p->input_c & 3) != 0) return 0;
   for (; pixel + 3 <= pixels; pixel += 3) {
-    for (j = 0; j < 3; ++j) widen_into_triple(job, pixel + j, triple + 2 * j);
+    widen_three(job, pixel, triple);
     cmsis_dot_pairs_requant3(triple, job->pairs, k >> 2, count, job->tail,
                              job->output + pixel * stride, stride);
   }
