@@ -658,8 +658,8 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant1(
  * out, [sp, #8] stride.  Six accumulators and 2-input steps: the 5 words of a step fill the
  * 14 registers with r0, r1 and the pass count, and each of them feeds 2 or 3 SMLADs.  Per
  * pair the first step starts the sums at the folded constants (no copies); the 2 * groups
- * - 1 others run in a loop of 8 steps entered part-way (36 bytes a step; the skipped count
- * is odd, so the entry is a (w1, w3) step, as the second step is). */
+ * - 1 others run in a loop of 16 steps entered part-way (36 bytes a step; the skipped
+ * count is odd, so the entry is a (w1, w3) step, as the second step is). */
 __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant3(
     const int16_t *triple CMSIS_IN_ASM, const int16_t *w CMSIS_IN_ASM,
     int32_t groups CMSIS_IN_ASM, int32_t count CMSIS_IN_ASM, const int32_t *tail CMSIS_IN_ASM,
@@ -673,9 +673,9 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant3(
       "lsl r2, r2, #1\n\t"
       "sub r2, r2, #1\n\t"          /* steps after the first */
       "rsb r12, r2, #0\n\t"
-      "and r12, r12, #7\n\t"        /* steps skipped in the first pass (odd) */
-      "add r2, r2, #7\n\t"
-      "lsr r2, r2, #3\n\t"          /* passes */
+      "and r12, r12, #15\n\t"       /* steps skipped in the first pass (odd) */
+      "add r2, r2, #15\n\t"
+      "lsr r2, r2, #4\n\t"          /* passes */
       "adr.w r3, 1f\n\t"           /* the exact address (1: is word aligned too) */
       "add r12, r12, r12, lsl #3\n\t"
       "add r3, r3, r12, lsl #2\n\t" /* + 36 bytes per skipped step */
@@ -695,10 +695,13 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant3(
       "smlad r7, r10, r12, r3\n\t"
       "smlad r2, r8, r11, r2\n\t"
       "smlad r3, r8, r12, r3\n\t"
-      "ldr r12, [sp, #8]\n\t"       /* the loop's entry */
-      "bx r12\n\t"
+      "ldr pc, [sp, #8]\n\t"        /* into the loop */
       ".p2align 2\n\t"             /* a 16-bit ADR would round an unaligned label */
       "1:\n\t"
+      CMSIS_DOT_3X2_GROUP
+      CMSIS_DOT_3X2_GROUP
+      CMSIS_DOT_3X2_GROUP
+      CMSIS_DOT_3X2_GROUP
       CMSIS_DOT_3X2_GROUP
       CMSIS_DOT_3X2_GROUP
       CMSIS_DOT_3X2_GROUP
