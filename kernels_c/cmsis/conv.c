@@ -727,7 +727,7 @@ static __attribute__((noinline)) void pairs_requantized_rgb(const cmsis_conv_job
 /* Widens the patch of `pixel`, whose window is not inside the image, into its words of a
  * cmsis_dot_pairs_requant3 buffer (dst: the pixel's first word) tap by tap, whole groups of
  * 4 input channels, the padding taps the input zero point. */
-static void widen_border(const cmsis_conv_job_t *job, int32_t pixel, int16_t *dst) {
+static __attribute__((noinline)) void widen_border(const cmsis_conv_job_t *job, int32_t pixel, int16_t *dst) {
   const tflm_conv_params_t *p = job->p;
   const int32_t quads = p->input_c >> 2;
   const int16_t zero = (int16_t)-p->input_offset;
@@ -750,10 +750,59 @@ static void widen_border(const cmsis_conv_job_t *job, int32_t pixel, int16_t *ds
   }
 }
 
+/* One filter row for widen_border_rows across the image's side, value by value from
+ * `line` from column x0, zero points outside; tap and channel counted, not divided. */
+static __attribute__((noinline)) void widen_row_values(const cmsis_conv_job_t *job,
+                                                       const int8_t *line, int32_t x0,
+                                                       int16_t *dst) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t cin = p->input_c, width = p->input_w, quads = (p->filter_w * cin) >> 2;
+  const uint32_t zero = (uint8_t)(int8_t)-p->input_offset;
+  int32_t q, i, x = x0, c = 0;
+  for (q = 0; q < quads; ++q, dst += 12) {
+    uint32_t word = 0;
+    for (i = 0; i < 32; i += 8) {
+      word |= ((uint32_t)x < (uint32_t)width ? (uint8_t)line[x * cin + c] : zero) << i;
+      if (++c == cin) {
+        c = 0;
+        ++x;
+      }
+    }
+    cmsis_write4(dst, __sxtb16((int32_t)word));
+    cmsis_write4(dst + 6, cmsis_sxtb16_ror8((int32_t)word));
+  }
+}
+
+/* widen_border for input channels not a multiple of 4 and filter rows of whole words
+ * (kws' first layer: 1 channel, 4 columns; dilation 1 across), row by row: a row inside
+ * the image as words, one above or below it as zero points, one across its side value by
+ * value (widen_row_values). */
+static __attribute__((noinline)) void widen_border_rows(const cmsis_conv_job_t *job, int32_t pixel, int16_t *dst) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t cin = p->input_c, quads = (p->filter_w * cin) >> 2;
+  const int16_t zero = (int16_t)-p->input_offset;
+  const int32_t zeros = (int32_t)((uint32_t)(uint16_t)zero * 0x10001u);
+  int32_t y0, x0, fy, q;
+  (void)inside_window(job, pixel, &y0, &x0);
+  for (fy = 0; fy < p->filter_h; ++fy, dst += 12 * quads) {
+    const int32_t y = y0 + fy * p->dilation_h;
+    if (y < 0 || y >= p->input_h) {
+      for (q = 0; q < quads; ++q) {
+        cmsis_write4(dst + 12 * q, zeros);
+        cmsis_write4(dst + 12 * q + 6, zeros);
+      }
+    } else if (x0 >= 0 && x0 + p->filter_w <= p->input_w) {
+      cmsis_widen_triple(job->image + (y * p->input_w + x0) * cin, dst, quads);
+    } else {
+      widen_row_values(job, job->image + y * p->input_w * cin, x0, dst);
+    }
+  }
+}
+
 /* Widens the patches of pixel .. pixel + 2 into a cmsis_dot_pairs_requant3 buffer straight
- * from the image, whole groups of 4 input channels at a time (in place, or input channels a
- * multiple of 4): three windows inside the image row by row in one loop, else each on its
- * own (widen_border for those on the border). */
+ * from the image, whole words at a time (in place, or filter rows of whole words): three
+ * windows inside the image row by row in one loop, else each on its own (widen_border or
+ * widen_border_rows for those on the border). */
 static void widen_three(const cmsis_conv_job_t *job, int32_t pixel, int16_t *triple) {
   const tflm_conv_params_t *p = job->p;
   const int32_t row = (p->filter_w * p->input_c) >> 2;
@@ -774,7 +823,8 @@ static void widen_three(const cmsis_conv_job_t *job, int32_t pixel, int16_t *tri
   }
   for (j = 0; j < 3; ++j) {
     if (a[j] == NULL) {
-      widen_border(job, pixel + j, triple + 2 * j);
+      if ((p->input_c & 3) == 0) widen_border(job, pixel + j, triple + 2 * j);
+      else widen_border_rows(job, pixel + j, triple + 2 * j);
       continue;
     }
     for (fy = 0; fy < p->filter_h; ++fy) {
@@ -784,13 +834,19 @@ static void widen_three(const cmsis_conv_job_t *job, int32_t pixel, int16_t *tri
 }
 
 /* The requantising layout three pixels at a time (cmsis_dot_pairs_requant3) while three
- * remain, when every patch is whole groups of 4 input channels; returns the pixels done.
- * The three widened patches take the 6 * round4(K) bytes of the scratch. */
+ * remain, when patches are read in place or their filter rows are whole words (with input
+ * channels not a multiple of 4, only without dilation across: border windows go value by
+ * value); returns the pixels done.  The three widened patches take the 6 * round4(K) bytes
+ * of the scratch. */
 static int32_t pairs_requantized3(const cmsis_conv_job_t *job, int32_t pixels) {
+  const tflm_conv_params_t *p = job->p;
   const int32_t k = job->patch, count = job->channels >> 1, stride = job->stride;
   int16_t *triple = (int16_t *)(void *)job->scratch;
   int32_t pixel = 0;
-  if (!job->in_place && (job->p->input_c & 3) != 0) return 0;
+  if (!job->in_place && (p->input_c & 3) != 0 &&
+      (((p->filter_w * p->input_c) & 3) != 0 || p->dilation_w != 1)) {
+    return 0;
+  }
   for (; pixel + 3 <= pixels; pixel += 3) {
     widen_three(job, pixel, triple);
     cmsis_dot_pairs_requant3(triple, job->pairs, k >> 2, count, job->tail,
