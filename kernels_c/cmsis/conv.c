@@ -724,15 +724,25 @@ static __attribute__((noinline)) void pairs_requantized_rgb(const cmsis_conv_job
   pairs_requantized_with(job, 0, pixels, 2);
 }
 
+/* `quads` groups of 4 input zero points (padding taps) into one pixel's words of a
+ * cmsis_dot_pairs_requant3 buffer. */
+static void widen_zero_points(const cmsis_conv_job_t *job, int16_t *dst, int32_t quads) {
+  const int16_t zero = (int16_t)-job->p->input_offset;
+  const int32_t zeros = (int32_t)((uint32_t)(uint16_t)zero * 0x10001u);
+  for (; quads > 0; --quads, dst += 12) {
+    cmsis_write4(dst, zeros);
+    cmsis_write4(dst + 6, zeros);
+  }
+}
+
 /* Widens the patch of `pixel`, whose window is not inside the image, into its words of a
  * cmsis_dot_pairs_requant3 buffer (dst: the pixel's first word) tap by tap, whole groups of
  * 4 input channels, the padding taps the input zero point. */
-static __attribute__((noinline)) void widen_border(const cmsis_conv_job_t *job, int32_t pixel, int16_t *dst) {
+static __attribute__((noinline)) void widen_border(const cmsis_conv_job_t *job,
+                                                   int32_t pixel, int16_t *dst) {
   const tflm_conv_params_t *p = job->p;
   const int32_t quads = p->input_c >> 2;
-  const int16_t zero = (int16_t)-p->input_offset;
-  const int32_t zeros = (int32_t)((uint32_t)(uint16_t)zero * 0x10001u);
-  int32_t y0, x0, fy, fx, q;
+  int32_t y0, x0, fy, fx;
   (void)inside_window(job, pixel, &y0, &x0);
   for (fy = 0; fy < p->filter_h; ++fy) {
     const int32_t y = y0 + fy * p->dilation_h;
@@ -741,10 +751,7 @@ static __attribute__((noinline)) void widen_border(const cmsis_conv_job_t *job, 
       if (y >= 0 && y < p->input_h && x >= 0 && x < p->input_w) {
         cmsis_widen_triple(job->image + (y * p->input_w + x) * p->input_c, dst, quads);
       } else {
-        for (q = 0; q < quads; ++q) {
-          cmsis_write4(dst + 12 * q, zeros);
-          cmsis_write4(dst + 12 * q + 6, zeros);
-        }
+        widen_zero_points(job, dst, quads);
       }
     }
   }
@@ -777,20 +784,16 @@ static __attribute__((noinline)) void widen_row_values(const cmsis_conv_job_t *j
  * (kws' first layer: 1 channel, 4 columns; dilation 1 across), row by row: a row inside
  * the image as words, one above or below it as zero points, one across its side value by
  * value (widen_row_values). */
-static __attribute__((noinline)) void widen_border_rows(const cmsis_conv_job_t *job, int32_t pixel, int16_t *dst) {
+static __attribute__((noinline)) void widen_border_rows(const cmsis_conv_job_t *job,
+                                                        int32_t pixel, int16_t *dst) {
   const tflm_conv_params_t *p = job->p;
   const int32_t cin = p->input_c, quads = (p->filter_w * cin) >> 2;
-  const int16_t zero = (int16_t)-p->input_offset;
-  const int32_t zeros = (int32_t)((uint32_t)(uint16_t)zero * 0x10001u);
-  int32_t y0, x0, fy, q;
+  int32_t y0, x0, fy;
   (void)inside_window(job, pixel, &y0, &x0);
   for (fy = 0; fy < p->filter_h; ++fy, dst += 12 * quads) {
     const int32_t y = y0 + fy * p->dilation_h;
     if (y < 0 || y >= p->input_h) {
-      for (q = 0; q < quads; ++q) {
-        cmsis_write4(dst + 12 * q, zeros);
-        cmsis_write4(dst + 12 * q + 6, zeros);
-      }
+      widen_zero_points(job, dst, quads);
     } else if (x0 >= 0 && x0 + p->filter_w <= p->input_w) {
       cmsis_widen_triple(job->image + (y * p->input_w + x0) * cin, dst, quads);
     } else {
