@@ -25,17 +25,20 @@
  * When the record also carries the requantisation tail (CONV_INT16_PAIRS_REQUANT: doubled
  * weights, and per channel the constants of cmsis_requantize_folded, exact by the
  * generator's proof, checked against the node by tail_agrees):
- *   DSP  every channel pair of 2 pixels summed, requantised (SMMLAR, ADD, ASR, SSAT per
- *        output) and stored by one call (cmsis_dot_pairs_requant: no sums in memory);
- *        windows inside the image whose filter rows are whole words are widened straight
- *        from it (widen_pixels);
+ *   DSP  every channel pair of 3 pixels summed, requantised (SMMLAR, ADD, ASR, SSAT per
+ *        output) and stored by one call (cmsis_dot_pairs_requant3: 6 accumulators, 12 MACs
+ *        in 13 cycles, no sums in memory) when patches are read in place or their filter
+ *        rows are whole words, widened straight from the image (widen_three); the last
+ *        one or two pixels, and other layers, 2 pixels at a time (cmsis_dot_pairs_requant,
+ *        windows inside the image whose filter rows are whole words widened straight from
+ *        it: widen_pixels);
  *   C    the same requantisation in C (cmsis_requantize_folded).
  * Integer sums are exact, so every order gives the reference's result.  Grouped int8
  * convolutions and the float32 / int16 types run the reference kernels (conv_reference.c).
  *
  * Scratch: 6 * round4(FH * FW * Cin) bytes for every int8 convolution, whatever the
- * instruction set (DSP: two int8 patches + the pair widened to int16; MVE: four int8
- * patches; C: one). */
+ * instruction set (DSP: two int8 patches + the pair widened to int16, or three patches
+ * widened; MVE: four int8 patches; C: one). */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
