@@ -229,7 +229,7 @@ def test_forged_custom_op_name_is_escaped(tmp_path):
     builder.graph.operators[0].custom_code = FORGED
     model = _save(tmp_path, builder)
     line = assert_one_line(cli("project", "--model", model, "-o", tmp_path / "p"))
-    assert r"evil\ntflm-gen: ok: all good\x1b[2J (version 1)" in line
+    assert r"evil\ntflm-gen: ok: all good\x1b[2J (version 1, op 0)" in line
     inspected = cli("inspect", model).output
     assert "\x1b" not in inspected and "\nunsupported operators:\n  evil\\n" in inspected
 
