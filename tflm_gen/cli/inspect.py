@@ -210,8 +210,8 @@ def format_weights(report: dict) -> str:
             for row in report["tensors"]]
     split = report["separate"]
     if split is None:
-        return "\n".join([format_table(WEIGHT_HEADERS, rows), "--weights separate: no split, "
-                          f"tflm-gen does not generate this model: {report['separate_refused']}"])
+        why = f"tflm-gen does not generate this model: {report['separate_refused']}"
+        return "\n".join([format_table(WEIGHT_HEADERS, rows), f"--weights separate: no split, {why}"])
     return "\n".join([
         format_table(WEIGHT_HEADERS, rows),
         (f"--weights separate: mini flatbuffer {split['mini_bytes']:,} of "
