@@ -958,6 +958,28 @@ typedef struct {
 #define DW_ROW2_LEFT DW_IN("r8", "[lr, r2]"), DW_IN("r9", "[lr, r2, lsl #1]"), DW_ZP_ADD("r8", "lr")
 #define DW_ROW2_RIGHT DW_IN("r8", "[lr, r2]"), DW_ZP("r9"), DW_IN("r8", "[lr], #4")
 
+/* The 4 saturated values r4..r7 stored at the run's out ([sp]), r8 then past them and r9
+ * the pixel's end: clamped to [lo4, hi4] as one word (DW_CLAMPED), or as they are when the
+ * activation's range is the whole int8 one (DW_UNCLAMPED: 4 byte stores, no clamp). */
+#define DW_CLAMPED                                                                       \
+  "pkhbt r4, r4, r6, lsl #16\n\t" /* v0, v2 */                                           \
+  "pkhbt r5, r5, r7, lsl #16\n\t" /* v1, v3 */                                           \
+  "uxtb16 r4, r4\n\t"                                                                    \
+  "uxtb16 r5, r5\n\t"                                                                    \
+  "orr r4, r4, r5, lsl #8\n\t" /* v0 v1 v2 v3 */                                         \
+  "ldmia sp, {r8, r9, r10, r11}\n\t" /* out, out_end, lo4, hi4 */                        \
+  "ssub8 r12, r4, r10\n\t"                                                               \
+  "sel r4, r4, r10\n\t"                                                                  \
+  "ssub8 r12, r11, r4\n\t"                                                               \
+  "sel r4, r4, r11\n\t"                                                                  \
+  "str r4, [r8], #4\n\t"
+#define DW_UNCLAMPED                                                                     \
+  "ldrd r8, r9, [sp]\n\t"                                                                \
+  "strb r5, [r8, #1]\n\t"                                                                \
+  "strb r6, [r8, #2]\n\t"                                                                \
+  "strb r7, [r8, #3]\n\t"                                                                \
+  "strb r4, [r8], #4\n\t"
+
 /* For the blocks of a DW_TAP_PAIRS stream (tflm_gen/layout.py, word aligned) from the first
  * on and the window whose top-left tap, channel 0 of the first block, is `in` (taps `step`
  * bytes apart in a row, rows `row` bytes apart): each block's 4 sums from its folded
@@ -970,14 +992,14 @@ typedef struct {
  * Each row pointer moves to the next block on the last tap read through it.  14 registers,
  * so assembly throughout (naked: it saves r4-r11 itself); 100 instructions per block of 36
  * MACs, 14 more per pixel. */
-#define DW_LAYOUT_BLOCKS(name, row0, row1, row2)                                         \
+#define DW_LAYOUT_BLOCKS(name, store, row0, row1, row2)                                  \
   __attribute__((naked, noinline)) static void name(                                     \
       const int8_t *in CMSIS_IN_ASM, const int32_t *blocks CMSIS_IN_ASM,                 \
       int32_t step CMSIS_IN_ASM, int32_t row CMSIS_IN_ASM,                               \
       const dw_run_t *run CMSIS_IN_ASM) {                                                \
-    DW_LAYOUT_TAPS(row0, row1, row2);                                                    \
+    DW_LAYOUT_TAPS(store, row0, row1, row2);                                             \
   }
-#define DW_LAYOUT_TAPS(t1, t2, t0, t4, t5, t3, t7, t8, t6)                               \
+#define DW_LAYOUT_TAPS(store, t1, t2, t0, t4, t5, t3, t7, t8, t6)                        \
   __asm__ volatile(                                                                      \
       "push {r4-r11, lr}\n\t"                                                            \
       "ldr r8, [sp, #36]\n\t"                                                            \
@@ -1007,18 +1029,7 @@ typedef struct {
       "ssat r5, #8, r5\n\t"                                                              \
       "ssat r6, #8, r6\n\t"                                                              \
       "ssat r7, #8, r7\n\t"                                                              \
-      "pkhbt r4, r4, r6, lsl #16\n\t" /* v0, v2 */                                       \
-      "pkhbt r5, r5, r7, lsl #16\n\t" /* v1, v3 */                                       \
-      "uxtb16 r4, r4\n\t"                                                                \
-      "uxtb16 r5, r5\n\t"                                                                \
-      "orr r4, r4, r5, lsl #8\n\t" /* v0 v1 v2 v3 */                                     \
-      "ldrd r8, r9, [sp, #8]\n\t"                                                        \
-      "ssub8 r10, r4, r8\n\t"                                                            \
-      "sel r4, r4, r8\n\t"                                                               \
-      "ssub8 r10, r9, r4\n\t"                                                            \
-      "sel r4, r4, r9\n\t"                                                               \
-      "ldrd r8, r9, [sp]\n\t"                                                            \
-      "str r4, [r8], #4\n\t"                                                             \
+      store                                                                              \
       "str r8, [sp]\n\t"                                                                 \
       "cmp r8, r9\n\t"                                                                   \
       "bne 1b\n\t"                                                                       \
@@ -1040,16 +1051,26 @@ typedef struct {
       "pop {r4-r11, pc}\n\t")
 
 /* The window inside the input, and the borders of one row or column outside (top, bottom,
- * left, right and the four corners): layout_borders picks one by the taps outside. */
-DW_LAYOUT_BLOCKS(layout_blocks, DW_ROW0, DW_ROW1, DW_ROW2)
-DW_LAYOUT_BLOCKS(layout_top, DW_ROW0_OUT, DW_ROW1, DW_ROW2)
-DW_LAYOUT_BLOCKS(layout_bottom, DW_ROW0, DW_ROW1, DW_ROW2_OUT)
-DW_LAYOUT_BLOCKS(layout_left, DW_ROW0_LEFT, DW_ROW1_LEFT, DW_ROW2_LEFT)
-DW_LAYOUT_BLOCKS(layout_right, DW_ROW0_RIGHT, DW_ROW1_RIGHT, DW_ROW2_RIGHT)
-DW_LAYOUT_BLOCKS(layout_top_left, DW_ROW0_OUT, DW_ROW1_LEFT, DW_ROW2_LEFT)
-DW_LAYOUT_BLOCKS(layout_top_right, DW_ROW0_OUT, DW_ROW1_RIGHT, DW_ROW2_RIGHT)
-DW_LAYOUT_BLOCKS(layout_bottom_left, DW_ROW0_LEFT, DW_ROW1_LEFT, DW_ROW2_OUT)
-DW_LAYOUT_BLOCKS(layout_bottom_right, DW_ROW0_RIGHT, DW_ROW1_RIGHT, DW_ROW2_OUT)
+ * left, right and the four corners), each clamped and unclamped: layout_run picks one by
+ * the taps outside and the activation's range. */
+DW_LAYOUT_BLOCKS(layout_blocks, DW_CLAMPED, DW_ROW0, DW_ROW1, DW_ROW2)
+DW_LAYOUT_BLOCKS(layout_top, DW_CLAMPED, DW_ROW0_OUT, DW_ROW1, DW_ROW2)
+DW_LAYOUT_BLOCKS(layout_bottom, DW_CLAMPED, DW_ROW0, DW_ROW1, DW_ROW2_OUT)
+DW_LAYOUT_BLOCKS(layout_left, DW_CLAMPED, DW_ROW0_LEFT, DW_ROW1_LEFT, DW_ROW2_LEFT)
+DW_LAYOUT_BLOCKS(layout_right, DW_CLAMPED, DW_ROW0_RIGHT, DW_ROW1_RIGHT, DW_ROW2_RIGHT)
+DW_LAYOUT_BLOCKS(layout_top_left, DW_CLAMPED, DW_ROW0_OUT, DW_ROW1_LEFT, DW_ROW2_LEFT)
+DW_LAYOUT_BLOCKS(layout_top_right, DW_CLAMPED, DW_ROW0_OUT, DW_ROW1_RIGHT, DW_ROW2_RIGHT)
+DW_LAYOUT_BLOCKS(layout_bottom_left, DW_CLAMPED, DW_ROW0_LEFT, DW_ROW1_LEFT, DW_ROW2_OUT)
+DW_LAYOUT_BLOCKS(layout_bottom_right, DW_CLAMPED, DW_ROW0_RIGHT, DW_ROW1_RIGHT, DW_ROW2_OUT)
+DW_LAYOUT_BLOCKS(unclamped_blocks, DW_UNCLAMPED, DW_ROW0, DW_ROW1, DW_ROW2)
+DW_LAYOUT_BLOCKS(unclamped_top, DW_UNCLAMPED, DW_ROW0_OUT, DW_ROW1, DW_ROW2)
+DW_LAYOUT_BLOCKS(unclamped_bottom, DW_UNCLAMPED, DW_ROW0, DW_ROW1, DW_ROW2_OUT)
+DW_LAYOUT_BLOCKS(unclamped_left, DW_UNCLAMPED, DW_ROW0_LEFT, DW_ROW1_LEFT, DW_ROW2_LEFT)
+DW_LAYOUT_BLOCKS(unclamped_right, DW_UNCLAMPED, DW_ROW0_RIGHT, DW_ROW1_RIGHT, DW_ROW2_RIGHT)
+DW_LAYOUT_BLOCKS(unclamped_top_left, DW_UNCLAMPED, DW_ROW0_OUT, DW_ROW1_LEFT, DW_ROW2_LEFT)
+DW_LAYOUT_BLOCKS(unclamped_top_right, DW_UNCLAMPED, DW_ROW0_OUT, DW_ROW1_RIGHT, DW_ROW2_RIGHT)
+DW_LAYOUT_BLOCKS(unclamped_bottom_left, DW_UNCLAMPED, DW_ROW0_LEFT, DW_ROW1_LEFT, DW_ROW2_OUT)
+DW_LAYOUT_BLOCKS(unclamped_bottom_right, DW_UNCLAMPED, DW_ROW0_RIGHT, DW_ROW1_RIGHT, DW_ROW2_OUT)
 #else
 /* The halfword `half` (0 low, 1 high) of a layout word, as int16. */
 static int32_t half_of(int32_t word, int32_t half) {
@@ -1194,12 +1215,16 @@ static int32_t side_outside(int32_t start, int32_t size) {
 typedef void (*dw_blocks_t)(const int8_t *, const int32_t *, int32_t, int32_t,
                             const dw_run_t *);
 
-/* layout_blocks' variant for the taps outside: rows (side_outside of the window's first
- * row) by columns (of its first column). */
-static const dw_blocks_t dw_variants[3][3] = {
-    {layout_blocks, layout_left, layout_right},
-    {layout_top, layout_top_left, layout_top_right},
-    {layout_bottom, layout_bottom_left, layout_bottom_right}};
+/* layout_blocks' variant for the activation (clamped or not: the whole int8 range), the
+ * taps outside: rows (side_outside of the window's first row) by columns (of its first
+ * column). */
+static const dw_blocks_t dw_variants[2][3][3] = {
+    {{layout_blocks, layout_left, layout_right},
+     {layout_top, layout_top_left, layout_top_right},
+     {layout_bottom, layout_bottom_left, layout_bottom_right}},
+    {{unclamped_blocks, unclamped_left, unclamped_right},
+     {unclamped_top, unclamped_top_left, unclamped_top_right},
+     {unclamped_bottom, unclamped_bottom_left, unclamped_bottom_right}}};
 
 /* `run` from the layout for the window whose top-left tap is input pixel (y0, x0), in or
  * out of the input, with the variant for its rows and columns outside; 0 when no variant
@@ -1212,7 +1237,7 @@ static int32_t layout_run(const dw_job_t *job, const int8_t *image, int32_t y0, 
   const int32_t step = p->input_c;
   const intptr_t at = ((intptr_t)y0 * p->input_w + x0) * step;
   if (rows == 3 || cols == 3) return 0;
-  dw_variants[rows][cols]((const int8_t *)((uintptr_t)image + (uintptr_t)at), job->pairs,
+  dw_variants[p->act_min == -128 && p->act_max == 127][rows][cols]((const int8_t *)((uintptr_t)image + (uintptr_t)at), job->pairs,
                           step, p->input_w * step, run);
   return 1;
 }
