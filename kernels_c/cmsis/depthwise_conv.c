@@ -897,7 +897,7 @@ static void row_quads3(const dw_job_t *job, const int8_t *image, int32_t oy, int
 
 /* What layout_blocks writes: `pixels` output pixels of `width` bytes (4 per block, every
  * block of the node: consecutive pixels are contiguous) from out on, the window of each
- * next pixel `in_advance` bytes after the previous one's end.  Nine 32-bit words on the
+ * next pixel `in_advance` bytes after the previous one's end.  Ten 32-bit words on the
  * Cortex-M, which the assembly copies onto its stack in one LDM. */
 typedef struct {
   int8_t *out;           /* the next block's 4 bytes */
@@ -907,6 +907,8 @@ typedef struct {
   int32_t in_advance;    /* input bytes from past one window's last block to the next */
   int32_t width;         /* output bytes per pixel: 4 * blocks */
   int32_t rewind;        /* layout bytes of the blocks: back to the first for each pixel */
+  int32_t out_advance;   /* output bytes from past one pixel to the next: 0, or -2 * width
+                            for a run last pixel first */
   int32_t zero4;         /* the input zero point in the 4 bytes: a border's outside taps */
 } dw_run_t;
 
@@ -940,11 +942,11 @@ typedef struct {
 
 /* The loads of a window's 9 taps in layout_blocks' order: taps 1 2, 0 4, 5 3, 7 8, 6 (r8,
  * r9, r8, r9, ...), row pointers r0, r3, lr, step r2.  A tap outside the input reads the
- * zero point from the run's copy on the stack ([sp, #32]), which adds exactly 0 to the
+ * zero point from the run's copy on the stack ([sp, #36]), which adds exactly 0 to the
  * folded sum, as TFLM's skipped tap does; a row pointer whose column-0 tap is outside still
  * moves to the next block (ADD); a row outside is never read, so it is not moved. */
 #define DW_IN(reg, at) "ldr " reg ", " at "\n\t"
-#define DW_ZP(reg) "ldr " reg ", [sp, #32]\n\t"
+#define DW_ZP(reg) "ldr " reg ", [sp, #36]\n\t"
 #define DW_ZP_ADD(reg, row) DW_ZP(reg) "add " row ", " row ", #4\n\t"
 #define DW_ROW0 DW_IN("r8", "[r0, r2]"), DW_IN("r9", "[r0, r2, lsl #1]"), DW_IN("r8", "[r0], #4")
 #define DW_ROW0_OUT DW_ZP("r8"), DW_ZP("r9"), DW_ZP("r8")
@@ -985,9 +987,9 @@ typedef struct {
  * bytes apart in a row, rows `row` bytes apart): each block's 4 sums from its folded
  * constants over the 9 taps (doubled), requantised, clamped to [lo, hi] and stored as one
  * word, then the same for the run's next pixels.  Arguments: r0 in (then row 0), r1 blocks,
- * r2 step, r3 row (then row 1's pointer), [sp] run, whose 9 words are copied to [sp, #0..]
+ * r2 step, r3 row (then row 1's pointer), [sp] run, whose 10 words are copied to [sp, #0..]
  * (out #0, out_end #4, lo4 #8, hi4 #12, pixels #16, in_advance #20, width #24, rewind #28,
- * zero4 #32).  Tap pairs DW_PAIRS' (1, 2), (0, 4), (5, 3), (7, 8), then the single tap 6,
+ * out_advance #32, zero4 #36).  Tap pairs DW_PAIRS' (1, 2), (0, 4), (5, 3), (7, 8), then the single tap 6,
  * loaded as the rows' macros say (DW_ROW0 ..: the window inside the input, or a border's).
  * Each row pointer moves to the next block on the last tap read through it.  14 registers,
  * so assembly throughout (naked: it saves r4-r11 itself); 100 instructions per block of 36
@@ -1003,8 +1005,8 @@ typedef struct {
   __asm__ volatile(                                                                      \
       "push {r4-r11, lr}\n\t"                                                            \
       "ldr r8, [sp, #36]\n\t"                                                            \
-      "ldmia r8, {r4-r12}\n\t"                                                           \
-      "push {r4-r12}\n\t"          /* the run's words */                                 \
+      "ldmia r8, {r4-r12, lr}\n\t"                                                       \
+      "push {r4-r12, lr}\n\t"      /* the run's words */                                 \
       "add lr, r0, r3, lsl #1\n\t" /* row 2 */                                           \
       "add r3, r0, r3\n\t"         /* row 1 */                                           \
       "1:\n\t"                                                                           \
@@ -1037,17 +1039,18 @@ typedef struct {
       "subs r9, r9, #1\n\t"                                                              \
       "beq 2f\n\t"                                                                       \
       "str r9, [sp, #16]\n\t"                                                            \
-      "ldr r9, [sp, #20]\n\t"                                                            \
+      "ldrd r9, r10, [sp, #20]\n\t" /* in_advance, width */                              \
       "add r0, r0, r9\n\t"                                                               \
       "add r3, r3, r9\n\t"                                                               \
       "add lr, lr, r9\n\t"                                                               \
-      "ldrd r9, r10, [sp, #24]\n\t"                                                      \
-      "sub r1, r1, r10\n\t"                                                              \
-      "add r9, r8, r9\n\t"                                                               \
-      "str r9, [sp, #4]\n\t"                                                             \
+      "ldrd r9, r11, [sp, #28]\n\t" /* rewind, out_advance */                            \
+      "sub r1, r1, r9\n\t"                                                               \
+      "add r8, r8, r11\n\t"                                                              \
+      "add r10, r8, r10\n\t"                                                             \
+      "strd r8, r10, [sp]\n\t" /* the next pixel's out, out_end */                       \
       "b 1b\n\t"                                                                         \
       "2:\n\t"                                                                           \
-      "add sp, sp, #36\n\t"                                                              \
+      "add sp, sp, #40\n\t"                                                              \
       "pop {r4-r11, pc}\n\t")
 
 /* The window inside the input, and the borders of one row or column outside (top, bottom,
@@ -1114,7 +1117,8 @@ static void layout_blocks(const int8_t *in, const int32_t *blocks, int32_t step,
   const int32_t *block;
   int8_t *out = run->out;
   int32_t pixel, sums[4], j, value;
-  for (pixel = 0; pixel < run->pixels; ++pixel, in += run->in_advance) {
+  for (pixel = 0; pixel < run->pixels;
+       ++pixel, in += run->in_advance, out += run->out_advance) {
     const int8_t *end = out + run->width;
     for (block = blocks; out != end; out += 4, in += 4, block += DW_BLOCK_WORDS) {
       block_sums(in, block, step, row, sums);
@@ -1199,6 +1203,7 @@ static void run_of(const tflm_conv_params_t *p, int8_t *out, int32_t blocks, dw_
   run->in_advance = 0;
   run->width = 4 * blocks;
   run->rewind = 4 * DW_BLOCK_WORDS * blocks;
+  run->out_advance = 0;
   run->zero4 = bytes4(-p->input_offset);
 }
 
@@ -1312,6 +1317,34 @@ static void row_layout(const dw_job_t *job, const int8_t *image, const int8_t *f
   for (ox = end; ox < p->output_w; ++ox) {
     pixel_layout(job, image, filter, oy, ox, out + ox * step);
   }
+}
+
+/* Output row oy (out: its first pixel) as row_layout, last pixel first (an output the
+ * planner started inside the input: depthwise_backwards): the pixels right of the
+ * columns inside one by one, those columns in one run of layout_run backwards (out and
+ * the window step back after each pixel), then the pixels left of them. */
+static void row_layout_backwards(const dw_job_t *job, const int8_t *image,
+                                 const int8_t *filter, int32_t oy, int8_t *out) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t y0 = oy * p->stride_h - p->pad_h, step = p->input_c;
+  int32_t first = 0, end = 0, ox;
+  dw_run_t run;
+  if (side_outside(y0, p->input_h) != 3) inner_columns(p, &first, &end);
+  for (ox = p->output_w - 1; ox >= end; --ox) {
+    pixel_layout(job, image, filter, oy, ox, out + ox * step);
+  }
+  if (end > first) {
+    run_of(p, out + (end - 1) * step, step >> 2, &run);
+    run.pixels = end - first;
+    run.in_advance = -(p->stride_w + 1) * step;
+    run.out_advance = -2 * step;
+    if (!layout_run(job, image, y0, (end - 1) * p->stride_w - p->pad_w, &run)) {
+      for (ox = end - 1; ox >= first; --ox) {
+        pixel_layout(job, image, filter, oy, ox, out + ox * step);
+      }
+    }
+  }
+  for (ox = first - 1; ox >= 0; --ox) pixel_layout(job, image, filter, oy, ox, out + ox * step);
 }
 
 #if !defined(CMSIS_MVE)
@@ -1441,7 +1474,9 @@ static inline int32_t row_past(const int8_t *input, int32_t end, int32_t input_h
  * (tflm_starts_inside): each pixel then covers only input no later pixel reads.  A row
  * that lies past every input byte rows 0 .. oy read (up to row oy's last tap row) runs as
  * one row walk: no later row reads what it writes.  Only rows of DW_WALK_PIXELS or more:
- * on narrower ones the walk's setup costs more than the pixels' own calls (kws' 5). */
+ * on narrower ones the walk's setup costs more than the pixels' own calls (kws' 5).  Other
+ * rows of a node with DW_TAP_PAIRS blocks run last pixel first through the layout
+ * (row_layout_backwards), the others pixel by pixel. */
 static void depthwise_backwards(const dw_job_t *job, const int8_t *input,
                                 const int8_t *filter, int8_t *output, int32_t out_stride) {
   const tflm_conv_params_t *p = job->p;
@@ -1449,11 +1484,16 @@ static void depthwise_backwards(const dw_job_t *job, const int8_t *input,
   const int32_t line = p->input_w * p->input_c, input_h = p->input_h;
   const int32_t step = p->stride_h, last_tap = (p->filter_h - 1) * p->dilation_h + 1;
   const int32_t walk = p->output_w >= DW_WALK_PIXELS ? row_walk_of(job, out_stride) : 0;
+  const int32_t backwards_rows = rows_from_layout(job, out_stride);
   int32_t oy, ox;
   for (oy = p->output_h - 1; oy >= 0; --oy) {
     int8_t *row = output + oy * row_bytes;
     if (walk != 0 && row_past(input, oy * step - p->pad_h + last_tap, input_h, line, row)) {
       row_at(job, walk, input, filter, oy, row);
+      continue;
+    }
+    if (backwards_rows) {
+      row_layout_backwards(job, input, filter, oy, row);
       continue;
     }
     for (ox = p->output_w - 1; ox >= 0; --ox) {
