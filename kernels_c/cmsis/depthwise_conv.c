@@ -916,24 +916,29 @@ typedef struct {
 /* One tap pair of 4 channels of layout_blocks: r8 holds tap k's input word (channels 0..3),
  * r9 tap j's.  PKHBT / PKHTB put each channel's two bytes into one word, SXTB16 (ROR #8)
  * widens a channel's pair to two halfwords, SMLAD multiplies it by the channel's two
- * weights (w_k, w_j) of the layout: 8 MACs in 14 instructions, loads included. */
+ * weights (w_k, w_j) of the layout: 8 MACs in 14 instructions, loads included.  The weights
+ * are read by single LDRs right after the input's: a load after a load takes one cycle,
+ * an LDM of two words three. */
 #define DW_PAIR_ASM                                                                      \
+  "ldr r11, [r1], #4\n\t"                                                                \
+  "ldr r12, [r1], #4\n\t"                                                                \
   "pkhbt r10, r8, r9, lsl #16\n\t" /* a0 a1 b0 b1 */                                     \
   "pkhtb r8, r9, r8, asr #16\n\t"  /* a2 a3 b2 b3 */                                     \
-  "ldmia r1!, {r11, r12}\n\t"                                                            \
   "sxtb16 r9, r10\n\t"                                                                   \
   "smlad r4, r11, r9, r4\n\t"                                                            \
   "sxtb16 r10, r10, ror #8\n\t"                                                          \
   "smlad r5, r12, r10, r5\n\t"                                                           \
-  "ldmia r1!, {r11, r12}\n\t"                                                            \
   "sxtb16 r9, r8\n\t"                                                                    \
+  "sxtb16 r10, r8, ror #8\n\t"                                                           \
+  "ldr r11, [r1], #4\n\t"                                                                \
+  "ldr r12, [r1], #4\n\t"                                                                \
   "smlad r6, r11, r9, r6\n\t"                                                            \
-  "sxtb16 r8, r8, ror #8\n\t"                                                            \
-  "smlad r7, r12, r8, r7\n\t"
+  "smlad r7, r12, r10, r7\n\t"
 
 /* The doubled sum in `acc` requantised, output offset included, from the layout's
  * (multiplier, 2^31, 2^(r-1) + offset * 2^r, r): the 64-bit start (high word less 1 for a
- * negative sum) plus 2 acc * multiplier, its high word shifted right by r. */
+ * negative sum) plus 2 acc * multiplier, its high word shifted right by r.  One LDM (three
+ * chained LDRs and SMMLAR would save a cycle for two more instructions). */
 #define DW_REQUANT_ASM(acc)                                                              \
   "ldmia r1!, {r8, r9, r10, r11}\n\t"                                                    \
   "sub r10, r10, " acc ", lsr #31\n\t"                                                   \
@@ -1016,7 +1021,8 @@ typedef struct {
       t5 t3 DW_PAIR_ASM                                                                  \
       t7 t8 DW_PAIR_ASM                                                                  \
       t6                                                                                 \
-      "ldmia r1!, {r11, r12}\n\t"                                                        \
+      "ldr r11, [r1], #4\n\t"                                                            \
+      "ldr r12, [r1], #4\n\t"                                                            \
       "sxtb16 r9, r8\n\t"                                                                \
       "smlabb r4, r11, r9, r4\n\t"                                                       \
       "smlatt r6, r11, r9, r6\n\t"                                                       \
