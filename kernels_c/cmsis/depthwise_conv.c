@@ -7,10 +7,14 @@
  * doubled) and sums raw input bytes over all 9 taps, paired two taps per SMLAD (PKHBT /
  * PKHTB + SXTB16 make a channel's two taps one halfword pair), then requantises with the
  * record's per-channel steps, output offset included (one SMLAL and one shift), and stores
- * the 4 bytes clamped in one word: 100 instructions per 36 MACs in one assembly function
- * (layout_blocks; plain C on other cores, the host build's path).  A border pixel's window
- * is first copied with the zero point in its outside taps, which adds exactly 0 to the
- * folded sum, as TFLM's skipped taps do; so every pixel takes the same path.
+ * the 4 bytes clamped in one word (or byte by byte, unclamped, when the activation keeps the
+ * whole int8 range): 102 instructions, 135 cycles (Cortex-M4 table) per 36 MACs in one
+ * assembly function (layout_blocks; plain C on other cores, the host build's path).  A
+ * border pixel whose window has one row and / or one column outside runs a variant of it
+ * that reads the zero point (one word on its stack) for the outside taps, which adds
+ * exactly 0 to the folded sum, as TFLM's skipped taps do; other border windows (inputs of
+ * 1 or 2 pixels) are first copied with the zero point outside.  So every pixel sums the
+ * same 9 taps.
  *
  * Nodes of one input channel and a multiplier divisible by 4 (micro_speech's 10x8 filter of 8
  * channels, person_detect's first 3x3 layer) with their DW_ROW_QUADS record, on every core
@@ -997,8 +1001,8 @@ typedef struct {
  * out_advance #32, zero4 #36).  Tap pairs DW_PAIRS' (1, 2), (0, 4), (5, 3), (7, 8), then the single tap 6,
  * loaded as the rows' macros say (DW_ROW0 ..: the window inside the input, or a border's).
  * Each row pointer moves to the next block on the last tap read through it.  14 registers,
- * so assembly throughout (naked: it saves r4-r11 itself); 100 instructions per block of 36
- * MACs, 14 more per pixel. */
+ * so assembly throughout (naked: it saves r4-r11 itself); 102 instructions (135 cycles)
+ * per block of 36 MACs unclamped, 108 (143) clamped, 14 (23) more per pixel. */
 #define DW_LAYOUT_BLOCKS(name, store, row0, row1, row2)                                  \
   __attribute__((naked, noinline)) static void name(                                     \
       const int8_t *in CMSIS_IN_ASM, const int32_t *blocks CMSIS_IN_ASM,                 \
@@ -1263,10 +1267,10 @@ static int32_t layout_run(const dw_job_t *job, const int8_t *image, int32_t y0, 
 }
 #endif
 
-/* All channels of output pixel (oy, ox) from the layout: the blocks of 4 read in place when
- * the window lies inside the input, else DW_CHUNK_BLOCKS at a time from the window copied
- * with the zero point in its outside taps; then the output_c % 4 last channels on the plain
- * filter. */
+/* All channels of output pixel (oy, ox) from the layout: the blocks of 4 read in place by
+ * layout_run when a variant covers the window (inside, or one row and / or column outside),
+ * else DW_CHUNK_BLOCKS at a time from the window copied with the zero point in its outside
+ * taps; then the output_c % 4 last channels on the plain filter. */
 static __attribute__((noinline)) void pixel_layout(const dw_job_t *job, const int8_t *image,
                                                   const int8_t *filter, int32_t oy,
                                                   int32_t ox, int8_t *out) {
