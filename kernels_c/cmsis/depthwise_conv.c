@@ -957,16 +957,28 @@ typedef struct {
 #define DW_IN(reg, at) "ldr " reg ", " at "\n\t"
 #define DW_ZP(reg) "ldr " reg ", [sp, #36]\n\t"
 #define DW_ZP_ADD(reg, row) DW_ZP(reg) "add " row ", " row ", #4\n\t"
-#define DW_ROW0 DW_IN("r8", "[r0, r2]"), DW_IN("r9", "[r0, r2, lsl #1]"), DW_IN("r8", "[r0], #4")
+#define DW_ROW0 \
+  DW_IN("r8", "[r0, r2]"), DW_IN("r9", "[r0, r2, lsl #1]"), \
+  DW_IN("r8", "[r0], #4")
 #define DW_ROW0_OUT DW_ZP("r8"), DW_ZP("r9"), DW_ZP("r8")
-#define DW_ROW0_LEFT DW_IN("r8", "[r0, r2]"), DW_IN("r9", "[r0, r2, lsl #1]"), DW_ZP_ADD("r8", "r0")
+#define DW_ROW0_LEFT \
+  DW_IN("r8", "[r0, r2]"), DW_IN("r9", "[r0, r2, lsl #1]"), \
+  DW_ZP_ADD("r8", "r0")
 #define DW_ROW0_RIGHT DW_IN("r8", "[r0, r2]"), DW_ZP("r9"), DW_IN("r8", "[r0], #4")
-#define DW_ROW1 DW_IN("r9", "[r3, r2]"), DW_IN("r8", "[r3, r2, lsl #1]"), DW_IN("r9", "[r3], #4")
-#define DW_ROW1_LEFT DW_IN("r9", "[r3, r2]"), DW_IN("r8", "[r3, r2, lsl #1]"), DW_ZP_ADD("r9", "r3")
+#define DW_ROW1 \
+  DW_IN("r9", "[r3, r2]"), DW_IN("r8", "[r3, r2, lsl #1]"), \
+  DW_IN("r9", "[r3], #4")
+#define DW_ROW1_LEFT \
+  DW_IN("r9", "[r3, r2]"), DW_IN("r8", "[r3, r2, lsl #1]"), \
+  DW_ZP_ADD("r9", "r3")
 #define DW_ROW1_RIGHT DW_IN("r9", "[r3, r2]"), DW_ZP("r8"), DW_IN("r9", "[r3], #4")
-#define DW_ROW2 DW_IN("r8", "[lr, r2]"), DW_IN("r9", "[lr, r2, lsl #1]"), DW_IN("r8", "[lr], #4")
+#define DW_ROW2 \
+  DW_IN("r8", "[lr, r2]"), DW_IN("r9", "[lr, r2, lsl #1]"), \
+  DW_IN("r8", "[lr], #4")
 #define DW_ROW2_OUT DW_ZP("r8"), DW_ZP("r9"), DW_ZP("r8")
-#define DW_ROW2_LEFT DW_IN("r8", "[lr, r2]"), DW_IN("r9", "[lr, r2, lsl #1]"), DW_ZP_ADD("r8", "lr")
+#define DW_ROW2_LEFT \
+  DW_IN("r8", "[lr, r2]"), DW_IN("r9", "[lr, r2, lsl #1]"), \
+  DW_ZP_ADD("r8", "lr")
 #define DW_ROW2_RIGHT DW_IN("r8", "[lr, r2]"), DW_ZP("r9"), DW_IN("r8", "[lr], #4")
 
 /* The 4 saturated values r4..r7 stored at the run's out ([sp]), r8 then past them and r9
@@ -998,8 +1010,9 @@ typedef struct {
  * word, then the same for the run's next pixels.  Arguments: r0 in (then row 0), r1 blocks,
  * r2 step, r3 row (then row 1's pointer), [sp] run, whose 10 words are copied to [sp, #0..]
  * (out #0, out_end #4, lo4 #8, hi4 #12, pixels #16, in_advance #20, width #24, rewind #28,
- * out_advance #32, zero4 #36).  Tap pairs DW_PAIRS' (1, 2), (0, 4), (5, 3), (7, 8), then the single tap 6,
- * loaded as the rows' macros say (DW_ROW0 ..: the window inside the input, or a border's).
+ * out_advance #32, zero4 #36).  Tap pairs DW_PAIRS' (1, 2), (0, 4), (5, 3), (7, 8), then
+ * the single tap 6, loaded as the rows' macros say (DW_ROW0 ..: the window inside the
+ * input, or a border's).
  * Each row pointer moves to the next block on the last tap read through it.  14 registers,
  * so assembly throughout (naked: it saves r4-r11 itself); 102 instructions (135 cycles)
  * per block of 36 MACs unclamped, 108 (143) clamped, 14 (23) more per pixel. */
@@ -1252,8 +1265,9 @@ static int32_t layout_run(const dw_job_t *job, const int8_t *image, int32_t y0, 
   const int32_t step = p->input_c;
   const intptr_t at = ((intptr_t)y0 * p->input_w + x0) * step;
   if (rows == 3 || cols == 3) return 0;
-  dw_variants[p->act_min == -128 && p->act_max == 127][rows][cols]((const int8_t *)((uintptr_t)image + (uintptr_t)at), job->pairs,
-                          step, p->input_w * step, run);
+  dw_variants[p->act_min == -128 && p->act_max == 127][rows][cols](
+      (const int8_t *)((uintptr_t)image + (uintptr_t)at), job->pairs, step,
+      p->input_w * step, run);
   return 1;
 }
 #else
