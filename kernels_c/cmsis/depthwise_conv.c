@@ -957,29 +957,25 @@ typedef struct {
 #define DW_IN(reg, at) "ldr " reg ", " at "\n\t"
 #define DW_ZP(reg) "ldr " reg ", [sp, #36]\n\t"
 #define DW_ZP_ADD(reg, row) DW_ZP(reg) "add " row ", " row ", #4\n\t"
-#define DW_ROW0 \
-  DW_IN("r8", "[r0, r2]"), DW_IN("r9", "[r0, r2, lsl #1]"), \
-  DW_IN("r8", "[r0], #4")
-#define DW_ROW0_OUT DW_ZP("r8"), DW_ZP("r9"), DW_ZP("r8")
-#define DW_ROW0_LEFT \
-  DW_IN("r8", "[r0, r2]"), DW_IN("r9", "[r0, r2, lsl #1]"), \
-  DW_ZP_ADD("r8", "r0")
-#define DW_ROW0_RIGHT DW_IN("r8", "[r0, r2]"), DW_ZP("r9"), DW_IN("r8", "[r0], #4")
-#define DW_ROW1 \
-  DW_IN("r9", "[r3, r2]"), DW_IN("r8", "[r3, r2, lsl #1]"), \
-  DW_IN("r9", "[r3], #4")
-#define DW_ROW1_LEFT \
-  DW_IN("r9", "[r3, r2]"), DW_IN("r8", "[r3, r2, lsl #1]"), \
-  DW_ZP_ADD("r9", "r3")
-#define DW_ROW1_RIGHT DW_IN("r9", "[r3, r2]"), DW_ZP("r8"), DW_IN("r9", "[r3], #4")
-#define DW_ROW2 \
-  DW_IN("r8", "[lr, r2]"), DW_IN("r9", "[lr, r2, lsl #1]"), \
-  DW_IN("r8", "[lr], #4")
-#define DW_ROW2_OUT DW_ZP("r8"), DW_ZP("r9"), DW_ZP("r8")
-#define DW_ROW2_LEFT \
-  DW_IN("r8", "[lr, r2]"), DW_IN("r9", "[lr, r2, lsl #1]"), \
-  DW_ZP_ADD("r8", "lr")
-#define DW_ROW2_RIGHT DW_IN("r8", "[lr, r2]"), DW_ZP("r9"), DW_IN("r8", "[lr], #4")
+#define DW_AT0(row) "[" row "], #4" /* column 0, then the next block */
+#define DW_AT1(row) "[" row ", r2]"
+#define DW_AT2(row) "[" row ", r2, lsl #1]"
+/* A row's taps 1, 2, 0 into registers a, b, a: inside, outside, or column 0 or 2 outside. */
+#define DW_ROW_IN(row, a, b) DW_IN(a, DW_AT1(row)), DW_IN(b, DW_AT2(row)), DW_IN(a, DW_AT0(row))
+#define DW_ROW_OUT(a, b) DW_ZP(a), DW_ZP(b), DW_ZP(a)
+#define DW_ROW_LEFT(row, a, b) DW_IN(a, DW_AT1(row)), DW_IN(b, DW_AT2(row)), DW_ZP_ADD(a, row)
+#define DW_ROW_RIGHT(row, a, b) DW_IN(a, DW_AT1(row)), DW_ZP(b), DW_IN(a, DW_AT0(row))
+#define DW_ROW0 DW_ROW_IN("r0", "r8", "r9")
+#define DW_ROW0_OUT DW_ROW_OUT("r8", "r9")
+#define DW_ROW0_LEFT DW_ROW_LEFT("r0", "r8", "r9")
+#define DW_ROW0_RIGHT DW_ROW_RIGHT("r0", "r8", "r9")
+#define DW_ROW1 DW_ROW_IN("r3", "r9", "r8")
+#define DW_ROW1_LEFT DW_ROW_LEFT("r3", "r9", "r8")
+#define DW_ROW1_RIGHT DW_ROW_RIGHT("r3", "r9", "r8")
+#define DW_ROW2 DW_ROW_IN("lr", "r8", "r9")
+#define DW_ROW2_OUT DW_ROW_OUT("r8", "r9")
+#define DW_ROW2_LEFT DW_ROW_LEFT("lr", "r8", "r9")
+#define DW_ROW2_RIGHT DW_ROW_RIGHT("lr", "r8", "r9")
 
 /* The 4 saturated values r4..r7 stored at the run's out ([sp]), r8 then past them and r9
  * the pixel's end: clamped to [lo4, hi4] as one word (DW_CLAMPED), or as they are when the
