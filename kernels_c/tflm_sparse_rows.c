@@ -9,7 +9,45 @@ static uint32_t read_u32(const uint8_t *p) {
 
 int32_t tflm_sparse_rows_is(const void *stream, uint32_t length) {
   return stream != NULL && length >= TFLM_SPARSE_ROWS_HEADER_BYTES &&
-         ((const uint8_t *)stream)[0] == TFLM_SPARSE_ROWS;
+         (((const uint8_t *)stream)[0] == TFLM_SPARSE_ROWS ||
+          ((const uint8_t *)stream)[0] == TFLM_SPARSE_GROUPS);
+}
+
+static uint32_t read_u16(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
+
+/* The inputs n tokens cover: their gap nibbles from `slot` on, plus one each. */
+static uint32_t tokens_span(const uint8_t *gaps, uint32_t slot, uint32_t n) {
+  uint32_t span = n, i;
+  for (i = slot; i < slot + n; ++i) span += (gaps[i >> 1] >> (4u * (i & 1u))) & 15u;
+  return span;
+}
+
+/* Checks the rows of a SPARSE_GROUPS stream whose header checked out: every row's tail
+ * and groups inside their regions and its tokens inside `depth` inputs, the regions used
+ * exactly. */
+static tflm_status_t groups_check(const uint8_t *s, uint32_t length, int32_t rows,
+                                  int32_t depth) {
+  const uint64_t first = 20u + (((uint64_t)rows * 2u + 3u) & ~(uint64_t)3u);
+  uint64_t groups, tails, group_end;
+  int32_t r;
+  if (length < 20u || first > length) return TFLM_ERR_MODEL;
+  groups = first;
+  group_end = first + read_u32(s + 16);
+  if (group_end > length) return TFLM_ERR_MODEL;
+  tails = group_end;
+  for (r = 0; r < rows; ++r) {
+    const uint32_t n = read_u16(s + 20 + 2 * r), t = n & 7u, size = (t + 1u) / 2u;
+    uint64_t span;
+    uint32_t g;
+    if (tails + size + t > length || groups + 12u * (uint64_t)(n >> 3) > group_end) {
+      return TFLM_ERR_MODEL;
+    }
+    span = tokens_span(s + tails, t & 1u, t);
+    tails += size + t;
+    for (g = 0; g < (n >> 3); ++g, groups += 12u) span += tokens_span(s + groups, 0, 8);
+    if (span > (uint64_t)depth) return TFLM_ERR_MODEL;
+  }
+  return groups == group_end && tails == length ? TFLM_OK : TFLM_ERR_MODEL;
 }
 
 /* The gap of token i (0 .. 3) of the group whose gap bytes start at g. */
@@ -44,6 +82,7 @@ tflm_status_t tflm_sparse_rows_check(const void *stream, uint32_t length, int32_
       read_u32(s + 12) != length - TFLM_SPARSE_ROWS_HEADER_BYTES) {
     return TFLM_ERR_MODEL;
   }
+  if (s[0] == TFLM_SPARSE_GROUPS) return groups_check(s, length, rows, depth);
   for (r = 0; r < rows; ++r) {
     const uint32_t bytes = check_row(s + at, length - at, depth);
     if (bytes == 0) return TFLM_ERR_MODEL;
@@ -84,4 +123,39 @@ const uint8_t *tflm_sparse_rows_dot(const uint8_t *row, const int8_t *x, int32_t
     row = tflm_sparse_rows_group(row, count - t < 4 ? count - t : 4, &x, offset, acc);
   }
   return row;
+}
+
+void tflm_sparse_groups_start(const void *stream, tflm_sparse_groups_t *walk) {
+  const uint8_t *s = (const uint8_t *)stream;
+  walk->counts = s + 20;
+  walk->groups = walk->counts + ((2u * read_u32(s + 4) + 3u) & ~3u);
+  walk->tails = walk->groups + read_u32(s + 16);
+}
+
+/* acc plus the n tokens whose gap nibbles start at `slot` of `gaps`; *x advanced. */
+static int32_t tokens_dot(const uint8_t *gaps, uint32_t slot, uint32_t n,
+                          const int8_t *literals, const int8_t **x, int32_t offset,
+                          int32_t acc) {
+  const int8_t *at = *x;
+  uint32_t i;
+  for (i = 0; i < n; ++i, ++slot) {
+    at += (gaps[slot >> 1] >> (4u * (slot & 1u))) & 15u;
+    acc = tflm_mac_wrap(acc, literals[i], (int32_t)*at++ + offset);
+  }
+  *x = at;
+  return acc;
+}
+
+int32_t tflm_sparse_groups_dot(tflm_sparse_groups_t *walk, const int8_t *x, int32_t offset) {
+  const uint32_t n = read_u16(walk->counts), t = n & 7u, size = (t + 1u) / 2u;
+  const int8_t *tail = (const int8_t *)(const void *)(walk->tails + size);
+  int32_t acc = tokens_dot(walk->tails, t & 1u, t, tail, &x, offset, 0);
+  uint32_t g;
+  walk->counts += 2;
+  walk->tails += size + t;
+  for (g = 0; g < (n >> 3); ++g, walk->groups += 12) {
+    acc = tokens_dot(walk->groups, 0, 8, (const int8_t *)(const void *)(walk->groups + 4), &x,
+                     offset, acc);
+  }
+  return acc;
 }

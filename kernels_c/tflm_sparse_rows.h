@@ -20,8 +20,23 @@ extern "C" {
 
 #define TFLM_SPARSE_ROWS 16 /* the codec byte (compress_rows.SPARSE_ROWS) */
 #define TFLM_SPARSE_ROWS_HEADER_BYTES 16
+/* The same tokens in groups of 8 (tflm_gen/compress_rows.py encode_groups): after the
+ * header, u32 G (the groups' bytes), u16 token counts n[C] (padded to a word), the groups
+ * of all rows (12 bytes each: a word of 8 gap nibbles, token 2i's in the low nibble of byte
+ * i, then 8 int8 literals), then the tails of all rows.  A row's first n % 8 tokens are its
+ * tail: ceil(t / 2) gap bytes (an odd tail's first low nibble is padding) and t literals,
+ * taking the last t slots of a group; its n / 8 groups follow.  Each group starts on a
+ * word when the stream does (one LDM on the Cortex-M4). */
+#define TFLM_SPARSE_GROUPS 17
 
-/* 1 when the `length`-byte coded stream is a row-sparse one (its codec byte). */
+/* Where a walk over a checked SPARSE_GROUPS stream stands. */
+typedef struct {
+  const uint8_t *counts; /* the next row's u16 token count */
+  const uint8_t *groups; /* its first full group */
+  const uint8_t *tails;  /* its tail */
+} tflm_sparse_groups_t;
+
+/* 1 when the `length`-byte coded stream is a row-sparse one (either codec byte). */
 int32_t tflm_sparse_rows_is(const void *stream, uint32_t length);
 /* Checks a whole stream for `rows` rows of `depth` inputs: the header, every row's count,
  * gaps and literals inside the payload, every token inside its row, the payload ending
@@ -40,6 +55,12 @@ const uint8_t *tflm_sparse_rows_group(const uint8_t *g, int32_t size, const int8
 /* *acc = the sum over the row's tokens, the inputs from x on; returns the next row. */
 const uint8_t *tflm_sparse_rows_dot(const uint8_t *row, const int8_t *x, int32_t offset,
                                     int32_t *acc);
+
+/* A walk at the first row of a checked SPARSE_GROUPS stream. */
+void tflm_sparse_groups_start(const void *stream, tflm_sparse_groups_t *walk);
+/* The sum over the walk's next row's tokens (literal * (input + offset), wrapping int32),
+ * the inputs from x on; the walk advanced to the next row. */
+int32_t tflm_sparse_groups_dot(tflm_sparse_groups_t *walk, const int8_t *x, int32_t offset);
 
 #ifdef __cplusplus
 }

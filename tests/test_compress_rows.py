@@ -41,6 +41,7 @@ def _rows(seed: int, shape: tuple[int, int], zeros: float) -> np.ndarray:
 def test_rows_round_trip(shape, zeros):
     rows = _rows(sum(shape), shape, zeros)
     assert np.array_equal(compress_rows.decode(compress_rows.encode(rows)), rows)
+    assert np.array_equal(compress_rows.decode_groups(compress_rows.encode_groups(rows)), rows)
 
 
 def _pruned_ad01() -> bytes:
@@ -53,7 +54,7 @@ def _device(tags=()) -> bytes:
 
 def test_pruned_fc_filters_are_coded_row_sparse():
     found = compress.codings(read_model(_pruned_ad01()))
-    assert {coding for coding, _ in found.values()} == {"sparse-rows"}
+    assert {coding for coding, _ in found.values()} == {"sparse-groups"}
 
 
 def _corrupted(device: bytes, change) -> bytes:
@@ -61,19 +62,22 @@ def _corrupted(device: bytes, change) -> bytes:
     model = copy.deepcopy(read_model(device))
     buffer = model.subgraph.tensors[min(ir.compressed_tensors(model))].buffer
     stream = bytearray(model.buffers[buffer].data)
-    assert stream[0] == compress_rows.SPARSE_ROWS
+    assert stream[0] == compress_rows.SPARSE_GROUPS
     change(stream)
     model.buffers[buffer] = ir.Buffer(bytes(stream))
     return write_model(model)
 
 
 def _first_count(stream: bytearray, value: int) -> None:
-    stream[16:18] = value.to_bytes(2, "little")
+    stream[20:22] = value.to_bytes(2, "little")
 
 
 def _gaps_past_the_row(stream: bytearray) -> None:
-    count = int.from_bytes(stream[16:18], "little")
-    stream[18:18 + (count + 1) // 2] = b"\xff" * ((count + 1) // 2)
+    """Every gap of the first row's groups 15: its tokens reach past its inputs."""
+    rows = int.from_bytes(stream[4:8], "little")
+    first = 20 + -(-2 * rows // 4) * 4
+    for group in range(int.from_bytes(stream[20:22], "little") // 8):
+        stream[first + 12 * group:first + 12 * group + 4] = b"\xff" * 4
 
 
 CHANGES = {
@@ -82,6 +86,7 @@ CHANGES = {
     "rows": lambda s: s.__setitem__(slice(4, 8), (12345).to_bytes(4, "little")),
     "depth": lambda s: s.__setitem__(slice(8, 12), (7).to_bytes(4, "little")),
     "payload": lambda s: s.__setitem__(slice(12, 16), (5).to_bytes(4, "little")),
+    "group bytes": lambda s: s.__setitem__(slice(16, 20), (24).to_bytes(4, "little")),
     "truncated": lambda s: s.__delitem__(slice(len(s) - 3, None)),
     "reserved": lambda s: s.__setitem__(1, 1),
 }

@@ -54,8 +54,9 @@ from tflm_gen.model import ir
 METADATA_NAME = ir.COMPRESS_METADATA
 ZRLE, HUFFMAN, HUFFMAN_SHARED = 1, 2, 3
 SPARSE_ROWS = compress_rows.SPARSE_ROWS  # FULLY_CONNECTED, consumed in place (compress_rows.py)
+SPARSE_GROUPS = compress_rows.SPARSE_GROUPS  # the same tokens in groups of 8 (chosen now)
 CODEC_NAMES = {ZRLE: "zero-rle", HUFFMAN: "huffman", HUFFMAN_SHARED: "huffman-shared",
-               SPARSE_ROWS: "sparse-rows"}
+               SPARSE_ROWS: "sparse-rows", SPARSE_GROUPS: "sparse-groups"}
 RUNS = 64  # run symbols of the Huffman alphabet
 ALPHABET = 256 + RUNS
 FULL_RUN = ALPHABET - 1  # RUNS - 1 zero bytes without a literal
@@ -349,9 +350,9 @@ def choose(candidate: Candidate, shared: dict[int, int] | None = None) -> Coded 
     Huffman: 6.4 M instructions instead of 0.27 M on the Cortex-M4).  Others: `best`."""
     if (candidate.opcode == "FULLY_CONNECTED" and candidate.zero == 0
             and candidate.source_dtype == "int8"):
-        stream = compress_rows.encode(candidate.rows)
+        stream = compress_rows.encode_groups(candidate.rows)
         if stream is not None and len(stream) <= (1 - MIN_SAVING) * candidate.rows.size:
-            return Coded(SPARSE_ROWS, stream)
+            return Coded(SPARSE_GROUPS, stream)
         return None
     return best(candidate.rows, candidate.zero, shared, candidate.group)
 
@@ -493,6 +494,7 @@ def tensor_report(candidate: Candidate, shared: dict[int, int] | None = None) ->
              for c in codecs}
     if candidate.opcode == "FULLY_CONNECTED":
         sizes[CODEC_NAMES[SPARSE_ROWS]] = len(compress_rows.encode(rows) or b"")
+        sizes[CODEC_NAMES[SPARSE_GROUPS]] = len(compress_rows.encode_groups(rows) or b"")
     coded = choose(candidate, shared)
     return TensorReport(candidate.tensor.name, candidate.opcode, int(rows.size),
                         float(np.mean(rows == candidate.zero)), len(np.unique(rows)), sizes,

@@ -82,7 +82,8 @@ def encode(rows: np.ndarray) -> bytes | None:
 
 
 def is_sparse_rows(stream: bytes) -> bool:
-    return len(stream) >= HEADER_BYTES and stream[0] == SPARSE_ROWS
+    """Whether the stream is one the FC kernel reads in place (either row-sparse codec)."""
+    return len(stream) >= HEADER_BYTES and stream[0] in (SPARSE_ROWS, SPARSE_GROUPS)
 
 
 def decode(stream: bytes) -> np.ndarray:
@@ -104,4 +105,71 @@ def decode(stream: bytes) -> np.ndarray:
                 position += (nibbles[t // 2] >> (4 * (t % 2))) & 15
                 out[c, position] = literals[t]
                 position += 1
+    return out
+
+
+# ---- SPARSE_GROUPS: the same tokens in groups of 8, for one LDM per group ---------------
+
+SPARSE_GROUPS = 17  # the codec byte (kernels_c/tflm_sparse_rows.h TFLM_SPARSE_GROUPS)
+GROUP = 8  # tokens per group: a word of gap nibbles, two words of literals (12 bytes)
+
+
+def _nibbles(gaps: list[int]) -> bytes:
+    """Gaps two per byte, the first in the low nibble (an odd count is padded in front)."""
+    padded = [0] * (len(gaps) % 2) + gaps
+    return bytes(padded[i] | padded[i + 1] << 4 for i in range(0, len(padded), 2))
+
+
+def encode_groups(rows: np.ndarray) -> bytes | None:
+    """The SPARSE_GROUPS stream of int8 rows [C, R] (kernels_c/tflm_sparse_rows.h), None
+    when a row has 2^16 tokens or more."""
+    counts, groups, tails = [], [], []
+    for row in rows.astype(np.int8):
+        gaps, literals = row_tokens(row)
+        head = len(gaps) % GROUP
+        counts.append(len(gaps))
+        tails.append(_nibbles(gaps[:head]) + np.asarray(literals[:head], np.int8).tobytes())
+        for t in range(head, len(gaps), GROUP):
+            groups.append(_nibbles(gaps[t:t + GROUP]) +
+                          np.asarray(literals[t:t + GROUP], np.int8).tobytes())
+    if max(counts, default=0) >= 1 << 16:
+        return None
+    table = np.asarray(counts, "<u2").tobytes()
+    payload = (np.asarray([12 * len(groups)], "<u4").tobytes() + table + bytes(-len(table) % 4)
+               + b"".join(groups) + b"".join(tails))
+    header = bytes((SPARSE_GROUPS, 0, 0, 0)) + np.asarray(
+        [rows.shape[0], rows.shape[1], len(payload)], "<u4").tobytes()
+    return header + payload
+
+
+def _place(out: np.ndarray, gaps: list[int], literals: np.ndarray, position: int) -> int:
+    for gap, literal in zip(gaps, literals.tolist()):
+        position += gap
+        out[position] = literal
+        position += 1
+    return position
+
+
+def _unpack(data: bytes, count: int) -> list[int]:
+    gaps = [n for b in data for n in (b & 15, b >> 4)]
+    return gaps[len(gaps) - count:]
+
+
+def decode_groups(stream: bytes) -> np.ndarray:
+    """The int8 rows [C, R] of a SPARSE_GROUPS stream (the tests' round trip)."""
+    channels, row, _ = np.frombuffer(stream[4:HEADER_BYTES], "<u4").tolist()
+    counts = np.frombuffer(stream, "<u2", channels, HEADER_BYTES + 4).tolist()
+    group_at = HEADER_BYTES + 4 + -(-2 * channels // 4) * 4
+    tail_at = group_at + int.from_bytes(stream[HEADER_BYTES:HEADER_BYTES + 4], "little")
+    out = np.zeros((channels, row), np.int8)
+    for c, count in enumerate(counts):
+        head, size = count % GROUP, (count % GROUP + 1) // 2
+        literals = np.frombuffer(stream, np.int8, head, tail_at + size)
+        position = _place(out[c], _unpack(stream[tail_at:tail_at + size], head), literals, 0)
+        tail_at += size + head
+        for _ in range(count // GROUP):
+            literals = np.frombuffer(stream, np.int8, GROUP, group_at + 4)
+            position = _place(out[c], _unpack(stream[group_at:group_at + 4], GROUP),
+                              literals, position)
+            group_at += 12
     return out

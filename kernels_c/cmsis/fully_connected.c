@@ -611,7 +611,9 @@ static tflm_status_t cmsis_fc_run_int8(tflm_context_t *ctx, const tflm_weighted_
                     TFLM_ERR_BAD_PARAMS);
   if (tflm_fully_connected_band(ctx, call, &banded)) return banded; /* a stage's reduction */
   if (p->decode_scratch == TFLM_FC_SPARSE_ROWS) {
-    return sparse_int8(ctx, call);
+    return *(const uint8_t *)call->data.filter == TFLM_SPARSE_GROUPS
+               ? tflm_fully_connected_sparse_int8(ctx, call)
+               : sparse_int8(ctx, call);
   }
   if (p->decode_scratch < 0) return fc_int8(ctx, call, 1);
   return tflm_weighted_decoded(ctx, call, p->decode_scratch, p->output_depth, p->accum_depth,
