@@ -35,6 +35,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from tflm_gen.model import ir
+
 SPARSE_ROWS = 16  # the codec byte (kernels_c/tflm_sparse_rows.h TFLM_SPARSE_ROWS)
 HEADER_BYTES = 16
 MAX_GAP = 15
@@ -173,3 +175,17 @@ def decode_groups(stream: bytes) -> np.ndarray:
                               literals, position)
             group_at += 12
     return out
+
+
+def grouped_filter(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> np.ndarray | None:
+    """The int8 rows of an operator's filter that `--compress` coded SPARSE_GROUPS (listed
+    in the model's compressed tensors), None for any other filter."""
+    if len(op.inputs) < 2 or op.inputs[1] < 0:
+        return None
+    position = next(i for i, g in enumerate(model.subgraphs) if g is graph)
+    index = sum(len(g.tensors) for g in model.subgraphs[:position]) + op.inputs[1]
+    stream = model.buffers[graph.tensors[op.inputs[1]].buffer].data
+    if index not in ir.compressed_tensors(model) or len(stream) < HEADER_BYTES + 4 or \
+            stream[0] != SPARSE_GROUPS:
+        return None
+    return decode_groups(stream)

@@ -40,6 +40,7 @@
 /* The kind of FULLY_CONNECTED layout record this kernel reads (tflm_gen/layout.py). */
 #define CMSIS_FC_INT16_QUADS 10
 #define CMSIS_FC_QUADS_IN_FILTER 40
+#define CMSIS_FC_SPARSE_FOLDED 26 /* a SPARSE_GROUPS filter's folded constants */
 
 /* Persistent block of the tag, in node->user_data (16 bytes on every target). */
 typedef struct {
@@ -510,8 +511,201 @@ static tflm_status_t sparse_int8(tflm_context_t *ctx, const tflm_weighted_call_t
   }
   return TFLM_OK;
 }
+
+/* SPARSE_GROUPS (tflm_sparse_rows.h) on the DSP: the slot code of one token of a group,
+ * its gap nibble from lo (r9: even slots) or hi (r6: odd slots), byte `rot` / 8 of it, its
+ * input raw into x (the offset is in the row's folded constant). */
+#define CMSIS_GROUP_SLOT(half, rot, x)                                                     \
+  "uxtab r4, r4, " half ", ror #" rot "\n\t"                                             \
+  "ldrsb " x ", [r4], #1\n\t"
+/* The 4 inputs of a quad paired (x0, x2), (x1, x3) with its literals from word v (SXTB16
+ * order), two SMLADs. */
+#define CMSIS_GROUP_QUAD(v)                                                                \
+  "pkhbt r10, r10, r12, lsl #16\n\t"                                                     \
+  "pkhbt r11, r11, lr, lsl #16\n\t"                                                      \
+  "sxtb16 r12, " v "\n\t"                                                                \
+  "sxtb16 lr, " v ", ror #8\n\t"                                                         \
+  "smlad r5, r10, r12, r5\n\t"                                                           \
+  "smlad r5, r11, lr, r5\n\t"
+/* r9 = the even slots' gap nibbles as bytes, r6 the odd slots' (from the gap word r6). */
+#define CMSIS_GROUP_SPLIT                                                                  \
+  "and r9, r6, #0x0f0f0f0f\n\t"                                                          \
+  "lsr r6, r6, #4\n\t"                                                                   \
+  "and r6, r6, #0x0f0f0f0f\n\t"
+
+/* Where a walk over a SPARSE_GROUPS stream stands (tflm_sparse_groups_t's pointers) and
+ * the batch's input row. */
+typedef struct {
+  const uint8_t *counts;
+  const uint8_t *groups;
+  const uint8_t *tails;
+  const int8_t *input;
+} cmsis_groups_walk_t;
+
+/* sums[r] += the sum of row r's tokens (literal * raw input) for `rows` (>= 1) rows from
+ * the walk on, sums[] holding the rows' folded constants; the walk advanced past them.
+ * A row's tail (t = n % 8 tokens) is loaded so that it fills a group's last t slots (the
+ * slots before it read x = 0) and entered through TBB; its groups follow, one LDM each:
+ * 34 instructions per 8 tokens.  Arguments: r0 walk, r1 sums, r2 rows; the groups must be
+ * word aligned (the stream is). */
+__attribute__((naked, noinline)) static void sparse_groups_chunk(
+    cmsis_groups_walk_t *walk CMSIS_IN_ASM, int32_t *sums CMSIS_IN_ASM,
+    int32_t rows CMSIS_IN_ASM) {
+  __asm__ volatile(
+      "push {r4-r11, lr}\n\t"
+      "add r2, r1, r2, lsl #2\n\t" /* the end of sums */
+      "ldr r3, [r0, #12]\n\t"
+      "push {r0-r3}\n\t"           /* sp: walk, sums, their end, the input row */
+      "ldr r3, [r0, #4]\n\t"       /* r3: the groups */
+      "ldr r1, [r0, #8]\n\t"       /* r1: the tails */
+      "ldr r0, [r0]\n\t"           /* r0: the counts */
+      "1:\n\t"
+      "ldr r4, [sp, #12]\n\t"
+      "ldr r6, [sp, #4]\n\t"
+      "ldr r5, [r6]\n\t"
+      "ldrh r2, [r0], #2\n\t"
+      "ands lr, r2, #7\n\t"        /* lr: the tail's tokens t */
+      "lsr r2, r2, #3\n\t"         /* r2: the groups */
+      "beq 5f\n\t"
+      "add r6, lr, #1\n\t"
+      "add r1, r1, r6, lsr #1\n\t" /* past the tail's gap bytes */
+      "ldr r6, [r1, #-4]\n\t"
+      "add r1, r1, lr\n\t"         /* past its literals: the next tail */
+      "ldr r7, [r1, #-8]\n\t"
+      "ldr r8, [r1, #-4]\n\t"
+      CMSIS_GROUP_SPLIT
+      "movs r10, #0\n\t"
+      "movs r11, #0\n\t"
+      "movs r12, #0\n\t"
+      "tbb [pc, lr]\n\t"
+      ".Lcmsis_groups_entry:\n\t"
+      ".byte 0\n\t"
+      ".byte (.Lcmsis_groups_s7 - .Lcmsis_groups_entry) / 2\n\t"
+      ".byte (.Lcmsis_groups_s6 - .Lcmsis_groups_entry) / 2\n\t"
+      ".byte (.Lcmsis_groups_s5 - .Lcmsis_groups_entry) / 2\n\t"
+      ".byte (.Lcmsis_groups_s4 - .Lcmsis_groups_entry) / 2\n\t"
+      ".byte (.Lcmsis_groups_s3 - .Lcmsis_groups_entry) / 2\n\t"
+      ".byte (.Lcmsis_groups_s2 - .Lcmsis_groups_entry) / 2\n\t"
+      ".byte (.Lcmsis_groups_s1 - .Lcmsis_groups_entry) / 2\n\t"
+      ".p2align 1\n\t"
+      "4:\n\t"
+      "ldm r3!, {r6, r7, r8}\n\t"
+      CMSIS_GROUP_SPLIT
+      CMSIS_GROUP_SLOT("r9", "0", "r10")
+      ".Lcmsis_groups_s1:\n\t"
+      CMSIS_GROUP_SLOT("r6", "0", "r11")
+      ".Lcmsis_groups_s2:\n\t"
+      CMSIS_GROUP_SLOT("r9", "8", "r12")
+      ".Lcmsis_groups_s3:\n\t"
+      CMSIS_GROUP_SLOT("r6", "8", "lr")
+      CMSIS_GROUP_QUAD("r7")
+      ".Lcmsis_groups_s4:\n\t"
+      CMSIS_GROUP_SLOT("r9", "16", "r10")
+      ".Lcmsis_groups_s5:\n\t"
+      CMSIS_GROUP_SLOT("r6", "16", "r11")
+      ".Lcmsis_groups_s6:\n\t"
+      CMSIS_GROUP_SLOT("r9", "24", "r12")
+      ".Lcmsis_groups_s7:\n\t"
+      CMSIS_GROUP_SLOT("r6", "24", "lr")
+      CMSIS_GROUP_QUAD("r8")
+      "5:\n\t"
+      "subs r2, r2, #1\n\t"
+      "bpl 4b\n\t"
+      "ldr r6, [sp, #4]\n\t"
+      "str r5, [r6], #4\n\t"
+      "str r6, [sp, #4]\n\t"
+      "ldr r7, [sp, #8]\n\t"
+      "cmp r6, r7\n\t"
+      "bne 1b\n\t"
+      "ldr r2, [sp]\n\t"
+      "str r0, [r2]\n\t"
+      "str r3, [r2, #4]\n\t"
+      "str r1, [r2, #8]\n\t"
+      "add sp, sp, #16\n\t"
+      "pop {r4-r11, pc}\n\t");
+}
+
+/* The node's FC_SPARSE_FOLDED constants (one per output), NULL when it has none that
+ * agree with its shapes. */
+static const int32_t *sparse_folded(tflm_context_t *ctx, const tflm_node_t *node,
+                                    const tflm_fc_params_t *p) {
+  int32_t words;
+  const int32_t *record = tflm_node_layout(ctx, node, &words);
+  if (record == NULL || words < 3 || record[0] != CMSIS_FC_SPARSE_FOLDED ||
+      record[1] != p->output_depth || record[2] != p->accum_depth ||
+      (int64_t)words != 3 + (int64_t)p->output_depth) {
+    return NULL;
+  }
+  return record + 3;
+}
+
+static void quad_arrays(cmsis_fc_job_t *job);
+
+/* The outputs oc .. oc + count - 1 of sums that hold their bias, 4 at a time: a per-tensor
+ * strict node with its constants hoisted into q, others through finish_quad. */
+static void finish_sums(const cmsis_fc_job_t *job, const cmsis_strict_t *q,
+                        const int32_t *sums, int32_t oc, int32_t count, int8_t *out) {
+  const int32_t strict = job->fast == CMSIS_REQUANT_STRICT && job->step == 0;
+  int32_t j;
+  for (j = 0; j + 4 <= count && strict; j += 4) {
+    cmsis_strict4(q, sums[j], sums[j + 1], sums[j + 2], sums[j + 3], out + j);
+  }
+  for (; j < count; j += 4) {
+    finish_quad(job, sums + j, oc + j, count - j < 4 ? count - j : 4, out + j);
+  }
+}
+
+/* FULLY_CONNECTED over a SPARSE_GROUPS filter with its folded constants: the sums of
+ * CMSIS_SPARSE_CHUNK rows per call, requantised without a bias (it is folded in). */
+static tflm_status_t groups_int8(const tflm_weighted_call_t *call, const int32_t *folded) {
+  const tflm_fc_params_t *p = (const tflm_fc_params_t *)call->params;
+  const cmsis_fc_node_t *mine = (const cmsis_fc_node_t *)call->own;
+  int8_t *output = (int8_t *)call->data.output;
+  cmsis_fc_job_t job;
+  cmsis_groups_walk_t walk;
+  tflm_sparse_groups_t start;
+  cmsis_strict_t q;
+  int32_t b, oc, count, sums[CMSIS_SPARSE_CHUNK];
+  job.p = p;
+  job.requant = call->requant;
+  job.bias = NULL;
+  job.fast = mine->requant_mode;
+  quad_arrays(&job);
+  strict_constants(&job, &q);
+  walk.input = (const int8_t *)call->data.input;
+  for (b = 0; b < p->batches; ++b, walk.input += p->accum_depth) {
+    tflm_sparse_groups_start(call->data.filter, &start);
+    walk.counts = start.counts;
+    walk.groups = start.groups;
+    walk.tails = start.tails;
+    for (oc = 0; oc < p->output_depth; oc += count) {
+      count = p->output_depth - oc < CMSIS_SPARSE_CHUNK ? p->output_depth - oc
+                                                         : CMSIS_SPARSE_CHUNK;
+      memcpy(sums, folded + oc, (size_t)count * sizeof(int32_t));
+      sparse_groups_chunk(&walk, sums, count);
+      finish_sums(&job, &q, sums, oc, count, output);
+      output += count;
+    }
+  }
+  return TFLM_OK;
+}
+
+/* A SPARSE_GROUPS filter: the assembly when the node has its folded constants and the
+ * stream is word aligned, else the portable reader. */
+static tflm_status_t grouped_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
+  const int32_t *folded =
+      sparse_folded(ctx, call->node, (const tflm_fc_params_t *)call->params);
+  if (folded == NULL || ((uintptr_t)call->data.filter & 3u) != 0) {
+    return tflm_fully_connected_sparse_int8(ctx, call);
+  }
+  return groups_int8(call, folded);
+}
 #else
 static tflm_status_t sparse_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
+  return tflm_fully_connected_sparse_int8(ctx, call);
+}
+
+static tflm_status_t grouped_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
   return tflm_fully_connected_sparse_int8(ctx, call);
 }
 #endif
@@ -612,7 +806,7 @@ static tflm_status_t cmsis_fc_run_int8(tflm_context_t *ctx, const tflm_weighted_
   if (tflm_fully_connected_band(ctx, call, &banded)) return banded; /* a stage's reduction */
   if (p->decode_scratch == TFLM_FC_SPARSE_ROWS) {
     return *(const uint8_t *)call->data.filter == TFLM_SPARSE_GROUPS
-               ? tflm_fully_connected_sparse_int8(ctx, call)
+               ? grouped_int8(ctx, call)
                : sparse_int8(ctx, call);
   }
   if (p->decode_scratch < 0) return fc_int8(ctx, call, 1);
