@@ -17,7 +17,7 @@ tflm_status_t tflm_fully_connected_sparse_int8(tflm_context_t *ctx,
   tflm_sparse_groups_t walk;
   for (b = 0; b < p->batches; ++b, input += p->accum_depth) {
     const uint8_t *row = tflm_sparse_rows_first(call->data.filter);
-    walk.counts = walk.groups = walk.tails = NULL;
+    walk.groups = walk.tails = NULL;
     if (grouped) tflm_sparse_groups_start(call->data.filter, &walk);
     for (oc = 0; oc < p->output_depth; ++oc) {
       const int32_t q = oc * p->channel_step;

@@ -27,18 +27,19 @@ static uint32_t tokens_span(const uint8_t *gaps, uint32_t slot, uint32_t n) {
  * exactly. */
 static tflm_status_t groups_check(const uint8_t *s, uint32_t length, int32_t rows,
                                   int32_t depth) {
-  const uint64_t first = 20u + (((uint64_t)rows * 2u + 3u) & ~(uint64_t)3u);
-  uint64_t groups, tails, group_end;
+  uint64_t groups = 20u, tails, group_end;
   int32_t r;
-  if (length < 20u || first > length) return TFLM_ERR_MODEL;
-  groups = first;
-  group_end = first + read_u32(s + 16);
+  if (length < 20u) return TFLM_ERR_MODEL;
+  group_end = tails = groups + read_u32(s + 16);
   if (group_end > length) return TFLM_ERR_MODEL;
-  tails = group_end;
   for (r = 0; r < rows; ++r) {
-    const uint32_t n = read_u16(s + 20 + 2 * r), t = n & 7u, size = (t + 1u) / 2u;
+    uint32_t n, t, size, g;
     uint64_t span;
-    uint32_t g;
+    if (tails + 2u > length) return TFLM_ERR_MODEL;
+    n = read_u16(s + tails);
+    t = n & 7u;
+    size = (t + 1u) / 2u;
+    tails += 2u;
     if (tails + size + t > length || groups + 12u * (uint64_t)(n >> 3) > group_end) {
       return TFLM_ERR_MODEL;
     }
@@ -127,8 +128,7 @@ const uint8_t *tflm_sparse_rows_dot(const uint8_t *row, const int8_t *x, int32_t
 
 void tflm_sparse_groups_start(const void *stream, tflm_sparse_groups_t *walk) {
   const uint8_t *s = (const uint8_t *)stream;
-  walk->counts = s + 20;
-  walk->groups = walk->counts + ((2u * read_u32(s + 4) + 3u) & ~3u);
+  walk->groups = s + 20;
   walk->tails = walk->groups + read_u32(s + 16);
 }
 
@@ -147,12 +147,12 @@ static int32_t tokens_dot(const uint8_t *gaps, uint32_t slot, uint32_t n,
 }
 
 int32_t tflm_sparse_groups_dot(tflm_sparse_groups_t *walk, const int8_t *x, int32_t offset) {
-  const uint32_t n = read_u16(walk->counts), t = n & 7u, size = (t + 1u) / 2u;
-  const int8_t *tail = (const int8_t *)(const void *)(walk->tails + size);
-  int32_t acc = tokens_dot(walk->tails, t & 1u, t, tail, &x, offset, 0);
+  const uint32_t n = read_u16(walk->tails), t = n & 7u, size = (t + 1u) / 2u;
+  const uint8_t *gaps = walk->tails + 2;
+  int32_t acc = tokens_dot(gaps, t & 1u, t, (const int8_t *)(const void *)(gaps + size), &x,
+                           offset, 0);
   uint32_t g;
-  walk->counts += 2;
-  walk->tails += size + t;
+  walk->tails = gaps + size + t;
   for (g = 0; g < (n >> 3); ++g, walk->groups += 12) {
     acc = tokens_dot(walk->groups, 0, 8, (const int8_t *)(const void *)(walk->groups + 4), &x,
                      offset, acc);

@@ -21,19 +21,18 @@ extern "C" {
 #define TFLM_SPARSE_ROWS 16 /* the codec byte (compress_rows.SPARSE_ROWS) */
 #define TFLM_SPARSE_ROWS_HEADER_BYTES 16
 /* The same tokens in groups of 8 (tflm_gen/compress_rows.py encode_groups): after the
- * header, u32 G (the groups' bytes), u16 token counts n[C] (padded to a word), the groups
- * of all rows (12 bytes each: a word of 8 gap nibbles, token 2i's in the low nibble of byte
- * i, then 8 int8 literals), then the tails of all rows.  A row's first n % 8 tokens are its
- * tail: ceil(t / 2) gap bytes (an odd tail's first low nibble is padding) and t literals,
- * taking the last t slots of a group; its n / 8 groups follow.  Each group starts on a
- * word when the stream does (one LDM on the Cortex-M4). */
+ * header, u32 G (the groups' bytes), the groups of all rows (12 bytes each: a word of 8 gap
+ * nibbles, token 2i's in the low nibble of byte i, then 8 int8 literals), then per row its
+ * u16 token count n and its tail: the row's first t = n % 8 tokens, ceil(t / 2) gap bytes
+ * (an odd tail's first low nibble is padding) and t literals, which take a group's last t
+ * slots; the row's n / 8 groups follow its tail.  The groups start on a word when the
+ * stream does (one LDM each on the Cortex-M4). */
 #define TFLM_SPARSE_GROUPS 17
 
 /* Where a walk over a checked SPARSE_GROUPS stream stands. */
 typedef struct {
-  const uint8_t *counts; /* the next row's u16 token count */
-  const uint8_t *groups; /* its first full group */
-  const uint8_t *tails;  /* its tail */
+  const uint8_t *groups; /* the next row's first full group */
+  const uint8_t *tails;  /* its count and tail */
 } tflm_sparse_groups_t;
 
 /* 1 when the `length`-byte coded stream is a row-sparse one (either codec byte). */

@@ -345,13 +345,15 @@ def best(rows: np.ndarray, zero: int, shared: dict[int, int] | None = None,
 def choose(candidate: Candidate, shared: dict[int, int] | None = None) -> Coded | None:
     """The coding of a candidate.  An int8 FULLY_CONNECTED filter takes the row-sparse
     stream its kernel consumes without decoding (compress_rows.py) when that saves
-    MIN_SAVING, else stays plain: its weights are used once per invoke (batch 1), so a
+    MIN_SAVING and costs at most compress_rows.MAX_COST_RATIO of the plain kernel's
+    estimated instructions, else stays plain: its weights are used once per invoke (batch 1), so a
     block decoded into scratch costs the whole layer again and more (ad01 as it is,
     Huffman: 6.4 M instructions instead of 0.27 M on the Cortex-M4).  Others: `best`."""
     if (candidate.opcode == "FULLY_CONNECTED" and candidate.zero == 0
             and candidate.source_dtype == "int8"):
         stream = compress_rows.encode_groups(candidate.rows)
-        if stream is not None and len(stream) <= (1 - MIN_SAVING) * candidate.rows.size:
+        if stream is not None and len(stream) <= (1 - MIN_SAVING) * candidate.rows.size \
+                and compress_rows.pays(candidate.rows):
             return Coded(SPARSE_GROUPS, stream)
         return None
     return best(candidate.rows, candidate.zero, shared, candidate.group)

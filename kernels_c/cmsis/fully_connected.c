@@ -482,7 +482,7 @@ static void finish_chunk(const cmsis_fc_job_t *job, const int32_t *sums, int32_t
 }
 
 /* Rows summed per chunk on the stack (no arena), then requantised. */
-#define CMSIS_SPARSE_CHUNK 16
+#define CMSIS_SPARSE_CHUNK 32
 
 /* FULLY_CONNECTED over a row-sparse filter: the sums of CMSIS_SPARSE_CHUNK rows per call. */
 static tflm_status_t sparse_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
@@ -513,30 +513,30 @@ static tflm_status_t sparse_int8(tflm_context_t *ctx, const tflm_weighted_call_t
 }
 
 /* SPARSE_GROUPS (tflm_sparse_rows.h) on the DSP: the slot code of one token of a group,
- * its gap nibble from lo (r9: even slots) or hi (r6: odd slots), byte `rot` / 8 of it, its
- * input raw into x (the offset is in the row's folded constant). */
+ * its gap nibble from r9 (even slots) or r6 (odd slots), byte `rot` / 8 of it, its input
+ * raw into x (the input offset is in the row's folded constant). */
 #define CMSIS_GROUP_SLOT(half, rot, x)                                                     \
   "uxtab r4, r4, " half ", ror #" rot "\n\t"                                             \
   "ldrsb " x ", [r4], #1\n\t"
-/* The 4 inputs of a quad paired (x0, x2), (x1, x3) with its literals from word v (SXTB16
- * order), two SMLADs. */
+/* After a quad's slot 2: (x0, x2) into r10. */
+#define CMSIS_GROUP_PAIR "pkhbt r10, r10, r12, lsl #16\n\t"
+/* After its slot 3: (x1, x3) into r11, the quad's literals from word v (SXTB16 order),
+ * two SMLADs. */
 #define CMSIS_GROUP_QUAD(v)                                                                \
-  "pkhbt r10, r10, r12, lsl #16\n\t"                                                     \
-  "pkhbt r11, r11, lr, lsl #16\n\t"                                                      \
+  "pkhbt r11, r11, r12, lsl #16\n\t"                                                     \
   "sxtb16 r12, " v "\n\t"                                                                \
-  "sxtb16 lr, " v ", ror #8\n\t"                                                         \
   "smlad r5, r10, r12, r5\n\t"                                                           \
-  "smlad r5, r11, lr, r5\n\t"
-/* r9 = the even slots' gap nibbles as bytes, r6 the odd slots' (from the gap word r6). */
+  "sxtb16 r12, " v ", ror #8\n\t"                                                        \
+  "smlad r5, r11, r12, r5\n\t"
+/* r9 = the even slots' gap nibbles as bytes, r6 the odd slots' (gap word r6, lr the mask
+ * 0x0f0f0f0f). */
 #define CMSIS_GROUP_SPLIT                                                                  \
-  "and r9, r6, #0x0f0f0f0f\n\t"                                                          \
-  "lsr r6, r6, #4\n\t"                                                                   \
-  "and r6, r6, #0x0f0f0f0f\n\t"
+  "and r9, r6, lr\n\t"                                                                   \
+  "and r6, lr, r6, lsr #4\n\t"
 
 /* Where a walk over a SPARSE_GROUPS stream stands (tflm_sparse_groups_t's pointers) and
  * the batch's input row. */
 typedef struct {
-  const uint8_t *counts;
   const uint8_t *groups;
   const uint8_t *tails;
   const int8_t *input;
@@ -546,7 +546,7 @@ typedef struct {
  * the walk on, sums[] holding the rows' folded constants; the walk advanced past them.
  * A row's tail (t = n % 8 tokens) is loaded so that it fills a group's last t slots (the
  * slots before it read x = 0) and entered through TBB; its groups follow, one LDM each:
- * 34 instructions per 8 tokens.  Arguments: r0 walk, r1 sums, r2 rows; the groups must be
+ * 33 instructions per 8 tokens.  Arguments: r0 walk, r1 sums, r2 rows; the groups must be
  * word aligned (the stream is). */
 __attribute__((naked, noinline)) static void sparse_groups_chunk(
     cmsis_groups_walk_t *walk CMSIS_IN_ASM, int32_t *sums CMSIS_IN_ASM,
@@ -554,30 +554,30 @@ __attribute__((naked, noinline)) static void sparse_groups_chunk(
   __asm__ volatile(
       "push {r4-r11, lr}\n\t"
       "add r2, r1, r2, lsl #2\n\t" /* the end of sums */
-      "ldr r3, [r0, #12]\n\t"
-      "push {r0-r3}\n\t"           /* sp: walk, sums, their end, the input row */
-      "ldr r3, [r0, #4]\n\t"       /* r3: the groups */
-      "ldr r1, [r0, #8]\n\t"       /* r1: the tails */
-      "ldr r0, [r0]\n\t"           /* r0: the counts */
+      "ldr r3, [r0, #8]\n\t"
+      "push {r0, r2, r3}\n\t"      /* sp: walk, the end of sums, the input row */
+      "ldr r3, [r0]\n\t"           /* r3: the groups */
+      "ldr r2, [r0, #4]\n\t"
+      "mov r0, r1\n\t"             /* r0: the sums */
+      "mov r1, r2\n\t"             /* r1: the counts and tails */
+      "mov lr, #0x0f0f0f0f\n\t"
       "1:\n\t"
-      "ldr r4, [sp, #12]\n\t"
-      "ldr r6, [sp, #4]\n\t"
-      "ldr r5, [r6]\n\t"
-      "ldrh r2, [r0], #2\n\t"
-      "ands lr, r2, #7\n\t"        /* lr: the tail's tokens t */
+      "ldr r4, [sp, #8]\n\t"
+      "ldr r5, [r0]\n\t"
+      "ldrh r2, [r1], #2\n\t"
+      "ands r12, r2, #7\n\t"       /* r12: the tail's tokens t */
       "lsr r2, r2, #3\n\t"         /* r2: the groups */
       "beq 5f\n\t"
-      "add r6, lr, #1\n\t"
+      "add r6, r12, #1\n\t"
       "add r1, r1, r6, lsr #1\n\t" /* past the tail's gap bytes */
       "ldr r6, [r1, #-4]\n\t"
-      "add r1, r1, lr\n\t"         /* past its literals: the next tail */
+      "add r1, r1, r12\n\t"        /* past its literals: the next count */
       "ldr r7, [r1, #-8]\n\t"
       "ldr r8, [r1, #-4]\n\t"
       CMSIS_GROUP_SPLIT
       "movs r10, #0\n\t"
       "movs r11, #0\n\t"
-      "movs r12, #0\n\t"
-      "tbb [pc, lr]\n\t"
+      "tbb [pc, r12]\n\t"
       ".Lcmsis_groups_entry:\n\t"
       ".byte 0\n\t"
       ".byte (.Lcmsis_groups_s7 - .Lcmsis_groups_entry) / 2\n\t"
@@ -596,8 +596,9 @@ __attribute__((naked, noinline)) static void sparse_groups_chunk(
       CMSIS_GROUP_SLOT("r6", "0", "r11")
       ".Lcmsis_groups_s2:\n\t"
       CMSIS_GROUP_SLOT("r9", "8", "r12")
+      CMSIS_GROUP_PAIR
       ".Lcmsis_groups_s3:\n\t"
-      CMSIS_GROUP_SLOT("r6", "8", "lr")
+      CMSIS_GROUP_SLOT("r6", "8", "r12")
       CMSIS_GROUP_QUAD("r7")
       ".Lcmsis_groups_s4:\n\t"
       CMSIS_GROUP_SLOT("r9", "16", "r10")
@@ -605,23 +606,21 @@ __attribute__((naked, noinline)) static void sparse_groups_chunk(
       CMSIS_GROUP_SLOT("r6", "16", "r11")
       ".Lcmsis_groups_s6:\n\t"
       CMSIS_GROUP_SLOT("r9", "24", "r12")
+      CMSIS_GROUP_PAIR
       ".Lcmsis_groups_s7:\n\t"
-      CMSIS_GROUP_SLOT("r6", "24", "lr")
+      CMSIS_GROUP_SLOT("r6", "24", "r12")
       CMSIS_GROUP_QUAD("r8")
       "5:\n\t"
       "subs r2, r2, #1\n\t"
       "bpl 4b\n\t"
+      "str r5, [r0], #4\n\t"
       "ldr r6, [sp, #4]\n\t"
-      "str r5, [r6], #4\n\t"
-      "str r6, [sp, #4]\n\t"
-      "ldr r7, [sp, #8]\n\t"
-      "cmp r6, r7\n\t"
+      "cmp r0, r6\n\t"
       "bne 1b\n\t"
       "ldr r2, [sp]\n\t"
-      "str r0, [r2]\n\t"
-      "str r3, [r2, #4]\n\t"
-      "str r1, [r2, #8]\n\t"
-      "add sp, sp, #16\n\t"
+      "str r3, [r2]\n\t"
+      "str r1, [r2, #4]\n\t"
+      "add sp, sp, #12\n\t"
       "pop {r4-r11, pc}\n\t");
 }
 
@@ -675,7 +674,6 @@ static tflm_status_t groups_int8(const tflm_weighted_call_t *call, const int32_t
   walk.input = (const int8_t *)call->data.input;
   for (b = 0; b < p->batches; ++b, walk.input += p->accum_depth) {
     tflm_sparse_groups_start(call->data.filter, &start);
-    walk.counts = start.counts;
     walk.groups = start.groups;
     walk.tails = start.tails;
     for (oc = 0; oc < p->output_depth; oc += count) {
