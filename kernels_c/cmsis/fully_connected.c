@@ -482,7 +482,7 @@ static void finish_chunk(const cmsis_fc_job_t *job, const int32_t *sums, int32_t
 }
 
 /* Rows summed per chunk on the stack (no arena), then requantised. */
-#define CMSIS_SPARSE_CHUNK 32
+#define CMSIS_SPARSE_CHUNK 64
 
 /* FULLY_CONNECTED over a row-sparse filter: the sums of CMSIS_SPARSE_CHUNK rows per call. */
 static tflm_status_t sparse_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
@@ -565,9 +565,8 @@ __attribute__((naked, noinline)) static void sparse_groups_chunk(
       "ldr r4, [sp, #8]\n\t"
       "ldr r5, [r0]\n\t"
       "ldrh r2, [r1], #2\n\t"
-      "ands r12, r2, #7\n\t"       /* r12: the tail's tokens t */
-      "lsr r2, r2, #3\n\t"         /* r2: the groups */
-      "beq 5f\n\t"
+      "ands r12, r2, #7\n\t"       /* r12: the tail's tokens t; r2 - 8 k >= 0 while */
+      "beq 5f\n\t"                 /* groups remain after k of them */
       "add r6, r12, #1\n\t"
       "add r1, r1, r6, lsr #1\n\t" /* past the tail's gap bytes */
       "ldr r6, [r1, #-4]\n\t"
@@ -611,7 +610,7 @@ __attribute__((naked, noinline)) static void sparse_groups_chunk(
       CMSIS_GROUP_SLOT("r6", "24", "r12")
       CMSIS_GROUP_QUAD("r8")
       "5:\n\t"
-      "subs r2, r2, #1\n\t"
+      "subs r2, r2, #8\n\t"
       "bpl 4b\n\t"
       "str r5, [r0], #4\n\t"
       "ldr r6, [sp, #4]\n\t"
