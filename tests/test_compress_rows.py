@@ -11,18 +11,25 @@ import re
 
 import numpy as np
 import pytest
+import test_cmsis as cmsis_cases
+import test_ops_fully_connected as fc_cases
 from conftest import corpus_path, need_tool
+from op_oracle import assert_informative, run_tflm
+from test_layout import records
 
-from tflm_gen import compress, compress_rows, qemu
+from tflm_gen import compress, compress_rows, host, layout, qemu
 from tflm_gen.errors import TflmGenError
 from tflm_gen.host import HostInterpreter
 from tflm_gen.inputs import random_inputs
+from tflm_gen.layout_cores import core_of_target
 from tflm_gen.model import ir
+from tflm_gen.model.builder import ModelBuilder
 from tflm_gen.model.reader import read_model
 from tflm_gen.model.writer import write_model
 from tflm_gen.optimize import device_model
 from tflm_gen.oracle import Oracle
 from tflm_gen.prune import prune_weights
+from tflm_gen.targets import load_target
 
 
 def _rows(seed: int, shape: tuple[int, int], zeros: float) -> np.ndarray:
@@ -165,3 +172,65 @@ def test_dense_fc_filters_stay_plain():
     whose decoding would cost more than the layer every invoke."""
     model = read_model(corpus_path("ad01_int8.tflite").read_bytes())
     assert {coding for coding, _ in compress.codings(model).values()} == {"none"}
+
+
+# (batches, depth, units, per-channel): odd depths, rows of one or two weights (and empty
+# ones) once pruned, long zero runs (escape tokens), several batch rows.
+GROUP_LAYERS = [(1, 640, 13, False), (2, 37, 9, True), (1, 203, 11, False), (3, 130, 7, True),
+                (2, 9, 24, False)]
+
+
+def _grouped_model():
+    """(pruned model, inputs, cases) of independent int8 FULLY_CONNECTED layers."""
+    rng = np.random.default_rng(1517)
+    b = ModelBuilder()
+    inputs, cases = [], []
+    for batches, depth, units, per_channel in GROUP_LAYERS:
+        s = {"kind": "2d", "depth": depth, "units": units, "input": [batches, depth],
+             "output": [batches, units], "keep": False}  # fmt: skip
+        t = fc_cases.quantized_tensors(rng, s, "int8", per_channel)
+        n = len(inputs)
+        ins = [b.input(f"x{n}", s["input"], "int8", quantization=t["in_q"]),
+               b.constant(f"w{n}", t["weights"], quantization=t["filter_q"]),
+               b.constant(f"b{n}", t["bias"], quantization=t["bias_q"])]
+        b.output(b.add_op("FULLY_CONNECTED", ins, s["output"], "int8", quantization=t["out_q"],
+                          options={"fused_activation_function": "NONE",
+                                   "keep_num_dims": False}))
+        inputs.append(rng.integers(-128, 128, size=s["input"]).astype(np.int8))
+        cases.append(("FULLY_CONNECTED", s))
+    return prune_weights(b.build(), 0.8).model, inputs, cases
+
+
+def _tail_lengths(device: bytes) -> set[int]:
+    """n % 8 of every row of the device model's SPARSE_GROUPS streams."""
+    model = read_model(device)
+    found = set()
+    for index in ir.compressed_tensors(model):
+        stream = model.buffers[model.subgraph.tensors[index].buffer].data
+        assert stream[0] == compress_rows.SPARSE_GROUPS
+        found |= {len(compress_rows.row_tokens(row)[0]) % 8
+                  for row in compress_rows.decode_groups(stream)}
+    return found
+
+
+def test_sparse_groups_bit_exact_on_host_and_cortex_m4(monkeypatch):
+    """Every layer coded (the cost rule set aside), rows ending in tails of every length:
+    the reference and cmsis kernels on the host and the M4 assembly (which reads the
+    FC_SPARSE_FOLDED records its project keeps) equal TFLM."""
+    monkeypatch.setattr(compress_rows, "MAX_COST_RATIO", float("inf"))
+    model, inputs, cases = _grouped_model()
+    for output in run_tflm(model, inputs, len(cases)):
+        assert_informative(output, "int8")
+    device = device_model(model, ("cmsis",), compress=True)[0]
+    assert len(ir.compressed_tensors(read_model(device))) == len(GROUP_LAYERS)
+    assert _tail_lengths(device) == set(range(8))
+    for tags in ((), ("cmsis",)):
+        ours = host.run_model(device_model(model, tags, compress=True)[0], inputs, tags)
+        cmsis_cases.compare(ours, model, inputs, cases)
+    cmsis_cases.need_board("qemu-cortex-m4")
+    m4 = device_model(model, ("cmsis",), compress=True,
+                      core=core_of_target(load_target("qemu-cortex-m4")))[0]
+    assert {record[0] for record in records(m4) if record} == {layout.FC_SPARSE_FOLDED}
+    result = qemu.run_on_target(model, "qemu-cortex-m4", inputs, ("cmsis",), compress=True)
+    assert result.matches_host, result.stdout
+    cmsis_cases.compare(result.outputs, model, inputs, cases)
