@@ -1,4 +1,4 @@
-/* Row-sparse FULLY_CONNECTED filters; see tflm_sparse_rows.h. */
+/* Row-sparse FULLY_CONNECTED filters (SPARSE_GROUPS); see tflm_sparse_rows.h. */
 #include "tflm_sparse_rows.h"
 
 #include "tflm_quant.h"
@@ -9,8 +9,7 @@ static uint32_t read_u32(const uint8_t *p) {
 
 int32_t tflm_sparse_rows_is(const void *stream, uint32_t length) {
   return stream != NULL && length >= TFLM_SPARSE_ROWS_HEADER_BYTES &&
-         (((const uint8_t *)stream)[0] == TFLM_SPARSE_ROWS ||
-          ((const uint8_t *)stream)[0] == TFLM_SPARSE_GROUPS);
+         ((const uint8_t *)stream)[0] == TFLM_SPARSE_GROUPS;
 }
 
 static uint32_t read_u16(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
@@ -51,79 +50,16 @@ static tflm_status_t groups_check(const uint8_t *s, uint32_t length, int32_t row
   return groups == group_end && tails == length ? TFLM_OK : TFLM_ERR_MODEL;
 }
 
-/* The gap of token i (0 .. 3) of the group whose gap bytes start at g. */
-static uint32_t gap_of(const uint8_t *g, uint32_t i) {
-  return (g[i >> 1] >> (4u * (i & 1u))) & 15u;
-}
-
-/* The bytes of one row at `row` (at most `left` of them), 0 when it does not fit or a
- * token reaches past `depth` inputs. */
-static uint32_t check_row(const uint8_t *row, uint32_t left, int32_t depth) {
-  uint32_t count, t, i, at = 2;
-  int64_t position = 0;
-  if (left < 2u) return 0;
-  count = (uint32_t)row[0] | (uint32_t)row[1] << 8;
-  for (t = 0; t < count; t += 4) {
-    const uint32_t size = count - t < 4u ? count - t : 4u, bytes = (size + 1u) / 2u + size;
-    if (bytes > left - at) return 0;
-    for (i = 0; i < size; ++i) position += (int64_t)gap_of(row + at, i) + 1;
-    at += bytes;
-  }
-  return position <= depth ? at : 0u;
-}
-
 tflm_status_t tflm_sparse_rows_check(const void *stream, uint32_t length, int32_t rows,
                                      int32_t depth) {
   const uint8_t *s = (const uint8_t *)stream;
-  uint32_t at = TFLM_SPARSE_ROWS_HEADER_BYTES;
-  int32_t r;
   if (!tflm_sparse_rows_is(stream, length) || s[1] != 0 || s[2] != 0 || s[3] != 0 ||
       rows <= 0 || depth <= 0 || read_u32(s + 4) != (uint32_t)rows ||
       read_u32(s + 8) != (uint32_t)depth ||
       read_u32(s + 12) != length - TFLM_SPARSE_ROWS_HEADER_BYTES) {
     return TFLM_ERR_MODEL;
   }
-  if (s[0] == TFLM_SPARSE_GROUPS) return groups_check(s, length, rows, depth);
-  for (r = 0; r < rows; ++r) {
-    const uint32_t bytes = check_row(s + at, length - at, depth);
-    if (bytes == 0) return TFLM_ERR_MODEL;
-    at += bytes;
-  }
-  return at == length ? TFLM_OK : TFLM_ERR_MODEL;
-}
-
-const uint8_t *tflm_sparse_rows_first(const void *stream) {
-  return (const uint8_t *)stream + TFLM_SPARSE_ROWS_HEADER_BYTES;
-}
-
-int32_t tflm_sparse_rows_count(const uint8_t *row) {
-  return (int32_t)row[0] | (int32_t)row[1] << 8;
-}
-
-const uint8_t *tflm_sparse_rows_group(const uint8_t *g, int32_t size, const int8_t **x,
-                                      int32_t offset, int32_t *acc) {
-  const int8_t *literals = (const int8_t *)(const void *)(g + (size + 1) / 2);
-  const int8_t *at = *x;
-  int32_t sum = *acc, i;
-  for (i = 0; i < size; ++i) {
-    at += gap_of(g, (uint32_t)i);
-    sum = tflm_mac_wrap(sum, literals[i], (int32_t)*at++ + offset);
-  }
-  *x = at;
-  *acc = sum;
-  return (const uint8_t *)(const void *)(literals + size);
-}
-
-const uint8_t *tflm_sparse_rows_dot(const uint8_t *row, const int8_t *x, int32_t offset,
-                                    int32_t *acc) {
-  const int32_t count = tflm_sparse_rows_count(row);
-  int32_t t;
-  row += 2;
-  *acc = 0;
-  for (t = 0; t < count; t += 4) {
-    row = tflm_sparse_rows_group(row, count - t < 4 ? count - t : 4, &x, offset, acc);
-  }
-  return row;
+  return groups_check(s, length, rows, depth);
 }
 
 void tflm_sparse_groups_start(const void *stream, tflm_sparse_groups_t *walk) {

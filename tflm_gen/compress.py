@@ -53,10 +53,9 @@ from tflm_gen.model import ir
 
 METADATA_NAME = ir.COMPRESS_METADATA
 ZRLE, HUFFMAN, HUFFMAN_SHARED = 1, 2, 3
-SPARSE_ROWS = compress_rows.SPARSE_ROWS  # FULLY_CONNECTED, consumed in place (compress_rows.py)
-SPARSE_GROUPS = compress_rows.SPARSE_GROUPS  # the same tokens in groups of 8 (chosen now)
+SPARSE_GROUPS = compress_rows.SPARSE_GROUPS  # FULLY_CONNECTED, read in place (compress_rows.py)
 CODEC_NAMES = {ZRLE: "zero-rle", HUFFMAN: "huffman", HUFFMAN_SHARED: "huffman-shared",
-               SPARSE_ROWS: "sparse-rows", SPARSE_GROUPS: "sparse-groups"}
+               SPARSE_GROUPS: "sparse-groups"}
 RUNS = 64  # run symbols of the Huffman alphabet
 ALPHABET = 256 + RUNS
 FULL_RUN = ALPHABET - 1  # RUNS - 1 zero bytes without a literal
@@ -495,7 +494,6 @@ def tensor_report(candidate: Candidate, shared: dict[int, int] | None = None) ->
     sizes = {CODEC_NAMES[c]: len(encode(rows, candidate.zero, c, shared, candidate.group))
              for c in codecs}
     if candidate.opcode == "FULLY_CONNECTED":
-        sizes[CODEC_NAMES[SPARSE_ROWS]] = len(compress_rows.encode(rows) or b"")
         sizes[CODEC_NAMES[SPARSE_GROUPS]] = len(compress_rows.encode_groups(rows) or b"")
     coded = choose(candidate, shared)
     return TensorReport(candidate.tensor.name, candidate.opcode, int(rows.size),

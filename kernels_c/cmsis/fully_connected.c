@@ -19,6 +19,9 @@
  *   MVE  4 weight rows per pass over the input row, 16 MACs per VMLADAVA;
  *   DSP  3 weight rows per pass over the input row, widened to int16 on the fly;
  *   C    one dot product at a time.
+ * A row-sparse filter (`--compress`, tflm_sparse_rows.h) with its FC_SPARSE_FOLDED record
+ * runs sparse_groups_chunk on DSP (2 instructions per token to find and load its input, 33
+ * per 8 tokens); without the record, or elsewhere, the portable reader.
  * Integer sums are exact, so the result is the reference's.  float32, int16 and weights
  * with a zero point run the reference kernels (fully_connected_reference.c).
  *
@@ -364,153 +367,8 @@ static void fc_rows(const cmsis_fc_job_t *job, const int8_t *input, int8_t *outp
 #endif
 
 #if defined(CMSIS_DSP) && !defined(CMSIS_MVE)
-/* One group of 4 tokens of sparse_rows_chunk (tflm_sparse_rows.h): the 4 gaps from one
- * halfword, the 4 inputs paired (x0, x2), (x1, x3) with the offset added (SADD16), the 4
- * literals from one word (SXTB16), two SMLADs: 21 instructions. */
-#define CMSIS_SPARSE_GROUP                                                                 \
-  "ldrh r6, [r3], #2\n\t"                                                                \
-  "and r7, r6, #15\n\t"                                                                  \
-  "add r4, r4, r7\n\t"                                                                   \
-  "ldrsb r8, [r4], #1\n\t"                                                               \
-  "ubfx r7, r6, #4, #4\n\t"                                                              \
-  "add r4, r4, r7\n\t"                                                                   \
-  "ldrsb r9, [r4], #1\n\t"                                                               \
-  "ubfx r7, r6, #8, #4\n\t"                                                              \
-  "add r4, r4, r7\n\t"                                                                   \
-  "ldrsb r10, [r4], #1\n\t"                                                              \
-  "add r4, r4, r6, lsr #12\n\t"                                                          \
-  "ldrsb r11, [r4], #1\n\t"                                                              \
-  "pkhbt r8, r8, r10, lsl #16\n\t"                                                       \
-  "pkhbt r9, r9, r11, lsl #16\n\t"                                                       \
-  "sadd16 r8, r8, r2\n\t"                                                                \
-  "sadd16 r9, r9, r2\n\t"                                                                \
-  "ldr r6, [r3], #4\n\t"                                                                 \
-  "sxtb16 r7, r6\n\t"                                                                    \
-  "sxtb16 r6, r6, ror #8\n\t"                                                            \
-  "smlad r5, r7, r8, r5\n\t"                                                             \
-  "smlad r5, r6, r9, r5\n\t"
-
-/* One token of a row's last, partial group (r8, r9 free): its gap from r7's low nibble
- * (LO) or high one, its literal from r6, the scalar offset in r11. */
-#define CMSIS_SPARSE_TAIL_INPUT_LO "and r8, r7, #15\n\tadd r4, r4, r8\n\t"
-#define CMSIS_SPARSE_TAIL_INPUT_HI "add r4, r4, r7, lsr #4\n\t"
-#define CMSIS_SPARSE_TAIL_MAC                                                              \
-  "ldrsb r8, [r4], #1\n\t"                                                               \
-  "ldrsb r9, [r6], #1\n\t"                                                               \
-  "add r8, r8, r11\n\t"                                                                  \
-  "mla r5, r8, r9, r5\n\t"
-
-/* Where a walk over a row-sparse stream stands: the next row, and the batch's input row. */
-typedef struct {
-  const uint8_t *row;
-  const int8_t *input;
-} cmsis_sparse_walk_t;
-
-/* sums[r] = the sum of row r's tokens (literal * (input + offset)) for `rows` (>= 1) rows
- * from walk->row on, over the input walk->input; walk->row advanced past them.  `offsets`:
- * the input offset in both halfwords.  Arguments: r0 walk, r1 rows, r2 offsets, r3 sums.
- * 21 instructions per 4 tokens, about 16 per row. */
-__attribute__((naked, noinline)) static void sparse_rows_chunk(
-    cmsis_sparse_walk_t *walk CMSIS_IN_ASM, int32_t rows CMSIS_IN_ASM,
-    int32_t offsets CMSIS_IN_ASM, int32_t *sums CMSIS_IN_ASM) {
-  __asm__ volatile(
-      "push {r4-r11, lr}\n\t"
-      "push {r0}\n\t"
-      "mov r12, r3\n\t"
-      "ldr r3, [r0]\n\t"       /* r3: the stream */
-      "ldr lr, [r0, #4]\n\t"   /* lr: the input row */
-      "mov r0, r12\n\t"        /* r0: the sums */
-      "1:\n\t"
-      "ldrh r12, [r3], #2\n\t" /* the row's token count, kept for its tail */
-      "push {r12}\n\t"
-      "mov r4, lr\n\t"
-      "movs r5, #0\n\t"
-      "lsrs r12, r12, #2\n\t"
-      "beq 3f\n\t"
-      "2:\n\t"
-      CMSIS_SPARSE_GROUP
-      "subs r12, r12, #1\n\t"
-      "bne 2b\n\t"
-      "3:\n\t"
-      "pop {r12}\n\t"
-      "ands r12, r12, #3\n\t"
-      "beq 5f\n\t"
-      "add r6, r12, #1\n\t"
-      "add r6, r3, r6, lsr #1\n\t" /* r6: the tail's literals */
-      "sxth r11, r2\n\t"
-      "ldrb r7, [r3]\n\t"
-      CMSIS_SPARSE_TAIL_INPUT_LO
-      CMSIS_SPARSE_TAIL_MAC
-      "cmp r12, #1\n\t"
-      "beq 4f\n\t"
-      CMSIS_SPARSE_TAIL_INPUT_HI
-      CMSIS_SPARSE_TAIL_MAC
-      "cmp r12, #2\n\t"
-      "beq 4f\n\t"
-      "ldrb r7, [r3, #1]\n\t"
-      CMSIS_SPARSE_TAIL_INPUT_LO
-      CMSIS_SPARSE_TAIL_MAC
-      "4:\n\t"
-      "mov r3, r6\n\t"
-      "5:\n\t"
-      "str r5, [r0], #4\n\t"
-      "subs r1, r1, #1\n\t"
-      "bne 1b\n\t"
-      "pop {r0}\n\t"
-      "str r3, [r0]\n\t"
-      "pop {r4-r11, pc}\n\t");
-}
-
-/* The outputs oc .. oc + count - 1 of their sums: the hoisted strict requantisation for a
- * per-tensor node that suits it, else finish_biased. */
-static void finish_chunk(const cmsis_fc_job_t *job, const int32_t *sums, int32_t oc,
-                         int32_t count, int8_t *out) {
-  cmsis_strict_t q;
-  int32_t j;
-  if (job->fast != CMSIS_REQUANT_STRICT || job->p->channel_step != 0) {
-    for (j = 0; j < count; ++j) out[j] = finish_biased(job, sums[j], oc + j);
-    return;
-  }
-  strict_constants(job, &q);
-  if (job->bias == NULL) {
-    for (j = 0; j < count; ++j) out[j] = cmsis_strict_clamped(&q, sums[j]);
-    return;
-  }
-  for (j = 0; j < count; ++j) {
-    out[j] = cmsis_strict_clamped(&q, tflm_add_wrap(sums[j], job->bias[oc + j]));
-  }
-}
-
 /* Rows summed per chunk on the stack (no arena), then requantised. */
 #define CMSIS_SPARSE_CHUNK 64
-
-/* FULLY_CONNECTED over a row-sparse filter: the sums of CMSIS_SPARSE_CHUNK rows per call. */
-static tflm_status_t sparse_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
-  const tflm_fc_params_t *p = (const tflm_fc_params_t *)call->params;
-  const int32_t offsets = (int32_t)(((uint32_t)p->input_offset & 0xffffu) * 0x10001u);
-  const cmsis_fc_node_t *mine = (const cmsis_fc_node_t *)call->own;
-  int8_t *output = (int8_t *)call->data.output;
-  cmsis_fc_job_t job;
-  cmsis_sparse_walk_t walk;
-  int32_t b, oc, count, sums[CMSIS_SPARSE_CHUNK];
-  (void)ctx; /* the filter's data is the stream prepare checked (no model look-up) */
-  job.p = p;
-  job.requant = call->requant;
-  job.bias = (const int32_t *)call->data.bias;
-  job.fast = mine->requant_mode;
-  walk.input = (const int8_t *)call->data.input;
-  for (b = 0; b < p->batches; ++b, walk.input += p->accum_depth) {
-    walk.row = tflm_sparse_rows_first(call->data.filter);
-    for (oc = 0; oc < p->output_depth; oc += count) {
-      count = p->output_depth - oc < CMSIS_SPARSE_CHUNK ? p->output_depth - oc
-                                                         : CMSIS_SPARSE_CHUNK;
-      sparse_rows_chunk(&walk, count, offsets, sums);
-      finish_chunk(&job, sums, oc, count, output);
-      output += count;
-    }
-  }
-  return TFLM_OK;
-}
 
 /* SPARSE_GROUPS (tflm_sparse_rows.h) on the DSP: the slot code of one token of a group,
  * its gap nibble from r9 (even slots) or r6 (odd slots), byte `rot` / 8 of it, its input
@@ -698,10 +556,6 @@ static tflm_status_t grouped_int8(tflm_context_t *ctx, const tflm_weighted_call_
   return groups_int8(call, folded);
 }
 #else
-static tflm_status_t sparse_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
-  return tflm_fully_connected_sparse_int8(ctx, call);
-}
-
 static tflm_status_t grouped_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
   return tflm_fully_connected_sparse_int8(ctx, call);
 }
@@ -801,11 +655,7 @@ static tflm_status_t cmsis_fc_run_int8(tflm_context_t *ctx, const tflm_weighted_
                         record_kind(ctx, call->node) != CMSIS_FC_QUADS_IN_FILTER,
                     TFLM_ERR_BAD_PARAMS);
   if (tflm_fully_connected_band(ctx, call, &banded)) return banded; /* a stage's reduction */
-  if (p->decode_scratch == TFLM_FC_SPARSE_ROWS) {
-    return *(const uint8_t *)call->data.filter == TFLM_SPARSE_GROUPS
-               ? grouped_int8(ctx, call)
-               : sparse_int8(ctx, call);
-  }
+  if (p->decode_scratch == TFLM_FC_SPARSE_ROWS) return grouped_int8(ctx, call);
   if (p->decode_scratch < 0) return fc_int8(ctx, call, 1);
   return tflm_weighted_decoded(ctx, call, p->decode_scratch, p->output_depth, p->accum_depth,
                                block_int8);
