@@ -26,10 +26,9 @@ static uint32_t tokens_span(const uint8_t *gaps, uint32_t slot, uint32_t n) {
  * exactly. */
 static tflm_status_t groups_check(const uint8_t *s, uint32_t length, int32_t rows,
                                   int32_t depth) {
-  uint64_t groups = 20u, tails, group_end;
+  uint64_t groups = TFLM_SPARSE_ROWS_HEADER_BYTES, tails, group_end;
   int32_t r;
-  if (length < 20u) return TFLM_ERR_MODEL;
-  group_end = tails = groups + read_u32(s + 16);
+  group_end = tails = groups + read_u32(s + 12);
   if (group_end > length) return TFLM_ERR_MODEL;
   for (r = 0; r < rows; ++r) {
     uint32_t n, t, size, g;
@@ -55,8 +54,7 @@ tflm_status_t tflm_sparse_rows_check(const void *stream, uint32_t length, int32_
   const uint8_t *s = (const uint8_t *)stream;
   if (!tflm_sparse_rows_is(stream, length) || s[1] != 0 || s[2] != 0 || s[3] != 0 ||
       rows <= 0 || depth <= 0 || read_u32(s + 4) != (uint32_t)rows ||
-      read_u32(s + 8) != (uint32_t)depth ||
-      read_u32(s + 12) != length - TFLM_SPARSE_ROWS_HEADER_BYTES) {
+      read_u32(s + 8) != (uint32_t)depth) {
     return TFLM_ERR_MODEL;
   }
   return groups_check(s, length, rows, depth);
@@ -64,8 +62,8 @@ tflm_status_t tflm_sparse_rows_check(const void *stream, uint32_t length, int32_
 
 void tflm_sparse_groups_start(const void *stream, tflm_sparse_groups_t *walk) {
   const uint8_t *s = (const uint8_t *)stream;
-  walk->groups = s + 20;
-  walk->tails = walk->groups + read_u32(s + 16);
+  walk->groups = s + TFLM_SPARSE_ROWS_HEADER_BYTES;
+  walk->tails = walk->groups + read_u32(s + 12);
 }
 
 /* acc plus the n tokens whose gap nibbles start at `slot` of `gaps`; *x advanced. */

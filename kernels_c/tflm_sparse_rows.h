@@ -4,8 +4,8 @@
  *
  * A row is a list of tokens: token t skips `gap` (0 .. 15) inputs and multiplies the next
  * one by its int8 literal (a run of more than 15 zeros takes tokens (15, 0)).  Stream
- * (little-endian): codec TFLM_SPARSE_GROUPS, 0, 0, 0; u32 rows C, u32 row length R, u32
- * payload bytes P; then u32 G (the groups' bytes), the groups of all rows (12 bytes each: a
+ * (little-endian): codec TFLM_SPARSE_GROUPS, 0, 0, 0; u32 rows C, u32 row length R, u32 G
+ * (the groups' bytes); then the groups of all rows (12 bytes each: a
  * word of 8 gap nibbles, token 2i's in the low nibble of byte i, then 8 literals), then per
  * row its u16 token count n and its tail: the row's first t = n % 8 tokens, ceil(t / 2) gap
  * bytes (an odd tail's first low nibble is padding) and t literals, which take a group's

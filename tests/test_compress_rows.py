@@ -80,7 +80,7 @@ def _corrupted(device: bytes, change) -> bytes:
 
 
 def _tails(stream: bytearray) -> int:
-    return 20 + int.from_bytes(stream[16:20], "little")
+    return 16 + int.from_bytes(stream[12:16], "little")
 
 
 def _first_count(stream: bytearray, value: int) -> None:
@@ -91,7 +91,7 @@ def _gaps_past_the_row(stream: bytearray) -> None:
     """Every gap of the first row's groups 15: its tokens reach past its inputs."""
     count = int.from_bytes(stream[_tails(stream):_tails(stream) + 2], "little")
     for group in range(count // 8):
-        stream[20 + 12 * group:24 + 12 * group] = b"\xff" * 4
+        stream[16 + 12 * group:20 + 12 * group] = b"\xff" * 4
 
 
 CHANGES = {
@@ -99,8 +99,8 @@ CHANGES = {
     "gaps": _gaps_past_the_row,
     "rows": lambda s: s.__setitem__(slice(4, 8), (12345).to_bytes(4, "little")),
     "depth": lambda s: s.__setitem__(slice(8, 12), (7).to_bytes(4, "little")),
-    "payload": lambda s: s.__setitem__(slice(12, 16), (5).to_bytes(4, "little")),
-    "group bytes": lambda s: s.__setitem__(slice(16, 20), (24).to_bytes(4, "little")),
+    "group bytes": lambda s: s.__setitem__(slice(12, 16), (24).to_bytes(4, "little")),
+    "group bytes past the end": lambda s: s.__setitem__(slice(12, 16), b"\xff" * 4),
     "truncated": lambda s: s.__delitem__(slice(len(s) - 3, None)),
     "reserved": lambda s: s.__setitem__(1, 1),
 }

@@ -14,8 +14,7 @@ Stream SPARSE_GROUPS (little-endian), the 16-byte header of compress.py's stream
     byte 0  SPARSE_GROUPS
     byte 1  0 (the zero byte: the filter's zero point, 0 for the symmetric int8 weights)
     bytes 2, 3  0
-    u32     rows C, u32 row length R, u32 payload bytes P
-    u32     G, the bytes of the groups
+    u32     rows C, u32 row length R, u32 G: the bytes of the groups
     groups  of all rows in order, 12 bytes each: a word of 8 gap nibbles (token 2i's in the
             low nibble of byte i), then the 8 int8 literals: one LDM on the Cortex-M4, whose
             loop splits the nibbles into bytes (AND with 0x0f0f0f0f) for UXTAB
@@ -107,11 +106,9 @@ def encode_groups(rows: np.ndarray) -> bytes | None:
         for t in range(head, len(gaps), GROUP):
             groups.append(_nibbles(gaps[t:t + GROUP]) +
                           np.asarray(literals[t:t + GROUP], np.int8).tobytes())
-    payload = (np.asarray([12 * len(groups)], "<u4").tobytes() + b"".join(groups) +
-               b"".join(tails))
     header = bytes((SPARSE_GROUPS, 0, 0, 0)) + np.asarray(
-        [rows.shape[0], rows.shape[1], len(payload)], "<u4").tobytes()
-    return header + payload
+        [rows.shape[0], rows.shape[1], 12 * len(groups)], "<u4").tobytes()
+    return header + b"".join(groups) + b"".join(tails)
 
 
 def _place(out: np.ndarray, gaps: list[int], literals: np.ndarray, position: int) -> int:
@@ -129,9 +126,9 @@ def _unpack(data: bytes, count: int) -> list[int]:
 
 def decode_groups(stream: bytes) -> np.ndarray:
     """The int8 rows [C, R] of a SPARSE_GROUPS stream (the tests' round trip)."""
-    channels, row, _ = np.frombuffer(stream[4:HEADER_BYTES], "<u4").tolist()
-    group_at = HEADER_BYTES + 4
-    tail_at = group_at + int.from_bytes(stream[HEADER_BYTES:group_at], "little")
+    channels, row, group_bytes = np.frombuffer(stream[4:HEADER_BYTES], "<u4").tolist()
+    group_at = HEADER_BYTES
+    tail_at = group_at + group_bytes
     out = np.zeros((channels, row), np.int8)
     for c in range(channels):
         count = int.from_bytes(stream[tail_at:tail_at + 2], "little")
@@ -156,7 +153,7 @@ def grouped_filter(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> np.n
     position = next(i for i, g in enumerate(model.subgraphs) if g is graph)
     index = sum(len(g.tensors) for g in model.subgraphs[:position]) + op.inputs[1]
     stream = model.buffers[graph.tensors[op.inputs[1]].buffer].data
-    if index not in ir.compressed_tensors(model) or len(stream) < HEADER_BYTES + 4 or \
+    if index not in ir.compressed_tensors(model) or len(stream) < HEADER_BYTES or \
             stream[0] != SPARSE_GROUPS:
         return None
     return decode_groups(stream)

@@ -395,9 +395,8 @@ static void fc_rows(const cmsis_fc_job_t *job, const int8_t *input, int8_t *outp
 /* Where a walk over a SPARSE_GROUPS stream stands (tflm_sparse_groups_t's pointers) and
  * the batch's input row. */
 typedef struct {
-  const uint8_t *groups;
-  const uint8_t *tails;
-  const int8_t *input;
+  tflm_sparse_groups_t rows; /* groups at byte 0, tails at 4 (the assembly's offsets) */
+  const int8_t *input;       /* at 8 */
 } cmsis_groups_walk_t;
 
 /* sums[r] += the sum of row r's tokens (literal * raw input) for `rows` (>= 1) rows from
@@ -506,6 +505,7 @@ static void finish_sums(const cmsis_fc_job_t *job, const cmsis_strict_t *q,
   for (j = 0; j + 4 <= count && strict; j += 4) {
     cmsis_strict4(q, sums[j], sums[j + 1], sums[j + 2], sums[j + 3], out + j);
   }
+  for (; j < count && strict; ++j) out[j] = cmsis_strict_clamped(q, sums[j]);
   for (; j < count; j += 4) {
     finish_quad(job, sums + j, oc + j, count - j < 4 ? count - j : 4, out + j);
   }
@@ -519,24 +519,29 @@ static tflm_status_t groups_int8(const tflm_weighted_call_t *call, const int32_t
   int8_t *output = (int8_t *)call->data.output;
   cmsis_fc_job_t job;
   cmsis_groups_walk_t walk;
-  tflm_sparse_groups_t start;
   cmsis_strict_t q;
-  int32_t b, oc, count, sums[CMSIS_SPARSE_CHUNK];
+  int32_t b, oc, j, count, sums[CMSIS_SPARSE_CHUNK];
   job.p = p;
   job.requant = call->requant;
   job.bias = NULL;
   job.fast = mine->requant_mode;
-  quad_arrays(&job);
-  strict_constants(&job, &q);
+  job.step = p->channel_step;
+  if (job.fast == CMSIS_REQUANT_STRICT && job.step == 0) {
+    strict_constants(&job, &q);
+  } else {
+    quad_arrays(&job);
+  }
   walk.input = (const int8_t *)call->data.input;
   for (b = 0; b < p->batches; ++b, walk.input += p->accum_depth) {
-    tflm_sparse_groups_start(call->data.filter, &start);
-    walk.groups = start.groups;
-    walk.tails = start.tails;
+    tflm_sparse_groups_start(call->data.filter, &walk.rows);
     for (oc = 0; oc < p->output_depth; oc += count) {
       count = p->output_depth - oc < CMSIS_SPARSE_CHUNK ? p->output_depth - oc
                                                          : CMSIS_SPARSE_CHUNK;
-      memcpy(sums, folded + oc, (size_t)count * sizeof(int32_t));
+      if (count < 8) { /* a few rows (a classifier's last layer): no call */
+        for (j = 0; j < count; ++j) sums[j] = folded[oc + j];
+      } else {
+        memcpy(sums, folded + oc, (size_t)count * sizeof(int32_t));
+      }
       sparse_groups_chunk(&walk, sums, count);
       finish_sums(&job, &q, sums, oc, count, output);
       output += count;
