@@ -12,10 +12,10 @@ import re
 import numpy as np
 import pytest
 import test_cmsis as cmsis_cases
-import test_ops_fully_connected as fc_cases
 from conftest import corpus_path, need_tool
 from op_oracle import assert_informative, run_tflm
 from test_layout import records
+from test_layout_fc import fc_model
 
 from tflm_gen import compress, compress_rows, host, layout, qemu
 from tflm_gen.errors import TflmGenError
@@ -23,7 +23,6 @@ from tflm_gen.host import HostInterpreter
 from tflm_gen.inputs import random_inputs
 from tflm_gen.layout_cores import core_of_target
 from tflm_gen.model import ir
-from tflm_gen.model.builder import ModelBuilder
 from tflm_gen.model.reader import read_model
 from tflm_gen.model.writer import write_model
 from tflm_gen.optimize import device_model
@@ -181,23 +180,8 @@ GROUP_LAYERS = [(1, 640, 13, False), (2, 37, 9, True), (1, 203, 11, False), (3, 
 
 def _grouped_model():
     """(pruned model, inputs, cases) of independent int8 FULLY_CONNECTED layers."""
-    rng = np.random.default_rng(1517)
-    b = ModelBuilder()
-    inputs, cases = [], []
-    for batches, depth, units, per_channel in GROUP_LAYERS:
-        s = {"kind": "2d", "depth": depth, "units": units, "input": [batches, depth],
-             "output": [batches, units], "keep": False}  # fmt: skip
-        t = fc_cases.quantized_tensors(rng, s, "int8", per_channel)
-        n = len(inputs)
-        ins = [b.input(f"x{n}", s["input"], "int8", quantization=t["in_q"]),
-               b.constant(f"w{n}", t["weights"], quantization=t["filter_q"]),
-               b.constant(f"b{n}", t["bias"], quantization=t["bias_q"])]
-        b.output(b.add_op("FULLY_CONNECTED", ins, s["output"], "int8", quantization=t["out_q"],
-                          options={"fused_activation_function": "NONE",
-                                   "keep_num_dims": False}))
-        inputs.append(rng.integers(-128, 128, size=s["input"]).astype(np.int8))
-        cases.append(("FULLY_CONNECTED", s))
-    return prune_weights(b.build(), 0.8).model, inputs, cases
+    model, inputs, cases = fc_model(17, GROUP_LAYERS)
+    return prune_weights(model, 0.8).model, inputs, cases
 
 
 def _tail_lengths(device: bytes) -> set[int]:
