@@ -53,9 +53,9 @@ from tflm_gen.model import ir
 
 METADATA_NAME = ir.COMPRESS_METADATA
 ZRLE, HUFFMAN, HUFFMAN_SHARED = 1, 2, 3
-SPARSE_ROWS = compress_rows.SPARSE_ROWS  # FULLY_CONNECTED, consumed in place (compress_rows.py)
+SPARSE_GROUPS = compress_rows.SPARSE_GROUPS  # FULLY_CONNECTED, read in place (compress_rows.py)
 CODEC_NAMES = {ZRLE: "zero-rle", HUFFMAN: "huffman", HUFFMAN_SHARED: "huffman-shared",
-               SPARSE_ROWS: "sparse-rows"}
+               SPARSE_GROUPS: "sparse-groups"}
 RUNS = 64  # run symbols of the Huffman alphabet
 ALPHABET = 256 + RUNS
 FULL_RUN = ALPHABET - 1  # RUNS - 1 zero bytes without a literal
@@ -344,14 +344,16 @@ def best(rows: np.ndarray, zero: int, shared: dict[int, int] | None = None,
 def choose(candidate: Candidate, shared: dict[int, int] | None = None) -> Coded | None:
     """The coding of a candidate.  An int8 FULLY_CONNECTED filter takes the row-sparse
     stream its kernel consumes without decoding (compress_rows.py) when that saves
-    MIN_SAVING, else stays plain: its weights are used once per invoke (batch 1), so a
+    MIN_SAVING and costs at most compress_rows.MAX_COST_RATIO of the plain kernel's
+    estimated instructions, else stays plain: its weights are used once per invoke (batch 1), so a
     block decoded into scratch costs the whole layer again and more (ad01 as it is,
     Huffman: 6.4 M instructions instead of 0.27 M on the Cortex-M4).  Others: `best`."""
     if (candidate.opcode == "FULLY_CONNECTED" and candidate.zero == 0
             and candidate.source_dtype == "int8"):
-        stream = compress_rows.encode(candidate.rows)
-        if stream is not None and len(stream) <= (1 - MIN_SAVING) * candidate.rows.size:
-            return Coded(SPARSE_ROWS, stream)
+        stream = compress_rows.encode_groups(candidate.rows)
+        if stream is not None and len(stream) <= (1 - MIN_SAVING) * candidate.rows.size \
+                and compress_rows.pays(candidate.rows):
+            return Coded(SPARSE_GROUPS, stream)
         return None
     return best(candidate.rows, candidate.zero, shared, candidate.group)
 
@@ -492,7 +494,7 @@ def tensor_report(candidate: Candidate, shared: dict[int, int] | None = None) ->
     sizes = {CODEC_NAMES[c]: len(encode(rows, candidate.zero, c, shared, candidate.group))
              for c in codecs}
     if candidate.opcode == "FULLY_CONNECTED":
-        sizes[CODEC_NAMES[SPARSE_ROWS]] = len(compress_rows.encode(rows) or b"")
+        sizes[CODEC_NAMES[SPARSE_GROUPS]] = len(compress_rows.encode_groups(rows) or b"")
     coded = choose(candidate, shared)
     return TensorReport(candidate.tensor.name, candidate.opcode, int(rows.size),
                         float(np.mean(rows == candidate.zero)), len(np.unique(rows)), sizes,
