@@ -284,8 +284,10 @@ def keeps_pixel_order(opcode: str, stream: bytes) -> bool:
     """Whether the kernel decoding `stream` writes its output in the uncoded kernel's
     order (one block, and no dead channels that CONV_2D skips in a pass of their own), so
     that the planner's partial overlaps of its input and output still hold."""
-    if compress_sparse_conv.is_sparse_conv(stream):  # passes over every pixel per channel
-        return False
+    if compress_sparse_conv.is_sparse_conv(stream):
+        # Its kernel reads a batch's whole input (widened into scratch) before writing any of
+        # that batch's outputs: whatever a later output overwrites was already read.
+        return True
     channels, _, group = np.frombuffer(stream[4:HEADER_BYTES], "<u4").tolist()
     return group >= channels and not (opcode == "CONV_2D" and stream[3] & LIVE_MAP)
 
