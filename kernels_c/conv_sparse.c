@@ -50,7 +50,7 @@ static int32_t reader_open(sparse_reader_t *r, const uint8_t *s, int32_t step) {
   r->weight = 0;
   r->step = step;
   if (r->width < 8 || r->width > 16 || r->floor < 1 || r->floor > 128) return 0;
-  gaps = ((1 << r->width) - 1) / r->values;
+  gaps = (((int32_t)1 << r->width) - 1) / r->values;
   r->gap_codes = gaps * r->values;
   r->skip_step = gaps * step;
   return gaps >= 1;
@@ -68,7 +68,7 @@ static TFLM_ALWAYS_INLINE void read_token(const sparse_reader_t *r, const uint8_
     *next += 2;
     *bits += 16;
   }
-  code = (int32_t)(*buffer & ((1u << r->width) - 1u));
+  code = (int32_t)(*buffer & (((uint32_t)1 << r->width) - 1u));
   *buffer >>= r->width;
   *bits -= r->width;
   if (code >= r->gap_codes) {

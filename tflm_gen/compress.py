@@ -6,7 +6,10 @@ connected [Cout, K], depthwise [C, FH*FW] (its [1, FH, FW, C] filter transposed,
 channel's weights are contiguous).  The rows are cut into blocks of G channels, each coded
 on its own, so that a kernel decodes one block at a time into scratch
 (kernels_c/tflm_decode.c).  The codec is chosen per tensor by coded size; a tensor that no
-codec shrinks stays as it is.
+codec shrinks stays as it is.  Two codings are read in place instead: FULLY_CONNECTED's
+row-sparse one (compress_rows.py) and, for int8 1x1 convolutions with few pixels, SPARSE_CONV
+(compress_sparse_conv.py), taken where it saves the most estimated instructions per byte
+added while the coded filters stay within SPARSE_MAX_SHARE of their bytes (`choices`).
 
 The tensor's buffer then holds the coded stream (little-endian), and the model's
 `tflm_gen.compress` metadata lists the compressed tensors (words: version 1, count K, K
