@@ -85,11 +85,11 @@ def _codes(rows: np.ndarray, bits: int, floor: int) -> list[int]:
 
 
 def _pack(codes: list[int], bits: int) -> bytes:
-    number = 0
-    for code in reversed(codes):
-        number = number << bits | code
-    length = -(-len(codes) * bits // 16) * 2
-    return number.to_bytes(length, "little")
+    """The codes, `bits` each, least significant bit first, padded to whole 16-bit units."""
+    values = np.asarray(codes, np.uint32)
+    stream = ((values[:, None] >> np.arange(bits, dtype=np.uint32)) & 1).astype(np.uint8).ravel()
+    stream = np.concatenate([stream, np.zeros(-len(stream) % 16, np.uint8)])
+    return np.packbits(stream, bitorder="little").tobytes()
 
 
 def encode(rows: np.ndarray) -> bytes | None:
@@ -120,19 +120,17 @@ def tokens(stream: bytes) -> list[tuple[int, int]]:
     channels, row, length = np.frombuffer(stream[4:HEADER_BYTES], "<u4").tolist()
     values = 257 - 2 * floor
     gaps = ((1 << bits) - 1) // values
-    number = int.from_bytes(stream[HEADER_BYTES:HEADER_BYTES + length], "little")
-    found, position = [], 0
-    while position < channels * row:
-        code, number = number & ((1 << bits) - 1), number >> bits
-        if code >= gaps * values:
-            position += (code - gaps * values + 1) * gaps
-            found.append((position, 0))
-            continue
-        index = code % values
-        position += code // values
-        found.append((position, (index + floor + 128) % 256 - 128))
-        position += 1
-    return found
+    payload = np.frombuffer(stream, np.uint8, length, HEADER_BYTES)
+    stream_bits = np.unpackbits(payload, bitorder="little")
+    count = len(stream_bits) // bits
+    codes = stream_bits[:count * bits].reshape(count, bits).astype(np.int64) @ (
+        np.int64(1) << np.arange(bits, dtype=np.int64))
+    skip = codes >= gaps * values
+    ends = np.cumsum(np.where(skip, (codes - gaps * values + 1) * gaps, codes // values + 1))
+    at = np.where(skip, ends, ends - 1)
+    last = int(np.argmax(at >= channels * row))  # the final skip (padding codes follow)
+    weights = np.where(skip, 0, (codes % values + floor + 128) % 256 - 128)
+    return list(zip(at[:last + 1].tolist(), weights[:last + 1].tolist()))
 
 
 def decode(stream: bytes) -> np.ndarray:
