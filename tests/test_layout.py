@@ -130,13 +130,8 @@ def depthwise_model(seed: int):
 def records(model_bytes: bytes) -> list[list[int]]:
     """The layout records of a device model, in operator order (empty for none)."""
     model = read_model(model_bytes)
-    buffer = dict(model.metadata)[METADATA_NAME]
-    words = np.frombuffer(model.buffers[buffer].data, dtype="<i4")
-    result = []
-    for position in words[2:2 + words[1]]:
-        result.append(words[position + 1:position + 1 + words[position]].tolist()
-                      if position else [])
-    return result
+    assert METADATA_NAME in dict(model.metadata)
+    return [record or [] for record in ir.layout_records(model)]
 
 
 def with_layout_words(model_bytes: bytes, edit) -> bytes:

@@ -475,16 +475,7 @@ def node_record(model: ir.Model, op: ir.Operator) -> list[int] | None:
     """The layout record (kind first) the metadata holds for `op`, None when none."""
     ops = [o for graph in model.subgraphs for o in graph.operators]
     index = next((i for i, o in enumerate(ops) if o is op), None)
-    for name, buffer in model.metadata:
-        if name != METADATA_NAME or index is None:
-            continue
-        data = model.buffers[buffer].data
-        words = np.frombuffer(data[:len(data) // 4 * 4], "<i4")
-        if len(words) < 2 + len(ops) or words[1] != len(ops) or not words[2 + index]:
-            return None
-        start = int(words[2 + index])
-        return words[start + 1:start + 1 + int(words[start])].tolist()
-    return None
+    return None if index is None else ir.layout_records(model)[index]
 
 
 def _sole_reader(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> bool:

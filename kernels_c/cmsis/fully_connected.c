@@ -532,10 +532,13 @@ static tflm_status_t cmsis_fc_prepare(tflm_context_t *ctx, tflm_node_t *node) {
     tflm_fully_connected_requant(ctx, node, p, &requant);
     mine->requant_mode = cmsis_requant_mode(requant.multipliers, requant.shifts, p->channels);
   }
-  /* A filter holding the int16 stream runs the layout loops only (fc_int8 checks them). */
+  /* A filter holding the int16 stream runs the layout loops only (fc_int8 checks them);
+   * a stage's reduction reads the int8 filter, so never such a buffer (the generator
+   * plans none: patches.reduces; a model that does is refused, not misread). */
   TFLM_KERNEL_CHECK(ctx, node,
                     record_kind(ctx, node) != CMSIS_FC_QUADS_IN_FILTER ||
-                        (reads_layout() && mine->fast_path && p->decode_scratch < 0),
+                        (reads_layout() && mine->fast_path && p->decode_scratch < 0 &&
+                         !tflm_node_reduces(ctx, node)),
                     TFLM_ERR_BAD_PARAMS);
   node->user_data = mine;
   return TFLM_OK;
@@ -602,13 +605,6 @@ static void block_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call,
 static tflm_status_t cmsis_fc_run_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
   const tflm_fc_params_t *p = (const tflm_fc_params_t *)call->params;
   tflm_status_t banded;
-  int32_t *sums, offset, first, last;
-  /* A stage's reduction reads the int8 filter: never a buffer holding the int16 stream
-   * (the generator plans no such stage; a model that does is refused, not misread). */
-  TFLM_KERNEL_CHECK(ctx, call->node,
-                    !tflm_node_band_sum(ctx, call->node, &sums, &offset, &first, &last) ||
-                        record_kind(ctx, call->node) != CMSIS_FC_QUADS_IN_FILTER,
-                    TFLM_ERR_BAD_PARAMS);
   if (tflm_fully_connected_band(ctx, call, &banded)) return banded; /* a stage's reduction */
   if (p->decode_scratch == TFLM_FC_SPARSE_ROWS) {
     return sparse_int8(ctx, call);
