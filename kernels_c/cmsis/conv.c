@@ -43,6 +43,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "cmsis_conv_sparse.h"
 #include "cmsis_simd.h"
 #include "conv_common.h"
 #include "conv_hybrid.h"
@@ -1190,6 +1191,9 @@ static tflm_status_t cmsis_conv_run_int8(tflm_context_t *ctx, const tflm_weighte
   cmsis_conv_job_t job;
   if (mine->scratch < 0) {
     return tflm_conv_run_int8(ctx, call);
+  }
+  if (TFLM_CONV_IS_SPARSE(p)) {
+    return tflm_conv_sparse_int8(ctx, call, &cmsis_sparse_kernels); /* a sparse 1x1 filter */
   }
   conv_job(ctx, call->node, mine, call, &job);
   TFLM_KERNEL_CHECK(ctx, call->node, job.pairs != NULL || !job.in_filter, TFLM_ERR_BAD_PARAMS);
