@@ -1,0 +1,132 @@
+"""Prints how the CLI's entry points take corrupt models: seeded truncations, byte writes and
+bit flips of real models (and the bundled sine example) through `tflm-gen inspect`,
+`project`, `verify`, `run` and `bench`, each in a child process with a timeout.
+
+    python3 benchmarks/robustness_mutants.py [--count 50] [--seed 0] [--commands a,b]
+        [--models a,b] [--keep DIR]
+
+Every mutant must end in one of two ways: exit 2 with one line on stderr (a clean refusal),
+or success (exit 0; for `verify` that means bit-exact; `bench --json` must say bit_exact).
+Anything else is a defect and is listed: a Python traceback, a signal (a C crash), a hang
+(timeout), a multi-line error, a non-bit-exact result.  `--keep DIR` saves each defective
+mutant there (name: command, model, seed) to turn into a regression test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = Path(os.environ.get("TFLM_GEN_CORPUS", REPO.parent / "shared" / "models"))
+MODELS = {"sine_int8": REPO / "examples" / "sine" / "sine_int8.tflite",
+          "kws_ref_model": CORPUS / "kws_ref_model.tflite",
+          "micro_speech_quantized": CORPUS / "micro_speech_quantized.tflite",
+          "pretrainedResnet_quant": CORPUS / "pretrainedResnet_quant.tflite"}
+COMMANDS = ["inspect", "verify", "run", "project", "bench"]
+TIMEOUT = {"bench": 600, "project": 300}
+DEFAULT_TIMEOUT = 180
+
+
+def mutate(data: bytes, rng: np.random.Generator) -> tuple[bytes, str]:
+    """A truncation (one in five), else 1-8 byte writes or bit flips; and what was done."""
+    kind = int(rng.integers(5))
+    if kind == 0:
+        cut = int(rng.integers(0, len(data)))
+        return data[:cut], f"cut at {cut}"
+    out = bytearray(data)
+    changes = []
+    for _ in range(int(rng.integers(1, 9))):
+        position = int(rng.integers(0, len(out)))
+        if kind % 2:
+            out[position] ^= 1 << int(rng.integers(8))
+        else:
+            out[position] = int(rng.integers(0, 256))
+        changes.append(f"{position}={out[position]}")
+    return bytes(out), ("flip " if kind % 2 else "write ") + ",".join(changes)
+
+
+def arguments(command: str, model: Path, folder: Path) -> list[str]:
+    return {"inspect": ["inspect", str(model)],
+            "verify": ["verify", str(model), "--runs", "1"],
+            "run": ["run", str(model), "-o", str(folder / "out.npz")],
+            "project": ["project", "--model", str(model), "--target", "make", "-o",
+                        str(folder / "project")],
+            "bench": ["bench", str(model), "--target", "qemu-cortex-m4", "--no-compare",
+                      "--json", str(folder / "bench.json")]}[command]
+
+
+def verdict(command: str, completed: subprocess.CompletedProcess | None, folder: Path) -> str:
+    if completed is None:
+        return "hang"
+    lines = [line for line in completed.stderr.splitlines() if line.strip()]
+    if completed.returncode < 0:
+        return f"signal {-completed.returncode}"
+    if "Traceback" in completed.stderr:
+        return "traceback"
+    if completed.returncode == 2:
+        return "refused" if len(lines) == 1 else "multi-line error"
+    if completed.returncode != 0:
+        return f"exit {completed.returncode}"
+    if command == "bench":
+        figures = json.loads((folder / "bench.json").read_text())
+        return "ok" if figures["bit_exact"] else "not bit-exact"
+    return "ok"
+
+
+def try_mutant(command: str, data: bytes) -> tuple[str, str]:
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch)
+        model = folder / "mutant.tflite"
+        model.write_bytes(data)
+        command_line = [sys.executable, "-m", "tflm_gen.cli", *arguments(command, model, folder)]
+        try:
+            completed = subprocess.run(command_line, capture_output=True, text=True,
+                                       timeout=TIMEOUT.get(command, DEFAULT_TIMEOUT),
+                                       check=False, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            completed = None
+        outcome = verdict(command, completed, folder)
+        return outcome, "" if completed is None else completed.stderr.strip()[-600:]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--count", type=int, default=50)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--commands", default=",".join(COMMANDS))
+    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--keep", type=Path)
+    args = parser.parse_args()
+    models = args.models.split(",")
+    defects = []
+    print("| command | mutants | ok | refused | defects |\n|---|---:|---:|---:|---:|")
+    for command in args.commands.split(","):
+        rng = np.random.default_rng([args.seed, COMMANDS.index(command)])
+        counts: dict[str, int] = {}
+        for trial in range(args.count):
+            name = models[trial % len(models)]
+            data, how = mutate(MODELS[name].read_bytes(), rng)
+            outcome, stderr = try_mutant(command, data)
+            counts[outcome] = counts.get(outcome, 0) + 1
+            if outcome not in ("ok", "refused"):
+                defects.append((command, name, trial, how, outcome, stderr))
+                if args.keep:
+                    args.keep.mkdir(parents=True, exist_ok=True)
+                    (args.keep / f"{command}-{name}-{trial}.tflite").write_bytes(data)
+        bad = args.count - counts.get("ok", 0) - counts.get("refused", 0)
+        print(f"| {command} | {args.count} | {counts.get('ok', 0)} | {counts.get('refused', 0)}"
+              f" | {bad} |", flush=True)
+    for command, name, trial, how, outcome, stderr in defects:
+        print(f"\n{command} {name} #{trial} ({how}): {outcome}\n{stderr}")
+
+
+if __name__ == "__main__":
+    main()
