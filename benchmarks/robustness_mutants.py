@@ -3,7 +3,7 @@ bit flips of real models (and the bundled sine example) through `tflm-gen inspec
 `project`, `verify`, `run` and `bench`, each in a child process with a timeout.
 
     python3 benchmarks/robustness_mutants.py [--count 50] [--seed 0] [--commands a,b]
-        [--models a,b] [--keep DIR]
+        [--models a,b] [--keep DIR] [--structure]
 
 Every mutant must end in one of two ways: exit 2 with one line on stderr (a clean refusal),
 or success (exit 0; for `verify` that means bit-exact; `bench --json` must say bit_exact).
@@ -35,16 +35,32 @@ TIMEOUT = {"bench": 600, "project": 300}
 DEFAULT_TIMEOUT = 180
 
 
-def mutate(data: bytes, rng: np.random.Generator) -> tuple[bytes, str]:
-    """A truncation (one in five), else 1-8 byte writes or bit flips; and what was done."""
+def structure_positions(data: bytes) -> np.ndarray:
+    """The byte positions outside the constant buffers' data (tables, vectors of shapes,
+    quantisation and options, strings): where a change alters the graph, not a weight."""
+    from tflm_gen.model.reader import read_model
+
+    weights = np.zeros(len(data), dtype=bool)
+    for buffer in read_model(data).buffers:
+        payload = bytes(getattr(buffer, "data", buffer) or b"")
+        start = data.find(payload) if len(payload) >= 64 else -1
+        if start >= 0:
+            weights[start:start + len(payload)] = True
+    return np.flatnonzero(~weights)
+
+
+def mutate(data: bytes, rng: np.random.Generator, structure: bool) -> tuple[bytes, str]:
+    """A truncation (one in five), else 1-8 byte writes or bit flips (with `structure`,
+    only outside the weights); and what was done."""
     kind = int(rng.integers(5))
     if kind == 0:
         cut = int(rng.integers(0, len(data)))
         return data[:cut], f"cut at {cut}"
     out = bytearray(data)
     changes = []
+    positions = structure_positions(data) if structure else np.arange(len(data))
     for _ in range(int(rng.integers(1, 9))):
-        position = int(rng.integers(0, len(out)))
+        position = int(positions[int(rng.integers(0, len(positions)))])
         if kind % 2:
             out[position] ^= 1 << int(rng.integers(8))
         else:
@@ -104,6 +120,8 @@ def main() -> None:
     parser.add_argument("--commands", default=",".join(COMMANDS))
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--keep", type=Path)
+    parser.add_argument("--structure", action="store_true",
+                        help="mutate only outside the constant buffers' data")
     args = parser.parse_args()
     models = args.models.split(",")
     defects = []
@@ -113,7 +131,7 @@ def main() -> None:
         counts: dict[str, int] = {}
         for trial in range(args.count):
             name = models[trial % len(models)]
-            data, how = mutate(MODELS[name].read_bytes(), rng)
+            data, how = mutate(MODELS[name].read_bytes(), rng, args.structure)
             outcome, stderr = try_mutant(command, data)
             counts[outcome] = counts.get(outcome, 0) + 1
             if outcome not in ("ok", "refused"):
