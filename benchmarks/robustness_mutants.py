@@ -3,12 +3,13 @@ bit flips of real models (and the bundled sine example) through `tflm-gen inspec
 `project`, `verify`, `run` and `bench`, each in a child process with a timeout.
 
     python3 benchmarks/robustness_mutants.py [--count 50] [--seed 0] [--commands a,b]
-        [--models a,b] [--keep DIR] [--structure]
+        [--models a,b] [--keep DIR] [--structure | --semantic]
 
 Every mutant must end in one of two ways: exit 2 with one line on stderr (a clean refusal),
 or success (exit 0; for `verify` that means bit-exact; `bench --json` must say bit_exact).
-Anything else is a defect and is listed: a Python traceback, a signal (a C crash), a hang
-(timeout), a multi-line error, a non-bit-exact result.  `--keep DIR` saves each defective
+Anything else is a defect and is listed: a Python traceback, the CLI's "internal error"
+line (an unexpected exception caught at the top), a signal (a C crash), a hang (timeout), a
+multi-line error, a non-bit-exact result.  `--keep DIR` saves each defective
 mutant there (name: command, model, seed) to turn into a regression test.
 """
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import struct
 import subprocess
 import sys
 import tempfile
@@ -49,6 +51,61 @@ def structure_positions(data: bytes) -> np.ndarray:
     return np.flatnonzero(~weights)
 
 
+ODD_SCALES = (0.0, -1.0, float("inf"), float("nan"), 1e-30, 1e30, 2.0 ** -40)
+ODD_INTS = (0, -1, 1, 2, 3, 127, 128, -129, 255, 1 << 20, -(1 << 31))
+
+
+def _semantic_change(model, rng: np.random.Generator) -> str:
+    """One change of the graph's meaning: a dimension, a scale, a zero point, an operator's
+    input or output, an option value, a dtype."""
+    graph = model.subgraph
+    tensor_index = int(rng.integers(len(graph.tensors)))
+    tensor = graph.tensors[tensor_index]
+    op_index = int(rng.integers(len(graph.operators)))
+    op = graph.operators[op_index]
+    value = ODD_INTS[int(rng.integers(len(ODD_INTS)))]
+    kind = int(rng.integers(6))
+    if kind == 0 and tensor.shape:
+        axis = int(rng.integers(len(tensor.shape)))
+        tensor.shape[axis] = abs(value) if value else 0
+        return f"tensor {tensor_index} dim {axis} = {tensor.shape[axis]}"
+    if kind == 1 and tensor.quantization and tensor.quantization.scale:
+        scale = ODD_SCALES[int(rng.integers(len(ODD_SCALES)))]
+        tensor.quantization.scale[int(rng.integers(len(tensor.quantization.scale)))] = scale
+        return f"tensor {tensor_index} scale = {scale}"
+    if kind == 2 and tensor.quantization and tensor.quantization.zero_point:
+        tensor.quantization.zero_point[0] = value
+        return f"tensor {tensor_index} zero point = {value}"
+    if kind == 3:
+        ends = op.inputs if rng.integers(2) else op.outputs
+        slot = int(rng.integers(len(ends))) if ends else 0
+        if ends:
+            ends[slot] = int(rng.integers(-1, len(graph.tensors)))
+            return f"op {op_index} end {slot} = {ends[slot]}"
+    if kind == 4 and op.builtin_options:
+        key = sorted(op.builtin_options)[int(rng.integers(len(op.builtin_options)))]
+        if isinstance(op.builtin_options[key], int):
+            op.builtin_options[key] = value
+            return f"op {op_index} {key} = {value}"
+    names = ("int8", "int16", "int32", "uint8", "float32", "bool")
+    tensor.dtype = names[int(rng.integers(len(names)))]
+    return f"tensor {tensor_index} dtype = {tensor.dtype}"
+
+
+def semantic_mutate(data: bytes, rng: np.random.Generator) -> tuple[bytes, str]:
+    """1-2 changes of the model's meaning, written back as a valid flatbuffer."""
+    from tflm_gen.model.reader import read_model
+    from tflm_gen.model.writer import write_model
+
+    while True:  # a value out of its field's range cannot be written: draw again
+        model = read_model(data)
+        changes = [_semantic_change(model, rng) for _ in range(int(rng.integers(1, 3)))]
+        try:
+            return write_model(model), "; ".join(changes)
+        except (TypeError, ValueError, OverflowError, struct.error):
+            continue
+
+
 def mutate(data: bytes, rng: np.random.Generator, structure: bool) -> tuple[bytes, str]:
     """A truncation (one in five), else 1-8 byte writes or bit flips (with `structure`,
     only outside the weights); and what was done."""
@@ -71,7 +128,7 @@ def mutate(data: bytes, rng: np.random.Generator, structure: bool) -> tuple[byte
 
 def arguments(command: str, model: Path, folder: Path) -> list[str]:
     return {"inspect": ["inspect", str(model)],
-            "verify": ["verify", str(model), "--runs", "1"],
+            "verify": ["verify", str(model), "--runs", "1", "--tags", "cmsis"],
             "run": ["run", str(model), "-o", str(folder / "out.npz")],
             "project": ["project", "--model", str(model), "--target", "make", "-o",
                         str(folder / "project")],
@@ -88,6 +145,8 @@ def verdict(command: str, completed: subprocess.CompletedProcess | None, folder:
     if "Traceback" in completed.stderr:
         return "traceback"
     if completed.returncode == 2:
+        if "internal error" in completed.stderr:  # the CLI's net for an unexpected exception
+            return "internal error"
         return "refused" if len(lines) == 1 else "multi-line error"
     if completed.returncode != 0:
         return f"exit {completed.returncode}"
@@ -122,6 +181,9 @@ def main() -> None:
     parser.add_argument("--keep", type=Path)
     parser.add_argument("--structure", action="store_true",
                         help="mutate only outside the constant buffers' data")
+    parser.add_argument("--semantic", action="store_true",
+                        help="change shapes, scales, zero points, operator ends, options, "
+                             "dtypes and write the model back")
     args = parser.parse_args()
     models = args.models.split(",")
     defects = []
@@ -131,7 +193,9 @@ def main() -> None:
         counts: dict[str, int] = {}
         for trial in range(args.count):
             name = models[trial % len(models)]
-            data, how = mutate(MODELS[name].read_bytes(), rng, args.structure)
+            source = MODELS[name].read_bytes()
+            data, how = semantic_mutate(source, rng) if args.semantic else mutate(
+                source, rng, args.structure)
             outcome, stderr = try_mutant(command, data)
             counts[outcome] = counts.get(outcome, 0) + 1
             if outcome not in ("ok", "refused"):
