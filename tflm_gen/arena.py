@@ -320,10 +320,10 @@ def kernel_allocations(node: NodeView, tags: tuple[str, ...] = ()) -> Allocation
         raise NotModelled(node.op.opcode)
     try:
         return describe(node)
-    except (IndexError, ValueError, TypeError) as error:
-        # Shapes the kernel's prepare refuses (a filter of the wrong rank) reach this model
-        # first when it chooses the patch stage: not modelled, so that the runtime's prepare
-        # names the operator and the check that failed.
+    except (AttributeError, IndexError, ValueError, TypeError) as error:
+        # Nodes the kernel's prepare refuses (a filter of the wrong rank, an omitted input)
+        # reach this model first when it chooses the patch stage: not modelled, so that the
+        # runtime's prepare names the operator and the check that failed.
         raise NotModelled(f"{node.op.opcode} with the shapes of this model") from error
 
 
