@@ -84,7 +84,7 @@ def cell_key(cell: dict) -> str:
 
 
 def _verdict_of_exception(error: BaseException) -> str:
-    from tflm_gen.errors import ToolchainError, TflmGenError
+    from tflm_gen.errors import TflmGenError, ToolchainError
     text = str(error)
     if isinstance(error, ToolchainError) or "did not initialise" in text:
         return "hang" if "did not finish" in text else "crash"
