@@ -6,7 +6,7 @@ differs from the oracle's) or CRASH (a traceback, a failed build, a board that s
 hung).
 
     python3 benchmarks/conformance_matrix.py [--jobs 2] [--results DIR] [--models a,b]
-        [--targets t1,t2] [--quick]
+        [--targets t1,t2] [--quick] [--table]
 
 Each combination runs in a child process with a timeout (a hang or a crash of the host
 runtime cannot stop the table).  The board run is the project `tflm-gen bench` builds (same
@@ -184,12 +184,17 @@ def main() -> None:
     parser.add_argument("--models", default="")
     parser.add_argument("--targets", default="")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--table", action="store_true",
+                        help="only print the table of the results already in DIR")
     parser.add_argument("--cell", help=argparse.SUPPRESS)
     args = parser.parse_args()
     seen = args.results / "by_files"
     seen.mkdir(parents=True, exist_ok=True)
     if args.cell:
         print(json.dumps(run_cell(json.loads(args.cell), seen)))
+        return
+    if args.table:
+        print_table([json.loads(path.read_text()) for path in sorted(args.results.glob("*.json"))])
         return
     models = args.models.split(",") if args.models else corpus_models()
     targets = args.targets.split(",") if args.targets else BOARDS
