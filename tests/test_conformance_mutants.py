@@ -85,8 +85,25 @@ def _fully_connected_without_input() -> bytes:
     return builder.build()
 
 
+def _conv_chain_with_a_negative_stride() -> bytes:
+    """Two int8 CONV_2D layers (a patch stage candidate) whose first has stride_h -2**31
+    (found as kws_ref_model with that option by benchmarks/robustness_mutants.py): the
+    stage's band rows overflowed its int32 metadata."""
+    builder = ModelBuilder()
+    x = builder.input("x", [1, 8, 8, 2], "int8", scale=0.5, zero_point=0)
+    w = builder.constant("w", np.ones((2, 3, 3, 2), np.int8),
+                         quantization=ir.Quantization([0.25], [0]))
+    hidden = builder.add_op("CONV_2D", [x, w, -1], [1, 8, 8, 2], "int8", scale=0.5,
+                            zero_point=0, options={"padding": "SAME"})
+    builder.output(builder.add_op("CONV_2D", [hidden, w, -1], [1, 8, 8, 2], "int8",
+                                  scale=0.5, zero_point=0, options={"padding": "SAME"}))
+    builder.model.subgraph.operators[0].builtin_options["stride_h"] = -(1 << 31)
+    return builder.build()
+
+
 MALFORMED = {"flat_filter": _conv_with_a_flat_filter,
-             "omitted_input": _fully_connected_without_input}
+             "omitted_input": _fully_connected_without_input,
+             "negative_stride": _conv_chain_with_a_negative_stride}
 
 
 @pytest.mark.parametrize("tags", [(), ("cmsis",)], ids=["reference", "cmsis"])
