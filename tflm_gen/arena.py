@@ -322,7 +322,13 @@ def kernel_allocations(node: NodeView, tags: tuple[str, ...] = ()) -> Allocation
         describe = TAG_KERNELS.get(tag, {}).get(node.op.opcode, describe)
     if describe is None:
         raise NotModelled(node.op.opcode)
-    return describe(node)
+    try:
+        return describe(node)
+    except (AttributeError, IndexError, ValueError, TypeError) as error:
+        # Nodes the kernel's prepare refuses (a filter of the wrong rank, an omitted input)
+        # reach this model first when it chooses the patch stage: not modelled, so that the
+        # runtime's prepare names the operator and the check that failed.
+        raise NotModelled(f"{node.op.opcode} with the shapes of this model") from error
 
 
 def _global_nodes(model: ir.Model) -> list[NodeView]:

@@ -140,6 +140,8 @@ def operator_rows(graph: ir.SubGraph, op: ir.Operator) -> Rows | None:
     options = op.builtin_options
     stride = int(options.get("stride_h", 1))
     dilation = int(options.get("dilation_h_factor", 1))
+    if stride < 1 or dilation < 1:  # its kernel's prepare refuses it, naming the operator
+        return None
     pad = pad_before(int(options.get("padding", 0)), stride, dilation, source.shape[1],
                       window[0], out.shape[1])
     return Rows(stride, (window[0] - 1) * dilation + 1, pad, source.shape[1], out.shape[1])

@@ -1,0 +1,208 @@
+"""Prints the conformance matrix: every corpus model on every QEMU board, with and without
+`--tags cmsis`, at `--memory small|balanced|fast`, and the host `verify` with `--weights
+separate` and `--compress` (host and Cortex-M4); each cell is bit-exact, refused (one clean
+message, e.g. an M0 that the model does not fit, with sizes), WRONG (the board's output
+differs from the oracle's) or CRASH (a traceback, a failed build, a board that stopped or
+hung).
+
+    python3 benchmarks/conformance_matrix.py [--jobs 2] [--results DIR] [--models a,b]
+        [--targets t1,t2] [--quick] [--table]
+
+Each combination runs in a child process with a timeout (a hang or a crash of the host
+runtime cannot stop the table).  The board run is the project `tflm-gen bench` builds (same
+files, same build cache) and its self-test verdict, without the counting plugin: bench's
+`bit_exact` is that verdict.  A combination whose generated files equal an earlier one's
+(`--memory` changes nothing for a model without a patch stage) reuses its verdict.  Results
+are kept one JSON file per combination in DIR (default /tmp/conformance_matrix), so a
+second run only fills what is missing; the least tested combinations run first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+CORPUS = Path(os.environ.get("TFLM_GEN_CORPUS", REPO.parent / "shared" / "models"))
+# Least covered by tests/ first (test_cores runs one model on M0/M3/M33, test_qemu a few on
+# M7/M55/RV32 and all on the M4 at the default memory).
+BOARDS = ["qemu-cortex-m0", "qemu-cortex-m3", "qemu-cortex-m33", "qemu-cortex-m7",
+          "qemu-cortex-m55", "qemu-riscv32", "qemu-cortex-m4"]
+TAG_SETS = [("cmsis",), ()]
+MEMORIES = ["small", "fast", "balanced"]
+# The models with many operators first; the seanet single-operator models after them.
+MAIN_MODELS = ["kws_ref_model", "vww_96_int8", "person_detect", "pretrainedResnet_quant",
+               "micro_speech_quantized", "ad01_int8", "test_conv_model", "trained_lstm_int8",
+               "keyword_scrambled", "model_ToyCar_quant_fullint", "hello_world_int8",
+               "hello_world_float", "simple_add_model", "kws_ref_model_float32"]
+HOST_VARIANTS = [("host", "separate", False), ("host", "whole", True),
+                 ("qemu-cortex-m4", "separate", False), ("qemu-cortex-m4", "whole", True)]
+TIMEOUT = 900
+
+
+def corpus_models() -> list[str]:
+    names = [line.split("\t")[0] for line in (CORPUS / "MANIFEST.tsv").read_text().splitlines()
+             if line and not line.startswith("#")]
+    stems = [name[:-len(".tflite")] for name in names]
+    return [m for m in MAIN_MODELS if m in stems] + [m for m in stems if m not in MAIN_MODELS]
+
+
+def combinations(models: list[str], targets: list[str], quick: bool) -> list[dict]:
+    """Board cells, least covered first; the seanet models at the default memory only when
+    quick (they have no patch stage: their memory cells equal the balanced one)."""
+    cells = []
+    for model in models:
+        for variant in HOST_VARIANTS:
+            target, weights, compress = variant
+            for tags in TAG_SETS:
+                cells.append({"model": model, "target": target, "tags": list(tags),
+                              "memory": "balanced", "weights": weights, "compress": compress})
+    for memory in MEMORIES:
+        for target in targets:
+            for tags in TAG_SETS:
+                for model in models:
+                    if quick and model.startswith("seanet/") and memory != "balanced":
+                        continue
+                    cells.append({"model": model, "target": target, "tags": list(tags),
+                                  "memory": memory, "weights": "whole", "compress": False})
+    main = [c for c in cells if not c["model"].startswith("seanet/")]
+    return main + [c for c in cells if c["model"].startswith("seanet/")]
+
+
+def cell_key(cell: dict) -> str:
+    tags = "+".join(cell["tags"]) or "none"
+    extra = ("-sep" if cell["weights"] == "separate" else "") + ("-cmp" if cell["compress"] else "")
+    return f"{cell['model'].replace('/', '_')}__{cell['target']}__{tags}__{cell['memory']}{extra}"
+
+
+def _verdict_of_exception(error: BaseException) -> str:
+    from tflm_gen.errors import TflmGenError, ToolchainError
+    text = str(error)
+    if isinstance(error, ToolchainError) or "did not initialise" in text:
+        return "hang" if "did not finish" in text else "crash"
+    return "refused" if isinstance(error, TflmGenError) else "crash"
+
+
+def _board_cell(model: bytes, cell: dict, seen: Path) -> dict:
+    from tflm_gen import qemu
+    files = qemu.project_files(model, cell["target"], tuple(cell["tags"]), cell["weights"],
+                               cell["memory"], cell["compress"])
+    digest = qemu._files_hash(files, qemu.DEFAULT_OPT)
+    same = seen / f"{digest}.json"
+    if same.is_file():
+        return {**json.loads(same.read_text()), "same_as": digest}
+    program = qemu.build(files, cell["target"])
+    completed = qemu.run(program)
+    if qemu.PASSED in completed.stdout:
+        result = {"verdict": "bit_exact"}
+    elif completed.returncode == 1 and "FAIL" in completed.stdout.upper():
+        result = {"verdict": "wrong", "detail": completed.stdout[-1500:]}
+    else:
+        result = {"verdict": "crash", "detail": f"exit {completed.returncode}: "
+                  f"{completed.stdout[-1000:]}{completed.stderr[-500:]}"}
+    same.write_text(json.dumps(result))
+    return result
+
+
+def _host_cell(model: bytes, cell: dict) -> dict:
+    from tflm_gen.verify import verify
+    report = verify(model, "auto", tags=tuple(cell["tags"]), weights=cell["weights"],
+                    compress=cell["compress"], memory=cell["memory"])
+    return {"verdict": "bit_exact" if report.bit_exact else "wrong",
+            "detail": "" if report.bit_exact else str(report.outputs)[-1500:]}
+
+
+def run_cell(cell: dict, seen: Path) -> dict:
+    """One combination, in this (child) process."""
+    import traceback
+    model = (CORPUS / f"{cell['model']}.tflite").read_bytes()
+    try:
+        if cell["target"] == "host":
+            return _host_cell(model, cell)
+        return _board_cell(model, cell, seen)
+    except Exception as error:  # noqa: BLE001 - every failure is a verdict here
+        verdict = _verdict_of_exception(error)
+        ours = type(error).__module__ == "tflm_gen.errors"
+        detail = str(error) if ours else traceback.format_exc()
+        return {"verdict": verdict, "detail": detail[-2000:]}
+
+
+def _spawn(cell: dict, results: Path) -> dict:
+    out = results / f"{cell_key(cell)}.json"
+    if out.is_file():
+        return json.loads(out.read_text())
+    start = time.monotonic()
+    try:
+        child = subprocess.run([sys.executable, __file__, "--cell", json.dumps(cell),
+                                "--results", str(results)], capture_output=True, text=True,
+                               timeout=TIMEOUT, check=False)
+        lines = child.stdout.strip().splitlines()
+        result = json.loads(lines[-1]) if child.returncode == 0 and lines else {
+            "verdict": "crash", "detail": f"child exit {child.returncode}: {child.stderr[-1500:]}"}
+    except subprocess.TimeoutExpired:
+        result = {"verdict": "hang", "detail": f"no verdict in {TIMEOUT} s"}
+    result = {**cell, **result, "seconds": round(time.monotonic() - start, 1)}
+    out.write_text(json.dumps(result))
+    print(f"{result['verdict']:9} {cell_key(cell)} {result['seconds']} s", flush=True)
+    return result
+
+
+def print_table(results: list[dict]) -> None:
+    counts: dict[tuple, dict[str, int]] = {}
+    for r in results:
+        if r["weights"] == "separate" or r["compress"]:
+            group = (r["target"], "+".join(r["tags"]) or "none",
+                     "separate" if r["weights"] == "separate" else "compress")
+        else:
+            group = (r["target"], "+".join(r["tags"]) or "none", r["memory"])
+        counts.setdefault(group, {}).setdefault(r["verdict"], 0)
+        counts[group][r["verdict"]] += 1
+    print("\n| target | tags | memory / variant | bit-exact | refused | WRONG | crash | hang |")
+    print("|---|---|---|---:|---:|---:|---:|---:|")
+    for group in sorted(counts):
+        c = counts[group]
+        print(f"| {' | '.join(group)} | {c.get('bit_exact', 0)} | {c.get('refused', 0)} | "
+              f"{c.get('wrong', 0)} | {c.get('crash', 0)} | {c.get('hang', 0)} |")
+    print("\nrefusals and failures:")
+    for r in results:
+        if r["verdict"] != "bit_exact":
+            print(f"- {r['verdict']}: {cell_key(r)}: {str(r.get('detail', ''))[:300]!r}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--results", type=Path, default=Path("/tmp/conformance_matrix"))
+    parser.add_argument("--models", default="")
+    parser.add_argument("--targets", default="")
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--table", action="store_true",
+                        help="only print the table of the results already in DIR")
+    parser.add_argument("--cell", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    seen = args.results / "by_files"
+    seen.mkdir(parents=True, exist_ok=True)
+    if args.cell:
+        print(json.dumps(run_cell(json.loads(args.cell), seen)))
+        return
+    if args.table:
+        print_table([json.loads(path.read_text()) for path in sorted(args.results.glob("*.json"))])
+        return
+    models = args.models.split(",") if args.models else corpus_models()
+    targets = args.targets.split(",") if args.targets else BOARDS
+    cells = combinations(models, targets, args.quick)
+    with ThreadPoolExecutor(max_workers=min(args.jobs, 2)) as pool:
+        results = list(pool.map(lambda c: _spawn(c, args.results), cells))
+    print_table(results)
+
+
+if __name__ == "__main__":
+    main()
