@@ -723,9 +723,12 @@ static __attribute__((noinline)) void pairs_requantized_rgb(const cmsis_conv_job
   pairs_requantized_with(job, pixels, 2);
 }
 
+#include "conv_narrow.h"
+
 /* pairs_requantized_with, its windows read straight from the image where they can be. */
 static void pairs_requantized(const cmsis_conv_job_t *job, int32_t pixels) {
   const tflm_conv_params_t *p = job->p;
+  if (conv_narrow(job, pixels)) return; /* conv_narrow.h: narrow 1x1 layers */
   if (!job->in_place && ((p->filter_w * p->input_c) & 3) == 0) {
     pairs_requantized_with(job, pixels, 1);
   } else if (!job->in_place && p->filter_h == 3 && p->filter_w == 3 && p->input_c == 3) {
