@@ -16,107 +16,177 @@
 
 #if defined(CMSIS_DSP)
 
-#define CONV_NARROW_STR2(x) #x
-#define CONV_NARROW_STR(x) CONV_NARROW_STR2(x)
+/* Offsets (assembler expressions) of channel c = 2j + s in the node's streams, for K = 4n
+ * inputs: the pair stream holds per channel pair 16n bytes, per group g of 4 inputs channel
+ * 2j's two words at 16g then 2j+1's (tflm_gen/layout.py, CONV_INT16_PAIRS), from r1 at
+ * pair j & ~7 (CONV_NARROW_32); the tail per
+ * pair 8 words: 2 folded a, b, right b, multiplier a, b, constant a, b, right a. */
+#define CONV_NARROW_W(j, s, n, g) "#(((" #j ")&7)*16*" #n "+(" #g ")*16+" #s "*8)"
+#define CONV_NARROW_T(j, word) "#((" #j ")*32+(" #word ")*4)"
+/* The two sums of channel c (pixel a, pixel b) between passes, on the stack. */
+#define CONV_NARROW_PS(j, s) "#(16+(" #j ")*16+" #s "*8)"
 
-/* Channel c = 2j + s of the pixel pair held in r4-r11 (pixel a: r4 r5 inputs 0-3 as
- * (x0, x2), (x1, x3), r6 r7 inputs 4-7; pixel b: r8-r11), r1 the pair stream (per channel
- * pair 32 bytes: per group of 4 inputs channel 2j's two words then 2j+1's), lr the tail
- * (per pair 8 words: 2 folded a, b, right b, multiplier a, b, constant a, b, right a),
- * [sp, #8] the output of pixel a (pixel b's COUT bytes after).  Uses r0, r2, r3, r12. */
-#define CONV_NARROW_CHANNEL(j, s, cout)                                                    \
-  "ldr r3, [lr, #(" #j "*32+" #s "*4)]\n\t"                                              \
-  "ldrd r0, r12, [r1, #(" #j "*32+" #s "*8)]\n\t"                                        \
-  "smlad r2, r0, r4, r3\n\t"                                                             \
+/* Pass h of channel c: inputs 8h .. 8h + 7 (groups 2h, 2h + 1) of the pixel pair held in
+ * r4-r11 (pixel a: r4 r5 inputs 0-3 as (x0, x2), (x1, x3), r6 r7 inputs 4-7; pixel b:
+ * r8-r11) into r2 (pixel a, started at register a0) and r3 (pixel b); r1 the pair stream.
+ * Uses r0, r12. */
+#define CONV_NARROW_MACS(j, s, n, h, a0)                                                   \
+  "ldrd r0, r12, [r1, " CONV_NARROW_W(j, s, n, 2 * h) "]\n\t"                            \
+  "smlad r2, r0, r4, " a0 "\n\t"                                                         \
   "smlad r2, r12, r5, r2\n\t"                                                            \
   "smlad r3, r0, r8, r3\n\t"                                                             \
   "smlad r3, r12, r9, r3\n\t"                                                            \
-  "ldrd r0, r12, [r1, #(" #j "*32+16+" #s "*8)]\n\t"                                     \
+  "ldrd r0, r12, [r1, " CONV_NARROW_W(j, s, n, 2 * h + 1) "]\n\t"                        \
   "smlad r2, r0, r6, r2\n\t"                                                             \
   "smlad r2, r12, r7, r2\n\t"                                                            \
   "smlad r3, r0, r10, r3\n\t"                                                            \
-  "smlad r3, r12, r11, r3\n\t"                                                           \
-  "ldr r0, [lr, #(" #j "*32+12+" #s "*4)]\n\t"                                           \
-  "ldr r12, [lr, #(" #j "*32+20+" #s "*4)]\n\t"                                          \
+  "smlad r3, r12, r11, r3\n\t"
+
+/* The doubled sums r2, r3 of channel c requantised (cmsis_requantize_folded: the sign
+ * correction - [acc < 0] added to the constant before the SMMLAR, the same sum modulo
+ * 2^32) and stored to [sp, #8] + c (pixel a) and + cout + c (pixel b); lr the tail. */
+#define CONV_NARROW_REQUANT(j, s, cout)                                                    \
+  "ldr r0, [lr, " CONV_NARROW_T(j, 3 + s) "]\n\t"                                        \
+  "ldr r12, [lr, " CONV_NARROW_T(j, 5 + s) "]\n\t"                                       \
   "add r12, r12, r2, asr #31\n\t"                                                        \
   "smmlar r2, r2, r0, r12\n\t"                                                           \
-  "ldr r12, [lr, #(" #j "*32+20+" #s "*4)]\n\t"                                          \
+  "ldr r12, [lr, " CONV_NARROW_T(j, 5 + s) "]\n\t"                                       \
   "add r12, r12, r3, asr #31\n\t"                                                        \
   "smmlar r3, r3, r0, r12\n\t"                                                           \
-  "ldr r0, [lr, #(" #j "*32+28-" #s "*20)]\n\t"                                          \
+  "ldr r0, [lr, " CONV_NARROW_T(j, 7 - 5 * s) "]\n\t"                                    \
   "ldr r12, [sp, #8]\n\t"                                                                \
   "asr r2, r2, r0\n\t"                                                                   \
   "asr r3, r3, r0\n\t"                                                                   \
   "ssat r2, #8, r2\n\t"                                                                  \
   "ssat r3, #8, r3\n\t"                                                                  \
-  "strb r2, [r12, #(" #j "*2+" #s ")]\n\t"                                               \
-  "strb r3, [r12, #(" cout "+" #j "*2+" #s ")]\n\t"
+  "strb r2, [r12, #((" #j ")*2+" #s ")]\n\t"                                             \
+  "strb r3, [r12, #(" #cout "+(" #j ")*2+" #s ")]\n\t"
 
-#define CONV_NARROW_PAIR(j, cout) CONV_NARROW_CHANNEL(j, 0, cout) CONV_NARROW_CHANNEL(j, 1, cout)
+/* The steps of channel c in pass h of n / 2: the only pass (K = 8), the first, a middle
+ * one and the last; the sums wait between passes on the stack. */
+#define CONV_NARROW_ONLY(j, s, n, h, cout)                                                 \
+  "ldr r3, [lr, " CONV_NARROW_T(j, s) "]\n\t"                                            \
+  CONV_NARROW_MACS(j, s, n, h, "r3") CONV_NARROW_REQUANT(j, s, cout)
+#define CONV_NARROW_FIRST(j, s, n, h, cout)                                                \
+  "ldr r3, [lr, " CONV_NARROW_T(j, s) "]\n\t"                                            \
+  CONV_NARROW_MACS(j, s, n, h, "r3") "strd r2, r3, [sp, " CONV_NARROW_PS(j, s) "]\n\t"
+#define CONV_NARROW_MIDDLE(j, s, n, h, cout)                                               \
+  "ldrd r2, r3, [sp, " CONV_NARROW_PS(j, s) "]\n\t"                                      \
+  CONV_NARROW_MACS(j, s, n, h, "r2") "strd r2, r3, [sp, " CONV_NARROW_PS(j, s) "]\n\t"
+#define CONV_NARROW_LAST(j, s, n, h, cout)                                                 \
+  "ldrd r2, r3, [sp, " CONV_NARROW_PS(j, s) "]\n\t"                                      \
+  CONV_NARROW_MACS(j, s, n, h, "r2") CONV_NARROW_REQUANT(j, s, cout)
 
-/* `count` (>= 1) pixel pairs of a 1x1 layer of 8 input and 16 output channels: pixels
- * 2i, 2i + 1 at in + 16 i (word aligned), their outputs at out + 32 i.  Arguments: r0 in,
- * r1 the pair stream (word aligned), r2 the tail (word aligned), r3 count, [sp] out.
- * Raster order in blocks of two pixels, both read before either is written (the overlap
- * rule of tflm_gen/overlap.py). */
-__attribute__((naked, noinline, unused)) static void conv_narrow_8x16(
-    const int8_t *in CMSIS_IN_ASM, const int16_t *w CMSIS_IN_ASM,
-    const int32_t *tail CMSIS_IN_ASM, int32_t count CMSIS_IN_ASM, int8_t *out CMSIS_IN_ASM) {
-  __asm__ volatile(
-      "push {r4-r11, lr}\n\t"
-      "ldr r12, [sp, #36]\n\t"
-      "mov lr, r2\n\t"
-      "push {r0, r3, r12}\n\t"      /* [sp] in, #4 pairs left, #8 out */
-      "1:\n\t"
-      "ldr r12, [sp]\n\t"
-      "ldmia r12!, {r8-r11}\n\t"    /* pixel a's 8 bytes, then pixel b's */
-      "str r12, [sp]\n\t"
-      "sxtb16 r4, r8\n\t"
-      "sxtb16 r5, r8, ror #8\n\t"
-      "sxtb16 r6, r9\n\t"
-      "sxtb16 r7, r9, ror #8\n\t"
-      "sxtb16 r8, r10\n\t"
-      "sxtb16 r9, r10, ror #8\n\t"
-      "sxtb16 r10, r11\n\t"
-      "sxtb16 r11, r11, ror #8\n\t"
-      CONV_NARROW_PAIR(0, "16") CONV_NARROW_PAIR(1, "16")
-      CONV_NARROW_PAIR(2, "16") CONV_NARROW_PAIR(3, "16")
-      CONV_NARROW_PAIR(4, "16") CONV_NARROW_PAIR(5, "16")
-      CONV_NARROW_PAIR(6, "16") CONV_NARROW_PAIR(7, "16")
-      "ldrd r0, r12, [sp, #4]\n\t"
-      "add r12, r12, #32\n\t"
-      "subs r0, r0, #1\n\t"
-      "strd r0, r12, [sp, #4]\n\t"
-      "bne 1b\n\t"
-      "add sp, sp, #12\n\t"
-      "pop {r4-r11, pc}\n\t");
+/* STEP for the 16 channels of pairs o .. o + 7. */
+#define CONV_NARROW_16(STEP, o, n, h, cout)                                                \
+  STEP(o + 0, 0, n, h, cout) STEP(o + 0, 1, n, h, cout) STEP(o + 1, 0, n, h, cout)       \
+  STEP(o + 1, 1, n, h, cout) STEP(o + 2, 0, n, h, cout) STEP(o + 2, 1, n, h, cout)       \
+  STEP(o + 3, 0, n, h, cout) STEP(o + 3, 1, n, h, cout) STEP(o + 4, 0, n, h, cout)       \
+  STEP(o + 4, 1, n, h, cout) STEP(o + 5, 0, n, h, cout) STEP(o + 5, 1, n, h, cout)       \
+  STEP(o + 6, 0, n, h, cout) STEP(o + 6, 1, n, h, cout) STEP(o + 7, 0, n, h, cout)       \
+  STEP(o + 7, 1, n, h, cout)
+/* r1 moves to pair 8 for the second 16 (LDRD's offsets reach 1020 bytes). */
+#define CONV_NARROW_32(STEP, n, h, cout)                                                   \
+  CONV_NARROW_16(STEP, 0, n, h, cout) "add r1, r1, #(128*" #n ")\n\t"                   \
+  CONV_NARROW_16(STEP, 8, n, h, cout) "sub r1, r1, #(128*" #n ")\n\t"
+
+/* Loads pass h's inputs of the pixel pair at [sp] (K bytes each) and widens them into
+ * r4-r11. */
+#define CONV_NARROW_INPUTS(k, h)                                                           \
+  "ldr r12, [sp]\n\t"                                                                    \
+  "ldrd r8, r9, [r12, #(8*" #h ")]\n\t"                                                  \
+  "ldrd r10, r11, [r12, #(" #k "+8*" #h ")]\n\t"                                         \
+  "sxtb16 r4, r8\n\t"                                                                    \
+  "sxtb16 r5, r8, ror #8\n\t"                                                            \
+  "sxtb16 r6, r9\n\t"                                                                    \
+  "sxtb16 r7, r9, ror #8\n\t"                                                            \
+  "sxtb16 r8, r10\n\t"                                                                   \
+  "sxtb16 r9, r10, ror #8\n\t"                                                           \
+  "sxtb16 r10, r11\n\t"                                                                  \
+  "sxtb16 r11, r11, ror #8\n\t"
+
+/* The frame of a narrow kernel of `cout` channels: [sp] in, #4 pixel pairs left, #8 out,
+ * from #16 the sums between passes (8 bytes per channel); lr the tail. */
+#define CONV_NARROW_ENTER(cout)                                                            \
+  "push {r4-r11, lr}\n\t"                                                                \
+  "ldr r12, [sp, #36]\n\t"                                                               \
+  "sub sp, sp, #(16+8*" #cout ")\n\t"                                                    \
+  "str r0, [sp]\n\t"                                                                     \
+  "strd r3, r12, [sp, #4]\n\t"                                                           \
+  "mov lr, r2\n\t"                                                                       \
+  "1:\n\t"
+/* The next pixel pair, or the end. */
+#define CONV_NARROW_NEXT(k, cout)                                                          \
+  "ldr r12, [sp]\n\t"                                                                    \
+  "add r12, r12, #(2*" #k ")\n\t"                                                        \
+  "str r12, [sp]\n\t"                                                                    \
+  "ldrd r0, r12, [sp, #4]\n\t"                                                           \
+  "add r12, r12, #(2*" #cout ")\n\t"                                                     \
+  "subs r0, r0, #1\n\t"                                                                  \
+  "strd r0, r12, [sp, #4]\n\t"                                                           \
+  "bne 1b\n\t"                                                                           \
+  "add sp, sp, #(16+8*" #cout ")\n\t"                                                    \
+  "pop {r4-r11, pc}\n\t"
+
+/* `count` (>= 1) pixel pairs of a 1x1 layer of K input and COUT output channels (the
+ * function's name): pixels 2i, 2i + 1 at in + 2K i (word aligned), their outputs at
+ * out + 2 COUT i.  Arguments: r0 in, r1 the pair stream (word aligned), r2 the tail (word
+ * aligned), r3 count, [sp] out.  Both pixels are read before either is written (the
+ * overlap rule of tflm_gen/overlap.py).  Per channel and pass of 8 inputs, both pixels:
+ * 2 LDRD of weights and 8 SMLAD; the sums wait on the stack between passes. */
+#define CONV_NARROW_KERNEL(name, body)                                                     \
+  __attribute__((naked, noinline, unused)) static void name(                             \
+      const int8_t *in CMSIS_IN_ASM, const int16_t *w CMSIS_IN_ASM,                      \
+      const int32_t *tail CMSIS_IN_ASM, int32_t count CMSIS_IN_ASM,                      \
+      int8_t *out CMSIS_IN_ASM) {                                                        \
+    __asm__ volatile(body);                                                              \
+  }
+
+CONV_NARROW_KERNEL(conv_narrow_8x16,
+                   CONV_NARROW_ENTER(16) CONV_NARROW_INPUTS(8, 0)
+                   CONV_NARROW_16(CONV_NARROW_ONLY, 0, 2, 0, 16) CONV_NARROW_NEXT(8, 16))
+CONV_NARROW_KERNEL(conv_narrow_16x32,
+                   CONV_NARROW_ENTER(32) CONV_NARROW_INPUTS(16, 0)
+                   CONV_NARROW_32(CONV_NARROW_FIRST, 4, 0, 32) CONV_NARROW_INPUTS(16, 1)
+                   CONV_NARROW_32(CONV_NARROW_LAST, 4, 1, 32) CONV_NARROW_NEXT(16, 32))
+CONV_NARROW_KERNEL(conv_narrow_32x32,
+                   CONV_NARROW_ENTER(32) CONV_NARROW_INPUTS(32, 0)
+                   CONV_NARROW_32(CONV_NARROW_FIRST, 8, 0, 32) CONV_NARROW_INPUTS(32, 1)
+                   CONV_NARROW_32(CONV_NARROW_MIDDLE, 8, 1, 32) CONV_NARROW_INPUTS(32, 2)
+                   CONV_NARROW_32(CONV_NARROW_MIDDLE, 8, 2, 32) CONV_NARROW_INPUTS(32, 3)
+                   CONV_NARROW_32(CONV_NARROW_LAST, 8, 3, 32) CONV_NARROW_NEXT(32, 32))
+
+/* The kernel of the job's shape, K input and cout output channels, or NULL. */
+typedef void (*conv_narrow_kernel_t)(const int8_t *, const int16_t *, const int32_t *, int32_t,
+                                     int8_t *);
+static conv_narrow_kernel_t conv_narrow_kernel(int32_t k, int32_t cout) {
+  if (k == 8 && cout == 16) return conv_narrow_8x16;
+  if (k == 16 && cout == 32) return conv_narrow_16x32;
+  if (k == 32 && cout == 32) return conv_narrow_32x32;
+  return NULL;
 }
 
-/* 1 when conv_narrow runs the job: the requantising layout (job->tail, doubled weights,
- * checked against the node by conv.c), 1x1 stride 1 without padding read in place, 8 input
- * and 16 output channels (all of them: no decoded block), word-aligned image and streams,
- * the tail right where the pair stream's layout puts it (no check needed beyond alignment:
- * the kernel takes both pointers). */
-static int32_t conv_narrow_fits(const cmsis_conv_job_t *job) {
-  const tflm_conv_params_t *p = job->p;
-  return job->tail != NULL && job->pairs != NULL && job->in_place && p->stride_h == 1 &&
-         p->stride_w == 1 && job->patch == 8 && p->input_c == 8 && job->channels == 16 &&
-         job->stride == 16 &&
-         (((uintptr_t)job->image | (uintptr_t)job->pairs | (uintptr_t)job->tail) & 3u) == 0;
-}
-
-/* The job's pixels by conv_narrow_8x16 when it fits (an odd last pixel through
- * cmsis_dot_pairs_requant1 on its widened copy); returns 0 when it does not, and the
- * caller runs its generic loop. */
+/* The job's pixels by a narrow kernel when one fits: the requantising layout (job->tail,
+ * doubled weights, checked against the node by conv.c), a 1x1 layer of stride 1 without
+ * padding read in place, all output channels (no decoded block), a word-aligned image and
+ * streams; an odd last pixel through cmsis_dot_pairs_requant1 on its widened copy.
+ * Returns 0 when none fits, and the caller runs its generic loop. */
 static int32_t conv_narrow(const cmsis_conv_job_t *job, int32_t pixels) {
-  const int32_t pairs = pixels >> 1;
-  if (!conv_narrow_fits(job)) return 0;
-  if (pairs > 0) conv_narrow_8x16(job->image, job->pairs, job->tail, pairs, job->output);
+  const tflm_conv_params_t *p = job->p;
+  const int32_t k = job->patch, cout = job->channels;
+  const conv_narrow_kernel_t kernel = conv_narrow_kernel(k, cout);
+  if (kernel == NULL || job->tail == NULL || job->pairs == NULL || !job->in_place ||
+      p->stride_h != 1 || p->stride_w != 1 || p->input_c != k || job->stride != cout ||
+      (((uintptr_t)job->image | (uintptr_t)job->pairs | (uintptr_t)job->tail) & 3u) != 0) {
+    return 0;
+  }
+  if (pixels >= 2) kernel(job->image, job->pairs, job->tail, pixels >> 1, job->output);
   if (pixels & 1) {
-    const int8_t *last = job->image + (pixels - 1) * 8;
-    int16_t *pair = (int16_t *)(void *)(job->scratch + 2 * CMSIS_ROUND4(job->patch));
-    cmsis_widen_pair(last, last, pair, 8, 0);
-    cmsis_dot_pairs_requant1(pair, job->pairs, 2, 8, job->tail, job->output + (pixels - 1) * 16);
+    const int8_t *last = job->image + (pixels - 1) * k;
+    int16_t *pair = (int16_t *)(void *)(job->scratch + 2 * CMSIS_ROUND4(k));
+    cmsis_widen_pair(last, last, pair, k, 0);
+    cmsis_dot_pairs_requant1(pair, job->pairs, k >> 2, cout >> 1, job->tail,
+                             job->output + (pixels - 1) * cout);
   }
   return 1;
 }
