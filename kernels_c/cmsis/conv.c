@@ -30,6 +30,9 @@
  *        windows inside the image whose filter rows are whole words are widened straight
  *        from it (widen_pixels);
  *   C    the same requantisation in C (cmsis_requantize_folded).
+ * 1x1 layers of 8 -> 16, 16 -> 32 and 32 -> 32 channels (vww's and person_detect's early
+ * layers) run conv_narrow.h's kernels instead: the pixel pair widened in registers over
+ * every channel, unrolled.
  * Integer sums are exact, so every order gives the reference's result.  Grouped int8
  * convolutions and the float32 / int16 types run the reference kernels (conv_reference.c).
  *
