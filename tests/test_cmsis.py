@@ -116,8 +116,8 @@ def add_same_shape_add(b: ModelBuilder, rng, shape: list[int]):
 def narrow_cases(b: ModelBuilder, rng, factor: float) -> list:
     """1x1 stride-1 CONV_2D of the shapes conv_narrow.h runs (8 -> 16, 16 -> 32, 32 -> 32
     channels: vww's and person_detect's early layers, zero points -128 as theirs), over an
-    odd pixel count (the last pixel alone) and an even one, and a near miss (8 -> 12) that
-    takes the generic loop."""
+    odd pixel count (the last pixel alone) and an even one, a near miss (8 -> 12) that
+    takes the generic loop, and vww's first layer's shape (3x3x3 -> 8)."""
     cases = []
     for cin, cout, (h, w) in ((8, 16, (5, 7)), (16, 32, (4, 6)), (32, 32, (3, 5)),
                               (8, 16, (2, 2)), (8, 12, (3, 3))):
@@ -127,6 +127,14 @@ def narrow_cases(b: ModelBuilder, rng, factor: float) -> list:
         data, g = add_conv(b, rng, g, False, factor, input_zero_point=-128,
                            output_zero_point=-128)
         cases.append(("CONV_2D 1x1 narrow", [data], g))
+    # First layers over RGB: 3x3x3 -> 8 (conv_narrow_28x8) at both strides over an odd 7x9
+    # input, windows inside and on every edge, 63 (odd) and 20 output pixels.
+    for stride in (1, 2):
+        g = padded_geometry(conv_geometry(rng, False, 3, 3, 8), stride)
+        g["activation"] = str(rng.choice(["NONE", "RELU"]))
+        data, g = add_conv(b, rng, g, False, factor, input_zero_point=-128,
+                           output_zero_point=-128)
+        cases.append(("CONV_2D 3x3x3 narrow", [data], g))
     return cases
 
 

@@ -77,6 +77,22 @@
   "ldrd r2, r3, [sp, " CONV_NARROW_PS(j, s) "]\n\t"                                      \
   CONV_NARROW_MACS(j, s, n, h, "r2") CONV_NARROW_REQUANT(j, s, cout)
 
+/* The last pass of one group (g = 2h: K = 28, a first layer's 3x3x3 window plus a zero
+ * weight), its inputs in r4 r5 (pixel a) and r8 r9 (pixel b). */
+#define CONV_NARROW_LAST1(j, s, n, h, cout)                                                \
+  "ldrd r2, r3, [sp, " CONV_NARROW_PS(j, s) "]\n\t"                                      \
+  "ldrd r0, r12, [r1, " CONV_NARROW_W(j, s, n, 2 * h) "]\n\t"                            \
+  "smlad r2, r0, r4, r2\n\t"                                                             \
+  "smlad r2, r12, r5, r2\n\t"                                                            \
+  "smlad r3, r0, r8, r3\n\t"                                                             \
+  "smlad r3, r12, r9, r3\n\t"                                                            \
+  CONV_NARROW_REQUANT(j, s, cout)
+/* STEP for the 8 channels of pairs 0 .. 3. */
+#define CONV_NARROW_8(STEP, n, h, cout)                                                    \
+  STEP(0, 0, n, h, cout) STEP(0, 1, n, h, cout) STEP(1, 0, n, h, cout)                   \
+  STEP(1, 1, n, h, cout) STEP(2, 0, n, h, cout) STEP(2, 1, n, h, cout)                   \
+  STEP(3, 0, n, h, cout) STEP(3, 1, n, h, cout)
+
 /* STEP for the 16 channels of pairs o .. o + 7. */
 #define CONV_NARROW_16(STEP, o, n, h, cout)                                                \
   STEP(o + 0, 0, n, h, cout) STEP(o + 0, 1, n, h, cout) STEP(o + 1, 0, n, h, cout)       \
@@ -104,6 +120,16 @@
   "sxtb16 r9, r10, ror #8\n\t"                                                           \
   "sxtb16 r10, r11\n\t"                                                                  \
   "sxtb16 r11, r11, ror #8\n\t"
+
+/* CONV_NARROW_INPUTS for a pass of one group (g = 2h): r4 r5 and r8 r9. */
+#define CONV_NARROW_INPUTS1(k, h)                                                          \
+  "ldr r12, [sp]\n\t"                                                                    \
+  "ldr r8, [r12, #(8*" #h ")]\n\t"                                                       \
+  "ldr r10, [r12, #(" #k "+8*" #h ")]\n\t"                                               \
+  "sxtb16 r4, r8\n\t"                                                                    \
+  "sxtb16 r5, r8, ror #8\n\t"                                                            \
+  "sxtb16 r8, r10\n\t"                                                                   \
+  "sxtb16 r9, r10, ror #8\n\t"
 
 /* The frame of a narrow kernel of `cout` channels: [sp] in, #4 pixel pairs left, #8 out,
  * from #16 the sums between passes (8 bytes per channel); lr the tail. */
@@ -156,6 +182,48 @@ CONV_NARROW_KERNEL(conv_narrow_32x32,
                    CONV_NARROW_32(CONV_NARROW_MIDDLE, 8, 2, 32) CONV_NARROW_INPUTS(32, 3)
                    CONV_NARROW_32(CONV_NARROW_LAST, 8, 3, 32) CONV_NARROW_NEXT(32, 32))
 
+/* First layers over RGB images (3x3 windows of 3 channels, 8 output channels): each call
+ * one pixel pair whose 28-byte patches (the last byte's weight 0) lie at in, in + 28. */
+CONV_NARROW_KERNEL(conv_narrow_28x8,
+                   CONV_NARROW_ENTER(8) CONV_NARROW_INPUTS(28, 0)
+                   CONV_NARROW_8(CONV_NARROW_FIRST, 7, 0, 8) CONV_NARROW_INPUTS(28, 1)
+                   CONV_NARROW_8(CONV_NARROW_MIDDLE, 7, 1, 8) CONV_NARROW_INPUTS(28, 2)
+                   CONV_NARROW_8(CONV_NARROW_MIDDLE, 7, 2, 8) CONV_NARROW_INPUTS1(28, 3)
+                   CONV_NARROW_8(CONV_NARROW_LAST1, 7, 3, 8) CONV_NARROW_NEXT(28, 8))
+
+/* The last pixel of an odd count alone: its patch widened (offset 0) after the two patch
+ * slots of scratch, cmsis_dot_pairs_requant1 over every channel pair. */
+static void conv_narrow_last(const cmsis_conv_job_t *job, const int8_t *patch, int8_t *out) {
+  const int32_t k = CMSIS_ROUND4(job->patch);
+  int16_t *pair = (int16_t *)(void *)(job->scratch + 2 * k);
+  cmsis_widen_pair(patch, patch, pair, k, 0);
+  cmsis_dot_pairs_requant1(pair, job->pairs, k >> 2, job->channels >> 1, job->tail, out);
+}
+
+/* conv_narrow_28x8 over the job's pixels: per pair, both patches' words in scratch (from
+ * rgb_patch_words when both windows lie inside the image, else patch_of's copies with the
+ * zero point in the padding), then one call. */
+static void conv_narrow_rgb(const cmsis_conv_job_t *job, int32_t pixels) {
+  const int32_t line = job->p->dilation_h * job->p->input_w * 3;
+  uint32_t *words = (uint32_t *)(void *)job->scratch;
+  int32_t pixel, y0, x0;
+  for (pixel = 0; pixel + 1 < pixels; pixel += 2) {
+    const int8_t *a = inside_window(job, pixel, &y0, &x0);
+    const int8_t *b = inside_window(job, pixel + 1, &y0, &x0);
+    if (a != NULL && b != NULL) {
+      rgb_patch_words(a, line, words);
+      rgb_patch_words(b, line, words + 7);
+    } else {
+      (void)patch_of(job, pixel, 0);
+      (void)patch_of(job, pixel + 1, 1);
+    }
+    conv_narrow_28x8(job->scratch, job->pairs, job->tail, 1, job->output + pixel * 8);
+  }
+  if (pixels & 1) {
+    conv_narrow_last(job, patch_of(job, pixels - 1, 0), job->output + (pixels - 1) * 8);
+  }
+}
+
 /* The kernel of the job's shape, K input and cout output channels, or NULL. */
 typedef void (*conv_narrow_kernel_t)(const int8_t *, const int16_t *, const int32_t *, int32_t,
                                      int8_t *);
@@ -175,6 +243,12 @@ static int32_t conv_narrow(const cmsis_conv_job_t *job, int32_t pixels) {
   const tflm_conv_params_t *p = job->p;
   const int32_t k = job->patch, cout = job->channels;
   const conv_narrow_kernel_t kernel = conv_narrow_kernel(k, cout);
+  if (k == 27 && cout == 8 && p->filter_h == 3 && p->filter_w == 3 && p->input_c == 3 &&
+      !job->in_place && job->tail != NULL && job->pairs != NULL && job->stride == 8 &&
+      (((uintptr_t)job->pairs | (uintptr_t)job->tail | (uintptr_t)job->scratch) & 3u) == 0) {
+    conv_narrow_rgb(job, pixels);
+    return 1;
+  }
   if (kernel == NULL || job->tail == NULL || job->pairs == NULL || !job->in_place ||
       p->stride_h != 1 || p->stride_w != 1 || p->input_c != k || job->stride != cout ||
       (((uintptr_t)job->image | (uintptr_t)job->pairs | (uintptr_t)job->tail) & 3u) != 0) {
@@ -182,11 +256,7 @@ static int32_t conv_narrow(const cmsis_conv_job_t *job, int32_t pixels) {
   }
   if (pixels >= 2) kernel(job->image, job->pairs, job->tail, pixels >> 1, job->output);
   if (pixels & 1) {
-    const int8_t *last = job->image + (pixels - 1) * k;
-    int16_t *pair = (int16_t *)(void *)(job->scratch + 2 * CMSIS_ROUND4(k));
-    cmsis_widen_pair(last, last, pair, k, 0);
-    cmsis_dot_pairs_requant1(pair, job->pairs, k >> 2, cout >> 1, job->tail,
-                             job->output + (pixels - 1) * cout);
+    conv_narrow_last(job, job->image + (pixels - 1) * k, job->output + (pixels - 1) * cout);
   }
   return 1;
 }
