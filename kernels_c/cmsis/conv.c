@@ -214,19 +214,27 @@ static inline void copy_row(int8_t *dst, const int8_t *src, int32_t n) {
   for (; n > 0; --n) *dst++ = *src++;
 }
 
-/* The first byte of `pixel`'s window in the image when the whole window lies inside it
- * with dilation_w 1 (most pixels: each filter row is FW * Cin consecutive bytes), else
- * NULL; *y0, *x0 its top left tap (padding included). */
+/* The first byte of the window whose top left tap (padding included) is y0, x0 in the
+ * image when the whole window lies inside it with dilation_w 1 (most pixels: each filter
+ * row is FW * Cin consecutive bytes), else NULL; inside_window gives it for a pixel, with
+ * *y0, *x0. */
+static inline __attribute__((always_inline)) const int8_t *window_at(
+    const cmsis_conv_job_t *job, int32_t y0, int32_t x0) {
+  const tflm_conv_params_t *p = job->p;
+  if (p->dilation_w != 1 || x0 < 0 || x0 + p->filter_w > p->input_w || y0 < 0 ||
+      y0 + (p->filter_h - 1) * p->dilation_h >= p->input_h) {
+    return NULL;
+  }
+  return job->image + (y0 * p->input_w + x0) * p->input_c;
+}
+
+/* window_at for output pixel `pixel` (raster index). */
 static inline __attribute__((always_inline)) const int8_t *inside_window(
     const cmsis_conv_job_t *job, int32_t pixel, int32_t *y0, int32_t *x0) {
   const tflm_conv_params_t *p = job->p;
   *y0 = (pixel / p->output_w) * p->stride_h - p->pad_h;
   *x0 = (pixel % p->output_w) * p->stride_w - p->pad_w;
-  if (p->dilation_w != 1 || *x0 < 0 || *x0 + p->filter_w > p->input_w || *y0 < 0 ||
-      *y0 + (p->filter_h - 1) * p->dilation_h >= p->input_h) {
-    return NULL;
-  }
-  return job->image + (*y0 * p->input_w + *x0) * p->input_c;
+  return window_at(job, *y0, *x0);
 }
 
 /* Copies the patch of output pixel `pixel` into dst, padding taps set to the zero point. */

@@ -62,6 +62,24 @@
   "strb r2, [r12, #((" #j ")*2+" #s ")]\n\t"                                             \
   "strb r3, [r12, #(" #cout "+(" #j ")*2+" #s ")]\n\t"
 
+/* CONV_NARROW_REQUANT in a pass of one group, where r6, r7 and r10 are free: the
+ * constant and the shift loaded once, the loads back to back. */
+#define CONV_NARROW_REQUANT_FREE(j, s, cout)                                               \
+  "ldr r0, [lr, " CONV_NARROW_T(j, 3 + s) "]\n\t"                                        \
+  "ldr r12, [lr, " CONV_NARROW_T(j, 5 + s) "]\n\t"                                       \
+  "ldr r6, [lr, " CONV_NARROW_T(j, 7 - 5 * s) "]\n\t"                                    \
+  "ldr r7, [sp, #8]\n\t"                                                                 \
+  "add r10, r12, r2, asr #31\n\t"                                                        \
+  "smmlar r2, r2, r0, r10\n\t"                                                           \
+  "add r12, r12, r3, asr #31\n\t"                                                        \
+  "smmlar r3, r3, r0, r12\n\t"                                                           \
+  "asr r2, r2, r6\n\t"                                                                   \
+  "asr r3, r3, r6\n\t"                                                                   \
+  "ssat r2, #8, r2\n\t"                                                                  \
+  "ssat r3, #8, r3\n\t"                                                                  \
+  "strb r2, [r7, #((" #j ")*2+" #s ")]\n\t"                                              \
+  "strb r3, [r7, #(" #cout "+(" #j ")*2+" #s ")]\n\t"
+
 /* The steps of channel c in pass h of n / 2: the only pass (K = 8), the first, a middle
  * one and the last; the sums wait between passes on the stack. */
 #define CONV_NARROW_ONLY(j, s, n, h, cout)                                                 \
@@ -78,7 +96,7 @@
   CONV_NARROW_MACS(j, s, n, h, "r2") CONV_NARROW_REQUANT(j, s, cout)
 
 /* The last pass of one group (g = 2h: K = 28, a first layer's 3x3x3 window plus a zero
- * weight), its inputs in r4 r5 (pixel a) and r8 r9 (pixel b). */
+ * weight), its inputs in r4 r5 (pixel a) and r8 r9 (pixel b); r6, r7, r10 free. */
 #define CONV_NARROW_LAST1(j, s, n, h, cout)                                                \
   "ldrd r2, r3, [sp, " CONV_NARROW_PS(j, s) "]\n\t"                                      \
   "ldrd r0, r12, [r1, " CONV_NARROW_W(j, s, n, 2 * h) "]\n\t"                            \
@@ -86,7 +104,7 @@
   "smlad r2, r12, r5, r2\n\t"                                                            \
   "smlad r3, r0, r8, r3\n\t"                                                             \
   "smlad r3, r12, r9, r3\n\t"                                                            \
-  CONV_NARROW_REQUANT(j, s, cout)
+  CONV_NARROW_REQUANT_FREE(j, s, cout)
 /* STEP for the 8 channels of pairs 0 .. 3. */
 #define CONV_NARROW_8(STEP, n, h, cout)                                                    \
   STEP(0, 0, n, h, cout) STEP(0, 1, n, h, cout) STEP(1, 0, n, h, cout)                   \
@@ -205,11 +223,16 @@ static void conv_narrow_last(const cmsis_conv_job_t *job, const int8_t *patch, i
  * zero point in the padding), then one call. */
 static void conv_narrow_rgb(const cmsis_conv_job_t *job, int32_t pixels) {
   const int32_t line = job->p->dilation_h * job->p->input_w * 3;
+  const int32_t sy = job->p->stride_h, sx = job->p->stride_w, width = job->p->output_w;
+  const int32_t top = -job->p->pad_h, left = -job->p->pad_w;
   uint32_t *words = (uint32_t *)(void *)job->scratch;
-  int32_t pixel, y0, x0;
+  int32_t pixel, oy = 0, ox = 0; /* pixel's coordinates, kept without a division */
   for (pixel = 0; pixel + 1 < pixels; pixel += 2) {
-    const int8_t *a = inside_window(job, pixel, &y0, &x0);
-    const int8_t *b = inside_window(job, pixel + 1, &y0, &x0);
+    const int32_t oy1 = ox + 1 < width ? oy : oy + 1, ox1 = ox + 1 < width ? ox + 1 : 0;
+    const int8_t *a = window_at(job, top + oy * sy, left + ox * sx);
+    const int8_t *b = window_at(job, top + oy1 * sy, left + ox1 * sx);
+    oy = ox1 + 1 < width ? oy1 : oy1 + 1;
+    ox = ox1 + 1 < width ? ox1 + 1 : 0;
     if (a != NULL && b != NULL) {
       rgb_patch_words(a, line, words);
       rgb_patch_words(b, line, words + 7);
