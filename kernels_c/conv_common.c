@@ -2,6 +2,7 @@
 #include "conv_common.h"
 
 #include "conv_hybrid.h"
+#include "conv_sparse.h"
 #include "tflm_quant.h"
 #include "weighted_common.h"
 
@@ -197,9 +198,12 @@ tflm_status_t tflm_conv_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   TFLM_KERNEL_CHECK(ctx, node, groups > 0 && p->output_c % groups == 0, TFLM_ERR_BAD_SHAPE);
   p->filters_per_group = p->output_c / groups;
   p->depth_multiplier = 1;
-  status = tflm_weighted_decode_prepare(ctx, node, p->type, p->output_c,
-                                        p->filter_h * p->filter_w * p->filter_c, 0,
-                                        &p->decode_scratch);
+  status = tflm_conv_sparse_prepare(ctx, node, p);
+  if (status == TFLM_OK && !TFLM_CONV_IS_SPARSE(p)) {
+    status = tflm_weighted_decode_prepare(ctx, node, p->type, p->output_c,
+                                          p->filter_h * p->filter_w * p->filter_c, 0,
+                                          &p->decode_scratch);
+  }
   if (status != TFLM_OK) return status;
   return tflm_hybrid_views(&v) ? tflm_conv_hybrid_setup(ctx, node, &v, 0, p) : TFLM_OK;
 }

@@ -54,7 +54,8 @@ typedef struct {
   int16_t requant_in_model;  /* 1: the arrays are in the model (tflm_node_requant), else after
                                 this struct */
   int16_t decode_scratch;    /* scratch handle decoding a compressed filter (tflm_decode.h),
-                                -1 when the filter is plain */
+                                -1 when the filter is plain, TFLM_CONV_SPARSE_SCRATCH of the
+                                inputs' scratch when it is sparse (conv_sparse.h) */
 } tflm_conv_params_t;
 
 /* Whether `output` starts inside the `bytes` of `input`.  The planner puts a depthwise

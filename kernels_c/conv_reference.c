@@ -10,6 +10,7 @@
 
 #include "conv_hybrid.h"
 #include "conv_reference.h"
+#include "conv_sparse.h"
 #include "conv_walk.h"
 #include "tflm_compiler.h"
 #include "tflm_kernel.h"
@@ -56,6 +57,9 @@ static TFLM_ALWAYS_INLINE tflm_status_t conv_run(tflm_context_t *ctx,
                                                  const tflm_weighted_call_t *call, int32_t type) {
   const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
   const tflm_conv_block_t whole = conv_whole(p);
+  if (type == TFLM_TYPE_INT8 && TFLM_CONV_IS_SPARSE(p)) {
+    return tflm_conv_sparse_int8(ctx, call, &tflm_conv_sparse_portable);
+  }
   /* int8 skips the channels whose weights are all 0 (a channel's output depends on its own
    * weights only, grouped convolutions too). */
   return tflm_conv_run(ctx, call, type, &whole, conv_filter_size(p), conv_block,

@@ -13,11 +13,12 @@ tflm_status_t tflm_fully_connected_sparse_int8(tflm_context_t *ctx,
   int8_t *output = (int8_t *)call->data.output;
   int32_t b, oc, acc;
   (void)ctx; /* the filter's data is the stream prepare checked (no model look-up) */
+  tflm_sparse_groups_t walk;
   for (b = 0; b < p->batches; ++b, input += p->accum_depth) {
-    const uint8_t *row = tflm_sparse_rows_first(call->data.filter);
+    tflm_sparse_groups_start(call->data.filter, &walk);
     for (oc = 0; oc < p->output_depth; ++oc) {
       const int32_t q = oc * p->channel_step;
-      row = tflm_sparse_rows_dot(row, input, p->input_offset, &acc);
+      acc = tflm_sparse_groups_dot(&walk, input, p->input_offset);
       if (bias != NULL) acc = tflm_add_wrap(acc, bias[oc]);
       *output++ = (int8_t)tflm_requantize(acc, call->requant.multipliers[q],
                                           call->requant.shifts[q], p->output_offset,

@@ -1,4 +1,4 @@
-/* Row-sparse FULLY_CONNECTED filters; see tflm_sparse_rows.h. */
+/* Row-sparse FULLY_CONNECTED filters (SPARSE_GROUPS); see tflm_sparse_rows.h. */
 #include "tflm_sparse_rows.h"
 
 #include "tflm_quant.h"
@@ -9,79 +9,87 @@ static uint32_t read_u32(const uint8_t *p) {
 
 int32_t tflm_sparse_rows_is(const void *stream, uint32_t length) {
   return stream != NULL && length >= TFLM_SPARSE_ROWS_HEADER_BYTES &&
-         ((const uint8_t *)stream)[0] == TFLM_SPARSE_ROWS;
+         ((const uint8_t *)stream)[0] == TFLM_SPARSE_GROUPS;
 }
 
-/* The gap of token i (0 .. 3) of the group whose gap bytes start at g. */
-static uint32_t gap_of(const uint8_t *g, uint32_t i) {
-  return (g[i >> 1] >> (4u * (i & 1u))) & 15u;
+static uint32_t read_u16(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
+
+/* The inputs n tokens cover: their gap nibbles from `slot` on, plus one each. */
+static uint32_t tokens_span(const uint8_t *gaps, uint32_t slot, uint32_t n) {
+  uint32_t span = n, i;
+  for (i = slot; i < slot + n; ++i) span += (gaps[i >> 1] >> (4u * (i & 1u))) & 15u;
+  return span;
 }
 
-/* The bytes of one row at `row` (at most `left` of them), 0 when it does not fit or a
- * token reaches past `depth` inputs. */
-static uint32_t check_row(const uint8_t *row, uint32_t left, int32_t depth) {
-  uint32_t count, t, i, at = 2;
-  int64_t position = 0;
-  if (left < 2u) return 0;
-  count = (uint32_t)row[0] | (uint32_t)row[1] << 8;
-  for (t = 0; t < count; t += 4) {
-    const uint32_t size = count - t < 4u ? count - t : 4u, bytes = (size + 1u) / 2u + size;
-    if (bytes > left - at) return 0;
-    for (i = 0; i < size; ++i) position += (int64_t)gap_of(row + at, i) + 1;
-    at += bytes;
+/* Checks the rows of a SPARSE_GROUPS stream whose header checked out: every row's tail
+ * and groups inside their regions and its tokens inside `depth` inputs, the regions used
+ * exactly. */
+static tflm_status_t groups_check(const uint8_t *s, uint32_t length, int32_t rows,
+                                  int32_t depth) {
+  uint64_t groups = TFLM_SPARSE_ROWS_HEADER_BYTES, tails, group_end;
+  int32_t r;
+  group_end = tails = groups + read_u32(s + 12);
+  if (group_end > length) return TFLM_ERR_MODEL;
+  for (r = 0; r < rows; ++r) {
+    uint32_t n, t, size, g;
+    uint64_t span;
+    if (tails + 2u > length) return TFLM_ERR_MODEL;
+    n = read_u16(s + tails);
+    t = n & 7u;
+    size = (t + 1u) / 2u;
+    tails += 2u;
+    if (tails + size + t > length || groups + 12u * (uint64_t)(n >> 3) > group_end) {
+      return TFLM_ERR_MODEL;
+    }
+    span = tokens_span(s + tails, t & 1u, t);
+    tails += size + t;
+    for (g = 0; g < (n >> 3); ++g, groups += 12u) span += tokens_span(s + groups, 0, 8);
+    if (span > (uint64_t)depth) return TFLM_ERR_MODEL;
   }
-  return position <= depth ? at : 0u;
+  return groups == group_end && tails == length ? TFLM_OK : TFLM_ERR_MODEL;
 }
 
 tflm_status_t tflm_sparse_rows_check(const void *stream, uint32_t length, int32_t rows,
                                      int32_t depth) {
   const uint8_t *s = (const uint8_t *)stream;
-  uint32_t at = TFLM_SPARSE_ROWS_HEADER_BYTES;
-  int32_t r;
   if (!tflm_sparse_rows_is(stream, length) || s[1] != 0 || s[2] != 0 || s[3] != 0 ||
       rows <= 0 || depth <= 0 || read_u32(s + 4) != (uint32_t)rows ||
-      read_u32(s + 8) != (uint32_t)depth ||
-      read_u32(s + 12) != length - TFLM_SPARSE_ROWS_HEADER_BYTES) {
+      read_u32(s + 8) != (uint32_t)depth) {
     return TFLM_ERR_MODEL;
   }
-  for (r = 0; r < rows; ++r) {
-    const uint32_t bytes = check_row(s + at, length - at, depth);
-    if (bytes == 0) return TFLM_ERR_MODEL;
-    at += bytes;
-  }
-  return at == length ? TFLM_OK : TFLM_ERR_MODEL;
+  return groups_check(s, length, rows, depth);
 }
 
-const uint8_t *tflm_sparse_rows_first(const void *stream) {
-  return (const uint8_t *)stream + TFLM_SPARSE_ROWS_HEADER_BYTES;
+void tflm_sparse_groups_start(const void *stream, tflm_sparse_groups_t *walk) {
+  const uint8_t *s = (const uint8_t *)stream;
+  walk->groups = s + TFLM_SPARSE_ROWS_HEADER_BYTES;
+  walk->tails = walk->groups + read_u32(s + 12);
 }
 
-int32_t tflm_sparse_rows_count(const uint8_t *row) {
-  return (int32_t)row[0] | (int32_t)row[1] << 8;
-}
-
-const uint8_t *tflm_sparse_rows_group(const uint8_t *g, int32_t size, const int8_t **x,
-                                      int32_t offset, int32_t *acc) {
-  const int8_t *literals = (const int8_t *)(const void *)(g + (size + 1) / 2);
+/* acc plus the n tokens whose gap nibbles start at `slot` of `gaps`; *x advanced. */
+static int32_t tokens_dot(const uint8_t *gaps, uint32_t slot, uint32_t n,
+                          const int8_t *literals, const int8_t **x, int32_t offset,
+                          int32_t acc) {
   const int8_t *at = *x;
-  int32_t sum = *acc, i;
-  for (i = 0; i < size; ++i) {
-    at += gap_of(g, (uint32_t)i);
-    sum = tflm_mac_wrap(sum, literals[i], (int32_t)*at++ + offset);
+  uint32_t i;
+  for (i = 0; i < n; ++i, ++slot) {
+    at += (gaps[slot >> 1] >> (4u * (slot & 1u))) & 15u;
+    acc = tflm_mac_wrap(acc, literals[i], (int32_t)*at++ + offset);
   }
   *x = at;
-  *acc = sum;
-  return (const uint8_t *)(const void *)(literals + size);
+  return acc;
 }
 
-const uint8_t *tflm_sparse_rows_dot(const uint8_t *row, const int8_t *x, int32_t offset,
-                                    int32_t *acc) {
-  const int32_t count = tflm_sparse_rows_count(row);
-  int32_t t;
-  row += 2;
-  *acc = 0;
-  for (t = 0; t < count; t += 4) {
-    row = tflm_sparse_rows_group(row, count - t < 4 ? count - t : 4, &x, offset, acc);
+int32_t tflm_sparse_groups_dot(tflm_sparse_groups_t *walk, const int8_t *x, int32_t offset) {
+  const uint32_t n = read_u16(walk->tails), t = n & 7u, size = (t + 1u) / 2u;
+  const uint8_t *gaps = walk->tails + 2;
+  int32_t acc = tokens_dot(gaps, t & 1u, t, (const int8_t *)(const void *)(gaps + size), &x,
+                           offset, 0);
+  uint32_t g;
+  walk->tails = gaps + size + t;
+  for (g = 0; g < (n >> 3); ++g, walk->groups += 12) {
+    acc = tokens_dot(walk->groups, 0, 8, (const int8_t *)(const void *)(walk->groups + 4), &x,
+                     offset, acc);
   }
-  return row;
+  return acc;
 }

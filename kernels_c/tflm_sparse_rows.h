@@ -2,11 +2,15 @@
  * place, row by row, by the kernel, never expanded (a batch-1 layer uses each weight once,
  * so decoding would cost as much as the layer).
  *
- * Stream (little-endian): codec TFLM_SPARSE_ROWS, 0, 0, 0; u32 rows C, u32 row length R,
- * u32 payload bytes P; then per row: u16 token count n, then its tokens in groups of 4 (the
- * last one of n % 4 when not 0), each group its gap bytes (4-bit gaps, 2 per byte, the
- * first token's in the low nibble) then its int8 literals.  Token t skips `gap` inputs and
- * multiplies the next one by its literal. */
+ * A row is a list of tokens: token t skips `gap` (0 .. 15) inputs and multiplies the next
+ * one by its int8 literal (a run of more than 15 zeros takes tokens (15, 0)).  Stream
+ * (little-endian): codec TFLM_SPARSE_GROUPS, 0, 0, 0; u32 rows C, u32 row length R, u32 G
+ * (the groups' bytes); then the groups of all rows (12 bytes each: a
+ * word of 8 gap nibbles, token 2i's in the low nibble of byte i, then 8 literals), then per
+ * row its u16 token count n and its tail: the row's first t = n % 8 tokens, ceil(t / 2) gap
+ * bytes (an odd tail's first low nibble is padding) and t literals, which take a group's
+ * last t slots; the row's n / 8 groups follow its tail.  The groups start on a word when
+ * the stream does (one LDM each on the Cortex-M4). */
 #ifndef TFLM_SPARSE_ROWS_H
 #define TFLM_SPARSE_ROWS_H
 
@@ -18,28 +22,27 @@
 extern "C" {
 #endif
 
-#define TFLM_SPARSE_ROWS 16 /* the codec byte (compress_rows.SPARSE_ROWS) */
+#define TFLM_SPARSE_GROUPS 17 /* the codec byte (compress_rows.SPARSE_GROUPS) */
 #define TFLM_SPARSE_ROWS_HEADER_BYTES 16
+
+/* Where a walk over a checked stream stands. */
+typedef struct {
+  const uint8_t *groups; /* the next row's first full group */
+  const uint8_t *tails;  /* its count and tail */
+} tflm_sparse_groups_t;
 
 /* 1 when the `length`-byte coded stream is a row-sparse one (its codec byte). */
 int32_t tflm_sparse_rows_is(const void *stream, uint32_t length);
 /* Checks a whole stream for `rows` rows of `depth` inputs: the header, every row's count,
- * gaps and literals inside the payload, every token inside its row, the payload ending
- * exactly at the stream's end.  TFLM_ERR_MODEL otherwise.  After it, the kernel reads
- * without checks. */
+ * tail and groups inside their regions, every token inside its row, the regions used
+ * exactly.  TFLM_ERR_MODEL otherwise.  After it, the kernel reads without checks. */
 tflm_status_t tflm_sparse_rows_check(const void *stream, uint32_t length, int32_t rows,
                                      int32_t depth);
-/* The first row of a checked stream. */
-const uint8_t *tflm_sparse_rows_first(const void *stream);
-/* The token count of a row. */
-int32_t tflm_sparse_rows_count(const uint8_t *row);
-/* The `size` (1 .. 4) tokens of the group at g: *acc += literal * (input + offset) (wrapping
- * int32) for each, *x advanced past the inputs they cover; returns the next group. */
-const uint8_t *tflm_sparse_rows_group(const uint8_t *g, int32_t size, const int8_t **x,
-                                      int32_t offset, int32_t *acc);
-/* *acc = the sum over the row's tokens, the inputs from x on; returns the next row. */
-const uint8_t *tflm_sparse_rows_dot(const uint8_t *row, const int8_t *x, int32_t offset,
-                                    int32_t *acc);
+/* A walk at the first row of a checked stream. */
+void tflm_sparse_groups_start(const void *stream, tflm_sparse_groups_t *walk);
+/* The sum over the walk's next row's tokens (literal * (input + offset), wrapping int32),
+ * the inputs from x on; the walk advanced to the next row. */
+int32_t tflm_sparse_groups_dot(tflm_sparse_groups_t *walk, const int8_t *x, int32_t offset);
 
 #ifdef __cplusplus
 }

@@ -22,6 +22,16 @@
 #define TFLM_ALWAYS_INLINE inline
 #endif
 
+/* A hot loop kept out of its caller, so that the caller's live values do not crowd its
+ * registers (kernels_c/conv_sparse.c). */
+#if defined(__GNUC__) || defined(__clang__)
+#define TFLM_NOINLINE __attribute__((noinline))
+#elif defined(_MSC_VER)
+#define TFLM_NOINLINE __declspec(noinline)
+#else
+#define TFLM_NOINLINE
+#endif
+
 /* Float kernels must add and multiply exactly as TFLM does, so a multiply-add must never
  * be fused into one rounding.  ISO modes (-std=c99) already forbid it; GNU dialects, the
  * default of many IDEs, fuse on FPUs with FMA (Cortex-M4F and up) unless told not to. */

@@ -98,6 +98,9 @@ int tflm_node_band_pad(tflm_context_t *ctx, const tflm_node_t *node, int32_t *pa
  * is the first (start the sums) and the last (write the output); 0 otherwise. */
 int tflm_node_band_sum(tflm_context_t *ctx, const tflm_node_t *node, int32_t **sums,
                        int32_t *offset, int32_t *first, int32_t *last);
+/* 1 when the node is a stage's reduction (its evals then take the band_sum path), already
+ * in prepare: a kernel refuses there what such a node would need and it lacks. */
+int tflm_node_reduces(tflm_context_t *ctx, const tflm_node_t *node);
 
 /* Scale of channel c of a (per-channel) quantised tensor; the first scale if per-tensor. */
 float tflm_tensor_scale(const tflm_tensor_t *view, int32_t c);

@@ -69,6 +69,10 @@ int tflm_node_band_sum(tflm_context_t *ctx, const tflm_node_t *node, int32_t **s
   return 1;
 }
 
+int tflm_node_reduces(tflm_context_t *ctx, const tflm_node_t *node) {
+  return node->subgraph == 0 && tflm_stage_reduction(ctx, node->index);
+}
+
 int32_t tflm_subgraph_count(tflm_context_t *ctx) { return (int32_t)ctx->subgraphs_count; }
 
 static const tflm_subgraph_t *subgraph_at(tflm_context_t *ctx, int32_t s) {

@@ -101,6 +101,11 @@ static int reduces(const tflm_interpreter_t *it, int32_t k) {
 }
 
 /* Elements of tensor t (0 when it has none or is not valid). */
+int tflm_stage_reduction(const tflm_interpreter_t *it, int32_t node) {
+  int32_t first, count;
+  return tflm_stage_span(it, &first, &count) && node == first + count - 1 && reduces(it, count - 1);
+}
+
 static int32_t tensor_elements(tflm_interpreter_t *it, int32_t t) {
   tflm_tensor_t view;
   int32_t i, count = 1;

@@ -53,6 +53,9 @@ typedef struct tflm_band tflm_band_t;
 tflm_status_t tflm_stage_open(tflm_interpreter_t *it);
 /* The stage's first operator and operator count; 0 when the model has no stage. */
 int tflm_stage_span(const tflm_interpreter_t *it, int32_t *first, int32_t *count);
+/* 1 when global operator `node` is the stage's reduction (its last, a FULLY_CONNECTED
+ * summing its bands); known from tflm_stage_open on, so prepare may ask. */
+int tflm_stage_reduction(const tflm_interpreter_t *it, int32_t node);
 /* Bytes the head holds for tensor t of `bytes` bytes: inside the stage, the buffer of its
  * tiles.  The tiles of operators k and k + 2 never live at once in a band (operator k + 1
  * reads the first before k + 2 writes the second), so even and odd operators' tiles take

@@ -229,7 +229,7 @@ def test_forged_custom_op_name_is_escaped(tmp_path):
     builder.graph.operators[0].custom_code = FORGED
     model = _save(tmp_path, builder)
     line = assert_one_line(cli("project", "--model", model, "-o", tmp_path / "p"))
-    assert r"evil\ntflm-gen: ok: all good\x1b[2J (version 1)" in line
+    assert r"evil\ntflm-gen: ok: all good\x1b[2J (version 1, op 0)" in line
     inspected = cli("inspect", model).output
     assert "\x1b" not in inspected and "\nunsupported operators:\n  evil\\n" in inspected
 
@@ -271,19 +271,21 @@ def test_current_folder_of_ours_is_regenerated_in_place(tmp_path):
     assert not [name for name in os.listdir(tmp_path.parent) if name.startswith(".tflm-gen")]
 
 
-def test_reference_runtime_log_is_folded_into_one_model_error(capfd):
-    """TFLM's binding prints its reasons to fd 2 and raises a bare RuntimeError."""
-    from tflm_gen.errors import ModelError
-    from tflm_gen.oracle import _reference_errors
+def test_reference_runtime_log_is_folded_into_one_refusal(capfd):
+    """TFLM's binding prints its reasons to fd 2 (the oracle process's log file) and raises
+    a bare RuntimeError: the refusal holds what it printed meanwhile, in one line."""
+    from tflm_gen.oracle_child import RuntimeRefusal, _logged
 
-    with pytest.raises(ModelError) as caught, _reference_errors("tflm"):
+    os.write(2, b"an earlier model's complaint\n")
+
+    def refused():
         os.write(2, b"Didn't find op for builtin opcode 'X'\nFailed to get registration\n")
         raise RuntimeError("TFLM failed to allocate tensors")
+
+    with pytest.raises(RuntimeRefusal) as caught:
+        _logged("tflm", "load", refused)
     assert str(caught.value) == (
         "the tflm oracle cannot load the model: TFLM failed to allocate tensors; its "
         "log: Didn't find op for builtin opcode 'X' | Failed to get registration")
-    assert capfd.readouterr().err == ""
-    with _reference_errors("tflm"):  # no error: nothing raised, stderr restored
-        pass
-    os.write(2, b"visible\n")
-    assert capfd.readouterr().err == "visible\n"
+    assert _logged("tflm", "run", lambda: 3) == 3
+    capfd.readouterr()

@@ -68,6 +68,25 @@ def padded_geometry(g: dict, stride: int) -> dict:
     return g
 
 
+def border_geometry(g: dict, h: int, w: int, stride: int, padding: str,
+                    activation: str) -> dict:
+    """g on an h x w input with `stride`, `padding` and `activation` (NONE keeps the whole
+    int8 range: the unclamped stores)."""
+    g.update(h=h, w=w, stride=(stride, stride), padding=padding, activation=activation)
+    g["oh"] = out_size(padding, h, g["kh"], stride, 1)
+    g["ow"] = out_size(padding, w, g["kw"], stride, 1)
+    return g
+
+
+# Border-heavy 3x3 depthwise shapes (h, w, stride, padding, channels, activation): kws' 5-wide
+# map, 1- and 2-wide ones (two taps outside a window), stride 2 on even and odd sizes,
+# VALID, channel counts with a tail after the blocks of 4.
+BORDER_SHAPES = ((6, 5, 1, "SAME", 12, "NONE"), (8, 6, 2, "SAME", 10, "RELU"),
+                 (2, 5, 1, "SAME", 8, "NONE"), (5, 2, 1, "SAME", 6, "RELU6"),
+                 (7, 5, 1, "VALID", 9, "NONE"), (1, 3, 1, "SAME", 4, "RELU"),
+                 (5, 7, 2, "SAME", 16, "NONE"), (4, 4, 1, "SAME", 7, "NONE"))
+
+
 def add_conv(b: ModelBuilder, rng, g: dict, depthwise: bool, scale_factor: float,
              input_zero_point: int | None = None, output_zero_point: int | None = None):
     """One int8 CONV_2D / DEPTHWISE_CONV_2D of geometry g; returns (input data, geometry).
@@ -152,6 +171,11 @@ def fast_path_cases(b: ModelBuilder, rng) -> list:
             g = padded_geometry(conv_geometry(rng, True, 3, channels, channels), stride)
             data, g = add_conv(b, rng, g, True, factor)
             cases.append(("DEPTHWISE_CONV_2D 3x3 padded", [data], g))
+        for h, w, stride, padding, channels, activation in BORDER_SHAPES:
+            g = border_geometry(conv_geometry(rng, True, 3, channels, channels), h, w, stride,
+                                padding, activation)
+            data, g = add_conv(b, rng, g, True, factor, input_zero_point=-128 if h > 5 else None)
+            cases.append(("DEPTHWISE_CONV_2D 3x3 border", [data], g))
         # 1x1 GEMM blocks of 2 pixels x 2 or 4 channels: input channels below 4 and not a
         # multiple of 4 (the scalar tail), odd output channel counts.
         for kernel, cin, cout in ((1, 8, 8), (3, 3, 12), (3, 5, 6), (1, 6, 7), (1, 3, 5),

@@ -10,18 +10,21 @@ import re
 
 import numpy as np
 import pytest
+import test_conformance_sweep as sweep
 from conftest import corpus_path, need_tool
 
-from tflm_gen import arena, compress, qemu
+from tflm_gen import arena, compress, compress_sparse_conv, qemu
 from tflm_gen.errors import TflmGenError
 from tflm_gen.host import HostInterpreter, device_interpreter
 from tflm_gen.inputs import random_inputs
 from tflm_gen.model import ir
+from tflm_gen.model.builder import ModelBuilder
 from tflm_gen.model.reader import read_model
 from tflm_gen.model.writer import write_model
 from tflm_gen.optimize import device_model
 from tflm_gen.oracle import Oracle
 from tflm_gen.prune import prune_weights
+from tflm_gen.weights import weight_rows
 
 MODELS = ["kws_ref_model.tflite", "vww_96_int8.tflite", "pretrainedResnet_quant.tflite",
           "ad01_int8.tflite", "person_detect.tflite"]
@@ -286,3 +289,107 @@ def test_compressed_then_separate_weights_is_bit_exact(tags):
     inputs = random_inputs(read_model(original), 0)
     for a, b in zip(ours.run(inputs), oracle.run(inputs)):
         assert np.array_equal(a, b)
+
+
+# ---- SPARSE_CONV: 1x1 convolutions computed from the coded stream ----------------------
+
+
+@pytest.mark.parametrize("shape,zeros", [((27, 13), 0.8), ((3, 700), 0.97), ((17, 40), 0.0),
+                                         ((64, 9), 0.5), ((1, 1), 1.0), ((5, 300), 1.0)])
+def test_sparse_conv_round_trips(shape, zeros):
+    """Long zero runs (skip tokens across channels), dense rows (no gap), a filter of zeros
+    (only the final skip), -128 and 127."""
+    rows = _sparse_rows(sum(shape), shape, zeros, 0)
+    rows.flat[-1] = -128 if rows.size > 1 else rows.flat[-1]
+    stream = compress_sparse_conv.encode(rows)
+    assert compress.decode(stream).tolist() == rows.tolist()
+    assert stream[0] == compress.SPARSE_CONV and len(stream) % 2 == 0
+
+
+# (h, w, cin, cout): odd channel counts; 9, 35 (odd: quads and single pixels), 1 and 6
+# pixels (fewer than a quad, a quad and two singles).
+SPARSE_LAYERS = [(3, 3, 13, 27), (5, 7, 33, 17), (1, 1, 64, 7), (2, 3, 31, 5), (6, 6, 24, 33)]
+
+
+def _pointwise_model() -> bytes:
+    """Independent int8 1x1 convolutions (tests/test_conformance_sweep.py add_conv), pruned
+    to 0.8."""
+    builder, rng = ModelBuilder("sparse 1x1 convolutions"), np.random.default_rng(15)
+    for h, w, cin, cout in SPARSE_LAYERS:
+        geometry = {"batches": 1, "h": h, "w": w, "cin": cin, "kh": 1, "kw": 1,
+                    "stride": (1, 1), "dilation": (1, 1), "padding": "SAME",
+                    "activation": "RELU", "bias": "yes", "per_channel": True, "groups": 1,
+                    "multiplier": 1, "cout": cout, "oh": h, "ow": w}  # fmt: skip
+        sweep.add_conv(builder, rng, False, geometry, absent_bias=cout == 17)
+    return prune_weights(builder.build(), 0.8).model
+
+
+@pytest.fixture
+def sparse_everywhere(monkeypatch):
+    """Every 1x1 convolution takes SPARSE_CONV (whatever the size budget): the kernel is
+    what is tested here, the choice in test_person_detect_takes_sparse_conv_within_30pct."""
+    monkeypatch.setattr(compress, "SPARSE_MAX_SHARE", 10.0)
+    monkeypatch.setattr(compress_sparse_conv, "PER_TOKEN", 0)
+    monkeypatch.setattr(compress_sparse_conv, "PER_OUTPUT", 0)
+    monkeypatch.setattr(compress_sparse_conv, "PER_INPUT", 0)
+
+
+def _sparse_streams(device: bytes) -> int:
+    model = read_model(device)
+    return sum(compress_sparse_conv.is_sparse_conv(model.buffers[t.buffer].data)
+               for t in model.subgraph.tensors)
+
+
+@pytest.mark.parametrize("tags", [(), ("cmsis",)])
+def test_sparse_convolutions_are_bit_exact_on_the_host(sparse_everywhere, tags):
+    original = _pointwise_model()
+    device = device_model(original, tags, compress=True)[0]
+    assert _sparse_streams(device) == len(SPARSE_LAYERS)
+    ours = _assert_bit_exact_with_tflm(original, device, tags)
+    assert arena.arena_sizes(read_model(device), tags) == (ours.arena_used_bytes,
+                                                             ours.arena_tail_bytes)
+
+
+def test_sparse_convolutions_run_bit_exact_on_the_cortex_m4(sparse_everywhere):
+    """The DSP assembly (kernels_c/cmsis/cmsis_conv_sparse.h): one build."""
+    board = qemu.board_of("qemu-cortex-m4")
+    for tool in (board["toolchain"] + "gcc", board["qemu"], "make"):
+        need_tool(tool)
+    _, completed = qemu.run_project(_pointwise_model(), "qemu-cortex-m4", ("cmsis",),
+                                    compress=True)
+    assert qemu.PASSED in completed.stdout + completed.stderr, completed.stdout
+
+
+def test_person_detect_takes_sparse_conv_within_30pct():
+    """person_detect pruned to 0.8: its late 1x1 convolutions take SPARSE_CONV (the cost
+    model's choice, test_models_run_bit_exact_on_the_cortex_m4_with_cmsis runs them) and
+    the coded filters stay within the size goal; `inspect --weights` names the coding."""
+    model = read_model(_model("person_detect.tflite", 0.8))
+    found = compress.candidates(model)
+    chosen = compress.choices(found, compress.model_table(found))
+    sparse = [c for c in found if chosen[c.tensor_index] is not None
+              and chosen[c.tensor_index].codec == compress.SPARSE_CONV]
+    late = [c for c in found if 0 < c.pixels <= 36 and c.rows.size >= 8192]  # 6x6 and 3x3
+    assert len(late) == 8 and {c.tensor_index for c in late} <= {c.tensor_index for c in sparse}
+    assert compress.coded_total(found, chosen, compress.model_table(found)) <= \
+        compress.SPARSE_MAX_SHARE * sum(c.rows.size for c in found)
+    rows = {r["name"]: r for r in weight_rows(model)}
+    assert {rows[c.tensor.name]["coding"] for c in sparse} == {"sparse-conv"}
+
+
+@pytest.mark.parametrize("change", [
+    lambda s: s.__delitem__(slice(len(s) - 2, None)),  # the last unit: no final skip
+    lambda s: s.__setitem__(slice(4, 8), (12345).to_bytes(4, "little")),  # wrong channels
+    lambda s: s.__setitem__(2, 30),  # token width
+], ids=["truncated", "channels", "width"])
+def test_a_corrupt_sparse_stream_is_refused_at_init(sparse_everywhere, change):
+    device = device_model(_pointwise_model(), compress=True)[0]
+    model = copy.deepcopy(read_model(device))
+    buffer = model.subgraph.tensors[min(ir.compressed_tensors(model))].buffer
+    stream = bytearray(model.buffers[buffer].data)
+    assert stream[0] == compress.SPARSE_CONV
+    change(stream)
+    stream[12:16] = (len(stream) - 16).to_bytes(4, "little") if len(stream) > 16 else b""
+    model.buffers[buffer] = ir.Buffer(bytes(stream))
+    with pytest.raises(TflmGenError, match=re.compile("model|prepare", re.IGNORECASE)):
+        HostInterpreter(write_model(model))

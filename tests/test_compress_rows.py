@@ -11,18 +11,24 @@ import re
 
 import numpy as np
 import pytest
+import test_cmsis as cmsis_cases
 from conftest import corpus_path, need_tool
+from op_oracle import assert_informative, run_tflm
+from test_layout import records
+from test_layout_fc import fc_model
 
-from tflm_gen import compress, compress_rows, qemu
+from tflm_gen import compress, compress_rows, host, layout, qemu
 from tflm_gen.errors import TflmGenError
 from tflm_gen.host import HostInterpreter
 from tflm_gen.inputs import random_inputs
+from tflm_gen.layout_cores import core_of_target
 from tflm_gen.model import ir
 from tflm_gen.model.reader import read_model
 from tflm_gen.model.writer import write_model
 from tflm_gen.optimize import device_model
 from tflm_gen.oracle import Oracle
 from tflm_gen.prune import prune_weights
+from tflm_gen.targets import load_target
 
 
 def _rows(seed: int, shape: tuple[int, int], zeros: float) -> np.ndarray:
@@ -40,7 +46,7 @@ def _rows(seed: int, shape: tuple[int, int], zeros: float) -> np.ndarray:
                                          ((8, 300), 0.8), ((1, 1), 1.0), ((40, 64), 0.97)])
 def test_rows_round_trip(shape, zeros):
     rows = _rows(sum(shape), shape, zeros)
-    assert np.array_equal(compress_rows.decode(compress_rows.encode(rows)), rows)
+    assert np.array_equal(compress_rows.decode_groups(compress_rows.encode_groups(rows)), rows)
 
 
 def _pruned_ad01() -> bytes:
@@ -52,8 +58,13 @@ def _device(tags=()) -> bytes:
 
 
 def test_pruned_fc_filters_are_coded_row_sparse():
-    found = compress.codings(read_model(_pruned_ad01()))
-    assert {coding for coding, _ in found.values()} == {"sparse-rows"}
+    """Every pruned filter but the 8-input layer's (rows of one or two weights, which cost
+    the coded kernel more per row than they save: compress_rows.pays)."""
+    model = read_model(_pruned_ad01())
+    found = compress.codings(model)
+    narrow = {id(t) for t in model.subgraph.tensors if t.shape and t.shape[-1] == 8}
+    assert {c for key, (c, _) in found.items() if key not in narrow} == {"sparse-groups"}
+    assert {c for key, (c, _) in found.items() if key in narrow} == {"none"}
 
 
 def _corrupted(device: bytes, change) -> bytes:
@@ -61,19 +72,25 @@ def _corrupted(device: bytes, change) -> bytes:
     model = copy.deepcopy(read_model(device))
     buffer = model.subgraph.tensors[min(ir.compressed_tensors(model))].buffer
     stream = bytearray(model.buffers[buffer].data)
-    assert stream[0] == compress_rows.SPARSE_ROWS
+    assert stream[0] == compress_rows.SPARSE_GROUPS
     change(stream)
     model.buffers[buffer] = ir.Buffer(bytes(stream))
     return write_model(model)
 
 
+def _tails(stream: bytearray) -> int:
+    return 16 + int.from_bytes(stream[12:16], "little")
+
+
 def _first_count(stream: bytearray, value: int) -> None:
-    stream[16:18] = value.to_bytes(2, "little")
+    stream[_tails(stream):_tails(stream) + 2] = value.to_bytes(2, "little")
 
 
 def _gaps_past_the_row(stream: bytearray) -> None:
-    count = int.from_bytes(stream[16:18], "little")
-    stream[18:18 + (count + 1) // 2] = b"\xff" * ((count + 1) // 2)
+    """Every gap of the first row's groups 15: its tokens reach past its inputs."""
+    count = int.from_bytes(stream[_tails(stream):_tails(stream) + 2], "little")
+    for group in range(count // 8):
+        stream[16 + 12 * group:20 + 12 * group] = b"\xff" * 4
 
 
 CHANGES = {
@@ -81,7 +98,8 @@ CHANGES = {
     "gaps": _gaps_past_the_row,
     "rows": lambda s: s.__setitem__(slice(4, 8), (12345).to_bytes(4, "little")),
     "depth": lambda s: s.__setitem__(slice(8, 12), (7).to_bytes(4, "little")),
-    "payload": lambda s: s.__setitem__(slice(12, 16), (5).to_bytes(4, "little")),
+    "group bytes": lambda s: s.__setitem__(slice(12, 16), (24).to_bytes(4, "little")),
+    "group bytes past the end": lambda s: s.__setitem__(slice(12, 16), b"\xff" * 4),
     "truncated": lambda s: s.__delitem__(slice(len(s) - 3, None)),
     "reserved": lambda s: s.__setitem__(1, 1),
 }
@@ -152,3 +170,50 @@ def test_dense_fc_filters_stay_plain():
     whose decoding would cost more than the layer every invoke."""
     model = read_model(corpus_path("ad01_int8.tflite").read_bytes())
     assert {coding for coding, _ in compress.codings(model).values()} == {"none"}
+
+
+# (batches, depth, units, per-channel): odd depths, rows of one or two weights (and empty
+# ones) once pruned, long zero runs (escape tokens), several batch rows.
+GROUP_LAYERS = [(1, 640, 13, False), (2, 37, 9, True), (1, 203, 11, False), (3, 130, 7, True),
+                (2, 9, 24, False)]
+
+
+def _grouped_model():
+    """(pruned model, inputs, cases) of independent int8 FULLY_CONNECTED layers."""
+    model, inputs, cases = fc_model(17, GROUP_LAYERS)
+    return prune_weights(model, 0.8).model, inputs, cases
+
+
+def _tail_lengths(device: bytes) -> set[int]:
+    """n % 8 of every row of the device model's SPARSE_GROUPS streams."""
+    model = read_model(device)
+    found = set()
+    for index in ir.compressed_tensors(model):
+        stream = model.buffers[model.subgraph.tensors[index].buffer].data
+        assert stream[0] == compress_rows.SPARSE_GROUPS
+        found |= {len(compress_rows.row_tokens(row)[0]) % 8
+                  for row in compress_rows.decode_groups(stream)}
+    return found
+
+
+def test_sparse_groups_bit_exact_on_host_and_cortex_m4(monkeypatch):
+    """Every layer coded (the cost rule set aside), rows ending in tails of every length:
+    the reference and cmsis kernels on the host and the M4 assembly (which reads the
+    FC_SPARSE_FOLDED records its project keeps) equal TFLM."""
+    monkeypatch.setattr(compress_rows, "MAX_COST_RATIO", float("inf"))
+    model, inputs, cases = _grouped_model()
+    for output in run_tflm(model, inputs, len(cases)):
+        assert_informative(output, "int8")
+    device = device_model(model, ("cmsis",), compress=True)[0]
+    assert len(ir.compressed_tensors(read_model(device))) == len(GROUP_LAYERS)
+    assert _tail_lengths(device) == set(range(8))
+    for tags in ((), ("cmsis",)):
+        ours = host.run_model(device_model(model, tags, compress=True)[0], inputs, tags)
+        cmsis_cases.compare(ours, model, inputs, cases)
+    cmsis_cases.need_board("qemu-cortex-m4")
+    m4 = device_model(model, ("cmsis",), compress=True,
+                      core=core_of_target(load_target("qemu-cortex-m4")))[0]
+    assert {record[0] for record in records(m4) if record} == {layout.FC_SPARSE_FOLDED}
+    result = qemu.run_on_target(model, "qemu-cortex-m4", inputs, ("cmsis",), compress=True)
+    assert result.matches_host, result.stdout
+    cmsis_cases.compare(result.outputs, model, inputs, cases)

@@ -130,13 +130,8 @@ def depthwise_model(seed: int):
 def records(model_bytes: bytes) -> list[list[int]]:
     """The layout records of a device model, in operator order (empty for none)."""
     model = read_model(model_bytes)
-    buffer = dict(model.metadata)[METADATA_NAME]
-    words = np.frombuffer(model.buffers[buffer].data, dtype="<i4")
-    result = []
-    for position in words[2:2 + words[1]]:
-        result.append(words[position + 1:position + 1 + words[position]].tolist()
-                      if position else [])
-    return result
+    assert METADATA_NAME in dict(model.metadata)
+    return [record or [] for record in ir.layout_records(model)]
 
 
 def with_layout_words(model_bytes: bytes, edit) -> bytes:
@@ -164,11 +159,16 @@ def test_layout_layers_bit_exact_on_board(target):
     cmsis_cases.compare_on_board(target, model, inputs, cases)
 
 
-def test_requant_tail_layers_bit_exact_on_host():
-    model, inputs, cases = layout_model(0, REQUANT_LAYERS, requant_tail=True)
+def requant_tail_bit_exact_on_host(model, inputs, cases) -> None:
+    """Every layer gets the requantising record; the host build is bit-exact with TFLM."""
     device = device_model(model, cmsis_cases.TAGS)[0]
     assert all(record[0] == CONV_INT16_PAIRS_REQUANT for record in records(device))
     cmsis_cases.compare(host.run_model(device, inputs, cmsis_cases.TAGS), model, inputs, cases)
+
+
+def test_requant_tail_layers_bit_exact_on_host():
+    model, inputs, cases = layout_model(0, REQUANT_LAYERS, requant_tail=True)
+    requant_tail_bit_exact_on_host(model, inputs, cases)
 
 
 @pytest.mark.parametrize("target", ["qemu-cortex-m4", "qemu-cortex-m55"])
@@ -185,36 +185,64 @@ def test_requant_tail_layers_bit_exact_on_board(target):
 ODD_PIXEL_LAYERS = [(1, 128, 256, 1, 3, 3), (1, 256, 256, 1, 3, 3), (1, 512, 32, 1, 3, 3),
                     (1, 64, 16, 1, 1, 1), (3, 3, 8, 2, 9, 9)]
 
+# Layers the DSP kernel runs three pixels at a time (cmsis_dot_pairs_requant3: input
+# channels a multiple of 4, or 1x1 in place), in the same form: pixel counts of 3n, 3n + 1
+# and 3n + 2 (the last one or two through the pair kernels), 1 to 36 groups of 4 inputs
+# (with the REQUANT_LAYERS every entry into its loop of 16 steps), 1x1 in place at stride 1
+# and 2, 3x3 windows on every border (taps of the zero point) beside inside ones, kws' 1x1
+# over 64 channels and resnet's 3x3 over 16; filter rows of whole words over 1-3 input
+# channels (kws' first layer: 1 channel, 4 columns), border windows value by value.
+TRIPLE_LAYERS = [(1, 4, 8, 1, 4, 4), (1, 24, 6, 1, 5, 4), (1, 20, 10, 2, 7, 7),
+                 (3, 4, 8, 1, 5, 7), (3, 12, 6, 2, 7, 8), (3, 16, 16, 1, 6, 6),
+                 (1, 64, 64, 1, 5, 5), (1, 28, 4, 1, 3, 1), (4, 1, 8, 2, 9, 8),
+                 (2, 2, 6, 1, 5, 5), (4, 3, 4, 1, 6, 5)]
 
-def odd_pixel_model():
-    """(model bytes, inputs, cases) of ODD_PIXEL_LAYERS with a requantisation tail."""
+
+def pixel_model(layers, odd: bool = False):
+    """(model bytes, inputs, cases) of `layers` with a requantisation tail; odd: every
+    layer has an odd pixel count."""
     rng = np.random.default_rng(9300)
     b = ModelBuilder()
     cases = []
-    for index, (kernel, cin, cout, stride, height, width) in enumerate(ODD_PIXEL_LAYERS):
+    for index, (kernel, cin, cout, stride, height, width) in enumerate(layers):
         g = cmsis_cases.conv_geometry(rng, False, kernel, cin, cout)
         g.update(h=height, w=width, stride=(stride, stride), padding="SAME",
                  activation=("RELU", "NONE")[index % 2])
         g["oh"] = conv_cases.out_size("SAME", height, kernel, stride, 1)
         g["ow"] = conv_cases.out_size("SAME", width, kernel, stride, 1)
-        assert g["oh"] * g["ow"] % 2 == 1
+        assert not odd or g["oh"] * g["ow"] % 2 == 1
         data, g = cmsis_cases.add_conv(b, rng, g, False, 1.0, -128, -128)
         cases.append(("CONV_2D", [data], g))
     inputs = [array for _, data, _ in cases for array in data]
     return b.build(), inputs, [(op, g) for op, _, g in cases]
 
 
+def odd_pixel_model():
+    """(model bytes, inputs, cases) of ODD_PIXEL_LAYERS with a requantisation tail."""
+    return pixel_model(ODD_PIXEL_LAYERS, odd=True)
+
+
 def test_odd_pixel_counts_bit_exact_on_host():
     model, inputs, cases = odd_pixel_model()
-    device = device_model(model, cmsis_cases.TAGS)[0]
-    assert all(record[0] == CONV_INT16_PAIRS_REQUANT for record in records(device))
-    cmsis_cases.compare(host.run_model(device, inputs, cmsis_cases.TAGS), model, inputs, cases)
+    requant_tail_bit_exact_on_host(model, inputs, cases)
 
 
 def test_odd_pixel_counts_bit_exact_on_m4():
     cmsis_cases.need_board("qemu-cortex-m4")
     model, inputs, cases = odd_pixel_model()
     cmsis_cases.compare_on_board("qemu-cortex-m4", model, inputs, cases)
+
+
+def test_pixel_triples_bit_exact_on_host():
+    model, inputs, cases = pixel_model(TRIPLE_LAYERS)
+    requant_tail_bit_exact_on_host(model, inputs, cases)
+
+
+@pytest.mark.parametrize("target", ["qemu-cortex-m4", "qemu-cortex-m33"])
+def test_pixel_triples_bit_exact_on_board(target):
+    cmsis_cases.need_board(target)
+    model, inputs, cases = pixel_model(TRIPLE_LAYERS)
+    cmsis_cases.compare_on_board(target, model, inputs, cases)
 
 
 def first_tail(words) -> int:

@@ -49,12 +49,13 @@ LAYERS = [(1, 640, 12, False), (2, 128, 8, False), (1, 8, 13, True), (3, 4000, 4
           (3, 37, 5, True), (3, 20, 7, False), (3, 3, 6, False), (2, 130, 9, True)]
 
 
-def fc_model(seed: int):
-    """(model bytes, inputs, cases) of independent int8 FULLY_CONNECTED layers."""
+def fc_model(seed: int, layers=LAYERS):
+    """(model bytes, inputs, cases) of independent int8 FULLY_CONNECTED layers, each
+    (batches, depth, units, per_channel)."""
     rng = np.random.default_rng(9300 + seed)
     b = ModelBuilder()
     inputs, cases = [], []
-    for batches, depth, units, per_channel in LAYERS:
+    for batches, depth, units, per_channel in layers:
         s = {"kind": "2d", "depth": depth, "units": units, "input": [batches, depth],
              "output": [batches, units], "keep": False}  # fmt: skip
         t = fc_cases.quantized_tensors(rng, s, "int8", per_channel)

@@ -459,3 +459,17 @@ def test_join_and_reduction_stages_on_cortex_m4(name):
     result = qemu.run_on_target(data, "qemu-cortex-m4", inputs, ("cmsis",), memory="small")
     assert result.matches_host, result.stdout
     assert_bit_exact(np.asarray(result.outputs[0]), run_tflm(data, inputs)[0])
+
+
+def test_reduction_over_a_filter_holding_the_int16_stream_is_refused_at_init():
+    """patches.reduces never plans a reduction over an FC filter that holds its record's
+    int16 stream (the reduction reads int8); a model forcing one (micro_speech's reduction
+    stage in its M4 form) is refused by the cmsis FC's prepare, naming the stage's FC,
+    before any invoke could misread it."""
+    data = corpus_path("micro_speech_quantized.tflite").read_bytes()
+    stage = read_stage(read_model(device_model(data, ("cmsis",), "small")[0]))
+    assert stage.ending == "reduction"
+    forced = device_model(data, ("cmsis",), "small", core="cortex-m4", stage_of=lambda _: stage)[0]
+    assert ir.filter_layout_tensors(read_model(forced))  # the FC's filter holds the stream
+    with pytest.raises(ModelError, match=r"stage prepare, index 2\)"):
+        HostInterpreter(forced, ("cmsis",))

@@ -129,7 +129,7 @@ def test_unsupported_ops_are_all_listed():
     y = builder.add_op("MATRIX_DIAG", [x], [1, 4, 4], "float32")
     builder.output(builder.add_op("REVERSE_SEQUENCE", [y, x], [1, 4, 4], "float32"))
     with pytest.raises(UnsupportedModelError,
-                       match=r"MATRIX_DIAG \(version 1\).*REVERSE_SEQUENCE \(version 1\)"):
+                       match=r"MATRIX_DIAG \(version 1, op 0\).*REVERSE_SEQUENCE \(version 1, op 1\)"):
         generate(builder.build())
 
 

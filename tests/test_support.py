@@ -68,7 +68,8 @@ def test_int8_hybrid_fully_connected_runs_against_litert() -> None:
 
 def test_every_problem_listed_in_one_line() -> None:
     report = unsupported_report(read_model(many_problems()))
-    assert report["operators"] == ["LSH_PROJECTION (version 1)", "SKIP_GRAM (version 1)"]
+    assert report["operators"] == ["LSH_PROJECTION (version 1, op 0)",
+                                   "SKIP_GRAM (version 1, op 1)"]
     assert len(report["hybrid"]) == 1 and report["hybrid"][0].startswith("BATCH_MATMUL op 2")
     assert len(report["dtypes"]) == 1 and report["dtypes"][0].startswith("SOFTMAX op 3 (uint16")
     with pytest.raises(UnsupportedModelError) as error:
@@ -124,3 +125,48 @@ def test_ops_beyond_tflm_limits_are_refused() -> None:
     message = str(error.value)
     assert "STRIDED_SLICE op 0 (5 input dimensions; TFLM takes 4)" in message
     assert "CONCATENATION op 1 (11 inputs; TFLM takes 10)" in message
+
+
+def reordered_unsupported() -> bytes:
+    """An op without a kernel (REVERSE_SEQUENCE, op 2) on a branch reading the input, which
+    the memory-aware order runs first (op 0 of the device model): x then dies at TANH."""
+    b = ModelBuilder()
+    x = b.input("x", [1, 1024], "float32")
+    big = b.add_op("TANH", [x], [1, 1024], "float32")
+    axis = b.constant("axis", np.array([1], np.int32))
+    mean = b.add_op("MEAN", [big, axis], [1, 1], "float32")
+    lengths = b.constant("lengths", np.array([1], np.int32))
+    small = b.add_op("REVERSE_SEQUENCE", [x, lengths], [1, 1], "float32", version=1)
+    b.output(b.add_op("ADD", [mean, small], [1, 1], "float32"))
+    return b.build()
+
+
+@pytest.mark.parametrize("command", [
+    ["project", "--model", "{model}", "-o", "{tmp}/p"], ["run", "{model}"],
+    ["run", "{model}", "--target", "qemu-cortex-m4"], ["verify", "{model}"],
+    ["bench", "{model}"], ["inspect", "{model}", "--memory"]])
+def test_every_entry_point_refuses_numbering_the_users_operators(tmp_path, command) -> None:
+    """Each command checks the user's model before the device model, whose order differs."""
+    from tflm_gen.schedule import memory_order
+
+    data = reordered_unsupported()
+    moved = memory_order(read_model(data)).subgraph.operators
+    assert moved[0].opcode == "REVERSE_SEQUENCE"  # so the device's numbering would differ
+    model = tmp_path / "reordered.tflite"
+    model.write_bytes(data)
+    args = [part.format(model=model, tmp=tmp_path) for part in command]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "REVERSE_SEQUENCE (version 1, op 2)" in lines[0], lines
+
+
+def test_inspect_weights_lists_an_unsupported_models_constants_and_says_why_no_split(
+        tmp_path) -> None:
+    model = tmp_path / "reordered.tflite"
+    model.write_bytes(reordered_unsupported())
+    result = CliRunner().invoke(main, ["inspect", str(model), "--weights"])
+    assert result.exit_code == 0, result.output
+    assert "lengths" in result.output and "axis" in result.output
+    assert "--weights separate: no split" in result.output
+    assert "REVERSE_SEQUENCE (version 1, op 2)" in result.output

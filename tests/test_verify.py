@@ -3,6 +3,9 @@ names the first operator whose output differs; `-i` runs the user's own samples.
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from click.testing import CliRunner
@@ -309,3 +312,29 @@ def test_verify_takes_the_generation_options_of_project(monkeypatch, tmp_path):
     assert result.exit_code == 0, result.output
     assert "bit-exact with tflm over 1 invokes" in result.output
     assert len(seen) == 1 and seen[0][0] > 0 and seen[0][1] == "separate"
+
+
+SINE = Path(__file__).resolve().parent.parent / "examples" / "sine" / "sine_int8.tflite"
+# The oracle's process, its runs ending in a segmentation fault as a reference runtime's
+# bug would end them.
+CRASHING_CHILD = """
+import os, signal
+from tflm_gen import oracle_child
+oracle_child.Loaded.run = lambda self, inputs: os.kill(os.getpid(), signal.SIGSEGV)
+oracle_child.main()
+"""
+
+
+def test_a_crash_of_the_reference_runtime_is_one_line_and_exit_2(monkeypatch):
+    """TFLM runs in a child process: its crash ends that process only, and verify says
+    which runtime crashed and how, without a traceback."""
+    from tflm_gen import oracle
+
+    monkeypatch.setattr(oracle, "CHILD_COMMAND", [sys.executable, "-c", CRASHING_CHILD])
+    monkeypatch.setattr(oracle, "_CHILD", None)  # a fresh process with that command
+    result = CliRunner().invoke(main, ["verify", str(SINE)])
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.output, result.output
+    assert "the reference runtime (TFLM) crashed on this model: signal 11 (SIGSEGV)" in lines[0]
+    assert lines[0].endswith("; our outputs were not compared")

@@ -24,6 +24,7 @@ import numpy as np
 
 from tflm_gen.compress import decode_scratch_bytes
 from tflm_gen.compress_rows import is_sparse_rows
+from tflm_gen.compress_sparse_conv import is_sparse_conv
 from tflm_gen.layout import DW_CODED_TAP_STEPS, node_record
 from tflm_gen.model import ir
 from tflm_gen.model.lifetimes import model_lifetimes, tensor_bases
@@ -137,6 +138,9 @@ def _decode_scratch(node: NodeView) -> list[int]:
     stream = node.model.buffers[node.input(1).buffer].data
     if is_sparse_rows(stream):  # consumed in place by the FC kernel: no scratch
         return []
+    if is_sparse_conv(stream):  # the pixels' inputs widened (kernels_c/conv_sparse.c)
+        _, height, width, depth = node.input(0).shape
+        return [2 * (depth + 1) * ((height * width + 1) // 2 * 2) + 4 * (depth + height * width)]
     transposed = 0  # depthwise: room for the filter taps-major (tflm_weighted_transpose)
     if node.op.opcode == "DEPTHWISE_CONV_2D":
         channels, row, _ = np.frombuffer(stream[4:16], "<u4").tolist()
@@ -274,7 +278,7 @@ def _cmsis_conv(node: NodeView) -> Allocations:
 def _coded_block_layout(node: NodeView, patch: int) -> int:
     """kernels_c/cmsis/conv.c block_layout_bytes: one decoded block of a compressed filter
     in the offline layout's form (folded constants, int16 channel pairs)."""
-    if not _decode_scratch(node):
+    if not _decode_scratch(node) or is_sparse_conv(node.model.buffers[node.input(1).buffer].data):
         return 0
     group = int(np.frombuffer(node.model.buffers[node.input(1).buffer].data[12:16], "<u4")[0])
     pairs = (group + 1) // 2

@@ -6,7 +6,10 @@ connected [Cout, K], depthwise [C, FH*FW] (its [1, FH, FW, C] filter transposed,
 channel's weights are contiguous).  The rows are cut into blocks of G channels, each coded
 on its own, so that a kernel decodes one block at a time into scratch
 (kernels_c/tflm_decode.c).  The codec is chosen per tensor by coded size; a tensor that no
-codec shrinks stays as it is.
+codec shrinks stays as it is.  Two codings are read in place instead: FULLY_CONNECTED's
+row-sparse one (compress_rows.py) and, for int8 1x1 convolutions with few pixels, SPARSE_CONV
+(compress_sparse_conv.py), taken where it saves the most estimated instructions per byte
+added while the coded filters stay within SPARSE_MAX_SHARE of their bytes (`choices`).
 
 The tensor's buffer then holds the coded stream (little-endian), and the model's
 `tflm_gen.compress` metadata lists the compressed tensors (words: version 1, count K, K
@@ -48,14 +51,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tflm_gen import compress_rows
+from tflm_gen import compress_rows, compress_sparse_conv
 from tflm_gen.model import ir
 
 METADATA_NAME = ir.COMPRESS_METADATA
 ZRLE, HUFFMAN, HUFFMAN_SHARED = 1, 2, 3
-SPARSE_ROWS = compress_rows.SPARSE_ROWS  # FULLY_CONNECTED, consumed in place (compress_rows.py)
+SPARSE_GROUPS = compress_rows.SPARSE_GROUPS  # FULLY_CONNECTED, read in place (compress_rows.py)
+SPARSE_CONV = compress_sparse_conv.SPARSE_CONV  # 1x1 CONV_2D, computed from the stream
 CODEC_NAMES = {ZRLE: "zero-rle", HUFFMAN: "huffman", HUFFMAN_SHARED: "huffman-shared",
-               SPARSE_ROWS: "sparse-rows"}
+               SPARSE_GROUPS: "sparse-groups", SPARSE_CONV: "sparse-conv"}
 RUNS = 64  # run symbols of the Huffman alphabet
 ALPHABET = 256 + RUNS
 FULL_RUN = ALPHABET - 1  # RUNS - 1 zero bytes without a literal
@@ -67,6 +71,7 @@ MIN_DEAD_BYTES = 256  # shorter runs of all-zero channels are computed: a call c
 # bytes (kws, 22 KB of filters, builds them: 1 KB would be 4.6% of its weights).
 LOOKUP_MAX_SHARE = 0.02
 MIN_SAVING = 0.1  # a tensor is coded when that saves at least this share of its bytes
+SPARSE_MAX_SHARE = 0.30  # the #15 size goal, which SPARSE_CONV codings may spend up to
 CONV_BLOCK_CHANNELS = 32
 # A CONV_2D filter this small is one block: each more block costs its kernel a pass over
 # every pixel (cmsis: the patches gathered and widened again), and one block runs pixels
@@ -282,6 +287,10 @@ def keeps_pixel_order(opcode: str, stream: bytes) -> bool:
     """Whether the kernel decoding `stream` writes its output in the uncoded kernel's
     order (one block, and no dead channels that CONV_2D skips in a pass of their own), so
     that the planner's partial overlaps of its input and output still hold."""
+    if compress_sparse_conv.is_sparse_conv(stream):
+        # Its kernel reads a batch's whole input (widened into scratch) before writing any of
+        # that batch's outputs: whatever a later output overwrites was already read.
+        return True
     channels, _, group = np.frombuffer(stream[4:HEADER_BYTES], "<u4").tolist()
     return group >= channels and not (opcode == "CONV_2D" and stream[3] & LIVE_MAP)
 
@@ -344,16 +353,65 @@ def best(rows: np.ndarray, zero: int, shared: dict[int, int] | None = None,
 def choose(candidate: Candidate, shared: dict[int, int] | None = None) -> Coded | None:
     """The coding of a candidate.  An int8 FULLY_CONNECTED filter takes the row-sparse
     stream its kernel consumes without decoding (compress_rows.py) when that saves
-    MIN_SAVING, else stays plain: its weights are used once per invoke (batch 1), so a
+    MIN_SAVING and costs at most compress_rows.MAX_COST_RATIO of the plain kernel's
+    estimated instructions, else stays plain: its weights are used once per invoke (batch 1), so a
     block decoded into scratch costs the whole layer again and more (ad01 as it is,
-    Huffman: 6.4 M instructions instead of 0.27 M on the Cortex-M4).  Others: `best`."""
+    Huffman: 6.4 M instructions instead of 0.27 M on the Cortex-M4).  A DEPTHWISE_CONV_2D
+    of channel multiplier above 1 stays plain: its coded kernels leave the fast loops
+    (person_detect's first layer: 72 bytes, 0.9 M instructions more than plain on the M4 with
+    cmsis).  Others: `best`."""
+    if candidate.opcode == "DEPTHWISE_CONV_2D" and candidate.multiplier != 1:
+        return None
     if (candidate.opcode == "FULLY_CONNECTED" and candidate.zero == 0
             and candidate.source_dtype == "int8"):
-        stream = compress_rows.encode(candidate.rows)
-        if stream is not None and len(stream) <= (1 - MIN_SAVING) * candidate.rows.size:
-            return Coded(SPARSE_ROWS, stream)
+        stream = compress_rows.encode_groups(candidate.rows)
+        if stream is not None and len(stream) <= (1 - MIN_SAVING) * candidate.rows.size \
+                and compress_rows.pays(candidate.rows):
+            return Coded(SPARSE_GROUPS, stream)
         return None
     return best(candidate.rows, candidate.zero, shared, candidate.group)
+
+
+def _sparse_option(candidate: Candidate, coded: Coded | None) -> tuple[float, Coded] | None:
+    """(instructions saved per byte added, the SPARSE_CONV coding) of a 1x1 CONV_2D with
+    few pixels when that coding saves instructions over `coded` (its block coding, or None:
+    plain) and MIN_SAVING of the plain bytes, else None."""
+    pixels = candidate.pixels
+    if not pixels or not compress_sparse_conv.fits(candidate.rows.shape[1], pixels):
+        return None
+    stream = compress_sparse_conv.encode(candidate.rows)
+    if stream is None or len(stream) > (1 - MIN_SAVING) * candidate.rows.size:
+        return None
+    size = candidate.rows.size
+    now = (compress_sparse_conv.block_instructions(size, pixels) if coded
+           else compress_sparse_conv.DENSE_PER_MAC * size * pixels)
+    saved = now - compress_sparse_conv.instructions(stream, pixels)
+    added = len(stream) - (len(coded.stream) if coded else size)
+    return (saved / max(added, 1), Coded(SPARSE_CONV, stream)) if saved > 0 else None
+
+
+def choices(found: list[Candidate], shared: dict[int, int] | None) -> dict[int, Coded | None]:
+    """Tensor index -> its coding (None: plain): `choose` per tensor, then the SPARSE_CONV
+    coding for the 1x1 convolutions where it saves the most instructions per byte added,
+    while the coded filters (metadata included) stay within SPARSE_MAX_SHARE of their plain
+    bytes (or shrink)."""
+    chosen = {c.tensor_index: choose(c, shared) for c in found}
+    options = [(option, c) for c in found
+               if (option := _sparse_option(c, chosen[c.tensor_index])) is not None]
+    budget = SPARSE_MAX_SHARE * sum(c.rows.size for c in found)
+    for (_, coded), candidate in sorted(options, key=lambda o: -o[0][0]):
+        trial = {**chosen, candidate.tensor_index: coded}
+        if coded_total(found, trial, shared) <= max(budget, coded_total(found, chosen, shared)):
+            chosen = trial
+    return chosen
+
+
+def coded_total(found: list[Candidate], chosen: dict[int, Coded | None],
+                shared: dict[int, int] | None) -> int:
+    """Bytes of the filters coded as `chosen`, the metadata included."""
+    streams = sum(len(chosen[c.tensor_index].stream) if chosen[c.tensor_index] else c.rows.size
+                  for c in found)
+    return streams + 4 * len(metadata_words(found, chosen, shared))
 
 
 def decode_scratch_bytes(stream: bytes) -> int:
@@ -370,6 +428,8 @@ def table_lengths(table: bytes) -> dict[int, int]:
 
 def decode(stream: bytes, shared: dict[int, int] | None = None) -> np.ndarray:
     """The int8 rows [C, R] of a stream (the round trip of the tests; C decodes on device)."""
+    if compress_sparse_conv.is_sparse_conv(stream):
+        return compress_sparse_conv.decode(stream)
     codec, zero, width = stream[0], stream[1], stream[2]
     channels, row, group = np.frombuffer(stream[4:HEADER_BYTES], "<u4").tolist()
     count = -(-channels // group)
@@ -401,6 +461,8 @@ class Candidate:
     rows: np.ndarray
     zero: int
     source_dtype: str = "int8"  # the op's input type
+    pixels: int = 0  # output pixels of a 1x1 stride-1 int8 CONV_2D (SPARSE_CONV), else 0
+    multiplier: int = 1  # DEPTHWISE_CONV_2D: output channels per input channel
 
     @property
     def group(self) -> int:
@@ -460,7 +522,20 @@ def _candidate(model: ir.Model, graph: ir.SubGraph, op: ir.Operator, uses: dict[
     if q is not None and len({int(z) for z in q.zero_point}) > 1:
         return []
     return [Candidate(op.opcode, first + index, tensor, channel_rows(op.opcode, weights),
-                      zero, graph.tensors[source].dtype)]
+                      zero, graph.tensors[source].dtype, _pointwise_pixels(graph, op, zero),
+                      max(1, tensor.shape[-1] // max(1, graph.tensors[source].shape[-1])))]
+
+
+def _pointwise_pixels(graph: ir.SubGraph, op: ir.Operator, zero: int) -> int:
+    """Output pixels of an int8 1x1 stride-1 CONV_2D with symmetric weights, else 0."""
+    shape = graph.tensors[op.inputs[FILTER_INPUT]].shape
+    options = op.builtin_options
+    if (op.opcode != "CONV_2D" or zero or graph.tensors[op.inputs[0]].dtype != "int8"
+            or list(shape[1:3]) != [1, 1] or options.get("stride_h", 1) != 1
+            or options.get("stride_w", 1) != 1 or graph.tensors[op.inputs[0]].shape[-1] !=
+            shape[3]):
+        return 0
+    return int(np.prod(graph.tensors[op.outputs[0]].shape[:3]))
 
 
 @dataclass(frozen=True)
@@ -486,14 +561,18 @@ def model_table(found: list[Candidate]) -> dict[int, int] | None:
     return shared_lengths(counts) if counts else None
 
 
-def tensor_report(candidate: Candidate, shared: dict[int, int] | None = None) -> TensorReport:
+def tensor_report(candidate: Candidate, shared: dict[int, int] | None = None,
+                  coded: Coded | None | bool = False) -> TensorReport:
+    """`coded`: the tensor's coding among the model's (`choices`), by default `choose`'s."""
     rows = candidate.rows
     codecs = (HUFFMAN, ZRLE, HUFFMAN_SHARED) if shared else (HUFFMAN, ZRLE)
     sizes = {CODEC_NAMES[c]: len(encode(rows, candidate.zero, c, shared, candidate.group))
              for c in codecs}
     if candidate.opcode == "FULLY_CONNECTED":
-        sizes[CODEC_NAMES[SPARSE_ROWS]] = len(compress_rows.encode(rows) or b"")
-    coded = choose(candidate, shared)
+        sizes[CODEC_NAMES[SPARSE_GROUPS]] = len(compress_rows.encode_groups(rows) or b"")
+    if candidate.pixels:
+        sizes[CODEC_NAMES[SPARSE_CONV]] = len(compress_sparse_conv.encode(rows) or b"")
+    coded = choose(candidate, shared) if coded is False else coded
     return TensorReport(candidate.tensor.name, candidate.opcode, int(rows.size),
                         float(np.mean(rows == candidate.zero)), len(np.unique(rows)), sizes,
                         CODEC_NAMES[coded.codec] if coded else "none",
@@ -505,8 +584,9 @@ def codings(model: ir.Model) -> dict[int, tuple[str, int]]:
     and its plain bytes when coding would not save enough)."""
     found = candidates(model)
     shared = model_table(found)
+    chosen = choices(found, shared)
     return {id(c.tensor): (r.chosen, r.coded_bytes)
-            for c, r in ((c, tensor_report(c, shared)) for c in found)}
+            for c, r in ((c, tensor_report(c, shared, chosen[c.tensor_index])) for c in found)}
 
 
 def compress_model(model: ir.Model) -> ir.Model:
@@ -515,23 +595,29 @@ def compress_model(model: ir.Model) -> ir.Model:
     result = model.with_metadata_words(METADATA_NAME, None)
     found = candidates(result)
     shared = model_table(found)
-    compressed, uses_shared = [], False
+    chosen = choices(found, shared)
     for candidate in found:
-        coded = choose(candidate, shared)
-        if coded is None:
-            continue
-        result.buffers[candidate.tensor.buffer] = ir.Buffer(coded.stream)
-        compressed.append(candidate.tensor_index)
-        uses_shared |= coded.codec == HUFFMAN_SHARED
+        coded = chosen[candidate.tensor_index]
+        if coded is not None:
+            result.buffers[candidate.tensor.buffer] = ir.Buffer(coded.stream)
+    words = metadata_words(found, chosen, shared)
+    return result.with_metadata_words(METADATA_NAME, words) if words else result
+
+
+def metadata_words(found: list[Candidate], chosen: dict[int, Coded | None],
+                   shared: dict[int, int] | None) -> list[int]:
+    """The metadata listing the coded tensors, with the model-wide Huffman table when a
+    stream uses it ([] when none is coded)."""
+    compressed = sorted(c.tensor_index for c in found if chosen[c.tensor_index] is not None)
     if not compressed:
-        return result
+        return []
+    uses_shared = any(c is not None and c.codec == HUFFMAN_SHARED for c in chosen.values())
     table = huffman_table(shared) if uses_shared else b""
     if uses_shared and len(lookup_tables(shared)) <= LOOKUP_MAX_SHARE * sum(
             c.rows.size for c in found):
         table += lookup_tables(shared)
     table_words = np.frombuffer(table + bytes(-len(table) % 4), "<i4").tolist()
-    return result.with_metadata_words(
-        METADATA_NAME, [1, len(compressed), *sorted(compressed), len(table), *table_words])
+    return [1, len(compressed), *compressed, len(table), *table_words]
 
 
 def decoded_filter(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> np.ndarray | None:
@@ -545,7 +631,7 @@ def decoded_filter(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> np.n
         return None
     tensor = graph.tensors[op.inputs[FILTER_INPUT]]
     stream = model.buffers[tensor.buffer].data
-    if compress_rows.is_sparse_rows(stream):
+    if compress_rows.is_sparse_rows(stream) or compress_sparse_conv.is_sparse_conv(stream):
         return None
     rows = decode(stream, model_shared_lengths(model))
     return dense_filter(op.opcode, rows, list(tensor.shape))

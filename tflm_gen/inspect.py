@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from tflm_gen.compress import candidates, tensor_report
+from tflm_gen.compress import candidates, choices, model_table, tensor_report
 from tflm_gen.errors import ModelError
 from tflm_gen.kernels import supported_ops
 from tflm_gen.model import ir
@@ -106,9 +106,11 @@ def _shape_of(graph: ir.SubGraph, index: int) -> list[int] | None:
 def weight_coding(model: ir.Model) -> list[dict]:
     """Per filter `--compress` may code: bytes, sparsity, distinct values, each codec's
     coded size and the one chosen (tflm_gen/compress.py)."""
-    rows = []
-    for candidate in candidates(model):
-        report = tensor_report(candidate)
+    rows, found = [], candidates(model)
+    shared = model_table(found)
+    chosen = choices(found, shared)  # as compress_model: SPARSE_CONV within the size goal
+    for candidate in found:
+        report = tensor_report(candidate, shared, chosen[candidate.tensor_index])
         rows.append({"tensor": report.name, "op": report.opcode, "bytes": report.bytes,
                      "sparsity": round(report.sparsity, 4), "distinct": report.distinct,
                      "codec_bytes": report.sizes, "coding": report.chosen,

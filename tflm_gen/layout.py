@@ -64,6 +64,11 @@ DW_CODED_TAP_STEPS, for a filter `--compress` coded, on the DW_TAP_PAIRS conditi
   blocks in a scratch buffer of 38 words per block, the folded constants from the decoded
   weights and the bias, the requantisation steps from the node's multipliers and shifts.
 
+FULLY_CONNECTED whose filter `--compress` coded SPARSE_GROUPS (tflm_gen/compress_rows.py),
+int8, kind FC_SPARSE_FOLDED: kind, rows, depth K, folded[rows] (as FC_INT16_QUADS's), so
+that the DSP loop multiplies raw input bytes and starts each row's sum there (4 bytes of
+flash per row, as the plain filter's FC_QUADS_IN_FILTER record holds).
+
 DEPTHWISE_CONV_2D, int8, one input channel and a depth multiplier C divisible by 4, at most
 DW_QUAD_BYTES filter bytes with rows padded to whole words (any stride; the kernel checks
 dilation 1), kind DW_ROW_QUADS:
@@ -87,6 +92,7 @@ from collections.abc import Callable
 import numpy as np
 
 from tflm_gen.compress import decoded_filter
+from tflm_gen.compress_rows import grouped_filter
 from tflm_gen.model import ir
 from tflm_gen.requant import channel_multipliers
 
@@ -218,10 +224,10 @@ def int16_quads(filter_rows: np.ndarray) -> np.ndarray:
 
 
 def _weighted_tensors(model: ir.Model, graph: ir.SubGraph, op: ir.Operator,
-                      coded: bool = False):
+                      coded: bool = False, read: Callable | None = None):
     """(input, filter data, bias data or None) of an int8 op with a dense constant filter
-    (`coded`: a filter compress.py coded, decoded) and an int32 bias (or none) and a
-    quantised input, else None."""
+    (`coded`: a filter compress.py coded, decoded; `read`: the filter as that function
+    reads it) and an int32 bias (or none) and a quantised input, else None."""
     tensors = graph.tensors
     if len(op.inputs) < 2 or op.inputs[1] < 0 or op.inputs[0] < 0:
         return None
@@ -231,7 +237,8 @@ def _weighted_tensors(model: ir.Model, graph: ir.SubGraph, op: ir.Operator,
         return None
     if not (source.quantization and source.quantization.zero_point):
         return None
-    filter_data = decoded_filter(model, graph, op) if coded else _constant(model, weights)
+    filter_data = (read(model, graph, op) if read else decoded_filter(model, graph, op)
+                   if coded else _constant(model, weights))
     bias = _constant(model, bias_tensor) if bias_tensor is not None else None
     if filter_data is None or (bias_tensor is not None and
                                (bias is None or bias_tensor.dtype != "int32")):
@@ -240,6 +247,18 @@ def _weighted_tensors(model: ir.Model, graph: ir.SubGraph, op: ir.Operator,
 
 
 FC_INT16_QUADS = 10  # kind of the FULLY_CONNECTED record (conv kinds are below 10)
+FC_SPARSE_FOLDED = 26  # FULLY_CONNECTED over a SPARSE_GROUPS filter: the folded constants
+
+
+def _sparse_fc_record(model: ir.Model, graph: ir.SubGraph,
+                      op: ir.Operator) -> list[int] | None:
+    """The FC_SPARSE_FOLDED record of a FULLY_CONNECTED whose filter is SPARSE_GROUPS."""
+    found = _weighted_tensors(model, graph, op, read=grouped_filter)
+    if found is None:
+        return None
+    source, rows, bias = found
+    folded = fold_constants(rows, bias, -int(source.quantization.zero_point[0]))
+    return [FC_SPARSE_FOLDED, rows.shape[0], rows.shape[1], *folded.tolist()]
 
 
 def _fc_record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> list[int] | None:
@@ -431,7 +450,7 @@ def _depthwise_quads_record(model: ir.Model, graph: ir.SubGraph,
 
 
 RECORDS: dict[str, Callable[[ir.Model, ir.SubGraph, ir.Operator], list[int] | None]] = {
-    "FULLY_CONNECTED": _fc_record,
+    "FULLY_CONNECTED": lambda *node: _fc_record(*node) or _sparse_fc_record(*node),
     "CONV_2D": lambda *node: _conv_record(*node) or _coded_conv_record(*node),
     "DEPTHWISE_CONV_2D": lambda *node: (_depthwise_record(*node)
                                         or _depthwise_record(*node, coded=True)),
@@ -475,16 +494,7 @@ def node_record(model: ir.Model, op: ir.Operator) -> list[int] | None:
     """The layout record (kind first) the metadata holds for `op`, None when none."""
     ops = [o for graph in model.subgraphs for o in graph.operators]
     index = next((i for i, o in enumerate(ops) if o is op), None)
-    for name, buffer in model.metadata:
-        if name != METADATA_NAME or index is None:
-            continue
-        data = model.buffers[buffer].data
-        words = np.frombuffer(data[:len(data) // 4 * 4], "<i4")
-        if len(words) < 2 + len(ops) or words[1] != len(ops) or not words[2 + index]:
-            return None
-        start = int(words[2 + index])
-        return words[start + 1:start + 1 + int(words[start])].tolist()
-    return None
+    return None if index is None else ir.layout_records(model)[index]
 
 
 def _sole_reader(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> bool:

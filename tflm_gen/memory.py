@@ -8,7 +8,7 @@ from tflm_gen.host import HostInterpreter
 from tflm_gen.model import ir
 from tflm_gen.model.lifetimes import model_lifetimes
 from tflm_gen.model.reader import read_model
-from tflm_gen.optimize import device_model
+from tflm_gen.optimize import device_model, supported_device_model
 from tflm_gen.patches import DEFAULT_MEMORY, model_macs, read_stage
 
 
@@ -20,7 +20,7 @@ def memory_report(model_bytes: bytes, tags: tuple[str, ...] = (), patches: bool 
     The numbers are the same on every target: the runtime keeps no pointer-sized fields in
     the arena, so `arena_bytes` from this host run is what a 32- or 8-bit device uses.
     """
-    planned, plan = device_model(model_bytes, tags, memory, compress)
+    planned, plan = supported_device_model(model_bytes, tags, memory, compress)
     interpreter = HostInterpreter(planned, tags, audit_scratch=True)
     stats = interpreter.memory_stats()
     model = read_model(planned)  # operators in the order they run (tflm_gen.schedule)

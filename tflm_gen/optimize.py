@@ -17,6 +17,7 @@ from tflm_gen.patches import DEFAULT_MEMORY, choose_stage, embed_stage, stage_da
 from tflm_gen.plan import Plan, embed_plan, make_plan
 from tflm_gen.requant import embed_requant
 from tflm_gen.schedule import memory_order
+from tflm_gen.support import check_supported
 
 
 def device_model(model_bytes: bytes, tags: tuple[str, ...] = (),
@@ -46,6 +47,15 @@ def device_model(model_bytes: bytes, tags: tuple[str, ...] = (),
         kernels_of(tags)).stage
     plan = make_plan(model, backward=not for_tflm, stage=stage)
     return write_model(embed_stage(embed_plan(model, plan), stage)), plan
+
+
+def supported_device_model(model_bytes: bytes, *args, **kwargs) -> tuple[bytes, Plan]:
+    """device_model (same arguments) after check_supported on the user's model: the step
+    every command that runs or generates a model takes, so that a refusal comes before any
+    planning and numbers the user's operators (memory_order may run them in another
+    order)."""
+    check_supported(read_model(model_bytes))
+    return device_model(model_bytes, *args, **kwargs)
 
 
 def _arena_with(model: ir.Model, stage, tags: tuple[str, ...], backward: bool) -> int:

@@ -1,23 +1,39 @@
 """The oracle: TensorFlow Lite Micro's own Python runtime (reference kernels), or LiteRT
-where TFLM cannot run a model.  Our C output is compared with these, never with numpy."""
+where TFLM cannot run a model.  Our C output is compared with these, never with numpy.
+
+Both run in a child process (tflm_gen.oracle_child, one per command, reused for every model
+and invoke): a model the reference runtime crashes on (a segmentation fault, an abort) then
+ends that process only, and the command stops with one line saying so (exit 2)."""
 
 from __future__ import annotations
 
-import contextlib
+import atexit
 import copy
+import importlib.util
+import itertools
 import os
+import pickle
+import signal
+import subprocess
 import sys
 import tempfile
+import threading
+import weakref
+from pathlib import Path
 
 import numpy as np
 
+from tflm_gen import errors, oracle_child
 from tflm_gen.errors import InputError, ModelError, ToolchainError
 from tflm_gen.model.reader import read_model
+from tflm_gen.oracle_child import import_runtime
 from tflm_gen.support import litert_only
 from tflm_gen.text import one_line
 
-ORACLES = ("tflm", "litert")
+ORACLES = oracle_child.ORACLES
 ORACLE_NAMES = {"tflm": "TFLM reference kernels", "litert": "LiteRT reference kernels"}
+RUNTIME_NAMES = {"tflm": "TFLM", "litert": "LiteRT"}
+MODULES = {"tflm": "tflite_micro", "litert": "ai_edge_litert"}
 
 
 def choose_oracle(model_bytes: bytes, against: str = "auto") -> tuple[str, str]:
@@ -35,50 +51,9 @@ def choose_oracle(model_bytes: bytes, against: str = "auto") -> tuple[str, str]:
 
 
 def oracle_available(against: str = "tflm") -> bool:
-    try:
-        _import(against)
-    except ToolchainError:
-        return False
-    return True
-
-
-def _import(against: str):
-    try:
-        if against == "tflm":
-            from tflite_micro.python.tflite_micro import runtime
-
-            return runtime
-        if against == "litert":
-            from ai_edge_litert import interpreter
-
-            return interpreter
-    except ImportError as error:
-        raise ToolchainError(
-            f"the {against} oracle is not installed ({error}); pip install 'tflm-gen[verify]'"
-        ) from None
-    raise ToolchainError(f"unknown oracle '{against}'; choose one of {', '.join(ORACLES)}")
-
-
-@contextlib.contextmanager
-def _reference_errors(against: str, action: str = "load"):
-    """The reference runtimes print their reasons from C++ straight to file descriptor 2
-    and then raise a bare RuntimeError: collect what they print and raise one ModelError
-    line holding both."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    with tempfile.TemporaryFile() as sink:
-        os.dup2(sink.fileno(), 2)
-        try:
-            yield
-        except (RuntimeError, ValueError) as error:  # the binding's way of refusing a model
-            os.dup2(saved, 2)
-            sink.seek(0)
-            log = one_line(sink.read().decode(errors="replace"))
-            raise ModelError(f"the {against} oracle cannot {action} the model: "
-                             f"{one_line(str(error))}{'; its log: ' + log if log else ''}") from None
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
+    """Whether the runtime is installed (found, not imported: it runs in the oracle's
+    process)."""
+    return against in MODULES and importlib.util.find_spec(MODULES[against]) is not None
 
 
 def arena_upper_bound(model) -> int:
@@ -119,61 +94,133 @@ def _without_absent_bias(model):
     return result
 
 
+CHILD_COMMAND = [sys.executable, "-m", "tflm_gen.oracle_child"]
+
+
+class _Child:
+    """The oracle's process (tflm_gen.oracle_child): started on first use, then shared by
+    every Oracle of this process, so a command pays its start once.  A crash of the
+    reference runtime ends it: the request then raises ModelError saying so, and the next
+    Oracle starts another."""
+
+    def __init__(self):
+        # Appended to by the child, read here after a crash; lives as long as the process.
+        self.log = tempfile.TemporaryFile(mode="a+b")  # noqa: SIM115
+        root = str(Path(__file__).resolve().parent.parent)  # this tflm_gen, in the child too
+        path = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
+        self.process = subprocess.Popen(
+            CHILD_COMMAND, stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=self.log, env={**os.environ, "PYTHONPATH": path})
+        self.owner = os.getpid()  # a forked copy of this process starts its own
+        self.lock = threading.Lock()
+        self.dropped: list[int] = []  # models to forget, sent with the next request
+        self.failure = ""
+
+    def usable(self) -> bool:
+        return not self.failure and self.owner == os.getpid()
+
+    def drop(self, handle: int) -> None:
+        """Forgets a model at the next request (a finalizer: no I/O here)."""
+        self.dropped.append(handle)
+
+    def ask(self, request: tuple, against: str):
+        """The reply's value; a refusal raises its error, a crash ModelError."""
+        with self.lock:
+            if self.failure:
+                raise ModelError(self.failure)
+            start = os.fstat(self.log.fileno()).st_size
+            try:
+                self._send(request)
+                status, *reply = pickle.load(self.process.stdout)
+            except (EOFError, OSError, pickle.UnpicklingError):
+                self.failure = self._crash(against, start)
+                raise ModelError(self.failure) from None
+            except BaseException:  # interrupted mid-exchange: the pipe is out of step
+                self.failure = "the oracle's process was interrupted"
+                self.close()
+                raise
+        if status == "error":
+            kind, message = reply
+            error = getattr(errors, kind, None)  # the child's own errors keep their type
+            raise (error if isinstance(error, type) and issubclass(error, errors.TflmGenError)
+                   else RuntimeError)(message)
+        return reply[0]
+
+    def close(self) -> None:
+        """Ends the process: end of input lets it return; kill it if it does not."""
+        if self.owner != os.getpid() or self.process.poll() is not None:
+            return
+        self.process.stdin.close()
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+    def _send(self, request: tuple) -> None:
+        dropped, self.dropped = self.dropped, []
+        if dropped:
+            pickle.dump(("drop", dropped), self.process.stdin)
+        pickle.dump(request, self.process.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+        self.process.stdin.flush()
+
+    def _crash(self, against: str, start: int) -> str:
+        """What ended the process, in one line, with the end of what it printed."""
+        try:
+            code = self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            code = self.process.wait()
+        how = f"exit status {code}"
+        if code < 0:
+            how = f"signal {-code} ({signal.Signals(-code).name})"
+        size = os.fstat(self.log.fileno()).st_size
+        log = one_line(os.pread(self.log.fileno(), 600, max(start, size - 600)).decode(
+            errors="replace"))
+        return (f"the reference runtime ({RUNTIME_NAMES.get(against, against)}) crashed on "
+                f"this model: {how}{'; its log: ' + log if log else ''}; our outputs were "
+                "not compared")
+
+
+_CHILD: _Child | None = None
+_HANDLES = itertools.count(1)
+
+
+def _child() -> _Child:
+    global _CHILD
+    if _CHILD is None or not _CHILD.usable():
+        _CHILD = _Child()
+        atexit.register(_CHILD.close)
+    return _CHILD
+
+
 class Oracle:
-    """One model loaded in the reference runtime; invokes keep state like ours do."""
+    """One model loaded in the reference runtime, in the oracle's process; invokes keep
+    state like ours do."""
 
     def __init__(self, model_bytes: bytes, against: str = "tflm", arena_bytes: int = 0):
         """arena_bytes: TFLM's arena when the default guess is too small (0: the guess)."""
         self.against = against
         model = read_model(model_bytes)
-        self._output_count = len(model.subgraph.outputs)
-        model_bytes = _runnable(model, model_bytes)
-        with _reference_errors(against):
-            self._load(_import(against), model_bytes, arena_bytes)
+        request = ("load", next(_HANDLES), _runnable(model, model_bytes), against, arena_bytes,
+                   len(model.subgraph.outputs))
+        self._child, self._handle = _child(), request[1]
+        self._child.ask(request, against)
+        weakref.finalize(self, self._child.drop, self._handle)
 
-    def _load(self, module, model_bytes: bytes, arena_bytes: int) -> None:
-        against = self.against
-        if against == "tflm":
-            # The default arena (10x the file) is too small for small models with big tensors.
-            arena = max(4 << 20, 10 * len(model_bytes), arena_bytes)
-            self._interpreter = module.Interpreter.from_bytes(model_bytes, arena_size=arena)
-        else:
-            resolver = module.OpResolverType.BUILTIN_REF
-            self._interpreter = module.Interpreter(
-                model_content=model_bytes, experimental_op_resolver_type=resolver
-            )
-            self._interpreter.allocate_tensors()
+    def _ask(self, verb: str, *args):
+        return self._child.ask((verb, self._handle, *args), self.against)
 
     def run(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
-        with _reference_errors(self.against, "run"):
-            if self.against == "tflm":
-                return self._run_tflm(inputs)
-            return self._run_litert(inputs)
+        return self._ask("run", [np.asarray(array) for array in inputs])
 
-    def _run_tflm(self, inputs):
-        for index, array in enumerate(inputs):
-            self._interpreter.set_input(array, index)
-        self._interpreter.invoke()
-        return [np.array(self._interpreter.get_output(i)) for i in range(self._output_count)]
-
-    def _run_litert(self, inputs):
-        for detail, array in zip(self._interpreter.get_input_details(), inputs):
-            self._interpreter.set_tensor(detail["index"], array)
-        self._interpreter.invoke()
-        return [
-            np.array(self._interpreter.get_tensor(detail["index"]))
-            for detail in self._interpreter.get_output_details()
-        ]
-
-    def invoke(self) -> None:
-        """One invoke on the inputs already set (for timing)."""
-        self._interpreter.invoke()
+    def invoke_times(self, count: int) -> list[float]:
+        """Microseconds of each of `count` invokes on the inputs already set, timed in the
+        oracle's process."""
+        return self._ask("invoke_times", count)
 
     def reset(self) -> None:
-        if self.against == "tflm":
-            self._interpreter.reset()
-        else:
-            self._interpreter.reset_all_variables()
+        self._ask("reset")
 
 
 _ALLOCATIONS_SCRIPT = """
@@ -193,7 +240,8 @@ def tflm_allocations(model_bytes: bytes) -> dict[str, int]:
     import subprocess
     import sys
 
-    _import("tflm")
+    if not oracle_available("tflm"):
+        import_runtime("tflm")  # raises ToolchainError with the install hint
     runnable = _runnable(read_model(model_bytes), model_bytes)
     result = subprocess.run([sys.executable, "-c", _ALLOCATIONS_SCRIPT], input=runnable,
                             capture_output=True, check=False)

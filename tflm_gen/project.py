@@ -32,10 +32,9 @@ from tflm_gen.licensing import license_files
 from tflm_gen.measure import Measured
 from tflm_gen.model.reader import read_model
 from tflm_gen.model_api import api_values, check_name, model_api_files
-from tflm_gen.optimize import device_model
+from tflm_gen.optimize import supported_device_model
 from tflm_gen.patches import DEFAULT_MEMORY
 from tflm_gen.readme import README, readme_file, tensor_entries
-from tflm_gen.support import check_supported
 from tflm_gen.targets import Target, camel_name, load_target
 from tflm_gen.weights import SeparateModel, check_mode, weights_files
 from tflm_gen.weights import separate as separate_weights
@@ -177,7 +176,8 @@ def _device_models(originals: tuple[bytes, ...], tags: tuple[str, ...],
     """The device models (plan, requantisation, the tags' layouts for `core` and a patch
     stage embedded) and their IR; cached because planning is the slow part and measure
     and assemble both need them."""
-    devices = [device_model(each, tags, memory, compress, core=core)[0] for each in originals]
+    devices = [supported_device_model(each, tags, memory, compress, core=core)[0]
+               for each in originals]
     return devices, [read_model(each) for each in devices]
 
 
@@ -222,12 +222,8 @@ def generate(model_bytes: bytes, options: GenerateOptions = GenerateOptions()) -
     _check_weights(options.weights, len(originals))
     tags = target.tags + tuple(options.tags)
     check_tags(tags)
-    for each in originals:  # refused before anything runs, numbering the user's operators
-        check_supported(read_model(each))  # (the device model may run them in another order)
     devices, models = _device_models(tuple(originals), tags, options.memory,
                                      options.compress, project_core(options))
-    for model in models:
-        check_supported(model)
     return assemble(model_bytes, options, measure(originals, devices, models, tags, options.seed))
 
 

@@ -21,7 +21,7 @@ from tflm_gen.host import HostInterpreter, cache_dir
 from tflm_gen.kernels import host_tags
 from tflm_gen.layout_cores import core_of_target
 from tflm_gen.model import ir
-from tflm_gen.optimize import device_model
+from tflm_gen.optimize import supported_device_model
 from tflm_gen.output import write_tree
 from tflm_gen.patches import DEFAULT_MEMORY
 from tflm_gen.progress import activity
@@ -210,8 +210,8 @@ def run_on_target(model_bytes: bytes, target: str, inputs, tags=(),
     tags = tuple(tags)
     run_tags = host_tags(load_target(target).tags + tags)
     # The host runs the device model the target's project embeds (its core's layouts).
-    device = device_model(model_bytes, run_tags, memory, compress,
-                          core=core_of_target(load_target(target)))[0]
+    device = supported_device_model(model_bytes, run_tags, memory, compress,
+                                    core=core_of_target(load_target(target)))[0]
     host = HostInterpreter(device, run_tags)
     expected = host.run(inputs)  # also validates shapes and dtypes
     program = build(_run_files(model_bytes, target, tags, inputs, expected, weights, memory,

@@ -177,15 +177,26 @@ def unsupported_report(model: ir.Model) -> dict[str, list[str]]:
     is well."""
     catalogue = kernel_catalogue()
     report: dict[str, list[str]] = {"operators": [], "hybrid": [], "dtypes": [], "limits": []}
-    missing = set()
+    missing: dict[tuple[str, int], list[str]] = {}
     for subgraph, graph in enumerate(model.subgraphs):
         for position, op in enumerate(graph.operators):
             if op.opcode in catalogue:
                 _operator_problem(model, subgraph, position, op, report)
             elif not is_accelerator_op(op):
-                missing.add((printable(op.custom_code or op.opcode), op.version))
-    report["operators"] = [f"{name} (version {version})" for name, version in sorted(missing)]
+                key = (printable(op.custom_code or op.opcode), op.version)
+                missing.setdefault(key, []).append(_where(position, subgraph))
+    report["operators"] = [f"{name} (version {version}, {_places(missing[name, version])})"
+                           for name, version in sorted(missing)]
     return report
+
+
+PLACES_SHOWN = 3  # a model may use a missing op a hundred times: the first ones find it
+
+
+def _places(wheres: list[str]) -> str:
+    """`op 2`, `op 2, op 7`, or the first PLACES_SHOWN and how many more."""
+    more = len(wheres) - PLACES_SHOWN
+    return ", ".join(wheres[:PLACES_SHOWN]) + (f" and {more} more" if more > 0 else "")
 
 
 def unsupported_message(report: dict[str, list[str]]) -> str:

@@ -13,12 +13,11 @@ from tflm_gen.host import device_interpreter
 from tflm_gen.inputs import random_inputs
 from tflm_gen.model import ir
 from tflm_gen.model.reader import read_model
-from tflm_gen.optimize import device_model
+from tflm_gen.optimize import supported_device_model
 from tflm_gen.oracle import Oracle, arena_upper_bound, choose_oracle
 from tflm_gen.patches import DEFAULT_MEMORY, read_stage
 from tflm_gen.per_op import PerOpReport, describe_difference, per_op
 from tflm_gen.progress import tracked
-from tflm_gen.support import check_supported
 from tflm_gen.text import printable
 
 
@@ -71,8 +70,7 @@ def verify(model_bytes: bytes, against: str = "tflm", runs: int = 3, tags=(),
     model = read_model(model_bytes)
     if not model.subgraph.outputs:
         raise ModelError("the model has no outputs: there is nothing to verify")
-    check_supported(model)  # numbering the user's operators: the device's order may differ
-    device = device_model(model_bytes, tuple(tags), memory, compress)[0]
+    device = supported_device_model(model_bytes, tuple(tags), memory, compress)[0]
     ours = device_interpreter(device, tuple(tags), None, weights)
     against, reason = choose_oracle(model_bytes, against)
     theirs = Oracle(model_bytes, against, arena_bytes=arena_upper_bound(model))

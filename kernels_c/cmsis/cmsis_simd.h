@@ -616,6 +616,142 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant1(
       "pop {r4-r11, pc}\n\t");
 }
 
+/* One step (2 inputs) of cmsis_dot_pairs_requant3: the three pixels' widened words of the
+ * step in r8-r10 (one LDM), channel a's and b's weight words of the step into r11, r12 (in
+ * the stream a's word is at 0, b's at 8 bytes: the step after advances w by `next`), 6
+ * SMLAD into the accumulators r2-r7 (pixel j's a, b in r(2+2j), r(3+2j)).  9 32-bit
+ * instructions, 36 bytes: 12 MACs in 13 cycles (LDM 4, LDR 2 + 1, 6 SMLAD) where
+ * CMSIS_DOT_2X2_WIDE_GROUP_R3 takes 20 for 16. */
+#define CMSIS_DOT_3X2_LOADS(next)                                                          \
+  "ldmia.w r0!, {r8-r10}\n\t"                                                              \
+  "ldr.w r12, [r1, #8]\n\t"                                                                \
+  "ldr.w r11, [r1], #" next "\n\t"
+#define CMSIS_DOT_3X2_STEP(next)                                                           \
+  CMSIS_DOT_3X2_LOADS(next)                                                                \
+  "smlad r2, r8, r11, r2\n\t"                                                              \
+  "smlad r3, r8, r12, r3\n\t"                                                              \
+  "smlad r4, r9, r11, r4\n\t"                                                              \
+  "smlad r5, r9, r12, r5\n\t"                                                              \
+  "smlad r6, r10, r11, r6\n\t"                                                             \
+  "smlad r7, r10, r12, r7\n\t"
+
+/* A group of 4 inputs: the (w0, w2) step, then the (w1, w3) one; 72 bytes. */
+#define CMSIS_DOT_3X2_GROUP CMSIS_DOT_3X2_STEP("4") CMSIS_DOT_3X2_STEP("12")
+
+/* CMSIS_PAIR_REQUANT with the scratch register named (it may be sa: read before). */
+#define CMSIS_PAIR_REQUANT_INTO(sa, sb, into, scratch)                                     \
+  "smmlar " into ", " sa ", r8, r10\n\t"                                                   \
+  "add " into ", " into ", " sa ", asr #31\n\t"                                           \
+  "asr " into ", " into ", r12\n\t"                                                        \
+  "ssat " into ", #8, " into "\n\t"                                                        \
+  "smmlar " scratch ", " sb ", r9, r11\n\t"                                                \
+  "add " scratch ", " scratch ", " sb ", asr #31\n\t"                                     \
+  "asr " scratch ", " scratch ", r0\n\t"                                                   \
+  "ssat " scratch ", #8, " scratch "\n\t"                                                  \
+  "bfi " into ", " scratch ", #8, #8\n\t"
+
+/* cmsis_dot_pairs_requant for three pixels: `count` (>= 1) channel pairs of the same stream
+ * and tail over the pixels widened by cmsis_widen_triple into `triple` (per group of 4
+ * inputs the words (x0, x2) of pixels 0, 1, 2, then their (x1, x3)), channel 2j's and
+ * 2j+1's bytes to out[2j..], out[stride + 2j..] and out[2 * stride + 2j..] (halfword
+ * aligned).  Arguments: r0 triple, r1 w, r2 groups (>= 1), r3 count, [sp] tail, [sp, #4]
+ * out, [sp, #8] stride.  Six accumulators and 2-input steps: the 5 words of a step fill the
+ * 14 registers with r0, r1 and the pass count, and each of them feeds 2 or 3 SMLADs.  Per
+ * pair the first step starts the sums at the folded constants (no copies); the 2 * groups
+ * - 1 others run in a loop of 16 steps entered part-way (36 bytes a step; the skipped
+ * count is odd, so the entry is a (w1, w3) step, as the second step is). */
+__attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant3(
+    const int16_t *triple CMSIS_IN_ASM, const int16_t *w CMSIS_IN_ASM,
+    int32_t groups CMSIS_IN_ASM, int32_t count CMSIS_IN_ASM, const int32_t *tail CMSIS_IN_ASM,
+    int8_t *out CMSIS_IN_ASM, int32_t stride CMSIS_IN_ASM) {
+  __asm__ volatile(
+      "push {r4-r11, lr}\n\t"
+      "ldr r4, [sp, #36]\n\t"       /* tail */
+      "ldr r5, [sp, #40]\n\t"       /* out */
+      "ldr r6, [sp, #44]\n\t"       /* stride */
+      "add r7, r5, r3, lsl #1\n\t"  /* out's end */
+      "lsl r2, r2, #1\n\t"
+      "sub r2, r2, #1\n\t"          /* steps after the first */
+      "rsb r12, r2, #0\n\t"
+      "and r12, r12, #15\n\t"       /* steps skipped in the first pass (odd) */
+      "add r2, r2, #15\n\t"
+      "lsr r2, r2, #4\n\t"          /* passes */
+      "adr.w r3, 1f\n\t"           /* the exact address (1: is word aligned too) */
+      "add r12, r12, r12, lsl #3\n\t"
+      "add r3, r3, r12, lsl #2\n\t" /* + 36 bytes per skipped step */
+      "orr r3, r3, #1\n\t"          /* Thumb */
+      "push {r0, r2, r3, r4, r5, r6, r7}\n\t" /* [sp] triple, #4 passes, #8 entry, #12 this
+                                                 pair's tail, #16 out, #20 stride, #24 end */
+      "4:\n\t"
+      "ldr r12, [sp, #12]\n\t"
+      "ldr r3, [r12, #4]\n\t"       /* the folded a, b */
+      "ldr r2, [r12], #32\n\t"
+      "str r12, [sp, #12]\n\t"      /* the next pair's tail */
+      "ldm sp, {r0, lr}\n\t"        /* triple, passes */
+      CMSIS_DOT_3X2_LOADS("4")
+      "smlad r4, r9, r11, r2\n\t"
+      "smlad r5, r9, r12, r3\n\t"
+      "smlad r6, r10, r11, r2\n\t"
+      "smlad r7, r10, r12, r3\n\t"
+      "smlad r2, r8, r11, r2\n\t"
+      "smlad r3, r8, r12, r3\n\t"
+      "ldr pc, [sp, #8]\n\t"        /* into the loop */
+      ".p2align 2\n\t"             /* a 16-bit ADR would round an unaligned label */
+      "1:\n\t"
+      CMSIS_DOT_3X2_GROUP
+      CMSIS_DOT_3X2_GROUP
+      CMSIS_DOT_3X2_GROUP
+      CMSIS_DOT_3X2_GROUP
+      CMSIS_DOT_3X2_GROUP
+      CMSIS_DOT_3X2_GROUP
+      CMSIS_DOT_3X2_GROUP
+      CMSIS_DOT_3X2_GROUP
+      "subs lr, lr, #1\n\t"
+      "bne 1b\n\t"
+      "ldr lr, [sp, #12]\n\t"
+      "ldmdb lr, {r0, r8-r12}\n\t"  /* this pair's requantisation (tail words 2-7) */
+      CMSIS_PAIR_REQUANT_INTO("r2", "r3", "lr", "r2")
+      CMSIS_PAIR_REQUANT_INTO("r4", "r5", "r3", "r4")
+      CMSIS_PAIR_REQUANT_INTO("r6", "r7", "r5", "r6")
+      "ldr r6, [sp, #16]\n\t"
+      "ldr r7, [sp, #20]\n\t"
+      "ldr r8, [sp, #24]\n\t"
+      "strh r3, [r6, r7]\n\t"
+      "strh r5, [r6, r7, lsl #1]\n\t"
+      "strh lr, [r6], #2\n\t"
+      "str r6, [sp, #16]\n\t"
+      "cmp r6, r8\n\t"
+      "bne 4b\n\t"
+      "add sp, sp, #28\n\t"
+      "pop {r4-r11, pc}\n\t");
+}
+
+/* Widens `quads` groups of 4 int8 values at src into one pixel's words of a
+ * cmsis_dot_pairs_requant3 buffer (dst: the pixel's first word; 24 bytes a group). */
+static inline void cmsis_widen_triple(const int8_t *src, int16_t *dst, int32_t quads) {
+  for (; quads > 0; --quads, src += 4, dst += 12) {
+    const int32_t word = cmsis_read4(src);
+    cmsis_write4(dst, __sxtb16(word));
+    cmsis_write4(dst + 6, cmsis_sxtb16_ror8(word));
+  }
+}
+
+/* cmsis_widen_triple of three pixels' rows a, b, c at once (one loop, its pointers shared). */
+static inline void cmsis_widen_three(const int8_t *a, const int8_t *b, const int8_t *c,
+                                     int16_t *dst, int32_t quads) {
+  const int32_t to_b = (int32_t)(b - a), to_c = (int32_t)(c - a);
+  const int8_t *end = a + 4 * quads;
+  for (; a != end; a += 4, dst += 12) {
+    const int32_t wa = cmsis_read4(a), wb = cmsis_read4(a + to_b), wc = cmsis_read4(a + to_c);
+    cmsis_write4(dst, __sxtb16(wa));
+    cmsis_write4(dst + 2, __sxtb16(wb));
+    cmsis_write4(dst + 4, __sxtb16(wc));
+    cmsis_write4(dst + 6, cmsis_sxtb16_ror8(wa));
+    cmsis_write4(dst + 8, cmsis_sxtb16_ror8(wb));
+    cmsis_write4(dst + 10, cmsis_sxtb16_ror8(wc));
+  }
+}
+
 #endif /* CMSIS_DSP */
 
 #ifdef CMSIS_MVE

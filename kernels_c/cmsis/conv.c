@@ -25,10 +25,13 @@
  * When the record also carries the requantisation tail (CONV_INT16_PAIRS_REQUANT: doubled
  * weights, and per channel the constants of cmsis_requantize_folded, exact by the
  * generator's proof, checked against the node by tail_agrees):
- *   DSP  every channel pair of 2 pixels summed, requantised (SMMLAR, ADD, ASR, SSAT per
- *        output) and stored by one call (cmsis_dot_pairs_requant: no sums in memory);
- *        windows inside the image whose filter rows are whole words are widened straight
- *        from it (widen_pixels);
+ *   DSP  every channel pair of 3 pixels summed, requantised (SMMLAR, ADD, ASR, SSAT per
+ *        output) and stored by one call (cmsis_dot_pairs_requant3: 6 accumulators, 12 MACs
+ *        in 13 cycles, no sums in memory) when patches are read in place or their filter
+ *        rows are whole words, widened straight from the image (widen_three); the last
+ *        one or two pixels, and other layers, 2 pixels at a time (cmsis_dot_pairs_requant,
+ *        windows inside the image whose filter rows are whole words widened straight from
+ *        it: widen_pixels);
  *   C    the same requantisation in C (cmsis_requantize_folded).
  * 1x1 layers of 8 -> 16, 16 -> 32 and 32 -> 32 channels (vww's and person_detect's early
  * layers) run conv_narrow.h's kernels instead: the pixel pair widened in registers over
@@ -37,12 +40,13 @@
  * convolutions and the float32 / int16 types run the reference kernels (conv_reference.c).
  *
  * Scratch: 6 * round4(FH * FW * Cin) bytes for every int8 convolution, whatever the
- * instruction set (DSP: two int8 patches + the pair widened to int16; MVE: four int8
- * patches; C: one). */
+ * instruction set (DSP: two int8 patches + the pair widened to int16, or three patches
+ * widened; MVE: four int8 patches; C: one). */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "cmsis_conv_sparse.h"
 #include "cmsis_simd.h"
 #include "conv_common.h"
 #include "conv_hybrid.h"
@@ -707,15 +711,16 @@ static inline __attribute__((always_inline)) void widen_pixels(const cmsis_conv_
                    CMSIS_ROUND4(job->patch), 0);
 }
 
-/* The offline layout with its requantisation tail: per pair of pixels, every channel's
- * sums requantised and stored inside cmsis_dot_pairs_requant.  direct: see widen_pixels. */
+/* The offline layout with its requantisation tail: per pair of pixels from `first`, every
+ * channel's sums requantised and stored inside cmsis_dot_pairs_requant.  direct: see
+ * widen_pixels. */
 static inline __attribute__((always_inline)) void pairs_requantized_with(
-    const cmsis_conv_job_t *job, int32_t pixels, int32_t direct) {
+    const cmsis_conv_job_t *job, int32_t first, int32_t pixels, int32_t direct) {
   const int32_t k = job->patch, groups = (k + 3) >> 2, count = job->channels >> 1;
   const int32_t stride = job->stride;
   int16_t *pair = (int16_t *)(void *)(job->scratch + 2 * CMSIS_ROUND4(k));
   int32_t pixel;
-  for (pixel = 0; pixel < pixels; pixel += 2) {
+  for (pixel = first; pixel < pixels; pixel += 2) {
     const int32_t two = pixel + 1 < pixels;
     int8_t *out0 = job->output + pixel * stride;
     widen_pixels(job, pixel, two, pair, direct);
@@ -731,7 +736,141 @@ static inline __attribute__((always_inline)) void pairs_requantized_with(
  * layers' loops keep their registers. */
 static __attribute__((noinline)) void pairs_requantized_rgb(const cmsis_conv_job_t *job,
                                                             int32_t pixels) {
-  pairs_requantized_with(job, pixels, 2);
+  pairs_requantized_with(job, 0, pixels, 2);
+}
+
+/* `quads` groups of 4 input zero points (padding taps) into one pixel's words of a
+ * cmsis_dot_pairs_requant3 buffer. */
+static void widen_zero_points(const cmsis_conv_job_t *job, int16_t *dst, int32_t quads) {
+  const int16_t zero = (int16_t)-job->p->input_offset;
+  const int32_t zeros = (int32_t)((uint32_t)(uint16_t)zero * 0x10001u);
+  for (; quads > 0; --quads, dst += 12) {
+    cmsis_write4(dst, zeros);
+    cmsis_write4(dst + 6, zeros);
+  }
+}
+
+/* Widens the patch of `pixel`, whose window is not inside the image, into its words of a
+ * cmsis_dot_pairs_requant3 buffer (dst: the pixel's first word) tap by tap, whole groups of
+ * 4 input channels, the padding taps the input zero point. */
+static __attribute__((noinline)) void widen_border(const cmsis_conv_job_t *job,
+                                                   int32_t pixel, int16_t *dst) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t quads = p->input_c >> 2;
+  int32_t y0, x0, fy, fx;
+  (void)inside_window(job, pixel, &y0, &x0);
+  for (fy = 0; fy < p->filter_h; ++fy) {
+    const int32_t y = y0 + fy * p->dilation_h;
+    for (fx = 0; fx < p->filter_w; ++fx, dst += 12 * quads) {
+      const int32_t x = x0 + fx * p->dilation_w;
+      if (y >= 0 && y < p->input_h && x >= 0 && x < p->input_w) {
+        cmsis_widen_triple(job->image + (y * p->input_w + x) * p->input_c, dst, quads);
+      } else {
+        widen_zero_points(job, dst, quads);
+      }
+    }
+  }
+}
+
+/* One filter row for widen_border_rows across the image's side, value by value from
+ * `line` from column x0, zero points outside; tap and channel counted, not divided. */
+static __attribute__((noinline)) void widen_row_values(const cmsis_conv_job_t *job,
+                                                       const int8_t *line, int32_t x0,
+                                                       int16_t *dst) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t cin = p->input_c, width = p->input_w, quads = (p->filter_w * cin) >> 2;
+  const uint32_t zero = (uint8_t)(int8_t)-p->input_offset;
+  int32_t q, i, x = x0, c = 0;
+  for (q = 0; q < quads; ++q, dst += 12) {
+    uint32_t word = 0;
+    for (i = 0; i < 32; i += 8) {
+      word |= ((uint32_t)x < (uint32_t)width ? (uint8_t)line[x * cin + c] : zero) << i;
+      if (++c == cin) {
+        c = 0;
+        ++x;
+      }
+    }
+    cmsis_write4(dst, __sxtb16((int32_t)word));
+    cmsis_write4(dst + 6, cmsis_sxtb16_ror8((int32_t)word));
+  }
+}
+
+/* widen_border for input channels not a multiple of 4 and filter rows of whole words
+ * (kws' first layer: 1 channel, 4 columns; dilation 1 across), row by row: a row inside
+ * the image as words, one above or below it as zero points, one across its side value by
+ * value (widen_row_values). */
+static __attribute__((noinline)) void widen_border_rows(const cmsis_conv_job_t *job,
+                                                        int32_t pixel, int16_t *dst) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t cin = p->input_c, quads = (p->filter_w * cin) >> 2;
+  int32_t y0, x0, fy;
+  (void)inside_window(job, pixel, &y0, &x0);
+  for (fy = 0; fy < p->filter_h; ++fy, dst += 12 * quads) {
+    const int32_t y = y0 + fy * p->dilation_h;
+    if (y < 0 || y >= p->input_h) {
+      widen_zero_points(job, dst, quads);
+    } else if (x0 >= 0 && x0 + p->filter_w <= p->input_w) {
+      cmsis_widen_triple(job->image + (y * p->input_w + x0) * cin, dst, quads);
+    } else {
+      widen_row_values(job, job->image + y * p->input_w * cin, x0, dst);
+    }
+  }
+}
+
+/* Widens the patches of pixel .. pixel + 2 into a cmsis_dot_pairs_requant3 buffer straight
+ * from the image, whole words at a time (in place, or filter rows of whole words): three
+ * windows inside the image row by row in one loop, else each on its own (widen_border or
+ * widen_border_rows for those on the border). */
+static void widen_three(const cmsis_conv_job_t *job, int32_t pixel, int16_t *triple) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t row = (p->filter_w * p->input_c) >> 2;
+  const int32_t line = p->dilation_h * p->input_w * p->input_c;
+  const int8_t *a[3];
+  int32_t y0, x0, fy, j;
+  if (job->in_place) {
+    cmsis_widen_three(patch_of(job, pixel, 0), patch_of(job, pixel + 1, 0),
+                      patch_of(job, pixel + 2, 0), triple, job->patch >> 2);
+    return;
+  }
+  for (j = 0; j < 3; ++j) a[j] = inside_window(job, pixel + j, &y0, &x0);
+  if (a[0] != NULL && a[1] != NULL && a[2] != NULL) {
+    for (fy = 0; fy < p->filter_h; ++fy, triple += 12 * row) {
+      cmsis_widen_three(a[0] + fy * line, a[1] + fy * line, a[2] + fy * line, triple, row);
+    }
+    return;
+  }
+  for (j = 0; j < 3; ++j) {
+    if (a[j] == NULL) {
+      if ((p->input_c & 3) == 0) widen_border(job, pixel + j, triple + 2 * j);
+      else widen_border_rows(job, pixel + j, triple + 2 * j);
+      continue;
+    }
+    for (fy = 0; fy < p->filter_h; ++fy) {
+      cmsis_widen_triple(a[j] + fy * line, triple + 2 * j + 12 * row * fy, row);
+    }
+  }
+}
+
+/* The requantising layout three pixels at a time (cmsis_dot_pairs_requant3) while three
+ * remain, when patches are read in place or their filter rows are whole words (with input
+ * channels not a multiple of 4, only without dilation across: border windows go value by
+ * value); returns the pixels done.  The three widened patches take the 6 * round4(K) bytes
+ * of the scratch. */
+static int32_t pairs_requantized3(const cmsis_conv_job_t *job, int32_t pixels) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t k = job->patch, count = job->channels >> 1, stride = job->stride;
+  int16_t *triple = (int16_t *)(void *)job->scratch;
+  int32_t pixel = 0;
+  if (!job->in_place && (p->input_c & 3) != 0 &&
+      (((p->filter_w * p->input_c) & 3) != 0 || p->dilation_w != 1)) {
+    return 0;
+  }
+  for (; pixel + 3 <= pixels; pixel += 3) {
+    widen_three(job, pixel, triple);
+    cmsis_dot_pairs_requant3(triple, job->pairs, k >> 2, count, job->tail,
+                             job->output + pixel * stride, stride);
+  }
+  return pixel;
 }
 
 #include "conv_narrow.h"
@@ -739,13 +878,15 @@ static __attribute__((noinline)) void pairs_requantized_rgb(const cmsis_conv_job
 /* pairs_requantized_with, its windows read straight from the image where they can be. */
 static void pairs_requantized(const cmsis_conv_job_t *job, int32_t pixels) {
   const tflm_conv_params_t *p = job->p;
-  if (conv_narrow(job, pixels)) return; /* conv_narrow.h: narrow 1x1 layers */
+  int32_t first;
+  if (conv_narrow(job, pixels)) return; /* conv_narrow.h: narrow early layers */
+  first = pairs_requantized3(job, pixels);
   if (!job->in_place && ((p->filter_w * p->input_c) & 3) == 0) {
-    pairs_requantized_with(job, pixels, 1);
+    pairs_requantized_with(job, first, pixels, 1);
   } else if (!job->in_place && p->filter_h == 3 && p->filter_w == 3 && p->input_c == 3) {
     pairs_requantized_rgb(job, pixels);
   } else {
-    pairs_requantized_with(job, pixels, 0);
+    pairs_requantized_with(job, first, pixels, 0);
   }
 }
 
@@ -1065,6 +1206,9 @@ static tflm_status_t cmsis_conv_run_int8(tflm_context_t *ctx, const tflm_weighte
   cmsis_conv_job_t job;
   if (mine->scratch < 0) {
     return tflm_conv_run_int8(ctx, call);
+  }
+  if (TFLM_CONV_IS_SPARSE(p)) {
+    return tflm_conv_sparse_int8(ctx, call, &cmsis_sparse_kernels); /* a sparse 1x1 filter */
   }
   conv_job(ctx, call->node, mine, call, &job);
   TFLM_KERNEL_CHECK(ctx, call->node, job.pairs != NULL || !job.in_filter, TFLM_ERR_BAD_PARAMS);

@@ -7,10 +7,14 @@
  * doubled) and sums raw input bytes over all 9 taps, paired two taps per SMLAD (PKHBT /
  * PKHTB + SXTB16 make a channel's two taps one halfword pair), then requantises with the
  * record's per-channel steps, output offset included (one SMLAL and one shift), and stores
- * the 4 bytes clamped in one word: 100 instructions per 36 MACs in one assembly function
- * (layout_blocks; plain C on other cores, the host build's path).  A border pixel's window
- * is first copied with the zero point in its outside taps, which adds exactly 0 to the
- * folded sum, as TFLM's skipped taps do; so every pixel takes the same path.
+ * the 4 bytes clamped in one word (or byte by byte, unclamped, when the activation keeps the
+ * whole int8 range): 102 instructions, 135 cycles (Cortex-M4 table) per 36 MACs in one
+ * assembly function (layout_blocks; plain C on other cores, the host build's path).  A
+ * border pixel whose window has one row and / or one column outside runs a variant of it
+ * that reads the zero point (one word on its stack) for the outside taps, which adds
+ * exactly 0 to the folded sum, as TFLM's skipped taps do; other border windows (inputs of
+ * 1 or 2 pixels) are first copied with the zero point outside.  So every pixel sums the
+ * same 9 taps.
  *
  * Nodes of one input channel and a multiplier divisible by 4 (micro_speech's 10x8 filter of 8
  * channels, person_detect's first 3x3 layer) with their DW_ROW_QUADS record, on every core
@@ -897,7 +901,7 @@ static void row_quads3(const dw_job_t *job, const int8_t *image, int32_t oy, int
 
 /* What layout_blocks writes: `pixels` output pixels of `width` bytes (4 per block, every
  * block of the node: consecutive pixels are contiguous) from out on, the window of each
- * next pixel `in_advance` bytes after the previous one's end.  Eight 32-bit words on the
+ * next pixel `in_advance` bytes after the previous one's end.  Ten 32-bit words on the
  * Cortex-M, which the assembly copies onto its stack in one LDM. */
 typedef struct {
   int8_t *out;           /* the next block's 4 bytes */
@@ -907,119 +911,188 @@ typedef struct {
   int32_t in_advance;    /* input bytes from past one window's last block to the next */
   int32_t width;         /* output bytes per pixel: 4 * blocks */
   int32_t rewind;        /* layout bytes of the blocks: back to the first for each pixel */
+  int32_t out_advance;   /* output bytes from past one pixel to the next: 0, or -2 * width
+                            for a run last pixel first */
+  int32_t zero4;         /* the input zero point in the 4 bytes: a border's outside taps */
 } dw_run_t;
 
 #if defined(CMSIS_DSP) && !defined(CMSIS_MVE)
 /* One tap pair of 4 channels of layout_blocks: r8 holds tap k's input word (channels 0..3),
  * r9 tap j's.  PKHBT / PKHTB put each channel's two bytes into one word, SXTB16 (ROR #8)
  * widens a channel's pair to two halfwords, SMLAD multiplies it by the channel's two
- * weights (w_k, w_j) of the layout: 8 MACs in 14 instructions, loads included. */
+ * weights (w_k, w_j) of the layout: 8 MACs in 14 instructions, loads included.  The weights
+ * are read by single LDRs right after the input's: a load after a load takes one cycle,
+ * an LDM of two words three. */
 #define DW_PAIR_ASM                                                                      \
+  "ldr r11, [r1], #4\n\t"                                                                \
+  "ldr r12, [r1], #4\n\t"                                                                \
   "pkhbt r10, r8, r9, lsl #16\n\t" /* a0 a1 b0 b1 */                                     \
   "pkhtb r8, r9, r8, asr #16\n\t"  /* a2 a3 b2 b3 */                                     \
-  "ldmia r1!, {r11, r12}\n\t"                                                            \
   "sxtb16 r9, r10\n\t"                                                                   \
   "smlad r4, r11, r9, r4\n\t"                                                            \
   "sxtb16 r10, r10, ror #8\n\t"                                                          \
   "smlad r5, r12, r10, r5\n\t"                                                           \
-  "ldmia r1!, {r11, r12}\n\t"                                                            \
   "sxtb16 r9, r8\n\t"                                                                    \
+  "sxtb16 r10, r8, ror #8\n\t"                                                           \
+  "ldr r11, [r1], #4\n\t"                                                                \
+  "ldr r12, [r1], #4\n\t"                                                                \
   "smlad r6, r11, r9, r6\n\t"                                                            \
-  "sxtb16 r8, r8, ror #8\n\t"                                                            \
-  "smlad r7, r12, r8, r7\n\t"
+  "smlad r7, r12, r10, r7\n\t"
 
 /* The doubled sum in `acc` requantised, output offset included, from the layout's
  * (multiplier, 2^31, 2^(r-1) + offset * 2^r, r): the 64-bit start (high word less 1 for a
- * negative sum) plus 2 acc * multiplier, its high word shifted right by r. */
+ * negative sum) plus 2 acc * multiplier, its high word shifted right by r.  One LDM (three
+ * chained LDRs and SMMLAR would save a cycle for two more instructions). */
 #define DW_REQUANT_ASM(acc)                                                              \
   "ldmia r1!, {r8, r9, r10, r11}\n\t"                                                    \
   "sub r10, r10, " acc ", lsr #31\n\t"                                                   \
   "smlal r9, r10, " acc ", r8\n\t"                                                       \
   "asr " acc ", r10, r11\n\t"
 
+/* The loads of a window's 9 taps in layout_blocks' order: taps 1 2, 0 4, 5 3, 7 8, 6 (r8,
+ * r9, r8, r9, ...), row pointers r0, r3, lr, step r2.  A tap outside the input reads the
+ * zero point from the run's copy on the stack ([sp, #36]), which adds exactly 0 to the
+ * folded sum, as TFLM's skipped tap does; a row pointer whose column-0 tap is outside still
+ * moves to the next block (ADD); a row outside is never read, so it is not moved. */
+#define DW_IN(reg, at) "ldr " reg ", " at "\n\t"
+#define DW_ZP(reg) "ldr " reg ", [sp, #36]\n\t"
+#define DW_ZP_ADD(reg, row) DW_ZP(reg) "add " row ", " row ", #4\n\t"
+#define DW_AT0(row) "[" row "], #4" /* column 0, then the next block */
+#define DW_AT1(row) "[" row ", r2]"
+#define DW_AT2(row) "[" row ", r2, lsl #1]"
+/* A row's taps 1, 2, 0 into registers a, b, a: inside, outside, or column 0 or 2 outside. */
+#define DW_ROW_IN(row, a, b) DW_IN(a, DW_AT1(row)), DW_IN(b, DW_AT2(row)), DW_IN(a, DW_AT0(row))
+#define DW_ROW_OUT(a, b) DW_ZP(a), DW_ZP(b), DW_ZP(a)
+#define DW_ROW_LEFT(row, a, b) DW_IN(a, DW_AT1(row)), DW_IN(b, DW_AT2(row)), DW_ZP_ADD(a, row)
+#define DW_ROW_RIGHT(row, a, b) DW_IN(a, DW_AT1(row)), DW_ZP(b), DW_IN(a, DW_AT0(row))
+#define DW_ROW0 DW_ROW_IN("r0", "r8", "r9")
+#define DW_ROW0_OUT DW_ROW_OUT("r8", "r9")
+#define DW_ROW0_LEFT DW_ROW_LEFT("r0", "r8", "r9")
+#define DW_ROW0_RIGHT DW_ROW_RIGHT("r0", "r8", "r9")
+#define DW_ROW1 DW_ROW_IN("r3", "r9", "r8")
+#define DW_ROW1_LEFT DW_ROW_LEFT("r3", "r9", "r8")
+#define DW_ROW1_RIGHT DW_ROW_RIGHT("r3", "r9", "r8")
+#define DW_ROW2 DW_ROW_IN("lr", "r8", "r9")
+#define DW_ROW2_OUT DW_ROW_OUT("r8", "r9")
+#define DW_ROW2_LEFT DW_ROW_LEFT("lr", "r8", "r9")
+#define DW_ROW2_RIGHT DW_ROW_RIGHT("lr", "r8", "r9")
+
+/* The 4 saturated values r4..r7 stored at the run's out ([sp]), r8 then past them and r9
+ * the pixel's end: clamped to [lo4, hi4] as one word (DW_CLAMPED), or as they are when the
+ * activation's range is the whole int8 one (DW_UNCLAMPED: 4 byte stores, no clamp). */
+#define DW_CLAMPED                                                                       \
+  "pkhbt r4, r4, r6, lsl #16\n\t" /* v0, v2 */                                           \
+  "pkhbt r5, r5, r7, lsl #16\n\t" /* v1, v3 */                                           \
+  "uxtb16 r4, r4\n\t"                                                                    \
+  "uxtb16 r5, r5\n\t"                                                                    \
+  "orr r4, r4, r5, lsl #8\n\t" /* v0 v1 v2 v3 */                                         \
+  "ldmia sp, {r8, r9, r10, r11}\n\t" /* out, out_end, lo4, hi4 */                        \
+  "ssub8 r12, r4, r10\n\t"                                                               \
+  "sel r4, r4, r10\n\t"                                                                  \
+  "ssub8 r12, r11, r4\n\t"                                                               \
+  "sel r4, r4, r11\n\t"                                                                  \
+  "str r4, [r8], #4\n\t"
+#define DW_UNCLAMPED                                                                     \
+  "ldrd r8, r9, [sp]\n\t"                                                                \
+  "strb r5, [r8, #1]\n\t"                                                                \
+  "strb r6, [r8, #2]\n\t"                                                                \
+  "strb r7, [r8, #3]\n\t"                                                                \
+  "strb r4, [r8], #4\n\t"
+
 /* For the blocks of a DW_TAP_PAIRS stream (tflm_gen/layout.py, word aligned) from the first
  * on and the window whose top-left tap, channel 0 of the first block, is `in` (taps `step`
  * bytes apart in a row, rows `row` bytes apart): each block's 4 sums from its folded
  * constants over the 9 taps (doubled), requantised, clamped to [lo, hi] and stored as one
  * word, then the same for the run's next pixels.  Arguments: r0 in (then row 0), r1 blocks,
- * r2 step, r3 row (then row 1's pointer), [sp] run, whose 8 words are copied to [sp, #0..]
- * (out #0, out_end #4, lo4 #8, hi4 #12, pixels #16, in_advance #20, width #24, rewind #28).
- * Tap pairs DW_PAIRS' (1, 2), (0, 4), (5, 3), (7, 8), then the single tap 6: each row
- * pointer moves to the next block on the last tap read through it.  14 registers, so
- * assembly throughout (naked: it saves r4-r11 itself); 100 instructions per block of 36
- * MACs, 14 more per pixel. */
-__attribute__((naked, noinline)) static void layout_blocks(
-    const int8_t *in CMSIS_IN_ASM, const int32_t *blocks CMSIS_IN_ASM,
-    int32_t step CMSIS_IN_ASM, int32_t row CMSIS_IN_ASM, const dw_run_t *run CMSIS_IN_ASM) {
-  __asm__ volatile(
-      "push {r4-r11, lr}\n\t"
-      "ldr r8, [sp, #36]\n\t"
-      "ldmia r8, {r4-r11}\n\t"
-      "push {r4-r11}\n\t"          /* the run's words */
-      "add lr, r0, r3, lsl #1\n\t" /* row 2 */
-      "add r3, r0, r3\n\t"         /* row 1 */
-      "1:\n\t"
-      "ldmia r1!, {r4-r7}\n\t" /* the folded constants */
-      "ldr r8, [r0, r2]\n\t"
-      "ldr r9, [r0, r2, lsl #1]\n\t"
-      DW_PAIR_ASM
-      "ldr r8, [r0], #4\n\t"
-      "ldr r9, [r3, r2]\n\t"
-      DW_PAIR_ASM
-      "ldr r8, [r3, r2, lsl #1]\n\t"
-      "ldr r9, [r3], #4\n\t"
-      DW_PAIR_ASM
-      "ldr r8, [lr, r2]\n\t"
-      "ldr r9, [lr, r2, lsl #1]\n\t"
-      DW_PAIR_ASM
-      "ldr r8, [lr], #4\n\t"
-      "ldmia r1!, {r11, r12}\n\t"
-      "sxtb16 r9, r8\n\t"
-      "smlabb r4, r11, r9, r4\n\t"
-      "smlatt r6, r11, r9, r6\n\t"
-      "sxtb16 r9, r8, ror #8\n\t"
-      "smlabb r5, r12, r9, r5\n\t"
-      "smlatt r7, r12, r9, r7\n\t"
-      DW_REQUANT_ASM("r4")
-      DW_REQUANT_ASM("r5")
-      DW_REQUANT_ASM("r6")
-      DW_REQUANT_ASM("r7")
-      "ssat r4, #8, r4\n\t"
-      "ssat r5, #8, r5\n\t"
-      "ssat r6, #8, r6\n\t"
-      "ssat r7, #8, r7\n\t"
-      "pkhbt r4, r4, r6, lsl #16\n\t" /* v0, v2 */
-      "pkhbt r5, r5, r7, lsl #16\n\t" /* v1, v3 */
-      "uxtb16 r4, r4\n\t"
-      "uxtb16 r5, r5\n\t"
-      "orr r4, r4, r5, lsl #8\n\t" /* v0 v1 v2 v3 */
-      "ldrd r8, r9, [sp, #8]\n\t"
-      "ssub8 r10, r4, r8\n\t"
-      "sel r4, r4, r8\n\t"
-      "ssub8 r10, r9, r4\n\t"
-      "sel r4, r4, r9\n\t"
-      "ldrd r8, r9, [sp]\n\t"
-      "str r4, [r8], #4\n\t"
-      "str r8, [sp]\n\t"
-      "cmp r8, r9\n\t"
-      "bne 1b\n\t"
-      "ldr r9, [sp, #16]\n\t" /* the pixel is done: the next one's window and blocks */
-      "subs r9, r9, #1\n\t"
-      "beq 2f\n\t"
-      "str r9, [sp, #16]\n\t"
-      "ldr r9, [sp, #20]\n\t"
-      "add r0, r0, r9\n\t"
-      "add r3, r3, r9\n\t"
-      "add lr, lr, r9\n\t"
-      "ldrd r9, r10, [sp, #24]\n\t"
-      "sub r1, r1, r10\n\t"
-      "add r9, r8, r9\n\t"
-      "str r9, [sp, #4]\n\t"
-      "b 1b\n\t"
-      "2:\n\t"
-      "add sp, sp, #32\n\t"
-      "pop {r4-r11, pc}\n\t");
-}
+ * r2 step, r3 row (then row 1's pointer), [sp] run, whose 10 words are copied to [sp, #0..]
+ * (out #0, out_end #4, lo4 #8, hi4 #12, pixels #16, in_advance #20, width #24, rewind #28,
+ * out_advance #32, zero4 #36).  Tap pairs DW_PAIRS' (1, 2), (0, 4), (5, 3), (7, 8), then
+ * the single tap 6, loaded as the rows' macros say (DW_ROW0 ..: the window inside the
+ * input, or a border's).
+ * Each row pointer moves to the next block on the last tap read through it.  14 registers,
+ * so assembly throughout (naked: it saves r4-r11 itself); 102 instructions (135 cycles)
+ * per block of 36 MACs unclamped, 108 (143) clamped, 14 (23) more per pixel. */
+#define DW_LAYOUT_BLOCKS(name, store, row0, row1, row2)                                  \
+  __attribute__((naked, noinline)) static void name(                                     \
+      const int8_t *in CMSIS_IN_ASM, const int32_t *blocks CMSIS_IN_ASM,                 \
+      int32_t step CMSIS_IN_ASM, int32_t row CMSIS_IN_ASM,                               \
+      const dw_run_t *run CMSIS_IN_ASM) {                                                \
+    DW_LAYOUT_TAPS(store, row0, row1, row2);                                             \
+  }
+#define DW_LAYOUT_TAPS(store, t1, t2, t0, t4, t5, t3, t7, t8, t6)                        \
+  __asm__ volatile(                                                                      \
+      "push {r4-r11, lr}\n\t"                                                            \
+      "ldr r8, [sp, #36]\n\t"                                                            \
+      "ldmia r8, {r4-r12, lr}\n\t"                                                       \
+      "push {r4-r12, lr}\n\t"      /* the run's words */                                 \
+      "add lr, r0, r3, lsl #1\n\t" /* row 2 */                                           \
+      "add r3, r0, r3\n\t"         /* row 1 */                                           \
+      "1:\n\t"                                                                           \
+      "ldmia r1!, {r4-r7}\n\t" /* the folded constants */                                \
+      t1 t2 DW_PAIR_ASM                                                                  \
+      t0 t4 DW_PAIR_ASM                                                                  \
+      t5 t3 DW_PAIR_ASM                                                                  \
+      t7 t8 DW_PAIR_ASM                                                                  \
+      t6                                                                                 \
+      "ldr r11, [r1], #4\n\t"                                                            \
+      "ldr r12, [r1], #4\n\t"                                                            \
+      "sxtb16 r9, r8\n\t"                                                                \
+      "smlabb r4, r11, r9, r4\n\t"                                                       \
+      "smlatt r6, r11, r9, r6\n\t"                                                       \
+      "sxtb16 r9, r8, ror #8\n\t"                                                        \
+      "smlabb r5, r12, r9, r5\n\t"                                                       \
+      "smlatt r7, r12, r9, r7\n\t"                                                       \
+      DW_REQUANT_ASM("r4")                                                               \
+      DW_REQUANT_ASM("r5")                                                               \
+      DW_REQUANT_ASM("r6")                                                               \
+      DW_REQUANT_ASM("r7")                                                               \
+      "ssat r4, #8, r4\n\t"                                                              \
+      "ssat r5, #8, r5\n\t"                                                              \
+      "ssat r6, #8, r6\n\t"                                                              \
+      "ssat r7, #8, r7\n\t"                                                              \
+      store                                                                              \
+      "str r8, [sp]\n\t"                                                                 \
+      "cmp r8, r9\n\t"                                                                   \
+      "bne 1b\n\t"                                                                       \
+      "ldr r9, [sp, #16]\n\t" /* the pixel is done: the next one's window and blocks */  \
+      "subs r9, r9, #1\n\t"                                                              \
+      "beq 2f\n\t"                                                                       \
+      "str r9, [sp, #16]\n\t"                                                            \
+      "ldrd r9, r10, [sp, #20]\n\t" /* in_advance, width */                              \
+      "add r0, r0, r9\n\t"                                                               \
+      "add r3, r3, r9\n\t"                                                               \
+      "add lr, lr, r9\n\t"                                                               \
+      "ldrd r9, r11, [sp, #28]\n\t" /* rewind, out_advance */                            \
+      "sub r1, r1, r9\n\t"                                                               \
+      "add r8, r8, r11\n\t"                                                              \
+      "add r10, r8, r10\n\t"                                                             \
+      "strd r8, r10, [sp]\n\t" /* the next pixel's out, out_end */                       \
+      "b 1b\n\t"                                                                         \
+      "2:\n\t"                                                                           \
+      "add sp, sp, #40\n\t"                                                              \
+      "pop {r4-r11, pc}\n\t")
+
+/* The window inside the input, and the borders of one row or column outside (top, bottom,
+ * left, right and the four corners), each clamped and unclamped: layout_run picks one by
+ * the taps outside and the activation's range. */
+DW_LAYOUT_BLOCKS(layout_blocks, DW_CLAMPED, DW_ROW0, DW_ROW1, DW_ROW2)
+DW_LAYOUT_BLOCKS(layout_top, DW_CLAMPED, DW_ROW0_OUT, DW_ROW1, DW_ROW2)
+DW_LAYOUT_BLOCKS(layout_bottom, DW_CLAMPED, DW_ROW0, DW_ROW1, DW_ROW2_OUT)
+DW_LAYOUT_BLOCKS(layout_left, DW_CLAMPED, DW_ROW0_LEFT, DW_ROW1_LEFT, DW_ROW2_LEFT)
+DW_LAYOUT_BLOCKS(layout_right, DW_CLAMPED, DW_ROW0_RIGHT, DW_ROW1_RIGHT, DW_ROW2_RIGHT)
+DW_LAYOUT_BLOCKS(layout_top_left, DW_CLAMPED, DW_ROW0_OUT, DW_ROW1_LEFT, DW_ROW2_LEFT)
+DW_LAYOUT_BLOCKS(layout_top_right, DW_CLAMPED, DW_ROW0_OUT, DW_ROW1_RIGHT, DW_ROW2_RIGHT)
+DW_LAYOUT_BLOCKS(layout_bottom_left, DW_CLAMPED, DW_ROW0_LEFT, DW_ROW1_LEFT, DW_ROW2_OUT)
+DW_LAYOUT_BLOCKS(layout_bottom_right, DW_CLAMPED, DW_ROW0_RIGHT, DW_ROW1_RIGHT, DW_ROW2_OUT)
+DW_LAYOUT_BLOCKS(unclamped_blocks, DW_UNCLAMPED, DW_ROW0, DW_ROW1, DW_ROW2)
+DW_LAYOUT_BLOCKS(unclamped_top, DW_UNCLAMPED, DW_ROW0_OUT, DW_ROW1, DW_ROW2)
+DW_LAYOUT_BLOCKS(unclamped_bottom, DW_UNCLAMPED, DW_ROW0, DW_ROW1, DW_ROW2_OUT)
+DW_LAYOUT_BLOCKS(unclamped_left, DW_UNCLAMPED, DW_ROW0_LEFT, DW_ROW1_LEFT, DW_ROW2_LEFT)
+DW_LAYOUT_BLOCKS(unclamped_right, DW_UNCLAMPED, DW_ROW0_RIGHT, DW_ROW1_RIGHT, DW_ROW2_RIGHT)
+DW_LAYOUT_BLOCKS(unclamped_top_left, DW_UNCLAMPED, DW_ROW0_OUT, DW_ROW1_LEFT, DW_ROW2_LEFT)
+DW_LAYOUT_BLOCKS(unclamped_top_right, DW_UNCLAMPED, DW_ROW0_OUT, DW_ROW1_RIGHT, DW_ROW2_RIGHT)
+DW_LAYOUT_BLOCKS(unclamped_bottom_left, DW_UNCLAMPED, DW_ROW0_LEFT, DW_ROW1_LEFT, DW_ROW2_OUT)
+DW_LAYOUT_BLOCKS(unclamped_bottom_right, DW_UNCLAMPED, DW_ROW0_RIGHT, DW_ROW1_RIGHT, DW_ROW2_OUT)
 #else
 /* The halfword `half` (0 low, 1 high) of a layout word, as int16. */
 static int32_t half_of(int32_t word, int32_t half) {
@@ -1063,7 +1136,8 @@ static void layout_blocks(const int8_t *in, const int32_t *blocks, int32_t step,
   const int32_t *block;
   int8_t *out = run->out;
   int32_t pixel, sums[4], j, value;
-  for (pixel = 0; pixel < run->pixels; ++pixel, in += run->in_advance) {
+  for (pixel = 0; pixel < run->pixels;
+       ++pixel, in += run->in_advance, out += run->out_advance) {
     const int8_t *end = out + run->width;
     for (block = blocks; out != end; out += 4, in += 4, block += DW_BLOCK_WORDS) {
       block_sums(in, block, step, row, sums);
@@ -1148,26 +1222,76 @@ static void run_of(const tflm_conv_params_t *p, int8_t *out, int32_t blocks, dw_
   run->in_advance = 0;
   run->width = 4 * blocks;
   run->rewind = 4 * DW_BLOCK_WORDS * blocks;
+  run->out_advance = 0;
+  run->zero4 = bytes4(-p->input_offset);
 }
 
-/* All channels of output pixel (oy, ox) from the layout: the blocks of 4 read in place when
- * the window lies inside the input, else DW_CHUNK_BLOCKS at a time from the window copied
- * with the zero point in its outside taps; then the output_c % 4 last channels on the plain
- * filter. */
+/* Which taps of a 3-tap side starting at `start` lie outside [0, size): 0 none, 1 the first
+ * only, 2 the last only, 3 any other case (layout_blocks' variants do not cover it). */
+static int32_t side_outside(int32_t start, int32_t size) {
+  if (start >= 0 && start + 3 <= size) return 0;
+  if (start == -1 && size >= 2) return 1;
+  if (start >= 0 && start + 2 == size) return 2;
+  return 3;
+}
+
+#if defined(CMSIS_DSP) && !defined(CMSIS_MVE)
+typedef void (*dw_blocks_t)(const int8_t *, const int32_t *, int32_t, int32_t,
+                            const dw_run_t *);
+
+/* layout_blocks' variant for the activation (clamped or not: the whole int8 range), the
+ * taps outside: rows (side_outside of the window's first row) by columns (of its first
+ * column). */
+static const dw_blocks_t dw_variants[2][3][3] = {
+    {{layout_blocks, layout_left, layout_right},
+     {layout_top, layout_top_left, layout_top_right},
+     {layout_bottom, layout_bottom_left, layout_bottom_right}},
+    {{unclamped_blocks, unclamped_left, unclamped_right},
+     {unclamped_top, unclamped_top_left, unclamped_top_right},
+     {unclamped_bottom, unclamped_bottom_left, unclamped_bottom_right}}};
+
+/* `run` from the layout for the window whose top-left tap is input pixel (y0, x0), in or
+ * out of the input, with the variant for its rows and columns outside; 0 when no variant
+ * covers them.  The variant never reads a tap outside, so the window's address may lie
+ * outside the input (computed as an integer). */
+static int32_t layout_run(const dw_job_t *job, const int8_t *image, int32_t y0, int32_t x0,
+                          const dw_run_t *run) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t rows = side_outside(y0, p->input_h), cols = side_outside(x0, p->input_w);
+  const int32_t step = p->input_c;
+  const intptr_t at = ((intptr_t)y0 * p->input_w + x0) * step;
+  if (rows == 3 || cols == 3) return 0;
+  dw_variants[p->act_min == -128 && p->act_max == 127][rows][cols](
+      (const int8_t *)((uintptr_t)image + (uintptr_t)at), job->pairs, step,
+      p->input_w * step, run);
+  return 1;
+}
+#else
+static int32_t layout_run(const dw_job_t *job, const int8_t *image, int32_t y0, int32_t x0,
+                          const dw_run_t *run) {
+  const tflm_conv_params_t *p = job->p;
+  if (side_outside(y0, p->input_h) != 0 || side_outside(x0, p->input_w) != 0) return 0;
+  layout_blocks(image + (y0 * p->input_w + x0) * p->input_c, job->pairs, p->input_c,
+                p->input_w * p->input_c, run);
+  return 1;
+}
+#endif
+
+/* All channels of output pixel (oy, ox) from the layout: the blocks of 4 read in place by
+ * layout_run when a variant covers the window (inside, or one row and / or column outside),
+ * else DW_CHUNK_BLOCKS at a time from the window copied with the zero point in its outside
+ * taps; then the output_c % 4 last channels on the plain filter. */
 static __attribute__((noinline)) void pixel_layout(const dw_job_t *job, const int8_t *image,
                                                   const int8_t *filter, int32_t oy,
                                                   int32_t ox, int8_t *out) {
   const tflm_conv_params_t *p = job->p;
   const int32_t y0 = oy * p->stride_h - p->pad_h, x0 = ox * p->stride_w - p->pad_w;
-  const int32_t step = p->input_c, blocks = p->output_c >> 2;
+  const int32_t blocks = p->output_c >> 2;
   int32_t patch[9 * DW_CHUNK_BLOCKS], b, n;
   dw_run_t run;
   dw_window_t w;
-  if (y0 >= 0 && x0 >= 0 && y0 + 3 <= p->input_h && x0 + 3 <= p->input_w) {
-    run_of(p, out, blocks, &run);
-    layout_blocks(image + (y0 * p->input_w + x0) * step, job->pairs, step, p->input_w * step,
-                  &run);
-  } else {
+  run_of(p, out, blocks, &run);
+  if (!layout_run(job, image, y0, x0, &run)) {
     for (b = 0; b < blocks; b += n) {
       n = blocks - b < DW_CHUNK_BLOCKS ? blocks - b : DW_CHUNK_BLOCKS;
       gather_taps(p, image, y0, x0, 4 * b, 4 * n, (int8_t *)patch);
@@ -1192,26 +1316,55 @@ static void inner_columns(const tflm_conv_params_t *p, int32_t *first, int32_t *
 }
 
 /* Output row oy (out: its first pixel) of a node whose layout covers every channel: the
- * pixels whose window lies inside the input in one call of layout_blocks, the others one
- * by one. */
+ * pixels whose window's columns lie inside the input in one call of layout_run (a row
+ * outside at the top or bottom taken by its variant), the others one by one. */
 static void row_layout(const dw_job_t *job, const int8_t *image, const int8_t *filter,
                        int32_t oy, int8_t *out) {
   const tflm_conv_params_t *p = job->p;
   const int32_t y0 = oy * p->stride_h - p->pad_h, step = p->input_c;
   int32_t first = 0, end = 0, ox;
   dw_run_t run;
-  if (y0 >= 0 && y0 + 3 <= p->input_h) inner_columns(p, &first, &end);
+  if (side_outside(y0, p->input_h) != 3) inner_columns(p, &first, &end);
   for (ox = 0; ox < first; ++ox) pixel_layout(job, image, filter, oy, ox, out + ox * step);
   if (end > first) {
     run_of(p, out + first * step, step >> 2, &run);
     run.pixels = end - first;
     run.in_advance = (p->stride_w - 1) * step;
-    layout_blocks(image + (y0 * p->input_w + first * p->stride_w - p->pad_w) * step,
-                  job->pairs, step, p->input_w * step, &run);
+    if (!layout_run(job, image, y0, first * p->stride_w - p->pad_w, &run)) {
+      for (ox = first; ox < end; ++ox) pixel_layout(job, image, filter, oy, ox, out + ox * step);
+    }
   }
   for (ox = end; ox < p->output_w; ++ox) {
     pixel_layout(job, image, filter, oy, ox, out + ox * step);
   }
+}
+
+/* Output row oy (out: its first pixel) as row_layout, last pixel first (an output the
+ * planner started inside the input: depthwise_backwards): the pixels right of the
+ * columns inside one by one, those columns in one run of layout_run backwards (out and
+ * the window step back after each pixel), then the pixels left of them. */
+static void row_layout_backwards(const dw_job_t *job, const int8_t *image,
+                                 const int8_t *filter, int32_t oy, int8_t *out) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t y0 = oy * p->stride_h - p->pad_h, step = p->input_c;
+  int32_t first = 0, end = 0, ox;
+  dw_run_t run;
+  if (side_outside(y0, p->input_h) != 3) inner_columns(p, &first, &end);
+  for (ox = p->output_w - 1; ox >= end; --ox) {
+    pixel_layout(job, image, filter, oy, ox, out + ox * step);
+  }
+  if (end > first) {
+    run_of(p, out + (end - 1) * step, step >> 2, &run);
+    run.pixels = end - first;
+    run.in_advance = -(p->stride_w + 1) * step;
+    run.out_advance = -2 * step;
+    if (!layout_run(job, image, y0, (end - 1) * p->stride_w - p->pad_w, &run)) {
+      for (ox = end - 1; ox >= first; --ox) {
+        pixel_layout(job, image, filter, oy, ox, out + ox * step);
+      }
+    }
+  }
+  for (ox = first - 1; ox >= 0; --ox) pixel_layout(job, image, filter, oy, ox, out + ox * step);
 }
 
 #if !defined(CMSIS_MVE)
@@ -1341,7 +1494,9 @@ static inline int32_t row_past(const int8_t *input, int32_t end, int32_t input_h
  * (tflm_starts_inside): each pixel then covers only input no later pixel reads.  A row
  * that lies past every input byte rows 0 .. oy read (up to row oy's last tap row) runs as
  * one row walk: no later row reads what it writes.  Only rows of DW_WALK_PIXELS or more:
- * on narrower ones the walk's setup costs more than the pixels' own calls (kws' 5). */
+ * on narrower ones the walk's setup costs more than the pixels' own calls (kws' 5).  Other
+ * rows of a node with DW_TAP_PAIRS blocks run last pixel first through the layout
+ * (row_layout_backwards), the others pixel by pixel. */
 static void depthwise_backwards(const dw_job_t *job, const int8_t *input,
                                 const int8_t *filter, int8_t *output, int32_t out_stride) {
   const tflm_conv_params_t *p = job->p;
@@ -1349,11 +1504,16 @@ static void depthwise_backwards(const dw_job_t *job, const int8_t *input,
   const int32_t line = p->input_w * p->input_c, input_h = p->input_h;
   const int32_t step = p->stride_h, last_tap = (p->filter_h - 1) * p->dilation_h + 1;
   const int32_t walk = p->output_w >= DW_WALK_PIXELS ? row_walk_of(job, out_stride) : 0;
+  const int32_t backwards_rows = rows_from_layout(job, out_stride);
   int32_t oy, ox;
   for (oy = p->output_h - 1; oy >= 0; --oy) {
     int8_t *row = output + oy * row_bytes;
     if (walk != 0 && row_past(input, oy * step - p->pad_h + last_tap, input_h, line, row)) {
       row_at(job, walk, input, filter, oy, row);
+      continue;
+    }
+    if (backwards_rows) {
+      row_layout_backwards(job, input, filter, oy, row);
       continue;
     }
     for (ox = p->output_w - 1; ox >= 0; --ox) {

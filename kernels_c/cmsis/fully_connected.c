@@ -19,6 +19,9 @@
  *   MVE  4 weight rows per pass over the input row, 16 MACs per VMLADAVA;
  *   DSP  3 weight rows per pass over the input row, widened to int16 on the fly;
  *   C    one dot product at a time.
+ * A row-sparse filter (`--compress`, tflm_sparse_rows.h) with its FC_SPARSE_FOLDED record
+ * runs sparse_groups_chunk on DSP (2 instructions per token to find and load its input, 33
+ * per 8 tokens); without the record, or elsewhere, the portable reader.
  * Integer sums are exact, so the result is the reference's.  float32, int16 and weights
  * with a zero point run the reference kernels (fully_connected_reference.c).
  *
@@ -40,6 +43,7 @@
 /* The kind of FULLY_CONNECTED layout record this kernel reads (tflm_gen/layout.py). */
 #define CMSIS_FC_INT16_QUADS 10
 #define CMSIS_FC_QUADS_IN_FILTER 40
+#define CMSIS_FC_SPARSE_FOLDED 26 /* a SPARSE_GROUPS filter's folded constants */
 
 /* Persistent block of the tag, in node->user_data (16 bytes on every target). */
 typedef struct {
@@ -363,155 +367,201 @@ static void fc_rows(const cmsis_fc_job_t *job, const int8_t *input, int8_t *outp
 #endif
 
 #if defined(CMSIS_DSP) && !defined(CMSIS_MVE)
-/* One group of 4 tokens of sparse_rows_chunk (tflm_sparse_rows.h): the 4 gaps from one
- * halfword, the 4 inputs paired (x0, x2), (x1, x3) with the offset added (SADD16), the 4
- * literals from one word (SXTB16), two SMLADs: 21 instructions. */
-#define CMSIS_SPARSE_GROUP                                                                 \
-  "ldrh r6, [r3], #2\n\t"                                                                \
-  "and r7, r6, #15\n\t"                                                                  \
-  "add r4, r4, r7\n\t"                                                                   \
-  "ldrsb r8, [r4], #1\n\t"                                                               \
-  "ubfx r7, r6, #4, #4\n\t"                                                              \
-  "add r4, r4, r7\n\t"                                                                   \
-  "ldrsb r9, [r4], #1\n\t"                                                               \
-  "ubfx r7, r6, #8, #4\n\t"                                                              \
-  "add r4, r4, r7\n\t"                                                                   \
-  "ldrsb r10, [r4], #1\n\t"                                                              \
-  "add r4, r4, r6, lsr #12\n\t"                                                          \
-  "ldrsb r11, [r4], #1\n\t"                                                              \
-  "pkhbt r8, r8, r10, lsl #16\n\t"                                                       \
-  "pkhbt r9, r9, r11, lsl #16\n\t"                                                       \
-  "sadd16 r8, r8, r2\n\t"                                                                \
-  "sadd16 r9, r9, r2\n\t"                                                                \
-  "ldr r6, [r3], #4\n\t"                                                                 \
-  "sxtb16 r7, r6\n\t"                                                                    \
-  "sxtb16 r6, r6, ror #8\n\t"                                                            \
-  "smlad r5, r7, r8, r5\n\t"                                                             \
-  "smlad r5, r6, r9, r5\n\t"
+/* Rows summed per chunk on the stack (no arena), then requantised. */
+#define CMSIS_SPARSE_CHUNK 64
 
-/* One token of a row's last, partial group (r8, r9 free): its gap from r7's low nibble
- * (LO) or high one, its literal from r6, the scalar offset in r11. */
-#define CMSIS_SPARSE_TAIL_INPUT_LO "and r8, r7, #15\n\tadd r4, r4, r8\n\t"
-#define CMSIS_SPARSE_TAIL_INPUT_HI "add r4, r4, r7, lsr #4\n\t"
-#define CMSIS_SPARSE_TAIL_MAC                                                              \
-  "ldrsb r8, [r4], #1\n\t"                                                               \
-  "ldrsb r9, [r6], #1\n\t"                                                               \
-  "add r8, r8, r11\n\t"                                                                  \
-  "mla r5, r8, r9, r5\n\t"
+/* SPARSE_GROUPS (tflm_sparse_rows.h) on the DSP: the slot code of one token of a group,
+ * its gap nibble from r9 (even slots) or r6 (odd slots), byte `rot` / 8 of it, its input
+ * raw into x (the input offset is in the row's folded constant). */
+#define CMSIS_GROUP_SLOT(half, rot, x)                                                     \
+  "uxtab r4, r4, " half ", ror #" rot "\n\t"                                             \
+  "ldrsb " x ", [r4], #1\n\t"
+/* After a quad's slot 2: (x0, x2) into r10. */
+#define CMSIS_GROUP_PAIR "pkhbt r10, r10, r12, lsl #16\n\t"
+/* After its slot 3: (x1, x3) into r11, the quad's literals from word v (SXTB16 order),
+ * two SMLADs. */
+#define CMSIS_GROUP_QUAD(v)                                                                \
+  "pkhbt r11, r11, r12, lsl #16\n\t"                                                     \
+  "sxtb16 r12, " v "\n\t"                                                                \
+  "smlad r5, r10, r12, r5\n\t"                                                           \
+  "sxtb16 r12, " v ", ror #8\n\t"                                                        \
+  "smlad r5, r11, r12, r5\n\t"
+/* r9 = the even slots' gap nibbles as bytes, r6 the odd slots' (gap word r6, lr the mask
+ * 0x0f0f0f0f). */
+#define CMSIS_GROUP_SPLIT                                                                  \
+  "and r9, r6, lr\n\t"                                                                   \
+  "and r6, lr, r6, lsr #4\n\t"
 
-/* Where a walk over a row-sparse stream stands: the next row, and the batch's input row. */
+/* Where a walk over a SPARSE_GROUPS stream stands (tflm_sparse_groups_t's pointers) and
+ * the batch's input row. */
 typedef struct {
-  const uint8_t *row;
-  const int8_t *input;
-} cmsis_sparse_walk_t;
+  tflm_sparse_groups_t rows; /* groups at byte 0, tails at 4 (the assembly's offsets) */
+  const int8_t *input;       /* at 8 */
+} cmsis_groups_walk_t;
 
-/* sums[r] = the sum of row r's tokens (literal * (input + offset)) for `rows` (>= 1) rows
- * from walk->row on, over the input walk->input; walk->row advanced past them.  `offsets`:
- * the input offset in both halfwords.  Arguments: r0 walk, r1 rows, r2 offsets, r3 sums.
- * 21 instructions per 4 tokens, about 16 per row. */
-__attribute__((naked, noinline)) static void sparse_rows_chunk(
-    cmsis_sparse_walk_t *walk CMSIS_IN_ASM, int32_t rows CMSIS_IN_ASM,
-    int32_t offsets CMSIS_IN_ASM, int32_t *sums CMSIS_IN_ASM) {
+/* sums[r] += the sum of row r's tokens (literal * raw input) for `rows` (>= 1) rows from
+ * the walk on, sums[] holding the rows' folded constants; the walk advanced past them.
+ * A row's tail (t = n % 8 tokens) is loaded so that it fills a group's last t slots (the
+ * slots before it read x = 0) and entered through TBB; its groups follow, one LDM each:
+ * 33 instructions per 8 tokens.  Arguments: r0 walk, r1 sums, r2 rows; the groups must be
+ * word aligned (the stream is). */
+__attribute__((naked, noinline)) static void sparse_groups_chunk(
+    cmsis_groups_walk_t *walk CMSIS_IN_ASM, int32_t *sums CMSIS_IN_ASM,
+    int32_t rows CMSIS_IN_ASM) {
   __asm__ volatile(
       "push {r4-r11, lr}\n\t"
-      "push {r0}\n\t"
-      "mov r12, r3\n\t"
-      "ldr r3, [r0]\n\t"       /* r3: the stream */
-      "ldr lr, [r0, #4]\n\t"   /* lr: the input row */
-      "mov r0, r12\n\t"        /* r0: the sums */
+      "add r2, r1, r2, lsl #2\n\t" /* the end of sums */
+      "ldr r3, [r0, #8]\n\t"
+      "push {r0, r2, r3}\n\t"      /* sp: walk, the end of sums, the input row */
+      "ldr r3, [r0]\n\t"           /* r3: the groups */
+      "ldr r2, [r0, #4]\n\t"
+      "mov r0, r1\n\t"             /* r0: the sums */
+      "mov r1, r2\n\t"             /* r1: the counts and tails */
+      "mov lr, #0x0f0f0f0f\n\t"
       "1:\n\t"
-      "ldrh r12, [r3], #2\n\t" /* the row's token count, kept for its tail */
-      "push {r12}\n\t"
-      "mov r4, lr\n\t"
-      "movs r5, #0\n\t"
-      "lsrs r12, r12, #2\n\t"
-      "beq 3f\n\t"
-      "2:\n\t"
-      CMSIS_SPARSE_GROUP
-      "subs r12, r12, #1\n\t"
-      "bne 2b\n\t"
-      "3:\n\t"
-      "pop {r12}\n\t"
-      "ands r12, r12, #3\n\t"
-      "beq 5f\n\t"
+      "ldr r4, [sp, #8]\n\t"
+      "ldr r5, [r0]\n\t"
+      "ldrh r2, [r1], #2\n\t"
+      "ands r12, r2, #7\n\t"       /* r12: the tail's tokens t; r2 - 8 k >= 0 while */
+      "beq 5f\n\t"                 /* groups remain after k of them */
       "add r6, r12, #1\n\t"
-      "add r6, r3, r6, lsr #1\n\t" /* r6: the tail's literals */
-      "sxth r11, r2\n\t"
-      "ldrb r7, [r3]\n\t"
-      CMSIS_SPARSE_TAIL_INPUT_LO
-      CMSIS_SPARSE_TAIL_MAC
-      "cmp r12, #1\n\t"
-      "beq 4f\n\t"
-      CMSIS_SPARSE_TAIL_INPUT_HI
-      CMSIS_SPARSE_TAIL_MAC
-      "cmp r12, #2\n\t"
-      "beq 4f\n\t"
-      "ldrb r7, [r3, #1]\n\t"
-      CMSIS_SPARSE_TAIL_INPUT_LO
-      CMSIS_SPARSE_TAIL_MAC
+      "add r1, r1, r6, lsr #1\n\t" /* past the tail's gap bytes */
+      "ldr r6, [r1, #-4]\n\t"
+      "add r1, r1, r12\n\t"        /* past its literals: the next count */
+      "ldr r7, [r1, #-8]\n\t"
+      "ldr r8, [r1, #-4]\n\t"
+      CMSIS_GROUP_SPLIT
+      "movs r10, #0\n\t"
+      "movs r11, #0\n\t"
+      "tbb [pc, r12]\n\t"
+      ".Lcmsis_groups_entry:\n\t"
+      ".byte 0\n\t"
+      ".byte (.Lcmsis_groups_s7 - .Lcmsis_groups_entry) / 2\n\t"
+      ".byte (.Lcmsis_groups_s6 - .Lcmsis_groups_entry) / 2\n\t"
+      ".byte (.Lcmsis_groups_s5 - .Lcmsis_groups_entry) / 2\n\t"
+      ".byte (.Lcmsis_groups_s4 - .Lcmsis_groups_entry) / 2\n\t"
+      ".byte (.Lcmsis_groups_s3 - .Lcmsis_groups_entry) / 2\n\t"
+      ".byte (.Lcmsis_groups_s2 - .Lcmsis_groups_entry) / 2\n\t"
+      ".byte (.Lcmsis_groups_s1 - .Lcmsis_groups_entry) / 2\n\t"
+      ".p2align 1\n\t"
       "4:\n\t"
-      "mov r3, r6\n\t"
+      "ldm r3!, {r6, r7, r8}\n\t"
+      CMSIS_GROUP_SPLIT
+      CMSIS_GROUP_SLOT("r9", "0", "r10")
+      ".Lcmsis_groups_s1:\n\t"
+      CMSIS_GROUP_SLOT("r6", "0", "r11")
+      ".Lcmsis_groups_s2:\n\t"
+      CMSIS_GROUP_SLOT("r9", "8", "r12")
+      CMSIS_GROUP_PAIR
+      ".Lcmsis_groups_s3:\n\t"
+      CMSIS_GROUP_SLOT("r6", "8", "r12")
+      CMSIS_GROUP_QUAD("r7")
+      ".Lcmsis_groups_s4:\n\t"
+      CMSIS_GROUP_SLOT("r9", "16", "r10")
+      ".Lcmsis_groups_s5:\n\t"
+      CMSIS_GROUP_SLOT("r6", "16", "r11")
+      ".Lcmsis_groups_s6:\n\t"
+      CMSIS_GROUP_SLOT("r9", "24", "r12")
+      CMSIS_GROUP_PAIR
+      ".Lcmsis_groups_s7:\n\t"
+      CMSIS_GROUP_SLOT("r6", "24", "r12")
+      CMSIS_GROUP_QUAD("r8")
       "5:\n\t"
+      "subs r2, r2, #8\n\t"
+      "bpl 4b\n\t"
       "str r5, [r0], #4\n\t"
-      "subs r1, r1, #1\n\t"
+      "ldr r6, [sp, #4]\n\t"
+      "cmp r0, r6\n\t"
       "bne 1b\n\t"
-      "pop {r0}\n\t"
-      "str r3, [r0]\n\t"
+      "ldr r2, [sp]\n\t"
+      "str r3, [r2]\n\t"
+      "str r1, [r2, #4]\n\t"
+      "add sp, sp, #12\n\t"
       "pop {r4-r11, pc}\n\t");
 }
 
-/* The outputs oc .. oc + count - 1 of their sums: the hoisted strict requantisation for a
- * per-tensor node that suits it, else finish_biased. */
-static void finish_chunk(const cmsis_fc_job_t *job, const int32_t *sums, int32_t oc,
-                         int32_t count, int8_t *out) {
-  cmsis_strict_t q;
+/* The node's FC_SPARSE_FOLDED constants (one per output), NULL when it has none that
+ * agree with its shapes. */
+static const int32_t *sparse_folded(tflm_context_t *ctx, const tflm_node_t *node,
+                                    const tflm_fc_params_t *p) {
+  int32_t words;
+  const int32_t *record = tflm_node_layout(ctx, node, &words);
+  if (record == NULL || words < 3 || record[0] != CMSIS_FC_SPARSE_FOLDED ||
+      record[1] != p->output_depth || record[2] != p->accum_depth ||
+      (int64_t)words != 3 + (int64_t)p->output_depth) {
+    return NULL;
+  }
+  return record + 3;
+}
+
+static void quad_arrays(cmsis_fc_job_t *job);
+
+/* The outputs oc .. oc + count - 1 of sums that hold their bias, 4 at a time: a per-tensor
+ * strict node with its constants hoisted into q, others through finish_quad. */
+static void finish_sums(const cmsis_fc_job_t *job, const cmsis_strict_t *q,
+                        const int32_t *sums, int32_t oc, int32_t count, int8_t *out) {
+  const int32_t strict = job->fast == CMSIS_REQUANT_STRICT && job->step == 0;
   int32_t j;
-  if (job->fast != CMSIS_REQUANT_STRICT || job->p->channel_step != 0) {
-    for (j = 0; j < count; ++j) out[j] = finish_biased(job, sums[j], oc + j);
-    return;
+  for (j = 0; j + 4 <= count && strict; j += 4) {
+    cmsis_strict4(q, sums[j], sums[j + 1], sums[j + 2], sums[j + 3], out + j);
   }
-  strict_constants(job, &q);
-  if (job->bias == NULL) {
-    for (j = 0; j < count; ++j) out[j] = cmsis_strict_clamped(&q, sums[j]);
-    return;
-  }
-  for (j = 0; j < count; ++j) {
-    out[j] = cmsis_strict_clamped(&q, tflm_add_wrap(sums[j], job->bias[oc + j]));
+  for (; j < count && strict; ++j) out[j] = cmsis_strict_clamped(q, sums[j]);
+  for (; j < count; j += 4) {
+    finish_quad(job, sums + j, oc + j, count - j < 4 ? count - j : 4, out + j);
   }
 }
 
-/* Rows summed per chunk on the stack (no arena), then requantised. */
-#define CMSIS_SPARSE_CHUNK 16
-
-/* FULLY_CONNECTED over a row-sparse filter: the sums of CMSIS_SPARSE_CHUNK rows per call. */
-static tflm_status_t sparse_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
+/* FULLY_CONNECTED over a SPARSE_GROUPS filter with its folded constants: the sums of
+ * CMSIS_SPARSE_CHUNK rows per call, requantised without a bias (it is folded in). */
+static tflm_status_t groups_int8(const tflm_weighted_call_t *call, const int32_t *folded) {
   const tflm_fc_params_t *p = (const tflm_fc_params_t *)call->params;
-  const int32_t offsets = (int32_t)(((uint32_t)p->input_offset & 0xffffu) * 0x10001u);
   const cmsis_fc_node_t *mine = (const cmsis_fc_node_t *)call->own;
   int8_t *output = (int8_t *)call->data.output;
   cmsis_fc_job_t job;
-  cmsis_sparse_walk_t walk;
-  int32_t b, oc, count, sums[CMSIS_SPARSE_CHUNK];
-  (void)ctx; /* the filter's data is the stream prepare checked (no model look-up) */
+  cmsis_groups_walk_t walk;
+  cmsis_strict_t q;
+  int32_t b, oc, j, count, sums[CMSIS_SPARSE_CHUNK];
   job.p = p;
   job.requant = call->requant;
-  job.bias = (const int32_t *)call->data.bias;
+  job.bias = NULL;
   job.fast = mine->requant_mode;
+  job.step = p->channel_step;
+  if (job.fast == CMSIS_REQUANT_STRICT && job.step == 0) {
+    strict_constants(&job, &q);
+  } else {
+    quad_arrays(&job);
+  }
   walk.input = (const int8_t *)call->data.input;
   for (b = 0; b < p->batches; ++b, walk.input += p->accum_depth) {
-    walk.row = tflm_sparse_rows_first(call->data.filter);
+    tflm_sparse_groups_start(call->data.filter, &walk.rows);
     for (oc = 0; oc < p->output_depth; oc += count) {
       count = p->output_depth - oc < CMSIS_SPARSE_CHUNK ? p->output_depth - oc
                                                          : CMSIS_SPARSE_CHUNK;
-      sparse_rows_chunk(&walk, count, offsets, sums);
-      finish_chunk(&job, sums, oc, count, output);
+      if (count < 8) { /* a few rows (a classifier's last layer): no call */
+        for (j = 0; j < count; ++j) sums[j] = folded[oc + j];
+      } else {
+        memcpy(sums, folded + oc, (size_t)count * sizeof(int32_t));
+      }
+      sparse_groups_chunk(&walk, sums, count);
+      finish_sums(&job, &q, sums, oc, count, output);
       output += count;
     }
   }
   return TFLM_OK;
 }
+
+/* A SPARSE_GROUPS filter: the assembly when the node has its folded constants and the
+ * stream is word aligned, else the portable reader. */
+static tflm_status_t grouped_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
+  const int32_t *folded =
+      sparse_folded(ctx, call->node, (const tflm_fc_params_t *)call->params);
+  if (folded == NULL || ((uintptr_t)call->data.filter & 3u) != 0) {
+    return tflm_fully_connected_sparse_int8(ctx, call);
+  }
+  return groups_int8(call, folded);
+}
 #else
-static tflm_status_t sparse_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
+static tflm_status_t grouped_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
   return tflm_fully_connected_sparse_int8(ctx, call);
 }
 #endif
@@ -532,10 +582,13 @@ static tflm_status_t cmsis_fc_prepare(tflm_context_t *ctx, tflm_node_t *node) {
     tflm_fully_connected_requant(ctx, node, p, &requant);
     mine->requant_mode = cmsis_requant_mode(requant.multipliers, requant.shifts, p->channels);
   }
-  /* A filter holding the int16 stream runs the layout loops only (fc_int8 checks them). */
+  /* A filter holding the int16 stream runs the layout loops only (fc_int8 checks them);
+   * a stage's reduction reads the int8 filter, so never such a buffer (the generator
+   * plans none: patches.reduces; a model that does is refused, not misread). */
   TFLM_KERNEL_CHECK(ctx, node,
                     record_kind(ctx, node) != CMSIS_FC_QUADS_IN_FILTER ||
-                        (reads_layout() && mine->fast_path && p->decode_scratch < 0),
+                        (reads_layout() && mine->fast_path && p->decode_scratch < 0 &&
+                         !tflm_node_reduces(ctx, node)),
                     TFLM_ERR_BAD_PARAMS);
   node->user_data = mine;
   return TFLM_OK;
@@ -602,17 +655,8 @@ static void block_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call,
 static tflm_status_t cmsis_fc_run_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
   const tflm_fc_params_t *p = (const tflm_fc_params_t *)call->params;
   tflm_status_t banded;
-  int32_t *sums, offset, first, last;
-  /* A stage's reduction reads the int8 filter: never a buffer holding the int16 stream
-   * (the generator plans no such stage; a model that does is refused, not misread). */
-  TFLM_KERNEL_CHECK(ctx, call->node,
-                    !tflm_node_band_sum(ctx, call->node, &sums, &offset, &first, &last) ||
-                        record_kind(ctx, call->node) != CMSIS_FC_QUADS_IN_FILTER,
-                    TFLM_ERR_BAD_PARAMS);
   if (tflm_fully_connected_band(ctx, call, &banded)) return banded; /* a stage's reduction */
-  if (p->decode_scratch == TFLM_FC_SPARSE_ROWS) {
-    return sparse_int8(ctx, call);
-  }
+  if (p->decode_scratch == TFLM_FC_SPARSE_ROWS) return grouped_int8(ctx, call);
   if (p->decode_scratch < 0) return fc_int8(ctx, call, 1);
   return tflm_weighted_decoded(ctx, call, p->decode_scratch, p->output_depth, p->accum_depth,
                                block_int8);

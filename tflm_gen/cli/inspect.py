@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from tflm_gen.errors import InputError
+from tflm_gen.errors import InputError, UnsupportedModelError
 from tflm_gen.inspect import inspect_model, read_model_bytes
 from tflm_gen.model.reader import read_model
 from tflm_gen.options import tags_option, target_choice
@@ -196,6 +196,9 @@ def inspect_command(model: Path, as_json: bool, memory: bool, svg_path, target, 
     click.echo(json.dumps(report, indent=2) if as_json else format_report(report))
 
 
+WEIGHT_HEADERS = ["tensor", "name", "dtype", "bytes", "zeros", "distinct", "coding", "compressed"]
+
+
 def format_weights(report: dict) -> str:
     """The text of `inspect --weights`: one row per constant tensor, then the split."""
     def shown(value, text: str) -> str:
@@ -206,21 +209,29 @@ def format_weights(report: dict) -> str:
              shown(row["compressed_bytes"], f"{row['compressed_bytes']}")]
             for row in report["tensors"]]
     split = report["separate"]
+    if split is None:
+        why = f"tflm-gen does not generate this model: {report['separate_refused']}"
+        return "\n".join([format_table(WEIGHT_HEADERS, rows), f"--weights separate: no split, {why}"])
     return "\n".join([
-        format_table(["tensor", "name", "dtype", "bytes", "zeros", "distinct", "coding",
-                      "compressed"], rows),
+        format_table(WEIGHT_HEADERS, rows),
         (f"--weights separate: mini flatbuffer {split['mini_bytes']:,} of "
          f"{split['whole_bytes']:,} bytes ({split['saving']:.1%} smaller), weight array "
          f"{split['weights_bytes']:,} bytes")])
 
 
 def _inspect_weights(path: Path, as_json: bool, tags) -> None:
-    from tflm_gen.optimize import device_model
+    """The constants of any model, as plain `inspect` describes any model; the split of
+    `--weights separate` only for a model tflm-gen generates (it is the split of the
+    device model a project embeds), else why not, in its place."""
+    from tflm_gen.optimize import supported_device_model
     from tflm_gen.weights import separate_summary, weight_rows
 
     data = read_model_bytes(path)
-    report = {"model": str(path), "tensors": weight_rows(read_model(data)),
-              "separate": separate_summary(device_model(data, tuple(tags))[0])}
+    report = {"model": str(path), "tensors": weight_rows(read_model(data))}
+    try:
+        report["separate"] = separate_summary(supported_device_model(data, tuple(tags))[0])
+    except UnsupportedModelError as error:
+        report["separate"], report["separate_refused"] = None, str(error)
     click.echo(json.dumps(report, indent=2) if as_json else format_weights(report))
 
 

@@ -13,7 +13,7 @@ from tflm_gen.inputs import random_inputs
 from tflm_gen.inspect import read_model_bytes
 from tflm_gen.model import ir
 from tflm_gen.model.reader import read_model
-from tflm_gen.optimize import device_model
+from tflm_gen.optimize import supported_device_model
 from tflm_gen.options import (
     ARENA_BYTES,
     compress_option,
@@ -24,7 +24,6 @@ from tflm_gen.options import (
 from tflm_gen.output import save_outputs
 from tflm_gen.qemu import qemu_targets
 from tflm_gen.samples import load_samples
-from tflm_gen.support import check_supported
 from tflm_gen.text import examples, printable
 
 RANDOM_INPUTS_NOTE = ("note: no -i given: the run used random inputs (seed 0); give one .npy "
@@ -77,8 +76,7 @@ def run_command(model_path, input_paths, output_path, tags, arena_bytes, target,
     if target != "host":
         return _run_on_target(data, target, tags, input_paths, output_path, arena_bytes, weights,
                               memory, compress)
-    check_supported(read_model(data))  # numbering the user's operators, not the device's
-    model, _ = device_model(data, tags, memory, compress)
+    model, _ = supported_device_model(data, tags, memory, compress)
     interpreter = device_interpreter(model, tags, arena_bytes, weights)
     named = read_model(model)  # the mini flatbuffer keeps no tensor names
     inputs = _run_inputs(input_paths, named)

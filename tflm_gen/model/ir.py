@@ -229,34 +229,48 @@ LAYOUT_METADATA = "tflm_gen.layout"  # tflm_gen/layout.py
 FILTER_LAYOUT_KINDS = (40, 41, 42)  # layout.IN_FILTER's kinds
 
 
+def metadata_words(model: Model, name: str) -> np.ndarray | None:
+    """The little-endian int32 words of metadata `name` (a trailing partial word dropped),
+    None when the model has none or it names no buffer."""
+    for entry, index in model.metadata:
+        if entry == name and 0 <= index < len(model.buffers):
+            data = model.buffers[index].data
+            return np.frombuffer(data[: len(data) // 4 * 4], "<i4")
+    return None
+
+
+def layout_records(model: Model) -> list[list[int] | None]:
+    """Each operator's layout record (kind first), over all subgraphs in order, None where
+    it has none; all None without the metadata or when its header does not fit the model.
+    The words (tflm_gen/layout.py): version 1, operator count, per operator the word
+    holding its record's length (0: none), then each record: length, kind, fields."""
+    count = sum(len(graph.operators) for graph in model.subgraphs)
+    words = metadata_words(model, LAYOUT_METADATA)
+    if words is None or len(words) < 2 + count or words[0] != 1 or words[1] != count:
+        return [None] * count
+    records: list[list[int] | None] = []
+    for at in words[2 : 2 + count].tolist():
+        length = int(words[at]) if 0 < at < len(words) else 0
+        fits = 0 < length <= len(words) - at - 1
+        records.append(words[at + 1 : at + 1 + length].tolist() if fits else None)
+    return records
+
+
 def filter_layout_tensors(model: Model) -> set[int]:
     """Global indices of the filters whose buffer holds their node's layout stream (a
     record of FILTER_LAYOUT_KINDS) rather than the tensor."""
-    words = next((np.frombuffer(model.buffers[index].data[: len(model.buffers[index].data)
-                                                          // 4 * 4], "<i4")
-                  for name, index in model.metadata
-                  if name == LAYOUT_METADATA and 0 <= index < len(model.buffers)), None)
     ops = [(first, op) for first, graph in zip(
         np.cumsum([0] + [len(g.tensors) for g in model.subgraphs]).tolist(), model.subgraphs)
         for op in graph.operators]
-    if words is None or len(words) < 2 + len(ops) or words[0] != 1 or words[1] != len(ops):
-        return set()
-    found = set()
-    for at, (first, op) in zip(words[2: 2 + len(ops)].tolist(), ops):
-        if 0 < at < len(words) - 1 and words[at + 1] in FILTER_LAYOUT_KINDS and \
-                len(op.inputs) > 1 and op.inputs[1] >= 0:
-            found.add(first + op.inputs[1])
-    return found
+    return {first + op.inputs[1] for (first, op), record in zip(ops, layout_records(model))
+            if record and record[0] in FILTER_LAYOUT_KINDS and len(op.inputs) > 1
+            and op.inputs[1] >= 0}
 
 
 def compressed_tensors(model: Model) -> set[int]:
     """Global indices (over all subgraphs in order) of the tensors whose buffer holds a
     coded stream rather than the tensor (metadata words: version 1, count, indices)."""
-    for name, index in model.metadata:
-        if name != COMPRESS_METADATA or not 0 <= index < len(model.buffers):
-            continue
-        data = model.buffers[index].data
-        words = np.frombuffer(data[: len(data) // 4 * 4], "<i4").tolist()
-        if len(words) >= 2 and words[0] == 1:
-            return set(words[2 : 2 + max(0, words[1])])
-    return set()
+    words = metadata_words(model, COMPRESS_METADATA)
+    if words is None or len(words) < 2 or words[0] != 1:
+        return set()
+    return set(words[2 : 2 + max(0, int(words[1]))].tolist())
