@@ -1,13 +1,15 @@
-/* Narrow 1x1 CONV_2D layers on a DSP core (Cortex-M4/M7/M33): 8 input channels, 16 output
- * channels, stride 1, no padding (vww_96_int8's and person_detect's second convolution,
- * 48x48x8 -> 16).  Included by conv.c inside its CMSIS_DSP branch; reads the node's
- * CONV_INT16_PAIRS_REQUANT record as conv.c checked it (find_layout, tail_agrees).
+/* Narrow early CONV_2D layers on a DSP core (Cortex-M4/M7/M33): 1x1 stride 1 without
+ * padding of 8 -> 16, 16 -> 32 and 32 -> 32 channels (vww_96_int8's and person_detect's
+ * ops 2, 4, 6), and the 3x3x3 -> 8 first layer over RGB images (vww's op 0).  Included by
+ * conv.c inside its CMSIS_DSP branch; reads the node's CONV_INT16_PAIRS_REQUANT record as
+ * conv.c checked it (find_layout, tail_agrees); other shapes take conv.c's loops.
  *
  * The generic DSP loop widens each pixel pair into scratch and calls
  * cmsis_dot_pairs_requant per pair, which reloads the widened pixels for every channel
  * pair and spends ~90 cycles per 4 outputs around 32 MACs.  With K = 8 two pixels widened
  * are 8 words: they stay in r4-r11 for all 16 channels, which are unrolled (no loop per
- * channel, every weight, tail and output offset an immediate).  Per channel and pixel pair:
+ * channel, every weight, tail and output offset an immediate); longer patches run in
+ * passes of 8 inputs, the sums waiting on the stack between passes.  Per channel and pixel pair:
  * 2 LDRD of weights, 8 SMLAD, the requantisation of cmsis_requantize_folded (SMMLAR, ADD,
  * ASR, SSAT per output; the sign correction - [acc < 0] added to the constant before the
  * SMMLAR, the same sum modulo 2^32) and two STRB: about 26 instructions, 35 cycles. */
