@@ -132,6 +132,31 @@ def add_same_shape_add(b: ModelBuilder, rng, shape: list[int]):
     return add_cases.add_add(b, "int8", case, rng), case
 
 
+def narrow_cases(b: ModelBuilder, rng, factor: float) -> list:
+    """1x1 stride-1 CONV_2D of the shapes conv_narrow.h runs (8 -> 16, 16 -> 32, 32 -> 32
+    channels: vww's and person_detect's early layers, zero points -128 as theirs), over an
+    odd pixel count (the last pixel alone) and an even one, a near miss (8 -> 12) that
+    takes the generic loop, and vww's first layer's shape (3x3x3 -> 8)."""
+    cases = []
+    for cin, cout, (h, w) in ((8, 16, (5, 7)), (16, 32, (4, 6)), (32, 32, (3, 5)),
+                              (8, 16, (2, 2)), (8, 12, (3, 3))):
+        g = conv_geometry(rng, False, 1, cin, cout)
+        g.update(h=h, w=w, oh=h, ow=w, stride=(1, 1), padding="VALID",
+                 activation=str(rng.choice(["NONE", "RELU"])))
+        data, g = add_conv(b, rng, g, False, factor, input_zero_point=-128,
+                           output_zero_point=-128)
+        cases.append(("CONV_2D 1x1 narrow", [data], g))
+    # First layers over RGB: 3x3x3 -> 8 (conv_narrow_28x8) at both strides over an odd 7x9
+    # input, windows inside and on every edge, 63 (odd) and 20 output pixels.
+    for stride in (1, 2):
+        g = padded_geometry(conv_geometry(rng, False, 3, 3, 8), stride)
+        g["activation"] = str(rng.choice(["NONE", "RELU"]))
+        data, g = add_conv(b, rng, g, False, factor, input_zero_point=-128,
+                           output_zero_point=-128)
+        cases.append(("CONV_2D 3x3x3 narrow", [data], g))
+    return cases
+
+
 def fast_path_cases(b: ModelBuilder, rng) -> list:
     """(op, input data list, description) of the cases aimed at the tag's fast paths."""
     cases = []
@@ -158,6 +183,7 @@ def fast_path_cases(b: ModelBuilder, rng) -> list:
             data, g = add_conv(b, rng, conv_geometry(rng, False, kernel, cin, cout), False,
                                factor)
             cases.append(("CONV_2D", [data], g))
+        cases += narrow_cases(b, rng, factor)
     # Single rows take 4 weight rows per pass: depths below 4 and with a tail, unit counts
     # with and without a remainder after the blocks of 4.
     for batches, depth, units in ((1, 37, 5), (1, 64, 8), (3, 20, 7), (1, 3, 6),

@@ -12,7 +12,8 @@ The rule holds for every kernel that runs these ops, since the plan is shared by
   * kernels_c/cmsis/conv.c: blocks of 2 or 3 (DSP) or 4 (MVE) consecutive pixels, all their
     channels written after the block's windows were read; conv_mve.h's channel-group path
     (which reads every pixel again per group) declines a layer whose output overlaps its
-    input when it needs more than one group;
+    input when it needs more than one group; conv_narrow.h's 1x1 kernels read both pixels
+    of a pair before writing either;
   * kernels_c/cmsis/depthwise_conv.c: one pixel (or one row of inside pixels) at a time,
     raster, or last pixel first when the output starts inside the input; depthwise_mve.h
     per block of 16 channels, walking its pixels last first under such an overlap and

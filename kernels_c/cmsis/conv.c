@@ -33,6 +33,9 @@
  *        windows inside the image whose filter rows are whole words widened straight from
  *        it: widen_pixels);
  *   C    the same requantisation in C (cmsis_requantize_folded).
+ * 1x1 layers of 8 -> 16, 16 -> 32 and 32 -> 32 channels (vww's and person_detect's early
+ * layers) run conv_narrow.h's kernels instead: the pixel pair widened in registers over
+ * every channel, unrolled.
  * Integer sums are exact, so every order gives the reference's result.  Grouped int8
  * convolutions and the float32 / int16 types run the reference kernels (conv_reference.c).
  *
@@ -215,19 +218,27 @@ static inline void copy_row(int8_t *dst, const int8_t *src, int32_t n) {
   for (; n > 0; --n) *dst++ = *src++;
 }
 
-/* The first byte of `pixel`'s window in the image when the whole window lies inside it
- * with dilation_w 1 (most pixels: each filter row is FW * Cin consecutive bytes), else
- * NULL; *y0, *x0 its top left tap (padding included). */
+/* The first byte of the window whose top left tap (padding included) is y0, x0 in the
+ * image when the whole window lies inside it with dilation_w 1 (most pixels: each filter
+ * row is FW * Cin consecutive bytes), else NULL; inside_window gives it for a pixel, with
+ * *y0, *x0. */
+static inline __attribute__((always_inline)) const int8_t *window_at(
+    const cmsis_conv_job_t *job, int32_t y0, int32_t x0) {
+  const tflm_conv_params_t *p = job->p;
+  if (p->dilation_w != 1 || x0 < 0 || x0 + p->filter_w > p->input_w || y0 < 0 ||
+      y0 + (p->filter_h - 1) * p->dilation_h >= p->input_h) {
+    return NULL;
+  }
+  return job->image + (y0 * p->input_w + x0) * p->input_c;
+}
+
+/* window_at for output pixel `pixel` (raster index). */
 static inline __attribute__((always_inline)) const int8_t *inside_window(
     const cmsis_conv_job_t *job, int32_t pixel, int32_t *y0, int32_t *x0) {
   const tflm_conv_params_t *p = job->p;
   *y0 = (pixel / p->output_w) * p->stride_h - p->pad_h;
   *x0 = (pixel % p->output_w) * p->stride_w - p->pad_w;
-  if (p->dilation_w != 1 || *x0 < 0 || *x0 + p->filter_w > p->input_w || *y0 < 0 ||
-      *y0 + (p->filter_h - 1) * p->dilation_h >= p->input_h) {
-    return NULL;
-  }
-  return job->image + (*y0 * p->input_w + *x0) * p->input_c;
+  return window_at(job, *y0, *x0);
 }
 
 /* Copies the patch of output pixel `pixel` into dst, padding taps set to the zero point. */
@@ -862,10 +873,14 @@ static int32_t pairs_requantized3(const cmsis_conv_job_t *job, int32_t pixels) {
   return pixel;
 }
 
+#include "conv_narrow.h"
+
 /* pairs_requantized_with, its windows read straight from the image where they can be. */
 static void pairs_requantized(const cmsis_conv_job_t *job, int32_t pixels) {
   const tflm_conv_params_t *p = job->p;
-  const int32_t first = pairs_requantized3(job, pixels);
+  int32_t first;
+  if (conv_narrow(job, pixels)) return; /* conv_narrow.h: narrow early layers */
+  first = pairs_requantized3(job, pixels);
   if (!job->in_place && ((p->filter_w * p->input_c) & 3) == 0) {
     pairs_requantized_with(job, first, pixels, 1);
   } else if (!job->in_place && p->filter_h == 3 && p->filter_w == 3 && p->input_c == 3) {

@@ -1,0 +1,290 @@
+/* Narrow early CONV_2D layers on a DSP core (Cortex-M4/M7/M33): 1x1 stride 1 without
+ * padding of 8 -> 16, 16 -> 32 and 32 -> 32 channels (vww_96_int8's and person_detect's
+ * ops 2, 4, 6), and the 3x3x3 -> 8 first layer over RGB images (vww's op 0).  Included by
+ * conv.c inside its CMSIS_DSP branch; reads the node's CONV_INT16_PAIRS_REQUANT record as
+ * conv.c checked it (find_layout, tail_agrees); other shapes take conv.c's loops.
+ *
+ * The generic DSP loop widens each pixel pair into scratch and calls
+ * cmsis_dot_pairs_requant per pair, which reloads the widened pixels for every channel
+ * pair and spends ~90 cycles per 4 outputs around 32 MACs.  With K = 8 two pixels widened
+ * are 8 words: they stay in r4-r11 for all 16 channels, which are unrolled (no loop per
+ * channel, every weight, tail and output offset an immediate); longer patches run in
+ * passes of 8 inputs, the sums waiting on the stack between passes.  Per channel and pixel pair:
+ * 2 LDRD of weights, 8 SMLAD, the requantisation of cmsis_requantize_folded (SMMLAR, ADD,
+ * ASR, SSAT per output; the sign correction - [acc < 0] added to the constant before the
+ * SMMLAR, the same sum modulo 2^32) and two STRB: about 26 instructions, 35 cycles. */
+#ifndef TFLM_CMSIS_CONV_NARROW_H
+#define TFLM_CMSIS_CONV_NARROW_H
+
+#if defined(CMSIS_DSP)
+
+/* Offsets (assembler expressions) of channel c = 2j + s in the node's streams, for K = 4n
+ * inputs: the pair stream holds per channel pair 16n bytes, per group g of 4 inputs channel
+ * 2j's two words at 16g then 2j+1's (tflm_gen/layout.py, CONV_INT16_PAIRS), from r1 at
+ * pair j & ~7 (CONV_NARROW_32); the tail per
+ * pair 8 words: 2 folded a, b, right b, multiplier a, b, constant a, b, right a. */
+#define CONV_NARROW_W(j, s, n, g) "#(((" #j ")&7)*16*" #n "+(" #g ")*16+" #s "*8)"
+#define CONV_NARROW_T(j, word) "#((" #j ")*32+(" #word ")*4)"
+/* The two sums of channel c (pixel a, pixel b) between passes, on the stack. */
+#define CONV_NARROW_PS(j, s) "#(16+(" #j ")*16+" #s "*8)"
+
+/* Pass h of channel c: inputs 8h .. 8h + 7 (groups 2h, 2h + 1) of the pixel pair held in
+ * r4-r11 (pixel a: r4 r5 inputs 0-3 as (x0, x2), (x1, x3), r6 r7 inputs 4-7; pixel b:
+ * r8-r11) into r2 (pixel a, started at register a0) and r3 (pixel b); r1 the pair stream.
+ * Uses r0, r12. */
+#define CONV_NARROW_MACS(j, s, n, h, a0)                                                   \
+  "ldrd r0, r12, [r1, " CONV_NARROW_W(j, s, n, 2 * h) "]\n\t"                            \
+  "smlad r2, r0, r4, " a0 "\n\t"                                                         \
+  "smlad r2, r12, r5, r2\n\t"                                                            \
+  "smlad r3, r0, r8, r3\n\t"                                                             \
+  "smlad r3, r12, r9, r3\n\t"                                                            \
+  "ldrd r0, r12, [r1, " CONV_NARROW_W(j, s, n, 2 * h + 1) "]\n\t"                        \
+  "smlad r2, r0, r6, r2\n\t"                                                             \
+  "smlad r2, r12, r7, r2\n\t"                                                            \
+  "smlad r3, r0, r10, r3\n\t"                                                            \
+  "smlad r3, r12, r11, r3\n\t"
+
+/* The doubled sums r2, r3 of channel c requantised (cmsis_requantize_folded: the sign
+ * correction - [acc < 0] added to the constant before the SMMLAR, the same sum modulo
+ * 2^32) and stored to [sp, #8] + c (pixel a) and + cout + c (pixel b); lr the tail. */
+#define CONV_NARROW_REQUANT(j, s, cout)                                                    \
+  "ldr r0, [lr, " CONV_NARROW_T(j, 3 + s) "]\n\t"                                        \
+  "ldr r12, [lr, " CONV_NARROW_T(j, 5 + s) "]\n\t"                                       \
+  "add r12, r12, r2, asr #31\n\t"                                                        \
+  "smmlar r2, r2, r0, r12\n\t"                                                           \
+  "ldr r12, [lr, " CONV_NARROW_T(j, 5 + s) "]\n\t"                                       \
+  "add r12, r12, r3, asr #31\n\t"                                                        \
+  "smmlar r3, r3, r0, r12\n\t"                                                           \
+  "ldr r0, [lr, " CONV_NARROW_T(j, 7 - 5 * s) "]\n\t"                                    \
+  "ldr r12, [sp, #8]\n\t"                                                                \
+  "asr r2, r2, r0\n\t"                                                                   \
+  "asr r3, r3, r0\n\t"                                                                   \
+  "ssat r2, #8, r2\n\t"                                                                  \
+  "ssat r3, #8, r3\n\t"                                                                  \
+  "strb r2, [r12, #((" #j ")*2+" #s ")]\n\t"                                             \
+  "strb r3, [r12, #(" #cout "+(" #j ")*2+" #s ")]\n\t"
+
+/* CONV_NARROW_REQUANT in a pass of one group, where r6, r7 and r10 are free: the
+ * constant and the shift loaded once, the loads back to back. */
+#define CONV_NARROW_REQUANT_FREE(j, s, cout)                                               \
+  "ldr r0, [lr, " CONV_NARROW_T(j, 3 + s) "]\n\t"                                        \
+  "ldr r12, [lr, " CONV_NARROW_T(j, 5 + s) "]\n\t"                                       \
+  "ldr r6, [lr, " CONV_NARROW_T(j, 7 - 5 * s) "]\n\t"                                    \
+  "ldr r7, [sp, #8]\n\t"                                                                 \
+  "add r10, r12, r2, asr #31\n\t"                                                        \
+  "smmlar r2, r2, r0, r10\n\t"                                                           \
+  "add r12, r12, r3, asr #31\n\t"                                                        \
+  "smmlar r3, r3, r0, r12\n\t"                                                           \
+  "asr r2, r2, r6\n\t"                                                                   \
+  "asr r3, r3, r6\n\t"                                                                   \
+  "ssat r2, #8, r2\n\t"                                                                  \
+  "ssat r3, #8, r3\n\t"                                                                  \
+  "strb r2, [r7, #((" #j ")*2+" #s ")]\n\t"                                              \
+  "strb r3, [r7, #(" #cout "+(" #j ")*2+" #s ")]\n\t"
+
+/* The steps of channel c in pass h of n / 2: the only pass (K = 8), the first, a middle
+ * one and the last; the sums wait between passes on the stack. */
+#define CONV_NARROW_ONLY(j, s, n, h, cout)                                                 \
+  "ldr r3, [lr, " CONV_NARROW_T(j, s) "]\n\t"                                            \
+  CONV_NARROW_MACS(j, s, n, h, "r3") CONV_NARROW_REQUANT(j, s, cout)
+#define CONV_NARROW_FIRST(j, s, n, h, cout)                                                \
+  "ldr r3, [lr, " CONV_NARROW_T(j, s) "]\n\t"                                            \
+  CONV_NARROW_MACS(j, s, n, h, "r3") "strd r2, r3, [sp, " CONV_NARROW_PS(j, s) "]\n\t"
+#define CONV_NARROW_MIDDLE(j, s, n, h, cout)                                               \
+  "ldrd r2, r3, [sp, " CONV_NARROW_PS(j, s) "]\n\t"                                      \
+  CONV_NARROW_MACS(j, s, n, h, "r2") "strd r2, r3, [sp, " CONV_NARROW_PS(j, s) "]\n\t"
+#define CONV_NARROW_LAST(j, s, n, h, cout)                                                 \
+  "ldrd r2, r3, [sp, " CONV_NARROW_PS(j, s) "]\n\t"                                      \
+  CONV_NARROW_MACS(j, s, n, h, "r2") CONV_NARROW_REQUANT(j, s, cout)
+
+/* The last pass of one group (g = 2h: K = 28, a first layer's 3x3x3 window plus a zero
+ * weight), its inputs in r4 r5 (pixel a) and r8 r9 (pixel b); r6, r7, r10 free. */
+#define CONV_NARROW_LAST1(j, s, n, h, cout)                                                \
+  "ldrd r2, r3, [sp, " CONV_NARROW_PS(j, s) "]\n\t"                                      \
+  "ldrd r0, r12, [r1, " CONV_NARROW_W(j, s, n, 2 * h) "]\n\t"                            \
+  "smlad r2, r0, r4, r2\n\t"                                                             \
+  "smlad r2, r12, r5, r2\n\t"                                                            \
+  "smlad r3, r0, r8, r3\n\t"                                                             \
+  "smlad r3, r12, r9, r3\n\t"                                                            \
+  CONV_NARROW_REQUANT_FREE(j, s, cout)
+/* STEP for the 8 channels of pairs 0 .. 3. */
+#define CONV_NARROW_8(STEP, n, h, cout)                                                    \
+  STEP(0, 0, n, h, cout) STEP(0, 1, n, h, cout) STEP(1, 0, n, h, cout)                   \
+  STEP(1, 1, n, h, cout) STEP(2, 0, n, h, cout) STEP(2, 1, n, h, cout)                   \
+  STEP(3, 0, n, h, cout) STEP(3, 1, n, h, cout)
+
+/* STEP for the 16 channels of pairs o .. o + 7. */
+#define CONV_NARROW_16(STEP, o, n, h, cout)                                                \
+  STEP(o + 0, 0, n, h, cout) STEP(o + 0, 1, n, h, cout) STEP(o + 1, 0, n, h, cout)       \
+  STEP(o + 1, 1, n, h, cout) STEP(o + 2, 0, n, h, cout) STEP(o + 2, 1, n, h, cout)       \
+  STEP(o + 3, 0, n, h, cout) STEP(o + 3, 1, n, h, cout) STEP(o + 4, 0, n, h, cout)       \
+  STEP(o + 4, 1, n, h, cout) STEP(o + 5, 0, n, h, cout) STEP(o + 5, 1, n, h, cout)       \
+  STEP(o + 6, 0, n, h, cout) STEP(o + 6, 1, n, h, cout) STEP(o + 7, 0, n, h, cout)       \
+  STEP(o + 7, 1, n, h, cout)
+/* r1 moves to pair 8 for the second 16 (LDRD's offsets reach 1020 bytes). */
+#define CONV_NARROW_32(STEP, n, h, cout)                                                   \
+  CONV_NARROW_16(STEP, 0, n, h, cout) "add r1, r1, #(128*" #n ")\n\t"                   \
+  CONV_NARROW_16(STEP, 8, n, h, cout) "sub r1, r1, #(128*" #n ")\n\t"
+
+/* Loads pass h's inputs of the pixel pair at [sp] (K bytes each) and widens them into
+ * r4-r11. */
+#define CONV_NARROW_INPUTS(k, h)                                                           \
+  "ldr r12, [sp]\n\t"                                                                    \
+  "ldrd r8, r9, [r12, #(8*" #h ")]\n\t"                                                  \
+  "ldrd r10, r11, [r12, #(" #k "+8*" #h ")]\n\t"                                         \
+  "sxtb16 r4, r8\n\t"                                                                    \
+  "sxtb16 r5, r8, ror #8\n\t"                                                            \
+  "sxtb16 r6, r9\n\t"                                                                    \
+  "sxtb16 r7, r9, ror #8\n\t"                                                            \
+  "sxtb16 r8, r10\n\t"                                                                   \
+  "sxtb16 r9, r10, ror #8\n\t"                                                           \
+  "sxtb16 r10, r11\n\t"                                                                  \
+  "sxtb16 r11, r11, ror #8\n\t"
+
+/* CONV_NARROW_INPUTS for a pass of one group (g = 2h): r4 r5 and r8 r9. */
+#define CONV_NARROW_INPUTS1(k, h)                                                          \
+  "ldr r12, [sp]\n\t"                                                                    \
+  "ldr r8, [r12, #(8*" #h ")]\n\t"                                                       \
+  "ldr r10, [r12, #(" #k "+8*" #h ")]\n\t"                                               \
+  "sxtb16 r4, r8\n\t"                                                                    \
+  "sxtb16 r5, r8, ror #8\n\t"                                                            \
+  "sxtb16 r8, r10\n\t"                                                                   \
+  "sxtb16 r9, r10, ror #8\n\t"
+
+/* The frame of a narrow kernel of `cout` channels: [sp] in, #4 pixel pairs left, #8 out,
+ * from #16 the sums between passes (8 bytes per channel); lr the tail. */
+#define CONV_NARROW_ENTER(cout)                                                            \
+  "push {r4-r11, lr}\n\t"                                                                \
+  "ldr r12, [sp, #36]\n\t"                                                               \
+  "sub sp, sp, #(16+8*" #cout ")\n\t"                                                    \
+  "str r0, [sp]\n\t"                                                                     \
+  "strd r3, r12, [sp, #4]\n\t"                                                           \
+  "mov lr, r2\n\t"                                                                       \
+  "1:\n\t"
+/* The next pixel pair, or the end. */
+#define CONV_NARROW_NEXT(k, cout)                                                          \
+  "ldr r12, [sp]\n\t"                                                                    \
+  "add r12, r12, #(2*" #k ")\n\t"                                                        \
+  "str r12, [sp]\n\t"                                                                    \
+  "ldrd r0, r12, [sp, #4]\n\t"                                                           \
+  "add r12, r12, #(2*" #cout ")\n\t"                                                     \
+  "subs r0, r0, #1\n\t"                                                                  \
+  "strd r0, r12, [sp, #4]\n\t"                                                           \
+  "bne 1b\n\t"                                                                           \
+  "add sp, sp, #(16+8*" #cout ")\n\t"                                                    \
+  "pop {r4-r11, pc}\n\t"
+
+/* `count` (>= 1) pixel pairs of a 1x1 layer of K input and COUT output channels (the
+ * function's name): pixels 2i, 2i + 1 at in + 2K i (word aligned), their outputs at
+ * out + 2 COUT i.  Arguments: r0 in, r1 the pair stream (word aligned), r2 the tail (word
+ * aligned), r3 count, [sp] out.  Both pixels are read before either is written (the
+ * overlap rule of tflm_gen/overlap.py).  Per channel and pass of 8 inputs, both pixels:
+ * 2 LDRD of weights and 8 SMLAD; the sums wait on the stack between passes. */
+#define CONV_NARROW_KERNEL(name, body)                                                     \
+  __attribute__((naked, noinline, unused)) static void name(                             \
+      const int8_t *in CMSIS_IN_ASM, const int16_t *w CMSIS_IN_ASM,                      \
+      const int32_t *tail CMSIS_IN_ASM, int32_t count CMSIS_IN_ASM,                      \
+      int8_t *out CMSIS_IN_ASM) {                                                        \
+    __asm__ volatile(body);                                                              \
+  }
+
+CONV_NARROW_KERNEL(conv_narrow_8x16,
+                   CONV_NARROW_ENTER(16) CONV_NARROW_INPUTS(8, 0)
+                   CONV_NARROW_16(CONV_NARROW_ONLY, 0, 2, 0, 16) CONV_NARROW_NEXT(8, 16))
+CONV_NARROW_KERNEL(conv_narrow_16x32,
+                   CONV_NARROW_ENTER(32) CONV_NARROW_INPUTS(16, 0)
+                   CONV_NARROW_32(CONV_NARROW_FIRST, 4, 0, 32) CONV_NARROW_INPUTS(16, 1)
+                   CONV_NARROW_32(CONV_NARROW_LAST, 4, 1, 32) CONV_NARROW_NEXT(16, 32))
+CONV_NARROW_KERNEL(conv_narrow_32x32,
+                   CONV_NARROW_ENTER(32) CONV_NARROW_INPUTS(32, 0)
+                   CONV_NARROW_32(CONV_NARROW_FIRST, 8, 0, 32) CONV_NARROW_INPUTS(32, 1)
+                   CONV_NARROW_32(CONV_NARROW_MIDDLE, 8, 1, 32) CONV_NARROW_INPUTS(32, 2)
+                   CONV_NARROW_32(CONV_NARROW_MIDDLE, 8, 2, 32) CONV_NARROW_INPUTS(32, 3)
+                   CONV_NARROW_32(CONV_NARROW_LAST, 8, 3, 32) CONV_NARROW_NEXT(32, 32))
+
+/* First layers over RGB images (3x3 windows of 3 channels, 8 output channels): each call
+ * one pixel pair whose 28-byte patches (the last byte's weight 0) lie at in, in + 28. */
+CONV_NARROW_KERNEL(conv_narrow_28x8,
+                   CONV_NARROW_ENTER(8) CONV_NARROW_INPUTS(28, 0)
+                   CONV_NARROW_8(CONV_NARROW_FIRST, 7, 0, 8) CONV_NARROW_INPUTS(28, 1)
+                   CONV_NARROW_8(CONV_NARROW_MIDDLE, 7, 1, 8) CONV_NARROW_INPUTS(28, 2)
+                   CONV_NARROW_8(CONV_NARROW_MIDDLE, 7, 2, 8) CONV_NARROW_INPUTS1(28, 3)
+                   CONV_NARROW_8(CONV_NARROW_LAST1, 7, 3, 8) CONV_NARROW_NEXT(28, 8))
+
+/* The last pixel of an odd count alone: its patch widened (offset 0) after the two patch
+ * slots of scratch, cmsis_dot_pairs_requant1 over every channel pair. */
+static void conv_narrow_last(const cmsis_conv_job_t *job, const int8_t *patch, int8_t *out) {
+  const int32_t k = CMSIS_ROUND4(job->patch);
+  int16_t *pair = (int16_t *)(void *)(job->scratch + 2 * k);
+  cmsis_widen_pair(patch, patch, pair, k, 0);
+  cmsis_dot_pairs_requant1(pair, job->pairs, k >> 2, job->channels >> 1, job->tail, out);
+}
+
+/* conv_narrow_28x8 over the job's pixels: per pair, both patches' words in scratch (from
+ * rgb_patch_words when both windows lie inside the image, else patch_of's copies with the
+ * zero point in the padding), then one call. */
+static void conv_narrow_rgb(const cmsis_conv_job_t *job, int32_t pixels) {
+  const int32_t line = job->p->dilation_h * job->p->input_w * 3;
+  const int32_t sy = job->p->stride_h, sx = job->p->stride_w, width = job->p->output_w;
+  const int32_t top = -job->p->pad_h, left = -job->p->pad_w;
+  uint32_t *words = (uint32_t *)(void *)job->scratch;
+  int32_t pixel, oy = 0, ox = 0; /* pixel's coordinates, kept without a division */
+  for (pixel = 0; pixel + 1 < pixels; pixel += 2) {
+    const int32_t oy1 = ox + 1 < width ? oy : oy + 1, ox1 = ox + 1 < width ? ox + 1 : 0;
+    const int8_t *a = window_at(job, top + oy * sy, left + ox * sx);
+    const int8_t *b = window_at(job, top + oy1 * sy, left + ox1 * sx);
+    oy = ox1 + 1 < width ? oy1 : oy1 + 1;
+    ox = ox1 + 1 < width ? ox1 + 1 : 0;
+    if (a != NULL && b != NULL) {
+      rgb_patch_words(a, line, words);
+      rgb_patch_words(b, line, words + 7);
+    } else {
+      (void)patch_of(job, pixel, 0);
+      (void)patch_of(job, pixel + 1, 1);
+    }
+    conv_narrow_28x8(job->scratch, job->pairs, job->tail, 1, job->output + pixel * 8);
+  }
+  if (pixels & 1) {
+    conv_narrow_last(job, patch_of(job, pixels - 1, 0), job->output + (pixels - 1) * 8);
+  }
+}
+
+/* The kernel of the job's shape, K input and cout output channels, or NULL. */
+typedef void (*conv_narrow_kernel_t)(const int8_t *, const int16_t *, const int32_t *, int32_t,
+                                     int8_t *);
+static conv_narrow_kernel_t conv_narrow_kernel(int32_t k, int32_t cout) {
+  if (k == 8 && cout == 16) return conv_narrow_8x16;
+  if (k == 16 && cout == 32) return conv_narrow_16x32;
+  if (k == 32 && cout == 32) return conv_narrow_32x32;
+  return NULL;
+}
+
+/* The job's pixels by a narrow kernel when one fits: the requantising layout (job->tail,
+ * doubled weights, checked against the node by conv.c), a 1x1 layer of stride 1 without
+ * padding read in place, all output channels (no decoded block), a word-aligned image and
+ * streams; an odd last pixel through cmsis_dot_pairs_requant1 on its widened copy.
+ * Returns 0 when none fits, and the caller runs its generic loop. */
+static int32_t conv_narrow(const cmsis_conv_job_t *job, int32_t pixels) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t k = job->patch, cout = job->channels;
+  const conv_narrow_kernel_t kernel = conv_narrow_kernel(k, cout);
+  if (k == 27 && cout == 8 && p->filter_h == 3 && p->filter_w == 3 && p->input_c == 3 &&
+      !job->in_place && job->tail != NULL && job->pairs != NULL && job->stride == 8 &&
+      (((uintptr_t)job->pairs | (uintptr_t)job->tail | (uintptr_t)job->scratch) & 3u) == 0) {
+    conv_narrow_rgb(job, pixels);
+    return 1;
+  }
+  if (kernel == NULL || job->tail == NULL || job->pairs == NULL || !job->in_place ||
+      p->stride_h != 1 || p->stride_w != 1 || p->input_c != k || job->stride != cout ||
+      (((uintptr_t)job->image | (uintptr_t)job->pairs | (uintptr_t)job->tail) & 3u) != 0) {
+    return 0;
+  }
+  if (pixels >= 2) kernel(job->image, job->pairs, job->tail, pixels >> 1, job->output);
+  if (pixels & 1) {
+    conv_narrow_last(job, job->image + (pixels - 1) * k, job->output + (pixels - 1) * cout);
+  }
+  return 1;
+}
+
+#endif /* CMSIS_DSP */
+#endif /* TFLM_CMSIS_CONV_NARROW_H */
