@@ -6,9 +6,9 @@
  * each block of 4 channels starts at its folded constant (bias + input_offset * sum(w),
  * doubled) and sums raw input bytes over all 9 taps, paired two taps per SMLAD (PKHBT /
  * PKHTB + SXTB16 make a channel's two taps one halfword pair), then requantises with the
- * record's per-channel steps, output offset included (one SMLAL and one shift), and stores
+ * record's per-channel steps, output offset included (one SMMLAR and one shift), and stores
  * the 4 bytes clamped in one word (or byte by byte, unclamped, when the activation keeps the
- * whole int8 range): 102 instructions, 135 cycles (Cortex-M4 table) per 36 MACs in one
+ * whole int8 range): 110 instructions, 131 cycles (Cortex-M4 table) per 36 MACs in one
  * assembly function (layout_blocks; plain C on other cores, the host build's path).  A
  * border pixel whose window has one row and / or one column outside runs a variant of it
  * that reads the zero point (one word on its stack) for the outside taps, which adds
@@ -763,7 +763,7 @@ typedef struct {
 
 /* TFLM's requantisation of acc plus the output offset from a channel's step: the sum
  * doubled, the 64-bit start plus 2 acc * multiplier, its high word shifted right by r
- * (layout_blocks' DW_REQUANT_ASM); 6 instructions, loads included. */
+ * (layout_blocks' DW_REQUANT_ASM, there with SMMLAR); 6 instructions, loads included. */
 static inline __attribute__((always_inline)) int32_t dw_step(const dw_step_t *t, int32_t acc) {
   int32_t multiplier, low, high, right;
   __asm__("add %[a], %[a], %[a]\n\t"
@@ -1013,8 +1013,8 @@ typedef struct {
  * the single tap 6, loaded as the rows' macros say (DW_ROW0 ..: the window inside the
  * input, or a border's).
  * Each row pointer moves to the next block on the last tap read through it.  14 registers,
- * so assembly throughout (naked: it saves r4-r11 itself); 102 instructions (135 cycles)
- * per block of 36 MACs unclamped, 108 (143) clamped, 14 (23) more per pixel. */
+ * so assembly throughout (naked: it saves r4-r11 itself); 110 instructions (131 cycles)
+ * per block of 36 MACs unclamped, 116 (139) clamped, 14 (23) more per pixel. */
 #define DW_LAYOUT_BLOCKS(name, store, row0, row1, row2)                                  \
   __attribute__((naked, noinline)) static void name(                                     \
       const int8_t *in CMSIS_IN_ASM, const int32_t *blocks CMSIS_IN_ASM,                 \
