@@ -1014,7 +1014,10 @@ typedef struct {
  * input, or a border's).
  * Each row pointer moves to the next block on the last tap read through it.  14 registers,
  * so assembly throughout (naked: it saves r4-r11 itself); 110 instructions (131 cycles)
- * per block of 36 MACs unclamped, 116 (139) clamped, 14 (23) more per pixel. */
+ * per block of 36 MACs unclamped, 116 (139) clamped, 14 (23) more per pixel.  Two pixels
+ * per pass would share the block's weight and step words, but their 8 sums, 3 row pointers,
+ * step and stream leave no register for the loads (a second pixel's rows as three more
+ * pointer moves per block cost what sharing the steps' loads saves). */
 #define DW_LAYOUT_BLOCKS(name, store, row0, row1, row2)                                  \
   __attribute__((naked, noinline)) static void name(                                     \
       const int8_t *in CMSIS_IN_ASM, const int32_t *blocks CMSIS_IN_ASM,                 \
