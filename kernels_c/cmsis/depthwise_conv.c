@@ -6,9 +6,9 @@
  * each block of 4 channels starts at its folded constant (bias + input_offset * sum(w),
  * doubled) and sums raw input bytes over all 9 taps, paired two taps per SMLAD (PKHBT /
  * PKHTB + SXTB16 make a channel's two taps one halfword pair), then requantises with the
- * record's per-channel steps, output offset included (one SMLAL and one shift), and stores
+ * record's per-channel steps, output offset included (one SMMLAR and one shift), and stores
  * the 4 bytes clamped in one word (or byte by byte, unclamped, when the activation keeps the
- * whole int8 range): 102 instructions, 135 cycles (Cortex-M4 table) per 36 MACs in one
+ * whole int8 range): 110 instructions, 131 cycles (Cortex-M4 table) per 36 MACs in one
  * assembly function (layout_blocks; plain C on other cores, the host build's path).  A
  * border pixel whose window has one row and / or one column outside runs a variant of it
  * that reads the zero point (one word on its stack) for the outside taps, which adds
@@ -763,7 +763,7 @@ typedef struct {
 
 /* TFLM's requantisation of acc plus the output offset from a channel's step: the sum
  * doubled, the 64-bit start plus 2 acc * multiplier, its high word shifted right by r
- * (layout_blocks' DW_REQUANT_ASM); 6 instructions, loads included. */
+ * (layout_blocks' DW_REQUANT_ASM, there with SMMLAR); 6 instructions, loads included. */
 static inline __attribute__((always_inline)) int32_t dw_step(const dw_step_t *t, int32_t acc) {
   int32_t multiplier, low, high, right;
   __asm__("add %[a], %[a], %[a]\n\t"
@@ -941,13 +941,16 @@ typedef struct {
 
 /* The doubled sum in `acc` requantised, output offset included, from the layout's
  * (multiplier, 2^31, 2^(r-1) + offset * 2^r, r): the 64-bit start (high word less 1 for a
- * negative sum) plus 2 acc * multiplier, its high word shifted right by r.  One LDM (three
- * chained LDRs and SMMLAR would save a cycle for two more instructions). */
+ * negative sum) plus 2 acc * multiplier, its high word shifted right by r.  SMMLAR adds the
+ * 2^31 itself, so three chained LDRs (4 cycles) read the other words where an LDM of the
+ * four takes 5: a cycle less per channel for two more instructions. */
 #define DW_REQUANT_ASM(acc)                                                              \
-  "ldmia r1!, {r8, r9, r10, r11}\n\t"                                                    \
-  "sub r10, r10, " acc ", lsr #31\n\t"                                                   \
-  "smlal r9, r10, " acc ", r8\n\t"                                                       \
-  "asr " acc ", r10, r11\n\t"
+  "ldr r9, [r1, #8]\n\t"                                                                 \
+  "ldr r10, [r1, #12]\n\t"                                                               \
+  "ldr r8, [r1], #16\n\t"                                                                \
+  "sub r9, r9, " acc ", lsr #31\n\t"                                                     \
+  "smmlar " acc ", " acc ", r8, r9\n\t"                                                  \
+  "asr " acc ", " acc ", r10\n\t"
 
 /* The loads of a window's 9 taps in layout_blocks' order: taps 1 2, 0 4, 5 3, 7 8, 6 (r8,
  * r9, r8, r9, ...), row pointers r0, r3, lr, step r2.  A tap outside the input reads the
@@ -1010,8 +1013,11 @@ typedef struct {
  * the single tap 6, loaded as the rows' macros say (DW_ROW0 ..: the window inside the
  * input, or a border's).
  * Each row pointer moves to the next block on the last tap read through it.  14 registers,
- * so assembly throughout (naked: it saves r4-r11 itself); 102 instructions (135 cycles)
- * per block of 36 MACs unclamped, 108 (143) clamped, 14 (23) more per pixel. */
+ * so assembly throughout (naked: it saves r4-r11 itself); 110 instructions (131 cycles)
+ * per block of 36 MACs unclamped, 116 (139) clamped, 14 (23) more per pixel.  Two pixels
+ * per pass would share the block's weight and step words, but their 8 sums, 3 row pointers,
+ * step and stream leave no register for the loads (a second pixel's rows as three more
+ * pointer moves per block cost what sharing the steps' loads saves). */
 #define DW_LAYOUT_BLOCKS(name, store, row0, row1, row2)                                  \
   __attribute__((naked, noinline)) static void name(                                     \
       const int8_t *in CMSIS_IN_ASM, const int32_t *blocks CMSIS_IN_ASM,                 \
@@ -1551,18 +1557,34 @@ static void depthwise_int8(const dw_job_t *job, const int8_t *input, const int8_
   }
 }
 
-static void job_of(const tflm_weighted_call_t *call, dw_job_t *job) {
-  const tflm_conv_params_t *p = (const tflm_conv_params_t *)call->params;
+/* The job of node parameters p with requantisation `requant` and cmsis_requant_mode `fast`,
+ * no bias, no layout. */
+static void job_from(const tflm_conv_params_t *p, const tflm_requant_t *requant, int32_t fast,
+                     dw_job_t *job) {
   job->p = p;
-  job->requant = call->requant;
-  job->bias = call->data.bias;
-  job->fast = cmsis_requant_mode(job->requant.multipliers, job->requant.shifts, p->output_c);
+  job->requant = *requant;
+  job->bias = NULL;
+  job->fast = fast;
   job->square3 = p->filter_h == 3 && p->filter_w == 3 && p->depth_multiplier == 1 &&
                  p->dilation_h == 1 && p->dilation_w == 1;
   job->shared3 = p->filter_h == 3 && p->filter_w == 3 && p->depth_multiplier % 4 == 0 &&
                  p->dilation_h == 1 && p->dilation_w == 1;
   job->quads = NULL;
   job->pairs = NULL;
+}
+
+/* The tag's persistent block, in node->user_data (16 bytes on every target): what prepare
+ * learnt once of the node's arrays rather than a pass over them every invoke. */
+typedef struct {
+  uint64_t shared;      /* address of the tflm_conv_params_t made by the shared prepare */
+  int32_t requant_mode; /* cmsis_requant_mode of the node's int8 arrays (0 otherwise) */
+  int32_t pairs;        /* 1: the node's DW_TAP_PAIRS record agrees with it (find_layout) */
+} cmsis_dw_node_t;
+
+static void job_of(const tflm_weighted_call_t *call, dw_job_t *job) {
+  const cmsis_dw_node_t *own = (const cmsis_dw_node_t *)call->own;
+  job_from((const tflm_conv_params_t *)call->params, &call->requant, own->requant_mode, job);
+  job->bias = call->data.bias;
 }
 
 /* One decoded block of a compressed filter (multiplier 1 unless it is the only block),
@@ -1606,22 +1628,48 @@ static int32_t coded_steps(tflm_context_t *ctx, const tflm_node_t *node,
          p->dilation_w == 1;
 }
 
-/* The compressed filter's prepare: the shared one (the decoding scratch), then, with a
- * DW_CODED_TAP_STEPS record, the scratch its DW_TAP_PAIRS blocks are built in, on every core
- * (MVE never reads it, but the generator's arena model does not know the core).  Its handle
- * is the decoding scratch's plus 1: requests are numbered in order, checked here. */
-static tflm_status_t cmsis_dw_prepare(tflm_context_t *ctx, tflm_node_t *node) {
-  const tflm_conv_params_t *p;
+/* A compressed filter with a DW_CODED_TAP_STEPS record: the scratch its DW_TAP_PAIRS blocks
+ * are built in, on every core (MVE never reads it, but the generator's arena model does not
+ * know the core).  Its handle is the decoding scratch's plus 1: requests are numbered in
+ * order, checked here. */
+static tflm_status_t coded_scratch(tflm_context_t *ctx, tflm_node_t *node,
+                                   const tflm_conv_params_t *p) {
   int32_t handle = -1;
-  tflm_status_t status = tflm_depthwise_conv_prepare(ctx, node);
-  if (status != TFLM_OK) return status;
-  p = (const tflm_conv_params_t *)node->user_data;
+  tflm_status_t status;
   if (p->type != TFLM_TYPE_INT8 || p->decode_scratch < 0 || !coded_steps(ctx, node, p)) {
     return TFLM_OK;
   }
   status = tflm_request_scratch(ctx, 4u * DW_BLOCK_WORDS * (uint32_t)(p->output_c >> 2), &handle);
   if (status != TFLM_OK) return status;
   TFLM_KERNEL_CHECK(ctx, node, handle == p->decode_scratch + 1, TFLM_ERR_MODEL);
+  return TFLM_OK;
+}
+
+/* The shared prepare (a compressed filter's decoding scratch), the tag's block (int8: the
+ * requantisation mode and whether the layout record agrees, learnt here once), then
+ * coded_scratch. */
+static tflm_status_t cmsis_dw_prepare(tflm_context_t *ctx, tflm_node_t *node) {
+  cmsis_dw_node_t *mine;
+  const tflm_conv_params_t *p;
+  tflm_requant_t requant;
+  dw_job_t job;
+  tflm_status_t status = tflm_depthwise_conv_prepare(ctx, node);
+  if (status != TFLM_OK) return status;
+  p = (const tflm_conv_params_t *)node->user_data;
+  mine = (cmsis_dw_node_t *)tflm_alloc_persistent(ctx, (uint32_t)sizeof(cmsis_dw_node_t));
+  TFLM_KERNEL_CHECK(ctx, node, mine != NULL, TFLM_ERR_ARENA_TOO_SMALL);
+  mine->shared = (uint64_t)(uintptr_t)p;
+  mine->requant_mode = 0;
+  mine->pairs = 0;
+  if (p->type == TFLM_TYPE_INT8) {
+    tflm_conv_requant(ctx, node, p, &requant);
+    mine->requant_mode = cmsis_requant_mode(requant.multipliers, requant.shifts, p->output_c);
+    job_from(p, &requant, mine->requant_mode, &job);
+    mine->pairs = find_layout(ctx, node, &job) != NULL;
+  }
+  status = coded_scratch(ctx, node, p);
+  if (status != TFLM_OK) return status;
+  node->user_data = mine;
   return TFLM_OK;
 }
 
@@ -1726,7 +1774,10 @@ static tflm_status_t run_int8(tflm_context_t *ctx, const tflm_weighted_call_t *c
   }
 #endif
   job_of(call, &job);
-  job.pairs = find_layout(ctx, call->node, &job);
+  if (((const cmsis_dw_node_t *)call->own)->pairs) {
+    int32_t words;
+    job.pairs = tflm_node_layout(ctx, call->node, &words) + 2; /* as prepare found it */
+  }
 #if !defined(CMSIS_MVE)
   job.quads = find_quads(ctx, call->node, p);
 #endif
@@ -1738,5 +1789,6 @@ static const tflm_weighted_kernels_t cmsis_depthwise_kernels = {
     tflm_conv_requant, tflm_conv_hybrid_eval, tflm_depthwise_conv_run_float32, run_int8,
     tflm_depthwise_conv_run_int16};
 
+/* node->user_data is this tag's block, which starts with the shared parameters' address. */
 TFLM_WEIGHTED_OP(tflm_op_depthwise_conv_2d, TFLM_BUILTIN_DEPTHWISE_CONV_2D, cmsis_dw_prepare,
-                 cmsis_depthwise_kernels, 0);
+                 cmsis_depthwise_kernels, 1);
