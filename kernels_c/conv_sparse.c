@@ -49,6 +49,8 @@ static int32_t reader_open(sparse_reader_t *r, const uint8_t *s, int32_t step) {
   r->at = 0;
   r->weight = 0;
   r->step = step;
+  r->gap_codes = 0; /* a stream refused below reads as all skips, never as weights */
+  r->skip_step = 0;
   if (r->width < 8 || r->width > 16 || r->floor < 1 || r->floor > 128) return 0;
   gaps = (((int32_t)1 << r->width) - 1) / r->values;
   r->gap_codes = gaps * r->values;

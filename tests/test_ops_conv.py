@@ -118,9 +118,11 @@ def float_tensors(rng, g, depthwise):
             "bias_q": None}  # fmt: skip
 
 
-def add_case(b: ModelBuilder, rng: np.random.Generator, dtype: str, depthwise: bool):
-    """Adds one random op with its own input and output to b; returns (input data, geometry)."""
-    g = random_geometry(rng, depthwise)
+def add_case(b: ModelBuilder, rng: np.random.Generator, dtype: str, depthwise: bool,
+             geometry: dict | None = None):
+    """Adds one random op with its own input and output to b (of `geometry`, else a random
+    one); returns (input data, geometry)."""
+    g = geometry or random_geometry(rng, depthwise)
     t = float_tensors(rng, g, depthwise) if dtype == "float32" else quantized_tensors(
         rng, g, dtype, depthwise)  # fmt: skip
     in_shape = [g["batches"], g["h"], g["w"], g["cin"]]

@@ -521,6 +521,7 @@ static tflm_status_t groups_int8(const tflm_weighted_call_t *call, const int32_t
   cmsis_groups_walk_t walk;
   cmsis_strict_t q;
   int32_t b, oc, j, count, sums[CMSIS_SPARSE_CHUNK];
+  memset(&q, 0, sizeof q); /* read only when strict_constants set it (gcc -O1 cannot tell) */
   job.p = p;
   job.requant = call->requant;
   job.bias = NULL;
