@@ -224,10 +224,10 @@ def int16_quads(filter_rows: np.ndarray) -> np.ndarray:
 
 
 def _weighted_tensors(model: ir.Model, graph: ir.SubGraph, op: ir.Operator,
-                      coded: bool = False, read: Callable | None = None):
+                      read: Callable | None = None):
     """(input, filter data, bias data or None) of an int8 op with a dense constant filter
-    (`coded`: a filter compress.py coded, decoded; `read`: the filter as that function
-    reads it) and an int32 bias (or none) and a quantised input, else None."""
+    (`read`: the filter as that function reads it, e.g. decoded_filter for a filter
+    compress.py coded) and an int32 bias (or none) and a quantised input, else None."""
     tensors = graph.tensors
     if len(op.inputs) < 2 or op.inputs[1] < 0 or op.inputs[0] < 0:
         return None
@@ -237,8 +237,7 @@ def _weighted_tensors(model: ir.Model, graph: ir.SubGraph, op: ir.Operator,
         return None
     if not (source.quantization and source.quantization.zero_point):
         return None
-    filter_data = (read(model, graph, op) if read else decoded_filter(model, graph, op)
-                   if coded else _constant(model, weights))
+    filter_data = read(model, graph, op) if read else _constant(model, weights)
     bias = _constant(model, bias_tensor) if bias_tensor is not None else None
     if filter_data is None or (bias_tensor is not None and
                                (bias is None or bias_tensor.dtype != "int32")):
@@ -313,7 +312,7 @@ def _conv_record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> list[i
 def _coded_conv_record(model: ir.Model, graph: ir.SubGraph,
                        op: ir.Operator) -> list[int] | None:
     """The CONV_CODED_REQUANT record of a CONV_2D whose filter compress.py coded."""
-    found = _weighted_tensors(model, graph, op, coded=True)
+    found = _weighted_tensors(model, graph, op, read=decoded_filter)
     if found is None:
         return None
     source, filter_data, bias = found
@@ -396,7 +395,7 @@ def _depthwise_record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator,
     quads = None if coded else _depthwise_quads_record(model, graph, op)
     if quads is not None:
         return quads
-    found = _weighted_tensors(model, graph, op, coded)
+    found = _weighted_tensors(model, graph, op, read=decoded_filter if coded else None)
     if found is None:
         return None
     source, filter_data, bias = found
