@@ -12,7 +12,15 @@ int32_t tflm_sparse_rows_is(const void *stream, uint32_t length) {
          ((const uint8_t *)stream)[0] == TFLM_SPARSE_GROUPS;
 }
 
-static uint32_t read_u16(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
+/* A row's token count: u8 or u16 (count_bytes 1 or 2). */
+static uint32_t read_count(const uint8_t *p, uint32_t count_bytes) {
+  return count_bytes == 1u ? (uint32_t)p[0] : (uint32_t)p[0] | (uint32_t)p[1] << 8;
+}
+
+/* The width of the stream's counts (its flags byte checked). */
+static uint32_t count_width(const uint8_t *s) {
+  return (s[2] & TFLM_SPARSE_COUNT_BYTE) != 0 ? 1u : 2u;
+}
 
 /* The inputs n tokens cover: their gap nibbles from `slot` on, plus one each. */
 static uint32_t tokens_span(const uint8_t *gaps, uint32_t slot, uint32_t n) {
@@ -26,6 +34,7 @@ static uint32_t tokens_span(const uint8_t *gaps, uint32_t slot, uint32_t n) {
  * exactly. */
 static tflm_status_t groups_check(const uint8_t *s, uint32_t length, int32_t rows,
                                   int32_t depth) {
+  const uint32_t width = count_width(s);
   uint64_t groups = TFLM_SPARSE_ROWS_HEADER_BYTES, tails, group_end;
   int32_t r;
   group_end = tails = groups + read_u32(s + 12);
@@ -33,11 +42,11 @@ static tflm_status_t groups_check(const uint8_t *s, uint32_t length, int32_t row
   for (r = 0; r < rows; ++r) {
     uint32_t n, t, size, g;
     uint64_t span;
-    if (tails + 2u > length) return TFLM_ERR_MODEL;
-    n = read_u16(s + tails);
+    if (tails + width > length) return TFLM_ERR_MODEL;
+    n = read_count(s + tails, width);
     t = n & 7u;
     size = (t + 1u) / 2u;
-    tails += 2u;
+    tails += width;
     if (tails + size + t > length || groups + 12u * (uint64_t)(n >> 3) > group_end) {
       return TFLM_ERR_MODEL;
     }
@@ -52,7 +61,8 @@ static tflm_status_t groups_check(const uint8_t *s, uint32_t length, int32_t row
 tflm_status_t tflm_sparse_rows_check(const void *stream, uint32_t length, int32_t rows,
                                      int32_t depth) {
   const uint8_t *s = (const uint8_t *)stream;
-  if (!tflm_sparse_rows_is(stream, length) || s[1] != 0 || s[2] != 0 || s[3] != 0 ||
+  if (!tflm_sparse_rows_is(stream, length) || s[1] != 0 ||
+      (s[2] & ~TFLM_SPARSE_COUNT_BYTE) != 0 || s[3] != 0 ||
       rows <= 0 || depth <= 0 || read_u32(s + 4) != (uint32_t)rows ||
       read_u32(s + 8) != (uint32_t)depth) {
     return TFLM_ERR_MODEL;
@@ -64,6 +74,7 @@ void tflm_sparse_groups_start(const void *stream, tflm_sparse_groups_t *walk) {
   const uint8_t *s = (const uint8_t *)stream;
   walk->groups = s + TFLM_SPARSE_ROWS_HEADER_BYTES;
   walk->tails = walk->groups + read_u32(s + 12);
+  walk->count_bytes = count_width(s);
 }
 
 /* acc plus the n tokens whose gap nibbles start at `slot` of `gaps`; *x advanced. */
@@ -81,8 +92,9 @@ static int32_t tokens_dot(const uint8_t *gaps, uint32_t slot, uint32_t n,
 }
 
 int32_t tflm_sparse_groups_dot(tflm_sparse_groups_t *walk, const int8_t *x, int32_t offset) {
-  const uint32_t n = read_u16(walk->tails), t = n & 7u, size = (t + 1u) / 2u;
-  const uint8_t *gaps = walk->tails + 2;
+  const uint32_t n = read_count(walk->tails, walk->count_bytes), t = n & 7u;
+  const uint32_t size = (t + 1u) / 2u;
+  const uint8_t *gaps = walk->tails + walk->count_bytes;
   int32_t acc = tokens_dot(gaps, t & 1u, t, (const int8_t *)(const void *)(gaps + size), &x,
                            offset, 0);
   uint32_t g;

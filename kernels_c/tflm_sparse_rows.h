@@ -4,13 +4,14 @@
  *
  * A row is a list of tokens: token t skips `gap` (0 .. 15) inputs and multiplies the next
  * one by its int8 literal (a run of more than 15 zeros takes tokens (15, 0)).  Stream
- * (little-endian): codec TFLM_SPARSE_GROUPS, 0, 0, 0; u32 rows C, u32 row length R, u32 G
- * (the groups' bytes); then the groups of all rows (12 bytes each: a
- * word of 8 gap nibbles, token 2i's in the low nibble of byte i, then 8 literals), then per
- * row its u16 token count n and its tail: the row's first t = n % 8 tokens, ceil(t / 2) gap
- * bytes (an odd tail's first low nibble is padding) and t literals, which take a group's
- * last t slots; the row's n / 8 groups follow its tail.  The groups start on a word when
- * the stream does (one LDM each on the Cortex-M4). */
+ * (little-endian): codec TFLM_SPARSE_GROUPS, 0, flags (TFLM_SPARSE_COUNT_BYTE or 0), 0;
+ * u32 rows C, u32 row length R, u32 G (the groups' bytes); then the groups of all rows (12
+ * bytes each: a word of 8 gap nibbles, token 2i's in the low nibble of byte i, then 8
+ * literals), then per row its token count n (u8 under TFLM_SPARSE_COUNT_BYTE, else u16) and
+ * its tail: the row's first t = n % 8 tokens, ceil(t / 2) gap bytes (an odd tail's first
+ * low nibble is padding) and t literals, which take a group's last t slots; the row's n / 8
+ * groups follow its tail.  The groups start on a word when the stream does (one LDM each
+ * on the Cortex-M4). */
 #ifndef TFLM_SPARSE_ROWS_H
 #define TFLM_SPARSE_ROWS_H
 
@@ -24,11 +25,13 @@ extern "C" {
 
 #define TFLM_SPARSE_GROUPS 17 /* the codec byte (compress_rows.SPARSE_GROUPS) */
 #define TFLM_SPARSE_ROWS_HEADER_BYTES 16
+#define TFLM_SPARSE_COUNT_BYTE 1 /* header byte 2: the counts are u8 (compress_rows.COUNT_BYTE) */
 
 /* Where a walk over a checked stream stands. */
 typedef struct {
   const uint8_t *groups; /* the next row's first full group */
   const uint8_t *tails;  /* its count and tail */
+  uint32_t count_bytes;  /* 1 or 2: the width of a row's count */
 } tflm_sparse_groups_t;
 
 /* 1 when the `length`-byte coded stream is a row-sparse one (its codec byte). */

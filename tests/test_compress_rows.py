@@ -49,6 +49,31 @@ def test_rows_round_trip(shape, zeros):
     assert np.array_equal(compress_rows.decode_groups(compress_rows.encode_groups(rows)), rows)
 
 
+def _pruned_rows(seed: int, shape: tuple[int, int], sparsity: float, threshold: int):
+    """Rows as magnitude pruning leaves them: values in [-127, -t] U [t, 127], `sparsity`
+    of them zero."""
+    rng = np.random.default_rng(seed)
+    magnitudes = rng.integers(threshold, 128, size=shape)
+    rows = np.where(rng.random(shape) < 0.5, -magnitudes, magnitudes).astype(np.int8)
+    rows[rng.random(shape) < sparsity] = 0
+    return rows
+
+
+# (rows, row length, sparsity, threshold): the ranges of the shared models' FC layers
+PRUNED_CASES = [(128, 640, 0.5, 8), (40, 640, 0.8, 30), (64, 128, 0.95, 1), (8, 128, 0.8, 100),
+                (128, 8, 0.8, 20), (17, 333, 0.65, 3)]
+
+
+@pytest.mark.parametrize("rows,depth,sparsity,threshold", PRUNED_CASES)
+def test_pruned_rows_round_trip(rows, depth, sparsity, threshold):
+    """The counts take a byte exactly when every row has fewer than 256 tokens."""
+    pruned = _pruned_rows(rows + depth, (rows, depth), sparsity, threshold)
+    stream = compress_rows.encode_groups(pruned)
+    assert np.array_equal(compress_rows.decode_groups(stream), pruned)
+    longest = max(len(compress_rows.row_tokens(row)[0]) for row in pruned)
+    assert bool(stream[2] & compress_rows.COUNT_BYTE) == (longest < 256)
+
+
 def _pruned_ad01() -> bytes:
     return prune_weights(corpus_path("ad01_int8.tflite").read_bytes(), 0.8).model
 
@@ -67,6 +92,15 @@ def test_pruned_fc_filters_are_coded_row_sparse():
     assert {c for key, (c, _) in found.items() if key in narrow} == {"none"}
 
 
+def test_pruned_ad01_streams_take_both_count_widths():
+    """The 640-input layer has rows of 256 tokens or more (u16 counts), the others u8: the
+    M4 run below goes through both assembly loops."""
+    device = read_model(_device(("cmsis",)))
+    flags = {device.buffers[device.subgraph.tensors[i].buffer].data[2] & compress_rows.COUNT_BYTE
+             for i in ir.compressed_tensors(device)}
+    assert flags == {0, compress_rows.COUNT_BYTE}
+
+
 def _corrupted(device: bytes, change) -> bytes:
     """The device model with `change(bytearray)` applied to its first coded stream."""
     model = copy.deepcopy(read_model(device))
@@ -83,18 +117,22 @@ def _tails(stream: bytearray) -> int:
 
 
 def _first_count(stream: bytearray, value: int) -> None:
-    stream[_tails(stream):_tails(stream) + 2] = value.to_bytes(2, "little")
+    width = 1 if stream[2] & compress_rows.COUNT_BYTE else 2
+    stream[_tails(stream):_tails(stream) + width] = value.to_bytes(width, "little")
 
 
 def _gaps_past_the_row(stream: bytearray) -> None:
     """Every gap of the first row's groups 15: its tokens reach past its inputs."""
-    count = int.from_bytes(stream[_tails(stream):_tails(stream) + 2], "little")
+    width = 1 if stream[2] & compress_rows.COUNT_BYTE else 2
+    count = int.from_bytes(stream[_tails(stream):_tails(stream) + width], "little")
     for group in range(count // 8):
         stream[16 + 12 * group:20 + 12 * group] = b"\xff" * 4
 
 
 CHANGES = {
-    "count": lambda s: _first_count(s, 65535),
+    "count": lambda s: _first_count(s, 255),
+    "count width": lambda s: s.__setitem__(2, s[2] ^ compress_rows.COUNT_BYTE),
+    "unknown flag": lambda s: s.__setitem__(2, s[2] | 2),
     "gaps": _gaps_past_the_row,
     "rows": lambda s: s.__setitem__(slice(4, 8), (12345).to_bytes(4, "little")),
     "depth": lambda s: s.__setitem__(slice(8, 12), (7).to_bytes(4, "little")),

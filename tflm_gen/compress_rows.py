@@ -13,23 +13,26 @@ Stream SPARSE_GROUPS (little-endian), the 16-byte header of compress.py's stream
 
     byte 0  SPARSE_GROUPS
     byte 1  0 (the zero byte: the filter's zero point, 0 for the symmetric int8 weights)
-    bytes 2, 3  0
+    byte 2  flags: COUNT_BYTE when every row's token count is a u8 (else u16)
+    byte 3  0
     u32     rows C, u32 row length R, u32 G: the bytes of the groups
     groups  of all rows in order, 12 bytes each: a word of 8 gap nibbles (token 2i's in the
             low nibble of byte i), then the 8 int8 literals: one LDM on the Cortex-M4, whose
             loop splits the nibbles into bytes (AND with 0x0f0f0f0f) for UXTAB
-    tails   per row: u16 token count n, then its first t = n % 8 tokens: ceil(t / 2) gap
-            bytes (an odd tail's first low nibble is padding) and t literals, so that an
-            unaligned load puts them in a group's last t slots and the loop enters the group
-            there; the row's n // 8 groups follow its tail
+    tails   per row: its token count n (u8 under COUNT_BYTE, else u16), then its first
+            t = n % 8 tokens: ceil(t / 2) gap bytes (an odd tail's first low nibble is
+            padding) and t literals, so that an unaligned load puts them in a group's last t
+            slots and the loop enters the group there; the row's n // 8 groups follow its tail
 
 Size and cost (ad01_int8 pruned to 0.8 by `tflm-gen prune`: 52,840 non-zero of 264,192
-weights, 56,057 tokens): 12 bits per token, 33.5% of the weight bytes with the counts.  On
+weights, 56,057 tokens): 12 bits per token, 32.9% of the weight bytes with the counts (u8
+but in the 640-input layer; 83,778 B of tokens, 4,826 of them escapes, 1,672 of counts,
+385 of tail padding, 144 of headers, 1,024 for the plain 8-input layer, 48 of metadata).  On
 the Cortex-M4 the assembly spends 33 instructions per 8 tokens (2 per token to find and load
 its input, 5 per 4 to pair and multiply, 5 per group to load and split) and about 45 per row
 (tail entry, folded start, requantisation), from the FC_SPARSE_FOLDED record's folded
 constants (tflm_gen/layout.py: the input offset is folded, the inputs are read raw):
-297,722 instructions per invoke against 271,354 for the plain filter (+9.7%).  `pays`
+297,893 instructions per invoke against 271,194 for the plain filter (+9.8%).  `pays`
 keeps a filter plain whose rows are too short for that (ad01's 8-input layer).  Any coding
 that keeps the literals as bytes needs at least the gaps' entropy, 3.31 bits per non-zero
 (28.3%): below 30% the literals need fewer bits (their entropy is 3.7-5.9 bits per tensor),
@@ -38,15 +41,13 @@ which this loop has no instruction to spare for.
 
 from __future__ import annotations
 
-# adsize (in progress): codec 17 flag for fewer bits per token (dense value index, row
-# counts as bytes), measured on ad01 pruned 0.8; see the branch log.
-
 import numpy as np
 
 from tflm_gen.model import ir
 
 SPARSE_GROUPS = 17  # the codec byte (kernels_c/tflm_sparse_rows.h TFLM_SPARSE_GROUPS)
 HEADER_BYTES = 16
+COUNT_BYTE = 1  # header byte 2: the rows' token counts are u8 (TFLM_SPARSE_COUNT_BYTE)
 MAX_GAP = 15
 
 
@@ -97,19 +98,22 @@ def _nibbles(gaps: list[int]) -> bytes:
 
 def encode_groups(rows: np.ndarray) -> bytes | None:
     """The SPARSE_GROUPS stream of int8 rows [C, R] (kernels_c/tflm_sparse_rows.h), None
-    when a row has 2^16 tokens or more."""
+    when a row has 2^16 tokens or more.  The counts take one byte when they all fit."""
+    tokens = [row_tokens(row) for row in rows.astype(np.int8)]
+    longest = max((len(gaps) for gaps, _ in tokens), default=0)
+    if longest >= 1 << 16:
+        return None
+    count_bytes = 1 if longest < 1 << 8 else 2
     groups, tails = [], []
-    for row in rows.astype(np.int8):
-        gaps, literals = row_tokens(row)
-        if len(gaps) >= 1 << 16:
-            return None
+    for gaps, literals in tokens:
         head = len(gaps) % GROUP
-        tails.append(len(gaps).to_bytes(2, "little") + _nibbles(gaps[:head]) +
+        tails.append(len(gaps).to_bytes(count_bytes, "little") + _nibbles(gaps[:head]) +
                      np.asarray(literals[:head], np.int8).tobytes())
         for t in range(head, len(gaps), GROUP):
             groups.append(_nibbles(gaps[t:t + GROUP]) +
                           np.asarray(literals[t:t + GROUP], np.int8).tobytes())
-    header = bytes((SPARSE_GROUPS, 0, 0, 0)) + np.asarray(
+    flags = COUNT_BYTE if count_bytes == 1 else 0
+    header = bytes((SPARSE_GROUPS, 0, flags, 0)) + np.asarray(
         [rows.shape[0], rows.shape[1], 12 * len(groups)], "<u4").tobytes()
     return header + b"".join(groups) + b"".join(tails)
 
@@ -130,13 +134,14 @@ def _unpack(data: bytes, count: int) -> list[int]:
 def decode_groups(stream: bytes) -> np.ndarray:
     """The int8 rows [C, R] of a SPARSE_GROUPS stream (the tests' round trip)."""
     channels, row, group_bytes = np.frombuffer(stream[4:HEADER_BYTES], "<u4").tolist()
+    count_bytes = 1 if stream[2] & COUNT_BYTE else 2
     group_at = HEADER_BYTES
     tail_at = group_at + group_bytes
     out = np.zeros((channels, row), np.int8)
     for c in range(channels):
-        count = int.from_bytes(stream[tail_at:tail_at + 2], "little")
+        count = int.from_bytes(stream[tail_at:tail_at + count_bytes], "little")
         head, size = count % GROUP, (count % GROUP + 1) // 2
-        tail_at += 2
+        tail_at += count_bytes
         literals = np.frombuffer(stream, np.int8, head, tail_at + size)
         position = _place(out[c], _unpack(stream[tail_at:tail_at + size], head), literals, 0)
         tail_at += size + head

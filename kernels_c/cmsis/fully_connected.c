@@ -20,7 +20,7 @@
  *   DSP  3 weight rows per pass over the input row, widened to int16 on the fly;
  *   C    one dot product at a time.
  * A row-sparse filter (`--compress`, tflm_sparse_rows.h) with its FC_SPARSE_FOLDED record
- * runs sparse_groups_chunk on DSP (2 instructions per token to find and load its input, 33
+ * runs CMSIS_GROUPS_CHUNK on DSP (2 instructions per token to find and load its input, 33
  * per 8 tokens); without the record, or elsewhere, the portable reader.
  * Integer sums are exact, so the result is the reference's.  float32, int16 and weights
  * with a zero point run the reference kernels (fully_connected_reference.c).
@@ -392,11 +392,11 @@ static void fc_rows(const cmsis_fc_job_t *job, const int8_t *input, int8_t *outp
   "and r9, r6, lr\n\t"                                                                   \
   "and r6, lr, r6, lsr #4\n\t"
 
-/* Where a walk over a SPARSE_GROUPS stream stands (tflm_sparse_groups_t's pointers) and
+/* Where a walk over a SPARSE_GROUPS stream stands (tflm_sparse_groups_t's fields) and
  * the batch's input row. */
 typedef struct {
-  tflm_sparse_groups_t rows; /* groups at byte 0, tails at 4 (the assembly's offsets) */
-  const int8_t *input;       /* at 8 */
+  tflm_sparse_groups_t rows; /* groups at byte 0, tails at 4, count width at 8 */
+  const int8_t *input;       /* at 12 (the assembly's offsets) */
 } cmsis_groups_walk_t;
 
 /* sums[r] += the sum of row r's tokens (literal * raw input) for `rows` (>= 1) rows from
@@ -404,80 +404,91 @@ typedef struct {
  * A row's tail (t = n % 8 tokens) is loaded so that it fills a group's last t slots (the
  * slots before it read x = 0) and entered through TBB; its groups follow, one LDM each:
  * 33 instructions per 8 tokens.  Arguments: r0 walk, r1 sums, r2 rows; the groups must be
- * word aligned (the stream is). */
-__attribute__((naked, noinline)) static void sparse_groups_chunk(
+ * word aligned (the stream is).  `count_load` reads a row's count into r2 and steps r1
+ * past it (u8 or u16 counts); `tag` names the function's entry labels. */
+#define CMSIS_GROUPS_CHUNK(count_load, tag)                                                \
+  "push {r4-r11, lr}\n\t"                                                                  \
+  "add r2, r1, r2, lsl #2\n\t" /* the end of sums */                                      \
+  "ldr r3, [r0, #12]\n\t"                                                                 \
+  "push {r0, r2, r3}\n\t"      /* sp: walk, the end of sums, the input row */             \
+  "ldr r3, [r0]\n\t"           /* r3: the groups */                                       \
+  "ldr r2, [r0, #4]\n\t"                                                                  \
+  "mov r0, r1\n\t"             /* r0: the sums */                                         \
+  "mov r1, r2\n\t"             /* r1: the counts and tails */                             \
+  "mov lr, #0x0f0f0f0f\n\t"                                                               \
+  "1:\n\t"                                                                                \
+  "ldr r4, [sp, #8]\n\t"                                                                  \
+  "ldr r5, [r0]\n\t"                                                                      \
+  count_load                                                                              \
+  "ands r12, r2, #7\n\t"       /* r12: the tail's tokens t; r2 - 8 k >= 0 while */        \
+  "beq 5f\n\t"                 /* groups remain after k of them */                       \
+  "add r6, r12, #1\n\t"                                                                   \
+  "add r1, r1, r6, lsr #1\n\t" /* past the tail's gap bytes */                            \
+  "ldr r6, [r1, #-4]\n\t"                                                                 \
+  "add r1, r1, r12\n\t"        /* past its literals: the next count */                    \
+  "ldr r7, [r1, #-8]\n\t"                                                                 \
+  "ldr r8, [r1, #-4]\n\t"                                                                 \
+  CMSIS_GROUP_SPLIT                                                                       \
+  "movs r10, #0\n\t"                                                                      \
+  "movs r11, #0\n\t"                                                                      \
+  "tbb [pc, r12]\n\t"                                                                     \
+  ".Lcmsis_groups_" tag "_entry:\n\t"                                                     \
+  ".byte 0\n\t"                                                                           \
+  ".byte (.Lcmsis_groups_" tag "_s7 - .Lcmsis_groups_" tag "_entry) / 2\n\t"               \
+  ".byte (.Lcmsis_groups_" tag "_s6 - .Lcmsis_groups_" tag "_entry) / 2\n\t"               \
+  ".byte (.Lcmsis_groups_" tag "_s5 - .Lcmsis_groups_" tag "_entry) / 2\n\t"               \
+  ".byte (.Lcmsis_groups_" tag "_s4 - .Lcmsis_groups_" tag "_entry) / 2\n\t"               \
+  ".byte (.Lcmsis_groups_" tag "_s3 - .Lcmsis_groups_" tag "_entry) / 2\n\t"               \
+  ".byte (.Lcmsis_groups_" tag "_s2 - .Lcmsis_groups_" tag "_entry) / 2\n\t"               \
+  ".byte (.Lcmsis_groups_" tag "_s1 - .Lcmsis_groups_" tag "_entry) / 2\n\t"               \
+  ".p2align 1\n\t"                                                                        \
+  "4:\n\t"                                                                                \
+  "ldm r3!, {r6, r7, r8}\n\t"                                                             \
+  CMSIS_GROUP_SPLIT                                                                       \
+  CMSIS_GROUP_SLOT("r9", "0", "r10")                                                      \
+  ".Lcmsis_groups_" tag "_s1:\n\t"                                                        \
+  CMSIS_GROUP_SLOT("r6", "0", "r11")                                                      \
+  ".Lcmsis_groups_" tag "_s2:\n\t"                                                        \
+  CMSIS_GROUP_SLOT("r9", "8", "r12")                                                      \
+  CMSIS_GROUP_PAIR                                                                        \
+  ".Lcmsis_groups_" tag "_s3:\n\t"                                                        \
+  CMSIS_GROUP_SLOT("r6", "8", "r12")                                                      \
+  CMSIS_GROUP_QUAD("r7")                                                                  \
+  ".Lcmsis_groups_" tag "_s4:\n\t"                                                        \
+  CMSIS_GROUP_SLOT("r9", "16", "r10")                                                     \
+  ".Lcmsis_groups_" tag "_s5:\n\t"                                                        \
+  CMSIS_GROUP_SLOT("r6", "16", "r11")                                                     \
+  ".Lcmsis_groups_" tag "_s6:\n\t"                                                        \
+  CMSIS_GROUP_SLOT("r9", "24", "r12")                                                     \
+  CMSIS_GROUP_PAIR                                                                        \
+  ".Lcmsis_groups_" tag "_s7:\n\t"                                                        \
+  CMSIS_GROUP_SLOT("r6", "24", "r12")                                                     \
+  CMSIS_GROUP_QUAD("r8")                                                                  \
+  "5:\n\t"                                                                                \
+  "subs r2, r2, #8\n\t"                                                                   \
+  "bpl 4b\n\t"                                                                            \
+  "str r5, [r0], #4\n\t"                                                                  \
+  "ldr r6, [sp, #4]\n\t"                                                                  \
+  "cmp r0, r6\n\t"                                                                        \
+  "bne 1b\n\t"                                                                            \
+  "ldr r2, [sp]\n\t"                                                                      \
+  "str r3, [r2]\n\t"                                                                      \
+  "str r1, [r2, #4]\n\t"                                                                  \
+  "add sp, sp, #12\n\t"                                                                   \
+  "pop {r4-r11, pc}\n\t"
+
+/* CMSIS_GROUPS_CHUNK over u16 counts. */
+__attribute__((naked, noinline)) static void sparse_groups_chunk16(
     cmsis_groups_walk_t *walk CMSIS_IN_ASM, int32_t *sums CMSIS_IN_ASM,
     int32_t rows CMSIS_IN_ASM) {
-  __asm__ volatile(
-      "push {r4-r11, lr}\n\t"
-      "add r2, r1, r2, lsl #2\n\t" /* the end of sums */
-      "ldr r3, [r0, #8]\n\t"
-      "push {r0, r2, r3}\n\t"      /* sp: walk, the end of sums, the input row */
-      "ldr r3, [r0]\n\t"           /* r3: the groups */
-      "ldr r2, [r0, #4]\n\t"
-      "mov r0, r1\n\t"             /* r0: the sums */
-      "mov r1, r2\n\t"             /* r1: the counts and tails */
-      "mov lr, #0x0f0f0f0f\n\t"
-      "1:\n\t"
-      "ldr r4, [sp, #8]\n\t"
-      "ldr r5, [r0]\n\t"
-      "ldrh r2, [r1], #2\n\t"
-      "ands r12, r2, #7\n\t"       /* r12: the tail's tokens t; r2 - 8 k >= 0 while */
-      "beq 5f\n\t"                 /* groups remain after k of them */
-      "add r6, r12, #1\n\t"
-      "add r1, r1, r6, lsr #1\n\t" /* past the tail's gap bytes */
-      "ldr r6, [r1, #-4]\n\t"
-      "add r1, r1, r12\n\t"        /* past its literals: the next count */
-      "ldr r7, [r1, #-8]\n\t"
-      "ldr r8, [r1, #-4]\n\t"
-      CMSIS_GROUP_SPLIT
-      "movs r10, #0\n\t"
-      "movs r11, #0\n\t"
-      "tbb [pc, r12]\n\t"
-      ".Lcmsis_groups_entry:\n\t"
-      ".byte 0\n\t"
-      ".byte (.Lcmsis_groups_s7 - .Lcmsis_groups_entry) / 2\n\t"
-      ".byte (.Lcmsis_groups_s6 - .Lcmsis_groups_entry) / 2\n\t"
-      ".byte (.Lcmsis_groups_s5 - .Lcmsis_groups_entry) / 2\n\t"
-      ".byte (.Lcmsis_groups_s4 - .Lcmsis_groups_entry) / 2\n\t"
-      ".byte (.Lcmsis_groups_s3 - .Lcmsis_groups_entry) / 2\n\t"
-      ".byte (.Lcmsis_groups_s2 - .Lcmsis_groups_entry) / 2\n\t"
-      ".byte (.Lcmsis_groups_s1 - .Lcmsis_groups_entry) / 2\n\t"
-      ".p2align 1\n\t"
-      "4:\n\t"
-      "ldm r3!, {r6, r7, r8}\n\t"
-      CMSIS_GROUP_SPLIT
-      CMSIS_GROUP_SLOT("r9", "0", "r10")
-      ".Lcmsis_groups_s1:\n\t"
-      CMSIS_GROUP_SLOT("r6", "0", "r11")
-      ".Lcmsis_groups_s2:\n\t"
-      CMSIS_GROUP_SLOT("r9", "8", "r12")
-      CMSIS_GROUP_PAIR
-      ".Lcmsis_groups_s3:\n\t"
-      CMSIS_GROUP_SLOT("r6", "8", "r12")
-      CMSIS_GROUP_QUAD("r7")
-      ".Lcmsis_groups_s4:\n\t"
-      CMSIS_GROUP_SLOT("r9", "16", "r10")
-      ".Lcmsis_groups_s5:\n\t"
-      CMSIS_GROUP_SLOT("r6", "16", "r11")
-      ".Lcmsis_groups_s6:\n\t"
-      CMSIS_GROUP_SLOT("r9", "24", "r12")
-      CMSIS_GROUP_PAIR
-      ".Lcmsis_groups_s7:\n\t"
-      CMSIS_GROUP_SLOT("r6", "24", "r12")
-      CMSIS_GROUP_QUAD("r8")
-      "5:\n\t"
-      "subs r2, r2, #8\n\t"
-      "bpl 4b\n\t"
-      "str r5, [r0], #4\n\t"
-      "ldr r6, [sp, #4]\n\t"
-      "cmp r0, r6\n\t"
-      "bne 1b\n\t"
-      "ldr r2, [sp]\n\t"
-      "str r3, [r2]\n\t"
-      "str r1, [r2, #4]\n\t"
-      "add sp, sp, #12\n\t"
-      "pop {r4-r11, pc}\n\t");
+  __asm__ volatile(CMSIS_GROUPS_CHUNK("ldrh r2, [r1], #2\n\t", "h"));
+}
+
+/* CMSIS_GROUPS_CHUNK over u8 counts (TFLM_SPARSE_COUNT_BYTE). */
+__attribute__((naked, noinline)) static void sparse_groups_chunk8(
+    cmsis_groups_walk_t *walk CMSIS_IN_ASM, int32_t *sums CMSIS_IN_ASM,
+    int32_t rows CMSIS_IN_ASM) {
+  __asm__ volatile(CMSIS_GROUPS_CHUNK("ldrb r2, [r1], #1\n\t", "b"));
 }
 
 /* The node's FC_SPARSE_FOLDED constants (one per output), NULL when it has none that
@@ -543,7 +554,11 @@ static tflm_status_t groups_int8(const tflm_weighted_call_t *call, const int32_t
       } else {
         memcpy(sums, folded + oc, (size_t)count * sizeof(int32_t));
       }
-      sparse_groups_chunk(&walk, sums, count);
+      if (walk.rows.count_bytes == 1u) {
+        sparse_groups_chunk8(&walk, sums, count);
+      } else {
+        sparse_groups_chunk16(&walk, sums, count);
+      }
       finish_sums(&job, &q, sums, oc, count, output);
       output += count;
     }
