@@ -392,6 +392,20 @@ static void fc_rows(const cmsis_fc_job_t *job, const int8_t *input, int8_t *outp
   "and r9, r6, lr\n\t"                                                                   \
   "and r6, lr, r6, lsr #4\n\t"
 
+/* Four slots of a group: the even slots' gaps from r9, the odd slots' from r6, bytes `rot0`
+ * / 8 then `rot1` / 8, the literals from word v; the entry labels of slots 1-3 named by
+ * `tag` and s1..s3. */
+#define CMSIS_GROUP_HALF(tag, s1, s2, s3, rot0, rot1, v)                                   \
+  CMSIS_GROUP_SLOT("r9", rot0, "r10")                                                     \
+  ".Lcmsis_groups_" tag "_s" s1 ":\n\t"                                                   \
+  CMSIS_GROUP_SLOT("r6", rot0, "r11")                                                     \
+  ".Lcmsis_groups_" tag "_s" s2 ":\n\t"                                                   \
+  CMSIS_GROUP_SLOT("r9", rot1, "r12")                                                     \
+  CMSIS_GROUP_PAIR                                                                        \
+  ".Lcmsis_groups_" tag "_s" s3 ":\n\t"                                                   \
+  CMSIS_GROUP_SLOT("r6", rot1, "r12")                                                     \
+  CMSIS_GROUP_QUAD(v)
+
 /* Where a walk over a SPARSE_GROUPS stream stands (tflm_sparse_groups_t's fields) and
  * the batch's input row. */
 typedef struct {
@@ -445,25 +459,9 @@ typedef struct {
   "4:\n\t"                                                                                \
   "ldm r3!, {r6, r7, r8}\n\t"                                                             \
   CMSIS_GROUP_SPLIT                                                                       \
-  CMSIS_GROUP_SLOT("r9", "0", "r10")                                                      \
-  ".Lcmsis_groups_" tag "_s1:\n\t"                                                        \
-  CMSIS_GROUP_SLOT("r6", "0", "r11")                                                      \
-  ".Lcmsis_groups_" tag "_s2:\n\t"                                                        \
-  CMSIS_GROUP_SLOT("r9", "8", "r12")                                                      \
-  CMSIS_GROUP_PAIR                                                                        \
-  ".Lcmsis_groups_" tag "_s3:\n\t"                                                        \
-  CMSIS_GROUP_SLOT("r6", "8", "r12")                                                      \
-  CMSIS_GROUP_QUAD("r7")                                                                  \
+  CMSIS_GROUP_HALF(tag, "1", "2", "3", "0", "8", "r7")                                   \
   ".Lcmsis_groups_" tag "_s4:\n\t"                                                        \
-  CMSIS_GROUP_SLOT("r9", "16", "r10")                                                     \
-  ".Lcmsis_groups_" tag "_s5:\n\t"                                                        \
-  CMSIS_GROUP_SLOT("r6", "16", "r11")                                                     \
-  ".Lcmsis_groups_" tag "_s6:\n\t"                                                        \
-  CMSIS_GROUP_SLOT("r9", "24", "r12")                                                     \
-  CMSIS_GROUP_PAIR                                                                        \
-  ".Lcmsis_groups_" tag "_s7:\n\t"                                                        \
-  CMSIS_GROUP_SLOT("r6", "24", "r12")                                                     \
-  CMSIS_GROUP_QUAD("r8")                                                                  \
+  CMSIS_GROUP_HALF(tag, "5", "6", "7", "16", "24", "r8")                                  \
   "5:\n\t"                                                                                \
   "subs r2, r2, #8\n\t"                                                                   \
   "bpl 4b\n\t"                                                                            \
@@ -477,19 +475,16 @@ typedef struct {
   "add sp, sp, #12\n\t"                                                                   \
   "pop {r4-r11, pc}\n\t"
 
-/* CMSIS_GROUPS_CHUNK over u16 counts. */
-__attribute__((naked, noinline)) static void sparse_groups_chunk16(
-    cmsis_groups_walk_t *walk CMSIS_IN_ASM, int32_t *sums CMSIS_IN_ASM,
-    int32_t rows CMSIS_IN_ASM) {
-  __asm__ volatile(CMSIS_GROUPS_CHUNK("ldrh r2, [r1], #2\n\t", "h"));
-}
+/* A naked function running CMSIS_GROUPS_CHUNK (r0 walk, r1 sums, r2 rows). */
+#define CMSIS_GROUPS_CHUNK_FUNCTION(name, count_load, tag)                                 \
+  __attribute__((naked, noinline)) static void name(cmsis_groups_walk_t *walk CMSIS_IN_ASM, \
+                                                    int32_t *sums CMSIS_IN_ASM,             \
+                                                    int32_t rows CMSIS_IN_ASM) {            \
+    __asm__ volatile(CMSIS_GROUPS_CHUNK(count_load, tag));                                \
+  }
 
-/* CMSIS_GROUPS_CHUNK over u8 counts (TFLM_SPARSE_COUNT_BYTE). */
-__attribute__((naked, noinline)) static void sparse_groups_chunk8(
-    cmsis_groups_walk_t *walk CMSIS_IN_ASM, int32_t *sums CMSIS_IN_ASM,
-    int32_t rows CMSIS_IN_ASM) {
-  __asm__ volatile(CMSIS_GROUPS_CHUNK("ldrb r2, [r1], #1\n\t", "b"));
-}
+CMSIS_GROUPS_CHUNK_FUNCTION(sparse_groups_chunk16, "ldrh r2, [r1], #2\n\t", "h")
+CMSIS_GROUPS_CHUNK_FUNCTION(sparse_groups_chunk8, "ldrb r2, [r1], #1\n\t", "b")
 
 /* The node's FC_SPARSE_FOLDED constants (one per output), NULL when it has none that
  * agree with its shapes. */
