@@ -217,7 +217,8 @@ void tflm_conv_sparse_quads(const uint32_t *list, int32_t count, const int16_t *
 }
 
 /* The list's weights times the inputs of one pixel from x, plus `start`. */
-static uint32_t list_one(const uint32_t *list, int32_t count, const int16_t *x, uint32_t start) {
+uint32_t tflm_conv_sparse_one(const uint32_t *list, int32_t count, const int16_t *x,
+                              uint32_t start) {
   int32_t t;
   for (t = 0; t < count; ++t) {
     start += (uint32_t)((int32_t)*entry_row(x, list[t]) * (int16_t)(uint16_t)list[t]);
@@ -225,14 +226,13 @@ static uint32_t list_one(const uint32_t *list, int32_t count, const int16_t *x, 
   return start;
 }
 
-/* sums[pixel] = bias + the channel's (its `count` list entries) sum over every pixel of a
- * batch. */
-static void sparse_sums(const tflm_conv_sparse_kernels_t *kernels, const uint32_t *list,
-                        int32_t count, const int16_t *x, int32_t pixels, uint32_t bias,
-                        uint32_t *sums) {
+void tflm_conv_sparse_sums(const uint32_t *list, int32_t count, const int16_t *x,
+                           int32_t pixels, uint32_t start, uint32_t *sums) {
   int32_t pixel = pixels - pixels % SPARSE_PIXELS;
-  if (pixel > 0) kernels->quads(list, count, x, pixels / SPARSE_PIXELS, bias, sums);
-  for (; pixel < pixels; ++pixel) sums[pixel] = list_one(list, count, x + pixel, bias);
+  if (pixel > 0) tflm_conv_sparse_quads(list, count, x, pixels / SPARSE_PIXELS, start, sums);
+  for (; pixel < pixels; ++pixel) {
+    sums[pixel] = tflm_conv_sparse_one(list, count, x + pixel, start);
+  }
 }
 
 void tflm_conv_sparse_store(const tflm_conv_params_t *p, const tflm_requant_t *requant,
@@ -245,7 +245,7 @@ void tflm_conv_sparse_store(const tflm_conv_params_t *p, const tflm_requant_t *r
   }
 }
 
-const tflm_conv_sparse_kernels_t tflm_conv_sparse_portable = {tflm_conv_sparse_quads,
+const tflm_conv_sparse_kernels_t tflm_conv_sparse_portable = {tflm_conv_sparse_sums,
                                                               tflm_conv_sparse_store};
 
 tflm_status_t tflm_conv_sparse_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call,
@@ -270,8 +270,7 @@ tflm_status_t tflm_conv_sparse_int8(tflm_context_t *ctx, const tflm_weighted_cal
                  p->input_offset, x);
     for (oc = 0; oc < p->output_c; ++oc) {
       const int32_t count = channel_list(&r, 2 * row * stride, list);
-      sparse_sums(kernels, list, count, x, pixels, bias != NULL ? (uint32_t)bias[oc] : 0u,
-                  sums);
+      kernels->sums(list, count, x, pixels, bias != NULL ? (uint32_t)bias[oc] : 0u, sums);
       kernels->store(p, &call->requant, oc, sums, pixels, out + oc);
     }
   }

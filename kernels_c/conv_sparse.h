@@ -47,12 +47,11 @@ tflm_status_t tflm_conv_sparse_prepare(tflm_context_t *ctx, const tflm_node_t *n
  * list, Cin words, and its sums, P words. */
 uint32_t tflm_conv_sparse_scratch_bytes(const tflm_conv_params_t *p);
 
-/* sums[4q .. 4q + 3] = start + the list's weights times the inputs of 4 consecutive pixels
- * from x + 4q, for q < quads (>= 1), in wrapping int32.  A list entry holds the byte offset
- * of its input row from x in its high halfword, its weight in the low one. */
-typedef void (*tflm_conv_sparse_quads_fn)(const uint32_t *list, int32_t count,
-                                          const int16_t *x, int32_t quads, uint32_t start,
-                                          uint32_t *sums);
+/* sums[pixel] = start + the list's weights times the inputs of that pixel (x + pixel), for
+ * pixel < pixels (>= 1), in wrapping int32.  A list entry holds the byte offset of its input
+ * row from x in its high halfword, its weight in the low one. */
+typedef void (*tflm_conv_sparse_sums_fn)(const uint32_t *list, int32_t count, const int16_t *x,
+                                         int32_t pixels, uint32_t start, uint32_t *sums);
 /* Requantises output channel oc's sums (bias included, wrapping int32) of `pixels` pixels
  * into out[pixel * Cout] (out points at the channel's first output). */
 typedef void (*tflm_conv_sparse_store_fn)(const tflm_conv_params_t *p,
@@ -60,13 +59,18 @@ typedef void (*tflm_conv_sparse_store_fn)(const tflm_conv_params_t *p,
                                           const uint32_t *sums, int32_t pixels, int8_t *out);
 /* The two hot steps, which a tag may replace with faster exact ones. */
 typedef struct {
-  tflm_conv_sparse_quads_fn quads;
+  tflm_conv_sparse_sums_fn sums;
   tflm_conv_sparse_store_fn store;
 } tflm_conv_sparse_kernels_t;
 
-/* The portable ones (C loops; tflm_requantize). */
+/* The portable ones (C loops, 4 pixels per pass over the list; tflm_requantize).
+ * tflm_conv_sparse_quads: the sums of 4 * quads pixels (quads >= 1), 4 per pass. */
 void tflm_conv_sparse_quads(const uint32_t *list, int32_t count, const int16_t *x,
                             int32_t quads, uint32_t start, uint32_t *sums);
+uint32_t tflm_conv_sparse_one(const uint32_t *list, int32_t count, const int16_t *x,
+                              uint32_t start);
+void tflm_conv_sparse_sums(const uint32_t *list, int32_t count, const int16_t *x,
+                           int32_t pixels, uint32_t start, uint32_t *sums);
 void tflm_conv_sparse_store(const tflm_conv_params_t *p, const tflm_requant_t *requant,
                             int32_t oc, const uint32_t *sums, int32_t pixels, int8_t *out);
 extern const tflm_conv_sparse_kernels_t tflm_conv_sparse_portable;
