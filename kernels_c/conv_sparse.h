@@ -47,6 +47,31 @@ tflm_status_t tflm_conv_sparse_prepare(tflm_context_t *ctx, const tflm_node_t *n
  * list, Cin words, and its sums, P words. */
 uint32_t tflm_conv_sparse_scratch_bytes(const tflm_conv_params_t *p);
 
+/* Reading a stream's tokens in order.  Positions count in units of `step` (the kernel's
+ * row stride, so that they are offsets into its widened inputs; 1 for the check).  A tag's
+ * list step may read these fields by offset (cmsis/cmsis_conv_sparse.h): keep their order. */
+typedef struct {
+  const uint8_t *next;  /* the next 16-bit unit of the payload */
+  uint32_t buffer;      /* bits read, not yet used (low first) */
+  int32_t bits;         /* how many */
+  int32_t width;        /* W */
+  int32_t values;       /* V */
+  int32_t gap_codes;    /* G * V */
+  int32_t skip_step;    /* G * step: a skip code's unit */
+  int32_t step;
+  int32_t floor;        /* t */
+  int32_t position;     /* where the next token's gap starts */
+  int32_t at;           /* the last token's position (a skip: where it ends) */
+  int32_t weight;       /* its weight, 0 for a skip */
+} tflm_conv_sparse_reader_t;
+
+/* The weights of the channel whose tokens follow, up to position `end` (positions counted
+ * from its first input; the reader holds the first token at or past it): each into list[]
+ * as its position (an offset into the widened inputs) in the high halfword and the weight
+ * in the low one; returns how many and leaves the reader on the next channel's first
+ * token, positions counted from it.  The reader's stream passed the prepare's check. */
+typedef int32_t (*tflm_conv_sparse_list_fn)(tflm_conv_sparse_reader_t *r, int32_t end,
+                                            uint32_t *list);
 /* sums[pixel] = start + the list's weights times the inputs of that pixel (x + pixel), for
  * pixel < pixels (>= 1), in wrapping int32.  A list entry holds the byte offset of its input
  * row from x in its high halfword, its weight in the low one. */
@@ -57,14 +82,16 @@ typedef void (*tflm_conv_sparse_sums_fn)(const uint32_t *list, int32_t count, co
 typedef void (*tflm_conv_sparse_store_fn)(const tflm_conv_params_t *p,
                                           const tflm_requant_t *requant, int32_t oc,
                                           const uint32_t *sums, int32_t pixels, int8_t *out);
-/* The two hot steps, which a tag may replace with faster exact ones. */
+/* The three hot steps, which a tag may replace with faster exact ones. */
 typedef struct {
+  tflm_conv_sparse_list_fn list;
   tflm_conv_sparse_sums_fn sums;
   tflm_conv_sparse_store_fn store;
 } tflm_conv_sparse_kernels_t;
 
 /* The portable ones (C loops, 4 pixels per pass over the list; tflm_requantize).
  * tflm_conv_sparse_quads: the sums of 4 * quads pixels (quads >= 1), 4 per pass. */
+int32_t tflm_conv_sparse_list(tflm_conv_sparse_reader_t *r, int32_t end, uint32_t *list);
 void tflm_conv_sparse_quads(const uint32_t *list, int32_t count, const int16_t *x,
                             int32_t quads, uint32_t start, uint32_t *sums);
 uint32_t tflm_conv_sparse_one(const uint32_t *list, int32_t count, const int16_t *x,
