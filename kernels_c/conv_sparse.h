@@ -4,9 +4,9 @@
  * costs as much as the multiply-accumulates it feeds; here the kernel widens the pixels'
  * inputs once ([Cin + 1][even(P)] int16 in scratch, the input offset added; the last row is
  * never read), reads one output channel's non-zero weights into a list of (row offset,
- * weight) and walks it once per group of 4 pixels.  The sums are TFLM's: bias + sum of
- * w * (x + input_offset) in wrapping int32 (the order of an exact integer sum is free), then
- * its requantisation.
+ * weight) and walks it once per group of pixels (4 here, 8 in the cmsis DSP step).  The
+ * sums are TFLM's: bias + sum of w * (x + input_offset) in wrapping int32 (the order of an
+ * exact integer sum is free), then its requantisation.
  *
  * Stream (little-endian): codec TFLM_CONV_SPARSE, 0, token bits W, least weight magnitude t;
  * u32 channels C, u32 row length R (Cin), u32 payload bytes (even); then W-bit tokens, least

@@ -8,8 +8,10 @@ on its own, so that a kernel decodes one block at a time into scratch
 (kernels_c/tflm_decode.c).  The codec is chosen per tensor by coded size; a tensor that no
 codec shrinks stays as it is.  Two codings are read in place instead: FULLY_CONNECTED's
 row-sparse one (compress_rows.py) and, for int8 1x1 convolutions with few pixels, SPARSE_CONV
-(compress_sparse_conv.py), taken where it saves the most estimated instructions per byte
-added while the coded filters stay within SPARSE_MAX_SHARE of their bytes (`choices`).
+(compress_sparse_conv.py).  For those convolutions the cost model (compress_sparse_conv:
+the sparse kernel, the plain kernel of the layer's class, the block codecs) picks among
+SPARSE_CONV, plain and the block coding, saving the most estimated instructions per byte
+added first, while the coded filters stay within SPARSE_MAX_SHARE of their bytes (`choices`).
 
 The tensor's buffer then holds the coded stream (little-endian), and the model's
 `tflm_gen.compress` metadata lists the compressed tensors (words: version 1, count K, K
