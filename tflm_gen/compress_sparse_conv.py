@@ -41,14 +41,14 @@ MAX_OFFSET = 65535  # 2 (R + 1) even(P) bytes: the kernel's list holds 16-bit by
 # pruned to 0.8 (bench ops[], --memory fast; within 1.5% on their coded 1x1 layers of 9 to 144
 # pixels).  This kernel: reading a token into its channel's list 21 (cmsis_sparse_list),
 # then per non-zero weight 12.75 per pass of 8 pixels, 8 per quad left and 5 per pixel left
-# (kernels_c/cmsis/cmsis_conv_sparse.h), 26 per output value, 142 per output channel, 5.3 per
+# (kernels_c/cmsis/cmsis_conv_sparse.h), 21 per output value, 141 per output channel, 5.3 per
 # input value (widening) and 3,800 per call.  Plain kernels by class, since each gets faster
 # on its own (kernels_c/cmsis/conv.c): NARROW_LAYERS run conv_narrow.h, the others
 # cmsis_dot_pairs_requant3; per MAC, per output value and per call.  The block codecs:
 # decoding and laying out a weight, and per call, then the plain kernel.
 PER_TOKEN = 21
 PER_WEIGHT_OCTET, PER_WEIGHT_QUAD, PER_WEIGHT_PIXEL = 12.75, 8, 5
-PER_OUTPUT, PER_CHANNEL, PER_INPUT, PER_CALL = 26, 142, 5.3, 3800
+PER_OUTPUT, PER_CHANNEL, PER_INPUT, PER_CALL = 21, 141, 5.3, 3800
 NARROW_LAYERS = ((8, 16), (16, 32), (32, 32))  # (Cin, Cout)
 PLAIN = {"narrow": (0.78, 7.2, 1800), "pairs": (0.78, 7.5, 1800)}
 DECODE_PER_WEIGHT, DECODE_PER_CALL = 11.4, 4400

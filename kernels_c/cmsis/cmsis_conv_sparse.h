@@ -287,17 +287,17 @@ static void cmsis_sparse_sums(const uint32_t *list, int32_t count, const int16_t
  * else the portable store. */
 static void cmsis_sparse_store(const tflm_conv_params_t *p, const tflm_requant_t *requant,
                                int32_t oc, const uint32_t *sums, int32_t pixels, int8_t *out) {
+  /* the stride a local: an int8 store may alias *p, which would reload it every pixel */
+  const int32_t stride = p->output_c;
+  const uint32_t *end = sums + pixels;
   cmsis_strict_t q;
-  int32_t pixel;
   if (!cmsis_requant_is_strict(requant->shifts + oc, 1)) {
     tflm_conv_sparse_store(p, requant, oc, sums, pixels, out);
     return;
   }
   cmsis_strict_init(requant->multipliers[oc], requant->shifts[oc], p->output_offset,
                     p->act_min, p->act_max, &q);
-  for (pixel = 0; pixel < pixels; ++pixel) {
-    out[pixel * p->output_c] = cmsis_strict_clamped(&q, (int32_t)sums[pixel]);
-  }
+  for (; sums != end; ++sums, out += stride) *out = cmsis_strict_clamped(&q, (int32_t)*sums);
 }
 
 static const tflm_conv_sparse_kernels_t cmsis_sparse_kernels = {CMSIS_SPARSE_LIST,
