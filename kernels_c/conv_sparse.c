@@ -18,26 +18,9 @@ static uint32_t read_u32(const uint8_t *s) {
  * every pair of pixels from an even one is an aligned word. */
 static int32_t row_stride(int32_t pixels) { return (pixels + 1) & ~1; }
 
-/* Reading a stream's tokens in order.  Positions count in units of `step` (the kernel's
- * row stride, so that they are offsets into its widened inputs; 1 for the check). */
-typedef struct {
-  const uint8_t *next;  /* the next 16-bit unit of the payload */
-  uint32_t buffer;      /* bits read, not yet used (low first) */
-  int32_t bits;         /* how many */
-  int32_t width;        /* W */
-  int32_t values;       /* V */
-  int32_t gap_codes;    /* G * V */
-  int32_t skip_step;    /* G * step: a skip code's unit */
-  int32_t step;
-  int32_t floor;        /* t */
-  int32_t position;     /* where the next token's gap starts */
-  int32_t at;           /* the last token's position (a skip: where it ends) */
-  int32_t weight;       /* its weight, 0 for a skip */
-} sparse_reader_t;
-
 /* Opens the reader on a stream (no token read yet); 0 when the header's W and t give no
  * token (W outside 8 .. 16, t outside 1 .. 128). */
-static int32_t reader_open(sparse_reader_t *r, const uint8_t *s, int32_t step) {
+static int32_t reader_open(tflm_conv_sparse_reader_t *r, const uint8_t *s, int32_t step) {
   int32_t gaps;
   r->width = s[2];
   r->floor = s[3];
@@ -61,7 +44,7 @@ static int32_t reader_open(sparse_reader_t *r, const uint8_t *s, int32_t step) {
 /* Reads the next token of `r`'s stream (its fixed fields) from the state held by the
  * caller (in registers once inlined).  The 16-bit refill never runs past the payload of a
  * stream check_stream accepted. */
-static TFLM_ALWAYS_INLINE void read_token(const sparse_reader_t *r, const uint8_t **next,
+static TFLM_ALWAYS_INLINE void read_token(const tflm_conv_sparse_reader_t *r, const uint8_t **next,
                                           uint32_t *buffer, int32_t *bits, int32_t *position,
                                           int32_t *at, int32_t *weight) {
   int32_t code;
@@ -86,13 +69,9 @@ static TFLM_ALWAYS_INLINE void read_token(const sparse_reader_t *r, const uint8_
   }
 }
 
-/* The weights of the channel whose tokens follow, up to position `end` (positions counted
- * from its first input; the reader holds the first token at or past it): each into list[]
- * as its position (an offset into the widened inputs) in the high halfword and the weight
- * in the low one; returns how many and leaves the reader on the next channel's first
- * token, positions counted from it. */
-static TFLM_NOINLINE int32_t channel_list(sparse_reader_t *r, int32_t end, uint32_t *list) {
-  const sparse_reader_t codes = *r; /* a copy: the list's stores cannot change it */
+TFLM_NOINLINE int32_t tflm_conv_sparse_list(tflm_conv_sparse_reader_t *r, int32_t end,
+                                           uint32_t *list) {
+  const tflm_conv_sparse_reader_t codes = *r; /* a copy: the list's stores cannot change it */
   const uint8_t *next = r->next;
   uint32_t buffer = r->buffer, *out = list;
   int32_t bits = r->bits, position = r->position, at = r->at, weight = r->weight;
@@ -113,7 +92,7 @@ static TFLM_NOINLINE int32_t channel_list(sparse_reader_t *r, int32_t end, uint3
  * the payload, the last one reaching C * R (which stops the kernel), the payload's length. */
 static tflm_status_t check_stream(const uint8_t *s, uint32_t length, int32_t channels,
                                   int32_t row) {
-  sparse_reader_t r;
+  tflm_conv_sparse_reader_t r;
   const uint8_t *end = s + length;
   const int64_t total = (int64_t)channels * row;
   if (length < TFLM_CONV_SPARSE_HEADER_BYTES || s[0] != TFLM_CONV_SPARSE || s[1] != 0 ||
@@ -217,7 +196,8 @@ void tflm_conv_sparse_quads(const uint32_t *list, int32_t count, const int16_t *
 }
 
 /* The list's weights times the inputs of one pixel from x, plus `start`. */
-static uint32_t list_one(const uint32_t *list, int32_t count, const int16_t *x, uint32_t start) {
+uint32_t tflm_conv_sparse_one(const uint32_t *list, int32_t count, const int16_t *x,
+                              uint32_t start) {
   int32_t t;
   for (t = 0; t < count; ++t) {
     start += (uint32_t)((int32_t)*entry_row(x, list[t]) * (int16_t)(uint16_t)list[t]);
@@ -225,14 +205,13 @@ static uint32_t list_one(const uint32_t *list, int32_t count, const int16_t *x, 
   return start;
 }
 
-/* sums[pixel] = bias + the channel's (its `count` list entries) sum over every pixel of a
- * batch. */
-static void sparse_sums(const tflm_conv_sparse_kernels_t *kernels, const uint32_t *list,
-                        int32_t count, const int16_t *x, int32_t pixels, uint32_t bias,
-                        uint32_t *sums) {
+void tflm_conv_sparse_sums(const uint32_t *list, int32_t count, const int16_t *x,
+                           int32_t pixels, uint32_t start, uint32_t *sums) {
   int32_t pixel = pixels - pixels % SPARSE_PIXELS;
-  if (pixel > 0) kernels->quads(list, count, x, pixels / SPARSE_PIXELS, bias, sums);
-  for (; pixel < pixels; ++pixel) sums[pixel] = list_one(list, count, x + pixel, bias);
+  if (pixel > 0) tflm_conv_sparse_quads(list, count, x, pixels / SPARSE_PIXELS, start, sums);
+  for (; pixel < pixels; ++pixel) {
+    sums[pixel] = tflm_conv_sparse_one(list, count, x + pixel, start);
+  }
 }
 
 void tflm_conv_sparse_store(const tflm_conv_params_t *p, const tflm_requant_t *requant,
@@ -245,7 +224,8 @@ void tflm_conv_sparse_store(const tflm_conv_params_t *p, const tflm_requant_t *r
   }
 }
 
-const tflm_conv_sparse_kernels_t tflm_conv_sparse_portable = {tflm_conv_sparse_quads,
+const tflm_conv_sparse_kernels_t tflm_conv_sparse_portable = {tflm_conv_sparse_list,
+                                                              tflm_conv_sparse_sums,
                                                               tflm_conv_sparse_store};
 
 tflm_status_t tflm_conv_sparse_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call,
@@ -262,16 +242,15 @@ tflm_status_t tflm_conv_sparse_int8(tflm_context_t *ctx, const tflm_weighted_cal
                     x != NULL && tflm_node_coded_input(ctx, call->node, 1, &coded),
                     TFLM_ERR_MODEL);
   for (b = 0; b < p->batches; ++b) {
-    sparse_reader_t r;
+    tflm_conv_sparse_reader_t r;
     int8_t *out = (int8_t *)call->data.output + b * pixels * p->output_c;
     (void)reader_open(&r, (const uint8_t *)coded.data, 2 * stride); /* byte offsets */
     read_token(&r, &r.next, &r.buffer, &r.bits, &r.position, &r.at, &r.weight);
     widen_inputs((const int8_t *)call->data.input + b * pixels * row, pixels, row,
                  p->input_offset, x);
     for (oc = 0; oc < p->output_c; ++oc) {
-      const int32_t count = channel_list(&r, 2 * row * stride, list);
-      sparse_sums(kernels, list, count, x, pixels, bias != NULL ? (uint32_t)bias[oc] : 0u,
-                  sums);
+      const int32_t count = kernels->list(&r, 2 * row * stride, list);
+      kernels->sums(list, count, x, pixels, bias != NULL ? (uint32_t)bias[oc] : 0u, sums);
       kernels->store(p, &call->requant, oc, sums, pixels, out + oc);
     }
   }

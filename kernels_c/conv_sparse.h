@@ -4,9 +4,9 @@
  * costs as much as the multiply-accumulates it feeds; here the kernel widens the pixels'
  * inputs once ([Cin + 1][even(P)] int16 in scratch, the input offset added; the last row is
  * never read), reads one output channel's non-zero weights into a list of (row offset,
- * weight) and walks it once per group of 4 pixels.  The sums are TFLM's: bias + sum of
- * w * (x + input_offset) in wrapping int32 (the order of an exact integer sum is free), then
- * its requantisation.
+ * weight) and walks it once per group of pixels (4 here, 8 in the cmsis DSP step).  The
+ * sums are TFLM's: bias + sum of w * (x + input_offset) in wrapping int32 (the order of an
+ * exact integer sum is free), then its requantisation.
  *
  * Stream (little-endian): codec TFLM_CONV_SPARSE, 0, token bits W, least weight magnitude t;
  * u32 channels C, u32 row length R (Cin), u32 payload bytes (even); then W-bit tokens, least
@@ -47,26 +47,57 @@ tflm_status_t tflm_conv_sparse_prepare(tflm_context_t *ctx, const tflm_node_t *n
  * list, Cin words, and its sums, P words. */
 uint32_t tflm_conv_sparse_scratch_bytes(const tflm_conv_params_t *p);
 
-/* sums[4q .. 4q + 3] = start + the list's weights times the inputs of 4 consecutive pixels
- * from x + 4q, for q < quads (>= 1), in wrapping int32.  A list entry holds the byte offset
- * of its input row from x in its high halfword, its weight in the low one. */
-typedef void (*tflm_conv_sparse_quads_fn)(const uint32_t *list, int32_t count,
-                                          const int16_t *x, int32_t quads, uint32_t start,
-                                          uint32_t *sums);
+/* Reading a stream's tokens in order.  Positions count in units of `step` (the kernel's
+ * row stride, so that they are offsets into its widened inputs; 1 for the check).  A tag's
+ * list step may read these fields by offset (cmsis/cmsis_conv_sparse.h): keep their order. */
+typedef struct {
+  const uint8_t *next;  /* the next 16-bit unit of the payload */
+  uint32_t buffer;      /* bits read, not yet used (low first) */
+  int32_t bits;         /* how many */
+  int32_t width;        /* W */
+  int32_t values;       /* V */
+  int32_t gap_codes;    /* G * V */
+  int32_t skip_step;    /* G * step: a skip code's unit */
+  int32_t step;
+  int32_t floor;        /* t */
+  int32_t position;     /* where the next token's gap starts */
+  int32_t at;           /* the last token's position (a skip: where it ends) */
+  int32_t weight;       /* its weight, 0 for a skip */
+} tflm_conv_sparse_reader_t;
+
+/* The weights of the channel whose tokens follow, up to position `end` (positions counted
+ * from its first input; the reader holds the first token at or past it): each into list[]
+ * as its position (an offset into the widened inputs) in the high halfword and the weight
+ * in the low one; returns how many and leaves the reader on the next channel's first
+ * token, positions counted from it.  The reader's stream passed the prepare's check. */
+typedef int32_t (*tflm_conv_sparse_list_fn)(tflm_conv_sparse_reader_t *r, int32_t end,
+                                            uint32_t *list);
+/* sums[pixel] = start + the list's weights times the inputs of that pixel (x + pixel), for
+ * pixel < pixels (>= 1), in wrapping int32.  A list entry holds the byte offset of its input
+ * row from x in its high halfword, its weight in the low one. */
+typedef void (*tflm_conv_sparse_sums_fn)(const uint32_t *list, int32_t count, const int16_t *x,
+                                         int32_t pixels, uint32_t start, uint32_t *sums);
 /* Requantises output channel oc's sums (bias included, wrapping int32) of `pixels` pixels
  * into out[pixel * Cout] (out points at the channel's first output). */
 typedef void (*tflm_conv_sparse_store_fn)(const tflm_conv_params_t *p,
                                           const tflm_requant_t *requant, int32_t oc,
                                           const uint32_t *sums, int32_t pixels, int8_t *out);
-/* The two hot steps, which a tag may replace with faster exact ones. */
+/* The three hot steps, which a tag may replace with faster exact ones. */
 typedef struct {
-  tflm_conv_sparse_quads_fn quads;
+  tflm_conv_sparse_list_fn list;
+  tflm_conv_sparse_sums_fn sums;
   tflm_conv_sparse_store_fn store;
 } tflm_conv_sparse_kernels_t;
 
-/* The portable ones (C loops; tflm_requantize). */
+/* The portable ones (C loops, 4 pixels per pass over the list; tflm_requantize).
+ * tflm_conv_sparse_quads: the sums of 4 * quads pixels (quads >= 1), 4 per pass. */
+int32_t tflm_conv_sparse_list(tflm_conv_sparse_reader_t *r, int32_t end, uint32_t *list);
 void tflm_conv_sparse_quads(const uint32_t *list, int32_t count, const int16_t *x,
                             int32_t quads, uint32_t start, uint32_t *sums);
+uint32_t tflm_conv_sparse_one(const uint32_t *list, int32_t count, const int16_t *x,
+                              uint32_t start);
+void tflm_conv_sparse_sums(const uint32_t *list, int32_t count, const int16_t *x,
+                           int32_t pixels, uint32_t start, uint32_t *sums);
 void tflm_conv_sparse_store(const tflm_conv_params_t *p, const tflm_requant_t *requant,
                             int32_t oc, const uint32_t *sums, int32_t pixels, int8_t *out);
 extern const tflm_conv_sparse_kernels_t tflm_conv_sparse_portable;

@@ -8,8 +8,10 @@ on its own, so that a kernel decodes one block at a time into scratch
 (kernels_c/tflm_decode.c).  The codec is chosen per tensor by coded size; a tensor that no
 codec shrinks stays as it is.  Two codings are read in place instead: FULLY_CONNECTED's
 row-sparse one (compress_rows.py) and, for int8 1x1 convolutions with few pixels, SPARSE_CONV
-(compress_sparse_conv.py), taken where it saves the most estimated instructions per byte
-added while the coded filters stay within SPARSE_MAX_SHARE of their bytes (`choices`).
+(compress_sparse_conv.py).  For those convolutions the cost model (compress_sparse_conv:
+the sparse kernel, the plain kernel of the layer's class, the block codecs) picks among
+SPARSE_CONV, plain and the block coding, saving the most estimated instructions per byte
+added first, while the coded filters stay within SPARSE_MAX_SHARE of their bytes (`choices`).
 
 The tensor's buffer then holds the coded stream (little-endian), and the model's
 `tflm_gen.compress` metadata lists the compressed tensors (words: version 1, count K, K
@@ -372,37 +374,50 @@ def choose(candidate: Candidate, shared: dict[int, int] | None = None) -> Coded 
     return best(candidate.rows, candidate.zero, shared, candidate.group)
 
 
-def _sparse_option(candidate: Candidate, coded: Coded | None) -> tuple[float, Coded] | None:
-    """(instructions saved per byte added, the SPARSE_CONV coding) of a 1x1 CONV_2D with
-    few pixels when that coding saves instructions over `coded` (its block coding, or None:
-    plain) and MIN_SAVING of the plain bytes, else None."""
-    pixels = candidate.pixels
-    if not pixels or not compress_sparse_conv.fits(candidate.rows.shape[1], pixels):
-        return None
-    stream = compress_sparse_conv.encode(candidate.rows)
-    if stream is None or len(stream) > (1 - MIN_SAVING) * candidate.rows.size:
-        return None
-    size = candidate.rows.size
-    now = (compress_sparse_conv.block_instructions(size, pixels) if coded
-           else compress_sparse_conv.DENSE_PER_MAC * size * pixels)
-    saved = now - compress_sparse_conv.instructions(stream, pixels)
-    added = len(stream) - (len(coded.stream) if coded else size)
-    return (saved / max(added, 1), Coded(SPARSE_CONV, stream)) if saved > 0 else None
+def _pointwise_options(candidate: Candidate,
+                       coded: Coded | None) -> list[tuple[float, float, Coded | None]]:
+    """(instructions saved per byte added, estimated instructions, coding) of each coding of
+    a 1x1 CONV_2D with few pixels that the cost model (compress_sparse_conv) finds faster than
+    `coded` (choose's: a block coding, or None: plain): SPARSE_CONV when it saves MIN_SAVING
+    of the plain bytes, and plain instead of a block coding."""
+    pixels, size = candidate.pixels, candidate.rows.size
+    if not pixels:
+        return []
+    channels, row = candidate.rows.shape
+    costs = {None: (compress_sparse_conv.plain_instructions(channels, row, pixels), size)}
+    if coded is not None:
+        costs[coded] = (compress_sparse_conv.block_instructions(channels, row, pixels),
+                        len(coded.stream))
+    stream = compress_sparse_conv.encode(candidate.rows) if compress_sparse_conv.fits(
+        row, pixels) else None
+    if stream is not None and len(stream) <= (1 - MIN_SAVING) * size:
+        costs[Coded(SPARSE_CONV, stream)] = (compress_sparse_conv.instructions(stream, pixels),
+                                             len(stream))
+    now, now_bytes = costs[coded]
+    return [((now - cost) / max(length - now_bytes, 1), cost, option)
+            for option, (cost, length) in costs.items() if cost < now]
 
 
 def choices(found: list[Candidate], shared: dict[int, int] | None) -> dict[int, Coded | None]:
-    """Tensor index -> its coding (None: plain): `choose` per tensor, then the SPARSE_CONV
-    coding for the 1x1 convolutions where it saves the most instructions per byte added,
-    while the coded filters (metadata included) stay within SPARSE_MAX_SHARE of their plain
-    bytes (or shrink)."""
+    """Tensor index -> its coding (None: plain): `choose` per tensor, then for the 1x1
+    convolutions with few pixels the codings (SPARSE_CONV, or plain) that the cost model
+    finds faster, those saving the most instructions per byte added first, each taken when
+    it is faster than the tensor's coding so far and the coded filters (metadata included)
+    stay within SPARSE_MAX_SHARE of their plain bytes (or shrink).  Ties go to the lower
+    tensor index, so the choice does not depend on the operators' order (memory_order)."""
     chosen = {c.tensor_index: choose(c, shared) for c in found}
     options = [(option, c) for c in found
-               if (option := _sparse_option(c, chosen[c.tensor_index])) is not None]
+               for option in _pointwise_options(c, chosen[c.tensor_index])]
     budget = SPARSE_MAX_SHARE * sum(c.rows.size for c in found)
-    for (_, coded), candidate in sorted(options, key=lambda o: -o[0][0]):
-        trial = {**chosen, candidate.tensor_index: coded}
+    estimate: dict[int, float] = {}
+    for (_, cost, coded), candidate in sorted(options, key=lambda o: (-o[0][0],
+                                                                      o[1].tensor_index)):
+        index = candidate.tensor_index
+        if cost >= estimate.get(index, float("inf")):
+            continue
+        trial = {**chosen, index: coded}
         if coded_total(found, trial, shared) <= max(budget, coded_total(found, chosen, shared)):
-            chosen = trial
+            chosen, estimate[index] = trial, cost
     return chosen
 
 

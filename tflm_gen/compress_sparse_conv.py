@@ -6,9 +6,9 @@ channels, 9 or 36 pixels) uses each weight for only 9-36 pixels, so decoding a b
 channels (tflm_decode.c) costs as much as the multiply-accumulates it feeds.  Here the kernel
 holds the pixels' inputs widened and transposed ([Cin][P] int16, the input offset added),
 reads one output channel's non-zero weights into a short list (row offset, weight) and walks
-that list once per group of 4 pixels: a weight w at input channel i adds w * x[p][i] to each
-pixel's sum (20% non-zeros times P pixels, two loads and four multiply-accumulates per
-weight and group).
+that list once per group of pixels (cmsis DSP: 8, then 4, then 1; portable: 4, then 1): a
+weight w at input channel i adds w * x[p][i] to each pixel's sum (20% non-zeros times P
+pixels, one load per 4 pixels and a multiply-accumulate per pixel).
 
 Stream (little-endian), the 16-byte header of compress.py's streams:
 
@@ -37,20 +37,21 @@ SPARSE_CONV = 18  # the codec byte (kernels_c/conv_sparse.h TFLM_CONV_SPARSE)
 HEADER_BYTES = 16
 TOKEN_BITS = range(9, 15)
 MAX_OFFSET = 65535  # 2 (R + 1) even(P) bytes: the kernel's list holds 16-bit byte offsets
-# Estimated Cortex-M4 (cmsis) instructions, fitted on person_detect and kws_ref_model pruned
-# to 0.8 (within 5% on their 1x1 layers of 1 to 144 pixels): the block codecs decode and lay
-# out a weight in about 11, then spend 0.93 per MAC; this kernel reads a token into its
-# channel's list in about 22, then spends 8 per token and group of 4 pixels
-# (kernels_c/cmsis/cmsis_conv_sparse.h), 12 per token and pixel left over, 24 per output
-# value (requantisation, calls per channel and group) and 8 per input value (widening).
-DECODE_PER_WEIGHT = 11
-DENSE_PER_MAC = 0.93
-PER_TOKEN = 22
-PER_TOKEN_QUAD = 8
-PER_TOKEN_PIXEL = 12
-PER_OUTPUT = 24
-PER_INPUT = 8
-
+# Estimated Cortex-M4 (cmsis, -O2) instructions, fitted on person_detect and kws_ref_model
+# pruned to 0.8 (bench ops[], --memory fast; within 1.5% on their coded 1x1 layers of 9 to 144
+# pixels).  This kernel: reading a token into its channel's list 21 (cmsis_sparse_list),
+# then per non-zero weight 12.75 per pass of 8 pixels, 8 per quad left and 5 per pixel left
+# (kernels_c/cmsis/cmsis_conv_sparse.h), 21 per output value, 141 per output channel, 5.3 per
+# input value (widening) and 3,800 per call.  Plain kernels by class, since each gets faster
+# on its own (kernels_c/cmsis/conv.c): NARROW_LAYERS run conv_narrow.h, the others
+# cmsis_dot_pairs_requant3; per MAC, per output value and per call.  The block codecs:
+# decoding and laying out a weight, and per call, then the plain kernel.
+PER_TOKEN = 21
+PER_WEIGHT_OCTET, PER_WEIGHT_QUAD, PER_WEIGHT_PIXEL = 12.75, 8, 5
+PER_OUTPUT, PER_CHANNEL, PER_INPUT, PER_CALL = 21, 141, 5.3, 3800
+NARROW_LAYERS = ((8, 16), (16, 32), (32, 32))  # (Cin, Cout)
+PLAIN = {"narrow": (0.78, 7.2, 1800), "pairs": (0.78, 7.5, 1800)}
+DECODE_PER_WEIGHT, DECODE_PER_CALL = 11.4, 4400
 
 def _floor(rows: np.ndarray) -> int:
     """The least magnitude of a non-zero weight (1 when there is none)."""
@@ -146,14 +147,29 @@ def decode(stream: bytes) -> np.ndarray:
 def instructions(stream: bytes, pixels: int) -> float:
     """Estimated instructions of the kernel on `pixels` output pixels."""
     channels, row, _ = np.frombuffer(stream[4:HEADER_BYTES], "<u4").tolist()
-    count = len(tokens(stream))
-    per_token = PER_TOKEN + PER_TOKEN_QUAD * (pixels // 4) + PER_TOKEN_PIXEL * (pixels % 4)
-    return count * per_token + PER_OUTPUT * channels * pixels + PER_INPUT * row * pixels
+    found = tokens(stream)
+    weights = sum(1 for _, weight in found if weight)
+    per_weight = (PER_WEIGHT_OCTET * (pixels // 8) + PER_WEIGHT_QUAD * (pixels % 8 // 4)
+                  + PER_WEIGHT_PIXEL * (pixels % 4))
+    return (len(found) * PER_TOKEN + weights * per_weight + PER_CALL + PER_CHANNEL * channels
+            + (PER_OUTPUT * channels + PER_INPUT * row) * pixels)
 
 
-def block_instructions(weights: int, pixels: int) -> float:
-    """Estimated instructions of the block codecs' path (decode, then the dense loops)."""
-    return weights * (DECODE_PER_WEIGHT + DENSE_PER_MAC * pixels)
+def plain_class(channels: int, row: int) -> str:
+    """The plain kernel of a 1x1 layer of `row` inputs and `channels` outputs."""
+    return "narrow" if (row, channels) in NARROW_LAYERS else "pairs"
+
+
+def plain_instructions(channels: int, row: int, pixels: int) -> float:
+    """Estimated instructions of the plain kernel (its class's constants)."""
+    per_mac, per_output, per_call = PLAIN[plain_class(channels, row)]
+    return per_mac * channels * row * pixels + per_output * channels * pixels + per_call
+
+
+def block_instructions(channels: int, row: int, pixels: int) -> float:
+    """Estimated instructions of the block codecs' path (decode, then the plain loops)."""
+    return (DECODE_PER_WEIGHT * channels * row + DECODE_PER_CALL
+            + plain_instructions(channels, row, pixels))
 
 
 def fits(row: int, pixels: int) -> bool:
