@@ -25,6 +25,7 @@ import numpy as np
 from tflm_gen.compress import decode_scratch_bytes
 from tflm_gen.compress_rows import is_sparse_rows
 from tflm_gen.compress_sparse_conv import is_sparse_conv
+from tflm_gen.compress_sparse_conv import scratch_bytes as sparse_conv_scratch_bytes
 from tflm_gen.layout import DW_CODED_TAP_STEPS, node_record
 from tflm_gen.model import ir
 from tflm_gen.model.lifetimes import model_lifetimes, tensor_bases
@@ -193,8 +194,8 @@ def _decode_scratch(node: NodeView) -> list[int]:
     if is_sparse_rows(stream):  # consumed in place by the FC kernel: no scratch
         return []
     if is_sparse_conv(stream):  # the pixels' inputs widened (kernels_c/conv_sparse.c)
-        _, height, width, depth = node.input(0).shape
-        return [2 * (depth + 1) * ((height * width + 1) // 2 * 2) + 4 * (depth + height * width)]
+        _, height, width, _ = node.output(0).shape
+        return [sparse_conv_scratch_bytes(node.input(0).shape[3], height * width)]
     transposed = 0  # depthwise: room for the filter taps-major (tflm_weighted_transpose)
     if node.op.opcode == "DEPTHWISE_CONV_2D":
         channels, row, _ = np.frombuffer(stream[4:16], "<u4").tolist()
