@@ -12,8 +12,10 @@ C prepare), the
 head by the C planner's own first-fit rule.  tests/test_arena.py proves the result equals
 the C measurement for every model of the corpus and of the zoo.
 
-An op missing from KERNELS (or a case its entry does not cover) makes `arena_bytes`
-return None: the caller then needs the host run.
+An op missing from KERNELS, or a node its entry cannot describe (an omitted input or a
+rank the kernel's prepare refuses: each entry's `Reads`, checked before it runs), makes
+`arena_sizes` raise NotModelled with the reason: the caller then needs the host run.  An
+error raised inside an entry is a bug of this module, and is left to surface.
 """
 
 from __future__ import annotations
