@@ -19,7 +19,8 @@ CORPUS_DIR = Path(os.environ.get("TFLM_GEN_CORPUS") or REPO_ROOT.parent / "share
 # Every TFLM_GEN_* variable the tool or the tests read: any other is a misspelling (say
 # TFLM_GEN_REQUIRE_TOOLCHAIN) that would otherwise let CI skip what it means to require.
 ENVIRONMENT_VARIABLES = ("TFLM_GEN_CORPUS", "TFLM_GEN_REQUIRE_CORPUS",
-                         "TFLM_GEN_REQUIRE_TOOLCHAINS", "TFLM_GEN_CACHE", "TFLM_GEN_TRACEBACK")
+                         "TFLM_GEN_REQUIRE_TOOLCHAINS", "TFLM_GEN_CACHE", "TFLM_GEN_TRACEBACK",
+                         "TFLM_GEN_ORACLE_TIMEOUT")
 
 
 def _required(variable: str) -> bool:

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import need_corpus, need_tool
+from tests.test_conformance_mutants import MALFORMED
 from tflm_gen import arena
 from tflm_gen.errors import UnsupportedModelError
 from tflm_gen.host import HostInterpreter
@@ -112,3 +115,31 @@ def test_no_record_grows_past_its_released_size():
              for name, size in arena.PARAMS_BYTES.items()
              if size > RELEASED_RECORD_BYTES.get(name, size)}
     assert not grown, f"record: (released, now) bytes {grown}"
+
+
+def _nodes(data: bytes) -> list[arena.NodeView]:
+    return arena._global_nodes(read_model(data))
+
+
+@pytest.mark.parametrize("tags", [(), ("cmsis",)], ids=["reference", "cmsis"])
+@pytest.mark.parametrize("case, reason", [
+    ("flat_filter", "CONV_2D with input 1 of rank 1 \\(its kernel takes rank 4\\)"),
+    ("omitted_input", "FULLY_CONNECTED with input 0 omitted")])
+def test_nodes_the_kernels_refuse_are_not_modelled_with_the_reason(case, reason, tags):
+    """The node the kernel's prepare refuses is named with what it lacks (the runtime then
+    refuses it in one line: tests/test_conformance_mutants.py)."""
+    node = _nodes(MALFORMED[case]())[-1]
+    with pytest.raises(arena.NotModelled, match=f"^{reason}$"):
+        arena.kernel_allocations(node, tags)
+
+
+def test_a_bug_of_an_allocation_model_is_not_hidden(monkeypatch):
+    """An error inside an allocation model is its bug, not a shape it does not model."""
+    node = _nodes(MALFORMED["omitted_input"]())[0]  # a well-formed FULLY_CONNECTED
+
+    def broken(view):
+        return view.input(5).shape  # no input 5: AttributeError on None
+
+    monkeypatch.setitem(arena.KERNELS, "FULLY_CONNECTED", broken)
+    with pytest.raises(AttributeError):
+        arena.kernel_allocations(node)

@@ -10,9 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import corpus_models
+from conftest import corpus_models, need_tool
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_conformance_mutants import MALFORMED
 
 from tflm_gen.cli import main
 from tflm_gen.errors import ModelError, TflmGenError
@@ -21,6 +22,7 @@ from tflm_gen.model import ir
 from tflm_gen.model.builder import ModelBuilder
 from tflm_gen.model.lifetimes import activation_lower_bound, tensor_lifetimes
 from tflm_gen.model.reader import read_model
+from tflm_gen.text import one_line
 
 CORPUS = corpus_models() + [f"seanet/{name}" for name in corpus_models("seanet")]
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -211,3 +213,35 @@ def test_constant_smaller_than_tensor_is_model_error():
 
     with pytest.raises(ModelError, match="needs 12 bytes of data but its buffer holds 5"):
         read_model(write_model(model))
+
+
+SINE = Path(__file__).resolve().parent.parent / "examples" / "sine" / "sine_int8.tflite"
+
+
+def _verify_refusal(path: Path) -> str | None:
+    """What `verify` says when it refuses the model (without the `tflm-gen: error:`), or
+    None when it verifies it."""
+    result = CliRunner().invoke(main, ["verify", str(path), "--runs", "1"])
+    if result.exit_code == 0:
+        return None
+    assert result.exit_code == 2, (result.output, result.exception)
+    return result.stderr.strip().removeprefix("tflm-gen: error: ")
+
+
+@pytest.mark.parametrize("case", [*sorted(MALFORMED), "healthy"])
+def test_inspect_gives_the_verdict_and_reason_of_verify(case, tmp_path):
+    """The malformed nodes of tests/test_conformance_mutants.py pass the operator table but
+    not their kernel's prepare: inspect runs the same check as verify (a host compiler
+    exists here), so it refuses them in the same words; a healthy model both take."""
+    need_tool("cc")
+    path = tmp_path / f"{case}.tflite"
+    path.write_bytes(SINE.read_bytes() if case == "healthy" else MALFORMED[case]())
+    refused = _verify_refusal(path)
+    assert (refused is None) == (case == "healthy"), refused
+    report = json.loads(run_inspect(path, "--json").stdout)
+    verdict = None if report["refused"] is None else one_line(report["refused"])
+    assert verdict == refused
+    assert report["kernels_checked"] and report["unsupported_ops"] == []
+    last = run_inspect(path).stdout.strip().splitlines()[-1]
+    assert last == (f"refused by run and verify: {refused}" if refused
+                    else "supported: all operators")

@@ -12,8 +12,10 @@ C prepare), the
 head by the C planner's own first-fit rule.  tests/test_arena.py proves the result equals
 the C measurement for every model of the corpus and of the zoo.
 
-An op missing from KERNELS (or a case its entry does not cover) makes `arena_bytes`
-return None: the caller then needs the host run.
+An op missing from KERNELS, or a node its entry cannot describe (an omitted input or a
+rank the kernel's prepare refuses: each entry's `Reads`, checked before it runs), makes
+`arena_sizes` raise NotModelled with the reason: the caller then needs the host run.  An
+error raised inside an entry is a bug of this module, and is left to surface.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import numpy as np
 from tflm_gen.compress import decode_scratch_bytes
 from tflm_gen.compress_rows import is_sparse_rows
 from tflm_gen.compress_sparse_conv import is_sparse_conv
+from tflm_gen.compress_sparse_conv import scratch_bytes as sparse_conv_scratch_bytes
 from tflm_gen.layout import DW_CODED_TAP_STEPS, node_record
 from tflm_gen.model import ir
 from tflm_gen.model.lifetimes import model_lifetimes, tensor_bases
@@ -71,11 +74,65 @@ class NodeView:
         index = self.op.inputs[k] if k < len(self.op.inputs) else -1
         return self.graph.tensors[index] if index >= 0 else None
 
-    def output(self, k: int) -> ir.Tensor:
-        return self.graph.tensors[self.op.outputs[k]]
+    def output(self, k: int) -> ir.Tensor | None:
+        index = self.op.outputs[k] if k < len(self.op.outputs) else -1
+        return self.graph.tensors[index] if index >= 0 else None
 
     def input_type(self) -> str:
         return self.input(0).dtype
+
+
+# Ranks an allocation model takes for a tensor it reads (Reads below).
+MANY = 1 << 31
+
+
+def rank(count: int) -> range:
+    return range(count, count + 1)
+
+
+def rank_from(count: int) -> range:
+    return range(count, MANY)
+
+
+PRESENT = rank_from(0)  # read, but not its shape
+
+
+@dataclass(frozen=True)
+class Reads:
+    """The inputs and outputs an allocation model reads, by position, with the ranks it
+    takes: the ranks the kernel's prepare checks, so that a node short of them (an
+    omitted input, a filter of another rank) is one the runtime refuses, and is not
+    modelled (kernel_allocations checks them first) rather than a crash here."""
+
+    inputs: dict[int, range] = field(default_factory=dict)
+    outputs: dict[int, range] = field(default_factory=dict)
+
+
+def _reads(inputs: dict[int, range], outputs: dict[int, range] | None = None):
+    """Marks an allocation model with what it reads of its node (output 0, present, unless
+    told)."""
+    def mark(describe):
+        describe.reads = Reads(inputs, {0: PRESENT} if outputs is None else outputs)
+        return describe
+    return mark
+
+
+def _ranks_text(ranks: range) -> str:
+    return f"rank {ranks.start}" if len(ranks) == 1 else f"rank {ranks.start} or more"
+
+
+def _unread(node: NodeView, reads: Reads) -> str | None:
+    """Why the node lacks what `reads` says its allocation model reads, or None."""
+    for kind, tensor_at, wanted in (("input", node.input, reads.inputs),
+                                    ("output", node.output, reads.outputs)):
+        for position, ranks in wanted.items():
+            tensor = tensor_at(position)
+            if tensor is None:
+                return f"{kind} {position} omitted"
+            if len(tensor.shape) not in ranks:
+                return (f"{kind} {position} of rank {len(tensor.shape)} (its kernel takes "
+                        f"{_ranks_text(ranks)})")
+    return None
 
 
 @dataclass
@@ -139,8 +196,8 @@ def _decode_scratch(node: NodeView) -> list[int]:
     if is_sparse_rows(stream):  # consumed in place by the FC kernel: no scratch
         return []
     if is_sparse_conv(stream):  # the pixels' inputs widened (kernels_c/conv_sparse.c)
-        _, height, width, depth = node.input(0).shape
-        return [2 * (depth + 1) * ((height * width + 1) // 2 * 2) + 4 * (depth + height * width)]
+        _, height, width, _ = node.output(0).shape
+        return [sparse_conv_scratch_bytes(node.input(0).shape[3], height * width)]
     transposed = 0  # depthwise: room for the filter taps-major (tflm_weighted_transpose)
     if node.op.opcode == "DEPTHWISE_CONV_2D":
         channels, row, _ = np.frombuffer(stream[4:16], "<u4").tolist()
@@ -148,6 +205,7 @@ def _decode_scratch(node: NodeView) -> list[int]:
     return [decode_scratch_bytes(stream) + transposed]
 
 
+@_reads({0: rank(4), 1: rank(4)}, {0: rank(4)})
 def _conv(node: NodeView) -> Allocations:
     if _hybrid(node):
         batches, height, width, depth = node.input(0).shape
@@ -158,6 +216,7 @@ def _conv(node: NodeView) -> Allocations:
                        _decode_scratch(node))
 
 
+@_reads({0: PRESENT, 1: rank_from(2)}, {0: rank_from(1)})
 def _fully_connected(node: NodeView) -> Allocations:
     if _hybrid(node):
         output_depth, accum_depth = node.input(1).shape[0], node.input(1).shape[-1]
@@ -169,12 +228,14 @@ def _fully_connected(node: NodeView) -> Allocations:
                        _decode_scratch(node))
 
 
+@_reads({1: rank(4), 2: rank(4)}, {0: rank(4)})
 def _transpose_conv(node: NodeView) -> Allocations:
     data = node.input(2)  # inputs: output shape, filter, data
     channels = 0 if data.dtype == "float32" else node.output(0).shape[3]
     return Allocations([PARAMS_BYTES["transpose_conv"] + _requant_arrays(node, channels)])
 
 
+@_reads({0: PRESENT})
 def _softmax(node: NodeView) -> Allocations:
     record = "softmax_int16" if node.input_type() == "int16" else "softmax"
     return Allocations([PARAMS_BYTES[record]])
@@ -184,6 +245,7 @@ def _element_count(tensor: ir.Tensor) -> int:
     return ir.element_count(tensor)
 
 
+@_reads({0: PRESENT})
 def _reduce(node: NodeView) -> Allocations:
     """MEAN and SUM of quantised values keep an int32 accumulator per output element."""
     quantised = node.input_type() != "float32" and node.op.opcode != "REDUCE_MAX"
@@ -195,17 +257,19 @@ def _pieces(count: int) -> Allocations:
     return Allocations([PARAMS_BYTES["layout_pieces"] + 4 * count])
 
 
+@_reads({0: rank(2), 1: rank(2), 2: rank(2)})
 def _svdf(node: NodeView) -> Allocations:
-    features, weights_time = node.input(1), node.input(2)
-    batches, filters = node.input(0).shape[0], features.shape[0]
-    rank = int(node.op.builtin_options.get("rank", 1))
+    batches, filters = node.input(0).shape[0], node.input(1).shape[0]
+    filters_per_unit = int(node.op.builtin_options.get("rank", 1))
+    if filters_per_unit <= 0 or filters % filters_per_unit:  # kernels_c/svdf.c refuses it
+        raise NotModelled(f"SVDF with rank {filters_per_unit} for {filters} filters")
     scratch = [batches * filters * 4]
     if node.input_type() == "int8":
-        scratch.insert(0, batches * (filters // rank) * 4)
-    del weights_time
+        scratch.insert(0, batches * (filters // filters_per_unit) * 4)
     return Allocations([PARAMS_BYTES["svdf"]], scratch)
 
 
+@_reads({0: rank(3), LSTM_OUTPUT_STATE: rank(2)})
 def _lstm(node: NodeView) -> Allocations:
     """The gates' scratch: four int32 or float rows of batches x units (int16 cells for
     quantised models count two bytes each)."""
@@ -255,6 +319,7 @@ def _beside(reference: Allocations, scratch: list[int]) -> Allocations:
     return Allocations([*reference.persistent, CMSIS_NODE_BYTES], [*reference.scratch, *scratch])
 
 
+@_reads({0: PRESENT, 1: PRESENT})
 def _cmsis_add(node: NodeView) -> Allocations:
     """Two 256-entry int32 tables for int8 ADD of 512 elements or more whose inputs hold as
     many elements as the output (no broadcasting: tflm_broadcast_t.flat)."""
@@ -264,6 +329,7 @@ def _cmsis_add(node: NodeView) -> Allocations:
     return _beside(KERNELS["ADD"](node), [2 * 256 * 4] if tables else [])
 
 
+@_reads({0: rank(4), 1: rank(4)}, {0: rank(4)})
 def _cmsis_conv(node: NodeView) -> Allocations:
     """Six rows of an im2col patch (rounded to 4) for int8 convolution that is not grouped."""
     filter_shape, input_channels = node.input(1).shape, node.input(0).shape[3]
@@ -285,11 +351,13 @@ def _coded_block_layout(node: NodeView, patch: int) -> int:
     return 8 * pairs + pairs * 2 * 8 * ((patch + 3) // 4)
 
 
+@_reads({0: PRESENT, 1: rank_from(2)}, {0: rank_from(1)})
 def _cmsis_fully_connected(node: NodeView) -> Allocations:
     """The tag's block only: the DSP loop widens the input on the fly (no scratch row)."""
     return _beside(_fully_connected(node), [])
 
 
+@_reads({0: PRESENT})
 def _cmsis_softmax(node: NodeView) -> Allocations:
     """An exp table of 256 int32 for an int8 input of CMSIS_SOFTMAX_TABLE_MIN elements or more."""
     table = (node.input_type() == "int8"
@@ -299,6 +367,7 @@ def _cmsis_softmax(node: NodeView) -> Allocations:
 
 # Kernel tags: the ops whose prepare a tag's kernels_c/<tag>/ file changes (the others keep
 # the reference prepare, as MUL and the pools do under cmsis).
+@_reads({0: rank(4), 1: rank(4)}, {0: rank(4)})
 def _cmsis_depthwise(node: NodeView) -> Allocations:
     """The reference prepare's, the tag's block, plus the DW_TAP_PAIRS blocks (38 words per
     4 channels) of a coded filter with a DW_CODED_TAP_STEPS record
@@ -323,13 +392,13 @@ def kernel_allocations(node: NodeView, tags: tuple[str, ...] = ()) -> Allocation
         describe = TAG_KERNELS.get(tag, {}).get(node.op.opcode, describe)
     if describe is None:
         raise NotModelled(node.op.opcode)
-    try:
-        return describe(node)
-    except (AttributeError, IndexError, ValueError, TypeError) as error:
-        # Nodes the kernel's prepare refuses (a filter of the wrong rank, an omitted input)
-        # reach this model first when it chooses the patch stage: not modelled, so that the
-        # runtime's prepare names the operator and the check that failed.
-        raise NotModelled(f"{node.op.opcode} with the shapes of this model") from error
+    # Nodes the kernel's prepare refuses (a filter of the wrong rank, an omitted input)
+    # reach this model first when it chooses the patch stage: not modelled, so that the
+    # runtime's prepare names the operator and the check that failed.
+    problem = _unread(node, getattr(describe, "reads", Reads()))
+    if problem:
+        raise NotModelled(f"{node.op.opcode} with {problem}")
+    return describe(node)
 
 
 def _global_nodes(model: ir.Model) -> list[NodeView]:

@@ -172,6 +172,18 @@ def block_instructions(channels: int, row: int, pixels: int) -> float:
             + plain_instructions(channels, row, pixels))
 
 
+def widened_bytes(row: int, pixels: int) -> int:
+    """The kernel's widened inputs: [R + 1][P rounded up to even] int16."""
+    return 2 * (row + 1) * (pixels + pixels % 2)
+
+
+def scratch_bytes(row: int, pixels: int) -> int:
+    """The scratch the kernel requests (kernels_c/conv_sparse.c
+    tflm_conv_sparse_scratch_bytes): the widened inputs, one channel's list (R words) and
+    its sums (P words)."""
+    return widened_bytes(row, pixels) + 4 * (row + pixels)
+
+
 def fits(row: int, pixels: int) -> bool:
     """Whether the kernel's int16 offsets reach every input row."""
-    return 2 * (row + 1) * (pixels + pixels % 2) <= MAX_OFFSET
+    return widened_bytes(row, pixels) <= MAX_OFFSET

@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 
 from tflm_gen.compress import candidates, choices, model_table, tensor_report
-from tflm_gen.errors import ModelError
+from tflm_gen.errors import ModelError, TflmGenError, ToolchainError
 from tflm_gen.kernels import supported_ops
 from tflm_gen.model import ir
 from tflm_gen.model.lifetimes import activation_lower_bound
@@ -30,7 +30,8 @@ def read_model_bytes(path: Path) -> bytes:
 
 def inspect_model(path: str | Path) -> dict:
     """A summary of the model's main subgraph as a JSON-ready dict (see `inspect_command`)."""
-    model = read_model(path)
+    data = read_model_bytes(path)
+    model = read_model(data)
     graph = model.subgraph
     operators = [_operator_row(model, index, op) for index, op in enumerate(graph.operators)]
     return {
@@ -45,6 +46,7 @@ def inspect_model(path: str | Path) -> dict:
         "weight_coding": weight_coding(model),
         "activation_lower_bound_bytes": activation_lower_bound(model),
         "unsupported_ops": unsupported_ops(model),
+        **support_verdict(data),
         "subgraphs": [_subgraph_row(model, index) for index in range(1, len(model.subgraphs))],
         "partitions": _partition_rows(model),
     }
@@ -136,6 +138,29 @@ def operator_macs(graph: ir.SubGraph, op: ir.Operator) -> int:
     outputs = math.prod(graph.tensors[op.outputs[0]].shape)
     count = describe(op.opcode).macs
     return count(shape, outputs, op.builtin_options) if count else 0
+
+
+def support_verdict(model_bytes: bytes) -> dict:
+    """Whether `run` and `verify` take the model: `refused`, their reason in their words
+    (None when they take it), after the step they take (optimize.supported_device_model:
+    the operator, dtype and limit checks, then the device model) and, where a host C
+    compiler exists (`kernels_checked`), the runtime's init of that device model, where each
+    kernel's prepare checks its node's shapes and options (a malformed node is refused
+    there)."""
+    from tflm_gen.host import HostInterpreter
+    from tflm_gen.measure import host_compiler_available
+    from tflm_gen.optimize import supported_device_model
+
+    checked = host_compiler_available()
+    try:
+        device = supported_device_model(model_bytes)[0]
+        if checked:
+            HostInterpreter(device)
+    except ToolchainError:
+        raise  # the host build failed: not a verdict on the model
+    except TflmGenError as error:
+        return {"refused": str(error), "kernels_checked": checked}
+    return {"refused": None, "kernels_checked": checked}
 
 
 def unsupported_ops(model: ir.Model) -> list[dict]:

@@ -3,7 +3,9 @@ where TFLM cannot run a model.  Our C output is compared with these, never with 
 
 Both run in a child process (tflm_gen.oracle_child, one per command, reused for every model
 and invoke): a model the reference runtime crashes on (a segmentation fault, an abort) then
-ends that process only, and the command stops with one line saying so (exit 2)."""
+ends that process only, and the command stops with one line saying so (exit 2).  So does a
+model it hangs on: each request has a time limit scaled to the model (timeout_seconds), after
+which the process is killed."""
 
 from __future__ import annotations
 
@@ -95,6 +97,32 @@ def _without_absent_bias(model):
 
 
 CHILD_COMMAND = [sys.executable, "-m", "tflm_gen.oracle_child"]
+TIMEOUT_VARIABLE = "TFLM_GEN_ORACLE_TIMEOUT"  # seconds a request may take, instead of the scaled limit
+# The limit of a request: the child's start and imports and a model's load, on a loaded
+# machine, then per MAC a thousand times what TFLM's reference kernels take on a PC (about
+# 10 ns: 0.1 s an invoke of pretrainedResnet_quant, 12.5 M MACs, whose limit is 3 minutes).
+BASE_SECONDS = 60
+SECONDS_PER_MAC = 1e-5
+
+
+def timeout_seconds(model, invokes: int = 1) -> float:
+    """How long a request of `invokes` invokes of `model` may take before the reference
+    runtime is taken as hung: TIMEOUT_VARIABLE's seconds, else scaled to the MACs of every
+    subgraph's operators."""
+    from tflm_gen.inspect import operator_macs
+
+    given = os.environ.get(TIMEOUT_VARIABLE, "")
+    if given:
+        try:
+            seconds = float(given)
+        except ValueError:
+            seconds = 0.0
+        if not 0 < seconds < float("inf"):
+            raise InputError(f"{TIMEOUT_VARIABLE}={given!r}: give the seconds a request to "
+                             "the reference runtime may take (a positive number)")
+        return seconds
+    macs = sum(operator_macs(graph, op) for graph in model.subgraphs for op in graph.operators)
+    return BASE_SECONDS + invokes * macs * SECONDS_PER_MAC
 
 
 class _Child:
@@ -115,6 +143,7 @@ class _Child:
         self.lock = threading.Lock()
         self.dropped: list[int] = []  # models to forget, sent with the next request
         self.failure = ""
+        self.hung = False  # the watchdog killed the process
 
     def usable(self) -> bool:
         return not self.failure and self.owner == os.getpid()
@@ -123,22 +152,30 @@ class _Child:
         """Forgets a model at the next request (a finalizer: no I/O here)."""
         self.dropped.append(handle)
 
-    def ask(self, request: tuple, against: str):
-        """The reply's value; a refusal raises its error, a crash ModelError."""
+    def ask(self, request: tuple, against: str, timeout: float):
+        """The reply's value; a refusal raises its error, a crash or no reply within
+        `timeout` seconds ModelError."""
         with self.lock:
             if self.failure:
                 raise ModelError(self.failure)
             start = os.fstat(self.log.fileno()).st_size
+            watchdog = threading.Timer(timeout, self._kill_hung)
+            watchdog.start()
             try:
                 self._send(request)
                 status, *reply = pickle.load(self.process.stdout)
             except (EOFError, OSError, pickle.UnpicklingError):
-                self.failure = self._crash(against, start)
+                self.failure = (self._hung(against, timeout) if self.hung
+                                else self._crash(against, start))
                 raise ModelError(self.failure) from None
             except BaseException:  # interrupted mid-exchange: the pipe is out of step
                 self.failure = "the oracle's process was interrupted"
                 self.close()
                 raise
+            finally:
+                watchdog.cancel()
+            if self.hung:  # killed just after it replied: this reply stands, no other will
+                self.failure = self._hung(against, timeout)
         if status == "error":
             kind, message = reply
             error = getattr(errors, kind, None)  # the child's own errors keep their type
@@ -163,6 +200,17 @@ class _Child:
             pickle.dump(("drop", dropped), self.process.stdin)
         pickle.dump(request, self.process.stdin, protocol=pickle.HIGHEST_PROTOCOL)
         self.process.stdin.flush()
+
+    def _kill_hung(self) -> None:
+        """The watchdog's action (its own thread): the blocked read then meets the end."""
+        self.hung = True
+        self.process.kill()
+
+    def _hung(self, against: str, timeout: float) -> str:
+        self.process.wait()
+        return (f"the reference runtime ({RUNTIME_NAMES.get(against, against)}) did not "
+                f"finish in {timeout:.0f} s on this model ({TIMEOUT_VARIABLE} sets the "
+                "seconds to wait); our outputs were not compared")
 
     def _crash(self, against: str, start: int) -> str:
         """What ended the process, in one line, with the end of what it printed."""
@@ -201,15 +249,17 @@ class Oracle:
     def __init__(self, model_bytes: bytes, against: str = "tflm", arena_bytes: int = 0):
         """arena_bytes: TFLM's arena when the default guess is too small (0: the guess)."""
         self.against = against
-        model = read_model(model_bytes)
-        request = ("load", next(_HANDLES), _runnable(model, model_bytes), against, arena_bytes,
-                   len(model.subgraph.outputs))
+        self.model = read_model(model_bytes)
+        self.timeout = timeout_seconds(self.model)
+        request = ("load", next(_HANDLES), _runnable(self.model, model_bytes), against,
+                   arena_bytes, len(self.model.subgraph.outputs))
         self._child, self._handle = _child(), request[1]
-        self._child.ask(request, against)
+        self._child.ask(request, against, self.timeout)
         weakref.finalize(self, self._child.drop, self._handle)
 
-    def _ask(self, verb: str, *args):
-        return self._child.ask((verb, self._handle, *args), self.against)
+    def _ask(self, verb: str, *args, timeout: float | None = None):
+        return self._child.ask((verb, self._handle, *args), self.against,
+                               timeout or self.timeout)
 
     def run(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
         return self._ask("run", [np.asarray(array) for array in inputs])
@@ -217,7 +267,7 @@ class Oracle:
     def invoke_times(self, count: int) -> list[float]:
         """Microseconds of each of `count` invokes on the inputs already set, timed in the
         oracle's process."""
-        return self._ask("invoke_times", count)
+        return self._ask("invoke_times", count, timeout=timeout_seconds(self.model, count))
 
     def reset(self) -> None:
         self._ask("reset")

@@ -39,7 +39,7 @@ def format_report(report: dict) -> str:
     lines.append(f"weight bytes: {report['weight_bytes']:,}")
     lines += _coding_text(report["weight_coding"])
     lines.append(f"activation lower bound: {report['activation_lower_bound_bytes']:,} bytes")
-    lines += _support_text(report["unsupported_ops"])
+    lines += _support_text(report)
     return "\n".join(lines)
 
 
@@ -84,14 +84,19 @@ def _io_text(row: dict) -> str:
     return text
 
 
-def _support_text(unsupported: list[dict]) -> list[str]:
-    if not unsupported:
-        return ["supported: all operators"]
-    lines = ["unsupported operators:"]
-    for row in unsupported:
+def _support_text(report: dict) -> list[str]:
+    """The verdict of `run` and `verify` (tflm_gen.inspect.support_verdict), after the
+    operators they lack."""
+    lines = ["unsupported operators:"] if report["unsupported_ops"] else []
+    for row in report["unsupported_ops"]:
         lines.append(f"  {printable(row['op'])} version {row['version']} "
                      f"({row['dtype'] or 'no tensors'})")
-    return lines
+    if report["refused"] is not None:
+        return [*lines, f"refused by run and verify: {printable(report['refused'])}"]
+    if not report["kernels_checked"]:
+        return [*lines, ("supported: all operators (the kernels check shapes and options "
+                         "when the runtime starts: no host C compiler here to run them)")]
+    return [*lines, "supported: all operators"]
 
 
 def format_memory(report: dict) -> str:
