@@ -329,11 +329,13 @@ CONV_NARROW_KERNEL(conv_narrow_28x8,
   RGB3_HALF(j, 2, 0) RGB3_HALF(j, 2, 1) RGB3_HALF(j, 3, 0) RGB3_HALF(j, 3, 1)            \
   RGB3_HALF(j, 4, 0) RGB3_HALF(j, 4, 1) RGB3_HALF(j, 5, 0) RGB3_HALF(j, 5, 1)            \
   RGB3_HALF(j, 6, 0) RGB3_HALF(j, 6, 1)                                                  \
-  "ldr r12, [sp]\n\t"                                                                    \
+  "ldr r12, [sp, #4]\n\t"                                                                \
   RGB3_REQUANT(j, 0, "r2", "r3", "r4") RGB3_REQUANT(j, 1, "r5", "r6", "r7")
 
-/* What conv_narrow_rgb3 reads: per pixel the first byte of its 3 rows of 9 bytes and the
- * bytes between rows (the window in the image, or a gathered copy with rows 9 apart). */
+/* What conv_narrow_rgb3 reads: per pixel of the first triple the first byte of its 3 rows
+ * of 9 bytes and the bytes between rows (the window in the image, or a gathered copy with
+ * rows 9 apart); each next triple's windows `advance` bytes after the previous ones (the
+ * kernel moves rows and out). */
 typedef struct {
   const int8_t *rows[3];
   int32_t line[3];
@@ -341,6 +343,8 @@ typedef struct {
   const int16_t *pairs; /* the pair stream (word aligned) */
   const int32_t *tail;  /* the requantisation tail (word aligned) */
   int32_t *widened;     /* 42 words of scratch (word aligned) */
+  int32_t count;        /* triples, >= 1 */
+  int32_t advance;
 } conv_rgb3_t;
 
 /* Widens pixel p's patch into r3 (14 words, post-incremented): its 7 words as
@@ -380,55 +384,119 @@ typedef struct {
   "sxtb16 r8, lr\n\t"                                                                    \
   "stmia r3!, {r4-r9}\n\t"
 
-/* Argument: r0 the conv_rgb3_t; its out then replaces it on the stack ([sp]). */
+/* Argument: r0 the conv_rgb3_t, kept at [sp]; the triple's out at [sp, #4]. */
 __attribute__((naked, noinline, unused)) static void conv_narrow_rgb3(
-    const conv_rgb3_t *job CMSIS_IN_ASM) {
-  __asm__ volatile("push {r0, r4-r11, lr}\n\t"
+    conv_rgb3_t *job CMSIS_IN_ASM) {
+  __asm__ volatile("push {r0, r1, r3-r11, lr}\n\t"
+                   "1:\n\t"
                    "ldr r3, [r0, #36]\n\t"
                    RGB3_WIDEN(0) RGB3_WIDEN(1) RGB3_WIDEN(2)
                    "ldr r12, [r0, #24]\n\t"
                    "ldr r1, [r0, #28]\n\t"
                    "ldr lr, [r0, #32]\n\t"
                    "ldr r0, [r0, #36]\n\t"
-                   "str r12, [sp]\n\t"
+                   "str r12, [sp, #4]\n\t"
                    RGB3_PAIR(0) RGB3_PAIR(1) RGB3_PAIR(2) RGB3_PAIR(3)
-                   "pop {r0, r4-r11, pc}\n\t");
+                   "ldr r0, [sp]\n\t"
+                   "ldr r12, [r0, #40]\n\t"
+                   "subs r12, r12, #1\n\t"
+                   "beq 2f\n\t"
+                   "str r12, [r0, #40]\n\t"
+                   "ldr r1, [r0, #44]\n\t"
+                   "ldmia r0, {r2, r3, r4}\n\t"
+                   "add r2, r2, r1\n\t"
+                   "add r3, r3, r1\n\t"
+                   "add r4, r4, r1\n\t"
+                   "ldr r5, [r0, #24]\n\t"
+                   "stmia r0, {r2, r3, r4}\n\t"
+                   "add r5, r5, #24\n\t"
+                   "str r5, [r0, #24]\n\t"
+                   "b 1b\n\t"
+                   "2:\n\t"
+                   "pop {r0, r1, r3-r11, pc}\n\t");
+}
+
+/* The windows of the triple from output pixel `pixel` at (y0, x0) (its window's top-left
+ * tap; ox its column) into rgb: in place when inside the image (window_at's test on
+ * locals: the kernel's call would make the compiler reload the job's fields), else
+ * gathered (the zero point in the padding) into a copy of 27 bytes read as rows 9 apart;
+ * y0, x0 and ox move to the next triple. */
+typedef struct {
+  const int8_t *image;
+  int32_t line, last_row, input_h, input_w, width, sy, sx, left;
+} conv_rgb_geometry_t;
+static void rgb_windows(const cmsis_conv_job_t *job, const conv_rgb_geometry_t *g,
+                        int32_t pixel, int32_t *y0, int32_t *x0, int32_t *ox,
+                        uint32_t copies[3][7], conv_rgb3_t *rgb) {
+  int32_t i;
+  for (i = 0; i < 3; ++i) {
+    if (*x0 >= 0 && *x0 + 3 <= g->input_w && *y0 >= 0 && *y0 + g->last_row < g->input_h) {
+      rgb->rows[i] = g->image + (*y0 * job->p->input_w + *x0) * 3;
+      rgb->line[i] = g->line;
+    } else {
+      gather_patch(job, pixel + i, (int8_t *)(void *)copies[i]);
+      rgb->rows[i] = (const int8_t *)(void *)copies[i];
+      rgb->line[i] = 9;
+    }
+    *x0 += g->sx;
+    if (++*ox == g->width) {
+      *ox = 0;
+      *x0 = g->left;
+      *y0 += g->sy;
+    }
+  }
 }
 
 /* conv_narrow_rgb3 over the job's pixels 3 at a time; returns the pixels done (a multiple
- * of 3).  A window inside the image is read in place (window_at's test on locals: the
- * kernel's call would make the compiler reload the job's fields); one that leaves it is
- * gathered (the zero point in the padding) into a copy of 27 bytes read as rows 9 apart. */
+ * of 3).  The triples of one output row whose windows all lie inside the image run as
+ * one call (count); the others one by one through rgb_windows. */
 static int32_t conv_narrow_rgb_triples(const cmsis_conv_job_t *job, int32_t pixels) {
   const tflm_conv_params_t *p = job->p;
-  const int32_t width = p->output_w, sy = p->stride_h, sx = p->stride_w;
-  const int32_t line = p->dilation_h * p->input_w * 3, last_row = 2 * p->dilation_h;
-  const int32_t input_h = p->input_h, input_w = p->dilation_w == 1 ? p->input_w : 0;
-  const int8_t *image = job->image;
+  conv_rgb_geometry_t g;
   uint32_t copies[3][7];
   conv_rgb3_t rgb;
-  int32_t pixel, i, y0 = -p->pad_h, x0 = -p->pad_w, ox = 0;
+  int32_t pixel = 0, y0 = -p->pad_h, x0 = -p->pad_w, ox = 0, i;
+  g.image = job->image;
+  g.line = p->dilation_h * p->input_w * 3;
+  g.last_row = 2 * p->dilation_h;
+  g.input_h = p->input_h;
+  g.input_w = p->dilation_w == 1 ? p->input_w : 0; /* no window inside: all gathered */
+  g.width = p->output_w;
+  g.sy = p->stride_h;
+  g.sx = p->stride_w;
+  g.left = -p->pad_w;
   rgb.pairs = job->pairs;
   rgb.tail = job->tail;
   rgb.widened = (int32_t *)(void *)job->scratch;
-  for (pixel = 0; pixel + 3 <= pixels; pixel += 3) {
-    for (i = 0; i < 3; ++i) {
-      if (x0 >= 0 && x0 + 3 <= input_w && y0 >= 0 && y0 + last_row < input_h) {
-        rgb.rows[i] = image + (y0 * p->input_w + x0) * 3;
-        rgb.line[i] = line;
-      } else {
-        gather_patch(job, pixel + i, (int8_t *)(void *)copies[i]);
-        rgb.rows[i] = (const int8_t *)(void *)copies[i];
-        rgb.line[i] = 9;
-      }
-      x0 += sx;
-      if (++ox == width) {
-        ox = 0;
-        x0 = -p->pad_w;
-        y0 += sy;
-      }
+  rgb.advance = 9 * g.sx;
+  while (pixel + 3 <= pixels) {
+    /* inside: pixels from ox on whose windows lie inside, on this output row */
+    int32_t inside = 0;
+    if (x0 >= 0 && y0 >= 0 && y0 + g.last_row < g.input_h && x0 + 3 <= g.input_w) {
+      inside = (g.input_w - 3 - x0) / g.sx + 1;
+      if (inside > g.width - ox) inside = g.width - ox;
+      if (inside > pixels - pixel) inside = pixels - pixel;
     }
     rgb.out = job->output + pixel * 8;
+    if (inside >= 3) {
+      rgb.count = inside / 3;
+      for (i = 0; i < 3; ++i) {
+        rgb.rows[i] = g.image + (y0 * p->input_w + x0 + i * g.sx) * 3;
+        rgb.line[i] = g.line;
+      }
+      pixel += 3 * rgb.count;
+      ox += 3 * rgb.count;
+      x0 += 3 * rgb.count * g.sx;
+      if (ox == g.width) {
+        ox = 0;
+        x0 = g.left;
+        y0 += g.sy;
+      }
+    } else {
+      rgb.count = 1;
+      rgb_windows(job, &g, pixel, &y0, &x0, &ox, copies, &rgb);
+      pixel += 3;
+    }
     conv_narrow_rgb3(&rgb);
   }
   return pixel;
