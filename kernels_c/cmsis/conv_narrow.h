@@ -12,11 +12,17 @@
  * passes of 8 inputs, the sums waiting on the stack between passes.  Per channel and pixel pair:
  * 2 LDRD of weights, 8 SMLAD, the requantisation of cmsis_requantize_folded (SMMLAR, ADD,
  * ASR, SSAT per output; the sign correction - [acc < 0] added to the constant before the
- * SMMLAR, the same sum modulo 2^32) and two STRB: about 26 instructions, 35 cycles. */
+ * SMMLAR, the same sum modulo 2^32) and two STRB: about 26 instructions, 35 cycles (31 for
+ * K = 8, whose tail is copied onto the kernel's stack: CONV_NARROW_ONLY_S).  The RGB first
+ * layer runs 3 pixels x 2 channels per pass from the 3 patches widened in scratch
+ * (conv_narrow_rgb3: 1 cycle per MAC, every sum in a register), the 1 or 2 pixels left
+ * by conv_narrow_28x8 / conv_narrow_last. */
 #ifndef TFLM_CMSIS_CONV_NARROW_H
 #define TFLM_CMSIS_CONV_NARROW_H
 
 #if defined(CMSIS_DSP)
+
+#include "narrow_triples.h"
 
 /* Offsets (assembler expressions) of channel c = 2j + s in the node's streams, for K = 4n
  * inputs: the pair stream holds per channel pair 16n bytes, per group g of 4 inputs channel
@@ -44,6 +50,17 @@
   "smlad r3, r0, r10, r3\n\t"                                                            \
   "smlad r3, r12, r11, r3\n\t"
 
+/* The two SMMLAR results r2, r3 of channel c shifted right by r0, saturated and stored to
+ * out ([sp, #8]) + c (pixel a) and + cout + c (pixel b). */
+#define CONV_NARROW_STORE2(j, s, cout)                                                     \
+  "ldr r12, [sp, #8]\n\t"                                                                \
+  "asr r2, r2, r0\n\t"                                                                   \
+  "asr r3, r3, r0\n\t"                                                                   \
+  "ssat r2, #8, r2\n\t"                                                                  \
+  "ssat r3, #8, r3\n\t"                                                                  \
+  "strb r2, [r12, #((" #j ")*2+" #s ")]\n\t"                                             \
+  "strb r3, [r12, #(" #cout "+(" #j ")*2+" #s ")]\n\t"
+
 /* The doubled sums r2, r3 of channel c requantised (cmsis_requantize_folded: the sign
  * correction - [acc < 0] added to the constant before the SMMLAR, the same sum modulo
  * 2^32) and stored to [sp, #8] + c (pixel a) and + cout + c (pixel b); lr the tail. */
@@ -56,13 +73,7 @@
   "add r12, r12, r3, asr #31\n\t"                                                        \
   "smmlar r3, r3, r0, r12\n\t"                                                           \
   "ldr r0, [lr, " CONV_NARROW_T(j, 7 - 5 * s) "]\n\t"                                    \
-  "ldr r12, [sp, #8]\n\t"                                                                \
-  "asr r2, r2, r0\n\t"                                                                   \
-  "asr r3, r3, r0\n\t"                                                                   \
-  "ssat r2, #8, r2\n\t"                                                                  \
-  "ssat r3, #8, r3\n\t"                                                                  \
-  "strb r2, [r12, #((" #j ")*2+" #s ")]\n\t"                                             \
-  "strb r3, [r12, #(" #cout "+(" #j ")*2+" #s ")]\n\t"
+  CONV_NARROW_STORE2(j, s, cout)
 
 /* CONV_NARROW_REQUANT in a pass of one group, where r6, r7 and r10 are free: the
  * constant and the shift loaded once, the loads back to back. */
@@ -149,17 +160,15 @@
   "sxtb16 r9, r10, ror #8\n\t"
 
 /* The frame of a narrow kernel of `cout` channels: [sp] in, #4 pixel pairs left, #8 out,
- * from #16 the sums between passes (8 bytes per channel); lr the tail. */
-#define CONV_NARROW_ENTER(cout)                                                            \
+ * from #16 the sums between passes (8 bytes per channel); lr the tail.  The prologue and
+ * the next pixel pair (or the end) for a frame of `frame` bytes. */
+#define CONV_NARROW_PROLOGUE(frame)                                                        \
   "push {r4-r11, lr}\n\t"                                                                \
   "ldr r12, [sp, #36]\n\t"                                                               \
-  "sub sp, sp, #(16+8*" #cout ")\n\t"                                                    \
+  "sub sp, sp, #(" frame ")\n\t"                                                         \
   "str r0, [sp]\n\t"                                                                     \
-  "strd r3, r12, [sp, #4]\n\t"                                                           \
-  "mov lr, r2\n\t"                                                                       \
-  "1:\n\t"
-/* The next pixel pair, or the end. */
-#define CONV_NARROW_NEXT(k, cout)                                                          \
+  "strd r3, r12, [sp, #4]\n\t"
+#define CONV_NARROW_STEP(k, cout, frame)                                                   \
   "ldr r12, [sp]\n\t"                                                                    \
   "add r12, r12, #(2*" #k ")\n\t"                                                        \
   "str r12, [sp]\n\t"                                                                    \
@@ -168,8 +177,11 @@
   "subs r0, r0, #1\n\t"                                                                  \
   "strd r0, r12, [sp, #4]\n\t"                                                           \
   "bne 1b\n\t"                                                                           \
-  "add sp, sp, #(16+8*" #cout ")\n\t"                                                    \
+  "add sp, sp, #(" frame ")\n\t"                                                         \
   "pop {r4-r11, pc}\n\t"
+#define CONV_NARROW_ENTER(cout)                                                            \
+  CONV_NARROW_PROLOGUE("16+8*" #cout) "mov lr, r2\n\t" "1:\n\t"
+#define CONV_NARROW_NEXT(k, cout) CONV_NARROW_STEP(k, cout, "16+8*" #cout)
 
 /* `count` (>= 1) pixel pairs of a 1x1 layer of K input and COUT output channels (the
  * function's name): pixels 2i, 2i + 1 at in + 2K i (word aligned), their outputs at
@@ -211,38 +223,17 @@
   "add lr, r12, r3, asr #31\n\t"                                                         \
   "smmlar r3, r3, r0, lr\n\t"                                                            \
   "ldr r0, [sp, " CONV_NARROW_TS(j, 7 - 5 * s) "]\n\t"                                   \
-  "ldr r12, [sp, #8]\n\t"                                                                \
-  "asr r2, r2, r0\n\t"                                                                   \
-  "asr r3, r3, r0\n\t"                                                                   \
-  "ssat r2, #8, r2\n\t"                                                                  \
-  "ssat r3, #8, r3\n\t"                                                                  \
-  "strb r2, [r12, #((" #j ")*2+" #s ")]\n\t"                                             \
-  "strb r3, [r12, #(" #cout "+(" #j ")*2+" #s ")]\n\t"
-/* CONV_NARROW_ENTER with the tail's 8 pairs of 8 words copied to [sp, #16] on. */
+  CONV_NARROW_STORE2(j, s, cout)
+/* CONV_NARROW_ENTER with the tail's 8 pairs of 8 words copied to [sp, #16] on, and its
+ * CONV_NARROW_NEXT. */
 #define CONV_NARROW_TAIL_WORDS8 "ldmia r2!, {r4-r11}\n\tstmia r12!, {r4-r11}\n\t"
 #define CONV_NARROW_ENTER_S(cout)                                                          \
-  "push {r4-r11, lr}\n\t"                                                                \
-  "ldr r12, [sp, #36]\n\t"                                                               \
-  "sub sp, sp, #(16+32*" #cout "/2)\n\t"                                                 \
-  "str r0, [sp]\n\t"                                                                     \
-  "strd r3, r12, [sp, #4]\n\t"                                                           \
-  "add r12, sp, #16\n\t"                                                                 \
+  CONV_NARROW_PROLOGUE("16+16*" #cout) "add r12, sp, #16\n\t"                           \
   CONV_NARROW_TAIL_WORDS8 CONV_NARROW_TAIL_WORDS8 CONV_NARROW_TAIL_WORDS8                \
   CONV_NARROW_TAIL_WORDS8 CONV_NARROW_TAIL_WORDS8 CONV_NARROW_TAIL_WORDS8                \
   CONV_NARROW_TAIL_WORDS8 CONV_NARROW_TAIL_WORDS8                                        \
   "1:\n\t"
-/* CONV_NARROW_NEXT for that frame. */
-#define CONV_NARROW_NEXT_S(k, cout)                                                        \
-  "ldr r12, [sp]\n\t"                                                                    \
-  "add r12, r12, #(2*" #k ")\n\t"                                                        \
-  "str r12, [sp]\n\t"                                                                    \
-  "ldrd r0, r12, [sp, #4]\n\t"                                                           \
-  "add r12, r12, #(2*" #cout ")\n\t"                                                     \
-  "subs r0, r0, #1\n\t"                                                                  \
-  "strd r0, r12, [sp, #4]\n\t"                                                           \
-  "bne 1b\n\t"                                                                           \
-  "add sp, sp, #(16+32*" #cout "/2)\n\t"                                                 \
-  "pop {r4-r11, pc}\n\t"
+#define CONV_NARROW_NEXT_S(k, cout) CONV_NARROW_STEP(k, cout, "16+16*" #cout)
 
 CONV_NARROW_KERNEL(conv_narrow_8x16,
                    CONV_NARROW_ENTER_S(16) CONV_NARROW_INPUTS(8, 0)
@@ -279,30 +270,14 @@ CONV_NARROW_KERNEL(conv_narrow_28x8,
 #define RGB3_W(j, s, g, e) "#((" #j ")*112+(" #g ")*16+" #s "*8+" #e "*4)"
 #define RGB3_X(p, g, e) "#((" #p ")*56+(" #g ")*8+" #e "*4)"
 #define RGB3_LOADS(j, g, e)                                                                \
-  "ldr r8, [r1, " RGB3_W(j, 0, g, e) "]\n\t"                                             \
-  "ldr r9, [r1, " RGB3_W(j, 1, g, e) "]\n\t"                                             \
-  "ldr r10, [r0, " RGB3_X(0, g, e) "]\n\t"                                               \
-  "ldr r11, [r0, " RGB3_X(1, g, e) "]\n\t"                                               \
-  "ldr r12, [r0, " RGB3_X(2, g, e) "]\n\t"
-#define RGB3_HALF(j, g, e)                                                                 \
-  RGB3_LOADS(j, g, e)                                                                    \
-  "smlad r2, r8, r10, r2\n\t"                                                            \
-  "smlad r3, r8, r11, r3\n\t"                                                            \
-  "smlad r4, r8, r12, r4\n\t"                                                            \
-  "smlad r5, r9, r10, r5\n\t"                                                            \
-  "smlad r6, r9, r11, r6\n\t"                                                            \
-  "smlad r7, r9, r12, r7\n\t"
+  NARROW3_LOADS("[r1, " RGB3_W(j, 0, g, e) "]", "[r1, " RGB3_W(j, 1, g, e) "]",           \
+                "[r0, " RGB3_X(0, g, e) "]", "[r0, " RGB3_X(1, g, e) "]",                 \
+                "[r0, " RGB3_X(2, g, e) "]")
+#define RGB3_HALF(j, g, e) RGB3_LOADS(j, g, e) NARROW3_MACS
 /* The first half-group: the sums start at the pair's folded constants (tail words 0, 1). */
 #define RGB3_FIRST(j)                                                                      \
-  "ldr r2, [lr, " CONV_NARROW_T(j, 0) "]\n\t"                                            \
-  "ldr r5, [lr, " CONV_NARROW_T(j, 1) "]\n\t"                                            \
-  RGB3_LOADS(j, 0, 0)                                                                    \
-  "smlad r3, r8, r11, r2\n\t"                                                            \
-  "smlad r4, r8, r12, r2\n\t"                                                            \
-  "smlad r2, r8, r10, r2\n\t"                                                            \
-  "smlad r6, r9, r11, r5\n\t"                                                            \
-  "smlad r7, r9, r12, r5\n\t"                                                            \
-  "smlad r5, r9, r10, r5\n\t"
+  NARROW3_FIRST("[lr, " CONV_NARROW_T(j, 0) "]", "[lr, " CONV_NARROW_T(j, 1) "]",         \
+                RGB3_LOADS(j, 0, 0))
 /* Channel 2j + s's three sums (registers x, y, z) requantised and stored at r12 + 2j + s
  * (pixel 0), + 8 and + 16. */
 #define RGB3_REQUANT(j, s, x, y, z)                                                        \
@@ -397,22 +372,7 @@ __attribute__((naked, noinline, unused)) static void conv_narrow_rgb3(
                    "ldr r0, [r0, #36]\n\t"
                    "str r12, [sp, #4]\n\t"
                    RGB3_PAIR(0) RGB3_PAIR(1) RGB3_PAIR(2) RGB3_PAIR(3)
-                   "ldr r0, [sp]\n\t"
-                   "ldr r12, [r0, #40]\n\t"
-                   "subs r12, r12, #1\n\t"
-                   "beq 2f\n\t"
-                   "str r12, [r0, #40]\n\t"
-                   "ldr r1, [r0, #44]\n\t"
-                   "ldmia r0, {r2, r3, r4}\n\t"
-                   "add r2, r2, r1\n\t"
-                   "add r3, r3, r1\n\t"
-                   "add r4, r4, r1\n\t"
-                   "ldr r5, [r0, #24]\n\t"
-                   "stmia r0, {r2, r3, r4}\n\t"
-                   "add r5, r5, #24\n\t"
-                   "str r5, [r0, #24]\n\t"
-                   "b 1b\n\t"
-                   "2:\n\t"
+                   NARROW3_NEXT("0")
                    "pop {r0, r1, r3-r11, pc}\n\t");
 }
 
@@ -537,8 +497,8 @@ static void conv_narrow_rgb(const cmsis_conv_job_t *job, int32_t pixels) {
     }
     conv_narrow_28x8(job->scratch, job->pairs, job->tail, 1, job->output + pixel * 8);
   }
-  if (pixels & 1) {
-    conv_narrow_last(job, patch_of(job, pixels - 1, 0), job->output + (pixels - 1) * 8);
+  if (pixel < pixels) { /* one left after the triples and pairs */
+    conv_narrow_last(job, patch_of(job, pixel, 0), job->output + pixel * 8);
   }
 }
 

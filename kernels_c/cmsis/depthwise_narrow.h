@@ -18,6 +18,8 @@
 
 #if defined(CMSIS_DSP) && !defined(CMSIS_MVE)
 
+#include "narrow_triples.h"
+
 /* What dw_narrow_quads3 reads (offsets fixed by its assembly): per pixel of the first triple
  * its window's first byte and the bytes between its rows (in the image, or a copy with rows
  * 4 apart); each next triple's windows `advance` bytes after the previous ones. */
@@ -58,30 +60,13 @@ typedef struct {
   "stmia r3!, {r4-r9}\n\t"
 
 #define DWN_LOADS(k, y, e)                                                                 \
-  "ldr r8, [r1, " DWN_W(k, 0, y, e) "]\n\t"                                              \
-  "ldr r9, [r1, " DWN_W(k, 1, y, e) "]\n\t"                                              \
-  "ldr r10, [sp, " DWN_X(0, y, e) "]\n\t"                                                \
-  "ldr r11, [sp, " DWN_X(1, y, e) "]\n\t"                                                \
-  "ldr r12, [sp, " DWN_X(2, y, e) "]\n\t"
-#define DWN_HALF(k, y, e)                                                                  \
-  DWN_LOADS(k, y, e)                                                                     \
-  "smlad r2, r8, r10, r2\n\t"                                                            \
-  "smlad r3, r8, r11, r3\n\t"                                                            \
-  "smlad r4, r8, r12, r4\n\t"                                                            \
-  "smlad r5, r9, r10, r5\n\t"                                                            \
-  "smlad r6, r9, r11, r6\n\t"                                                            \
-  "smlad r7, r9, r12, r7\n\t"
+  NARROW3_LOADS("[r1, " DWN_W(k, 0, y, e) "]", "[r1, " DWN_W(k, 1, y, e) "]",             \
+                "[sp, " DWN_X(0, y, e) "]", "[sp, " DWN_X(1, y, e) "]",                   \
+                "[sp, " DWN_X(2, y, e) "]")
+#define DWN_HALF(k, y, e) DWN_LOADS(k, y, e) NARROW3_MACS
 /* The first half-row: the sums start at the channels' biases. */
 #define DWN_FIRST(k)                                                                       \
-  "ldr r2, [lr, " DWN_T(k, 0) "]\n\t"                                                    \
-  "ldr r5, [lr, " DWN_T(k, 1) "]\n\t"                                                    \
-  DWN_LOADS(k, 0, 0)                                                                     \
-  "smlad r3, r8, r11, r2\n\t"                                                            \
-  "smlad r4, r8, r12, r2\n\t"                                                            \
-  "smlad r2, r8, r10, r2\n\t"                                                            \
-  "smlad r6, r9, r11, r5\n\t"                                                            \
-  "smlad r7, r9, r12, r5\n\t"                                                            \
-  "smlad r5, r9, r10, r5\n\t"
+  NARROW3_FIRST("[lr, " DWN_T(k, 0) "]", "[lr, " DWN_T(k, 1) "]", DWN_LOADS(k, 0, 0))
 /* One sum x of channel 2k + s doubled and requantised (r8 multiplier, r9 constant, r10
  * right shift), stored at r12 + `at`. */
 #define DWN_ONE(x, at)                                                                     \
@@ -115,22 +100,7 @@ __attribute__((naked, noinline)) static void dw_narrow_quads3(dw_narrow_t *job C
                    "ldr lr, [r0, #32]\n\t"
                    "str r12, [sp, #76]\n\t"
                    DWN_PAIR(0) DWN_PAIR(1) DWN_PAIR(2) DWN_PAIR(3)
-                   "ldr r0, [sp, #72]\n\t"
-                   "ldr r12, [r0, #40]\n\t"
-                   "subs r12, r12, #1\n\t"
-                   "beq 2f\n\t"
-                   "str r12, [r0, #40]\n\t"
-                   "ldr r1, [r0, #44]\n\t"
-                   "ldmia r0, {r2, r3, r4}\n\t"
-                   "add r2, r2, r1\n\t"
-                   "add r3, r3, r1\n\t"
-                   "add r4, r4, r1\n\t"
-                   "ldr r5, [r0, #24]\n\t"
-                   "stmia r0, {r2, r3, r4}\n\t"
-                   "add r5, r5, #24\n\t"
-                   "str r5, [r0, #24]\n\t"
-                   "b 1b\n\t"
-                   "2:\n\t"
+                   NARROW3_NEXT("72")
                    "add sp, sp, #72\n\t"
                    "pop {r0, r1, r3-r11, pc}\n\t");
 }
