@@ -835,8 +835,6 @@ static int32_t rows_quads3(const dw_job_t *job, int32_t out_stride) {
          p->output_c <= DW_ROW_CHANNELS && out_stride == p->output_c && dw_steps_fit(job);
 }
 
-#include "depthwise_narrow.h" /* dw_narrow_row: 8-channel nodes, 3 pixels per pass */
-
 /* Output row oy of a node rows_quads3 accepts, into out. */
 static void row_quads3(const dw_job_t *job, const int8_t *image, int32_t oy, int8_t *out) {
   const tflm_conv_params_t *p = job->p;
@@ -849,7 +847,6 @@ static void row_quads3(const dw_job_t *job, const int8_t *image, int32_t oy, int
   const int32_t input_w = p->input_w;
   dw_row3_t r;
   int32_t c, ox, row;
-  if (dw_narrow_row(job, image, oy, out)) return;
   r.channel = t;
   r.weights = job->quads + 5;
   r.channels = p->output_c;
@@ -885,6 +882,8 @@ static void pixel_quads(const dw_job_t *job, const int8_t *image, int32_t oy, in
   (void)out;
 }
 #endif
+
+#include "depthwise_narrow.h" /* dw_narrow_row: 8-channel rows, 3 pixels per pass */
 
 /* No row_quads3 without the DSP instructions (nor on MVE): every pixel takes pixel_at. */
 #if !defined(CMSIS_DSP) || defined(CMSIS_MVE)
@@ -1485,7 +1484,7 @@ static inline __attribute__((always_inline)) void row_at(const dw_job_t *job, in
                    const int8_t *filter, int32_t oy, int8_t *out) {
   if (walk == 1) {
     row_layout(job, image, filter, oy, out);
-  } else {
+  } else if (!dw_narrow_row(job, image, oy, out)) {
     row_quads3(job, image, oy, out);
   }
 }

@@ -1,8 +1,9 @@
 /* Narrow early DEPTHWISE_CONV_2D layers on a DSP core (Cortex-M4/M7/M33): one input channel,
  * 3 filter rows of one quad (filter_w <= 4) and 8 output channels (person_detect's first
  * layer, a 3x3 filter of multiplier 8 over a grey image) whose activation keeps the whole
- * int8 range.  Included by depthwise_conv.c inside its DSP branch, after row_quads3's
- * helpers (dw_steps_fit, quads_window); row_quads3 hands it the node's rows first.
+ * int8 range.  Included by depthwise_conv.c after row_quads3's helpers (dw_steps_fit,
+ * quads_window); row_at tries it before row_quads3 (apart, so their frames never add up:
+ * dw_narrow_row is not inlined).  Other cores: a stub that declines.
  *
  * row_quads3 sums each pixel's 4 channels of a block from registers (one row's input
  * widened, 8 SMLADs per row), so every weight word is read once per pixel: ~130 cycles per
@@ -110,8 +111,9 @@ __attribute__((naked, noinline)) static void dw_narrow_quads3(dw_narrow_t *job C
  * input in runs of triples, the others (copied by quads_window, the zero point outside)
  * one triple at a time; the last 1 or 2 pixels of the row as a triple repeating the last,
  * into a copy.  Returns 0 for other nodes (row_quads3 runs them). */
-static int32_t dw_narrow_row(const dw_job_t *job, const int8_t *image, int32_t oy,
-                             int8_t *out) {
+static __attribute__((noinline)) int32_t dw_narrow_row(const dw_job_t *job,
+                                                       const int8_t *image, int32_t oy,
+                                                       int8_t *out) {
   const tflm_conv_params_t *p = job->p;
   const int32_t y0 = oy * p->stride_h - p->pad_h, width = p->output_w, sx = p->stride_w;
   const int32_t rows_inside = y0 >= 0 && y0 + 3 <= p->input_h;
@@ -164,5 +166,14 @@ static int32_t dw_narrow_row(const dw_job_t *job, const int8_t *image, int32_t o
   return 1;
 }
 
+#else
+static int32_t dw_narrow_row(const dw_job_t *job, const int8_t *image, int32_t oy,
+                             int8_t *out) {
+  (void)job;
+  (void)image;
+  (void)oy;
+  (void)out;
+  return 0;
+}
 #endif /* CMSIS_DSP && !CMSIS_MVE */
 #endif /* TFLM_CMSIS_DEPTHWISE_NARROW_H */
