@@ -146,10 +146,17 @@ def narrow_cases(b: ModelBuilder, rng, factor: float) -> list:
         data, g = add_conv(b, rng, g, False, factor, input_zero_point=-128,
                            output_zero_point=-128)
         cases.append(("CONV_2D 1x1 narrow", [data], g))
-    # First layers over RGB: 3x3x3 -> 8 (conv_narrow_28x8) at both strides over an odd 7x9
-    # input, windows inside and on every edge, 63 (odd) and 20 output pixels.
-    for stride in (1, 2):
-        g = padded_geometry(conv_geometry(rng, False, 3, 3, 8), stride)
+    # First layers over RGB: 3x3x3 -> 8 (conv_narrow_rgb3 per 3 pixels, conv_narrow_28x8
+    # and conv_narrow_last after them) at both strides over an odd 7x9 input, windows
+    # inside and on every edge, 63 and 20 output pixels; SAME and VALID over odd widths,
+    # 16, 49 and 15 pixels: every remainder after the groups of 3.
+    for stride, shape in ((1, None), (2, None), (2, (7, 7, "SAME")), (1, (9, 9, "VALID")),
+                          (2, (8, 11, "VALID"))):
+        g = conv_geometry(rng, False, 3, 3, 8)
+        if shape is None:
+            g = padded_geometry(g, stride)
+        else:
+            g = border_geometry(g, shape[0], shape[1], stride, shape[2], "NONE")
         g["activation"] = str(rng.choice(["NONE", "RELU"]))
         data, g = add_conv(b, rng, g, False, factor, input_zero_point=-128,
                            output_zero_point=-128)

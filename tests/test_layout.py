@@ -420,6 +420,12 @@ ONE_CHANNEL_LAYERS = [(10, 8, 8, 2, "SAME", 49, 40), (10, 8, 4, 1, "VALID", 13, 
                       (3, 3, 8, 1, "SAME", 7, 9), (3, 3, 4, 2, "VALID", 8, 10),
                       (10, 8, 8, 1, "SAME", 12, 7), (3, 3, 4, 1, "SAME", 3, 3),
                       (3, 2, 16, 2, "SAME", 9, 11), (3, 3, 20, 1, "SAME", 5, 6)]
+# 8 channels of a 3-row filter of one quad whose activation keeps the whole int8 range (NONE)
+# run 3 pixels per pass on DSP cores (depthwise_narrow.h): both strides and paddings, output
+# rows of 7, 8 and 9 pixels (the last 1 or 2 as a triple repeating the last one), windows
+# leaving the input on every side, a 3x2 filter.
+NARROW_ONE_CHANNEL_LAYERS = [(3, 3, 8, 2, "SAME", 13, 13), (3, 3, 8, 1, "SAME", 6, 8),
+                             (3, 3, 8, 1, "VALID", 5, 11), (3, 2, 8, 2, "VALID", 9, 14)]
 
 
 def one_channel_model(seed: int):
@@ -428,10 +434,13 @@ def one_channel_model(seed: int):
     rng = np.random.default_rng(9400 + seed)
     b = ModelBuilder()
     cases = []
-    for index, (kh, kw, multiplier, stride, padding, h, w) in enumerate(ONE_CHANNEL_LAYERS):
+    for index, (kh, kw, multiplier, stride, padding, h, w) in enumerate(
+            ONE_CHANNEL_LAYERS + NARROW_ONE_CHANNEL_LAYERS):
         g = cmsis_cases.conv_geometry(rng, True, 3, 1, 1)
         g.update(h=h, w=w, kh=kh, kw=kw, stride=(stride, stride), padding=padding,
                  multiplier=multiplier, cout=multiplier)
+        if index >= len(ONE_CHANNEL_LAYERS):
+            g["activation"] = "NONE"
         g["oh"] = conv_cases.out_size(padding, h, kh, stride, 1)
         g["ow"] = conv_cases.out_size(padding, w, kw, stride, 1)
         data, g = cmsis_cases.add_conv(b, rng, g, True, 1.0, -128 if index % 2 == 0 else None)

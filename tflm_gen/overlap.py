@@ -13,9 +13,10 @@ The rule holds for every kernel that runs these ops, since the plan is shared by
     channels written after the block's windows were read; conv_mve.h's channel-group path
     (which reads every pixel again per group) declines a layer whose output overlaps its
     input when it needs more than one group; conv_narrow.h's 1x1 kernels read both pixels
-    of a pair before writing either;
+    of a pair before writing either, its RGB kernel the 3 windows of a triple;
   * kernels_c/cmsis/depthwise_conv.c: one pixel (or one row of inside pixels) at a time,
-    raster, or last pixel first when the output starts inside the input; depthwise_mve.h
+    raster (depthwise_narrow.h: 3 pixels of a row, their windows read before any is
+    written), or last pixel first when the output starts inside the input; depthwise_mve.h
     per block of 16 channels, walking its pixels last first under such an overlap and
     declining one that is not a whole number of pixels;
   * kernels_c/pooling_reference.c, cmsis/pooling.c (AVERAGE_POOL_2D, MAX_POOL_2D): one

@@ -12,11 +12,17 @@
  * passes of 8 inputs, the sums waiting on the stack between passes.  Per channel and pixel pair:
  * 2 LDRD of weights, 8 SMLAD, the requantisation of cmsis_requantize_folded (SMMLAR, ADD,
  * ASR, SSAT per output; the sign correction - [acc < 0] added to the constant before the
- * SMMLAR, the same sum modulo 2^32) and two STRB: about 26 instructions, 35 cycles. */
+ * SMMLAR, the same sum modulo 2^32) and two STRB: about 26 instructions, 35 cycles (31 for
+ * K = 8, whose tail is copied onto the kernel's stack: CONV_NARROW_ONLY_S).  The RGB first
+ * layer runs 3 pixels x 2 channels per pass from the 3 patches widened in scratch
+ * (conv_narrow_rgb3: 1 cycle per MAC, every sum in a register), the 1 or 2 pixels left
+ * by conv_narrow_28x8 / conv_narrow_last. */
 #ifndef TFLM_CMSIS_CONV_NARROW_H
 #define TFLM_CMSIS_CONV_NARROW_H
 
 #if defined(CMSIS_DSP)
+
+#include "narrow_triples.h"
 
 /* Offsets (assembler expressions) of channel c = 2j + s in the node's streams, for K = 4n
  * inputs: the pair stream holds per channel pair 16n bytes, per group g of 4 inputs channel
@@ -44,6 +50,17 @@
   "smlad r3, r0, r10, r3\n\t"                                                            \
   "smlad r3, r12, r11, r3\n\t"
 
+/* The two SMMLAR results r2, r3 of channel c shifted right by r0, saturated and stored to
+ * out ([sp, #8]) + c (pixel a) and + cout + c (pixel b). */
+#define CONV_NARROW_STORE2(j, s, cout)                                                     \
+  "ldr r12, [sp, #8]\n\t"                                                                \
+  "asr r2, r2, r0\n\t"                                                                   \
+  "asr r3, r3, r0\n\t"                                                                   \
+  "ssat r2, #8, r2\n\t"                                                                  \
+  "ssat r3, #8, r3\n\t"                                                                  \
+  "strb r2, [r12, #((" #j ")*2+" #s ")]\n\t"                                             \
+  "strb r3, [r12, #(" #cout "+(" #j ")*2+" #s ")]\n\t"
+
 /* The doubled sums r2, r3 of channel c requantised (cmsis_requantize_folded: the sign
  * correction - [acc < 0] added to the constant before the SMMLAR, the same sum modulo
  * 2^32) and stored to [sp, #8] + c (pixel a) and + cout + c (pixel b); lr the tail. */
@@ -56,13 +73,7 @@
   "add r12, r12, r3, asr #31\n\t"                                                        \
   "smmlar r3, r3, r0, r12\n\t"                                                           \
   "ldr r0, [lr, " CONV_NARROW_T(j, 7 - 5 * s) "]\n\t"                                    \
-  "ldr r12, [sp, #8]\n\t"                                                                \
-  "asr r2, r2, r0\n\t"                                                                   \
-  "asr r3, r3, r0\n\t"                                                                   \
-  "ssat r2, #8, r2\n\t"                                                                  \
-  "ssat r3, #8, r3\n\t"                                                                  \
-  "strb r2, [r12, #((" #j ")*2+" #s ")]\n\t"                                             \
-  "strb r3, [r12, #(" #cout "+(" #j ")*2+" #s ")]\n\t"
+  CONV_NARROW_STORE2(j, s, cout)
 
 /* CONV_NARROW_REQUANT in a pass of one group, where r6, r7 and r10 are free: the
  * constant and the shift loaded once, the loads back to back. */
@@ -82,11 +93,8 @@
   "strb r2, [r7, #((" #j ")*2+" #s ")]\n\t"                                              \
   "strb r3, [r7, #(" #cout "+(" #j ")*2+" #s ")]\n\t"
 
-/* The steps of channel c in pass h of n / 2: the only pass (K = 8), the first, a middle
- * one and the last; the sums wait between passes on the stack. */
-#define CONV_NARROW_ONLY(j, s, n, h, cout)                                                 \
-  "ldr r3, [lr, " CONV_NARROW_T(j, s) "]\n\t"                                            \
-  CONV_NARROW_MACS(j, s, n, h, "r3") CONV_NARROW_REQUANT(j, s, cout)
+/* The steps of channel c in pass h of n / 2: the first, a middle one and the last; the
+ * sums wait between passes on the stack (the only pass of K = 8: CONV_NARROW_ONLY_S). */
 #define CONV_NARROW_FIRST(j, s, n, h, cout)                                                \
   "ldr r3, [lr, " CONV_NARROW_T(j, s) "]\n\t"                                            \
   CONV_NARROW_MACS(j, s, n, h, "r3") "strd r2, r3, [sp, " CONV_NARROW_PS(j, s) "]\n\t"
@@ -152,17 +160,15 @@
   "sxtb16 r9, r10, ror #8\n\t"
 
 /* The frame of a narrow kernel of `cout` channels: [sp] in, #4 pixel pairs left, #8 out,
- * from #16 the sums between passes (8 bytes per channel); lr the tail. */
-#define CONV_NARROW_ENTER(cout)                                                            \
+ * from #16 the sums between passes (8 bytes per channel); lr the tail.  The prologue and
+ * the next pixel pair (or the end) for a frame of `frame` bytes. */
+#define CONV_NARROW_PROLOGUE(frame)                                                        \
   "push {r4-r11, lr}\n\t"                                                                \
   "ldr r12, [sp, #36]\n\t"                                                               \
-  "sub sp, sp, #(16+8*" #cout ")\n\t"                                                    \
+  "sub sp, sp, #(" frame ")\n\t"                                                         \
   "str r0, [sp]\n\t"                                                                     \
-  "strd r3, r12, [sp, #4]\n\t"                                                           \
-  "mov lr, r2\n\t"                                                                       \
-  "1:\n\t"
-/* The next pixel pair, or the end. */
-#define CONV_NARROW_NEXT(k, cout)                                                          \
+  "strd r3, r12, [sp, #4]\n\t"
+#define CONV_NARROW_STEP(k, cout, frame)                                                   \
   "ldr r12, [sp]\n\t"                                                                    \
   "add r12, r12, #(2*" #k ")\n\t"                                                        \
   "str r12, [sp]\n\t"                                                                    \
@@ -171,8 +177,11 @@
   "subs r0, r0, #1\n\t"                                                                  \
   "strd r0, r12, [sp, #4]\n\t"                                                           \
   "bne 1b\n\t"                                                                           \
-  "add sp, sp, #(16+8*" #cout ")\n\t"                                                    \
+  "add sp, sp, #(" frame ")\n\t"                                                         \
   "pop {r4-r11, pc}\n\t"
+#define CONV_NARROW_ENTER(cout)                                                            \
+  CONV_NARROW_PROLOGUE("16+8*" #cout) "mov lr, r2\n\t" "1:\n\t"
+#define CONV_NARROW_NEXT(k, cout) CONV_NARROW_STEP(k, cout, "16+8*" #cout)
 
 /* `count` (>= 1) pixel pairs of a 1x1 layer of K input and COUT output channels (the
  * function's name): pixels 2i, 2i + 1 at in + 2K i (word aligned), their outputs at
@@ -188,9 +197,47 @@
     __asm__ volatile(body);                                                              \
   }
 
+/* The only pass of K = 8 (conv_narrow_8x16), its tail (64 words) copied onto the stack at
+ * the call's start and read SP-relative: lr is then free for the requantisation, each
+ * channel's constant loaded once and every load of a channel chained (31 cycles per
+ * channel and pixel pair where CONV_NARROW_MACS and CONV_NARROW_REQUANT take 34). */
+#define CONV_NARROW_TS(j, word) "#(16+(" #j ")*32+(" #word ")*4)"
+#define CONV_NARROW_ONLY_S(j, s, n, h, cout)                                               \
+  "ldr r3, [sp, " CONV_NARROW_TS(j, s) "]\n\t"                                           \
+  "ldr r0, [r1, " CONV_NARROW_W(j, s, n, 0) "]\n\t"                                      \
+  "ldr r12, [r1, " CONV_NARROW_W(j, s, n, 0) "+4]\n\t"                                   \
+  "smlad r2, r0, r4, r3\n\t"                                                             \
+  "smlad r2, r12, r5, r2\n\t"                                                            \
+  "smlad r3, r0, r8, r3\n\t"                                                             \
+  "smlad r3, r12, r9, r3\n\t"                                                            \
+  "ldr r0, [r1, " CONV_NARROW_W(j, s, n, 1) "]\n\t"                                      \
+  "ldr r12, [r1, " CONV_NARROW_W(j, s, n, 1) "+4]\n\t"                                   \
+  "smlad r2, r0, r6, r2\n\t"                                                             \
+  "smlad r2, r12, r7, r2\n\t"                                                            \
+  "smlad r3, r0, r10, r3\n\t"                                                            \
+  "smlad r3, r12, r11, r3\n\t"                                                           \
+  "ldr r0, [sp, " CONV_NARROW_TS(j, 3 + s) "]\n\t"                                       \
+  "ldr r12, [sp, " CONV_NARROW_TS(j, 5 + s) "]\n\t"                                      \
+  "add lr, r12, r2, asr #31\n\t"                                                         \
+  "smmlar r2, r2, r0, lr\n\t"                                                            \
+  "add lr, r12, r3, asr #31\n\t"                                                         \
+  "smmlar r3, r3, r0, lr\n\t"                                                            \
+  "ldr r0, [sp, " CONV_NARROW_TS(j, 7 - 5 * s) "]\n\t"                                   \
+  CONV_NARROW_STORE2(j, s, cout)
+/* CONV_NARROW_ENTER with the tail's 8 pairs of 8 words copied to [sp, #16] on, and its
+ * CONV_NARROW_NEXT. */
+#define CONV_NARROW_TAIL_WORDS8 "ldmia r2!, {r4-r11}\n\tstmia r12!, {r4-r11}\n\t"
+#define CONV_NARROW_ENTER_S(cout)                                                          \
+  CONV_NARROW_PROLOGUE("16+16*" #cout) "add r12, sp, #16\n\t"                           \
+  CONV_NARROW_TAIL_WORDS8 CONV_NARROW_TAIL_WORDS8 CONV_NARROW_TAIL_WORDS8                \
+  CONV_NARROW_TAIL_WORDS8 CONV_NARROW_TAIL_WORDS8 CONV_NARROW_TAIL_WORDS8                \
+  CONV_NARROW_TAIL_WORDS8 CONV_NARROW_TAIL_WORDS8                                        \
+  "1:\n\t"
+#define CONV_NARROW_NEXT_S(k, cout) CONV_NARROW_STEP(k, cout, "16+16*" #cout)
+
 CONV_NARROW_KERNEL(conv_narrow_8x16,
-                   CONV_NARROW_ENTER(16) CONV_NARROW_INPUTS(8, 0)
-                   CONV_NARROW_16(CONV_NARROW_ONLY, 0, 2, 0, 16) CONV_NARROW_NEXT(8, 16))
+                   CONV_NARROW_ENTER_S(16) CONV_NARROW_INPUTS(8, 0)
+                   CONV_NARROW_16(CONV_NARROW_ONLY_S, 0, 2, 0, 16) CONV_NARROW_NEXT_S(8, 16))
 CONV_NARROW_KERNEL(conv_narrow_16x32,
                    CONV_NARROW_ENTER(32) CONV_NARROW_INPUTS(16, 0)
                    CONV_NARROW_32(CONV_NARROW_FIRST, 4, 0, 32) CONV_NARROW_INPUTS(16, 1)
@@ -211,6 +258,210 @@ CONV_NARROW_KERNEL(conv_narrow_28x8,
                    CONV_NARROW_8(CONV_NARROW_MIDDLE, 7, 2, 8) CONV_NARROW_INPUTS1(28, 3)
                    CONV_NARROW_8(CONV_NARROW_LAST1, 7, 3, 8) CONV_NARROW_NEXT(28, 8))
 
+/* First layers over RGB images, 3 pixels x 2 channels per pass: the three 28-byte patches
+ * widened once into scratch (56 bytes each, per group of 4 inputs the SXTB16 words (x0, x2),
+ * (x1, x3)), then per channel pair and half-group one chain of 5 loads (both channels'
+ * weight word, the 3 pixels' input word: 6 cycles) and 6 SMLAD, the 6 sums in registers over
+ * all 28 inputs (no sums on the stack), started at the doubled folded constants.  Per
+ * 3 pixels x 2 channels: 84 SMLAD, 70 loads, then the 6 outputs requantised as
+ * CONV_NARROW_REQUANT does with each channel's multiplier, constant and shift loaded once.
+ * Registers: r0 the patches, r1 the pair stream, lr the tail, r2-r4 channel a's sums of
+ * pixels 0-2, r5-r7 channel b's, r8 r9 the weights, r10-r12 the inputs. */
+#define RGB3_W(j, s, g, e) "#((" #j ")*112+(" #g ")*16+" #s "*8+" #e "*4)"
+#define RGB3_X(p, g, e) "#((" #p ")*56+(" #g ")*8+" #e "*4)"
+#define RGB3_LOADS(j, g, e)                                                                \
+  NARROW3_LOADS("[r1, " RGB3_W(j, 0, g, e) "]", "[r1, " RGB3_W(j, 1, g, e) "]",           \
+                "[r0, " RGB3_X(0, g, e) "]", "[r0, " RGB3_X(1, g, e) "]",                 \
+                "[r0, " RGB3_X(2, g, e) "]")
+#define RGB3_HALF(j, g, e) RGB3_LOADS(j, g, e) NARROW3_MACS
+/* The first half-group: the sums start at the pair's folded constants (tail words 0, 1). */
+#define RGB3_FIRST(j)                                                                      \
+  NARROW3_FIRST("[lr, " CONV_NARROW_T(j, 0) "]", "[lr, " CONV_NARROW_T(j, 1) "]",         \
+                RGB3_LOADS(j, 0, 0))
+/* Channel 2j + s's three sums (registers x, y, z) requantised and stored at r12 + 2j + s
+ * (pixel 0), + 8 and + 16. */
+#define RGB3_REQUANT(j, s, x, y, z)                                                        \
+  "ldr r8, [lr, " CONV_NARROW_T(j, 3 + s) "]\n\t"                                        \
+  "ldr r9, [lr, " CONV_NARROW_T(j, 5 + s) "]\n\t"                                        \
+  "ldr r10, [lr, " CONV_NARROW_T(j, 7 - 5 * s) "]\n\t"                                   \
+  "add r11, r9, " x ", asr #31\n\t"                                                      \
+  "smmlar " x ", " x ", r8, r11\n\t"                                                     \
+  "add r11, r9, " y ", asr #31\n\t"                                                      \
+  "smmlar " y ", " y ", r8, r11\n\t"                                                     \
+  "add r11, r9, " z ", asr #31\n\t"                                                      \
+  "smmlar " z ", " z ", r8, r11\n\t"                                                     \
+  "asr " x ", " x ", r10\n\t"                                                            \
+  "asr " y ", " y ", r10\n\t"                                                            \
+  "asr " z ", " z ", r10\n\t"                                                            \
+  "ssat " x ", #8, " x "\n\t"                                                            \
+  "ssat " y ", #8, " y "\n\t"                                                            \
+  "ssat " z ", #8, " z "\n\t"                                                            \
+  "strb " x ", [r12, #((" #j ")*2+" #s ")]\n\t"                                          \
+  "strb " y ", [r12, #(8+(" #j ")*2+" #s ")]\n\t"                                        \
+  "strb " z ", [r12, #(16+(" #j ")*2+" #s ")]\n\t"
+#define RGB3_PAIR(j)                                                                       \
+  RGB3_FIRST(j) RGB3_HALF(j, 0, 1) RGB3_HALF(j, 1, 0) RGB3_HALF(j, 1, 1)                 \
+  RGB3_HALF(j, 2, 0) RGB3_HALF(j, 2, 1) RGB3_HALF(j, 3, 0) RGB3_HALF(j, 3, 1)            \
+  RGB3_HALF(j, 4, 0) RGB3_HALF(j, 4, 1) RGB3_HALF(j, 5, 0) RGB3_HALF(j, 5, 1)            \
+  RGB3_HALF(j, 6, 0) RGB3_HALF(j, 6, 1)                                                  \
+  "ldr r12, [sp, #4]\n\t"                                                                \
+  RGB3_REQUANT(j, 0, "r2", "r3", "r4") RGB3_REQUANT(j, 1, "r5", "r6", "r7")
+
+/* What conv_narrow_rgb3 reads: per pixel of the first triple the first byte of its 3 rows
+ * of 9 bytes and the bytes between rows (the window in the image, or a gathered copy with
+ * rows 9 apart); each next triple's windows `advance` bytes after the previous ones (the
+ * kernel moves rows and out). */
+typedef struct {
+  const int8_t *rows[3];
+  int32_t line[3];
+  int8_t *out;          /* the 3 pixels' 24 output bytes */
+  const int16_t *pairs; /* the pair stream (word aligned) */
+  const int32_t *tail;  /* the requantisation tail (word aligned) */
+  int32_t *widened;     /* 42 words of scratch (word aligned) */
+  int32_t count;        /* triples, >= 1 */
+  int32_t advance;
+} conv_rgb3_t;
+
+/* Widens pixel p's patch into r3 (14 words, post-incremented): its 7 words as
+ * rgb_patch_words joins them (unaligned LDR, LDRH; BFI), each by SXTB16 into (x0, x2),
+ * (x1, x3), stored by two STMs.  r0 the conv_rgb3_t; uses r1, r2, r4-r12, lr. */
+#define RGB3_WIDEN(p)                                                                      \
+  "ldr r12, [r0, #(4*" #p ")]\n\t"                                                       \
+  "ldr lr, [r0, #(12+4*" #p ")]\n\t"                                                     \
+  "ldr r4, [r12]\n\t"       /* g0 */                                                     \
+  "ldr r6, [r12, #4]\n\t"   /* g1 */                                                     \
+  "ldrb r5, [r12, #8]\n\t"  /* row 0 [8] */                                              \
+  "add r12, r12, lr\n\t"    /* row 1 */                                                  \
+  "ldr r8, [r12, #-1]\n\t"                                                               \
+  "ldr r10, [r12, #3]\n\t"  /* g3 */                                                     \
+  "ldrh r7, [r12, #7]\n\t"  /* row 1 [7..8] */                                           \
+  "add r12, r12, lr\n\t"    /* row 2 */                                                  \
+  "ldr r1, [r12, #-2]\n\t"                                                               \
+  "ldr r2, [r12, #2]\n\t"   /* g5 */                                                     \
+  "ldr lr, [r12, #5]\n\t"                                                                \
+  "bfi r8, r5, #0, #8\n\t"  /* g2: row 0 [8], row 1 [0..2] */                            \
+  "bfi r1, r7, #0, #16\n\t" /* g4: row 1 [7..8], row 2 [0..1] */                         \
+  "lsr lr, lr, #8\n\t"      /* g6: row 2 [6..8], 0 */                                    \
+  "sxtb16 r5, r4, ror #8\n\t"                                                            \
+  "sxtb16 r4, r4\n\t"                                                                    \
+  "sxtb16 r7, r6, ror #8\n\t"                                                            \
+  "sxtb16 r6, r6\n\t"                                                                    \
+  "sxtb16 r9, r8, ror #8\n\t"                                                            \
+  "sxtb16 r8, r8\n\t"                                                                    \
+  "sxtb16 r11, r10, ror #8\n\t"                                                          \
+  "sxtb16 r10, r10\n\t"                                                                  \
+  "stmia r3!, {r4-r11}\n\t"                                                              \
+  "sxtb16 r5, r1, ror #8\n\t"                                                            \
+  "sxtb16 r4, r1\n\t"                                                                    \
+  "sxtb16 r7, r2, ror #8\n\t"                                                            \
+  "sxtb16 r6, r2\n\t"                                                                    \
+  "sxtb16 r9, lr, ror #8\n\t"                                                            \
+  "sxtb16 r8, lr\n\t"                                                                    \
+  "stmia r3!, {r4-r9}\n\t"
+
+/* Argument: r0 the conv_rgb3_t, kept at [sp]; the triple's out at [sp, #4]. */
+__attribute__((naked, noinline, unused)) static void conv_narrow_rgb3(
+    conv_rgb3_t *job CMSIS_IN_ASM) {
+  __asm__ volatile("push {r0, r1, r3-r11, lr}\n\t"
+                   "1:\n\t"
+                   "ldr r3, [r0, #36]\n\t"
+                   RGB3_WIDEN(0) RGB3_WIDEN(1) RGB3_WIDEN(2)
+                   "ldr r12, [r0, #24]\n\t"
+                   "ldr r1, [r0, #28]\n\t"
+                   "ldr lr, [r0, #32]\n\t"
+                   "ldr r0, [r0, #36]\n\t"
+                   "str r12, [sp, #4]\n\t"
+                   RGB3_PAIR(0) RGB3_PAIR(1) RGB3_PAIR(2) RGB3_PAIR(3)
+                   NARROW3_NEXT("0")
+                   "pop {r0, r1, r3-r11, pc}\n\t");
+}
+
+/* The windows of the triple from output pixel `pixel` at (y0, x0) (its window's top-left
+ * tap; ox its column) into rgb: in place when inside the image (window_at's test on
+ * locals: the kernel's call would make the compiler reload the job's fields), else
+ * gathered (the zero point in the padding) into a copy of 27 bytes read as rows 9 apart;
+ * y0, x0 and ox move to the next triple. */
+typedef struct {
+  const int8_t *image;
+  int32_t line, last_row, input_h, input_w, width, sy, sx, left;
+} conv_rgb_geometry_t;
+static void rgb_windows(const cmsis_conv_job_t *job, const conv_rgb_geometry_t *g,
+                        int32_t pixel, int32_t *y0, int32_t *x0, int32_t *ox,
+                        uint32_t copies[3][7], conv_rgb3_t *rgb) {
+  int32_t i;
+  for (i = 0; i < 3; ++i) {
+    if (*x0 >= 0 && *x0 + 3 <= g->input_w && *y0 >= 0 && *y0 + g->last_row < g->input_h) {
+      rgb->rows[i] = g->image + (*y0 * job->p->input_w + *x0) * 3;
+      rgb->line[i] = g->line;
+    } else {
+      gather_patch(job, pixel + i, (int8_t *)(void *)copies[i]);
+      rgb->rows[i] = (const int8_t *)(void *)copies[i];
+      rgb->line[i] = 9;
+    }
+    *x0 += g->sx;
+    if (++*ox == g->width) {
+      *ox = 0;
+      *x0 = g->left;
+      *y0 += g->sy;
+    }
+  }
+}
+
+/* conv_narrow_rgb3 over the job's pixels 3 at a time; returns the pixels done (a multiple
+ * of 3).  The triples of one output row whose windows all lie inside the image run as
+ * one call (count); the others one by one through rgb_windows. */
+static int32_t conv_narrow_rgb_triples(const cmsis_conv_job_t *job, int32_t pixels) {
+  const tflm_conv_params_t *p = job->p;
+  conv_rgb_geometry_t g;
+  uint32_t copies[3][7];
+  conv_rgb3_t rgb;
+  int32_t pixel = 0, y0 = -p->pad_h, x0 = -p->pad_w, ox = 0, i;
+  g.image = job->image;
+  g.line = p->dilation_h * p->input_w * 3;
+  g.last_row = 2 * p->dilation_h;
+  g.input_h = p->input_h;
+  g.input_w = p->dilation_w == 1 ? p->input_w : 0; /* no window inside: all gathered */
+  g.width = p->output_w;
+  g.sy = p->stride_h;
+  g.sx = p->stride_w;
+  g.left = -p->pad_w;
+  rgb.pairs = job->pairs;
+  rgb.tail = job->tail;
+  rgb.widened = (int32_t *)(void *)job->scratch;
+  rgb.advance = 9 * g.sx;
+  while (pixel + 3 <= pixels) {
+    /* inside: pixels from ox on whose windows lie inside, on this output row */
+    int32_t inside = 0;
+    if (x0 >= 0 && y0 >= 0 && y0 + g.last_row < g.input_h && x0 + 3 <= g.input_w) {
+      inside = (g.input_w - 3 - x0) / g.sx + 1;
+      if (inside > g.width - ox) inside = g.width - ox;
+      if (inside > pixels - pixel) inside = pixels - pixel;
+    }
+    rgb.out = job->output + pixel * 8;
+    if (inside >= 3) {
+      rgb.count = inside / 3;
+      for (i = 0; i < 3; ++i) {
+        rgb.rows[i] = g.image + (y0 * p->input_w + x0 + i * g.sx) * 3;
+        rgb.line[i] = g.line;
+      }
+      pixel += 3 * rgb.count;
+      ox += 3 * rgb.count;
+      x0 += 3 * rgb.count * g.sx;
+      if (ox == g.width) {
+        ox = 0;
+        x0 = g.left;
+        y0 += g.sy;
+      }
+    } else {
+      rgb.count = 1;
+      rgb_windows(job, &g, pixel, &y0, &x0, &ox, copies, &rgb);
+      pixel += 3;
+    }
+    conv_narrow_rgb3(&rgb);
+  }
+  return pixel;
+}
+
 /* The last pixel of an odd count alone: its patch widened (offset 0) after the two patch
  * slots of scratch, cmsis_dot_pairs_requant1 over every channel pair. */
 static void conv_narrow_last(const cmsis_conv_job_t *job, const int8_t *patch, int8_t *out) {
@@ -220,16 +471,18 @@ static void conv_narrow_last(const cmsis_conv_job_t *job, const int8_t *patch, i
   cmsis_dot_pairs_requant1(pair, job->pairs, k >> 2, job->channels >> 1, job->tail, out);
 }
 
-/* conv_narrow_28x8 over the job's pixels: per pair, both patches' words in scratch (from
- * rgb_patch_words when both windows lie inside the image, else patch_of's copies with the
- * zero point in the padding), then one call. */
+/* The job's pixels 3 at a time (conv_narrow_rgb_triples), then the one or two left by
+ * conv_narrow_28x8: both patches' words in scratch (from rgb_patch_words when both windows
+ * lie inside the image, else patch_of's copies with the zero point in the padding), or an
+ * odd last one by conv_narrow_last. */
 static void conv_narrow_rgb(const cmsis_conv_job_t *job, int32_t pixels) {
   const int32_t line = job->p->dilation_h * job->p->input_w * 3;
   const int32_t sy = job->p->stride_h, sx = job->p->stride_w, width = job->p->output_w;
   const int32_t top = -job->p->pad_h, left = -job->p->pad_w;
   uint32_t *words = (uint32_t *)(void *)job->scratch;
-  int32_t pixel, oy = 0, ox = 0; /* pixel's coordinates, kept without a division */
-  for (pixel = 0; pixel + 1 < pixels; pixel += 2) {
+  int32_t pixel = conv_narrow_rgb_triples(job, pixels);
+  int32_t oy = pixel / width, ox = pixel % width; /* pixel's coordinates */
+  for (; pixel + 1 < pixels; pixel += 2) {
     const int32_t oy1 = ox + 1 < width ? oy : oy + 1, ox1 = ox + 1 < width ? ox + 1 : 0;
     const int8_t *a = window_at(job, top + oy * sy, left + ox * sx);
     const int8_t *b = window_at(job, top + oy1 * sy, left + ox1 * sx);
@@ -244,8 +497,8 @@ static void conv_narrow_rgb(const cmsis_conv_job_t *job, int32_t pixels) {
     }
     conv_narrow_28x8(job->scratch, job->pairs, job->tail, 1, job->output + pixel * 8);
   }
-  if (pixels & 1) {
-    conv_narrow_last(job, patch_of(job, pixels - 1, 0), job->output + (pixels - 1) * 8);
+  if (pixel < pixels) { /* one left after the triples and pairs */
+    conv_narrow_last(job, patch_of(job, pixel, 0), job->output + pixel * 8);
   }
 }
 

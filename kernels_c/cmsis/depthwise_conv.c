@@ -883,6 +883,8 @@ static void pixel_quads(const dw_job_t *job, const int8_t *image, int32_t oy, in
 }
 #endif
 
+#include "depthwise_narrow.h" /* dw_narrow_row: 8-channel rows, 3 pixels per pass */
+
 /* No row_quads3 without the DSP instructions (nor on MVE): every pixel takes pixel_at. */
 #if !defined(CMSIS_DSP) || defined(CMSIS_MVE)
 static int32_t rows_quads3(const dw_job_t *job, int32_t out_stride) {
@@ -1482,7 +1484,7 @@ static inline __attribute__((always_inline)) void row_at(const dw_job_t *job, in
                    const int8_t *filter, int32_t oy, int8_t *out) {
   if (walk == 1) {
     row_layout(job, image, filter, oy, out);
-  } else {
+  } else if (!dw_narrow_row(job, image, oy, out)) {
     row_quads3(job, image, oy, out);
   }
 }
