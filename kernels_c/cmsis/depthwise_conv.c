@@ -1159,15 +1159,17 @@ DW_LAYOUT_BLOCKS(unclamped_bottom_right, DW_UNCLAMPED, DW_ROW0_RIGHT, DW_ROW1_RI
 #define DW_P_R0_IN(reg) "ldr " reg ", [r0]\n\t"
 #define DW_P_R0_OUT(reg) DW_ZP(reg)
 #define DW_P_COL(r0load) r0load("r8") "ldr r9, [r0, r3]\n\t"
+#define DW_P_COL_OUT(r0load) DW_ZP("r8") DW_ZP("r9") /* a column left or right of the input */
 #define DW_P_UNPACK(pk) pk("r8", "r8", "r9") "sxtb16 r9, r8\n\t" "sxtb16 r8, r8, ror #8\n\t"
 #define DW_P_MAC(acc0, acc1, w0, w1)                                                     \
   "smlad " acc0 ", " w0 ", r9, " acc0 "\n\t"                                             \
   "smlad " acc1 ", " w1 ", r8, " acc1 "\n\t"
 #define DW_P_INIT(h)                                                                     \
   DW_LDW("r4", F0, h) DW_LDW("r5", F1, h) DW_LDW("r6", F0, h) DW_LDW("r7", F1, h)
-/* Columns 0 .. 3 (r0 ends at column 3), and 3 .. 0 (the sums started there). */
-#define DW_P_FORWARD(h, pk, r0load)                                                      \
-  DW_P_COL(r0load) DW_LDW("r10", V0A, h) DW_LDW("r11", V0B, h) DW_P_UNPACK(pk)          \
+/* Columns 0 .. 3 (r0 ends at column 3), and 3 .. 0 (the sums started there); col0 and col3
+ * load columns 0 and 3 (DW_P_COL, or DW_P_COL_OUT). */
+#define DW_P_FORWARD(h, pk, r0load, col0, col3)                                          \
+  col0(r0load) DW_LDW("r10", V0A, h) DW_LDW("r11", V0B, h) DW_P_UNPACK(pk)          \
   DW_P_MAC("r4", "r5", "r10", "r11") "add r0, r0, r2\n\t"                                \
   DW_P_COL(r0load) DW_LDW("r12", V1A, h) DW_LDW("lr", V1B, h) DW_P_UNPACK(pk)           \
   DW_P_MAC("r6", "r7", "r10", "r11") DW_P_MAC("r4", "r5", "r12", "lr")                   \
@@ -1175,9 +1177,9 @@ DW_LAYOUT_BLOCKS(unclamped_bottom_right, DW_UNCLAMPED, DW_ROW0_RIGHT, DW_ROW1_RI
   DW_P_COL(r0load) DW_LDW("r10", V2A, h) DW_LDW("r11", V2B, h) DW_P_UNPACK(pk)          \
   DW_P_MAC("r6", "r7", "r12", "lr") DW_P_MAC("r4", "r5", "r10", "r11")                   \
   "add r0, r0, r2\n\t"                                                                   \
-  DW_P_COL(r0load) DW_P_UNPACK(pk) DW_P_MAC("r6", "r7", "r10", "r11")
-#define DW_P_BACKWARD(h, pk, r0load)                                                     \
-  DW_P_COL(r0load) DW_LDW("r10", V2A, h) DW_LDW("r11", V2B, h) DW_P_INIT(h)             \
+  col3(r0load) DW_P_UNPACK(pk) DW_P_MAC("r6", "r7", "r10", "r11")
+#define DW_P_BACKWARD(h, pk, r0load, col0, col3)                                         \
+  col3(r0load) DW_LDW("r10", V2A, h) DW_LDW("r11", V2B, h) DW_P_INIT(h)             \
   DW_P_UNPACK(pk) DW_P_MAC("r6", "r7", "r10", "r11") "sub r0, r0, r2\n\t"                \
   DW_P_COL(r0load) DW_LDW("r12", V1A, h) DW_LDW("lr", V1B, h) DW_P_UNPACK(pk)           \
   DW_P_MAC("r4", "r5", "r10", "r11") DW_P_MAC("r6", "r7", "r12", "lr")                   \
@@ -1185,16 +1187,19 @@ DW_LAYOUT_BLOCKS(unclamped_bottom_right, DW_UNCLAMPED, DW_ROW0_RIGHT, DW_ROW1_RI
   DW_P_COL(r0load) DW_LDW("r10", V0A, h) DW_LDW("r11", V0B, h) DW_P_UNPACK(pk)          \
   DW_P_MAC("r4", "r5", "r12", "lr") DW_P_MAC("r6", "r7", "r10", "r11")                   \
   "sub r0, r0, r2\n\t"                                                                   \
-  DW_P_COL(r0load) DW_P_UNPACK(pk) DW_P_MAC("r4", "r5", "r10", "r11")
-/* Row 2's words r20 .. r23 of the window at column r0 (inside, or a row outside), then its
- * taps for both pixels. */
-#define DW_P_ROW2_IN                                                                     \
+  col0(r0load) DW_P_UNPACK(pk) DW_P_MAC("r4", "r5", "r10", "r11")
+/* Row 2's words r20 .. r23 of the window at column r0 (inside, column 0 or 3 outside, or a
+ * row outside), then its taps for both pixels. */
+#define DW_P_ROW2_AT(r20, r23)                                                           \
   "add r12, r0, r3, lsl #1\n\t"                                                          \
   "add lr, r12, r2\n\t"                                                                  \
-  "ldr r8, [r12]\n\t"                                                                    \
+  r20                                                                                    \
   "ldr r9, [lr]\n\t"                                                                     \
   "ldr r10, [r12, r2, lsl #1]\n\t"                                                       \
-  "ldr r11, [lr, r2, lsl #1]\n\t"
+  r23
+#define DW_P_ROW2_IN DW_P_ROW2_AT("ldr r8, [r12]\n\t", "ldr r11, [lr, r2, lsl #1]\n\t")
+#define DW_P_ROW2_LEFT DW_P_ROW2_AT(DW_ZP("r8"), "ldr r11, [lr, r2, lsl #1]\n\t")
+#define DW_P_ROW2_RIGHT DW_P_ROW2_AT("ldr r8, [r12]\n\t", DW_ZP("r11"))
 #define DW_P_ROW2_OUT DW_ZP("r8") DW_ZP("r9") DW_ZP("r10") DW_ZP("r11")
 #define DW_P_ROW2(h, pk)                                                                 \
   pk("r9", "r9", "r10") pk("r8", "r8", "r11")                                            \
@@ -1271,7 +1276,7 @@ DW_LAYOUT_BLOCKS(unclamped_bottom_right, DW_UNCLAMPED, DW_ROW0_RIGHT, DW_ROW1_RI
  * overwrites channel c of an input pixel, which both windows read already.  218
  * instructions (248 cycles) per block of 72 MACs (two layout_blocks: 236, 284), 12 (20)
  * more per pair. */
-#define DW_LAYOUT_PAIRS(name, store, r0load, row2)                                       \
+#define DW_LAYOUT_PAIRS(name, store, r0load, row2, col0, col3)                           \
   __attribute__((naked, noinline)) static void name(                                     \
       const int8_t *in CMSIS_IN_ASM, const int32_t *blocks CMSIS_IN_ASM,                 \
       int32_t step CMSIS_IN_ASM, int32_t row CMSIS_IN_ASM,                               \
@@ -1283,9 +1288,9 @@ DW_LAYOUT_BLOCKS(unclamped_bottom_right, DW_UNCLAMPED, DW_ROW0_RIGHT, DW_ROW1_RI
         "push {r4-r12, lr}\n\t" /* the run's words */                                    \
         "1:\n\t"                                                                         \
         row2 DW_P_INIT(0) DW_P_ROW2(0, DW_PK_0)                                          \
-        DW_P_FORWARD(0, DW_PK_0, r0load)                                                 \
+        DW_P_FORWARD(0, DW_PK_0, r0load, col0, col3)                                     \
         DW_P_REQUANT(0) store(0)                                                         \
-        DW_P_BACKWARD(1, DW_PK_1, r0load)                                                \
+        DW_P_BACKWARD(1, DW_PK_1, r0load, col0, col3)                                    \
         row2 DW_P_ROW2(1, DW_PK_1)                                                       \
         DW_P_REQUANT(1) store(1)                                                         \
         "add r0, r0, #4\n\t"                                                             \
@@ -1311,12 +1316,19 @@ DW_LAYOUT_BLOCKS(unclamped_bottom_right, DW_UNCLAMPED, DW_ROW0_RIGHT, DW_ROW1_RI
         "pop {r4-r11, pc}\n\t");                                                         \
   }
 
-/* The pairs whose rows lie inside the input, whose row 0 lies above it, whose row 2 below,
- * unclamped (the activations models use: the whole int8 range); clamped only inside. */
-DW_LAYOUT_PAIRS(unclamped_pairs, DW_P_UNCLAMPED, DW_P_R0_IN, DW_P_ROW2_IN)
-DW_LAYOUT_PAIRS(unclamped_pairs_top, DW_P_UNCLAMPED, DW_P_R0_OUT, DW_P_ROW2_IN)
-DW_LAYOUT_PAIRS(unclamped_pairs_bottom, DW_P_UNCLAMPED, DW_P_R0_IN, DW_P_ROW2_OUT)
-DW_LAYOUT_PAIRS(layout_pairs, DW_P_CLAMPED, DW_P_R0_IN, DW_P_ROW2_IN)
+/* The pairs whose window lies inside the input, whose row 0 lies above it, whose row 2
+ * below, whose column 0 left of it, whose column 3 right of it, unclamped (the activations
+ * models use: the whole int8 range); clamped only inside. */
+DW_LAYOUT_PAIRS(unclamped_pairs, DW_P_UNCLAMPED, DW_P_R0_IN, DW_P_ROW2_IN, DW_P_COL, DW_P_COL)
+DW_LAYOUT_PAIRS(unclamped_pairs_top, DW_P_UNCLAMPED, DW_P_R0_OUT, DW_P_ROW2_IN, DW_P_COL,
+                DW_P_COL)
+DW_LAYOUT_PAIRS(unclamped_pairs_bottom, DW_P_UNCLAMPED, DW_P_R0_IN, DW_P_ROW2_OUT, DW_P_COL,
+                DW_P_COL)
+DW_LAYOUT_PAIRS(unclamped_pairs_left, DW_P_UNCLAMPED, DW_P_R0_IN, DW_P_ROW2_LEFT, DW_P_COL_OUT,
+                DW_P_COL)
+DW_LAYOUT_PAIRS(unclamped_pairs_right, DW_P_UNCLAMPED, DW_P_R0_IN, DW_P_ROW2_RIGHT, DW_P_COL,
+                DW_P_COL_OUT)
+DW_LAYOUT_PAIRS(layout_pairs, DW_P_CLAMPED, DW_P_R0_IN, DW_P_ROW2_IN, DW_P_COL, DW_P_COL)
 #else
 /* The halfword `half` (0 low, 1 high) of a layout word, as int16. */
 static int32_t half_of(int32_t word, int32_t half) {
@@ -1497,34 +1509,54 @@ static int32_t layout_run(const dw_job_t *job, const int8_t *image, int32_t y0, 
 }
 #endif
 
-#if defined(CMSIS_DSP) && !defined(CMSIS_MVE)
-/* layout_pairs' variant for the activation (clamped or not) and the window's rows
- * (side_outside: inside, row 0 or row 2 outside); NULL: none. */
-static const dw_blocks_t dw_pair_variants[2][3] = {
-    {layout_pairs, NULL, NULL},
-    {unclamped_pairs, unclamped_pairs_top, unclamped_pairs_bottom}};
+/* Which columns of a pair's window lie outside the input (pairs_fit). */
+#define DW_INSIDE 0
+#define DW_LEFT 1
+#define DW_RIGHT 2
 
-/* Output columns first .. end - 1 of row oy (out: the row's first pixel), whose windows'
- * columns lie inside the input, as pairs of stride 1 in one run of layout_pairs' variant
- * (raster, or last pair first: `backwards`, for an output started inside the input a whole
- * number of pixels on): the pixels it took (an even count, the first ones or, backwards,
- * the last ones; 0 when none). */
-static int32_t pairs_run(const dw_job_t *job, const int8_t *image, int32_t y0, int32_t first,
-                         int32_t end, int8_t *out, int32_t backwards) {
+#if defined(CMSIS_DSP) && !defined(CMSIS_MVE)
+/* layout_pairs' variant for the activation (clamped or not), the window's rows
+ * (side_outside: inside, row 0 or row 2 outside) and columns (DW_INSIDE, DW_LEFT: column 0
+ * outside, DW_RIGHT: column 3); NULL: none. */
+static const dw_blocks_t dw_pair_variants[2][3][3] = {
+    {{layout_pairs, NULL, NULL}, {NULL, NULL, NULL}, {NULL, NULL, NULL}},
+    {{unclamped_pairs, unclamped_pairs_left, unclamped_pairs_right},
+     {unclamped_pairs_top, NULL, NULL},
+     {unclamped_pairs_bottom, NULL, NULL}}};
+
+/* The variant of layout_pairs for the pairs of row y0 whose windows' columns are `cols`
+ * (stride 1), NULL when none. */
+static dw_blocks_t pairs_fit(const dw_job_t *job, int32_t y0, int32_t cols) {
   const tflm_conv_params_t *p = job->p;
-  const int32_t step = p->input_c, pairs = (end - first) >> 1;
   const int32_t rows = side_outside(y0, p->input_h);
-  const int32_t x0 = backwards ? end - 2 : first;
-  const intptr_t at = ((intptr_t)y0 * p->input_w + x0 - p->pad_w) * step;
-  dw_blocks_t pairs_of;
+  if (p->stride_w != 1 || rows == 3) return NULL;
+  return dw_pair_variants[p->act_min == -128 && p->act_max == 127][rows][cols];
+}
+
+/* 1 when pairs_at takes pairs of row y0 (out: its first pixel) whose windows' columns are
+ * `cols`: a variant fits, and backwards the output starts a whole number of pixels into
+ * the input. */
+static int32_t pairs_can(const dw_job_t *job, const int8_t *image, int32_t y0, int32_t cols,
+                         const int8_t *out, int32_t backwards) {
+  return pairs_fit(job, y0, cols) != NULL &&
+         (!backwards ||
+          ((uintptr_t)out - (uintptr_t)image) % (uint32_t)job->p->input_c == 0);
+}
+
+/* `pairs` pixel pairs of row oy (out: the row's first pixel, y0 its window's first row)
+ * from the pair whose first pixel is output column x on, in one run of layout_pairs'
+ * variant: raster, or last pair first (`backwards`: then x is the last pair's, for an
+ * output started inside the input a whole number of pixels on).  The pixels it took: 2 *
+ * pairs, or 0 when no variant fits. */
+static int32_t pairs_at(const dw_job_t *job, const int8_t *image, int32_t y0, int32_t x,
+                        int32_t pairs, int32_t cols, int8_t *out, int32_t backwards) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t step = p->input_c;
+  const intptr_t at = ((intptr_t)y0 * p->input_w + x - p->pad_w) * step;
+  const dw_blocks_t pairs_of = pairs_fit(job, y0, cols);
   dw_run_t run;
-  if (p->stride_w != 1 || pairs == 0 || rows == 3 ||
-      (backwards && ((uintptr_t)out - (uintptr_t)image) % (uint32_t)step != 0)) {
-    return 0;
-  }
-  pairs_of = dw_pair_variants[p->act_min == -128 && p->act_max == 127][rows];
-  if (pairs_of == NULL) return 0;
-  run_of(p, out + x0 * step, step >> 2, &run);
+  if (pairs < 1 || !pairs_can(job, image, y0, cols, out, backwards)) return 0;
+  run_of(p, out + x * step, step >> 2, &run);
   run.pixels = pairs;
   run.in_advance = backwards ? -3 * step : step; /* from past A's window's blocks */
   run.out_advance = backwards ? -3 * step : step;
@@ -1533,13 +1565,25 @@ static int32_t pairs_run(const dw_job_t *job, const int8_t *image, int32_t y0, i
   return 2 * pairs;
 }
 #else
-static int32_t pairs_run(const dw_job_t *job, const int8_t *image, int32_t y0, int32_t first,
-                         int32_t end, int8_t *out, int32_t backwards) {
+static int32_t pairs_can(const dw_job_t *job, const int8_t *image, int32_t y0, int32_t cols,
+                         const int8_t *out, int32_t backwards) {
   (void)job;
   (void)image;
   (void)y0;
-  (void)first;
-  (void)end;
+  (void)cols;
+  (void)out;
+  (void)backwards;
+  return 0;
+}
+
+static int32_t pairs_at(const dw_job_t *job, const int8_t *image, int32_t y0, int32_t x,
+                        int32_t pairs, int32_t cols, int8_t *out, int32_t backwards) {
+  (void)job;
+  (void)image;
+  (void)y0;
+  (void)x;
+  (void)pairs;
+  (void)cols;
   (void)out;
   (void)backwards;
   return 0;
@@ -1584,57 +1628,85 @@ static void inner_columns(const tflm_conv_params_t *p, int32_t *first, int32_t *
   if (*end < *first) *end = *first;
 }
 
+/* 1 when the pair of the row's last two pixels (end - 1, end) runs as DW_RIGHT: end, whose
+ * window has only its last column outside, is the row's last pixel, and end - 1 an inner
+ * one from `from` on. */
+static int32_t right_pair(const dw_job_t *job, const int8_t *image, int32_t y0, int32_t from,
+                          int32_t end, int8_t *out, int32_t backwards) {
+  const tflm_conv_params_t *p = job->p;
+  return end == p->output_w - 1 && end > from &&
+         side_outside(end - p->pad_w, p->input_w) == 2 &&
+         pairs_can(job, image, y0, DW_RIGHT, out, backwards);
+}
+
 /* Output row oy (out: its first pixel) of a node whose layout covers every channel: the
- * pixels whose window's columns lie inside the input in pairs (pairs_run), the rest of
- * them in one call of layout_run (a row outside at the top or bottom taken by its
- * variant), the others one by one. */
+ * pixels whose window's columns lie inside the input in pairs (pairs_at), the first and
+ * the last pixel paired with their neighbour when only their outer column lies outside
+ * (DW_LEFT, DW_RIGHT), the rest of them in one call of layout_run (a row outside at the
+ * top or bottom taken by its variant), the others one by one; in raster order. */
 static void row_layout(const dw_job_t *job, const int8_t *image, const int8_t *filter,
                        int32_t oy, int8_t *out) {
   const tflm_conv_params_t *p = job->p;
   const int32_t y0 = oy * p->stride_h - p->pad_h, step = p->input_c;
-  int32_t first = 0, end = 0, ox;
+  int32_t first = 0, end = 0, ox = 0, right;
   dw_run_t run;
   if (side_outside(y0, p->input_h) != 3) inner_columns(p, &first, &end);
-  for (ox = 0; ox < first; ++ox) pixel_layout(job, image, filter, oy, ox, out + ox * step);
-  if (end > first) first += pairs_run(job, image, y0, first, end, out, 0);
-  if (end > first) {
-    run_of(p, out + first * step, step >> 2, &run);
-    run.pixels = end - first;
+  if (first == 1 && end > 1) ox = pairs_at(job, image, y0, 0, 1, DW_LEFT, out, 0);
+  for (; ox < first; ++ox) pixel_layout(job, image, filter, oy, ox, out + ox * step);
+  right = ((end - ox) & 1) && right_pair(job, image, y0, ox, end, out, 0);
+  end -= right; /* end - 1 waits for its pair */
+  if (end > ox) ox += pairs_at(job, image, y0, ox, (end - ox) >> 1, DW_INSIDE, out, 0);
+  if (end > ox) {
+    run_of(p, out + ox * step, step >> 2, &run);
+    run.pixels = end - ox;
     run.in_advance = (p->stride_w - 1) * step;
-    if (!layout_run(job, image, y0, first * p->stride_w - p->pad_w, &run)) {
-      for (ox = first; ox < end; ++ox) pixel_layout(job, image, filter, oy, ox, out + ox * step);
+    if (!layout_run(job, image, y0, ox * p->stride_w - p->pad_w, &run)) {
+      for (; ox < end; ++ox) pixel_layout(job, image, filter, oy, ox, out + ox * step);
     }
   }
+  if (right) end += pairs_at(job, image, y0, end, 1, DW_RIGHT, out, 0);
   for (ox = end; ox < p->output_w; ++ox) {
     pixel_layout(job, image, filter, oy, ox, out + ox * step);
   }
 }
 
 /* Output row oy (out: its first pixel) as row_layout, last pixel first (an output the
- * planner started inside the input: depthwise_backwards): the pixels right of the
- * columns inside one by one, those columns in one run of layout_run backwards (out and
- * the window step back after each pixel), then the pixels left of them. */
+ * planner started inside the input: depthwise_backwards): the last pixels (as DW_RIGHT's
+ * pair, or one by one), the inner ones in pairs from the right, then in one run of
+ * layout_run backwards (out and the window step back after each pixel), then the first
+ * ones (as DW_LEFT's pair, or one by one). */
 static void row_layout_backwards(const dw_job_t *job, const int8_t *image,
                                  const int8_t *filter, int32_t oy, int8_t *out) {
   const tflm_conv_params_t *p = job->p;
   const int32_t y0 = oy * p->stride_h - p->pad_h, step = p->input_c;
-  int32_t first = 0, end = 0, ox;
+  int32_t first = 0, end = 0, ox, left, start;
   dw_run_t run;
   if (side_outside(y0, p->input_h) != 3) inner_columns(p, &first, &end);
-  for (ox = p->output_w - 1; ox >= end; --ox) {
-    pixel_layout(job, image, filter, oy, ox, out + ox * step);
+  if (right_pair(job, image, y0, first, end, out, 1)) {
+    pairs_at(job, image, y0, end - 1, 1, DW_RIGHT, out, 1);
+    end -= 1;
+  } else {
+    for (ox = p->output_w - 1; ox >= end; --ox) {
+      pixel_layout(job, image, filter, oy, ox, out + ox * step);
+    }
   }
-  if (end > first) end -= pairs_run(job, image, y0, first, end, out, 1);
-  if (end > first) {
+  left = first == 1 && ((end - first) & 1) && pairs_can(job, image, y0, DW_LEFT, out, 1);
+  start = first + left; /* first waits for its pair */
+  if (end > start) end -= pairs_at(job, image, y0, end - 2, (end - start) >> 1, DW_INSIDE, out, 1);
+  if (end > start) {
     run_of(p, out + (end - 1) * step, step >> 2, &run);
-    run.pixels = end - first;
+    run.pixels = end - start;
     run.in_advance = -(p->stride_w + 1) * step;
     run.out_advance = -2 * step;
     if (!layout_run(job, image, y0, (end - 1) * p->stride_w - p->pad_w, &run)) {
-      for (ox = end - 1; ox >= first; --ox) {
+      for (ox = end - 1; ox >= start; --ox) {
         pixel_layout(job, image, filter, oy, ox, out + ox * step);
       }
     }
+  }
+  if (left) {
+    pairs_at(job, image, y0, 0, 1, DW_LEFT, out, 1);
+    return;
   }
   for (ox = first - 1; ox >= 0; --ox) pixel_layout(job, image, filter, oy, ox, out + ox * step);
 }
