@@ -4,17 +4,20 @@
  * 3x3 nodes of multiplier 1 with the offline layout the generator writes into the model
  * (tflm_gen/layout.py, DW_TAP_PAIRS, read through tflm_node_layout), on every core but MVE:
  * each block of 4 channels starts at its folded constant (bias + input_offset * sum(w),
- * doubled) and sums raw input bytes over all 9 taps, paired two taps per SMLAD (PKHBT /
- * PKHTB + SXTB16 make a channel's two taps one halfword pair), then requantises with the
- * record's per-channel steps, output offset included (one SMMLAR and one shift), and stores
- * the 4 bytes clamped in one word (or byte by byte, unclamped, when the activation keeps the
- * whole int8 range): 110 instructions, 131 cycles (Cortex-M4 table) per 36 MACs in one
- * assembly function (layout_blocks; plain C on other cores, the host build's path).  A
- * border pixel whose window has one row and / or one column outside runs a variant of it
- * that reads the zero point (one word on its stack) for the outside taps, which adds
- * exactly 0 to the folded sum, as TFLM's skipped taps do; other border windows (inputs of
- * 1 or 2 pixels) are first copied with the zero point outside.  So every pixel sums the
- * same 9 taps.
+ * doubled) and sums raw input bytes over all 9 taps, paired two taps of a column (rows 0
+ * and 1) or of row 2 per SMLAD (PKHBT / PKHTB + SXTB16 make a channel's two taps one
+ * halfword pair), then requantises with the record's per-channel steps, output offset
+ * included (one SMMLAR and one shift), and stores the 4 bytes clamped in one word (or byte
+ * by byte, unclamped, when the activation keeps the whole int8 range): 112 instructions,
+ * 134 cycles (Cortex-M4 table) per 36 MACs in one assembly function (layout_blocks; plain C
+ * on other cores, the host build's path).  Runs of stride 1 take two neighbouring pixels
+ * per pass (layout_pairs): each column's pair of rows 0 and 1 is unpacked once for both
+ * pixels and every weight and requantisation word read once, 204 instructions, 226 cycles
+ * per 72 MACs unclamped.  A border pixel (or pair) whose window has one row and / or one
+ * column outside runs a variant that reads the zero point (one word on its stack) for the
+ * outside taps, which adds exactly 0 to the folded sum, as TFLM's skipped taps do; other
+ * border windows (inputs of 1 or 2 pixels) are first copied with the zero point outside.
+ * So every pixel sums the same 9 taps.
  *
  * Nodes of one input channel and a multiplier divisible by 4 (micro_speech's 10x8 filter of 8
  * channels, person_detect's first 3x3 layer) with their DW_ROW_QUADS record, on every core
@@ -747,9 +750,9 @@ static void pixel_quads(const dw_job_t *job, const int8_t *image, int32_t oy, in
 
 #if defined(CMSIS_DSP)
 /* One channel's bias and requantisation of its doubled sum, computed once per output row
- * (row_quads3) instead of once per pixel: DW_TAP_PAIRS's steps (multiplier, 2^31,
- * 2^(r-1) + output offset * 2^r, r; tflm_gen/layout.py), exact for |sum| < 2^30 and r in
- * [1, DW_MAX_SHIFT] (dw_steps_fit). */
+ * (row_quads3) instead of once per pixel: DW_TAP_PAIRS's steps (multiplier, 2^(r-1) +
+ * output offset * 2^r, r; tflm_gen/layout.py) with the 64-bit start's low word 2^31,
+ * exact for |sum| < 2^30 and r in [1, DW_MAX_SHIFT] (dw_steps_fit). */
 typedef struct {
   int32_t bias;       /* the sum's start (0 without a bias) */
   int32_t multiplier;
