@@ -12,7 +12,7 @@
  * 134 cycles (Cortex-M4 table) per 36 MACs in one assembly function (layout_blocks; plain C
  * on other cores, the host build's path).  Runs of stride 1 take two neighbouring pixels
  * per pass (layout_pairs): each column's pair of rows 0 and 1 is unpacked once for both
- * pixels and every weight and requantisation word read once, 204 instructions, 226 cycles
+ * pixels and every weight and requantisation word read once, 203 instructions, 225 cycles
  * per 72 MACs unclamped.  A border pixel (or pair) whose window has one row and / or one
  * column outside runs a variant that reads the zero point (one word on its stack) for the
  * outside taps, which adds exactly 0 to the folded sum, as TFLM's skipped taps do; other
@@ -1154,6 +1154,8 @@ DW_LAYOUT_BLOCKS(unclamped_bottom_right, DW_UNCLAMPED, DW_ROW0_RIGHT, DW_ROW1_RI
 #define DW_OUT_1 "#2"
 #define DW_OUT1_0 "#1"
 #define DW_OUT1_1 "#3"
+#define DW_END_0 "" /* the run's out_end: only the second half ends a block */
+#define DW_END_1 "ldr r9, [sp, #4]\n\t"
 #define DW_PK_0(d, x, y) "pkhbt " d ", " x ", " y ", lsl #16\n\t" /* channels 0, 1 */
 #define DW_PK_1(d, x, y) "pkhtb " d ", " y ", " x ", asr #16\n\t" /* channels 2, 3 */
 #define DW_LDW(reg, name, h) "ldr " reg ", [r1, " DW_O(name, h) "]\n\t"
@@ -1262,7 +1264,7 @@ DW_LAYOUT_BLOCKS(unclamped_bottom_right, DW_UNCLAMPED, DW_ROW0_RIGHT, DW_ROW1_RI
   "strh r4, [r12, " DW_O(OUT, h) "]\n\t"
 #define DW_P_UNCLAMPED(h)                                                                \
   "ldr r8, [sp]\n\t"                                                                     \
-  "ldr r9, [sp, #4]\n\t"                                                                 \
+  DW_O(END, h)                                                                           \
   "ldr r12, [sp, #24]\n\t" /* width */                                                   \
   "strb r4, [r8, " DW_O(OUT, h) "]\n\t"                                                  \
   "strb r5, [r8, " DW_O(OUT1, h) "]\n\t"                                                 \
@@ -1277,8 +1279,8 @@ DW_LAYOUT_BLOCKS(unclamped_bottom_right, DW_UNCLAMPED, DW_ROW0_RIGHT, DW_ROW1_RI
  * channel c' <= c of the pixel before, which the pair read already.  Last pair first (an
  * output started inside the input a whole number of pixels on): A's byte of channel c
  * overwrites channel c of an input pixel, which both windows read already.  218
- * instructions (248 cycles) per block of 72 MACs (two layout_blocks: 236, 284), 12 (20)
- * more per pair. */
+ * instructions (248 cycles) per block of 72 MACs clamped, 203 (225) unclamped (two
+ * layout_blocks: 236 (284), 224 (268)), 12 (20) more per pair. */
 #define DW_LAYOUT_PAIRS(name, store, r0load, row2, col0, col3)                           \
   __attribute__((naked, noinline)) static void name(                                     \
       const int8_t *in CMSIS_IN_ASM, const int32_t *blocks CMSIS_IN_ASM,                 \
