@@ -454,7 +454,7 @@ def test_depthwise_record_that_disagrees_is_ignored():
     """A record whose requantisation step is not the node's own (a multiplier off by one)
     runs the plain filter: still bit-exact."""
     def wrong_multiplier(words, start):
-        words[start + 2 + 24] += 1  # kind, channels, then block 0's first step
+        words[start + 2 + 26] += 1  # kind, channels, then block 0's first step
 
     ours, expected = depthwise_record_edit(wrong_multiplier)
     for index in range(len(expected)):

@@ -300,14 +300,14 @@ def _cmsis_softmax(node: NodeView) -> Allocations:
 # Kernel tags: the ops whose prepare a tag's kernels_c/<tag>/ file changes (the others keep
 # the reference prepare, as MUL and the pools do under cmsis).
 def _cmsis_depthwise(node: NodeView) -> Allocations:
-    """The reference prepare's, the tag's block, plus the DW_TAP_PAIRS blocks (36 words per
+    """The reference prepare's, the tag's block, plus the DW_TAP_PAIRS blocks (38 words per
     4 channels) of a coded filter with a DW_CODED_TAP_STEPS record
     (kernels_c/cmsis/depthwise_conv.c)."""
     reference = KERNELS["DEPTHWISE_CONV_2D"](node)
     record = node_record(node.model, node.op) if _decode_scratch(node) else None
     if record is None or record[0] != DW_CODED_TAP_STEPS:
         return _beside(reference, [])
-    return _beside(reference, [4 * 36 * (record[1] // 4)])
+    return _beside(reference, [4 * 38 * (record[1] // 4)])
 
 
 TAG_KERNELS = {"cmsis": {"ADD": _cmsis_add, "CONV_2D": _cmsis_conv,

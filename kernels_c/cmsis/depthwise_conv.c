@@ -8,8 +8,8 @@
  * and 1) or of row 2 per SMLAD (PKHBT / PKHTB + SXTB16 make a channel's two taps one
  * halfword pair), then requantises with the record's per-channel steps, output offset
  * included (one SMMLAR and one shift), and stores the 4 bytes clamped in one word (or byte
- * by byte, unclamped, when the activation keeps the whole int8 range): 112 instructions,
- * 134 cycles (Cortex-M4 table) per 36 MACs in one assembly function (layout_blocks; plain C
+ * by byte, unclamped, when the activation keeps the whole int8 range): 110 instructions,
+ * 131 cycles (Cortex-M4 table) per 36 MACs in one assembly function (layout_blocks; plain C
  * on other cores, the host build's path).  Runs of stride 1 take two neighbouring pixels
  * per pass (layout_pairs): each column's pair of rows 0 and 1 is unpacked once for both
  * pixels and every weight and requantisation word read once, 203 instructions, 225 cycles
@@ -87,12 +87,12 @@ typedef struct {
 } dw_job_t;
 
 /* The kind of DEPTHWISE_CONV_2D layout record this kernel reads (tflm_gen/layout.py), the
- * words of one block of 4 channels in it (4 folded constants, 20 of weights, 12 of
+ * words of one block of 4 channels in it (4 folded constants, 22 of weights, 12 of
  * requantisation), where its requantisation starts, the largest right shift it holds, and
  * the blocks of a border pixel copied at a time (on the stack). */
 #define DW_TAP_PAIRS 55
-#define DW_BLOCK_WORDS 36
-#define DW_BLOCK_STEPS 24
+#define DW_BLOCK_WORDS 38
+#define DW_BLOCK_STEPS 26
 #define DW_MAX_SHIFT 22
 #define DW_CHUNK_BLOCKS 8
 
@@ -1012,11 +1012,11 @@ typedef struct {
  * r2 step, r3 row (then row 1's pointer), [sp] run, whose 10 words are copied to [sp, #0..]
  * (out #0, out_end #4, lo4 #8, hi4 #12, pixels #16, in_advance #20, width #24, rewind #28,
  * out_advance #32, zero4 #36).  Tap pairs DW_PAIRS' (1, 4), (2, 5), (0, 3), (7, 8), then
- * the single tap 6 (the bottom halves of (6, 7)), loaded as the rows' macros say (DW_ROW0 ..: the window inside the
+ * the single tap 6 (then past the pairs' (6, 7)), loaded as the rows' macros say (DW_ROW0 ..: the window inside the
  * input, or a border's).
  * Each row pointer moves to the next block on the last tap read through it.  14 registers,
- * so assembly throughout (naked: it saves r4-r11 itself); 112 instructions (134 cycles)
- * per block of 36 MACs unclamped, 118 (142) clamped, 14 (23) more per pixel. */
+ * so assembly throughout (naked: it saves r4-r11 itself); 110 instructions (131 cycles)
+ * per block of 36 MACs unclamped, 116 (139) clamped, 14 (23) more per pixel. */
 #define DW_LAYOUT_BLOCKS(name, store, row0, row1, row2)                                  \
   __attribute__((naked, noinline)) static void name(                                     \
       const int8_t *in CMSIS_IN_ASM, const int32_t *blocks CMSIS_IN_ASM,                 \
@@ -1039,16 +1039,14 @@ typedef struct {
       t0 t3 DW_PAIR_ASM                                                                  \
       t7 t8 DW_PAIR_ASM                                                                  \
       t6                                                                                 \
-      "ldr r11, [r1], #4\n\t" /* (6, 7) of channels 0 and 1: w6 in the bottom half */    \
-      "ldr r12, [r1], #4\n\t"                                                            \
-      "sxtb16 r9, r8\n\t"                                                                \
-      "sxtb16 r10, r8, ror #8\n\t"                                                       \
-      "smlabb r4, r11, r9, r4\n\t"                                                       \
-      "smlabb r5, r12, r10, r5\n\t"                                                      \
       "ldr r11, [r1], #4\n\t"                                                            \
-      "ldr r12, [r1], #4\n\t"                                                            \
-      "smlabt r6, r11, r9, r6\n\t"                                                       \
-      "smlabt r7, r12, r10, r7\n\t"                                                      \
+      "ldr r12, [r1], #20\n\t" /* past (6, 7): layout_pairs' */                          \
+      "sxtb16 r9, r8\n\t"                                                                \
+      "smlabb r4, r11, r9, r4\n\t"                                                       \
+      "smlatt r6, r11, r9, r6\n\t"                                                       \
+      "sxtb16 r9, r8, ror #8\n\t"                                                        \
+      "smlabb r5, r12, r9, r5\n\t"                                                       \
+      "smlatt r7, r12, r9, r7\n\t"                                                       \
       DW_REQUANT_ASM("r4")                                                               \
       DW_REQUANT_ASM("r5")                                                               \
       DW_REQUANT_ASM("r6")                                                               \
@@ -1134,22 +1132,22 @@ DW_LAYOUT_BLOCKS(unclamped_bottom_right, DW_UNCLAMPED, DW_ROW0_RIGHT, DW_ROW1_RI
 #define DW_W8B_0 "#68"
 #define DW_W8A_1 "#72"
 #define DW_W8B_1 "#76"
-#define DW_W6A_0 "#80"
-#define DW_W6B_0 "#84"
-#define DW_W6A_1 "#88"
-#define DW_W6B_1 "#92"
-#define DW_MA_0 "#96"
-#define DW_SA_0 "#100"
-#define DW_RA_0 "#104"
-#define DW_MB_0 "#108"
-#define DW_SB_0 "#112"
-#define DW_RB_0 "#116"
-#define DW_MA_1 "#120"
-#define DW_SA_1 "#124"
-#define DW_RA_1 "#128"
-#define DW_MB_1 "#132"
-#define DW_SB_1 "#136"
-#define DW_RB_1 "#140"
+#define DW_W6A_0 "#88"
+#define DW_W6B_0 "#92"
+#define DW_W6A_1 "#96"
+#define DW_W6B_1 "#100"
+#define DW_MA_0 "#104"
+#define DW_SA_0 "#108"
+#define DW_RA_0 "#112"
+#define DW_MB_0 "#116"
+#define DW_SB_0 "#120"
+#define DW_RB_0 "#124"
+#define DW_MA_1 "#128"
+#define DW_SA_1 "#132"
+#define DW_RA_1 "#136"
+#define DW_MB_1 "#140"
+#define DW_SB_1 "#144"
+#define DW_RB_1 "#148"
 #define DW_OUT_0 "#0"
 #define DW_OUT_1 "#2"
 #define DW_OUT1_0 "#1"
@@ -1280,7 +1278,7 @@ DW_LAYOUT_BLOCKS(unclamped_bottom_right, DW_UNCLAMPED, DW_ROW0_RIGHT, DW_ROW1_RI
  * output started inside the input a whole number of pixels on): A's byte of channel c
  * overwrites channel c of an input pixel, which both windows read already.  218
  * instructions (248 cycles) per block of 72 MACs clamped, 203 (225) unclamped (two
- * layout_blocks: 236 (284), 224 (268)), 12 (20) more per pair. */
+ * layout_blocks: 232 (278), 220 (262)), 12 (20) more per pair. */
 #define DW_LAYOUT_PAIRS(name, store, r0load, row2, col0, col3)                           \
   __attribute__((naked, noinline)) static void name(                                     \
       const int8_t *in CMSIS_IN_ASM, const int32_t *blocks CMSIS_IN_ASM,                 \
@@ -1299,7 +1297,7 @@ DW_LAYOUT_BLOCKS(unclamped_bottom_right, DW_UNCLAMPED, DW_ROW0_RIGHT, DW_ROW1_RI
         row2 DW_P_ROW2(1, DW_PK_1)                                                       \
         DW_P_REQUANT(1) store(1)                                                         \
         "add r0, r0, #4\n\t"                                                             \
-        "add r1, r1, #144\n\t"                                                           \
+        "add r1, r1, #152\n\t" /* 4 * DW_BLOCK_WORDS */                                  \
         "add r8, r8, #4\n\t"                                                             \
         "str r8, [sp]\n\t"                                                               \
         "cmp r8, r9\n\t"                                                                 \
@@ -1352,6 +1350,7 @@ static int32_t requantize_from(int32_t acc, const int32_t *step) {
 static void block_sums(const int8_t *in, const int32_t *block, int32_t step, int32_t row,
                        int32_t sums[4]) {
   static const int8_t first[4] = {1, 2, 0, 7}, second[4] = {4, 5, 3, 8}; /* DW_PAIRS */
+  static const int8_t single_channel[4] = {0, 2, 1, 3}; /* SXTB16 order of the single tap */
   const int32_t *w = block + 4;
   int32_t j, k;
   for (j = 0; j < 4; ++j) sums[j] = block[j];
@@ -1363,7 +1362,10 @@ static void block_sums(const int8_t *in, const int32_t *block, int32_t step, int
       sums[j] = tflm_mac_wrap(sums[j], half_of(w[j], 1), z[j]);
     }
   }
-  for (j = 0; j < 4; ++j) sums[j] = tflm_mac_wrap(sums[j], half_of(w[j], 0), in[2 * row + j]);
+  for (j = 0; j < 4; ++j) {
+    const int32_t c = single_channel[j];
+    sums[c] = tflm_mac_wrap(sums[c], half_of(w[j / 2], j % 2), in[2 * row + c]);
+  }
 }
 
 /* layout_blocks in C (the host build's path over the same layout). */
@@ -2044,11 +2046,14 @@ static int32_t build_tap_pairs(const dw_job_t *job, const int8_t *rows, int32_t 
       step[0] = job->requant.multipliers[c];
       step[1] = (int32_t)((1u << (step[2] - 1)) + (offset << step[2]));
     }
-    for (k = 0; k < 5; ++k) {
+    for (k = 0; k < 5; ++k) { /* (6, 7) after the single tap */
       for (j = 0; j < 4; ++j) {
-        blocks[4 + 4 * k + j] = halves(2 * rows[9 * j + first[k]], 2 * rows[9 * j + second[k]]);
+        blocks[4 + 4 * k + 2 * (k == 4) + j] =
+            halves(2 * rows[9 * j + first[k]], 2 * rows[9 * j + second[k]]);
       }
     }
+    blocks[20] = halves(2 * rows[6], 2 * rows[18 + 6]); /* tap 6: SXTB16's channel order */
+    blocks[21] = halves(2 * rows[9 + 6], 2 * rows[27 + 6]);
   }
   return 1;
 }
