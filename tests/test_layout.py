@@ -24,6 +24,7 @@ import pytest
 import test_cmsis as cmsis_cases
 import test_ops_conv as conv_cases
 from op_oracle import run_tflm
+from test_overlap import tight_plan
 
 from tflm_gen import host, project, qemu
 from tflm_gen.layout import (
@@ -42,7 +43,7 @@ from tflm_gen.model.builder import ModelBuilder
 from tflm_gen.model.reader import read_model
 from tflm_gen.model.writer import write_model
 from tflm_gen.optimize import device_model
-from tflm_gen.plan import embed_plan, make_plan
+from tflm_gen.plan import embed_plan
 
 ROOT = Path(__file__).resolve().parent.parent
 # (kernel, input channels, output channels, stride): 1x1 layers of MobileNet-like models,
@@ -386,30 +387,12 @@ def test_depthwise_pairs_bit_exact_on_board():
     cmsis_cases.compare_on_board("qemu-cortex-m4", model, inputs, cases)
 
 
-def whole_pixel_backward_plan(model_bytes: bytes):
-    """The planner's buffers, each depthwise output started a whole number of pixels (of
-    every PAIR_LAYERS layer) into its input, as deep as the backward walk allows rounded up
-    (pair runs last pair first), every other buffer on its own; and how many pairs overlap."""
-    plan = make_plan(read_model(model_bytes))
-    top, pairs = 0, set()
-    for index, buffer in enumerate(plan.buffers):
-        for other, start in buffer.above.items():
-            low, high = plan.buffers[other], buffer
-            gap = -(-max(8, start) // PAIR_PIXEL_LCM) * PAIR_PIXEL_LCM
-            low.offset, high.offset = top, top + gap
-            top += max(low.size, gap + high.size)
-            pairs |= {index, other}
-    for index, buffer in enumerate(plan.buffers):
-        if index not in pairs:
-            buffer.offset, top = top, top + buffer.size
-    return plan, len(pairs) // 2
-
-
 def test_depthwise_pairs_backwards_on_board(monkeypatch):
-    """The pair runs last pair first, each output inside its input."""
+    """The pair runs last pair first, each output a whole number of pixels into its input
+    (as deep as the backward walk allows, rounded up)."""
     cmsis_cases.need_board("qemu-cortex-m4")
     model, inputs, cases = pairs_model(1)
-    plan, pairs = whole_pixel_backward_plan(model)
+    plan, pairs = tight_plan(model, slack=0, backward=True, unit=PAIR_PIXEL_LCM)
     assert pairs >= len(PAIR_LAYERS) // 2
     device = write_model(embed_plan(embed_layout(read_model(model)), plan))
     for module in (project, qemu):  # the project embeds this plan instead of its own

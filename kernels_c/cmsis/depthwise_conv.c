@@ -156,12 +156,12 @@ static inline void mve_store(const dw_job_t *job, int32x4_t acc, int32_t c, uint
 
 /* One tap of 8 channels, multiplier 1: int8 widened to int16 lanes, the input offset added
  * (|x + offset| <= 255), products exact in int32: even channels to e, odd ones to o. */
-#define DW_TAP8(in_ptr, f_ptr, e, o)                                                       \
-  do {                                                                                     \
-    const int16x8_t x_ = vaddq_n_s16(vldrbq_s16(in_ptr), offset);                          \
-    const int16x8_t w_ = vldrbq_s16(f_ptr);                                                \
-    e = vaddq_s32(e, vmullbq_int_s16(x_, w_));                                             \
-    o = vaddq_s32(o, vmulltq_int_s16(x_, w_));                                             \
+#define DW_TAP8(in_ptr, f_ptr, e, o)                                                     \
+  do {                                                                                   \
+    const int16x8_t x_ = vaddq_n_s16(vldrbq_s16(in_ptr), offset);                        \
+    const int16x8_t w_ = vldrbq_s16(f_ptr);                                              \
+    e = vaddq_s32(e, vmullbq_int_s16(x_, w_));                                           \
+    o = vaddq_s32(o, vmulltq_int_s16(x_, w_));                                           \
   } while (0)
 
 /* Multiplier 1: channels c .. c + 15 summed over the window, then requantised. */
@@ -220,16 +220,16 @@ static __attribute__((noinline)) void block4(const dw_job_t *job, const dw_windo
 }
 #elif defined(CMSIS_DSP)
 /* One tap of 4 channels, multiplier 1: SXTAB16 adds the input offset to both halves. */
-#define DW_TAP4(in_ptr, f_ptr)                                                             \
-  do {                                                                                     \
-    const int32_t weights_ = cmsis_read4(f_ptr), values_ = cmsis_read4(in_ptr);            \
-    const int32_t w02_ = __sxtb16(weights_), w13_ = cmsis_sxtb16_ror8(weights_);           \
-    const int32_t x02_ = __sxtab16(offsets, values_);                                      \
-    const int32_t x13_ = cmsis_sxtab16_ror8(offsets, values_);                             \
-    a0 = __smlabb(w02_, x02_, a0);                                                         \
-    a2 = __smlatt(w02_, x02_, a2);                                                         \
-    a1 = __smlabb(w13_, x13_, a1);                                                         \
-    a3 = __smlatt(w13_, x13_, a3);                                                         \
+#define DW_TAP4(in_ptr, f_ptr)                                                           \
+  do {                                                                                   \
+    const int32_t weights_ = cmsis_read4(f_ptr), values_ = cmsis_read4(in_ptr);          \
+    const int32_t w02_ = __sxtb16(weights_), w13_ = cmsis_sxtb16_ror8(weights_);         \
+    const int32_t x02_ = __sxtab16(offsets, values_);                                    \
+    const int32_t x13_ = cmsis_sxtab16_ror8(offsets, values_);                           \
+    a0 = __smlabb(w02_, x02_, a0);                                                       \
+    a2 = __smlatt(w02_, x02_, a2);                                                       \
+    a1 = __smlabb(w13_, x13_, a1);                                                       \
+    a3 = __smlatt(w13_, x13_, a3);                                                       \
   } while (0)
 
 /* Multiplier 1: 4 input channels per word. */
@@ -643,19 +643,19 @@ static inline void dw_read2(const int32_t **w, int32_t *lo, int32_t *hi) {
 }
 
 /* One group of 4 taps of the 4 channels: the input bytes at x, the weights from w on. */
-#define DW_QUAD(x)                                                                         \
-  do {                                                                                     \
-    const int32_t v_ = cmsis_read4(x);                                                     \
-    const int32_t x02_ = __sxtab16(offsets, v_), x13_ = cmsis_sxtab16_ror8(offsets, v_);   \
-    int32_t p_, q_;                                                                        \
-    dw_read2(&w, &p_, &q_);                                                                \
-    a0 = __smlad(q_, x13_, __smlad(p_, x02_, a0));                                         \
-    dw_read2(&w, &p_, &q_);                                                                \
-    a1 = __smlad(q_, x13_, __smlad(p_, x02_, a1));                                         \
-    dw_read2(&w, &p_, &q_);                                                                \
-    a2 = __smlad(q_, x13_, __smlad(p_, x02_, a2));                                         \
-    dw_read2(&w, &p_, &q_);                                                                \
-    a3 = __smlad(q_, x13_, __smlad(p_, x02_, a3));                                         \
+#define DW_QUAD(x)                                                                       \
+  do {                                                                                   \
+    const int32_t v_ = cmsis_read4(x);                                                   \
+    const int32_t x02_ = __sxtab16(offsets, v_), x13_ = cmsis_sxtab16_ror8(offsets, v_); \
+    int32_t p_, q_;                                                                      \
+    dw_read2(&w, &p_, &q_);                                                              \
+    a0 = __smlad(q_, x13_, __smlad(p_, x02_, a0));                                       \
+    dw_read2(&w, &p_, &q_);                                                              \
+    a1 = __smlad(q_, x13_, __smlad(p_, x02_, a1));                                       \
+    dw_read2(&w, &p_, &q_);                                                              \
+    a2 = __smlad(q_, x13_, __smlad(p_, x02_, a2));                                       \
+    dw_read2(&w, &p_, &q_);                                                              \
+    a3 = __smlad(q_, x13_, __smlad(p_, x02_, a3));                                       \
   } while (0)
 
 static void quad_block(const int8_t *in, int32_t row, int32_t rows, int32_t quads,
@@ -1012,8 +1012,8 @@ typedef struct {
  * r2 step, r3 row (then row 1's pointer), [sp] run, whose 10 words are copied to [sp, #0..]
  * (out #0, out_end #4, lo4 #8, hi4 #12, pixels #16, in_advance #20, width #24, rewind #28,
  * out_advance #32, zero4 #36).  Tap pairs DW_PAIRS' (1, 4), (2, 5), (0, 3), (7, 8), then
- * the single tap 6 (then past the pairs' (6, 7)), loaded as the rows' macros say (DW_ROW0 ..: the window inside the
- * input, or a border's).
+ * the single tap 6 (then past the pairs' (6, 7)), loaded as the rows' macros say (DW_ROW0
+ * ..: the window inside the input, or a border's).
  * Each row pointer moves to the next block on the last tap read through it.  14 registers,
  * so assembly throughout (naked: it saves r4-r11 itself); 110 instructions (131 cycles)
  * per block of 36 MACs unclamped, 116 (139) clamped, 14 (23) more per pixel. */
@@ -1169,28 +1169,25 @@ DW_LAYOUT_BLOCKS(unclamped_bottom_right, DW_UNCLAMPED, DW_ROW0_RIGHT, DW_ROW1_RI
   "smlad " acc1 ", " w1 ", r8, " acc1 "\n\t"
 #define DW_P_INIT(h)                                                                     \
   DW_LDW("r4", F0, h) DW_LDW("r5", F1, h) DW_LDW("r6", F0, h) DW_LDW("r7", F1, h)
+/* The 4 columns from `edge0` on (DW_P_COL, or DW_P_COL_OUT outside), r0 moved by `move`:
+ * the first feeds pixel X (sums x0, x1) by its column pair wf, the two inner ones Y by the
+ * previous pair and X by theirs, the last (`edge1`) Y by wl; `init` after the first loads. */
+#define DW_P_WALK(h, pk, r0load, edge0, edge1, move, x0, x1, y0, y1, wfA, wfB, wlA, wlB, init) \
+  edge0(r0load) DW_LDW("r10", wfA, h) DW_LDW("r11", wfB, h) init DW_P_UNPACK(pk)         \
+  DW_P_MAC(x0, x1, "r10", "r11") move                                                    \
+  DW_P_COL(r0load) DW_LDW("r12", V1A, h) DW_LDW("lr", V1B, h) DW_P_UNPACK(pk)            \
+  DW_P_MAC(y0, y1, "r10", "r11") DW_P_MAC(x0, x1, "r12", "lr") move                      \
+  DW_P_COL(r0load) DW_LDW("r10", wlA, h) DW_LDW("r11", wlB, h) DW_P_UNPACK(pk)           \
+  DW_P_MAC(y0, y1, "r12", "lr") DW_P_MAC(x0, x1, "r10", "r11") move                      \
+  edge1(r0load) DW_P_UNPACK(pk) DW_P_MAC(y0, y1, "r10", "r11")
 /* Columns 0 .. 3 (r0 ends at column 3), and 3 .. 0 (the sums started there); col0 and col3
- * load columns 0 and 3 (DW_P_COL, or DW_P_COL_OUT). */
+ * load columns 0 and 3. */
 #define DW_P_FORWARD(h, pk, r0load, col0, col3)                                          \
-  col0(r0load) DW_LDW("r10", V0A, h) DW_LDW("r11", V0B, h) DW_P_UNPACK(pk)          \
-  DW_P_MAC("r4", "r5", "r10", "r11") "add r0, r0, r2\n\t"                                \
-  DW_P_COL(r0load) DW_LDW("r12", V1A, h) DW_LDW("lr", V1B, h) DW_P_UNPACK(pk)           \
-  DW_P_MAC("r6", "r7", "r10", "r11") DW_P_MAC("r4", "r5", "r12", "lr")                   \
-  "add r0, r0, r2\n\t"                                                                   \
-  DW_P_COL(r0load) DW_LDW("r10", V2A, h) DW_LDW("r11", V2B, h) DW_P_UNPACK(pk)          \
-  DW_P_MAC("r6", "r7", "r12", "lr") DW_P_MAC("r4", "r5", "r10", "r11")                   \
-  "add r0, r0, r2\n\t"                                                                   \
-  col3(r0load) DW_P_UNPACK(pk) DW_P_MAC("r6", "r7", "r10", "r11")
+  DW_P_WALK(h, pk, r0load, col0, col3, "add r0, r0, r2\n\t", "r4", "r5", "r6", "r7", V0A, V0B, \
+            V2A, V2B, "")
 #define DW_P_BACKWARD(h, pk, r0load, col0, col3)                                         \
-  col3(r0load) DW_LDW("r10", V2A, h) DW_LDW("r11", V2B, h) DW_P_INIT(h)             \
-  DW_P_UNPACK(pk) DW_P_MAC("r6", "r7", "r10", "r11") "sub r0, r0, r2\n\t"                \
-  DW_P_COL(r0load) DW_LDW("r12", V1A, h) DW_LDW("lr", V1B, h) DW_P_UNPACK(pk)           \
-  DW_P_MAC("r4", "r5", "r10", "r11") DW_P_MAC("r6", "r7", "r12", "lr")                   \
-  "sub r0, r0, r2\n\t"                                                                   \
-  DW_P_COL(r0load) DW_LDW("r10", V0A, h) DW_LDW("r11", V0B, h) DW_P_UNPACK(pk)          \
-  DW_P_MAC("r4", "r5", "r12", "lr") DW_P_MAC("r6", "r7", "r10", "r11")                   \
-  "sub r0, r0, r2\n\t"                                                                   \
-  col0(r0load) DW_P_UNPACK(pk) DW_P_MAC("r4", "r5", "r10", "r11")
+  DW_P_WALK(h, pk, r0load, col3, col0, "sub r0, r0, r2\n\t", "r6", "r7", "r4", "r5", V2A, V2B, \
+            V0A, V0B, DW_P_INIT(h))
 /* Row 2's words r20 .. r23 of the window at column r0 (inside, column 0 or 3 outside, or a
  * row outside), then its taps for both pixels. */
 #define DW_P_ROW2_AT(r20, r23)                                                           \
