@@ -1004,6 +1004,33 @@ typedef struct {
   "strb r7, [r8, #3]\n\t"                                                                \
   "strb r4, [r8], #4\n\t"
 
+/* A run's entry: r4-r11 and lr saved, the run's 10 words (the fifth argument's) copied onto
+ * the stack; and its next pixel (or pair) once out (r8) reached out_end: the window
+ * pointers (r0 and `rows`) moved by in_advance, the blocks rewound, out moved by
+ * out_advance, else the return. */
+#define DW_RUN_ENTER                                                                     \
+  "push {r4-r11, lr}\n\t"                                                                \
+  "ldr r8, [sp, #36]\n\t"                                                                \
+  "ldmia r8, {r4-r12, lr}\n\t"                                                           \
+  "push {r4-r12, lr}\n\t" /* the run's words */
+#define DW_RUN_NEXT(rows)                                                                \
+  "ldr r9, [sp, #16]\n\t" /* pixels left */                                              \
+  "subs r9, r9, #1\n\t"                                                                  \
+  "beq 2f\n\t"                                                                           \
+  "str r9, [sp, #16]\n\t"                                                                \
+  "ldrd r9, r10, [sp, #20]\n\t" /* in_advance, width */                                  \
+  "add r0, r0, r9\n\t"                                                                   \
+  rows                                                                                   \
+  "ldrd r9, r11, [sp, #28]\n\t" /* rewind, out_advance */                                \
+  "sub r1, r1, r9\n\t"                                                                   \
+  "add r8, r8, r11\n\t"                                                                  \
+  "add r10, r8, r10\n\t"                                                                 \
+  "strd r8, r10, [sp]\n\t" /* the next out, out_end */                                   \
+  "b 1b\n\t"                                                                             \
+  "2:\n\t"                                                                               \
+  "add sp, sp, #40\n\t"                                                                  \
+  "pop {r4-r11, pc}\n\t"
+
 /* For the blocks of a DW_TAP_PAIRS stream (tflm_gen/layout.py, word aligned) from the first
  * on and the window whose top-left tap, channel 0 of the first block, is `in` (taps `step`
  * bytes apart in a row, rows `row` bytes apart): each block's 4 sums from its folded
@@ -1026,10 +1053,7 @@ typedef struct {
   }
 #define DW_LAYOUT_TAPS(store, t1, t2, t0, t4, t5, t3, t7, t8, t6)                        \
   __asm__ volatile(                                                                      \
-      "push {r4-r11, lr}\n\t"                                                            \
-      "ldr r8, [sp, #36]\n\t"                                                            \
-      "ldmia r8, {r4-r12, lr}\n\t"                                                       \
-      "push {r4-r12, lr}\n\t"      /* the run's words */                                 \
+      DW_RUN_ENTER                                                                       \
       "add lr, r0, r3, lsl #1\n\t" /* row 2 */                                           \
       "add r3, r0, r3\n\t"         /* row 1 */                                           \
       "1:\n\t"                                                                           \
@@ -1059,23 +1083,8 @@ typedef struct {
       "str r8, [sp]\n\t"                                                                 \
       "cmp r8, r9\n\t"                                                                   \
       "bne 1b\n\t"                                                                       \
-      "ldr r9, [sp, #16]\n\t" /* the pixel is done: the next one's window and blocks */  \
-      "subs r9, r9, #1\n\t"                                                              \
-      "beq 2f\n\t"                                                                       \
-      "str r9, [sp, #16]\n\t"                                                            \
-      "ldrd r9, r10, [sp, #20]\n\t" /* in_advance, width */                              \
-      "add r0, r0, r9\n\t"                                                               \
-      "add r3, r3, r9\n\t"                                                               \
-      "add lr, lr, r9\n\t"                                                               \
-      "ldrd r9, r11, [sp, #28]\n\t" /* rewind, out_advance */                            \
-      "sub r1, r1, r9\n\t"                                                               \
-      "add r8, r8, r11\n\t"                                                              \
-      "add r10, r8, r10\n\t"                                                             \
-      "strd r8, r10, [sp]\n\t" /* the next pixel's out, out_end */                       \
-      "b 1b\n\t"                                                                         \
-      "2:\n\t"                                                                           \
-      "add sp, sp, #40\n\t"                                                              \
-      "pop {r4-r11, pc}\n\t")
+      /* the pixel is done: the next one's window and blocks */                          \
+      DW_RUN_NEXT("add r3, r3, r9\n\t" "add lr, lr, r9\n\t"))
 
 /* The window inside the input, and the borders of one row or column outside (top, bottom,
  * left, right and the four corners), each clamped and unclamped: layout_run picks one by
@@ -1282,10 +1291,7 @@ DW_LAYOUT_BLOCKS(unclamped_bottom_right, DW_UNCLAMPED, DW_ROW0_RIGHT, DW_ROW1_RI
       int32_t step CMSIS_IN_ASM, int32_t row CMSIS_IN_ASM,                               \
       const dw_run_t *run CMSIS_IN_ASM) {                                                \
     __asm__ volatile(                                                                    \
-        "push {r4-r11, lr}\n\t"                                                          \
-        "ldr r8, [sp, #36]\n\t"                                                          \
-        "ldmia r8, {r4-r12, lr}\n\t"                                                     \
-        "push {r4-r12, lr}\n\t" /* the run's words */                                    \
+        DW_RUN_ENTER                                                                     \
         "1:\n\t"                                                                         \
         row2 DW_P_INIT(0) DW_P_ROW2(0, DW_PK_0)                                          \
         DW_P_FORWARD(0, DW_PK_0, r0load, col0, col3)                                     \
@@ -1299,21 +1305,7 @@ DW_LAYOUT_BLOCKS(unclamped_bottom_right, DW_UNCLAMPED, DW_ROW0_RIGHT, DW_ROW1_RI
         "str r8, [sp]\n\t"                                                               \
         "cmp r8, r9\n\t"                                                                 \
         "bne 1b\n\t"                                                                     \
-        "ldr r9, [sp, #16]\n\t" /* the pair is done: the next one's window and blocks */ \
-        "subs r9, r9, #1\n\t"                                                            \
-        "beq 2f\n\t"                                                                     \
-        "str r9, [sp, #16]\n\t"                                                          \
-        "ldrd r9, r10, [sp, #20]\n\t" /* in_advance, width */                            \
-        "add r0, r0, r9\n\t"                                                             \
-        "ldrd r9, r11, [sp, #28]\n\t" /* rewind, out_advance */                          \
-        "sub r1, r1, r9\n\t"                                                             \
-        "add r8, r8, r11\n\t"                                                            \
-        "add r10, r8, r10\n\t"                                                           \
-        "strd r8, r10, [sp]\n\t"                                                         \
-        "b 1b\n\t"                                                                       \
-        "2:\n\t"                                                                         \
-        "add sp, sp, #40\n\t"                                                            \
-        "pop {r4-r11, pc}\n\t");                                                         \
+        DW_RUN_NEXT("")); /* the pair is done: the next one's window and blocks */       \
   }
 
 /* The pairs whose window lies inside the input, whose row 0 lies above it, whose row 2
