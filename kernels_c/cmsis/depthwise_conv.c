@@ -1644,14 +1644,15 @@ static void row_layout(const dw_job_t *job, const int8_t *image, const int8_t *f
                        int32_t oy, int8_t *out) {
   const tflm_conv_params_t *p = job->p;
   const int32_t y0 = oy * p->stride_h - p->pad_h, step = p->input_c;
+  const int32_t paired = p->stride_w == 1; /* else no pair runs: not even their checks */
   int32_t first = 0, end = 0, ox = 0, right;
   dw_run_t run;
   if (side_outside(y0, p->input_h) != 3) inner_columns(p, &first, &end);
-  if (first == 1 && end > 1) ox = pairs_at(job, image, y0, 0, 1, DW_LEFT, out, 0);
+  if (paired && first == 1 && end > 1) ox = pairs_at(job, image, y0, 0, 1, DW_LEFT, out, 0);
   for (; ox < first; ++ox) pixel_layout(job, image, filter, oy, ox, out + ox * step);
-  right = ((end - ox) & 1) && right_pair(job, image, y0, ox, end, out, 0);
+  right = paired && ((end - ox) & 1) && right_pair(job, image, y0, ox, end, out, 0);
   end -= right; /* end - 1 waits for its pair */
-  if (end > ox) ox += pairs_at(job, image, y0, ox, (end - ox) >> 1, DW_INSIDE, out, 0);
+  if (paired && end > ox) ox += pairs_at(job, image, y0, ox, (end - ox) >> 1, DW_INSIDE, out, 0);
   if (end > ox) {
     run_of(p, out + ox * step, step >> 2, &run);
     run.pixels = end - ox;
@@ -1675,10 +1676,11 @@ static void row_layout_backwards(const dw_job_t *job, const int8_t *image,
                                  const int8_t *filter, int32_t oy, int8_t *out) {
   const tflm_conv_params_t *p = job->p;
   const int32_t y0 = oy * p->stride_h - p->pad_h, step = p->input_c;
+  const int32_t paired = p->stride_w == 1 && ((uintptr_t)out - (uintptr_t)image) % step == 0;
   int32_t first = 0, end = 0, ox, left, start;
   dw_run_t run;
   if (side_outside(y0, p->input_h) != 3) inner_columns(p, &first, &end);
-  if (right_pair(job, image, y0, first, end, out, 1)) {
+  if (paired && right_pair(job, image, y0, first, end, out, 1)) {
     pairs_at(job, image, y0, end - 1, 1, DW_RIGHT, out, 1);
     end -= 1;
   } else {
@@ -1686,9 +1688,12 @@ static void row_layout_backwards(const dw_job_t *job, const int8_t *image,
       pixel_layout(job, image, filter, oy, ox, out + ox * step);
     }
   }
-  left = first == 1 && ((end - first) & 1) && pairs_can(job, image, y0, DW_LEFT, out, 1);
+  left = paired && first == 1 && ((end - first) & 1) &&
+         pairs_can(job, image, y0, DW_LEFT, out, 1);
   start = first + left; /* first waits for its pair */
-  if (end > start) end -= pairs_at(job, image, y0, end - 2, (end - start) >> 1, DW_INSIDE, out, 1);
+  if (paired && end > start) {
+    end -= pairs_at(job, image, y0, end - 2, (end - start) >> 1, DW_INSIDE, out, 1);
+  }
   if (end > start) {
     run_of(p, out + (end - 1) * step, step >> 2, &run);
     run.pixels = end - start;
