@@ -24,8 +24,9 @@ import pytest
 import test_cmsis as cmsis_cases
 import test_ops_conv as conv_cases
 from op_oracle import run_tflm
+from test_overlap import tight_plan
 
-from tflm_gen import host, qemu
+from tflm_gen import host, project, qemu
 from tflm_gen.layout import (
     CONV_INT16_PAIRS,
     CONV_INT16_PAIRS_REQUANT,
@@ -33,6 +34,7 @@ from tflm_gen.layout import (
     DW_ROW_QUADS,
     DW_TAP_PAIRS,
     METADATA_NAME,
+    embed_layout,
     layout_bytes,
     layout_words,
 )
@@ -41,6 +43,7 @@ from tflm_gen.model.builder import ModelBuilder
 from tflm_gen.model.reader import read_model
 from tflm_gen.model.writer import write_model
 from tflm_gen.optimize import device_model
+from tflm_gen.plan import embed_plan
 
 ROOT = Path(__file__).resolve().parent.parent
 # (kernel, input channels, output channels, stride): 1x1 layers of MobileNet-like models,
@@ -350,6 +353,55 @@ def test_depthwise_layout_bit_exact_on_board(target):
     cmsis_cases.compare_on_board(target, model, inputs, cases)
 
 
+# Stride-1 layers of the DSP pair runs (layout_pairs) (channels, padding, height, width,
+# activation): every edge variant (row above / below, column left / right: widths 6 and 4
+# pair the row's last pixels, 7 and 5 leave one alone, kws' 5-wide rows), VALID, 2 and 3
+# rows or columns, clamped (RELU) and not.
+PAIR_LAYERS = [(16, "SAME", 5, 6, "NONE"), (24, "SAME", 4, 7, "NONE"),
+               (64, "SAME", 3, 5, "NONE"), (32, "SAME", 5, 6, "RELU"),
+               (48, "VALID", 4, 6, "NONE"), (192, "SAME", 2, 4, "NONE"),
+               (16, "SAME", 4, 3, "NONE"), (96, "SAME", 3, 8, "RELU6")]
+PAIR_PIXEL_LCM = 192  # a multiple of every PAIR_LAYERS pixel (channels)
+
+
+def pairs_model(seed: int):
+    """(model bytes, inputs, cases) of PAIR_LAYERS, inputs of zero point -128 (real
+    models')."""
+    rng = np.random.default_rng(9400 + seed)
+    b, cases = ModelBuilder(), []
+    for channels, padding, h, w, activation in PAIR_LAYERS:
+        g = cmsis_cases.conv_geometry(rng, True, 3, channels, channels)
+        g.update(h=h, w=w, stride=(1, 1), padding=padding, activation=activation,
+                 per_channel=True)
+        g["oh"] = conv_cases.out_size(padding, h, 3, 1, 1)
+        g["ow"] = conv_cases.out_size(padding, w, 3, 1, 1)
+        data, g = cmsis_cases.add_conv(b, rng, g, True, 1.0, -128)
+        cases.append(("DEPTHWISE_CONV_2D", [data], g))
+    inputs = [array for _, data, _ in cases for array in data]
+    return b.build(), inputs, [(op, g) for op, _, g in cases]
+
+
+def test_depthwise_pairs_bit_exact_on_board():
+    cmsis_cases.need_board("qemu-cortex-m4")
+    model, inputs, cases = pairs_model(0)
+    cmsis_cases.compare_on_board("qemu-cortex-m4", model, inputs, cases)
+
+
+def test_depthwise_pairs_backwards_on_board(monkeypatch):
+    """The pair runs last pair first, each output a whole number of pixels into its input
+    (as deep as the backward walk allows, rounded up)."""
+    cmsis_cases.need_board("qemu-cortex-m4")
+    model, inputs, cases = pairs_model(1)
+    plan, pairs = tight_plan(model, slack=0, backward=True, unit=PAIR_PIXEL_LCM)
+    assert pairs >= len(PAIR_LAYERS) // 2
+    device = write_model(embed_plan(embed_layout(read_model(model)), plan))
+    for module in (project, qemu):  # the project embeds this plan instead of its own
+        monkeypatch.setattr(module, "supported_device_model", lambda *_, **__: (device, plan))
+    result = qemu.run_on_target(model, "qemu-cortex-m4", inputs, cmsis_cases.TAGS)
+    assert result.matches_host, result.stdout
+    cmsis_cases.compare(result.outputs, model, inputs, cases)
+
+
 def record_edit(model: bytes, inputs, cases, edit_record):
     """(ours on the host, expected) for `model` whose first layout record went through
     edit_record(words, start) (start: the index of its kind in the layout words)."""
@@ -385,7 +437,7 @@ def test_depthwise_record_that_disagrees_is_ignored():
     """A record whose requantisation step is not the node's own (a multiplier off by one)
     runs the plain filter: still bit-exact."""
     def wrong_multiplier(words, start):
-        words[start + 2 + 22] += 1  # kind, channels, then block 0's first step
+        words[start + 2 + 26] += 1  # kind, channels, then block 0's first step
 
     ours, expected = depthwise_record_edit(wrong_multiplier)
     for index in range(len(expected)):

@@ -62,17 +62,20 @@ def codable_depthwise_model(seed: int, count: int):
     return b.build(), inputs
 
 
-def tight_plan(model_bytes: bytes, slack: int, backward: bool = False) -> tuple[Plan, int]:
+def tight_plan(model_bytes: bytes, slack: int, backward: bool = False,
+               unit: int = 1) -> tuple[Plan, int]:
     """The planner's buffers, each overlapping pair at `clearance - slack` bytes (slack 0:
     as deep as the planner would ever place them), every other buffer on its own; and how
     many pairs overlap.  `backward`: the pairs a backward walk allows (depthwise), each
-    output starting `start - slack` bytes (at least 8) above its input's start."""
+    output starting `start - slack` bytes (at least 8, rounded up to a multiple of `unit`)
+    above its input's start."""
     plan = make_plan(read_model(model_bytes))
     top, pairs = 0, set()
     for index, buffer in enumerate(plan.buffers):
         for other, clearance in (buffer.above if backward else buffer.clearance).items():
             low, high = (plan.buffers[other], buffer) if backward else (buffer, plan.buffers[other])
-            gap = max(8, clearance - slack) if backward else max(0, clearance - slack)
+            gap = -(-max(8, clearance - slack) // unit) * unit if backward else \
+                max(0, clearance - slack)
             low.offset, high.offset = top, top + gap
             top += max(low.size, gap + high.size)
             pairs |= {index, other}

@@ -49,15 +49,20 @@ shift r = -shift in [1, DW_MAX_SHIFT] and sums below 2^30 whatever the input
   folded[4] = 2 * (bias[c] + input_offset * sum(filter[c])): every pixel is summed over
     all 9 taps of raw input bytes, the taps outside the input reading the zero point
     (which adds zp * w + input_offset * w = 0, as TFLM's skipped taps do);
-  18 words of int16 pairs of doubled weights: for each tap pair (k, j) of DW_PAIRS (taps
-    row-major, ky * 3 + kx), channels 0..3's (2 w_k, 2 w_j) (SMLAD with the pair PKHBT /
-    PKHTB + SXTB16 make of the two taps' input words), then the single tap DW_SINGLE's
-    (2 w[c0], 2 w[c2]), (2 w[c1], 2 w[c3]) (SXTB16 order);
-  per channel (multiplier, 2^31, 2^(r-1) + output zero point * 2^r, r): the start of the
-    64-bit sum and the shift that give TFLM's requantisation plus the output zero point in
-    one SMLAL and one shift of the doubled sum, floor((2 acc m + 2^31 + 2^(31+r) -
-    [acc < 0] 2^32) / 2^(32+r)) (cmsis_requantize_strict's identity, doubled); the kernel
-    checks them against its own multipliers, shifts and output offset.
+  22 words of int16 pairs of doubled weights: for each tap pair (k, j) of DW_PAIRS (taps
+    row-major, ky * 3 + kx), channels 0..3's (2 w_k, 2 w_j): the columns' row 0 and 1
+    taps (1, 4), (2, 5), (0, 3), then (7, 8) of row 2 (SMLAD with the pair PKHBT / PKHTB
+    + SXTB16 make of the two taps' input words), the single tap DW_SINGLE's (2 w[c0],
+    2 w[c2]), (2 w[c1], 2 w[c3]) (SXTB16 order: one pixel's), then (6, 7) of row 2 (two
+    pixels' pair runs);
+  per channel (multiplier, 2^(r-1) + output zero point * 2^r, r): the high word of the
+    64-bit start (SMMLAR adds the 2^31 of its low word) and the shift that give TFLM's
+    requantisation plus the output zero point in one SMMLAR and one shift of the doubled
+    sum, floor((2 acc m + 2^31 + 2^(31+r) - [acc < 0] 2^32) / 2^(32+r))
+    (cmsis_requantize_strict's identity, doubled); the kernel checks them against its own
+    multipliers, shifts and output offset.
+  The column pairs let a run of two neighbouring pixels (stride 1) unpack each column's
+  rows 0 and 1 once for both pixels and share every weight and requantisation word.
 
 DW_CODED_TAP_STEPS, for a filter `--compress` coded, on the DW_TAP_PAIRS conditions: kind,
   channels C (8 bytes of flash): the kernel decodes the filter and builds the DW_TAP_PAIRS
@@ -108,11 +113,13 @@ CONV_PAIRS_REQUANT_IN_FILTER = 42
 # all the MVE loops read (embed_layout's `form` "folded"); other builds ignore it.
 CONV_FOLDED = 43
 ACCUMULATOR_LIMIT = 1 << 30  # |acc| below it: 2 * acc fits int32 (SMMLAR's operand)
-DW_TAP_PAIRS = 3  # kind of the DEPTHWISE_CONV_2D record above
-# The tap pairs in the order the kernel's assembly reads them: each row pointer is advanced
-# by the last tap read through it (taps 0, 3 and 6).
-DW_PAIRS = ((1, 2), (0, 4), (5, 3), (7, 8))
+DW_TAP_PAIRS = 55  # kind of the DEPTHWISE_CONV_2D record above (column pairs; 3 was row pairs)
+# The tap pairs in the order the kernel's one-pixel assembly reads them: each row pointer is
+# advanced by the last tap read through it (taps 0, 3 and then DW_SINGLE); the pair runs'
+# (6, 7) after the single tap's words.
+DW_PAIRS = ((1, 4), (2, 5), (0, 3), (7, 8))
 DW_SINGLE = 6
+DW_ROW2_PAIR = (6, 7)
 DW_MAX_SHIFT = 22  # 2^(r-1) + 127 * 2^r and the doubled high word stay inside int32
 CONV_CODED_REQUANT = 20  # CONV_2D, coded filter: CONV_INT16_PAIRS_REQUANT's tail alone
 DW_CODED_TAP_STEPS = 21  # DEPTHWISE_CONV_2D, coded filter: DW_TAP_PAIRS built by the kernel
@@ -360,14 +367,16 @@ def depthwise_tap_pairs(taps: np.ndarray, folded: np.ndarray, requant: list[tupl
     4), the folded constants [C] and the (multiplier, shift) of each channel."""
     blocks = taps.shape[1] // 4
     w = 2 * taps.astype(np.int16).reshape(9, blocks, 4).transpose(1, 0, 2)  # [block, tap, ch]
-    pairs = np.stack([np.stack([w[:, k], w[:, j]], axis=-1) for k, j in DW_PAIRS], axis=1)
+    pairs = np.stack([np.stack([w[:, k], w[:, j]], axis=-1)
+                      for k, j in (*DW_PAIRS, DW_ROW2_PAIR)], axis=1)
     single = w[:, DW_SINGLE][:, [0, 2, 1, 3]].reshape(blocks, 1, 2, 2)
-    halves = np.concatenate([pairs.reshape(blocks, -1), single.reshape(blocks, -1)], axis=1)
-    weights = halves.astype("<i2").view("<i4")  # [block, 18]
-    steps = np.array([(m, -(1 << 31), (1 << (-shift - 1)) + output_zero_point * (1 << -shift),
-                       -shift) for m, shift in requant], np.int64)
+    halves = np.concatenate([pairs[:, :4].reshape(blocks, -1), single.reshape(blocks, -1),
+                             pairs[:, 4:].reshape(blocks, -1)], axis=1)
+    weights = halves.astype("<i2").view("<i4")  # [block, 22]
+    steps = np.array([(m, (1 << (-shift - 1)) + output_zero_point * (1 << -shift), -shift)
+                      for m, shift in requant], np.int64)
     return np.concatenate([2 * folded.reshape(blocks, 4).astype(np.int64), weights,
-                           steps.reshape(blocks, 16)], axis=1)
+                           steps.reshape(blocks, 12)], axis=1)
 
 
 def _depthwise_requant(graph: ir.SubGraph, op: ir.Operator,

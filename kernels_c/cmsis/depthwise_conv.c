@@ -4,17 +4,20 @@
  * 3x3 nodes of multiplier 1 with the offline layout the generator writes into the model
  * (tflm_gen/layout.py, DW_TAP_PAIRS, read through tflm_node_layout), on every core but MVE:
  * each block of 4 channels starts at its folded constant (bias + input_offset * sum(w),
- * doubled) and sums raw input bytes over all 9 taps, paired two taps per SMLAD (PKHBT /
- * PKHTB + SXTB16 make a channel's two taps one halfword pair), then requantises with the
- * record's per-channel steps, output offset included (one SMMLAR and one shift), and stores
- * the 4 bytes clamped in one word (or byte by byte, unclamped, when the activation keeps the
- * whole int8 range): 110 instructions, 131 cycles (Cortex-M4 table) per 36 MACs in one
- * assembly function (layout_blocks; plain C on other cores, the host build's path).  A
- * border pixel whose window has one row and / or one column outside runs a variant of it
- * that reads the zero point (one word on its stack) for the outside taps, which adds
- * exactly 0 to the folded sum, as TFLM's skipped taps do; other border windows (inputs of
- * 1 or 2 pixels) are first copied with the zero point outside.  So every pixel sums the
- * same 9 taps.
+ * doubled) and sums raw input bytes over all 9 taps, paired two taps of a column (rows 0
+ * and 1) or of row 2 per SMLAD (PKHBT / PKHTB + SXTB16 make a channel's two taps one
+ * halfword pair), then requantises with the record's per-channel steps, output offset
+ * included (one SMMLAR and one shift), and stores the 4 bytes clamped in one word (or byte
+ * by byte, unclamped, when the activation keeps the whole int8 range): 110 instructions,
+ * 131 cycles (Cortex-M4 table) per 36 MACs in one assembly function (layout_blocks; plain C
+ * on other cores, the host build's path).  Runs of stride 1 take two neighbouring pixels
+ * per pass (layout_pairs): each column's pair of rows 0 and 1 is unpacked once for both
+ * pixels and every weight and requantisation word read once, 203 instructions, 225 cycles
+ * per 72 MACs unclamped.  A border pixel (or pair) whose window has one row and / or one
+ * column outside runs a variant that reads the zero point (one word on its stack) for the
+ * outside taps, which adds exactly 0 to the folded sum, as TFLM's skipped taps do; other
+ * border windows (inputs of 1 or 2 pixels) are first copied with the zero point outside.
+ * So every pixel sums the same 9 taps.
  *
  * Nodes of one input channel and a multiplier divisible by 4 (micro_speech's 10x8 filter of 8
  * channels, person_detect's first 3x3 layer) with their DW_ROW_QUADS record, on every core
@@ -84,12 +87,12 @@ typedef struct {
 } dw_job_t;
 
 /* The kind of DEPTHWISE_CONV_2D layout record this kernel reads (tflm_gen/layout.py), the
- * words of one block of 4 channels in it (4 folded constants, 18 of weights, 16 of
+ * words of one block of 4 channels in it (4 folded constants, 22 of weights, 12 of
  * requantisation), where its requantisation starts, the largest right shift it holds, and
  * the blocks of a border pixel copied at a time (on the stack). */
-#define DW_TAP_PAIRS 3
+#define DW_TAP_PAIRS 55
 #define DW_BLOCK_WORDS 38
-#define DW_BLOCK_STEPS 22
+#define DW_BLOCK_STEPS 26
 #define DW_MAX_SHIFT 22
 #define DW_CHUNK_BLOCKS 8
 
@@ -153,12 +156,12 @@ static inline void mve_store(const dw_job_t *job, int32x4_t acc, int32_t c, uint
 
 /* One tap of 8 channels, multiplier 1: int8 widened to int16 lanes, the input offset added
  * (|x + offset| <= 255), products exact in int32: even channels to e, odd ones to o. */
-#define DW_TAP8(in_ptr, f_ptr, e, o)                                                       \
-  do {                                                                                     \
-    const int16x8_t x_ = vaddq_n_s16(vldrbq_s16(in_ptr), offset);                          \
-    const int16x8_t w_ = vldrbq_s16(f_ptr);                                                \
-    e = vaddq_s32(e, vmullbq_int_s16(x_, w_));                                             \
-    o = vaddq_s32(o, vmulltq_int_s16(x_, w_));                                             \
+#define DW_TAP8(in_ptr, f_ptr, e, o)                                                     \
+  do {                                                                                   \
+    const int16x8_t x_ = vaddq_n_s16(vldrbq_s16(in_ptr), offset);                        \
+    const int16x8_t w_ = vldrbq_s16(f_ptr);                                              \
+    e = vaddq_s32(e, vmullbq_int_s16(x_, w_));                                           \
+    o = vaddq_s32(o, vmulltq_int_s16(x_, w_));                                           \
   } while (0)
 
 /* Multiplier 1: channels c .. c + 15 summed over the window, then requantised. */
@@ -217,16 +220,16 @@ static __attribute__((noinline)) void block4(const dw_job_t *job, const dw_windo
 }
 #elif defined(CMSIS_DSP)
 /* One tap of 4 channels, multiplier 1: SXTAB16 adds the input offset to both halves. */
-#define DW_TAP4(in_ptr, f_ptr)                                                             \
-  do {                                                                                     \
-    const int32_t weights_ = cmsis_read4(f_ptr), values_ = cmsis_read4(in_ptr);            \
-    const int32_t w02_ = __sxtb16(weights_), w13_ = cmsis_sxtb16_ror8(weights_);           \
-    const int32_t x02_ = __sxtab16(offsets, values_);                                      \
-    const int32_t x13_ = cmsis_sxtab16_ror8(offsets, values_);                             \
-    a0 = __smlabb(w02_, x02_, a0);                                                         \
-    a2 = __smlatt(w02_, x02_, a2);                                                         \
-    a1 = __smlabb(w13_, x13_, a1);                                                         \
-    a3 = __smlatt(w13_, x13_, a3);                                                         \
+#define DW_TAP4(in_ptr, f_ptr)                                                           \
+  do {                                                                                   \
+    const int32_t weights_ = cmsis_read4(f_ptr), values_ = cmsis_read4(in_ptr);          \
+    const int32_t w02_ = __sxtb16(weights_), w13_ = cmsis_sxtb16_ror8(weights_);         \
+    const int32_t x02_ = __sxtab16(offsets, values_);                                    \
+    const int32_t x13_ = cmsis_sxtab16_ror8(offsets, values_);                           \
+    a0 = __smlabb(w02_, x02_, a0);                                                       \
+    a2 = __smlatt(w02_, x02_, a2);                                                       \
+    a1 = __smlabb(w13_, x13_, a1);                                                       \
+    a3 = __smlatt(w13_, x13_, a3);                                                       \
   } while (0)
 
 /* Multiplier 1: 4 input channels per word. */
@@ -640,19 +643,19 @@ static inline void dw_read2(const int32_t **w, int32_t *lo, int32_t *hi) {
 }
 
 /* One group of 4 taps of the 4 channels: the input bytes at x, the weights from w on. */
-#define DW_QUAD(x)                                                                         \
-  do {                                                                                     \
-    const int32_t v_ = cmsis_read4(x);                                                     \
-    const int32_t x02_ = __sxtab16(offsets, v_), x13_ = cmsis_sxtab16_ror8(offsets, v_);   \
-    int32_t p_, q_;                                                                        \
-    dw_read2(&w, &p_, &q_);                                                                \
-    a0 = __smlad(q_, x13_, __smlad(p_, x02_, a0));                                         \
-    dw_read2(&w, &p_, &q_);                                                                \
-    a1 = __smlad(q_, x13_, __smlad(p_, x02_, a1));                                         \
-    dw_read2(&w, &p_, &q_);                                                                \
-    a2 = __smlad(q_, x13_, __smlad(p_, x02_, a2));                                         \
-    dw_read2(&w, &p_, &q_);                                                                \
-    a3 = __smlad(q_, x13_, __smlad(p_, x02_, a3));                                         \
+#define DW_QUAD(x)                                                                       \
+  do {                                                                                   \
+    const int32_t v_ = cmsis_read4(x);                                                   \
+    const int32_t x02_ = __sxtab16(offsets, v_), x13_ = cmsis_sxtab16_ror8(offsets, v_); \
+    int32_t p_, q_;                                                                      \
+    dw_read2(&w, &p_, &q_);                                                              \
+    a0 = __smlad(q_, x13_, __smlad(p_, x02_, a0));                                       \
+    dw_read2(&w, &p_, &q_);                                                              \
+    a1 = __smlad(q_, x13_, __smlad(p_, x02_, a1));                                       \
+    dw_read2(&w, &p_, &q_);                                                              \
+    a2 = __smlad(q_, x13_, __smlad(p_, x02_, a2));                                       \
+    dw_read2(&w, &p_, &q_);                                                              \
+    a3 = __smlad(q_, x13_, __smlad(p_, x02_, a3));                                       \
   } while (0)
 
 static void quad_block(const int8_t *in, int32_t row, int32_t rows, int32_t quads,
@@ -747,9 +750,9 @@ static void pixel_quads(const dw_job_t *job, const int8_t *image, int32_t oy, in
 
 #if defined(CMSIS_DSP)
 /* One channel's bias and requantisation of its doubled sum, computed once per output row
- * (row_quads3) instead of once per pixel: DW_TAP_PAIRS's steps (multiplier, 2^31,
- * 2^(r-1) + output offset * 2^r, r; tflm_gen/layout.py), exact for |sum| < 2^30 and r in
- * [1, DW_MAX_SHIFT] (dw_steps_fit). */
+ * (row_quads3) instead of once per pixel: DW_TAP_PAIRS's steps (multiplier, 2^(r-1) +
+ * output offset * 2^r, r; tflm_gen/layout.py) with the 64-bit start's low word 2^31,
+ * exact for |sum| < 2^30 and r in [1, DW_MAX_SHIFT] (dw_steps_fit). */
 typedef struct {
   int32_t bias;       /* the sum's start (0 without a bias) */
   int32_t multiplier;
@@ -942,19 +945,18 @@ typedef struct {
   "smlad r7, r12, r10, r7\n\t"
 
 /* The doubled sum in `acc` requantised, output offset included, from the layout's
- * (multiplier, 2^31, 2^(r-1) + offset * 2^r, r): the 64-bit start (high word less 1 for a
- * negative sum) plus 2 acc * multiplier, its high word shifted right by r.  SMMLAR adds the
- * 2^31 itself, so three chained LDRs (4 cycles) read the other words where an LDM of the
- * four takes 5: a cycle less per channel for two more instructions. */
+ * (multiplier, 2^(r-1) + offset * 2^r, r): the 64-bit start (high word less 1 for a
+ * negative sum, SMMLAR adds the low word's 2^31) plus 2 acc * multiplier, its high word
+ * shifted right by r.  Three chained LDRs (4 cycles). */
 #define DW_REQUANT_ASM(acc)                                                              \
-  "ldr r9, [r1, #8]\n\t"                                                                 \
-  "ldr r10, [r1, #12]\n\t"                                                               \
-  "ldr r8, [r1], #16\n\t"                                                                \
+  "ldr r9, [r1, #4]\n\t"                                                                 \
+  "ldr r10, [r1, #8]\n\t"                                                                \
+  "ldr r8, [r1], #12\n\t"                                                                \
   "sub r9, r9, " acc ", lsr #31\n\t"                                                     \
   "smmlar " acc ", " acc ", r8, r9\n\t"                                                  \
   "asr " acc ", " acc ", r10\n\t"
 
-/* The loads of a window's 9 taps in layout_blocks' order: taps 1 2, 0 4, 5 3, 7 8, 6 (r8,
+/* The loads of a window's 9 taps in layout_blocks' order: taps 1 4, 2 5, 0 3, 7 8, 6 (r8,
  * r9, r8, r9, ...), row pointers r0, r3, lr, step r2.  A tap outside the input reads the
  * zero point from the run's copy on the stack ([sp, #36]), which adds exactly 0 to the
  * folded sum, as TFLM's skipped tap does; a row pointer whose column-0 tap is outside still
@@ -970,13 +972,13 @@ typedef struct {
 #define DW_ROW_OUT(a, b) DW_ZP(a), DW_ZP(b), DW_ZP(a)
 #define DW_ROW_LEFT(row, a, b) DW_IN(a, DW_AT1(row)), DW_IN(b, DW_AT2(row)), DW_ZP_ADD(a, row)
 #define DW_ROW_RIGHT(row, a, b) DW_IN(a, DW_AT1(row)), DW_ZP(b), DW_IN(a, DW_AT0(row))
-#define DW_ROW0 DW_ROW_IN("r0", "r8", "r9")
-#define DW_ROW0_OUT DW_ROW_OUT("r8", "r9")
-#define DW_ROW0_LEFT DW_ROW_LEFT("r0", "r8", "r9")
-#define DW_ROW0_RIGHT DW_ROW_RIGHT("r0", "r8", "r9")
-#define DW_ROW1 DW_ROW_IN("r3", "r9", "r8")
-#define DW_ROW1_LEFT DW_ROW_LEFT("r3", "r9", "r8")
-#define DW_ROW1_RIGHT DW_ROW_RIGHT("r3", "r9", "r8")
+#define DW_ROW0 DW_ROW_IN("r0", "r8", "r8")
+#define DW_ROW0_OUT DW_ROW_OUT("r8", "r8")
+#define DW_ROW0_LEFT DW_ROW_LEFT("r0", "r8", "r8")
+#define DW_ROW0_RIGHT DW_ROW_RIGHT("r0", "r8", "r8")
+#define DW_ROW1 DW_ROW_IN("r3", "r9", "r9")
+#define DW_ROW1_LEFT DW_ROW_LEFT("r3", "r9", "r9")
+#define DW_ROW1_RIGHT DW_ROW_RIGHT("r3", "r9", "r9")
 #define DW_ROW2 DW_ROW_IN("lr", "r8", "r9")
 #define DW_ROW2_OUT DW_ROW_OUT("r8", "r9")
 #define DW_ROW2_LEFT DW_ROW_LEFT("lr", "r8", "r9")
@@ -1004,6 +1006,33 @@ typedef struct {
   "strb r7, [r8, #3]\n\t"                                                                \
   "strb r4, [r8], #4\n\t"
 
+/* A run's entry: r4-r11 and lr saved, the run's 10 words (the fifth argument's) copied onto
+ * the stack; and its next pixel (or pair) once out (r8) reached out_end: the window
+ * pointers (r0 and `rows`) moved by in_advance, the blocks rewound, out moved by
+ * out_advance, else the return. */
+#define DW_RUN_ENTER                                                                     \
+  "push {r4-r11, lr}\n\t"                                                                \
+  "ldr r8, [sp, #36]\n\t"                                                                \
+  "ldmia r8, {r4-r12, lr}\n\t"                                                           \
+  "push {r4-r12, lr}\n\t" /* the run's words */
+#define DW_RUN_NEXT(rows)                                                                \
+  "ldr r9, [sp, #16]\n\t" /* pixels left */                                              \
+  "subs r9, r9, #1\n\t"                                                                  \
+  "beq 2f\n\t"                                                                           \
+  "str r9, [sp, #16]\n\t"                                                                \
+  "ldrd r9, r10, [sp, #20]\n\t" /* in_advance, width */                                  \
+  "add r0, r0, r9\n\t"                                                                   \
+  rows                                                                                   \
+  "ldrd r9, r11, [sp, #28]\n\t" /* rewind, out_advance */                                \
+  "sub r1, r1, r9\n\t"                                                                   \
+  "add r8, r8, r11\n\t"                                                                  \
+  "add r10, r8, r10\n\t"                                                                 \
+  "strd r8, r10, [sp]\n\t" /* the next out, out_end */                                   \
+  "b 1b\n\t"                                                                             \
+  "2:\n\t"                                                                               \
+  "add sp, sp, #40\n\t"                                                                  \
+  "pop {r4-r11, pc}\n\t"
+
 /* For the blocks of a DW_TAP_PAIRS stream (tflm_gen/layout.py, word aligned) from the first
  * on and the window whose top-left tap, channel 0 of the first block, is `in` (taps `step`
  * bytes apart in a row, rows `row` bytes apart): each block's 4 sums from its folded
@@ -1011,15 +1040,12 @@ typedef struct {
  * word, then the same for the run's next pixels.  Arguments: r0 in (then row 0), r1 blocks,
  * r2 step, r3 row (then row 1's pointer), [sp] run, whose 10 words are copied to [sp, #0..]
  * (out #0, out_end #4, lo4 #8, hi4 #12, pixels #16, in_advance #20, width #24, rewind #28,
- * out_advance #32, zero4 #36).  Tap pairs DW_PAIRS' (1, 2), (0, 4), (5, 3), (7, 8), then
- * the single tap 6, loaded as the rows' macros say (DW_ROW0 ..: the window inside the
- * input, or a border's).
+ * out_advance #32, zero4 #36).  Tap pairs DW_PAIRS' (1, 4), (2, 5), (0, 3), (7, 8), then
+ * the single tap 6 (then past the pairs' (6, 7)), loaded as the rows' macros say (DW_ROW0
+ * ..: the window inside the input, or a border's).
  * Each row pointer moves to the next block on the last tap read through it.  14 registers,
  * so assembly throughout (naked: it saves r4-r11 itself); 110 instructions (131 cycles)
- * per block of 36 MACs unclamped, 116 (139) clamped, 14 (23) more per pixel.  Two pixels
- * per pass would share the block's weight and step words, but their 8 sums, 3 row pointers,
- * step and stream leave no register for the loads (a second pixel's rows as three more
- * pointer moves per block cost what sharing the steps' loads saves). */
+ * per block of 36 MACs unclamped, 116 (139) clamped, 14 (23) more per pixel. */
 #define DW_LAYOUT_BLOCKS(name, store, row0, row1, row2)                                  \
   __attribute__((naked, noinline)) static void name(                                     \
       const int8_t *in CMSIS_IN_ASM, const int32_t *blocks CMSIS_IN_ASM,                 \
@@ -1029,21 +1055,18 @@ typedef struct {
   }
 #define DW_LAYOUT_TAPS(store, t1, t2, t0, t4, t5, t3, t7, t8, t6)                        \
   __asm__ volatile(                                                                      \
-      "push {r4-r11, lr}\n\t"                                                            \
-      "ldr r8, [sp, #36]\n\t"                                                            \
-      "ldmia r8, {r4-r12, lr}\n\t"                                                       \
-      "push {r4-r12, lr}\n\t"      /* the run's words */                                 \
+      DW_RUN_ENTER                                                                       \
       "add lr, r0, r3, lsl #1\n\t" /* row 2 */                                           \
       "add r3, r0, r3\n\t"         /* row 1 */                                           \
       "1:\n\t"                                                                           \
       "ldmia r1!, {r4-r7}\n\t" /* the folded constants */                                \
-      t1 t2 DW_PAIR_ASM                                                                  \
-      t0 t4 DW_PAIR_ASM                                                                  \
-      t5 t3 DW_PAIR_ASM                                                                  \
+      t1 t4 DW_PAIR_ASM                                                                  \
+      t2 t5 DW_PAIR_ASM                                                                  \
+      t0 t3 DW_PAIR_ASM                                                                  \
       t7 t8 DW_PAIR_ASM                                                                  \
       t6                                                                                 \
       "ldr r11, [r1], #4\n\t"                                                            \
-      "ldr r12, [r1], #4\n\t"                                                            \
+      "ldr r12, [r1], #20\n\t" /* past (6, 7): layout_pairs' */                          \
       "sxtb16 r9, r8\n\t"                                                                \
       "smlabb r4, r11, r9, r4\n\t"                                                       \
       "smlatt r6, r11, r9, r6\n\t"                                                       \
@@ -1062,23 +1085,8 @@ typedef struct {
       "str r8, [sp]\n\t"                                                                 \
       "cmp r8, r9\n\t"                                                                   \
       "bne 1b\n\t"                                                                       \
-      "ldr r9, [sp, #16]\n\t" /* the pixel is done: the next one's window and blocks */  \
-      "subs r9, r9, #1\n\t"                                                              \
-      "beq 2f\n\t"                                                                       \
-      "str r9, [sp, #16]\n\t"                                                            \
-      "ldrd r9, r10, [sp, #20]\n\t" /* in_advance, width */                              \
-      "add r0, r0, r9\n\t"                                                               \
-      "add r3, r3, r9\n\t"                                                               \
-      "add lr, lr, r9\n\t"                                                               \
-      "ldrd r9, r11, [sp, #28]\n\t" /* rewind, out_advance */                            \
-      "sub r1, r1, r9\n\t"                                                               \
-      "add r8, r8, r11\n\t"                                                              \
-      "add r10, r8, r10\n\t"                                                             \
-      "strd r8, r10, [sp]\n\t" /* the next pixel's out, out_end */                       \
-      "b 1b\n\t"                                                                         \
-      "2:\n\t"                                                                           \
-      "add sp, sp, #40\n\t"                                                              \
-      "pop {r4-r11, pc}\n\t")
+      /* the pixel is done: the next one's window and blocks */                          \
+      DW_RUN_NEXT("add r3, r3, r9\n\t" "add lr, lr, r9\n\t"))
 
 /* The window inside the input, and the borders of one row or column outside (top, bottom,
  * left, right and the four corners), each clamped and unclamped: layout_run picks one by
@@ -1101,24 +1109,238 @@ DW_LAYOUT_BLOCKS(unclamped_top_left, DW_UNCLAMPED, DW_ROW0_OUT, DW_ROW1_LEFT, DW
 DW_LAYOUT_BLOCKS(unclamped_top_right, DW_UNCLAMPED, DW_ROW0_OUT, DW_ROW1_RIGHT, DW_ROW2_RIGHT)
 DW_LAYOUT_BLOCKS(unclamped_bottom_left, DW_UNCLAMPED, DW_ROW0_LEFT, DW_ROW1_LEFT, DW_ROW2_OUT)
 DW_LAYOUT_BLOCKS(unclamped_bottom_right, DW_UNCLAMPED, DW_ROW0_RIGHT, DW_ROW1_RIGHT, DW_ROW2_OUT)
+
+/* layout_pairs: a run of pixel pairs (A, B = A + 1, stride 1) from the same blocks, per block
+ * two halves of 2 channels (0 and 1, then 2 and 3) with A's and B's sums in r4, r5 and r6,
+ * r7.  Each of the 4 columns of the pair's window (B's window is A's one column right)
+ * unpacks its rows 0 and 1 once, as a pair per channel (PKHBT / PKHTB + SXTB16), for both
+ * pixels: SMLAD by the column pair (w_x, w_3+x) of A's column x and of B's column x - 1.
+ * Row 2's 4 words make (r21, r22), which A takes by (7, 8) and B by (6, 7), and (r20, r23):
+ * A's tap 6 by (6, 7)'s bottom half, B's tap 8 by (7, 8)'s top one.  Every weight and
+ * requantisation word is read once for the two pixels.  Registers: r0 the window's column
+ * (walked right for the first half, back for the second), r1 the block, r2 step, r3 row,
+ * r4-r7 sums, r8-r12 and lr the loads.  The half's offsets in the block (DW_<word>_<half>,
+ * bytes) and the channel pair its PKH takes: */
+#define DW_O(name, h) DW_O_(name, h)
+#define DW_O_(name, h) DW_##name##_##h
+#define DW_F0_0 "#0"
+#define DW_F1_0 "#4"
+#define DW_F0_1 "#8"
+#define DW_F1_1 "#12"
+#define DW_V1A_0 "#16"
+#define DW_V1B_0 "#20"
+#define DW_V1A_1 "#24"
+#define DW_V1B_1 "#28"
+#define DW_V2A_0 "#32"
+#define DW_V2B_0 "#36"
+#define DW_V2A_1 "#40"
+#define DW_V2B_1 "#44"
+#define DW_V0A_0 "#48"
+#define DW_V0B_0 "#52"
+#define DW_V0A_1 "#56"
+#define DW_V0B_1 "#60"
+#define DW_W8A_0 "#64"
+#define DW_W8B_0 "#68"
+#define DW_W8A_1 "#72"
+#define DW_W8B_1 "#76"
+#define DW_W6A_0 "#88"
+#define DW_W6B_0 "#92"
+#define DW_W6A_1 "#96"
+#define DW_W6B_1 "#100"
+#define DW_MA_0 "#104"
+#define DW_SA_0 "#108"
+#define DW_RA_0 "#112"
+#define DW_MB_0 "#116"
+#define DW_SB_0 "#120"
+#define DW_RB_0 "#124"
+#define DW_MA_1 "#128"
+#define DW_SA_1 "#132"
+#define DW_RA_1 "#136"
+#define DW_MB_1 "#140"
+#define DW_SB_1 "#144"
+#define DW_RB_1 "#148"
+#define DW_OUT_0 "#0"
+#define DW_OUT_1 "#2"
+#define DW_OUT1_0 "#1"
+#define DW_OUT1_1 "#3"
+#define DW_END_0 "" /* the run's out_end: only the second half ends a block */
+#define DW_END_1 "ldr r9, [sp, #4]\n\t"
+#define DW_PK_0(d, x, y) "pkhbt " d ", " x ", " y ", lsl #16\n\t" /* channels 0, 1 */
+#define DW_PK_1(d, x, y) "pkhtb " d ", " y ", " x ", asr #16\n\t" /* channels 2, 3 */
+#define DW_LDW(reg, name, h) "ldr " reg ", [r1, " DW_O(name, h) "]\n\t"
+/* A column's rows 0 (inside, or the zero point of a row outside) and 1 into r8, r9; the
+ * pair unpacked into r9 (the half's first channel) and r8 (its second). */
+#define DW_P_R0_IN(reg) "ldr " reg ", [r0]\n\t"
+#define DW_P_R0_OUT(reg) DW_ZP(reg)
+#define DW_P_COL(r0load) r0load("r8") "ldr r9, [r0, r3]\n\t"
+#define DW_P_COL_OUT(r0load) DW_ZP("r8") DW_ZP("r9") /* a column left or right of the input */
+#define DW_P_UNPACK(pk) pk("r8", "r8", "r9") "sxtb16 r9, r8\n\t" "sxtb16 r8, r8, ror #8\n\t"
+#define DW_P_MAC(acc0, acc1, w0, w1)                                                     \
+  "smlad " acc0 ", " w0 ", r9, " acc0 "\n\t"                                             \
+  "smlad " acc1 ", " w1 ", r8, " acc1 "\n\t"
+#define DW_P_INIT(h)                                                                     \
+  DW_LDW("r4", F0, h) DW_LDW("r5", F1, h) DW_LDW("r6", F0, h) DW_LDW("r7", F1, h)
+/* The 4 columns from `edge0` on (DW_P_COL, or DW_P_COL_OUT outside), r0 moved by `move`:
+ * the first feeds pixel X (sums x0, x1) by its column pair wf, the two inner ones Y by the
+ * previous pair and X by theirs, the last (`edge1`) Y by wl; `init` after the first loads. */
+#define DW_P_WALK(h, pk, r0load, edge0, edge1, move, x0, x1, y0, y1, wfA, wfB, wlA, wlB, init) \
+  edge0(r0load) DW_LDW("r10", wfA, h) DW_LDW("r11", wfB, h) init DW_P_UNPACK(pk)         \
+  DW_P_MAC(x0, x1, "r10", "r11") move                                                    \
+  DW_P_COL(r0load) DW_LDW("r12", V1A, h) DW_LDW("lr", V1B, h) DW_P_UNPACK(pk)            \
+  DW_P_MAC(y0, y1, "r10", "r11") DW_P_MAC(x0, x1, "r12", "lr") move                      \
+  DW_P_COL(r0load) DW_LDW("r10", wlA, h) DW_LDW("r11", wlB, h) DW_P_UNPACK(pk)           \
+  DW_P_MAC(y0, y1, "r12", "lr") DW_P_MAC(x0, x1, "r10", "r11") move                      \
+  edge1(r0load) DW_P_UNPACK(pk) DW_P_MAC(y0, y1, "r10", "r11")
+/* Columns 0 .. 3 (r0 ends at column 3), and 3 .. 0 (the sums started there); col0 and col3
+ * load columns 0 and 3. */
+#define DW_P_FORWARD(h, pk, r0load, col0, col3)                                          \
+  DW_P_WALK(h, pk, r0load, col0, col3, "add r0, r0, r2\n\t", "r4", "r5", "r6", "r7", V0A, V0B, \
+            V2A, V2B, "")
+#define DW_P_BACKWARD(h, pk, r0load, col0, col3)                                         \
+  DW_P_WALK(h, pk, r0load, col3, col0, "sub r0, r0, r2\n\t", "r6", "r7", "r4", "r5", V2A, V2B, \
+            V0A, V0B, DW_P_INIT(h))
+/* Row 2's words r20 .. r23 of the window at column r0 (inside, column 0 or 3 outside, or a
+ * row outside), then its taps for both pixels. */
+#define DW_P_ROW2_AT(r20, r23)                                                           \
+  "add r12, r0, r3, lsl #1\n\t"                                                          \
+  "add lr, r12, r2\n\t"                                                                  \
+  r20                                                                                    \
+  "ldr r9, [lr]\n\t"                                                                     \
+  "ldr r10, [r12, r2, lsl #1]\n\t"                                                       \
+  r23
+#define DW_P_ROW2_IN DW_P_ROW2_AT("ldr r8, [r12]\n\t", "ldr r11, [lr, r2, lsl #1]\n\t")
+#define DW_P_ROW2_LEFT DW_P_ROW2_AT(DW_ZP("r8"), "ldr r11, [lr, r2, lsl #1]\n\t")
+#define DW_P_ROW2_RIGHT DW_P_ROW2_AT("ldr r8, [r12]\n\t", DW_ZP("r11"))
+#define DW_P_ROW2_OUT DW_ZP("r8") DW_ZP("r9") DW_ZP("r10") DW_ZP("r11")
+#define DW_P_ROW2(h, pk)                                                                 \
+  pk("r9", "r9", "r10") pk("r8", "r8", "r11")                                            \
+  "sxtb16 r10, r9\n\t"          /* (r21, r22) */                                         \
+  "sxtb16 r9, r9, ror #8\n\t"                                                            \
+  "sxtb16 r11, r8\n\t"          /* (r20, r23) */                                         \
+  "sxtb16 r8, r8, ror #8\n\t"                                                            \
+  DW_LDW("r12", W8A, h) DW_LDW("lr", W6A, h)                                             \
+  "smlad r4, r12, r10, r4\n\t"                                                           \
+  "smlatt r6, r12, r11, r6\n\t"                                                          \
+  "smlad r6, lr, r10, r6\n\t"                                                            \
+  "smlabb r4, lr, r11, r4\n\t"                                                           \
+  DW_LDW("r12", W8B, h) DW_LDW("lr", W6B, h)                                             \
+  "smlad r5, r12, r9, r5\n\t"                                                            \
+  "smlatt r7, r12, r8, r7\n\t"                                                           \
+  "smlad r7, lr, r9, r7\n\t"                                                             \
+  "smlabb r5, lr, r8, r5\n\t"
+/* The half's 4 sums requantised (its two channels' steps read once) and saturated. */
+#define DW_P_REQUANT(h)                                                                  \
+  DW_LDW("r8", MA, h) DW_LDW("r9", SA, h) DW_LDW("r10", RA, h) DW_LDW("r11", MB, h)      \
+  DW_LDW("r12", SB, h)                                                                   \
+  "sub lr, r9, r4, lsr #31\n\t"                                                          \
+  "smmlar r4, r4, r8, lr\n\t"                                                            \
+  "asr r4, r4, r10\n\t"                                                                  \
+  "sub r9, r9, r6, lsr #31\n\t"                                                          \
+  "smmlar r6, r6, r8, r9\n\t"                                                            \
+  "asr r6, r6, r10\n\t"                                                                  \
+  DW_LDW("r10", RB, h)                                                                   \
+  "sub lr, r12, r5, lsr #31\n\t"                                                         \
+  "smmlar r5, r5, r11, lr\n\t"                                                           \
+  "asr r5, r5, r10\n\t"                                                                  \
+  "sub r12, r12, r7, lsr #31\n\t"                                                        \
+  "smmlar r7, r7, r11, r12\n\t"                                                          \
+  "asr r7, r7, r10\n\t"                                                                  \
+  "ssat r4, #8, r4\n\t"                                                                  \
+  "ssat r5, #8, r5\n\t"                                                                  \
+  "ssat r6, #8, r6\n\t"                                                                  \
+  "ssat r7, #8, r7\n\t"
+/* The half's 4 bytes stored at out + 2h (A's) and out + width + 2h (B's), r8 then the run's
+ * out, r9 its out_end: clamped to [lo4, hi4] as one word (DW_P_CLAMPED), or as they are
+ * when the activation's range is the whole int8 one (DW_P_UNCLAMPED). */
+#define DW_P_CLAMPED(h)                                                                  \
+  "pkhbt r4, r4, r6, lsl #16\n\t"                                                        \
+  "pkhbt r5, r5, r7, lsl #16\n\t"                                                        \
+  "uxtb16 r4, r4\n\t"                                                                    \
+  "uxtb16 r5, r5\n\t"                                                                    \
+  "orr r4, r4, r5, lsl #8\n\t" /* A's 2 bytes, B's 2 */                                  \
+  "ldmia sp, {r8, r9, r10, r11}\n\t" /* out, out_end, lo4, hi4 */                        \
+  "ldr r12, [sp, #24]\n\t"           /* width */                                         \
+  "ssub8 lr, r4, r10\n\t"                                                                \
+  "sel r4, r4, r10\n\t"                                                                  \
+  "ssub8 lr, r11, r4\n\t"                                                                \
+  "sel r4, r4, r11\n\t"                                                                  \
+  "add r12, r8, r12\n\t"                                                                 \
+  "strh r4, [r8, " DW_O(OUT, h) "]\n\t"                                                  \
+  "lsr r4, r4, #16\n\t"                                                                  \
+  "strh r4, [r12, " DW_O(OUT, h) "]\n\t"
+#define DW_P_UNCLAMPED(h)                                                                \
+  "ldr r8, [sp]\n\t"                                                                     \
+  DW_O(END, h)                                                                           \
+  "ldr r12, [sp, #24]\n\t" /* width */                                                   \
+  "strb r4, [r8, " DW_O(OUT, h) "]\n\t"                                                  \
+  "strb r5, [r8, " DW_O(OUT1, h) "]\n\t"                                                 \
+  "add r12, r8, r12\n\t"                                                                 \
+  "strb r6, [r12, " DW_O(OUT, h) "]\n\t"                                                 \
+  "strb r7, [r12, " DW_O(OUT1, h) "]\n\t"
+/* For the run's pixel pairs (pixels: pairs; out: A's first block, out_end its end; width
+ * bytes per pixel, B's from out + width; in_advance and out_advance: from past A's window's
+ * and A's last block to the next pair's), arguments as layout_blocks'.  Each half's 4
+ * bytes are stored after the two windows' words of its channels were read.  Raster order:
+ * the planner keeps B's output below B's window, so a byte of it overwrites at most a
+ * channel c' <= c of the pixel before, which the pair read already.  Last pair first (an
+ * output started inside the input a whole number of pixels on): A's byte of channel c
+ * overwrites channel c of an input pixel, which both windows read already.  218
+ * instructions (248 cycles) per block of 72 MACs clamped, 203 (225) unclamped (two
+ * layout_blocks: 232 (278), 220 (262)), 12 (20) more per pair. */
+#define DW_LAYOUT_PAIRS(name, store, r0load, row2, col0, col3)                           \
+  __attribute__((naked, noinline)) static void name(                                     \
+      const int8_t *in CMSIS_IN_ASM, const int32_t *blocks CMSIS_IN_ASM,                 \
+      int32_t step CMSIS_IN_ASM, int32_t row CMSIS_IN_ASM,                               \
+      const dw_run_t *run CMSIS_IN_ASM) {                                                \
+    __asm__ volatile(                                                                    \
+        DW_RUN_ENTER                                                                     \
+        "1:\n\t"                                                                         \
+        row2 DW_P_INIT(0) DW_P_ROW2(0, DW_PK_0)                                          \
+        DW_P_FORWARD(0, DW_PK_0, r0load, col0, col3)                                     \
+        DW_P_REQUANT(0) store(0)                                                         \
+        DW_P_BACKWARD(1, DW_PK_1, r0load, col0, col3)                                    \
+        row2 DW_P_ROW2(1, DW_PK_1)                                                       \
+        DW_P_REQUANT(1) store(1)                                                         \
+        "add r0, r0, #4\n\t"                                                             \
+        "add r1, r1, #152\n\t" /* 4 * DW_BLOCK_WORDS */                                  \
+        "add r8, r8, #4\n\t"                                                             \
+        "str r8, [sp]\n\t"                                                               \
+        "cmp r8, r9\n\t"                                                                 \
+        "bne 1b\n\t"                                                                     \
+        DW_RUN_NEXT("")); /* the pair is done: the next one's window and blocks */       \
+  }
+
+/* The pairs whose window lies inside the input, whose row 0 lies above it, whose row 2
+ * below, whose column 0 left of it, whose column 3 right of it, unclamped (the activations
+ * models use: the whole int8 range); clamped only inside. */
+DW_LAYOUT_PAIRS(unclamped_pairs, DW_P_UNCLAMPED, DW_P_R0_IN, DW_P_ROW2_IN, DW_P_COL, DW_P_COL)
+DW_LAYOUT_PAIRS(unclamped_pairs_top, DW_P_UNCLAMPED, DW_P_R0_OUT, DW_P_ROW2_IN, DW_P_COL,
+                DW_P_COL)
+DW_LAYOUT_PAIRS(unclamped_pairs_bottom, DW_P_UNCLAMPED, DW_P_R0_IN, DW_P_ROW2_OUT, DW_P_COL,
+                DW_P_COL)
+DW_LAYOUT_PAIRS(unclamped_pairs_left, DW_P_UNCLAMPED, DW_P_R0_IN, DW_P_ROW2_LEFT, DW_P_COL_OUT,
+                DW_P_COL)
+DW_LAYOUT_PAIRS(unclamped_pairs_right, DW_P_UNCLAMPED, DW_P_R0_IN, DW_P_ROW2_RIGHT, DW_P_COL,
+                DW_P_COL_OUT)
+DW_LAYOUT_PAIRS(layout_pairs, DW_P_CLAMPED, DW_P_R0_IN, DW_P_ROW2_IN, DW_P_COL, DW_P_COL)
 #else
 /* The halfword `half` (0 low, 1 high) of a layout word, as int16. */
 static int32_t half_of(int32_t word, int32_t half) {
   return (int16_t)(uint16_t)((uint32_t)word >> (16 * half));
 }
 
-/* layout_blocks' requantisation of one doubled sum from the record's (multiplier, 2^31,
- * 2^(r-1) + offset * 2^r, r), output offset included. */
+/* layout_blocks' requantisation of one doubled sum from the record's (multiplier,
+ * 2^(r-1) + offset * 2^r, r), output offset included (SMMLAR's 2^31 in the low word). */
 static int32_t requantize_from(int32_t acc, const int32_t *step) {
-  const uint32_t high_start = (uint32_t)step[2] - ((uint32_t)acc >> 31);
-  const int64_t start = (int64_t)(((uint64_t)high_start << 32) | (uint32_t)step[1]);
-  return (int32_t)((start + (int64_t)acc * step[0]) >> 32) >> step[3];
+  const uint32_t high_start = (uint32_t)step[1] - ((uint32_t)acc >> 31);
+  const int64_t start = (int64_t)(((uint64_t)high_start << 32) | UINT32_C(0x80000000));
+  return (int32_t)((start + (int64_t)acc * step[0]) >> 32) >> step[2];
 }
 
 /* The sums of one block (4 channels) of the window at `in`, from its folded constants. */
 static void block_sums(const int8_t *in, const int32_t *block, int32_t step, int32_t row,
                        int32_t sums[4]) {
-  static const int8_t first[5] = {1, 0, 5, 7, 6}, second[4] = {2, 4, 3, 8};
+  static const int8_t first[4] = {1, 2, 0, 7}, second[4] = {4, 5, 3, 8}; /* DW_PAIRS */
   static const int8_t single_channel[4] = {0, 2, 1, 3}; /* SXTB16 order of the single tap */
   const int32_t *w = block + 4;
   int32_t j, k;
@@ -1150,7 +1372,7 @@ static void layout_blocks(const int8_t *in, const int32_t *blocks, int32_t step,
     for (block = blocks; out != end; out += 4, in += 4, block += DW_BLOCK_WORDS) {
       block_sums(in, block, step, row, sums);
       for (j = 0; j < 4; ++j) {
-        value = requantize_from(sums[j], block + DW_BLOCK_STEPS + 4 * j);
+        value = requantize_from(sums[j], block + DW_BLOCK_STEPS + 3 * j);
         out[j] = (int8_t)(value < lo ? lo : value > hi ? hi : value);
       }
     }
@@ -1285,6 +1507,87 @@ static int32_t layout_run(const dw_job_t *job, const int8_t *image, int32_t y0, 
 }
 #endif
 
+/* Which columns of a pair's window lie outside the input (pairs_fit). */
+#define DW_INSIDE 0
+#define DW_LEFT 1
+#define DW_RIGHT 2
+
+#if defined(CMSIS_DSP) && !defined(CMSIS_MVE)
+/* layout_pairs' variant for the activation (clamped or not), the window's rows
+ * (side_outside: inside, row 0 or row 2 outside) and columns (DW_INSIDE, DW_LEFT: column 0
+ * outside, DW_RIGHT: column 3); NULL: none. */
+static const dw_blocks_t dw_pair_variants[2][3][3] = {
+    {{layout_pairs, NULL, NULL}, {NULL, NULL, NULL}, {NULL, NULL, NULL}},
+    {{unclamped_pairs, unclamped_pairs_left, unclamped_pairs_right},
+     {unclamped_pairs_top, NULL, NULL},
+     {unclamped_pairs_bottom, NULL, NULL}}};
+
+/* The variant of layout_pairs for the pairs of row y0 whose windows' columns are `cols`
+ * (stride 1), NULL when none. */
+static dw_blocks_t pairs_fit(const dw_job_t *job, int32_t y0, int32_t cols) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t rows = side_outside(y0, p->input_h);
+  if (p->stride_w != 1 || rows == 3) return NULL;
+  return dw_pair_variants[p->act_min == -128 && p->act_max == 127][rows][cols];
+}
+
+/* 1 when pairs_at takes pairs of row y0 (out: its first pixel) whose windows' columns are
+ * `cols`: a variant fits, and backwards the output starts a whole number of pixels into
+ * the input. */
+static int32_t pairs_can(const dw_job_t *job, const int8_t *image, int32_t y0, int32_t cols,
+                         const int8_t *out, int32_t backwards) {
+  return pairs_fit(job, y0, cols) != NULL &&
+         (!backwards ||
+          ((uintptr_t)out - (uintptr_t)image) % (uint32_t)job->p->input_c == 0);
+}
+
+/* `pairs` pixel pairs of row oy (out: the row's first pixel, y0 its window's first row)
+ * from the pair whose first pixel is output column x on, in one run of layout_pairs'
+ * variant: raster, or last pair first (`backwards`: then x is the last pair's, for an
+ * output started inside the input a whole number of pixels on).  The pixels it took: 2 *
+ * pairs, or 0 when no variant fits. */
+static int32_t pairs_at(const dw_job_t *job, const int8_t *image, int32_t y0, int32_t x,
+                        int32_t pairs, int32_t cols, int8_t *out, int32_t backwards) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t step = p->input_c;
+  const intptr_t at = ((intptr_t)y0 * p->input_w + x - p->pad_w) * step;
+  const dw_blocks_t pairs_of = pairs_fit(job, y0, cols);
+  dw_run_t run;
+  if (pairs < 1 || !pairs_can(job, image, y0, cols, out, backwards)) return 0;
+  run_of(p, out + x * step, step >> 2, &run);
+  run.pixels = pairs;
+  run.in_advance = backwards ? -3 * step : step; /* from past A's window's blocks */
+  run.out_advance = backwards ? -3 * step : step;
+  pairs_of((const int8_t *)((uintptr_t)image + (uintptr_t)at), job->pairs, step,
+           p->input_w * step, &run);
+  return 2 * pairs;
+}
+#else
+static int32_t pairs_can(const dw_job_t *job, const int8_t *image, int32_t y0, int32_t cols,
+                         const int8_t *out, int32_t backwards) {
+  (void)job;
+  (void)image;
+  (void)y0;
+  (void)cols;
+  (void)out;
+  (void)backwards;
+  return 0;
+}
+
+static int32_t pairs_at(const dw_job_t *job, const int8_t *image, int32_t y0, int32_t x,
+                        int32_t pairs, int32_t cols, int8_t *out, int32_t backwards) {
+  (void)job;
+  (void)image;
+  (void)y0;
+  (void)x;
+  (void)pairs;
+  (void)cols;
+  (void)out;
+  (void)backwards;
+  return 0;
+}
+#endif
+
 /* All channels of output pixel (oy, ox) from the layout: the blocks of 4 read in place by
  * layout_run when a variant covers the window (inside, or one row and / or column outside),
  * else DW_CHUNK_BLOCKS at a time from the window copied with the zero point in its outside
@@ -1323,71 +1626,106 @@ static void inner_columns(const tflm_conv_params_t *p, int32_t *first, int32_t *
   if (*end < *first) *end = *first;
 }
 
+/* 1 when the pair of the row's last two pixels (end - 1, end) runs as DW_RIGHT: end, whose
+ * window has only its last column outside, is the row's last pixel, and end - 1 an inner
+ * one from `from` on. */
+static int32_t right_pair(const dw_job_t *job, const int8_t *image, int32_t y0, int32_t from,
+                          int32_t end, int8_t *out, int32_t backwards) {
+  const tflm_conv_params_t *p = job->p;
+  return end == p->output_w - 1 && end > from &&
+         side_outside(end - p->pad_w, p->input_w) == 2 &&
+         pairs_can(job, image, y0, DW_RIGHT, out, backwards);
+}
+
 /* Output row oy (out: its first pixel) of a node whose layout covers every channel: the
- * pixels whose window's columns lie inside the input in one call of layout_run (a row
- * outside at the top or bottom taken by its variant), the others one by one. */
+ * pixels whose window's columns lie inside the input in pairs (pairs_at), the first and
+ * the last pixel paired with their neighbour when only their outer column lies outside
+ * (DW_LEFT, DW_RIGHT), the rest of them in one call of layout_run (a row outside at the
+ * top or bottom taken by its variant), the others one by one; in raster order. */
 static void row_layout(const dw_job_t *job, const int8_t *image, const int8_t *filter,
                        int32_t oy, int8_t *out) {
   const tflm_conv_params_t *p = job->p;
   const int32_t y0 = oy * p->stride_h - p->pad_h, step = p->input_c;
-  int32_t first = 0, end = 0, ox;
+  const int32_t paired = p->stride_w == 1; /* else no pair runs: not even their checks */
+  int32_t first = 0, end = 0, ox = 0, right;
   dw_run_t run;
   if (side_outside(y0, p->input_h) != 3) inner_columns(p, &first, &end);
-  for (ox = 0; ox < first; ++ox) pixel_layout(job, image, filter, oy, ox, out + ox * step);
-  if (end > first) {
-    run_of(p, out + first * step, step >> 2, &run);
-    run.pixels = end - first;
+  if (paired && first == 1 && end > 1) ox = pairs_at(job, image, y0, 0, 1, DW_LEFT, out, 0);
+  for (; ox < first; ++ox) pixel_layout(job, image, filter, oy, ox, out + ox * step);
+  right = paired && ((end - ox) & 1) && right_pair(job, image, y0, ox, end, out, 0);
+  end -= right; /* end - 1 waits for its pair */
+  if (paired && end > ox) ox += pairs_at(job, image, y0, ox, (end - ox) >> 1, DW_INSIDE, out, 0);
+  if (end > ox) {
+    run_of(p, out + ox * step, step >> 2, &run);
+    run.pixels = end - ox;
     run.in_advance = (p->stride_w - 1) * step;
-    if (!layout_run(job, image, y0, first * p->stride_w - p->pad_w, &run)) {
-      for (ox = first; ox < end; ++ox) pixel_layout(job, image, filter, oy, ox, out + ox * step);
+    if (!layout_run(job, image, y0, ox * p->stride_w - p->pad_w, &run)) {
+      for (; ox < end; ++ox) pixel_layout(job, image, filter, oy, ox, out + ox * step);
     }
   }
+  if (right) end += pairs_at(job, image, y0, end, 1, DW_RIGHT, out, 0);
   for (ox = end; ox < p->output_w; ++ox) {
     pixel_layout(job, image, filter, oy, ox, out + ox * step);
   }
 }
 
 /* Output row oy (out: its first pixel) as row_layout, last pixel first (an output the
- * planner started inside the input: depthwise_backwards): the pixels right of the
- * columns inside one by one, those columns in one run of layout_run backwards (out and
- * the window step back after each pixel), then the pixels left of them. */
+ * planner started inside the input: depthwise_backwards): the last pixels (as DW_RIGHT's
+ * pair, or one by one), the inner ones in pairs from the right, then in one run of
+ * layout_run backwards (out and the window step back after each pixel), then the first
+ * ones (as DW_LEFT's pair, or one by one). */
 static void row_layout_backwards(const dw_job_t *job, const int8_t *image,
                                  const int8_t *filter, int32_t oy, int8_t *out) {
   const tflm_conv_params_t *p = job->p;
   const int32_t y0 = oy * p->stride_h - p->pad_h, step = p->input_c;
-  int32_t first = 0, end = 0, ox;
+  const int32_t paired = p->stride_w == 1 && ((uintptr_t)out - (uintptr_t)image) % step == 0;
+  int32_t first = 0, end = 0, ox, left, start;
   dw_run_t run;
   if (side_outside(y0, p->input_h) != 3) inner_columns(p, &first, &end);
-  for (ox = p->output_w - 1; ox >= end; --ox) {
-    pixel_layout(job, image, filter, oy, ox, out + ox * step);
+  if (paired && right_pair(job, image, y0, first, end, out, 1)) {
+    pairs_at(job, image, y0, end - 1, 1, DW_RIGHT, out, 1);
+    end -= 1;
+  } else {
+    for (ox = p->output_w - 1; ox >= end; --ox) {
+      pixel_layout(job, image, filter, oy, ox, out + ox * step);
+    }
   }
-  if (end > first) {
+  left = paired && first == 1 && ((end - first) & 1) &&
+         pairs_can(job, image, y0, DW_LEFT, out, 1);
+  start = first + left; /* first waits for its pair */
+  if (paired && end > start) {
+    end -= pairs_at(job, image, y0, end - 2, (end - start) >> 1, DW_INSIDE, out, 1);
+  }
+  if (end > start) {
     run_of(p, out + (end - 1) * step, step >> 2, &run);
-    run.pixels = end - first;
+    run.pixels = end - start;
     run.in_advance = -(p->stride_w + 1) * step;
     run.out_advance = -2 * step;
     if (!layout_run(job, image, y0, (end - 1) * p->stride_w - p->pad_w, &run)) {
-      for (ox = end - 1; ox >= first; --ox) {
+      for (ox = end - 1; ox >= start; --ox) {
         pixel_layout(job, image, filter, oy, ox, out + ox * step);
       }
     }
+  }
+  if (left) {
+    pairs_at(job, image, y0, 0, 1, DW_LEFT, out, 1);
+    return;
   }
   for (ox = first - 1; ox >= 0; --ox) pixel_layout(job, image, filter, oy, ox, out + ox * step);
 }
 
 #if !defined(CMSIS_MVE)
-/* 1 when the record's per-channel requantisation steps (multiplier, 2^31, 2^(r-1) +
- * offset * 2^r, r) are the node's own multipliers, output offset and right shifts r in
+/* 1 when the record's per-channel requantisation steps (multiplier, 2^(r-1) + offset *
+ * 2^r, r) are the node's own multipliers, output offset and right shifts r in
  * [1, DW_MAX_SHIFT]. */
 static int32_t steps_agree(const dw_job_t *job, const int32_t *blocks, int32_t channels) {
   const int32_t offset = job->p->output_offset;
   int32_t c;
   for (c = 0; c < channels; ++c) {
-    const int32_t *step = blocks + (c >> 2) * DW_BLOCK_WORDS + DW_BLOCK_STEPS + 4 * (c & 3);
+    const int32_t *step = blocks + (c >> 2) * DW_BLOCK_WORDS + DW_BLOCK_STEPS + 3 * (c & 3);
     const int32_t r = -job->requant.shifts[c];
     if (r < 1 || r > DW_MAX_SHIFT || step[0] != job->requant.multipliers[c] ||
-        step[1] != INT32_MIN || step[2] != (INT32_C(1) << (r - 1)) + offset * (INT32_C(1) << r) ||
-        step[3] != r) {
+        step[1] != (INT32_C(1) << (r - 1)) + offset * (INT32_C(1) << r) || step[2] != r) {
       return 0;
     }
   }
@@ -1687,27 +2025,27 @@ static int32_t halves(int32_t a, int32_t b) {
  * positive or a right shift outside [1, DW_MAX_SHIFT] (the generator's conditions). */
 static int32_t build_tap_pairs(const dw_job_t *job, const int8_t *rows, int32_t count,
                                int32_t *blocks) {
-  static const int8_t first[4] = {1, 0, 5, 7}, second[4] = {2, 4, 3, 8}; /* DW_PAIRS */
+  static const int8_t first[5] = {1, 2, 0, 7, 6}, second[5] = {4, 5, 3, 8, 7}; /* DW_PAIRS */
   const uint32_t offset = (uint32_t)job->p->output_offset;
   const int32_t *bias = job->bias;
   int32_t b, c, j, k;
   for (b = 0; b < count; ++b, rows += 36, blocks += DW_BLOCK_WORDS) {
     for (j = 0; j < 4; ++j) {
-      int32_t *step = blocks + DW_BLOCK_STEPS + 4 * j;
+      int32_t *step = blocks + DW_BLOCK_STEPS + 3 * j;
       uint32_t sum = 0;
       c = 4 * b + j;
-      step[3] = -job->requant.shifts[c];
-      if (step[3] < 1 || step[3] > DW_MAX_SHIFT || job->requant.multipliers[c] <= 0) return 0;
+      step[2] = -job->requant.shifts[c];
+      if (step[2] < 1 || step[2] > DW_MAX_SHIFT || job->requant.multipliers[c] <= 0) return 0;
       for (k = 0; k < 9; ++k) sum += (uint32_t)(int32_t)rows[9 * j + k];
       sum = (bias != NULL ? (uint32_t)bias[c] : 0u) + (uint32_t)job->p->input_offset * sum;
       blocks[j] = (int32_t)(2u * sum);
       step[0] = job->requant.multipliers[c];
-      step[1] = INT32_MIN;
-      step[2] = (int32_t)((1u << (step[3] - 1)) + (offset << step[3]));
+      step[1] = (int32_t)((1u << (step[2] - 1)) + (offset << step[2]));
     }
-    for (k = 0; k < 4; ++k) {
+    for (k = 0; k < 5; ++k) { /* (6, 7) after the single tap */
       for (j = 0; j < 4; ++j) {
-        blocks[4 + 4 * k + j] = halves(2 * rows[9 * j + first[k]], 2 * rows[9 * j + second[k]]);
+        blocks[4 + 4 * k + 2 * (k == 4) + j] =
+            halves(2 * rows[9 * j + first[k]], 2 * rows[9 * j + second[k]]);
       }
     }
     blocks[20] = halves(2 * rows[6], 2 * rows[18 + 6]); /* tap 6: SXTB16's channel order */
