@@ -626,17 +626,31 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant1(
   "ldmia.w r0!, {r8-r10}\n\t"                                                              \
   "ldr.w r12, [r1, #8]\n\t"                                                                \
   "ldr.w r11, [r1], #" next "\n\t"
-#define CMSIS_DOT_3X2_STEP(next)                                                           \
-  CMSIS_DOT_3X2_LOADS(next)                                                                \
+/* The same five words by single LDRs, one after the other (2 + 1 + 1 + 1 + 1 cycles: each
+ * LDR after a load pipelines, an LDR after an LDM does not): 12 MACs in 12 cycles, but 11
+ * instructions (44 bytes) for 9, so only some steps take it (instructions per invoke have
+ * a budget too). */
+#define CMSIS_DOT_3X2_LOADS_FAST(next)                                                     \
+  "ldr.w r9, [r0, #4]\n\t"                                                                 \
+  "ldr.w r10, [r0, #8]\n\t"                                                                \
+  "ldr.w r8, [r0], #12\n\t"                                                                \
+  "ldr.w r12, [r1, #8]\n\t"                                                                \
+  "ldr.w r11, [r1], #" next "\n\t"
+#define CMSIS_DOT_3X2_MACS                                                                 \
   "smlad r2, r8, r11, r2\n\t"                                                              \
   "smlad r3, r8, r12, r3\n\t"                                                              \
   "smlad r4, r9, r11, r4\n\t"                                                              \
   "smlad r5, r9, r12, r5\n\t"                                                              \
   "smlad r6, r10, r11, r6\n\t"                                                             \
   "smlad r7, r10, r12, r7\n\t"
+#define CMSIS_DOT_3X2_STEP(next) CMSIS_DOT_3X2_LOADS(next) CMSIS_DOT_3X2_MACS
+#define CMSIS_DOT_3X2_STEP_FAST(next) CMSIS_DOT_3X2_LOADS_FAST(next) CMSIS_DOT_3X2_MACS
 
-/* A group of 4 inputs: the (w0, w2) step, then the (w1, w3) one; 72 bytes. */
-#define CMSIS_DOT_3X2_GROUP CMSIS_DOT_3X2_STEP("4") CMSIS_DOT_3X2_STEP("12")
+/* Two groups of 4 inputs, each the (w0, w2) step, then the (w1, w3) one, the first step
+ * fast: 152 bytes, the (w1, w3) steps (the loop's entries) at 44 and 116. */
+#define CMSIS_DOT_3X2_UNIT                                                                 \
+  CMSIS_DOT_3X2_STEP_FAST("4") CMSIS_DOT_3X2_STEP("12")                                    \
+  CMSIS_DOT_3X2_STEP("4") CMSIS_DOT_3X2_STEP("12")
 
 /* CMSIS_PAIR_REQUANT with the scratch register named (it may be sa: read before). */
 #define CMSIS_PAIR_REQUANT_INTO(sa, sb, into, scratch)                                     \
@@ -658,8 +672,10 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant1(
  * out, [sp, #8] stride.  Six accumulators and 2-input steps: the 5 words of a step fill the
  * 14 registers with r0, r1 and the pass count, and each of them feeds 2 or 3 SMLADs.  Per
  * pair the first step starts the sums at the folded constants (no copies); the 2 * groups
- * - 1 others run in a loop of 16 steps entered part-way (36 bytes a step; the skipped
- * count is odd, so the entry is a (w1, w3) step, as the second step is). */
+ * - 1 others run in a loop of 32 steps (one pass for up to 64 inputs; a fast step in four,
+ * CMSIS_DOT_3X2_UNIT) entered part-way (the skipped count is odd, so the entry is a (w1,
+ * w3) step, as the second step is).  The first step and the loads before it are single
+ * LDRs, pipelined. */
 __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant3(
     const int16_t *triple CMSIS_IN_ASM, const int16_t *w CMSIS_IN_ASM,
     int32_t groups CMSIS_IN_ASM, int32_t count CMSIS_IN_ASM, const int32_t *tail CMSIS_IN_ASM,
@@ -673,13 +689,18 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant3(
       "lsl r2, r2, #1\n\t"
       "sub r2, r2, #1\n\t"          /* steps after the first */
       "rsb r12, r2, #0\n\t"
-      "and r12, r12, #15\n\t"       /* steps skipped in the first pass (odd) */
-      "add r2, r2, #15\n\t"
-      "lsr r2, r2, #4\n\t"          /* passes */
+      "and r12, r12, #31\n\t"       /* steps skipped in the first pass (odd) */
+      "add r2, r2, #31\n\t"
+      "lsr r2, r2, #5\n\t"          /* passes */
+      "lsr r8, r12, #2\n\t"         /* units skipped */
+      "add r9, r8, r8, lsl #1\n\t"
+      "add r9, r9, r8, lsl #4\n\t"  /* 19 per unit */
+      "and r8, r12, #2\n\t"
+      "add r8, r8, r8, lsl #3\n\t"  /* 18 for the unit's second entry */
       "adr.w r3, 1f\n\t"           /* the exact address (1: is word aligned too) */
-      "add r12, r12, r12, lsl #3\n\t"
-      "add r3, r3, r12, lsl #2\n\t" /* + 36 bytes per skipped step */
-      "orr r3, r3, #1\n\t"          /* Thumb */
+      "add r3, r3, r9, lsl #3\n\t"  /* + 152 bytes per skipped unit */
+      "add r3, r3, r8, lsl #2\n\t"  /* + 72 for the second entry */
+      "add r3, r3, #45\n\t"         /* + 44 to the first entry, Thumb */
       "push {r0, r2, r3, r4, r5, r6, r7}\n\t" /* [sp] triple, #4 passes, #8 entry, #12 this
                                                  pair's tail, #16 out, #20 stride, #24 end */
       "4:\n\t"
@@ -687,8 +708,9 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant3(
       "ldr r3, [r12, #4]\n\t"       /* the folded a, b */
       "ldr r2, [r12], #32\n\t"
       "str r12, [sp, #12]\n\t"      /* the next pair's tail */
-      "ldm sp, {r0, lr}\n\t"        /* triple, passes */
-      CMSIS_DOT_3X2_LOADS("4")
+      "ldr r0, [sp]\n\t"            /* triple, passes: single loads, pipelined with the */
+      "ldr lr, [sp, #4]\n\t"        /* step's (an LDM would not be) */
+      CMSIS_DOT_3X2_LOADS_FAST("4")
       "smlad r4, r9, r11, r2\n\t"
       "smlad r5, r9, r12, r3\n\t"
       "smlad r6, r10, r11, r2\n\t"
@@ -698,14 +720,14 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant3(
       "ldr pc, [sp, #8]\n\t"        /* into the loop */
       ".p2align 2\n\t"             /* a 16-bit ADR would round an unaligned label */
       "1:\n\t"
-      CMSIS_DOT_3X2_GROUP
-      CMSIS_DOT_3X2_GROUP
-      CMSIS_DOT_3X2_GROUP
-      CMSIS_DOT_3X2_GROUP
-      CMSIS_DOT_3X2_GROUP
-      CMSIS_DOT_3X2_GROUP
-      CMSIS_DOT_3X2_GROUP
-      CMSIS_DOT_3X2_GROUP
+      CMSIS_DOT_3X2_UNIT
+      CMSIS_DOT_3X2_UNIT
+      CMSIS_DOT_3X2_UNIT
+      CMSIS_DOT_3X2_UNIT
+      CMSIS_DOT_3X2_UNIT
+      CMSIS_DOT_3X2_UNIT
+      CMSIS_DOT_3X2_UNIT
+      CMSIS_DOT_3X2_UNIT
       "subs lr, lr, #1\n\t"
       "bne 1b\n\t"
       "ldr lr, [sp, #12]\n\t"
