@@ -748,6 +748,176 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant3(
       "pop {r4-r11, pc}\n\t");
 }
 
+/* One step (2 inputs) of cmsis_dot_pairs_requant4: channel a's and b's weight words of the
+ * step into r10, r11 (a's at 0, b's at 8 bytes in the stream, as CMSIS_DOT_3X2_LOADS),
+ * pixels 0 and 1's widened words into r12, lr, 4 SMLAD, pixels 2 and 3's by one LDRD, 4
+ * SMLAD into the accumulators r2-r9 (pixel j's a, b in r(2+2j), r(3+2j)).  The fast form
+ * loads pixels 0 and 1 by two single LDRs after the weights' (one pipelined run of four
+ * loads): 16 MACs in 16 cycles, 13 instructions (52 bytes); the other by LDRD: 17 cycles,
+ * 12 instructions (48 bytes). */
+#define CMSIS_DOT_4X2_WEIGHTS(next)                                                        \
+  "ldr.w r11, [r1, #8]\n\t"                                                                \
+  "ldr.w r10, [r1], #" next "\n\t"
+#define CMSIS_DOT_4X2_REST                                                                 \
+  "smlad r2, r12, r10, r2\n\t"                                                             \
+  "smlad r3, r12, r11, r3\n\t"                                                             \
+  "smlad r4, lr, r10, r4\n\t"                                                              \
+  "smlad r5, lr, r11, r5\n\t"                                                              \
+  "ldrd r12, lr, [r0], #8\n\t"                                                             \
+  "smlad r6, r12, r10, r6\n\t"                                                             \
+  "smlad r7, r12, r11, r7\n\t"                                                             \
+  "smlad r8, lr, r10, r8\n\t"                                                              \
+  "smlad r9, lr, r11, r9\n\t"
+#define CMSIS_DOT_4X2_STEP_FAST(next)                                                      \
+  CMSIS_DOT_4X2_WEIGHTS(next)                                                              \
+  "ldr.w lr, [r0, #4]\n\t"                                                                 \
+  "ldr.w r12, [r0], #8\n\t"                                                                \
+  CMSIS_DOT_4X2_REST
+#define CMSIS_DOT_4X2_STEP(next)                                                           \
+  CMSIS_DOT_4X2_WEIGHTS(next)                                                              \
+  "ldrd r12, lr, [r0], #8\n\t"                                                             \
+  CMSIS_DOT_4X2_REST
+
+/* Two groups of 4 inputs ((w0, w2) step, then (w1, w3)), three steps in four fast: 204
+ * bytes, the (w1, w3) steps (the loop's entries) at 52 and 156. */
+#define CMSIS_DOT_4X2_UNIT                                                                 \
+  CMSIS_DOT_4X2_STEP_FAST("4") CMSIS_DOT_4X2_STEP_FAST("12")                               \
+  CMSIS_DOT_4X2_STEP_FAST("4") CMSIS_DOT_4X2_STEP("12")
+
+/* The requantisation of one output in cmsis_dot_pairs_requant4: sum s (doubled) by the
+ * multiplier, constant and right shift in r10, r11, r12 (cmsis_requantize_folded) into
+ * `into` (not s). */
+#define CMSIS_REQUANT_ONE(s, into)                                                         \
+  "smmlar " into ", " s ", r10, r11\n\t"                                                   \
+  "add " into ", " into ", " s ", asr #31\n\t"                                            \
+  "asr " into ", " into ", r12\n\t"                                                        \
+  "ssat " into ", #8, " into "\n\t"
+
+/* cmsis_dot_pairs_requant3 for four pixels widened by cmsis_widen_four into `quad` (per
+ * group of 4 inputs the words (x0, x2) of pixels 0-3, then their (x1, x3)): `count` (>= 1)
+ * channel pairs of the same stream and tail, channel 2j's and 2j+1's bytes to out[2j..] +
+ * j * stride for pixels j = 0..3 (halfword aligned).  Arguments: r0 quad, r1 w, r2 groups
+ * (>= 1), r3 count, [sp] tail, [sp, #4] out, [sp, #8] stride.  Eight accumulators fill the
+ * 14 registers with the step's 4 words and r0, r1: a pass ends when r0 reaches the
+ * buffer's end.  Per pair the first step starts the sums at the folded constants; the 2 *
+ * groups - 1 others run in a loop of 32 steps entered part-way, as cmsis_dot_pairs_requant3
+ * does; channel a's outputs are requantised first, then b's, each into its pixel's
+ * halfword. */
+__attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant4(
+    const int16_t *quad CMSIS_IN_ASM, const int16_t *w CMSIS_IN_ASM,
+    int32_t groups CMSIS_IN_ASM, int32_t count CMSIS_IN_ASM, const int32_t *tail CMSIS_IN_ASM,
+    int8_t *out CMSIS_IN_ASM, int32_t stride CMSIS_IN_ASM) {
+  __asm__ volatile(
+      "push {r4-r11, lr}\n\t"
+      "ldr r4, [sp, #36]\n\t"       /* tail */
+      "ldr r5, [sp, #40]\n\t"       /* out */
+      "ldr r6, [sp, #44]\n\t"       /* stride */
+      "add r7, r5, r3, lsl #1\n\t"  /* out's end */
+      "add r8, r0, r2, lsl #5\n\t"  /* the buffer's end: 32 bytes a group */
+      "lsl r2, r2, #1\n\t"
+      "sub r2, r2, #1\n\t"          /* steps after the first */
+      "rsb r12, r2, #0\n\t"
+      "and r12, r12, #31\n\t"       /* steps skipped in the first pass (odd) */
+      "lsr r9, r12, #2\n\t"
+      "mov.w r10, #204\n\t"
+      "mul r9, r9, r10\n\t"         /* + 204 bytes per skipped unit */
+      "and r11, r12, #2\n\t"
+      "mov.w r10, #52\n\t"
+      "mul r11, r11, r10\n\t"       /* + 104 for the unit's second entry */
+      "adr.w r3, 1f\n\t"           /* the exact address (1: is word aligned too) */
+      "add r3, r3, r9\n\t"
+      "add r3, r3, r11\n\t"
+      "add r3, r3, #53\n\t"         /* + 52 to the first entry, Thumb */
+      "push {r0, r3, r4, r5, r6, r7, r8}\n\t" /* [sp] quad, #4 entry, #8 this pair's tail,
+                                                 #12 out, #16 stride, #20 end, #24 quad end */
+      "4:\n\t"
+      "ldr r12, [sp, #8]\n\t"
+      "ldr r3, [r12, #4]\n\t"       /* the folded a, b */
+      "ldr r2, [r12]\n\t"
+      "ldr r0, [sp]\n\t"
+      CMSIS_DOT_4X2_WEIGHTS("4")
+      "ldr.w lr, [r0, #4]\n\t"
+      "ldr.w r12, [r0], #8\n\t"
+      "smlad r4, lr, r10, r2\n\t"
+      "smlad r5, lr, r11, r3\n\t"
+      "ldrd r8, lr, [r0], #8\n\t"
+      "smlad r6, r8, r10, r2\n\t"
+      "smlad r7, r8, r11, r3\n\t"
+      "smlad r8, lr, r10, r2\n\t"
+      "smlad r9, lr, r11, r3\n\t"
+      "smlad r2, r12, r10, r2\n\t"
+      "smlad r3, r12, r11, r3\n\t"
+      "ldr pc, [sp, #4]\n\t"        /* into the loop */
+      ".p2align 2\n\t"             /* a 16-bit ADR would round an unaligned label */
+      "1:\n\t"
+      CMSIS_DOT_4X2_UNIT
+      CMSIS_DOT_4X2_UNIT
+      CMSIS_DOT_4X2_UNIT
+      CMSIS_DOT_4X2_UNIT
+      CMSIS_DOT_4X2_UNIT
+      CMSIS_DOT_4X2_UNIT
+      CMSIS_DOT_4X2_UNIT
+      CMSIS_DOT_4X2_UNIT
+      "ldr r10, [sp, #24]\n\t"
+      "cmp r0, r10\n\t"
+      "bne 1b\n\t"
+      "ldr lr, [sp, #8]\n\t"        /* tail words: folded a, b, right shift b, multiplier */
+      "ldr r10, [lr, #12]\n\t"      /* a, b, constant a, b, right shift a */
+      "ldr r11, [lr, #20]\n\t"
+      "ldr r12, [lr, #28]\n\t"
+      CMSIS_REQUANT_ONE("r2", "r0")
+      CMSIS_REQUANT_ONE("r4", "r2")
+      CMSIS_REQUANT_ONE("r6", "r4")
+      CMSIS_REQUANT_ONE("r8", "r6")
+      "ldr r10, [lr, #16]\n\t"
+      "ldr r11, [lr, #24]\n\t"
+      "ldr r12, [lr, #8]\n\t"
+      CMSIS_REQUANT_ONE("r3", "r8")
+      "bfi r0, r8, #8, #8\n\t"
+      CMSIS_REQUANT_ONE("r5", "r3")
+      "bfi r2, r3, #8, #8\n\t"
+      CMSIS_REQUANT_ONE("r7", "r3")
+      "bfi r4, r3, #8, #8\n\t"
+      CMSIS_REQUANT_ONE("r9", "r3")
+      "bfi r6, r3, #8, #8\n\t"
+      "add lr, lr, #32\n\t"
+      "str lr, [sp, #8]\n\t"        /* the next pair's tail */
+      "ldr r5, [sp, #12]\n\t"
+      "ldr r7, [sp, #16]\n\t"
+      "ldr r9, [sp, #20]\n\t"
+      "add r8, r5, r7\n\t"
+      "strh r2, [r8]\n\t"
+      "strh r4, [r8, r7]\n\t"
+      "strh r6, [r8, r7, lsl #1]\n\t"
+      "strh r0, [r5], #2\n\t"
+      "str r5, [sp, #12]\n\t"
+      "cmp r5, r9\n\t"
+      "bne 4b\n\t"
+      "add sp, sp, #28\n\t"
+      "pop {r4-r11, pc}\n\t");
+}
+
+/* Widens `quads` groups of 4 int8 values of the four pixels at src[0..3] into a
+ * cmsis_dot_pairs_requant4 buffer (32 bytes a group). */
+static inline void cmsis_widen_four(const int8_t *const src[4], int16_t *dst, int32_t quads) {
+  const int8_t *a = src[0];
+  const int32_t to_b = (int32_t)(src[1] - a), to_c = (int32_t)(src[2] - a);
+  const int32_t to_d = (int32_t)(src[3] - a);
+  const int8_t *end = a + 4 * quads;
+  for (; a != end; a += 4, dst += 16) {
+    const int32_t wa = cmsis_read4(a), wb = cmsis_read4(a + to_b);
+    const int32_t wc = cmsis_read4(a + to_c), wd = cmsis_read4(a + to_d);
+    cmsis_write4(dst, __sxtb16(wa));
+    cmsis_write4(dst + 2, __sxtb16(wb));
+    cmsis_write4(dst + 4, __sxtb16(wc));
+    cmsis_write4(dst + 6, __sxtb16(wd));
+    cmsis_write4(dst + 8, cmsis_sxtb16_ror8(wa));
+    cmsis_write4(dst + 10, cmsis_sxtb16_ror8(wb));
+    cmsis_write4(dst + 12, cmsis_sxtb16_ror8(wc));
+    cmsis_write4(dst + 14, cmsis_sxtb16_ror8(wd));
+  }
+}
+
 /* Widens `quads` groups of 4 int8 values at src into one pixel's words of a
  * cmsis_dot_pairs_requant3 buffer (dst: the pixel's first word; 24 bytes a group). */
 static inline void cmsis_widen_triple(const int8_t *src, int16_t *dst, int32_t quads) {
