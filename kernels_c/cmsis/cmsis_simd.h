@@ -778,10 +778,11 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant3(
   "ldrd r12, lr, [r0], #8\n\t"                                                             \
   CMSIS_DOT_4X2_REST
 
-/* Two groups of 4 inputs ((w0, w2) step, then (w1, w3)), three steps in four fast: 204
- * bytes, the (w1, w3) steps (the loop's entries) at 52 and 156. */
+/* Four groups of 4 inputs ((w0, w2) step, then (w1, w3)), seven steps in eight fast (the
+ * instruction budget): 412 bytes, the (w1, w3) steps (the loop's entries) at 52 + 104 j. */
+#define CMSIS_DOT_4X2_GROUP_FAST CMSIS_DOT_4X2_STEP_FAST("4") CMSIS_DOT_4X2_STEP_FAST("12")
 #define CMSIS_DOT_4X2_UNIT                                                                 \
-  CMSIS_DOT_4X2_STEP_FAST("4") CMSIS_DOT_4X2_STEP_FAST("12")                               \
+  CMSIS_DOT_4X2_GROUP_FAST CMSIS_DOT_4X2_GROUP_FAST CMSIS_DOT_4X2_GROUP_FAST                \
   CMSIS_DOT_4X2_STEP_FAST("4") CMSIS_DOT_4X2_STEP("12")
 
 /* The requantisation of one output in cmsis_dot_pairs_requant4: sum s (doubled) by the
@@ -818,12 +819,12 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant4(
       "sub r2, r2, #1\n\t"          /* steps after the first */
       "rsb r12, r2, #0\n\t"
       "and r12, r12, #31\n\t"       /* steps skipped in the first pass (odd) */
-      "lsr r9, r12, #2\n\t"
-      "mov.w r10, #204\n\t"
-      "mul r9, r9, r10\n\t"         /* + 204 bytes per skipped unit */
-      "and r11, r12, #2\n\t"
+      "lsr r9, r12, #3\n\t"
+      "mov.w r10, #412\n\t"
+      "mul r9, r9, r10\n\t"         /* + 412 bytes per skipped unit */
+      "and r11, r12, #6\n\t"
       "mov.w r10, #52\n\t"
-      "mul r11, r11, r10\n\t"       /* + 104 for the unit's second entry */
+      "mul r11, r11, r10\n\t"       /* + 104 per group skipped in the unit */
       "adr.w r3, 1f\n\t"           /* the exact address (1: is word aligned too) */
       "add r3, r3, r9\n\t"
       "add r3, r3, r11\n\t"
@@ -850,10 +851,6 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant4(
       "ldr pc, [sp, #4]\n\t"        /* into the loop */
       ".p2align 2\n\t"             /* a 16-bit ADR would round an unaligned label */
       "1:\n\t"
-      CMSIS_DOT_4X2_UNIT
-      CMSIS_DOT_4X2_UNIT
-      CMSIS_DOT_4X2_UNIT
-      CMSIS_DOT_4X2_UNIT
       CMSIS_DOT_4X2_UNIT
       CMSIS_DOT_4X2_UNIT
       CMSIS_DOT_4X2_UNIT
