@@ -652,17 +652,33 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant1(
   CMSIS_DOT_3X2_STEP_FAST("4") CMSIS_DOT_3X2_STEP("12")                                    \
   CMSIS_DOT_3X2_STEP("4") CMSIS_DOT_3X2_STEP("12")
 
+/* cmsis_requantize_folded of one (doubled) sum s by multiplier m, constant c and right
+ * shift r into `into` (not s). */
+#define CMSIS_REQUANT_WITH(s, into, m, c, r)                                               \
+  "smmlar " into ", " s ", " m ", " c "\n\t"                                               \
+  "add " into ", " into ", " s ", asr #31\n\t"                                            \
+  "asr " into ", " into ", " r "\n\t"                                                      \
+  "ssat " into ", #8, " into "\n\t"
+
 /* CMSIS_PAIR_REQUANT with the scratch register named (it may be sa: read before). */
 #define CMSIS_PAIR_REQUANT_INTO(sa, sb, into, scratch)                                     \
-  "smmlar " into ", " sa ", r8, r10\n\t"                                                   \
-  "add " into ", " into ", " sa ", asr #31\n\t"                                           \
-  "asr " into ", " into ", r12\n\t"                                                        \
-  "ssat " into ", #8, " into "\n\t"                                                        \
-  "smmlar " scratch ", " sb ", r9, r11\n\t"                                                \
-  "add " scratch ", " scratch ", " sb ", asr #31\n\t"                                     \
-  "asr " scratch ", " scratch ", r0\n\t"                                                   \
-  "ssat " scratch ", #8, " scratch "\n\t"                                                  \
+  CMSIS_REQUANT_WITH(sa, into, "r8", "r10", "r12")                                         \
+  CMSIS_REQUANT_WITH(sb, scratch, "r9", "r11", "r0")                                       \
   "bfi " into ", " scratch ", #8, #8\n\t"
+
+/* The start of cmsis_dot_pairs_requant3 and _requant4: r4 tail, r5 out, r6 stride, r7
+ * out's end, r2 the steps after each pair's first, r12 those skipped in the first pass of
+ * a loop of 32 (odd). */
+#define CMSIS_DOT_REQUANT_PROLOGUE                                                         \
+  "push {r4-r11, lr}\n\t"                                                                  \
+  "ldr r4, [sp, #36]\n\t"                                                                  \
+  "ldr r5, [sp, #40]\n\t"                                                                  \
+  "ldr r6, [sp, #44]\n\t"                                                                  \
+  "add r7, r5, r3, lsl #1\n\t"                                                             \
+  "lsl r2, r2, #1\n\t"                                                                     \
+  "sub r2, r2, #1\n\t"                                                                     \
+  "rsb r12, r2, #0\n\t"                                                                    \
+  "and r12, r12, #31\n\t"
 
 /* cmsis_dot_pairs_requant for three pixels: `count` (>= 1) channel pairs of the same stream
  * and tail over the pixels widened by cmsis_widen_triple into `triple` (per group of 4
@@ -681,15 +697,7 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant3(
     int32_t groups CMSIS_IN_ASM, int32_t count CMSIS_IN_ASM, const int32_t *tail CMSIS_IN_ASM,
     int8_t *out CMSIS_IN_ASM, int32_t stride CMSIS_IN_ASM) {
   __asm__ volatile(
-      "push {r4-r11, lr}\n\t"
-      "ldr r4, [sp, #36]\n\t"       /* tail */
-      "ldr r5, [sp, #40]\n\t"       /* out */
-      "ldr r6, [sp, #44]\n\t"       /* stride */
-      "add r7, r5, r3, lsl #1\n\t"  /* out's end */
-      "lsl r2, r2, #1\n\t"
-      "sub r2, r2, #1\n\t"          /* steps after the first */
-      "rsb r12, r2, #0\n\t"
-      "and r12, r12, #31\n\t"       /* steps skipped in the first pass (odd) */
+      CMSIS_DOT_REQUANT_PROLOGUE
       "add r2, r2, #31\n\t"
       "lsr r2, r2, #5\n\t"          /* passes */
       "lsr r8, r12, #2\n\t"         /* units skipped */
@@ -785,14 +793,9 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant3(
   CMSIS_DOT_4X2_GROUP_FAST CMSIS_DOT_4X2_GROUP_FAST CMSIS_DOT_4X2_GROUP_FAST                \
   CMSIS_DOT_4X2_STEP_FAST("4") CMSIS_DOT_4X2_STEP("12")
 
-/* The requantisation of one output in cmsis_dot_pairs_requant4: sum s (doubled) by the
- * multiplier, constant and right shift in r10, r11, r12 (cmsis_requantize_folded) into
- * `into` (not s). */
-#define CMSIS_REQUANT_ONE(s, into)                                                         \
-  "smmlar " into ", " s ", r10, r11\n\t"                                                   \
-  "add " into ", " into ", " s ", asr #31\n\t"                                            \
-  "asr " into ", " into ", r12\n\t"                                                        \
-  "ssat " into ", #8, " into "\n\t"
+/* The requantisation of one output in cmsis_dot_pairs_requant4: the multiplier, constant
+ * and right shift in r10, r11, r12. */
+#define CMSIS_REQUANT_ONE(s, into) CMSIS_REQUANT_WITH(s, into, "r10", "r11", "r12")
 
 /* cmsis_dot_pairs_requant3 for four pixels widened by cmsis_widen_four into `quad` (per
  * group of 4 inputs the words (x0, x2) of pixels 0-3, then their (x1, x3)): `count` (>= 1)
@@ -809,16 +812,9 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant4(
     int32_t groups CMSIS_IN_ASM, int32_t count CMSIS_IN_ASM, const int32_t *tail CMSIS_IN_ASM,
     int8_t *out CMSIS_IN_ASM, int32_t stride CMSIS_IN_ASM) {
   __asm__ volatile(
-      "push {r4-r11, lr}\n\t"
-      "ldr r4, [sp, #36]\n\t"       /* tail */
-      "ldr r5, [sp, #40]\n\t"       /* out */
-      "ldr r6, [sp, #44]\n\t"       /* stride */
-      "add r7, r5, r3, lsl #1\n\t"  /* out's end */
-      "add r8, r0, r2, lsl #5\n\t"  /* the buffer's end: 32 bytes a group */
-      "lsl r2, r2, #1\n\t"
-      "sub r2, r2, #1\n\t"          /* steps after the first */
-      "rsb r12, r2, #0\n\t"
-      "and r12, r12, #31\n\t"       /* steps skipped in the first pass (odd) */
+      CMSIS_DOT_REQUANT_PROLOGUE
+      "add r8, r0, r2, lsl #4\n\t"
+      "add r8, r8, #16\n\t"         /* the buffer's end: 16 bytes a step */
       "lsr r9, r12, #3\n\t"
       "mov.w r10, #412\n\t"
       "mul r9, r9, r10\n\t"         /* + 412 bytes per skipped unit */
