@@ -191,14 +191,22 @@ ODD_PIXEL_LAYERS = [(1, 128, 256, 1, 3, 3), (1, 256, 256, 1, 3, 3), (1, 512, 32,
 # Layers the DSP kernel runs three pixels at a time (cmsis_dot_pairs_requant3: input
 # channels a multiple of 4, or 1x1 in place), in the same form: pixel counts of 3n, 3n + 1
 # and 3n + 2 (the last one or two through the pair kernels), 1 to 36 groups of 4 inputs
-# (with the REQUANT_LAYERS every entry into its loop of 16 steps), 1x1 in place at stride 1
+# (with the REQUANT_LAYERS every entry into its loop of 32 steps: groups of every residue
+# modulo 16, over odd channel-pair counts; vww's 128 -> 128 at 6x6; 1x1 layers of 4n, 4n + 1
+# (the last 9 as triples), 4n + 2 and 4n + 3 pixels run four at a time first,
+# cmsis_dot_pairs_requant4, 1x1 groups alone of every residue too), 1x1 in place at stride 1
 # and 2, 3x3 windows on every border (taps of the zero point) beside inside ones, kws' 1x1
 # over 64 channels and resnet's 3x3 over 16; filter rows of whole words over 1-3 input
 # channels (kws' first layer: 1 channel, 4 columns), border windows value by value.
 TRIPLE_LAYERS = [(1, 4, 8, 1, 4, 4), (1, 24, 6, 1, 5, 4), (1, 20, 10, 2, 7, 7),
                  (3, 4, 8, 1, 5, 7), (3, 12, 6, 2, 7, 8), (3, 16, 16, 1, 6, 6),
                  (1, 64, 64, 1, 5, 5), (1, 28, 4, 1, 3, 1), (4, 1, 8, 2, 9, 8),
-                 (2, 2, 6, 1, 5, 5), (4, 3, 4, 1, 6, 5)]
+                 (2, 2, 6, 1, 5, 5), (4, 3, 4, 1, 6, 5), (1, 12, 10, 1, 5, 5),
+                 (1, 40, 6, 2, 7, 5), (1, 52, 14, 1, 3, 5), (1, 56, 8, 1, 4, 4),
+                 (1, 60, 18, 1, 3, 3), (1, 128, 128, 1, 6, 6), (1, 36, 6, 1, 4, 3),
+                 (1, 44, 10, 1, 5, 3), (1, 48, 4, 1, 3, 4), (1, 8, 6, 1, 4, 2),
+                 (1, 16, 10, 1, 4, 2), (1, 28, 6, 1, 2, 4), (1, 32, 64, 1, 4, 4),
+                 (1, 60, 8, 1, 4, 1)]
 
 
 def pixel_model(layers, odd: bool = False):

@@ -331,14 +331,16 @@ def _cmsis_add(node: NodeView) -> Allocations:
 
 @_reads({0: rank(4), 1: rank(4)}, {0: rank(4)})
 def _cmsis_conv(node: NodeView) -> Allocations:
-    """Six rows of an im2col patch (rounded to 4) for int8 convolution that is not grouped."""
+    """Six rows of an im2col patch (rounded to 4) for int8 convolution that is not grouped,
+    eight for a 1x1 filter (kernels_c/cmsis/conv.c scratch_rows)."""
     filter_shape, input_channels = node.input(1).shape, node.input(0).shape[3]
     patch = filter_shape[1] * filter_shape[2] * filter_shape[3]
     ungrouped = node.input_type() == "int8" and filter_shape[3] == input_channels
     reference = _conv(node)
     if not ungrouped:
         return _beside(reference, [])
-    return _beside(reference, [6 * _round4(patch) + _coded_block_layout(node, patch)])
+    rows = 8 if filter_shape[1] == filter_shape[2] == 1 else 6
+    return _beside(reference, [rows * _round4(patch) + _coded_block_layout(node, patch)])
 
 
 def _coded_block_layout(node: NodeView, patch: int) -> int:

@@ -9,7 +9,7 @@ the input (tflm_gen.plan.Buffer.clearance), instead of the whole output.
 The rule holds for every kernel that runs these ops, since the plan is shared by all of them:
   * kernels_c/conv_reference.c, depthwise_reference.c (and TFLM's reference kernels): one
     pixel at a time, raster;
-  * kernels_c/cmsis/conv.c: blocks of 2 or 3 (DSP) or 4 (MVE) consecutive pixels, all their
+  * kernels_c/cmsis/conv.c: blocks of 2, 3 or 4 (DSP) or 4 (MVE) consecutive pixels, all their
     channels written after the block's windows were read; conv_mve.h's channel-group path
     (which reads every pixel again per group) declines a layer whose output overlaps its
     input when it needs more than one group; conv_narrow.h's 1x1 kernels read both pixels

@@ -626,29 +626,59 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant1(
   "ldmia.w r0!, {r8-r10}\n\t"                                                              \
   "ldr.w r12, [r1, #8]\n\t"                                                                \
   "ldr.w r11, [r1], #" next "\n\t"
-#define CMSIS_DOT_3X2_STEP(next)                                                           \
-  CMSIS_DOT_3X2_LOADS(next)                                                                \
+/* The same five words by single LDRs, one after the other (2 + 1 + 1 + 1 + 1 cycles: each
+ * LDR after a load pipelines, an LDR after an LDM does not): 12 MACs in 12 cycles, but 11
+ * instructions (44 bytes) for 9, so only some steps take it (instructions per invoke have
+ * a budget too). */
+#define CMSIS_DOT_3X2_LOADS_FAST(next)                                                     \
+  "ldr.w r9, [r0, #4]\n\t"                                                                 \
+  "ldr.w r10, [r0, #8]\n\t"                                                                \
+  "ldr.w r8, [r0], #12\n\t"                                                                \
+  "ldr.w r12, [r1, #8]\n\t"                                                                \
+  "ldr.w r11, [r1], #" next "\n\t"
+#define CMSIS_DOT_3X2_MACS                                                                 \
   "smlad r2, r8, r11, r2\n\t"                                                              \
   "smlad r3, r8, r12, r3\n\t"                                                              \
   "smlad r4, r9, r11, r4\n\t"                                                              \
   "smlad r5, r9, r12, r5\n\t"                                                              \
   "smlad r6, r10, r11, r6\n\t"                                                             \
   "smlad r7, r10, r12, r7\n\t"
+#define CMSIS_DOT_3X2_STEP(next) CMSIS_DOT_3X2_LOADS(next) CMSIS_DOT_3X2_MACS
+#define CMSIS_DOT_3X2_STEP_FAST(next) CMSIS_DOT_3X2_LOADS_FAST(next) CMSIS_DOT_3X2_MACS
 
-/* A group of 4 inputs: the (w0, w2) step, then the (w1, w3) one; 72 bytes. */
-#define CMSIS_DOT_3X2_GROUP CMSIS_DOT_3X2_STEP("4") CMSIS_DOT_3X2_STEP("12")
+/* Two groups of 4 inputs, each the (w0, w2) step, then the (w1, w3) one, the first step
+ * fast: 152 bytes, the (w1, w3) steps (the loop's entries) at 44 and 116. */
+#define CMSIS_DOT_3X2_UNIT                                                                 \
+  CMSIS_DOT_3X2_STEP_FAST("4") CMSIS_DOT_3X2_STEP("12")                                    \
+  CMSIS_DOT_3X2_STEP("4") CMSIS_DOT_3X2_STEP("12")
+
+/* cmsis_requantize_folded of one (doubled) sum s by multiplier m, constant c and right
+ * shift r into `into` (not s). */
+#define CMSIS_REQUANT_WITH(s, into, m, c, r)                                               \
+  "smmlar " into ", " s ", " m ", " c "\n\t"                                               \
+  "add " into ", " into ", " s ", asr #31\n\t"                                            \
+  "asr " into ", " into ", " r "\n\t"                                                      \
+  "ssat " into ", #8, " into "\n\t"
 
 /* CMSIS_PAIR_REQUANT with the scratch register named (it may be sa: read before). */
 #define CMSIS_PAIR_REQUANT_INTO(sa, sb, into, scratch)                                     \
-  "smmlar " into ", " sa ", r8, r10\n\t"                                                   \
-  "add " into ", " into ", " sa ", asr #31\n\t"                                           \
-  "asr " into ", " into ", r12\n\t"                                                        \
-  "ssat " into ", #8, " into "\n\t"                                                        \
-  "smmlar " scratch ", " sb ", r9, r11\n\t"                                                \
-  "add " scratch ", " scratch ", " sb ", asr #31\n\t"                                     \
-  "asr " scratch ", " scratch ", r0\n\t"                                                   \
-  "ssat " scratch ", #8, " scratch "\n\t"                                                  \
+  CMSIS_REQUANT_WITH(sa, into, "r8", "r10", "r12")                                         \
+  CMSIS_REQUANT_WITH(sb, scratch, "r9", "r11", "r0")                                       \
   "bfi " into ", " scratch ", #8, #8\n\t"
+
+/* The start of cmsis_dot_pairs_requant3 and _requant4: r4 tail, r5 out, r6 stride, r7
+ * out's end, r2 the steps after each pair's first, r12 those skipped in the first pass of
+ * a loop of 32 (odd). */
+#define CMSIS_DOT_REQUANT_PROLOGUE                                                         \
+  "push {r4-r11, lr}\n\t"                                                                  \
+  "ldr r4, [sp, #36]\n\t"                                                                  \
+  "ldr r5, [sp, #40]\n\t"                                                                  \
+  "ldr r6, [sp, #44]\n\t"                                                                  \
+  "add r7, r5, r3, lsl #1\n\t"                                                             \
+  "lsl r2, r2, #1\n\t"                                                                     \
+  "sub r2, r2, #1\n\t"                                                                     \
+  "rsb r12, r2, #0\n\t"                                                                    \
+  "and r12, r12, #31\n\t"
 
 /* cmsis_dot_pairs_requant for three pixels: `count` (>= 1) channel pairs of the same stream
  * and tail over the pixels widened by cmsis_widen_triple into `triple` (per group of 4
@@ -658,28 +688,27 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant1(
  * out, [sp, #8] stride.  Six accumulators and 2-input steps: the 5 words of a step fill the
  * 14 registers with r0, r1 and the pass count, and each of them feeds 2 or 3 SMLADs.  Per
  * pair the first step starts the sums at the folded constants (no copies); the 2 * groups
- * - 1 others run in a loop of 16 steps entered part-way (36 bytes a step; the skipped
- * count is odd, so the entry is a (w1, w3) step, as the second step is). */
+ * - 1 others run in a loop of 32 steps (one pass for up to 64 inputs; a fast step in four,
+ * CMSIS_DOT_3X2_UNIT) entered part-way (the skipped count is odd, so the entry is a (w1,
+ * w3) step, as the second step is).  The first step and the loads before it are single
+ * LDRs, pipelined. */
 __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant3(
     const int16_t *triple CMSIS_IN_ASM, const int16_t *w CMSIS_IN_ASM,
     int32_t groups CMSIS_IN_ASM, int32_t count CMSIS_IN_ASM, const int32_t *tail CMSIS_IN_ASM,
     int8_t *out CMSIS_IN_ASM, int32_t stride CMSIS_IN_ASM) {
   __asm__ volatile(
-      "push {r4-r11, lr}\n\t"
-      "ldr r4, [sp, #36]\n\t"       /* tail */
-      "ldr r5, [sp, #40]\n\t"       /* out */
-      "ldr r6, [sp, #44]\n\t"       /* stride */
-      "add r7, r5, r3, lsl #1\n\t"  /* out's end */
-      "lsl r2, r2, #1\n\t"
-      "sub r2, r2, #1\n\t"          /* steps after the first */
-      "rsb r12, r2, #0\n\t"
-      "and r12, r12, #15\n\t"       /* steps skipped in the first pass (odd) */
-      "add r2, r2, #15\n\t"
-      "lsr r2, r2, #4\n\t"          /* passes */
+      CMSIS_DOT_REQUANT_PROLOGUE
+      "add r2, r2, #31\n\t"
+      "lsr r2, r2, #5\n\t"          /* passes */
+      "lsr r8, r12, #2\n\t"         /* units skipped */
+      "add r9, r8, r8, lsl #1\n\t"
+      "add r9, r9, r8, lsl #4\n\t"  /* 19 per unit */
+      "and r8, r12, #2\n\t"
+      "add r8, r8, r8, lsl #3\n\t"  /* 18 for the unit's second entry */
       "adr.w r3, 1f\n\t"           /* the exact address (1: is word aligned too) */
-      "add r12, r12, r12, lsl #3\n\t"
-      "add r3, r3, r12, lsl #2\n\t" /* + 36 bytes per skipped step */
-      "orr r3, r3, #1\n\t"          /* Thumb */
+      "add r3, r3, r9, lsl #3\n\t"  /* + 152 bytes per skipped unit */
+      "add r3, r3, r8, lsl #2\n\t"  /* + 72 for the second entry */
+      "add r3, r3, #45\n\t"         /* + 44 to the first entry, Thumb */
       "push {r0, r2, r3, r4, r5, r6, r7}\n\t" /* [sp] triple, #4 passes, #8 entry, #12 this
                                                  pair's tail, #16 out, #20 stride, #24 end */
       "4:\n\t"
@@ -687,8 +716,9 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant3(
       "ldr r3, [r12, #4]\n\t"       /* the folded a, b */
       "ldr r2, [r12], #32\n\t"
       "str r12, [sp, #12]\n\t"      /* the next pair's tail */
-      "ldm sp, {r0, lr}\n\t"        /* triple, passes */
-      CMSIS_DOT_3X2_LOADS("4")
+      "ldr r0, [sp]\n\t"            /* triple, passes: single loads, pipelined with the */
+      "ldr lr, [sp, #4]\n\t"        /* step's (an LDM would not be) */
+      CMSIS_DOT_3X2_LOADS_FAST("4")
       "smlad r4, r9, r11, r2\n\t"
       "smlad r5, r9, r12, r3\n\t"
       "smlad r6, r10, r11, r2\n\t"
@@ -698,14 +728,14 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant3(
       "ldr pc, [sp, #8]\n\t"        /* into the loop */
       ".p2align 2\n\t"             /* a 16-bit ADR would round an unaligned label */
       "1:\n\t"
-      CMSIS_DOT_3X2_GROUP
-      CMSIS_DOT_3X2_GROUP
-      CMSIS_DOT_3X2_GROUP
-      CMSIS_DOT_3X2_GROUP
-      CMSIS_DOT_3X2_GROUP
-      CMSIS_DOT_3X2_GROUP
-      CMSIS_DOT_3X2_GROUP
-      CMSIS_DOT_3X2_GROUP
+      CMSIS_DOT_3X2_UNIT
+      CMSIS_DOT_3X2_UNIT
+      CMSIS_DOT_3X2_UNIT
+      CMSIS_DOT_3X2_UNIT
+      CMSIS_DOT_3X2_UNIT
+      CMSIS_DOT_3X2_UNIT
+      CMSIS_DOT_3X2_UNIT
+      CMSIS_DOT_3X2_UNIT
       "subs lr, lr, #1\n\t"
       "bne 1b\n\t"
       "ldr lr, [sp, #12]\n\t"
@@ -723,6 +753,172 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant3(
       "cmp r6, r8\n\t"
       "bne 4b\n\t"
       "add sp, sp, #28\n\t"
+      "pop {r4-r11, pc}\n\t");
+}
+
+/* One step (2 inputs) of cmsis_dot_pairs_requant4: channel a's and b's weight words of the
+ * step into r10, r11 (a's at 0, b's at 8 bytes in the stream, as CMSIS_DOT_3X2_LOADS),
+ * pixels 0 and 1's widened words into r12, lr, 4 SMLAD, pixels 2 and 3's by one LDRD, 4
+ * SMLAD into the accumulators r2-r9 (pixel j's a, b in r(2+2j), r(3+2j)).  The fast form
+ * loads pixels 0 and 1 by two single LDRs after the weights' (one pipelined run of four
+ * loads): 16 MACs in 16 cycles, 13 instructions (52 bytes); the other by LDRD: 17 cycles,
+ * 12 instructions (48 bytes). */
+#define CMSIS_DOT_4X2_WEIGHTS(next)                                                        \
+  "ldr.w r11, [r1, #8]\n\t"                                                                \
+  "ldr.w r10, [r1], #" next "\n\t"
+#define CMSIS_DOT_4X2_REST                                                                 \
+  "smlad r2, r12, r10, r2\n\t"                                                             \
+  "smlad r3, r12, r11, r3\n\t"                                                             \
+  "smlad r4, lr, r10, r4\n\t"                                                              \
+  "smlad r5, lr, r11, r5\n\t"                                                              \
+  "ldrd r12, lr, [r0], #8\n\t"                                                             \
+  "smlad r6, r12, r10, r6\n\t"                                                             \
+  "smlad r7, r12, r11, r7\n\t"                                                             \
+  "smlad r8, lr, r10, r8\n\t"                                                              \
+  "smlad r9, lr, r11, r9\n\t"
+#define CMSIS_DOT_4X2_STEP_FAST(next)                                                      \
+  CMSIS_DOT_4X2_WEIGHTS(next)                                                              \
+  "ldr.w lr, [r0, #4]\n\t"                                                                 \
+  "ldr.w r12, [r0], #8\n\t"                                                                \
+  CMSIS_DOT_4X2_REST
+#define CMSIS_DOT_4X2_STEP(next)                                                           \
+  CMSIS_DOT_4X2_WEIGHTS(next)                                                              \
+  "ldrd r12, lr, [r0], #8\n\t"                                                             \
+  CMSIS_DOT_4X2_REST
+
+/* Four groups of 4 inputs ((w0, w2) step, then (w1, w3)), seven steps in eight fast (the
+ * instruction budget): 412 bytes, the (w1, w3) steps (the loop's entries) at 52 + 104 j. */
+#define CMSIS_DOT_4X2_GROUP_FAST CMSIS_DOT_4X2_STEP_FAST("4") CMSIS_DOT_4X2_STEP_FAST("12")
+#define CMSIS_DOT_4X2_UNIT                                                                 \
+  CMSIS_DOT_4X2_GROUP_FAST CMSIS_DOT_4X2_GROUP_FAST CMSIS_DOT_4X2_GROUP_FAST                \
+  CMSIS_DOT_4X2_STEP_FAST("4") CMSIS_DOT_4X2_STEP("12")
+
+/* The requantisation of one output in cmsis_dot_pairs_requant4: the multiplier, constant
+ * and right shift in r10, r11, r12. */
+#define CMSIS_REQUANT_ONE(s, into) CMSIS_REQUANT_WITH(s, into, "r10", "r11", "r12")
+
+/* cmsis_dot_pairs_requant3 for four pixels widened by cmsis_widen_four into `quad` (per
+ * group of 4 inputs the words (x0, x2) of pixels 0-3, then their (x1, x3)): `count` (>= 1)
+ * channel pairs of the same stream and tail, channel 2j's and 2j+1's bytes to out[2j..] +
+ * j * stride for pixels j = 0..3 (halfword aligned).  Arguments: r0 quad, r1 w, r2 groups
+ * (>= 1), r3 count, [sp] tail, [sp, #4] out, [sp, #8] stride.  Eight accumulators fill the
+ * 14 registers with the step's 4 words and r0, r1: a pass ends when r0 reaches the
+ * buffer's end.  Per pair the first step starts the sums at the folded constants; the 2 *
+ * groups - 1 others run in a loop of 32 steps entered part-way, as cmsis_dot_pairs_requant3
+ * does; channel a's outputs are requantised first, then b's, each into its pixel's
+ * halfword. */
+__attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant4(
+    const int16_t *quad CMSIS_IN_ASM, const int16_t *w CMSIS_IN_ASM,
+    int32_t groups CMSIS_IN_ASM, int32_t count CMSIS_IN_ASM, const int32_t *tail CMSIS_IN_ASM,
+    int8_t *out CMSIS_IN_ASM, int32_t stride CMSIS_IN_ASM) {
+  __asm__ volatile(
+      CMSIS_DOT_REQUANT_PROLOGUE
+      "add r8, r0, r2, lsl #4\n\t"
+      "add r8, r8, #16\n\t"         /* the buffer's end: 16 bytes a step */
+      "lsr r9, r12, #3\n\t"
+      "mov.w r10, #412\n\t"
+      "mul r9, r9, r10\n\t"         /* + 412 bytes per skipped unit */
+      "and r11, r12, #6\n\t"
+      "mov.w r10, #52\n\t"
+      "mul r11, r11, r10\n\t"       /* + 104 per group skipped in the unit */
+      "adr.w r3, 1f\n\t"           /* the exact address (1: is word aligned too) */
+      "add r3, r3, r9\n\t"
+      "add r3, r3, r11\n\t"
+      "add r3, r3, #53\n\t"         /* + 52 to the first entry, Thumb */
+      "push {r0, r3, r4, r5, r6, r7, r8}\n\t" /* [sp] quad, #4 entry, #8 this pair's tail,
+                                                 #12 out, #16 stride, #20 end, #24 quad end */
+      "mov lr, r4\n\t"
+      "4:\n\t"                      /* lr: this pair's tail */
+      "ldr r3, [lr, #4]\n\t"        /* the folded a, b */
+      "ldr r2, [lr]\n\t"
+      "ldr r0, [sp]\n\t"
+      CMSIS_DOT_4X2_WEIGHTS("4")
+      "ldr.w lr, [r0, #4]\n\t"
+      "ldr.w r12, [r0], #8\n\t"
+      "smlad r4, lr, r10, r2\n\t"
+      "smlad r5, lr, r11, r3\n\t"
+      "ldrd r8, lr, [r0], #8\n\t"
+      "smlad r6, r8, r10, r2\n\t"
+      "smlad r7, r8, r11, r3\n\t"
+      "smlad r8, lr, r10, r2\n\t"
+      "smlad r9, lr, r11, r3\n\t"
+      "smlad r2, r12, r10, r2\n\t"
+      "smlad r3, r12, r11, r3\n\t"
+      "ldr pc, [sp, #4]\n\t"        /* into the loop */
+      ".p2align 2\n\t"             /* a 16-bit ADR would round an unaligned label */
+      "1:\n\t"
+      CMSIS_DOT_4X2_UNIT
+      CMSIS_DOT_4X2_UNIT
+      CMSIS_DOT_4X2_UNIT
+      CMSIS_DOT_4X2_UNIT
+      "ldr r10, [sp, #24]\n\t"
+      "cmp r0, r10\n\t"
+      "bne 1b\n\t"
+      "ldr lr, [sp, #8]\n\t"        /* tail words: folded a, b, right shift b, multiplier */
+      "ldr r10, [lr, #12]\n\t"      /* a, b, constant a, b, right shift a */
+      "ldr r11, [lr, #20]\n\t"
+      "ldr r12, [lr, #28]\n\t"
+      CMSIS_REQUANT_ONE("r2", "r0")
+      CMSIS_REQUANT_ONE("r4", "r2")
+      CMSIS_REQUANT_ONE("r6", "r4")
+      CMSIS_REQUANT_ONE("r8", "r6")
+      "ldr r10, [lr, #16]\n\t"
+      "ldr r11, [lr, #24]\n\t"
+      "ldr r12, [lr, #8]\n\t"
+      CMSIS_REQUANT_ONE("r3", "r8")
+      "bfi r0, r8, #8, #8\n\t"
+      CMSIS_REQUANT_ONE("r5", "r3")
+      "bfi r2, r3, #8, #8\n\t"
+      CMSIS_REQUANT_ONE("r7", "r3")
+      "bfi r4, r3, #8, #8\n\t"
+      CMSIS_REQUANT_ONE("r9", "r3")
+      "bfi r6, r3, #8, #8\n\t"
+      "add lr, lr, #32\n\t"
+      "str lr, [sp, #8]\n\t"        /* the next pair's tail (and lr at 4:) */
+      "ldr r7, [sp, #16]\n\t"
+      "ldr r5, [sp, #12]\n\t"
+      "strh r2, [r5, r7]\n\t"       /* register offsets right after loads (1 cycle) */
+      "add r8, r5, r7, lsl #1\n\t"
+      "ldr r9, [sp, #20]\n\t"
+      "strh r6, [r8, r7]\n\t"
+      "strh r4, [r8]\n\t"
+      "strh r0, [r5], #2\n\t"
+      "str r5, [sp, #12]\n\t"
+      "cmp r5, r9\n\t"
+      "bne 4b\n\t"
+      "add sp, sp, #28\n\t"
+      "pop {r4-r11, pc}\n\t");
+}
+
+/* Widens `quads` (>= 1) groups of 4 int8 values of the four pixels at src[0..3] into a
+ * cmsis_dot_pairs_requant4 buffer (32 bytes a group): per group 4 pipelined LDRs, 8 SXTB16
+ * and one STM of the 8 words (15 instructions, where the C loop takes about 24). */
+__attribute__((naked, noinline, unused)) static void cmsis_widen_four(
+    const int8_t *const src[4] CMSIS_IN_ASM, int16_t *dst CMSIS_IN_ASM,
+    int32_t quads CMSIS_IN_ASM) {
+  __asm__ volatile(
+      "push {r4-r11, lr}\n\t"
+      "ldm r0, {r0, r3, r4, r5}\n\t"
+      "sub r3, r3, r0\n\t"          /* pixels 1-3 from pixel 0 */
+      "sub r4, r4, r0\n\t"
+      "sub r5, r5, r0\n\t"
+      "add r2, r0, r2, lsl #2\n\t"  /* pixel 0's end */
+      "1:\n\t"
+      "ldr r7, [r0, r3]\n\t"
+      "ldr r8, [r0, r4]\n\t"
+      "ldr r9, [r0, r5]\n\t"
+      "ldr r6, [r0], #4\n\t"
+      "sxtb16 r10, r6, ror #8\n\t"
+      "sxtb16 r6, r6\n\t"
+      "sxtb16 r11, r7, ror #8\n\t"
+      "sxtb16 r7, r7\n\t"
+      "sxtb16 r12, r8, ror #8\n\t"
+      "sxtb16 r8, r8\n\t"
+      "sxtb16 lr, r9, ror #8\n\t"
+      "sxtb16 r9, r9\n\t"
+      "stmia r1!, {r6-r12, lr}\n\t" /* (x0, x2) of pixels 0-3, then their (x1, x3) */
+      "cmp r0, r2\n\t"
+      "bne 1b\n\t"
       "pop {r4-r11, pc}\n\t");
 }
 

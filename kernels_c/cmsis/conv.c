@@ -25,9 +25,11 @@
  * When the record also carries the requantisation tail (CONV_INT16_PAIRS_REQUANT: doubled
  * weights, and per channel the constants of cmsis_requantize_folded, exact by the
  * generator's proof, checked against the node by tail_agrees):
- *   DSP  every channel pair of 3 pixels summed, requantised (SMMLAR, ADD, ASR, SSAT per
- *        output) and stored by one call (cmsis_dot_pairs_requant3: 6 accumulators, 12 MACs
- *        in 13 cycles, no sums in memory) when patches are read in place or their filter
+ *   DSP  every channel pair of 4 pixels of a 1x1 layer summed, requantised (SMMLAR, ADD,
+ *        ASR, SSAT per output) and stored by one call (cmsis_dot_pairs_requant4: 8
+ *        accumulators, 16 MACs in 16 or 17 cycles, no sums in memory); of 3 pixels
+ *        (cmsis_dot_pairs_requant3: 6 accumulators, 12 MACs in 12 or 13 cycles) for the
+ *        pixels left and other layers when patches are read in place or their filter
  *        rows are whole words, widened straight from the image (widen_three); the last
  *        one or two pixels, and other layers, 2 pixels at a time (cmsis_dot_pairs_requant,
  *        windows inside the image whose filter rows are whole words widened straight from
@@ -39,9 +41,9 @@
  * Integer sums are exact, so every order gives the reference's result.  Grouped int8
  * convolutions and the float32 / int16 types run the reference kernels (conv_reference.c).
  *
- * Scratch: 6 * round4(FH * FW * Cin) bytes for every int8 convolution, whatever the
- * instruction set (DSP: two int8 patches + the pair widened to int16, or three patches
- * widened; MVE: four int8 patches; C: one). */
+ * Scratch: 6 * round4(FH * FW * Cin) bytes for every int8 convolution, 8 * for 1x1 ones,
+ * whatever the instruction set (DSP: two int8 patches + the pair widened to int16, or
+ * three patches widened, or four for 1x1 layers; MVE: four int8 patches; C: one). */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -103,6 +105,13 @@ typedef struct {
 #else
 #define CMSIS_CONV_READS_STREAM 1
 #endif
+
+/* Patch-sized rows of scratch an int8 convolution takes (see the top): 8 for 1x1 filters
+ * (four patches widened, pairs_requantized4), 6 for the others.  tflm_gen/arena.py
+ * (_cmsis_conv) declares the same. */
+static int32_t scratch_rows(const tflm_conv_params_t *p) {
+  return p->filter_h == 1 && p->filter_w == 1 ? 8 : 6;
+}
 
 /* 1 when a record of these words is one whose stream the filter holds. */
 static int32_t stream_in_filter(const int32_t *record, int32_t words) {
@@ -856,18 +865,38 @@ static void widen_three(const cmsis_conv_job_t *job, int32_t pixel, int16_t *tri
  * channels not a multiple of 4, only without dilation across: border windows go value by
  * value); returns the pixels done.  The three widened patches take the 6 * round4(K) bytes
  * of the scratch. */
-static int32_t pairs_requantized3(const cmsis_conv_job_t *job, int32_t pixels) {
+static int32_t pairs_requantized3(const cmsis_conv_job_t *job, int32_t pixel, int32_t pixels) {
   const tflm_conv_params_t *p = job->p;
   const int32_t k = job->patch, count = job->channels >> 1, stride = job->stride;
   int16_t *triple = (int16_t *)(void *)job->scratch;
-  int32_t pixel = 0;
   if (!job->in_place && (p->input_c & 3) != 0 &&
       (((p->filter_w * p->input_c) & 3) != 0 || p->dilation_w != 1)) {
-    return 0;
+    return pixel;
   }
   for (; pixel + 3 <= pixels; pixel += 3) {
     widen_three(job, pixel, triple);
     cmsis_dot_pairs_requant3(triple, job->pairs, k >> 2, count, job->tail,
+                             job->output + pixel * stride, stride);
+  }
+  return pixel;
+}
+
+/* The requantising layout four pixels at a time (cmsis_dot_pairs_requant4: 8 accumulators,
+ * 16 MACs in 16 or 17 cycles, 8 outputs a channel pair) over patches read in place (1x1
+ * layers), widened into the scratch's 8 * round4(K) bytes; returns the pixels done.  A
+ * count of 4n + 1 pixels leaves its last 9 to three triples rather than one alone. */
+static int32_t pairs_requantized4(const cmsis_conv_job_t *job, int32_t pixels) {
+  const int32_t k = job->patch, count = job->channels >> 1, stride = job->stride;
+  int16_t *quad = (int16_t *)(void *)job->scratch;
+  int32_t pixel, end = pixels & ~3;
+  if (!job->in_place) return 0;
+  if ((pixels & 3) == 1 && end >= 8) end -= 8;
+  for (pixel = 0; pixel < end; pixel += 4) {
+    const int8_t *src[4];
+    int32_t j;
+    for (j = 0; j < 4; ++j) src[j] = patch_of(job, pixel + j, 0);
+    cmsis_widen_four(src, quad, k >> 2);
+    cmsis_dot_pairs_requant4(quad, job->pairs, k >> 2, count, job->tail,
                              job->output + pixel * stride, stride);
   }
   return pixel;
@@ -880,7 +909,7 @@ static void pairs_requantized(const cmsis_conv_job_t *job, int32_t pixels) {
   const tflm_conv_params_t *p = job->p;
   int32_t first;
   if (conv_narrow(job, pixels)) return; /* conv_narrow.h: narrow early layers */
-  first = pairs_requantized3(job, pixels);
+  first = pairs_requantized3(job, pairs_requantized4(job, pixels), pixels);
   if (!job->in_place && ((p->filter_w * p->input_c) & 3) == 0) {
     pairs_requantized_with(job, first, pixels, 1);
   } else if (!job->in_place && p->filter_h == 3 && p->filter_w == 3 && p->input_c == 3) {
@@ -1131,7 +1160,7 @@ static void conv_block(tflm_context_t *ctx, const tflm_weighted_call_t *call,
   tail = job.tail != NULL && ((first | count) & 1) == 0 && first + count <= job.p->output_c
              ? job.tail + 4 * first
              : NULL;
-  folded = (int32_t *)(void *)(job.scratch + 6 * CMSIS_ROUND4(job.patch));
+  folded = (int32_t *)(void *)(job.scratch + scratch_rows(job.p) * CMSIS_ROUND4(job.patch));
   pairs = (int16_t *)(void *)(folded + count + (count & 1));
   if (job.bias != NULL) job.bias += first;
   job.folded = NULL;
@@ -1184,7 +1213,8 @@ static tflm_status_t cmsis_conv_prepare(tflm_context_t *ctx, tflm_node_t *node) 
   mine->scratch = -1;
   mine->patch = p->filter_h * p->filter_w * p->filter_c;
   if (p->type == TFLM_TYPE_INT8 && p->filter_c == p->input_c) {
-    status = tflm_request_scratch(ctx, 6u * (uint32_t)CMSIS_ROUND4(mine->patch) +
+    status = tflm_request_scratch(ctx, (uint32_t)scratch_rows(p) *
+                                           (uint32_t)CMSIS_ROUND4(mine->patch) +
                                            coded_block_bytes(ctx, node, p, mine->patch),
                                   &mine->scratch);
     if (status != TFLM_OK) return status;
