@@ -6,7 +6,7 @@ differs from the oracle's) or CRASH (a traceback, a failed build, a board that s
 hung).
 
     python3 benchmarks/conformance_matrix.py [--jobs 2] [--results DIR] [--models a,b]
-        [--targets t1,t2] [--quick] [--table]
+        [--targets t1,t2] [--tags cmsis|none] [--quick] [--table]
 
 Each combination runs in a child process with a timeout (a hang or a crash of the host
 runtime cannot stop the table).  The board run is the project `tflm-gen bench` builds (same
@@ -55,19 +55,20 @@ def corpus_models() -> list[str]:
     return [m for m in MAIN_MODELS if m in stems] + [m for m in stems if m not in MAIN_MODELS]
 
 
-def combinations(models: list[str], targets: list[str], quick: bool) -> list[dict]:
+def combinations(models: list[str], targets: list[str], quick: bool,
+                 tag_sets: list[tuple] = TAG_SETS) -> list[dict]:
     """Board cells, least covered first; the seanet models at the default memory only when
     quick (they have no patch stage: their memory cells equal the balanced one)."""
     cells = []
     for model in models:
         for variant in HOST_VARIANTS:
             target, weights, compress = variant
-            for tags in TAG_SETS:
+            for tags in tag_sets:
                 cells.append({"model": model, "target": target, "tags": list(tags),
                               "memory": "balanced", "weights": weights, "compress": compress})
     for memory in MEMORIES:
         for target in targets:
-            for tags in TAG_SETS:
+            for tags in tag_sets:
                 for model in models:
                     if quick and model.startswith("seanet/") and memory != "balanced":
                         continue
@@ -184,6 +185,8 @@ def main() -> None:
     parser.add_argument("--models", default="")
     parser.add_argument("--targets", default="")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--tags", choices=["cmsis", "none"],
+                        help="only this tag column (the cmsis kernels first when short of time)")
     parser.add_argument("--table", action="store_true",
                         help="only print the table of the results already in DIR")
     parser.add_argument("--cell", help=argparse.SUPPRESS)
@@ -198,7 +201,8 @@ def main() -> None:
         return
     models = args.models.split(",") if args.models else corpus_models()
     targets = args.targets.split(",") if args.targets else BOARDS
-    cells = combinations(models, targets, args.quick)
+    tag_sets = [t for t in TAG_SETS if not args.tags or ("+".join(t) or "none") == args.tags]
+    cells = combinations(models, targets, args.quick, tag_sets)
     with ThreadPoolExecutor(max_workers=min(args.jobs, 2)) as pool:
         results = list(pool.map(lambda c: _spawn(c, args.results), cells))
     print_table(results)
