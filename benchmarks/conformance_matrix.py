@@ -6,7 +6,7 @@ differs from the oracle's) or CRASH (a traceback, a failed build, a board that s
 hung).
 
     python3 benchmarks/conformance_matrix.py [--jobs 2] [--results DIR] [--models a,b]
-        [--targets t1,t2] [--tags cmsis|none] [--quick] [--table]
+        [--targets t1,t2] [--tags cmsis|none] [--compress] [--quick] [--table]
 
 Each combination runs in a child process with a timeout (a hang or a crash of the host
 runtime cannot stop the table).  The board run is the project `tflm-gen bench` builds (same
@@ -15,6 +15,10 @@ files, same build cache) and its self-test verdict, without the counting plugin:
 (`--memory` changes nothing for a model without a patch stage) reuses its verdict.  Results
 are kept one JSON file per combination in DIR (default /tmp/conformance_matrix), so a
 second run only fills what is missing; the least tested combinations run first.
+
+`--compress` codes the filters in every board cell too (every memory, every board: the
+decoded scratch at its smallest is `--memory small`); point TFLM_GEN_CORPUS at a folder of
+pruned models (`tflm-gen prune`, and a MANIFEST.tsv naming them) for the sparse codings.
 """
 
 from __future__ import annotations
@@ -56,7 +60,7 @@ def corpus_models() -> list[str]:
 
 
 def combinations(models: list[str], targets: list[str], quick: bool,
-                 tag_sets: list[tuple] = TAG_SETS) -> list[dict]:
+                 tag_sets: list[tuple] = TAG_SETS, compress: bool = False) -> list[dict]:
     """Board cells, least covered first; the seanet models at the default memory only when
     quick (they have no patch stage: their memory cells equal the balanced one)."""
     cells = []
@@ -73,7 +77,7 @@ def combinations(models: list[str], targets: list[str], quick: bool,
                     if quick and model.startswith("seanet/") and memory != "balanced":
                         continue
                     cells.append({"model": model, "target": target, "tags": list(tags),
-                                  "memory": memory, "weights": "whole", "compress": False})
+                                  "memory": memory, "weights": "whole", "compress": compress})
     main = [c for c in cells if not c["model"].startswith("seanet/")]
     return main + [c for c in cells if c["model"].startswith("seanet/")]
 
@@ -159,11 +163,9 @@ def _spawn(cell: dict, results: Path) -> dict:
 def print_table(results: list[dict]) -> None:
     counts: dict[tuple, dict[str, int]] = {}
     for r in results:
-        if r["weights"] == "separate" or r["compress"]:
-            group = (r["target"], "+".join(r["tags"]) or "none",
-                     "separate" if r["weights"] == "separate" else "compress")
-        else:
-            group = (r["target"], "+".join(r["tags"]) or "none", r["memory"])
+        variant = "separate" if r["weights"] == "separate" else r["memory"]
+        group = (r["target"], "+".join(r["tags"]) or "none",
+                 variant + ("+compress" if r["compress"] else ""))
         counts.setdefault(group, {}).setdefault(r["verdict"], 0)
         counts[group][r["verdict"]] += 1
     print("\n| target | tags | memory / variant | bit-exact | refused | WRONG | crash | hang |")
@@ -187,6 +189,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--tags", choices=["cmsis", "none"],
                         help="only this tag column (the cmsis kernels first when short of time)")
+    parser.add_argument("--compress", action="store_true",
+                        help="code the filters in every board cell (pruned models)")
     parser.add_argument("--table", action="store_true",
                         help="only print the table of the results already in DIR")
     parser.add_argument("--cell", help=argparse.SUPPRESS)
@@ -202,7 +206,7 @@ def main() -> None:
     models = args.models.split(",") if args.models else corpus_models()
     targets = args.targets.split(",") if args.targets else BOARDS
     tag_sets = [t for t in TAG_SETS if not args.tags or ("+".join(t) or "none") == args.tags]
-    cells = combinations(models, targets, args.quick, tag_sets)
+    cells = combinations(models, targets, args.quick, tag_sets, args.compress)
     with ThreadPoolExecutor(max_workers=min(args.jobs, 2)) as pool:
         results = list(pool.map(lambda c: _spawn(c, args.results), cells))
     print_table(results)
