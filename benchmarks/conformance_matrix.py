@@ -6,7 +6,8 @@ differs from the oracle's) or CRASH (a traceback, a failed build, a board that s
 hung).
 
     python3 benchmarks/conformance_matrix.py [--jobs 2] [--results DIR] [--models a,b]
-        [--targets t1,t2] [--tags cmsis|none] [--compress] [--quick] [--table]
+        [--targets t1,t2] [--tags cmsis|none] [--compress] [--inputs min,max,zero]
+        [--quick] [--table]
 
 Each combination runs in a child process with a timeout (a hang or a crash of the host
 runtime cannot stop the table).  The board run is the project `tflm-gen bench` builds (same
@@ -19,6 +20,11 @@ second run only fills what is missing; the least tested combinations run first.
 `--compress` codes the filters in every board cell too (every memory, every board: the
 decoded scratch at its smallest is `--memory small`); point TFLM_GEN_CORPUS at a folder of
 pruned models (`tflm-gen prune`, and a MANIFEST.tsv naming them) for the sparse codings.
+`--inputs min,max,zero` runs each cell once per kind of constant input instead of the
+seeded random one: every integer input element at its type's minimum, maximum or zero point
+(tests/test_conformance_extremes.py does the same on the host), which drives the
+accumulators and requantisations of the boards' DSP and MVE kernels to their saturating
+branches.
 """
 
 from __future__ import annotations
@@ -50,6 +56,7 @@ MAIN_MODELS = ["kws_ref_model", "vww_96_int8", "person_detect", "pretrainedResne
 HOST_VARIANTS = [("host", "separate", False), ("host", "whole", True),
                  ("qemu-cortex-m4", "separate", False), ("qemu-cortex-m4", "whole", True)]
 TIMEOUT = 900
+EXTREMES = ("min", "max", "zero")
 
 
 def corpus_models() -> list[str]:
@@ -85,7 +92,37 @@ def combinations(models: list[str], targets: list[str], quick: bool,
 def cell_key(cell: dict) -> str:
     tags = "+".join(cell["tags"]) or "none"
     extra = ("-sep" if cell["weights"] == "separate" else "") + ("-cmp" if cell["compress"] else "")
+    if cell.get("inputs", "random") != "random":
+        extra += f"-{cell['inputs']}"
     return f"{cell['model'].replace('/', '_')}__{cell['target']}__{tags}__{cell['memory']}{extra}"
+
+
+def extreme_inputs(model, pick: str) -> list:
+    """One array per graph input: every integer element at its type's minimum, maximum or
+    the input's zero point (`pick`); a float input keeps the seeded random draw."""
+    import numpy as np
+
+    from tflm_gen.inputs import random_inputs
+    from tflm_gen.model import ir
+    arrays = random_inputs(model)
+    for slot, index in enumerate(model.subgraph.inputs):
+        tensor = model.subgraph.tensors[index]
+        dtype = np.dtype(ir.dtype_info(tensor.dtype).numpy)
+        if dtype.kind in "iu":
+            info = np.iinfo(dtype)
+            zero = int(tensor.quantization.zero_point[0]) if tensor.quantization and \
+                tensor.quantization.zero_point else 0
+            value = {"min": info.min, "max": info.max, "zero": zero}[pick]
+            arrays[slot] = np.full(tensor.shape, value, dtype=dtype)
+    return arrays
+
+
+def _use_inputs(pick: str) -> None:
+    """`generate` embeds the input it draws from the seed (measure.random_inputs); this
+    child process draws the constant one instead."""
+    from tflm_gen import measure
+    if pick != "random":
+        measure.random_inputs = lambda model, seed=0: extreme_inputs(model, pick)
 
 
 def _verdict_of_exception(error: BaseException) -> str:
@@ -118,9 +155,12 @@ def _board_cell(model: bytes, cell: dict, seen: Path) -> dict:
 
 
 def _host_cell(model: bytes, cell: dict) -> dict:
+    from tflm_gen.model.reader import read_model
     from tflm_gen.verify import verify
+    pick = cell.get("inputs", "random")
+    samples = None if pick == "random" else [extreme_inputs(read_model(model), pick)]
     report = verify(model, "auto", tags=tuple(cell["tags"]), weights=cell["weights"],
-                    compress=cell["compress"], memory=cell["memory"])
+                    compress=cell["compress"], memory=cell["memory"], samples=samples)
     return {"verdict": "bit_exact" if report.bit_exact else "wrong",
             "detail": "" if report.bit_exact else str(report.outputs)[-1500:]}
 
@@ -129,6 +169,7 @@ def run_cell(cell: dict, seen: Path) -> dict:
     """One combination, in this (child) process."""
     import traceback
     model = (CORPUS / f"{cell['model']}.tflite").read_bytes()
+    _use_inputs(cell.get("inputs", "random"))
     try:
         if cell["target"] == "host":
             return _host_cell(model, cell)
@@ -164,8 +205,10 @@ def print_table(results: list[dict]) -> None:
     counts: dict[tuple, dict[str, int]] = {}
     for r in results:
         variant = "separate" if r["weights"] == "separate" else r["memory"]
+        pick = r.get("inputs", "random")
         group = (r["target"], "+".join(r["tags"]) or "none",
-                 variant + ("+compress" if r["compress"] else ""))
+                 variant + ("+compress" if r["compress"] else "")
+                 + ("" if pick == "random" else f", {pick} input"))
         counts.setdefault(group, {}).setdefault(r["verdict"], 0)
         counts[group][r["verdict"]] += 1
     print("\n| target | tags | memory / variant | bit-exact | refused | WRONG | crash | hang |")
@@ -191,6 +234,8 @@ def main() -> None:
                         help="only this tag column (the cmsis kernels first when short of time)")
     parser.add_argument("--compress", action="store_true",
                         help="code the filters in every board cell (pruned models)")
+    parser.add_argument("--inputs", default="random",
+                        help="comma-separated kinds of test input: random, min, max, zero")
     parser.add_argument("--table", action="store_true",
                         help="only print the table of the results already in DIR")
     parser.add_argument("--cell", help=argparse.SUPPRESS)
@@ -205,8 +250,12 @@ def main() -> None:
         return
     models = args.models.split(",") if args.models else corpus_models()
     targets = args.targets.split(",") if args.targets else BOARDS
+    picks = args.inputs.split(",")
+    if not set(picks) <= {"random", *EXTREMES}:
+        parser.error(f"--inputs: one or more of random, {', '.join(EXTREMES)}")
     tag_sets = [t for t in TAG_SETS if not args.tags or ("+".join(t) or "none") == args.tags]
-    cells = combinations(models, targets, args.quick, tag_sets, args.compress)
+    cells = [{**cell, "inputs": pick} for pick in picks
+             for cell in combinations(models, targets, args.quick, tag_sets, args.compress)]
     with ThreadPoolExecutor(max_workers=min(args.jobs, 2)) as pool:
         results = list(pool.map(lambda c: _spawn(c, args.results), cells))
     print_table(results)
