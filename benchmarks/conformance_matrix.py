@@ -6,7 +6,8 @@ differs from the oracle's) or CRASH (a traceback, a failed build, a board that s
 hung).
 
     python3 benchmarks/conformance_matrix.py [--jobs 2] [--results DIR] [--models a,b]
-        [--targets t1,t2] [--tags cmsis|none] [--compress] [--inputs min,max,zero]
+        [--targets t1,t2] [--memories m1,m2] [--tags cmsis|none] [--compress]
+        [--inputs min,max,zero]
         [--quick] [--table]
 
 Each combination runs in a child process with a timeout (a hang or a crash of the host
@@ -67,7 +68,8 @@ def corpus_models() -> list[str]:
 
 
 def combinations(models: list[str], targets: list[str], quick: bool,
-                 tag_sets: list[tuple] = TAG_SETS, compress: bool = False) -> list[dict]:
+                 tag_sets: list[tuple] = TAG_SETS, compress: bool = False,
+                 memories: list[str] = MEMORIES) -> list[dict]:
     """Board cells, least covered first; the seanet models at the default memory only when
     quick (they have no patch stage: their memory cells equal the balanced one)."""
     cells = []
@@ -77,7 +79,7 @@ def combinations(models: list[str], targets: list[str], quick: bool,
             for tags in tag_sets:
                 cells.append({"model": model, "target": target, "tags": list(tags),
                               "memory": "balanced", "weights": weights, "compress": compress})
-    for memory in MEMORIES:
+    for memory in memories:
         for target in targets:
             for tags in tag_sets:
                 for model in models:
@@ -223,12 +225,21 @@ def print_table(results: list[dict]) -> None:
             print(f"- {r['verdict']}: {cell_key(r)}: {str(r.get('detail', ''))[:300]!r}")
 
 
+def selected_cells(args: argparse.Namespace) -> list[dict]:
+    models = args.models.split(",") if args.models else corpus_models()
+    targets = args.targets.split(",") if args.targets else BOARDS
+    tag_sets = [t for t in TAG_SETS if not args.tags or ("+".join(t) or "none") == args.tags]
+    return combinations(models, targets, args.quick, tag_sets, args.compress,
+                        args.memories.split(","))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--results", type=Path, default=Path("/tmp/conformance_matrix"))
     parser.add_argument("--models", default="")
     parser.add_argument("--targets", default="")
+    parser.add_argument("--memories", default=",".join(MEMORIES))
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--tags", choices=["cmsis", "none"],
                         help="only this tag column (the cmsis kernels first when short of time)")
@@ -248,14 +259,10 @@ def main() -> None:
     if args.table:
         print_table([json.loads(path.read_text()) for path in sorted(args.results.glob("*.json"))])
         return
-    models = args.models.split(",") if args.models else corpus_models()
-    targets = args.targets.split(",") if args.targets else BOARDS
     picks = args.inputs.split(",")
     if not set(picks) <= {"random", *EXTREMES}:
         parser.error(f"--inputs: one or more of random, {', '.join(EXTREMES)}")
-    tag_sets = [t for t in TAG_SETS if not args.tags or ("+".join(t) or "none") == args.tags]
-    cells = [{**cell, "inputs": pick} for pick in picks
-             for cell in combinations(models, targets, args.quick, tag_sets, args.compress)]
+    cells = [{**cell, "inputs": pick} for pick in picks for cell in selected_cells(args)]
     with ThreadPoolExecutor(max_workers=min(args.jobs, 2)) as pool:
         results = list(pool.map(lambda c: _spawn(c, args.results), cells))
     print_table(results)
