@@ -74,11 +74,10 @@ def combinations(models: list[str], targets: list[str], quick: bool,
     quick (they have no patch stage: their memory cells equal the balanced one)."""
     cells = []
     for model in models:
-        for variant in HOST_VARIANTS:
-            target, weights, compress = variant
+        for target, weights, coded in HOST_VARIANTS:
             for tags in tag_sets:
                 cells.append({"model": model, "target": target, "tags": list(tags),
-                              "memory": "balanced", "weights": weights, "compress": compress})
+                              "memory": "balanced", "weights": weights, "compress": coded})
     for memory in memories:
         for target in targets:
             for tags in tag_sets:
