@@ -6,7 +6,9 @@ differs from the oracle's) or CRASH (a traceback, a failed build, a board that s
 hung).
 
     python3 benchmarks/conformance_matrix.py [--jobs 2] [--results DIR] [--models a,b]
-        [--targets t1,t2] [--quick] [--table]
+        [--targets t1,t2] [--memories m1,m2] [--tags cmsis|none] [--compress]
+        [--inputs min,max,zero]
+        [--quick] [--table]
 
 Each combination runs in a child process with a timeout (a hang or a crash of the host
 runtime cannot stop the table).  The board run is the project `tflm-gen bench` builds (same
@@ -15,6 +17,15 @@ files, same build cache) and its self-test verdict, without the counting plugin:
 (`--memory` changes nothing for a model without a patch stage) reuses its verdict.  Results
 are kept one JSON file per combination in DIR (default /tmp/conformance_matrix), so a
 second run only fills what is missing; the least tested combinations run first.
+
+`--compress` codes the filters in every board cell too (every memory, every board: the
+decoded scratch at its smallest is `--memory small`); point TFLM_GEN_CORPUS at a folder of
+pruned models (`tflm-gen prune`, and a MANIFEST.tsv naming them) for the sparse codings.
+`--inputs min,max,zero` runs each cell once per kind of constant input instead of the
+seeded random one: every integer input element at its type's minimum, maximum or zero point
+(tests/test_conformance_extremes.py does the same on the host), which drives the
+accumulators and requantisations of the boards' DSP and MVE kernels to their saturating
+branches.
 """
 
 from __future__ import annotations
@@ -46,6 +57,7 @@ MAIN_MODELS = ["kws_ref_model", "vww_96_int8", "person_detect", "pretrainedResne
 HOST_VARIANTS = [("host", "separate", False), ("host", "whole", True),
                  ("qemu-cortex-m4", "separate", False), ("qemu-cortex-m4", "whole", True)]
 TIMEOUT = 900
+EXTREMES = ("min", "max", "zero")
 
 
 def corpus_models() -> list[str]:
@@ -55,24 +67,25 @@ def corpus_models() -> list[str]:
     return [m for m in MAIN_MODELS if m in stems] + [m for m in stems if m not in MAIN_MODELS]
 
 
-def combinations(models: list[str], targets: list[str], quick: bool) -> list[dict]:
+def combinations(models: list[str], targets: list[str], quick: bool,
+                 tag_sets: list[tuple] = TAG_SETS, compress: bool = False,
+                 memories: list[str] = MEMORIES) -> list[dict]:
     """Board cells, least covered first; the seanet models at the default memory only when
     quick (they have no patch stage: their memory cells equal the balanced one)."""
     cells = []
     for model in models:
-        for variant in HOST_VARIANTS:
-            target, weights, compress = variant
-            for tags in TAG_SETS:
+        for target, weights, coded in HOST_VARIANTS:
+            for tags in tag_sets:
                 cells.append({"model": model, "target": target, "tags": list(tags),
-                              "memory": "balanced", "weights": weights, "compress": compress})
-    for memory in MEMORIES:
+                              "memory": "balanced", "weights": weights, "compress": coded})
+    for memory in memories:
         for target in targets:
-            for tags in TAG_SETS:
+            for tags in tag_sets:
                 for model in models:
                     if quick and model.startswith("seanet/") and memory != "balanced":
                         continue
                     cells.append({"model": model, "target": target, "tags": list(tags),
-                                  "memory": memory, "weights": "whole", "compress": False})
+                                  "memory": memory, "weights": "whole", "compress": compress})
     main = [c for c in cells if not c["model"].startswith("seanet/")]
     return main + [c for c in cells if c["model"].startswith("seanet/")]
 
@@ -80,7 +93,37 @@ def combinations(models: list[str], targets: list[str], quick: bool) -> list[dic
 def cell_key(cell: dict) -> str:
     tags = "+".join(cell["tags"]) or "none"
     extra = ("-sep" if cell["weights"] == "separate" else "") + ("-cmp" if cell["compress"] else "")
+    if cell.get("inputs", "random") != "random":
+        extra += f"-{cell['inputs']}"
     return f"{cell['model'].replace('/', '_')}__{cell['target']}__{tags}__{cell['memory']}{extra}"
+
+
+def extreme_inputs(model, pick: str) -> list:
+    """One array per graph input: every integer element at its type's minimum, maximum or
+    the input's zero point (`pick`); a float input keeps the seeded random draw."""
+    import numpy as np
+
+    from tflm_gen.inputs import random_inputs
+    from tflm_gen.model import ir
+    arrays = random_inputs(model)
+    for slot, index in enumerate(model.subgraph.inputs):
+        tensor = model.subgraph.tensors[index]
+        dtype = np.dtype(ir.dtype_info(tensor.dtype).numpy)
+        if dtype.kind in "iu":
+            info = np.iinfo(dtype)
+            zero = int(tensor.quantization.zero_point[0]) if tensor.quantization and \
+                tensor.quantization.zero_point else 0
+            value = {"min": info.min, "max": info.max, "zero": zero}[pick]
+            arrays[slot] = np.full(tensor.shape, value, dtype=dtype)
+    return arrays
+
+
+def _use_inputs(pick: str) -> None:
+    """`generate` embeds the input it draws from the seed (measure.random_inputs); this
+    child process draws the constant one instead."""
+    from tflm_gen import measure
+    if pick != "random":
+        measure.random_inputs = lambda model, seed=0: extreme_inputs(model, pick)
 
 
 def _verdict_of_exception(error: BaseException) -> str:
@@ -113,9 +156,12 @@ def _board_cell(model: bytes, cell: dict, seen: Path) -> dict:
 
 
 def _host_cell(model: bytes, cell: dict) -> dict:
+    from tflm_gen.model.reader import read_model
     from tflm_gen.verify import verify
+    pick = cell.get("inputs", "random")
+    samples = None if pick == "random" else [extreme_inputs(read_model(model), pick)]
     report = verify(model, "auto", tags=tuple(cell["tags"]), weights=cell["weights"],
-                    compress=cell["compress"], memory=cell["memory"])
+                    compress=cell["compress"], memory=cell["memory"], samples=samples)
     return {"verdict": "bit_exact" if report.bit_exact else "wrong",
             "detail": "" if report.bit_exact else str(report.outputs)[-1500:]}
 
@@ -124,6 +170,7 @@ def run_cell(cell: dict, seen: Path) -> dict:
     """One combination, in this (child) process."""
     import traceback
     model = (CORPUS / f"{cell['model']}.tflite").read_bytes()
+    _use_inputs(cell.get("inputs", "random"))
     try:
         if cell["target"] == "host":
             return _host_cell(model, cell)
@@ -158,11 +205,11 @@ def _spawn(cell: dict, results: Path) -> dict:
 def print_table(results: list[dict]) -> None:
     counts: dict[tuple, dict[str, int]] = {}
     for r in results:
-        if r["weights"] == "separate" or r["compress"]:
-            group = (r["target"], "+".join(r["tags"]) or "none",
-                     "separate" if r["weights"] == "separate" else "compress")
-        else:
-            group = (r["target"], "+".join(r["tags"]) or "none", r["memory"])
+        variant = "separate" if r["weights"] == "separate" else r["memory"]
+        pick = r.get("inputs", "random")
+        group = (r["target"], "+".join(r["tags"]) or "none",
+                 variant + ("+compress" if r["compress"] else "")
+                 + ("" if pick == "random" else f", {pick} input"))
         counts.setdefault(group, {}).setdefault(r["verdict"], 0)
         counts[group][r["verdict"]] += 1
     print("\n| target | tags | memory / variant | bit-exact | refused | WRONG | crash | hang |")
@@ -177,13 +224,28 @@ def print_table(results: list[dict]) -> None:
             print(f"- {r['verdict']}: {cell_key(r)}: {str(r.get('detail', ''))[:300]!r}")
 
 
+def selected_cells(args: argparse.Namespace) -> list[dict]:
+    models = args.models.split(",") if args.models else corpus_models()
+    targets = args.targets.split(",") if args.targets else BOARDS
+    tag_sets = [t for t in TAG_SETS if not args.tags or ("+".join(t) or "none") == args.tags]
+    return combinations(models, targets, args.quick, tag_sets, args.compress,
+                        args.memories.split(","))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--results", type=Path, default=Path("/tmp/conformance_matrix"))
     parser.add_argument("--models", default="")
     parser.add_argument("--targets", default="")
+    parser.add_argument("--memories", default=",".join(MEMORIES))
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--tags", choices=["cmsis", "none"],
+                        help="only this tag column (the cmsis kernels first when short of time)")
+    parser.add_argument("--compress", action="store_true",
+                        help="code the filters in every board cell (pruned models)")
+    parser.add_argument("--inputs", default="random",
+                        help="comma-separated kinds of test input: random, min, max, zero")
     parser.add_argument("--table", action="store_true",
                         help="only print the table of the results already in DIR")
     parser.add_argument("--cell", help=argparse.SUPPRESS)
@@ -196,9 +258,10 @@ def main() -> None:
     if args.table:
         print_table([json.loads(path.read_text()) for path in sorted(args.results.glob("*.json"))])
         return
-    models = args.models.split(",") if args.models else corpus_models()
-    targets = args.targets.split(",") if args.targets else BOARDS
-    cells = combinations(models, targets, args.quick)
+    picks = args.inputs.split(",")
+    if not set(picks) <= {"random", *EXTREMES}:
+        parser.error(f"--inputs: one or more of random, {', '.join(EXTREMES)}")
+    cells = [{**cell, "inputs": pick} for pick in picks for cell in selected_cells(args)]
     with ThreadPoolExecutor(max_workers=min(args.jobs, 2)) as pool:
         results = list(pool.map(lambda c: _spawn(c, args.results), cells))
     print_table(results)

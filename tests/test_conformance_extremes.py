@@ -7,16 +7,15 @@ its saturating branch, which random inputs almost never reach.
 Host runs with the reference kernels and with `--tags cmsis` (the portable C of the cmsis
 kernels, reading the same offline layouts as the boards), at `--memory small`, so that the
 patch stage's bands, residual joins and reductions see the extremes too.  The boards' DSP
-and MVE paths with the same inputs are in benchmarks/conformance_matrix.py's audit (the
-conform report): too slow to build here for every case."""
+and MVE paths with the same inputs: `benchmarks/conformance_matrix.py --inputs min,max,zero`
+(too slow to build here for every case)."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from conftest import corpus_path
 
-from tflm_gen.model import ir
+from benchmarks.conformance_matrix import EXTREMES, extreme_inputs
 from tflm_gen.model.reader import read_model
 from tflm_gen.verify import verify
 
@@ -26,27 +25,12 @@ MODELS = ["pretrainedResnet_quant.tflite", "kws_ref_model.tflite",
           "micro_speech_quantized.tflite"]
 
 
-def extreme_samples(model: ir.Model) -> list[list[np.ndarray]]:
-    """Three samples: every input at its type's minimum, at its maximum, at its zero point."""
-    samples = []
-    for pick in (lambda info, zero: info.min, lambda info, zero: info.max,
-                 lambda info, zero: zero):
-        arrays = []
-        for index in model.subgraph.inputs:
-            tensor = model.subgraph.tensors[index]
-            dtype = np.dtype(ir.dtype_info(tensor.dtype).numpy)
-            zero = int(tensor.quantization.zero_point[0])
-            arrays.append(np.full(tensor.shape, pick(np.iinfo(dtype), zero), dtype=dtype))
-        samples.append(arrays)
-    return samples
-
-
 @pytest.mark.parametrize("tags", [(), ("cmsis",)], ids=["reference", "cmsis"])
 @pytest.mark.parametrize("name", MODELS)
 def test_inputs_at_the_ends_of_the_range_stay_bit_exact(name, tags):
     data = corpus_path(name).read_bytes()
     model = read_model(data)
-    samples = extreme_samples(model)
+    samples = [extreme_inputs(model, pick) for pick in EXTREMES]
     report = verify(data, "tflm", tags=tags, samples=samples, memory="small")
     assert report.runs == 3
     assert report.bit_exact, report.outputs
