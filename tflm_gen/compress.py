@@ -374,15 +374,14 @@ def choose(candidate: Candidate, shared: dict[int, int] | None = None) -> Coded 
     return best(candidate.rows, candidate.zero, shared, candidate.group)
 
 
-def _pointwise_options(candidate: Candidate,
-                       coded: Coded | None) -> list[tuple[float, float, Coded | None]]:
-    """(instructions saved per byte added, estimated instructions, coding) of each coding of
-    a 1x1 CONV_2D with few pixels that the cost model (compress_sparse_conv) finds faster than
-    `coded` (choose's: a block coding, or None: plain): SPARSE_CONV when it saves MIN_SAVING
-    of the plain bytes, and plain instead of a block coding."""
+def _pointwise_costs(candidate: Candidate,
+                     coded: Coded | None) -> dict[Coded | None, tuple[float, int]]:
+    """Coding -> (estimated instructions, bytes) of a 1x1 CONV_2D with few pixels (the cost
+    model of compress_sparse_conv): plain, `coded` (choose's: a block coding, or None:
+    plain) and SPARSE_CONV when it saves MIN_SAVING of the plain bytes; {} for other ops."""
     pixels, size = candidate.pixels, candidate.rows.size
     if not pixels:
-        return []
+        return {}
     channels, row = candidate.rows.shape
     costs = {None: (compress_sparse_conv.plain_instructions(channels, row, pixels), size)}
     if coded is not None:
@@ -393,8 +392,15 @@ def _pointwise_options(candidate: Candidate,
     if stream is not None and len(stream) <= (1 - MIN_SAVING) * size:
         costs[Coded(SPARSE_CONV, stream)] = (compress_sparse_conv.instructions(stream, pixels),
                                              len(stream))
+    return costs
+
+
+def _pointwise_options(costs: dict[Coded | None, tuple[float, int]],
+                       coded: Coded | None) -> list[tuple[float, float, int, Coded | None]]:
+    """(instructions saved per byte added, estimated instructions, bytes added, coding) of
+    each coding in `costs` that the cost model finds faster than `coded`."""
     now, now_bytes = costs[coded]
-    return [((now - cost) / max(length - now_bytes, 1), cost, option)
+    return [((now - cost) / max(length - now_bytes, 1), cost, length - now_bytes, option)
             for option, (cost, length) in costs.items() if cost < now]
 
 
@@ -403,21 +409,26 @@ def choices(found: list[Candidate], shared: dict[int, int] | None) -> dict[int, 
     convolutions with few pixels the codings (SPARSE_CONV, or plain) that the cost model
     finds faster, those saving the most instructions per byte added first, each taken when
     it is faster than the tensor's coding so far and the coded filters (metadata included)
-    stay within SPARSE_MAX_SHARE of their plain bytes (or shrink).  Ties go to the lower
-    tensor index, so the choice does not depend on the operators' order (memory_order)."""
+    stay within SPARSE_MAX_SHARE of their plain bytes (or shrink).  A coding that adds bytes
+    is taken only while those layers together are estimated slower than plain: a model that
+    the sparse kernels already make faster keeps its smaller codings (vww_96_int8 as it is).
+    Ties go to the lower tensor index, so the choice does not depend on the operators' order
+    (memory_order)."""
     chosen = {c.tensor_index: choose(c, shared) for c in found}
-    options = [(option, c) for c in found
-               for option in _pointwise_options(c, chosen[c.tensor_index])]
+    costs = {c.tensor_index: _pointwise_costs(c, chosen[c.tensor_index]) for c in found}
+    estimate = {index: cost[chosen[index]][0] for index, cost in costs.items() if cost}
+    overhead = sum(estimate[index] - costs[index][None][0] for index in estimate)
+    options = [(option, c) for c in found if costs[c.tensor_index]
+               for option in _pointwise_options(costs[c.tensor_index], chosen[c.tensor_index])]
     budget = SPARSE_MAX_SHARE * sum(c.rows.size for c in found)
-    estimate: dict[int, float] = {}
-    for (_, cost, coded), candidate in sorted(options, key=lambda o: (-o[0][0],
-                                                                      o[1].tensor_index)):
+    for (_, cost, added, coded), candidate in sorted(options, key=lambda o: (-o[0][0],
+                                                                             o[1].tensor_index)):
         index = candidate.tensor_index
-        if cost >= estimate.get(index, float("inf")):
+        if cost >= estimate[index] or (added > 0 and overhead <= 0):
             continue
         trial = {**chosen, index: coded}
         if coded_total(found, trial, shared) <= max(budget, coded_total(found, chosen, shared)):
-            chosen, estimate[index] = trial, cost
+            chosen, overhead, estimate[index] = trial, overhead + cost - estimate[index], cost
     return chosen
 
 
