@@ -342,12 +342,22 @@ def _pointwise_model() -> bytes:
     return prune_weights(builder.build(), 0.8).model
 
 
+def _sparse_wherever_it_codes(found, shared):
+    """`choices` with every 1x1 convolution that SPARSE_CONV codes taking it."""
+    chosen = {c.tensor_index: compress.choose(c, shared) for c in found}
+    for c in found:
+        for option in compress._pointwise_costs(c, chosen[c.tensor_index]):
+            if option is not None and option.codec == compress.SPARSE_CONV:
+                chosen[c.tensor_index] = option
+    return chosen
+
+
 @pytest.fixture
 def sparse_everywhere(monkeypatch):
-    """Every 1x1 convolution takes SPARSE_CONV (whatever the size budget): the kernel is
-    what is tested here, the choice in test_person_detect_takes_sparse_conv_within_30pct."""
-    monkeypatch.setattr(compress, "SPARSE_MAX_SHARE", 10.0)
-    monkeypatch.setattr(compress_sparse_conv, "instructions", lambda stream, pixels: 0)
+    """Every 1x1 convolution takes SPARSE_CONV (whatever the size budget and the cost
+    model): the kernel is what is tested here, the choice in
+    test_person_detect_takes_sparse_conv_within_30pct and test_coded_filters_meet_the_size_goals."""
+    monkeypatch.setattr(compress, "choices", _sparse_wherever_it_codes)
 
 
 def _sparse_streams(device: bytes) -> int:
