@@ -394,9 +394,9 @@ def test_coded_filters_meet_the_size_goals(name, sparsity, share):
     """#15's size goals on the filters `choices` codes, metadata included: a coding that
     adds bytes for speed is not taken where the model is already faster coded (vww)."""
     found = compress.candidates(read_model(_model(name, sparsity)))
-    chosen = compress.choices(found, compress.model_table(found))
-    assert compress.coded_total(found, chosen, compress.model_table(found)) <= \
-        share * sum(c.rows.size for c in found)
+    shared = compress.model_table(found)
+    chosen = compress.choices(found, shared)
+    assert compress.coded_total(found, chosen, shared) <= share * sum(c.rows.size for c in found)
 
 
 def test_person_detect_takes_sparse_conv_within_30pct():
