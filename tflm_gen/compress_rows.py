@@ -169,3 +169,108 @@ def grouped_filter(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> np.n
             stream[0] != SPARSE_GROUPS:
         return None
     return decode_groups(stream)
+
+
+# SPARSE_NARROW (codec 19): the size-first row-sparse coding (`--compress-goal size`).
+SPARSE_NARROW = 19  # the codec byte (kernels_c/tflm_sparse_rows.h TFLM_SPARSE_NARROW)
+NARROW_HEADER_BYTES = 20
+ZERO_CODE, CORRECTION_CODE = 0, 1  # literal codes: an escape; a literal from the list
+MAX_SKIP = 16 * 16  # an escape (e, ZERO_CODE) skips 16 (e + 1) inputs
+NARROW_WIDTHS = range(3, 9)  # the literal code widths tried
+
+
+def narrow_tokens(row: np.ndarray) -> list[tuple[int, int]]:
+    """(gap, weight) tokens of one int8 row for SPARSE_NARROW: a run of 16 zeros or more
+    before a weight takes escapes (e, 0) of 16 (e + 1) inputs each (weight 0: an escape)."""
+    tokens, run = [], 0
+    for value in row.tolist():
+        if value == 0:
+            run += 1
+            continue
+        while run > MAX_GAP:
+            skip = min(run // 16, 16)
+            tokens.append((skip - 1, 0))
+            run -= 16 * skip
+        tokens.append((run, value))
+        run = 0
+    return tokens
+
+
+def narrow_code(weight: int, threshold: int, width: int) -> int | None:
+    """The literal code of a non-zero weight (None: outside the codes, a correction).
+    Codes 2^(width-1) and up: threshold and up; 2 .. 2^(width-1) - 1: -threshold and down."""
+    half = 1 << (width - 1)
+    code = weight - threshold + half if weight > 0 else weight + threshold + half - 1
+    low = half if weight > 0 else 2
+    return code if low <= code < (half if weight < 0 else 1 << width) else None
+
+
+def narrow_weight(code: int, threshold: int, width: int) -> int:
+    """The weight of a literal code >= 2 (narrow_code's inverse)."""
+    half = 1 << (width - 1)
+    return code - half + threshold if code >= half else code - half + 1 - threshold
+
+
+def _pack(values: list[int], bits: int) -> bytes:
+    """values of `bits` bits each, LSB first, into bytes (the last one padded with zeros)."""
+    number = sum(v << (bits * i) for i, v in enumerate(values))
+    return number.to_bytes((bits * len(values) + 7) // 8, "little")
+
+
+def encode_narrow(rows: np.ndarray, width: int | None = None) -> bytes | None:
+    """The SPARSE_NARROW stream of int8 rows [C, R] (kernels_c/tflm_sparse_rows.h) with
+    literal codes of `width` bits (None: the smallest stream), None when a row has 2^16
+    tokens or more.  Layout: header, the rows' token counts, every token's gap nibble, every
+    token's literal code, the corrections (int8, one per CORRECTION_CODE, in token order)."""
+    if width is None:
+        streams = [encode_narrow(rows, w) for w in NARROW_WIDTHS]
+        return min((s for s in streams if s is not None), key=len, default=None)
+    rows = rows.astype(np.int8)
+    tokens = [narrow_tokens(row) for row in rows]
+    longest = max((len(t) for t in tokens), default=0)
+    if longest >= 1 << 16:
+        return None
+    nonzero = np.abs(rows[rows != 0].astype(np.int32))
+    threshold = int(nonzero.min()) if nonzero.size else 1
+    count_bytes = 1 if longest < 1 << 8 else 2
+    gaps, codes, corrections = [], [], []
+    for gap, weight in (token for row in tokens for token in row):
+        code = ZERO_CODE if weight == 0 else narrow_code(weight, threshold, width)
+        if code is None:
+            code = CORRECTION_CODE
+            corrections.append(weight)
+        gaps.append(gap)
+        codes.append(code)
+    header = bytes((SPARSE_NARROW, 0, COUNT_BYTE if count_bytes == 1 else 0, width)) + \
+        np.asarray([rows.shape[0], rows.shape[1], len(gaps),
+                    len(corrections) | threshold << 24], "<u4").tobytes()
+    counts = b"".join(len(t).to_bytes(count_bytes, "little") for t in tokens)
+    return header + counts + _pack(gaps, 4) + _pack(codes, width) + \
+        np.asarray(corrections, np.int8).tobytes()
+
+
+def decode_narrow(stream: bytes) -> np.ndarray:
+    """The int8 rows [C, R] of a SPARSE_NARROW stream (the tests' round trip)."""
+    channels, row, total, last = np.frombuffer(stream[4:NARROW_HEADER_BYTES], "<u4").tolist()
+    width, threshold, count_bytes = stream[3], last >> 24, 1 if stream[2] & COUNT_BYTE else 2
+    at = NARROW_HEADER_BYTES + channels * count_bytes
+    counts = [int.from_bytes(stream[NARROW_HEADER_BYTES + count_bytes * c:][:count_bytes],
+                             "little") for c in range(channels)]
+    gap_bytes, code_bytes = (total + 1) // 2, (total * width + 7) // 8
+    gaps = int.from_bytes(stream[at:at + gap_bytes], "little")
+    codes = int.from_bytes(stream[at + gap_bytes:at + gap_bytes + code_bytes], "little")
+    corrections = iter(np.frombuffer(stream, np.int8, offset=at + gap_bytes + code_bytes).tolist())
+    out, k = np.zeros((channels, row), np.int8), 0
+    for c in range(channels):
+        position = 0
+        for _ in range(counts[c]):
+            gap, code = gaps >> (4 * k) & 15, codes >> (width * k) & ((1 << width) - 1)
+            k += 1
+            if code == ZERO_CODE:
+                position += 16 * (gap + 1)
+                continue
+            position += gap
+            out[c, position] = next(corrections) if code == CORRECTION_CODE else \
+                narrow_weight(code, threshold, width)
+            position += 1
+    return out
