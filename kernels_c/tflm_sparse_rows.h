@@ -11,7 +11,16 @@
  * its tail: the row's first t = n % 8 tokens, ceil(t / 2) gap bytes (an odd tail's first
  * low nibble is padding) and t literals, which take a group's last t slots; the row's n / 8
  * groups follow its tail.  The groups start on a word when the stream does (one LDM each
- * on the Cortex-M4). */
+ * on the Cortex-M4).
+ *
+ * TFLM_SPARSE_NARROW (compress_rows.SPARSE_NARROW, `--compress-goal size`): tokens of a
+ * gap nibble g and a literal code b of W = 3 .. 8 bits.  b >= 2^(W-1): weight b - 2^(W-1)
+ * + t; 2 <= b < 2^(W-1): b - 2^(W-1) + 1 - t (t the tensor's threshold, its smallest
+ * |weight|); b = 1: the next int8 of the correction list; b = 0: an escape, skips 16 (g + 1)
+ * inputs.  Stream: codec, 0, flags, W; u32 C, u32 R, u32 N (the tokens), u32 K (the
+ * corrections) | t << 24; the C token counts (u8 under TFLM_SPARSE_COUNT_BYTE, else u16);
+ * the N gap nibbles (token 2i's in the low nibble of byte i); the N codes, W bits each,
+ * LSB first; the K corrections. */
 #ifndef TFLM_SPARSE_ROWS_H
 #define TFLM_SPARSE_ROWS_H
 
@@ -25,6 +34,8 @@ extern "C" {
 
 #define TFLM_SPARSE_GROUPS 17 /* the codec byte (compress_rows.SPARSE_GROUPS) */
 #define TFLM_SPARSE_ROWS_HEADER_BYTES 16
+#define TFLM_SPARSE_NARROW 19 /* the codec byte (compress_rows.SPARSE_NARROW) */
+#define TFLM_SPARSE_NARROW_HEADER_BYTES 20
 #define TFLM_SPARSE_COUNT_BYTE 1 /* header byte 2: the counts are u8 (compress_rows.COUNT_BYTE) */
 
 /* Where a walk over a checked stream stands. */
@@ -34,7 +45,19 @@ typedef struct {
   uint32_t count_bytes;  /* 1 or 2: the width of a row's count */
 } tflm_sparse_groups_t;
 
-/* 1 when the `length`-byte coded stream is a row-sparse one (its codec byte). */
+/* Where a walk over a checked TFLM_SPARSE_NARROW stream stands. */
+typedef struct {
+  const uint8_t *counts;      /* the next row's token count */
+  const uint8_t *gaps;        /* the gap nibbles */
+  const uint8_t *codes;       /* the literal codes */
+  const int8_t *corrections;  /* the next correction */
+  uint32_t token;             /* the next row's first token */
+  uint32_t count_bytes;       /* 1 or 2: the width of a row's count */
+  uint32_t width;             /* W: the bits of a literal code */
+  int32_t threshold;          /* t */
+} tflm_sparse_narrow_t;
+
+/* 1 when the `length`-byte coded stream is a row-sparse one (its codec byte: either). */
 int32_t tflm_sparse_rows_is(const void *stream, uint32_t length);
 /* Checks a whole stream for `rows` rows of `depth` inputs: the header, every row's count,
  * tail and groups inside their regions, every token inside its row, the regions used
@@ -46,6 +69,9 @@ void tflm_sparse_groups_start(const void *stream, tflm_sparse_groups_t *walk);
 /* The sum over the walk's next row's tokens (literal * (input + offset), wrapping int32),
  * the inputs from x on; the walk advanced to the next row. */
 int32_t tflm_sparse_groups_dot(tflm_sparse_groups_t *walk, const int8_t *x, int32_t offset);
+/* The same for a checked TFLM_SPARSE_NARROW stream. */
+void tflm_sparse_narrow_start(const void *stream, tflm_sparse_narrow_t *walk);
+int32_t tflm_sparse_narrow_dot(tflm_sparse_narrow_t *walk, const int8_t *x, int32_t offset);
 
 #ifdef __cplusplus
 }

@@ -73,8 +73,9 @@ def row_tokens(row: np.ndarray) -> tuple[list[int], list[int]]:
 
 
 def is_sparse_rows(stream: bytes) -> bool:
-    """Whether the stream is one the FC kernel reads in place."""
-    return len(stream) >= HEADER_BYTES and stream[0] == SPARSE_GROUPS
+    """Whether the stream is one the FC kernel reads in place (either coding)."""
+    return (len(stream) >= HEADER_BYTES and stream[0] == SPARSE_GROUPS) or \
+        (len(stream) >= NARROW_HEADER_BYTES and stream[0] == SPARSE_NARROW)
 
 
 GROUP = 8  # tokens per group: a word of gap nibbles, two words of literals (12 bytes)

@@ -566,7 +566,8 @@ static tflm_status_t groups_int8(const tflm_weighted_call_t *call, const int32_t
 static tflm_status_t grouped_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
   const int32_t *folded =
       sparse_folded(ctx, call->node, (const tflm_fc_params_t *)call->params);
-  if (folded == NULL || ((uintptr_t)call->data.filter & 3u) != 0) {
+  if (folded == NULL || ((uintptr_t)call->data.filter & 3u) != 0 ||
+      ((const uint8_t *)call->data.filter)[0] != TFLM_SPARSE_GROUPS) {
     return tflm_fully_connected_sparse_int8(ctx, call);
   }
   return groups_int8(call, folded);
