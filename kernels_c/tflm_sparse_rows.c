@@ -9,10 +9,8 @@ static uint32_t read_u32(const uint8_t *p) {
 
 int32_t tflm_sparse_rows_is(const void *stream, uint32_t length) {
   const uint8_t *s = (const uint8_t *)stream;
-  return stream != NULL && ((length >= TFLM_SPARSE_ROWS_HEADER_BYTES &&
-                             s[0] == TFLM_SPARSE_GROUPS) ||
-                            (length >= TFLM_SPARSE_NARROW_HEADER_BYTES &&
-                             s[0] == TFLM_SPARSE_NARROW));
+  return stream != NULL && length >= TFLM_SPARSE_ROWS_HEADER_BYTES &&
+         (s[0] == TFLM_SPARSE_GROUPS || s[0] == TFLM_SPARSE_NARROW);
 }
 
 /* A row's token count: u8 or u16 (count_bytes 1 or 2). */
@@ -61,53 +59,84 @@ static tflm_status_t groups_check(const uint8_t *s, uint32_t length, int32_t row
   return groups == group_end && tails == length ? TFLM_OK : TFLM_ERR_MODEL;
 }
 
-/* SPARSE_NARROW: token k's gap nibble, and its literal code of `width` bits at bit `bit`. */
-static uint32_t narrow_gap(const uint8_t *gaps, uint32_t k) {
-  return (gaps[k >> 1] >> (4u * (k & 1u))) & 15u;
+/* SPARSE_NARROW: code i of `width` bits from `codes` (read as two bytes). */
+static uint32_t narrow_code(const uint8_t *codes, uint32_t i, uint32_t width) {
+  const uint32_t bit = i * width;
+  const uint8_t *at = codes + (bit >> 3);
+  return (((uint32_t)at[0] | (uint32_t)at[1] << 8) >> (bit & 7u)) & ((1u << width) - 1u);
 }
 
-static uint32_t narrow_code(const uint8_t *codes, uint32_t bit, uint32_t width) {
-  const uint32_t shift = bit & 7u;
-  uint32_t value = (uint32_t)codes[bit >> 3] >> shift;
-  if (shift + width > 8u) value |= (uint32_t)codes[(bit >> 3) + 1u] << (8u - shift);
-  return value & ((1u << width) - 1u);
-}
-
-/* The weight of a literal code >= 2 (`half` = 2^(width - 1), t the threshold). */
+/* The weight of a code (`half` = 2^(width - 1), t the threshold). */
 static int32_t narrow_weight(uint32_t code, uint32_t half, int32_t t) {
+  if (code == 0u) return 0;
   return code >= half ? (int32_t)(code - half) + t : (int32_t)code - (int32_t)half + 1 - t;
 }
 
-/* Checks the rows of a SPARSE_NARROW stream whose common header checked out: W and t, the
- * regions' sizes against the length, every row's tokens inside `depth` inputs and inside
- * the N tokens, every coded weight an int8, the corrections used exactly. */
+/* The n tokens whose gap nibbles start at `slot` of `gaps` and codes at `codes`: their sum
+ * of weight * (input + offset) added to *acc (NULL: none), *position moved on; the span
+ * check's walk too (x NULL). */
+static void narrow_tokens(const uint8_t *gaps, uint32_t slot, const uint8_t *codes, uint32_t n,
+                          const tflm_sparse_narrow_t *walk, const int8_t *x, int32_t offset,
+                          int32_t *position, int32_t *acc) {
+  uint32_t i;
+  for (i = 0; i < n; ++i, ++slot) {
+    *position += (int32_t)((gaps[slot >> 1] >> (4u * (slot & 1u))) & 15u);
+    if (x != NULL) {
+      *acc = tflm_mac_wrap(*acc, walk->weights[narrow_code(codes, i, walk->width)],
+                           (int32_t)x[*position] + offset);
+    }
+  }
+}
+
+/* Walks the next row of a checked stream (x NULL: of a stream being checked, whose `end` it
+ * must not pass); its sum into *acc; the input index reached into *position (-1: none). */
+static tflm_status_t narrow_row(tflm_sparse_narrow_t *walk, const uint8_t *end,
+                                const int8_t *x, int32_t offset, int32_t *position,
+                                int32_t *acc) {
+  const uint8_t *p = walk->row;
+  const uint32_t width = walk->width;
+  uint32_t n, t, g, first;
+  if (x == NULL && p + walk->count_bytes > end) return TFLM_ERR_MODEL;
+  n = read_count(p, walk->count_bytes);
+  t = n & 7u;
+  p += walk->count_bytes;
+  if (x == NULL && (uint64_t)(end - p) < (t + 1u) / 2u + (t * width + 7u) / 8u +
+                                             (uint64_t)(n >> 3) * (4u + width)) {
+    return TFLM_ERR_MODEL;
+  }
+  /* the first token's gap: its slot of the tail, or of the first group */
+  first = n == 0u ? 1 : t > 0u ? (p[0] >> (4u * (t & 1u))) & 15u
+                               : p[(t + 1u) / 2u + (t * width + 7u) / 8u] & 15u;
+  *position = -1;
+  narrow_tokens(p, t & 1u, p + (t + 1u) / 2u, t, walk, x, offset, position, acc);
+  p += (t + 1u) / 2u + (t * width + 7u) / 8u;
+  for (g = 0; g < (n >> 3); ++g, p += 4u + width) {
+    narrow_tokens(p, 0, p + 4, 8, walk, x, offset, position, acc);
+  }
+  walk->row = p;
+  return first == 0u ? TFLM_ERR_MODEL : TFLM_OK;
+}
+
+/* Checks the rows of a SPARSE_NARROW stream whose common header checked out: W and t, every
+ * row inside the stream and its tokens inside `depth` inputs (the first one moving at
+ * least one), the padding after the rows. */
 static tflm_status_t narrow_check(const uint8_t *s, uint32_t length, int32_t rows,
                                   int32_t depth) {
-  const uint32_t width = s[3], total = read_u32(s + 12);
-  const uint32_t corrections = read_u32(s + 16) & 0xffffffu;
+  const uint32_t width = s[3], t = read_u32(s + 12);
+  const uint8_t *end = s + length - 3u;
   tflm_sparse_narrow_t walk;
-  uint32_t used = 0, k, end;
-  int32_t r;
-  if (width < 3u || width > 8u || s[19] == 0 ||
-      TFLM_SPARSE_NARROW_HEADER_BYTES + (uint64_t)rows * count_width(s) + (total + 1ull) / 2u +
-              ((uint64_t)total * width + 7u) / 8u + corrections != length) {
+  int32_t r, position, acc = 0;
+  if (width < 2u || width > 8u || t < 1u || t + (1u << (width - 1u)) > 128u ||
+      length < TFLM_SPARSE_ROWS_HEADER_BYTES + 3u) {
     return TFLM_ERR_MODEL;
   }
   tflm_sparse_narrow_start(s, &walk);
-  for (r = 0, k = 0; r < rows; ++r, k = end) {
-    uint64_t span = 0;
-    end = k + read_count(walk.counts + (uint32_t)r * walk.count_bytes, walk.count_bytes);
-    if (end > total) return TFLM_ERR_MODEL;
-    for (; k < end; ++k) {
-      const uint32_t gap = narrow_gap(walk.gaps, k), code = narrow_code(walk.codes, k * width, width);
-      const int32_t w = narrow_weight(code, 1u << (width - 1u), walk.threshold);
-      span += code == 0u ? 16u * (gap + 1u) : gap + 1u;
-      used += code == 1u;
-      if (code >= 2u && (w < -128 || w > 127)) return TFLM_ERR_MODEL;
+  for (r = 0; r < rows; ++r) {
+    if (narrow_row(&walk, end, NULL, 0, &position, &acc) != TFLM_OK || position >= depth) {
+      return TFLM_ERR_MODEL;
     }
-    if (span > (uint64_t)depth) return TFLM_ERR_MODEL;
   }
-  return k == total && used == corrections ? TFLM_OK : TFLM_ERR_MODEL;
+  return walk.row == end ? TFLM_OK : TFLM_ERR_MODEL;
 }
 
 tflm_status_t tflm_sparse_rows_check(const void *stream, uint32_t length, int32_t rows,
@@ -161,35 +190,18 @@ int32_t tflm_sparse_groups_dot(tflm_sparse_groups_t *walk, const int8_t *x, int3
 
 void tflm_sparse_narrow_start(const void *stream, tflm_sparse_narrow_t *walk) {
   const uint8_t *s = (const uint8_t *)stream;
-  const uint32_t rows = read_u32(s + 4), total = read_u32(s + 12);
+  uint32_t code;
   walk->count_bytes = count_width(s);
   walk->width = s[3];
-  walk->threshold = (int32_t)s[19];
-  walk->counts = s + TFLM_SPARSE_NARROW_HEADER_BYTES;
-  walk->gaps = walk->counts + rows * walk->count_bytes;
-  walk->codes = walk->gaps + (total + 1u) / 2u;
-  walk->corrections = (const int8_t *)(const void *)(walk->codes + (total * walk->width + 7u) / 8u);
-  walk->token = 0;
+  walk->row = s + TFLM_SPARSE_ROWS_HEADER_BYTES;
+  for (code = 0; code < (1u << walk->width); ++code) {
+    walk->weights[code] =
+        (int8_t)narrow_weight(code, 1u << (walk->width - 1u), (int32_t)read_u32(s + 12));
+  }
 }
 
 int32_t tflm_sparse_narrow_dot(tflm_sparse_narrow_t *walk, const int8_t *x, int32_t offset) {
-  const uint32_t width = walk->width, half = 1u << (width - 1u);
-  const uint32_t end = walk->token + read_count(walk->counts, walk->count_bytes);
-  uint32_t k, bit = walk->token * width;
-  int32_t acc = 0;
-  for (k = walk->token; k < end; ++k, bit += width) {
-    const uint32_t gap = narrow_gap(walk->gaps, k), code = narrow_code(walk->codes, bit, width);
-    if (code == 0u) { /* an escape */
-      x += 16u * (gap + 1u);
-      continue;
-    }
-    x += gap;
-    acc = tflm_mac_wrap(acc,
-                        code == 1u ? (int32_t)*walk->corrections++
-                                   : narrow_weight(code, half, walk->threshold),
-                        (int32_t)*x++ + offset);
-  }
-  walk->counts += walk->count_bytes;
-  walk->token = end;
+  int32_t position, acc = 0;
+  (void)narrow_row(walk, NULL, x, offset, &position, &acc);
   return acc;
 }

@@ -14,13 +14,15 @@
  * on the Cortex-M4).
  *
  * TFLM_SPARSE_NARROW (compress_rows.SPARSE_NARROW, `--compress-goal size`): tokens of a
- * gap nibble g and a literal code b of W = 3 .. 8 bits.  b >= 2^(W-1): weight b - 2^(W-1)
- * + t; 2 <= b < 2^(W-1): b - 2^(W-1) + 1 - t (t the tensor's threshold, its smallest
- * |weight|); b = 1: the next int8 of the correction list; b = 0: an escape, skips 16 (g + 1)
- * inputs.  Stream: codec, 0, flags, W; u32 C, u32 R, u32 N (the tokens), u32 K (the
- * corrections) | t << 24; the C token counts (u8 under TFLM_SPARSE_COUNT_BYTE, else u16);
- * the N gap nibbles (token 2i's in the low nibble of byte i); the N codes, W bits each,
- * LSB first; the K corrections. */
+ * gap nibble g and a code b of W = 2 .. 8 bits; a row's walk starts at input -1, and each
+ * token moves g inputs on, then multiplies the input there by its code's weight: 0 for
+ * b = 0, -(t + 2^(W-1) - 1 - b) for b < 2^(W-1), t + b - 2^(W-1) above (t the tensor's
+ * smallest |weight|); a weight no code holds takes several tokens at one input (g = 0).
+ * Stream: codec, 0, flags (TFLM_SPARSE_COUNT_BYTE or 0), W; u32 C, u32 R, u32 t; then per
+ * row its token count n (u8 or u16), its tail (its first n % 8 tokens: gap nibbles as a
+ * SPARSE_GROUPS tail, then their codes, W bits each, LSB first, in whole bytes) and its n / 8
+ * groups (a word of 8 gap nibbles, then 8 codes in W bytes); then 3 zero bytes (codes are
+ * read a word at a time). */
 #ifndef TFLM_SPARSE_ROWS_H
 #define TFLM_SPARSE_ROWS_H
 
@@ -35,7 +37,6 @@ extern "C" {
 #define TFLM_SPARSE_GROUPS 17 /* the codec byte (compress_rows.SPARSE_GROUPS) */
 #define TFLM_SPARSE_ROWS_HEADER_BYTES 16
 #define TFLM_SPARSE_NARROW 19 /* the codec byte (compress_rows.SPARSE_NARROW) */
-#define TFLM_SPARSE_NARROW_HEADER_BYTES 20
 #define TFLM_SPARSE_COUNT_BYTE 1 /* header byte 2: the counts are u8 (compress_rows.COUNT_BYTE) */
 
 /* Where a walk over a checked stream stands. */
@@ -47,14 +48,10 @@ typedef struct {
 
 /* Where a walk over a checked TFLM_SPARSE_NARROW stream stands. */
 typedef struct {
-  const uint8_t *counts;      /* the next row's token count */
-  const uint8_t *gaps;        /* the gap nibbles */
-  const uint8_t *codes;       /* the literal codes */
-  const int8_t *corrections;  /* the next correction */
-  uint32_t token;             /* the next row's first token */
-  uint32_t count_bytes;       /* 1 or 2: the width of a row's count */
-  uint32_t width;             /* W: the bits of a literal code */
-  int32_t threshold;          /* t */
+  const uint8_t *row;    /* the next row's count */
+  uint32_t count_bytes;  /* 1 or 2: the width of a row's count */
+  uint32_t width;        /* W: the bits of a code */
+  int8_t weights[256];   /* code -> weight */
 } tflm_sparse_narrow_t;
 
 /* 1 when the `length`-byte coded stream is a row-sparse one (its codec byte: either). */

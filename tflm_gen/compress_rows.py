@@ -74,8 +74,7 @@ def row_tokens(row: np.ndarray) -> tuple[list[int], list[int]]:
 
 def is_sparse_rows(stream: bytes) -> bool:
     """Whether the stream is one the FC kernel reads in place (either coding)."""
-    return (len(stream) >= HEADER_BYTES and stream[0] == SPARSE_GROUPS) or \
-        (len(stream) >= NARROW_HEADER_BYTES and stream[0] == SPARSE_NARROW)
+    return len(stream) >= HEADER_BYTES and stream[0] in (SPARSE_GROUPS, SPARSE_NARROW)
 
 
 GROUP = 8  # tokens per group: a word of gap nibbles, two words of literals (12 bytes)
@@ -174,104 +173,120 @@ def grouped_filter(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> np.n
 
 # SPARSE_NARROW (codec 19): the size-first row-sparse coding (`--compress-goal size`).
 SPARSE_NARROW = 19  # the codec byte (kernels_c/tflm_sparse_rows.h TFLM_SPARSE_NARROW)
-NARROW_HEADER_BYTES = 20
-ZERO_CODE, CORRECTION_CODE = 0, 1  # literal codes: an escape; a literal from the list
-MAX_SKIP = 16 * 16  # an escape (e, ZERO_CODE) skips 16 (e + 1) inputs
-NARROW_WIDTHS = range(3, 9)  # the literal code widths tried
+NARROW_WIDTHS = range(2, 9)  # the literal code widths tried
+NARROW_PADDING = 3  # zero bytes after the rows: a group's codes are read as words
 
 
-def narrow_tokens(row: np.ndarray) -> list[tuple[int, int]]:
-    """(gap, weight) tokens of one int8 row for SPARSE_NARROW: a run of 16 zeros or more
-    before a weight takes escapes (e, 0) of 16 (e + 1) inputs each (weight 0: an escape)."""
-    tokens, run = [], 0
-    for value in row.tolist():
-        if value == 0:
-            run += 1
-            continue
-        while run > MAX_GAP:
-            skip = min(run // 16, 16)
-            tokens.append((skip - 1, 0))
-            run -= 16 * skip
-        tokens.append((run, value))
-        run = 0
+def narrow_values(threshold: int, width: int) -> dict[int, int]:
+    """Code -> weight: 0 -> 0; 1 .. 2^(width-1) - 1 -> -(threshold + 2^(width-1) - 1 - code);
+    2^(width-1) .. 2^width - 1 -> threshold + code - 2^(width-1)."""
+    half = 1 << (width - 1)
+    return {0: 0, **{code: (-(threshold + half - 1 - code) if code < half else
+                            threshold + code - half) for code in range(1, 2 * half)}}
+
+
+def narrow_sums(threshold: int, width: int) -> dict[int, list[int]] | None:
+    """int8 weight -> the fewest codes whose weights sum to it (breadth first over sums in
+    [-256, 256]), None when some weight has none."""
+    codes = {w: c for c, w in narrow_values(threshold, width).items() if c}
+    found: dict[int, list[int]] = {0: []}
+    frontier = [0]
+    while frontier and not all(w in found for w in range(-128, 128)):
+        following = []
+        for total in frontier:
+            for weight, code in codes.items():
+                if abs(total + weight) <= 256 and total + weight not in found:
+                    found[total + weight] = found[total] + [code]
+                    following.append(total + weight)
+        frontier = following
+    return found if all(w in found for w in range(-128, 128)) else None
+
+
+def narrow_tokens(row: np.ndarray, sums: dict[int, list[int]]) -> list[tuple[int, int]]:
+    """(gap, code) tokens of an int8 row: a token moves `gap` inputs on (from input -1) and
+    multiplies the input there by its code's weight; a weight no code holds takes several
+    tokens at one input (gap 0 after the first); a move of more than 15 takes escapes (15,
+    code 0)."""
+    tokens, position = [], -1
+    for index in np.flatnonzero(row).tolist():
+        gap = index - position
+        while gap > MAX_GAP:
+            tokens.append((MAX_GAP, 0))
+            gap -= MAX_GAP
+        codes = sums[int(row[index])]
+        tokens += [(gap, codes[0])] + [(0, code) for code in codes[1:]]
+        position = index
     return tokens
 
 
-def narrow_code(weight: int, threshold: int, width: int) -> int | None:
-    """The literal code of a non-zero weight (None: outside the codes, a correction).
-    Codes 2^(width-1) and up: threshold and up; 2 .. 2^(width-1) - 1: -threshold and down."""
-    half = 1 << (width - 1)
-    code = weight - threshold + half if weight > 0 else weight + threshold + half - 1
-    low = half if weight > 0 else 2
-    return code if low <= code < (half if weight < 0 else 1 << width) else None
+def _codes(codes: list[int], width: int) -> bytes:
+    """Codes of `width` bits, LSB first, in whole bytes."""
+    number = sum(code << (width * i) for i, code in enumerate(codes))
+    return number.to_bytes((width * len(codes) + 7) // 8, "little")
 
 
-def narrow_weight(code: int, threshold: int, width: int) -> int:
-    """The weight of a literal code >= 2 (narrow_code's inverse)."""
-    half = 1 << (width - 1)
-    return code - half + threshold if code >= half else code - half + 1 - threshold
-
-
-def _pack(values: list[int], bits: int) -> bytes:
-    """values of `bits` bits each, LSB first, into bytes (the last one padded with zeros)."""
-    number = sum(v << (bits * i) for i, v in enumerate(values))
-    return number.to_bytes((bits * len(values) + 7) // 8, "little")
+def _narrow_row(tokens: list[tuple[int, int]], width: int, count_bytes: int) -> bytes:
+    """A row's count, tail (its first n % 8 tokens: gap nibbles as a SPARSE_GROUPS tail,
+    then their codes) and groups (8 gap nibbles, then 8 codes in `width` bytes)."""
+    head = len(tokens) % GROUP
+    gaps, codes = [g for g, _ in tokens], [c for _, c in tokens]
+    out = [len(tokens).to_bytes(count_bytes, "little"), _nibbles(gaps[:head]),
+           _codes(codes[:head], width)]
+    for t in range(head, len(tokens), GROUP):
+        out += [_nibbles(gaps[t:t + GROUP]), _codes(codes[t:t + GROUP], width)]
+    return b"".join(out)
 
 
 def encode_narrow(rows: np.ndarray, width: int | None = None) -> bytes | None:
     """The SPARSE_NARROW stream of int8 rows [C, R] (kernels_c/tflm_sparse_rows.h) with
-    literal codes of `width` bits (None: the smallest stream), None when a row has 2^16
-    tokens or more.  Layout: header, the rows' token counts, every token's gap nibble, every
-    token's literal code, the corrections (int8, one per CORRECTION_CODE, in token order)."""
+    codes of `width` bits (None: the smallest stream), None when no code set holds the
+    weights or a row has 2^16 tokens or more."""
     if width is None:
         streams = [encode_narrow(rows, w) for w in NARROW_WIDTHS]
         return min((s for s in streams if s is not None), key=len, default=None)
     rows = rows.astype(np.int8)
-    tokens = [narrow_tokens(row) for row in rows]
+    nonzero = np.abs(rows[rows != 0].astype(np.int32))
+    threshold = int(nonzero.min()) if nonzero.size else 1
+    sums = narrow_sums(threshold, width) if threshold + (1 << (width - 1)) <= 128 else None
+    if sums is None:
+        return None
+    tokens = [narrow_tokens(row, sums) for row in rows]
     longest = max((len(t) for t in tokens), default=0)
     if longest >= 1 << 16:
         return None
-    nonzero = np.abs(rows[rows != 0].astype(np.int32))
-    threshold = int(nonzero.min()) if nonzero.size else 1
     count_bytes = 1 if longest < 1 << 8 else 2
-    gaps, codes, corrections = [], [], []
-    for gap, weight in (token for row in tokens for token in row):
-        code = ZERO_CODE if weight == 0 else narrow_code(weight, threshold, width)
-        if code is None:
-            code = CORRECTION_CODE
-            corrections.append(weight)
-        gaps.append(gap)
-        codes.append(code)
     header = bytes((SPARSE_NARROW, 0, COUNT_BYTE if count_bytes == 1 else 0, width)) + \
-        np.asarray([rows.shape[0], rows.shape[1], len(gaps),
-                    len(corrections) | threshold << 24], "<u4").tobytes()
-    counts = b"".join(len(t).to_bytes(count_bytes, "little") for t in tokens)
-    return header + counts + _pack(gaps, 4) + _pack(codes, width) + \
-        np.asarray(corrections, np.int8).tobytes()
+        np.asarray([rows.shape[0], rows.shape[1], threshold], "<u4").tobytes()
+    return header + b"".join(_narrow_row(t, width, count_bytes) for t in tokens) + \
+        bytes(NARROW_PADDING)
+
+
+def _read_codes(data: bytes, count: int, width: int) -> list[int]:
+    number = int.from_bytes(data, "little")
+    return [number >> (width * i) & ((1 << width) - 1) for i in range(count)]
 
 
 def decode_narrow(stream: bytes) -> np.ndarray:
     """The int8 rows [C, R] of a SPARSE_NARROW stream (the tests' round trip)."""
-    channels, row, total, last = np.frombuffer(stream[4:NARROW_HEADER_BYTES], "<u4").tolist()
-    width, threshold, count_bytes = stream[3], last >> 24, 1 if stream[2] & COUNT_BYTE else 2
-    at = NARROW_HEADER_BYTES + channels * count_bytes
-    counts = [int.from_bytes(stream[NARROW_HEADER_BYTES + count_bytes * c:][:count_bytes],
-                             "little") for c in range(channels)]
-    gap_bytes, code_bytes = (total + 1) // 2, (total * width + 7) // 8
-    gaps = int.from_bytes(stream[at:at + gap_bytes], "little")
-    codes = int.from_bytes(stream[at + gap_bytes:at + gap_bytes + code_bytes], "little")
-    corrections = iter(np.frombuffer(stream, np.int8, offset=at + gap_bytes + code_bytes).tolist())
-    out, k = np.zeros((channels, row), np.int8), 0
+    channels, row, threshold = np.frombuffer(stream[4:HEADER_BYTES], "<u4").tolist()
+    width, count_bytes = stream[3], 1 if stream[2] & COUNT_BYTE else 2
+    values = narrow_values(threshold, width)
+    out = np.zeros((channels, row), np.int32)
+    at = HEADER_BYTES
     for c in range(channels):
-        position = 0
-        for _ in range(counts[c]):
-            gap, code = gaps >> (4 * k) & 15, codes >> (width * k) & ((1 << width) - 1)
-            k += 1
-            if code == ZERO_CODE:
-                position += 16 * (gap + 1)
-                continue
+        count = int.from_bytes(stream[at:at + count_bytes], "little")
+        head, at = count % GROUP, at + count_bytes
+        size = (head + 1) // 2
+        tokens = list(zip(_unpack(stream[at:at + size], head),
+                          _read_codes(stream[at + size:at + size + (head * width + 7) // 8],
+                                      head, width)))
+        at += size + (head * width + 7) // 8
+        for _ in range(count // GROUP):
+            tokens += zip(_unpack(stream[at:at + 4], GROUP),
+                          _read_codes(stream[at + 4:at + 4 + width], GROUP, width))
+            at += 4 + width
+        position = -1
+        for gap, code in tokens:
             position += gap
-            out[c, position] = next(corrections) if code == CORRECTION_CODE else \
-                narrow_weight(code, threshold, width)
-            position += 1
-    return out
+            out[c, position] += values[code]
+    return out.astype(np.int8)
