@@ -59,9 +59,9 @@ static tflm_status_t groups_check(const uint8_t *s, uint32_t length, int32_t row
   return groups == group_end && tails == length ? TFLM_OK : TFLM_ERR_MODEL;
 }
 
-/* SPARSE_NARROW: code i of `width` bits from `codes` (read as two bytes). */
-static uint32_t narrow_code(const uint8_t *codes, uint32_t i, uint32_t width) {
-  const uint32_t bit = i * width;
+/* SPARSE_NARROW: code i of `width` bits from `codes`, after `skip` bits (read as two bytes). */
+static uint32_t narrow_code(const uint8_t *codes, uint32_t skip, uint32_t i, uint32_t width) {
+  const uint32_t bit = skip + i * width;
   const uint8_t *at = codes + (bit >> 3);
   return (((uint32_t)at[0] | (uint32_t)at[1] << 8) >> (bit & 7u)) & ((1u << width) - 1u);
 }
@@ -72,17 +72,18 @@ static int32_t narrow_weight(uint32_t code, uint32_t half, int32_t t) {
   return code >= half ? (int32_t)(code - half) + t : (int32_t)code - (int32_t)half + 1 - t;
 }
 
-/* The n tokens whose gap nibbles start at `slot` of `gaps` and codes at `codes`: their sum
- * of weight * (input + offset) added to *acc (NULL: none), *position moved on; the span
- * check's walk too (x NULL). */
-static void narrow_tokens(const uint8_t *gaps, uint32_t slot, const uint8_t *codes, uint32_t n,
+/* The n tokens whose gap nibbles start at `slot` of `gaps` and codes `skip` bits into
+ * `codes`: their sum of weight * (input + offset) added to *acc, *position moved on; only
+ * the latter when x is NULL (the check). */
+static void narrow_tokens(const uint8_t *gaps, uint32_t slot, const uint8_t *codes,
+                          uint32_t skip, uint32_t n,
                           const tflm_sparse_narrow_t *walk, const int8_t *x, int32_t offset,
                           int32_t *position, int32_t *acc) {
   uint32_t i;
   for (i = 0; i < n; ++i, ++slot) {
     *position += (int32_t)((gaps[slot >> 1] >> (4u * (slot & 1u))) & 15u);
     if (x != NULL) {
-      *acc = tflm_mac_wrap(*acc, walk->weights[narrow_code(codes, i, walk->width)],
+      *acc = tflm_mac_wrap(*acc, walk->weights[narrow_code(codes, skip, i, walk->width)],
                            (int32_t)x[*position] + offset);
     }
   }
@@ -108,10 +109,11 @@ static tflm_status_t narrow_row(tflm_sparse_narrow_t *walk, const uint8_t *end,
   first = n == 0u ? 1 : t > 0u ? (p[0] >> (4u * (t & 1u))) & 15u
                                : p[(t + 1u) / 2u + (t * width + 7u) / 8u] & 15u;
   *position = -1;
-  narrow_tokens(p, t & 1u, p + (t + 1u) / 2u, t, walk, x, offset, position, acc);
+  narrow_tokens(p, t & 1u, p + (t + 1u) / 2u, (8u - t) * width % 8u, t, walk, x, offset,
+                position, acc);
   p += (t + 1u) / 2u + (t * width + 7u) / 8u;
   for (g = 0; g < (n >> 3); ++g, p += 4u + width) {
-    narrow_tokens(p, 0, p + 4, 8, walk, x, offset, position, acc);
+    narrow_tokens(p, 0, p + 4, 0, 8, walk, x, offset, position, acc);
   }
   walk->row = p;
   return first == 0u ? TFLM_ERR_MODEL : TFLM_OK;

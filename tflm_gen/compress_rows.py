@@ -158,17 +158,16 @@ def decode_groups(stream: bytes) -> np.ndarray:
 
 
 def grouped_filter(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> np.ndarray | None:
-    """The int8 rows of an operator's filter that `--compress` coded SPARSE_GROUPS (listed
-    in the model's compressed tensors), None for any other filter."""
+    """The int8 rows of an operator's filter that `--compress` coded row-sparse (listed in
+    the model's compressed tensors), None for any other filter."""
     if len(op.inputs) < 2 or op.inputs[1] < 0:
         return None
     position = next(i for i, g in enumerate(model.subgraphs) if g is graph)
     index = sum(len(g.tensors) for g in model.subgraphs[:position]) + op.inputs[1]
     stream = model.buffers[graph.tensors[op.inputs[1]].buffer].data
-    if index not in ir.compressed_tensors(model) or len(stream) < HEADER_BYTES or \
-            stream[0] != SPARSE_GROUPS:
+    if index not in ir.compressed_tensors(model) or not is_sparse_rows(stream):
         return None
-    return decode_groups(stream)
+    return decode_groups(stream) if stream[0] == SPARSE_GROUPS else decode_narrow(stream)
 
 
 # SPARSE_NARROW (codec 19): the size-first row-sparse coding (`--compress-goal size`).
@@ -220,8 +219,11 @@ def narrow_tokens(row: np.ndarray, sums: dict[int, list[int]]) -> list[tuple[int
 
 
 def _codes(codes: list[int], width: int) -> bytes:
-    """Codes of `width` bits, LSB first, in whole bytes."""
-    number = sum(code << (width * i) for i, code in enumerate(codes))
+    """Codes of `width` bits, LSB first, in whole bytes; t < 8 codes (a tail) where a group's
+    last t codes lie in its last ceil(t W / 8) bytes (after (8 - t) W % 8 padding bits), so
+    that the M4 loop reads them as a group's and enters it at slot 8 - t."""
+    skip = (GROUP - len(codes)) * width % 8
+    number = sum(code << (width * i + skip) for i, code in enumerate(codes))
     return number.to_bytes((width * len(codes) + 7) // 8, "little")
 
 
@@ -262,7 +264,7 @@ def encode_narrow(rows: np.ndarray, width: int | None = None) -> bytes | None:
 
 
 def _read_codes(data: bytes, count: int, width: int) -> list[int]:
-    number = int.from_bytes(data, "little")
+    number = int.from_bytes(data, "little") >> (GROUP - count) * width % 8
     return [number >> (width * i) & ((1 << width) - 1) for i in range(count)]
 
 
