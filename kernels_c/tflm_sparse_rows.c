@@ -128,7 +128,7 @@ static tflm_status_t narrow_check(const uint8_t *s, uint32_t length, int32_t row
   const uint8_t *end = s + length - 3u;
   tflm_sparse_narrow_t walk;
   int32_t r, position, acc = 0;
-  if (width < 2u || width > 8u || t < 1u || t + (1u << (width - 1u)) > 128u ||
+  if (width < 2u || width > 7u || t < 1u || t + (1u << (width - 1u)) > 128u ||
       length < TFLM_SPARSE_ROWS_HEADER_BYTES + 3u) {
     return TFLM_ERR_MODEL;
   }

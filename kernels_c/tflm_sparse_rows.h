@@ -14,7 +14,7 @@
  * on the Cortex-M4).
  *
  * TFLM_SPARSE_NARROW (compress_rows.SPARSE_NARROW, `--compress-goal size`): tokens of a
- * gap nibble g and a code b of W = 2 .. 8 bits; a row's walk starts at input -1, and each
+ * gap nibble g and a code b of W = 2 .. 7 bits; a row's walk starts at input -1, and each
  * token moves g inputs on, then multiplies the input there by its code's weight: 0 for
  * b = 0, -(t + 2^(W-1) - 1 - b) for b < 2^(W-1), t + b - 2^(W-1) above (t the tensor's
  * smallest |weight|); a weight no code holds takes several tokens at one input (g = 0).
@@ -51,7 +51,7 @@ typedef struct {
   const uint8_t *row;    /* the next row's count */
   uint32_t count_bytes;  /* 1 or 2: the width of a row's count */
   uint32_t width;        /* W: the bits of a code */
-  int8_t weights[256];   /* code -> weight */
+  int8_t weights[128];   /* code -> weight */
 } tflm_sparse_narrow_t;
 
 /* 1 when the `length`-byte coded stream is a row-sparse one (its codec byte: either). */

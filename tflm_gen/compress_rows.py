@@ -172,7 +172,7 @@ def grouped_filter(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> np.n
 
 # SPARSE_NARROW (codec 19): the size-first row-sparse coding (`--compress-goal size`).
 SPARSE_NARROW = 19  # the codec byte (kernels_c/tflm_sparse_rows.h TFLM_SPARSE_NARROW)
-NARROW_WIDTHS = range(2, 9)  # the literal code widths tried
+NARROW_WIDTHS = range(2, 8)  # the code widths tried (8 would need t < 1)
 NARROW_PADDING = 3  # zero bytes after the rows: a group's codes are read as words
 
 

@@ -605,12 +605,10 @@ CMSIS_NARROW_CHUNK_FUNCTION(narrow_chunk4, "4")
 CMSIS_NARROW_CHUNK_FUNCTION(narrow_chunk5, "5")
 CMSIS_NARROW_CHUNK_FUNCTION(narrow_chunk6, "6")
 CMSIS_NARROW_CHUNK_FUNCTION(narrow_chunk7, "7")
-CMSIS_NARROW_CHUNK_FUNCTION(narrow_chunk8, "8")
 
-/* The loop of each code width W = 2 .. 8. */
-static void (*const narrow_chunks[7])(cmsis_narrow_walk_t *, int32_t *, int32_t) = {
-    narrow_chunk2, narrow_chunk3, narrow_chunk4, narrow_chunk5,
-    narrow_chunk6, narrow_chunk7, narrow_chunk8};
+/* The loop of each code width W = 2 .. 7. */
+static void (*const narrow_chunks[6])(cmsis_narrow_walk_t *, int32_t *, int32_t) = {
+    narrow_chunk2, narrow_chunk3, narrow_chunk4, narrow_chunk5, narrow_chunk6, narrow_chunk7};
 
 /* The node's FC_SPARSE_FOLDED constants (one per output), NULL when it has none that
  * agree with its shapes. */
