@@ -7,7 +7,8 @@ channel's weights are contiguous).  The rows are cut into blocks of G channels, 
 on its own, so that a kernel decodes one block at a time into scratch
 (kernels_c/tflm_decode.c).  The codec is chosen per tensor by coded size; a tensor that no
 codec shrinks stays as it is.  Two codings are read in place instead: FULLY_CONNECTED's
-row-sparse one (compress_rows.py) and, for int8 1x1 convolutions with few pixels, SPARSE_CONV
+row-sparse ones (compress_rows.py: SPARSE_GROUPS, or under the size goal SPARSE_NARROW
+when smaller) and, for int8 1x1 convolutions with few pixels, SPARSE_CONV
 (compress_sparse_conv.py).  For those convolutions the cost model (compress_sparse_conv:
 the sparse kernel, the plain kernel of the layer's class, the block codecs) picks among
 SPARSE_CONV, plain and the block coding, saving the most estimated instructions per byte

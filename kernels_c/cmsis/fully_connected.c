@@ -20,8 +20,9 @@
  *   DSP  3 weight rows per pass over the input row, widened to int16 on the fly;
  *   C    one dot product at a time.
  * A row-sparse filter (`--compress`, tflm_sparse_rows.h) with its FC_SPARSE_FOLDED record
- * runs CMSIS_GROUPS_CHUNK on DSP (2 instructions per token to find and load its input, 33
- * per 8 tokens); without the record, or elsewhere, the portable reader.
+ * runs CMSIS_GROUPS_CHUNK on DSP (SPARSE_GROUPS: 2 instructions per token to find and load
+ * its input, 33 per 8 tokens) or CMSIS_NARROW_CHUNK (SPARSE_NARROW: 5 per token, one loop
+ * per code width); without the record, or elsewhere, the portable reader.
  * Integer sums are exact, so the result is the reference's.  float32, int16 and weights
  * with a zero point run the reference kernels (fully_connected_reference.c).
  *
@@ -43,7 +44,7 @@
 /* The kind of FULLY_CONNECTED layout record this kernel reads (tflm_gen/layout.py). */
 #define CMSIS_FC_INT16_QUADS 10
 #define CMSIS_FC_QUADS_IN_FILTER 40
-#define CMSIS_FC_SPARSE_FOLDED 26 /* a SPARSE_GROUPS filter's folded constants */
+#define CMSIS_FC_SPARSE_FOLDED 26 /* a row-sparse filter's folded constants */
 
 /* Persistent block of the tag, in node->user_data (16 bytes on every target). */
 typedef struct {
