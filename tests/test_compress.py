@@ -121,8 +121,8 @@ def test_the_arena_grows_by_the_declared_scratch(monkeypatch):
     """ad01 (FULLY_CONNECTED only, so no partial overlap is given up) coded in blocks (the
     choice forced: FC filters take the row-sparse coding, tests/test_compress_rows.py): the
     head grows by the largest decode scratch, the tail by the scratch handles' table."""
-    monkeypatch.setattr(compress, "choose", lambda candidate, shared=None: compress.best(
-        candidate.rows, candidate.zero, shared, candidate.group))
+    monkeypatch.setattr(compress, "choose", lambda candidate, shared=None, goal=None:
+                        compress.best(candidate.rows, candidate.zero, shared, candidate.group))
     original = _model("ad01_int8.tflite", 0.8)
     plain = HostInterpreter(device_model(original)[0])
     device = device_model(original, compress=True)[0]
@@ -344,9 +344,9 @@ def _pointwise_model() -> bytes:
     return prune_weights(builder.build(), 0.8).model
 
 
-def _sparse_wherever_it_codes(found, shared):
+def _sparse_wherever_it_codes(found, shared, goal=compress.BALANCED):
     """`choices` with every 1x1 convolution that SPARSE_CONV codes taking it."""
-    chosen = {c.tensor_index: compress.choose(c, shared) for c in found}
+    chosen = {c.tensor_index: compress.choose(c, shared, goal) for c in found}
     for c in found:
         for option in compress._pointwise_costs(c, chosen[c.tensor_index]):
             if option is not None and option.codec == compress.SPARSE_CONV:
