@@ -407,6 +407,19 @@ static void fc_rows(const cmsis_fc_job_t *job, const int8_t *input, int8_t *outp
   CMSIS_GROUP_SLOT("r6", rot1, "r12")                                                     \
   CMSIS_GROUP_QUAD(v)
 
+/* The end of a row-sparse chunk's group loop (label 4, r2 the tokens left less those of
+ * the group just done, entered at label 5) and of its row loop (label 1): the row's sum r5
+ * stored at r0, the next row until the end of sums (sp + 4); then r2 = the walk (sp). */
+#define CMSIS_ROWS_NEXT                                                                    \
+  "5:\n\t"                                                                                \
+  "subs r2, r2, #8\n\t"                                                                   \
+  "bpl 4b\n\t"                                                                            \
+  "str r5, [r0], #4\n\t"                                                                  \
+  "ldr r6, [sp, #4]\n\t"                                                                  \
+  "cmp r0, r6\n\t"                                                                        \
+  "bne 1b\n\t"                                                                            \
+  "ldr r2, [sp]\n\t"
+
 /* Where a walk over a SPARSE_GROUPS stream stands (tflm_sparse_groups_t's fields) and
  * the batch's input row. */
 typedef struct {
@@ -463,14 +476,7 @@ typedef struct {
   CMSIS_GROUP_HALF(tag, "1", "2", "3", "0", "8", "r7")                                   \
   ".Lcmsis_groups_" tag "_s4:\n\t"                                                        \
   CMSIS_GROUP_HALF(tag, "5", "6", "7", "16", "24", "r8")                                  \
-  "5:\n\t"                                                                                \
-  "subs r2, r2, #8\n\t"                                                                   \
-  "bpl 4b\n\t"                                                                            \
-  "str r5, [r0], #4\n\t"                                                                  \
-  "ldr r6, [sp, #4]\n\t"                                                                  \
-  "cmp r0, r6\n\t"                                                                        \
-  "bne 1b\n\t"                                                                            \
-  "ldr r2, [sp]\n\t"                                                                      \
+  CMSIS_ROWS_NEXT                                                                         \
   "str r3, [r2]\n\t"                                                                      \
   "str r1, [r2, #4]\n\t"                                                                  \
   "add sp, sp, #12\n\t"                                                                   \
@@ -565,8 +571,7 @@ typedef struct {
   "add r7, r7, #7\n\t"                                                                    \
   "add r1, r1, r7, lsr #3\n\t" /* past its codes: a group's last bytes */                 \
   CMSIS_NARROW_CODES("-" W, W)                                                            \
-  "and r9, r6, lr\n\t"                                                                    \
-  "and r6, lr, r6, lsr #4\n\t"                                                            \
+  CMSIS_GROUP_SPLIT                                                                       \
   "tbb [pc, r12]\n\t"                                                                     \
   CMSIS_NARROW_LABEL(W, "e") ":\n\t"                                                      \
   ".byte 0\n\t"                                                                           \
@@ -578,17 +583,9 @@ typedef struct {
   "ldr r6, [r1]\n\t"                                                                      \
   CMSIS_NARROW_CODES("4", W)                                                              \
   "add r1, r1, #(4 + " W ")\n\t"                                                          \
-  "and r9, r6, lr\n\t"                                                                    \
-  "and r6, lr, r6, lsr #4\n\t"                                                            \
+  CMSIS_GROUP_SPLIT                                                                       \
   CMSIS_NARROW_GROUP(W)                                                                   \
-  "5:\n\t"                                                                                \
-  "subs r2, r2, #8\n\t"                                                                   \
-  "bpl 4b\n\t"                                                                            \
-  "str r5, [r0], #4\n\t"                                                                  \
-  "ldr r6, [sp, #4]\n\t"                                                                  \
-  "cmp r0, r6\n\t"                                                                        \
-  "bne 1b\n\t"                                                                            \
-  "ldr r2, [sp]\n\t"                                                                      \
+  CMSIS_ROWS_NEXT                                                                         \
   "str r1, [r2]\n\t"                                                                      \
   "add sp, sp, #16\n\t"                                                                   \
   "pop {r4-r11, pc}\n\t"
