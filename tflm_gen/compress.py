@@ -377,18 +377,17 @@ def choose(candidate: Candidate, shared: dict[int, int] | None = None,
 
 
 def fc_coding(rows: np.ndarray, goal: str = BALANCED) -> Coded | None:
-    """The smallest row-sparse coding of FULLY_CONNECTED rows that saves MIN_SAVING: under
-    the balanced goal SPARSE_GROUPS only, when its estimated instructions stay within
-    compress_rows.MAX_COST_RATIO of the plain kernel's (SPARSE_NARROW's reader costs
-    several times that); under the size goal SPARSE_GROUPS or SPARSE_NARROW, whatever the
-    cost.  None: plain."""
+    """The smallest row-sparse coding of FULLY_CONNECTED rows (SPARSE_GROUPS or
+    SPARSE_NARROW) that saves MIN_SAVING, under the balanced goal among those whose
+    estimated instructions stay within compress_rows.MAX_COST_RATIO of the plain kernel's
+    (`compress_rows.pays`: SPARSE_NARROW's 6 per token seldom do), under the size goal
+    whatever they cost.  None: plain."""
     streams = [Coded(SPARSE_GROUPS, compress_rows.encode_groups(rows))]
-    if goal == SIZE:
+    if goal == SIZE or compress_rows.narrow_pays_at_best(rows):
         streams.append(Coded(SPARSE_NARROW, compress_rows.encode_narrow(rows)))
-    elif not compress_rows.pays(rows):
-        return None
     fitting = [c for c in streams
-               if c.stream is not None and len(c.stream) <= (1 - MIN_SAVING) * rows.size]
+               if c.stream is not None and len(c.stream) <= (1 - MIN_SAVING) * rows.size
+               and (goal == SIZE or compress_rows.pays(rows, c.stream))]
     return min(fitting, key=lambda c: (len(c.stream), c.codec), default=None)
 
 

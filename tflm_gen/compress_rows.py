@@ -67,6 +67,8 @@ or 8, plus the tokens a rare weight adds (escapes (15, 0) as SPARSE_GROUPS's).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from tflm_gen.model import ir
@@ -105,14 +107,20 @@ GROUP = 8  # tokens per group: a word of gap nibbles, two words of literals (12 
 # the plain filter's FC_INT16_QUADS loop 13 per 16 weights and 28 per row.
 TOKEN_COST, ROW_COST = 33 / 8, 45
 WEIGHT_COST, PLAIN_ROW_COST = 13 / 16, 28
+# SPARSE_NARROW's assembly, fitted the same way: about 6 per token and 41 per row.
+NARROW_TOKEN_COST, NARROW_ROW_COST = 6.0, 41
 MAX_COST_RATIO = 1.25  # coded when its estimate is at most this times the plain one's
 
 
-def pays(rows: np.ndarray) -> bool:
-    """Whether the rows' estimated instructions coded stay within MAX_COST_RATIO of plain:
-    rows of one or two weights (ad01's 8-input layer) cost more per row than they save."""
-    tokens = sum(len(row_tokens(row)[0]) for row in rows)
-    coded = TOKEN_COST * tokens + ROW_COST * len(rows)
+def pays(rows: np.ndarray, stream: bytes | None = None) -> bool:
+    """Whether the rows' estimated instructions coded (SPARSE_GROUPS, or the given
+    SPARSE_NARROW stream) stay within MAX_COST_RATIO of plain: rows of one or two weights
+    (ad01's 8-input layer) cost more per row than they save."""
+    if stream is not None and stream[0] == SPARSE_NARROW:
+        coded = NARROW_TOKEN_COST * sum(narrow_counts(stream)) + NARROW_ROW_COST * len(rows)
+    else:
+        tokens = sum(len(row_tokens(row)[0]) for row in rows)
+        coded = TOKEN_COST * tokens + ROW_COST * len(rows)
     return coded <= MAX_COST_RATIO * (WEIGHT_COST * rows.size + PLAIN_ROW_COST * len(rows))
 
 
@@ -206,6 +214,7 @@ def narrow_values(threshold: int, width: int) -> dict[int, int]:
                             threshold + code - half) for code in range(1, 2 * half)}}
 
 
+@functools.lru_cache(maxsize=64)
 def narrow_sums(threshold: int, width: int) -> dict[int, list[int]] | None:
     """int8 weight -> the fewest codes whose weights sum to it (breadth first over sums in
     [-256, 256]), None when some weight has none."""
@@ -261,20 +270,59 @@ def _narrow_row(tokens: list[tuple[int, int]], width: int, count_bytes: int) -> 
     return b"".join(out)
 
 
-def encode_narrow(rows: np.ndarray, width: int | None = None) -> bytes | None:
-    """The SPARSE_NARROW stream of int8 rows [C, R] (kernels_c/tflm_sparse_rows.h) with
-    codes of `width` bits (None: the smallest stream), None when no code set holds the
-    weights or a row has 2^16 tokens or more."""
-    if width is None:
-        streams = [encode_narrow(rows, w) for w in NARROW_WIDTHS]
-        return min((s for s in streams if s is not None), key=len, default=None)
-    rows = rows.astype(np.int8)
-    nonzero = np.abs(rows[rows != 0].astype(np.int32))
-    threshold = int(nonzero.min()) if nonzero.size else 1
+def _token_counts(rows: np.ndarray, threshold: int, width: int,
+                  escapes: np.ndarray) -> np.ndarray | None:
+    """Each row's SPARSE_NARROW token count in `width` (None: no codes for some weight):
+    its weights, the more tokens those no code holds take, its escapes."""
     sums = narrow_sums(threshold, width) if threshold + (1 << (width - 1)) <= 128 else None
     if sums is None:
         return None
-    tokens = [narrow_tokens(row, sums) for row in rows]
+    tokens = np.array([len(sums[w]) if w else 0 for w in range(-128, 128)])
+    return tokens[rows.astype(np.int32) + 128].sum(axis=1) + escapes
+
+
+def _narrow_bytes(counts: np.ndarray, width: int) -> int:
+    """The stream's bytes for rows of `counts` tokens."""
+    tails = counts % GROUP
+    return int(HEADER_BYTES + NARROW_PADDING + (1 if counts.max(initial=0) < 256 else 2) *
+               len(counts) + ((tails + 1) // 2 + (tails * width + 7) // 8 +
+                              counts // GROUP * (4 + width)).sum())
+
+
+def _escapes(rows: np.ndarray) -> np.ndarray:
+    """Each row's escapes (15, 0): one per 15 inputs a token moves beyond the first 15."""
+    out = np.zeros(len(rows), np.int64)
+    for r, row in enumerate(rows):
+        gaps = np.diff(np.flatnonzero(row), prepend=-1)
+        out[r] = ((gaps - 1) // MAX_GAP).sum()
+    return out
+
+
+def narrow_width(rows: np.ndarray) -> int | None:
+    """The code width of the smallest SPARSE_NARROW stream of the rows (None: none)."""
+    nonzero = np.abs(rows[rows != 0].astype(np.int32))
+    threshold = int(nonzero.min()) if nonzero.size else 1
+    escapes = _escapes(rows)
+    sizes = {}
+    for width in NARROW_WIDTHS:
+        counts = _token_counts(rows, threshold, width, escapes)
+        if counts is not None and counts.max(initial=0) < 1 << 16:
+            sizes[width] = _narrow_bytes(counts, width)
+    return min(sizes, key=lambda w: (sizes[w], w), default=None)
+
+
+def encode_narrow(rows: np.ndarray, width: int | None = None) -> bytes | None:
+    """The SPARSE_NARROW stream of int8 rows [C, R] (kernels_c/tflm_sparse_rows.h) with
+    codes of `width` bits (None: the smallest stream, `narrow_width`), None when no code
+    set holds the weights or a row has 2^16 tokens or more."""
+    rows = rows.astype(np.int8)
+    width = narrow_width(rows) if width is None else width
+    nonzero = np.abs(rows[rows != 0].astype(np.int32))
+    threshold = int(nonzero.min()) if nonzero.size else 1
+    if width is None or threshold + (1 << (width - 1)) > 128 or \
+            narrow_sums(threshold, width) is None:
+        return None
+    tokens = [narrow_tokens(row, narrow_sums(threshold, width)) for row in rows]
     longest = max((len(t) for t in tokens), default=0)
     if longest >= 1 << 16:
         return None
@@ -285,21 +333,44 @@ def encode_narrow(rows: np.ndarray, width: int | None = None) -> bytes | None:
         bytes(NARROW_PADDING)
 
 
+def narrow_pays_at_best(rows: np.ndarray) -> bool:
+    """Whether a SPARSE_NARROW stream of the rows could pass `pays` (one token per weight):
+    spares the balanced goal encoding it for dense layers."""
+    lower = NARROW_TOKEN_COST * np.count_nonzero(rows) + NARROW_ROW_COST * len(rows)
+    return lower <= MAX_COST_RATIO * (WEIGHT_COST * rows.size + PLAIN_ROW_COST * len(rows))
+
+
 def _read_codes(data: bytes, count: int, width: int) -> list[int]:
     number = int.from_bytes(data, "little") >> (GROUP - count) * width % 8
     return [number >> (width * i) & ((1 << width) - 1) for i in range(count)]
 
 
+def _narrow_rows(stream: bytes):
+    """(byte offset after its count, token count) of each row of a SPARSE_NARROW stream."""
+    channels, width = int.from_bytes(stream[4:8], "little"), stream[3]
+    count_bytes = 1 if stream[2] & COUNT_BYTE else 2
+    at = HEADER_BYTES
+    for _ in range(channels):
+        count = int.from_bytes(stream[at:at + count_bytes], "little")
+        yield at + count_bytes, count
+        head = count % GROUP
+        at += count_bytes + (head + 1) // 2 + (head * width + 7) // 8 + \
+            count // GROUP * (4 + width)
+
+
+def narrow_counts(stream: bytes) -> list[int]:
+    """The token count of each row of a SPARSE_NARROW stream."""
+    return [count for _, count in _narrow_rows(stream)]
+
+
 def decode_narrow(stream: bytes) -> np.ndarray:
     """The int8 rows [C, R] of a SPARSE_NARROW stream (the tests' round trip)."""
     channels, row, threshold = np.frombuffer(stream[4:HEADER_BYTES], "<u4").tolist()
-    width, count_bytes = stream[3], 1 if stream[2] & COUNT_BYTE else 2
+    width = stream[3]
     values = narrow_values(threshold, width)
     out = np.zeros((channels, row), np.int32)
-    at = HEADER_BYTES
-    for c in range(channels):
-        count = int.from_bytes(stream[at:at + count_bytes], "little")
-        head, at = count % GROUP, at + count_bytes
+    for c, (at, count) in enumerate(_narrow_rows(stream)):
+        head = count % GROUP
         size = (head + 1) // 2
         tokens = list(zip(_unpack(stream[at:at + size], head),
                           _read_codes(stream[at + size:at + size + (head * width + 7) // 8],
