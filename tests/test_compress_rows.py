@@ -106,7 +106,7 @@ def _corrupted(device: bytes, change) -> bytes:
     model = copy.deepcopy(read_model(device))
     buffer = model.subgraph.tensors[min(ir.compressed_tensors(model))].buffer
     stream = bytearray(model.buffers[buffer].data)
-    assert stream[0] == compress_rows.SPARSE_GROUPS
+    assert compress_rows.is_sparse_rows(stream)
     change(stream)
     model.buffers[buffer] = ir.Buffer(bytes(stream))
     return write_model(model)
@@ -151,10 +151,12 @@ def test_a_corrupt_row_stream_is_refused_at_init(change, tags):
         HostInterpreter(corrupt, tags)
 
 
-def test_random_damage_is_refused_or_runs_within_bounds():
-    """Bytes of the stream changed at random: prepare's whole-stream check either refuses
-    the model or the kernel reads only what it checked (no crash, outputs of the shape)."""
-    device = _device()
+@pytest.mark.parametrize("goal", [compress.BALANCED, compress.SIZE])
+def test_random_damage_is_refused_or_runs_within_bounds(goal):
+    """Bytes of the stream changed at random (SPARSE_GROUPS, SPARSE_NARROW): prepare's
+    whole-stream check either refuses the model or the kernel reads only what it checked
+    (no crash, outputs of the shape)."""
+    device = device_model(_pruned_ad01(), compress=goal)[0]
     rng = np.random.default_rng(15)
     inputs = random_inputs(read_model(device), 0)
     refused = 0
