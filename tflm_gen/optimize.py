@@ -21,7 +21,7 @@ from tflm_gen.support import check_supported
 
 
 def device_model(model_bytes: bytes, tags: tuple[str, ...] = (),
-                 memory: str = DEFAULT_MEMORY, compress: bool = False,
+                 memory: str = DEFAULT_MEMORY, compress: bool | str = False,
                  for_tflm: bool = False, stage_of=None,
                  core: str | None = None) -> tuple[bytes, Plan]:
     """The model with requantisation, an offline plan and, for the kernels that read them
