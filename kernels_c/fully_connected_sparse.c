@@ -5,24 +5,38 @@
 
 #include "tflm_quant.h"
 
+/* Output oc of a batch from its row's sum: the bias and TFLM's requantisation. */
+static int8_t sparse_output(const tflm_weighted_call_t *call, int32_t acc, int32_t oc) {
+  const tflm_fc_params_t *p = (const tflm_fc_params_t *)call->params;
+  const int32_t *bias = (const int32_t *)call->data.bias;
+  const int32_t q = oc * p->channel_step;
+  if (bias != NULL) acc = tflm_add_wrap(acc, bias[oc]);
+  return (int8_t)tflm_requantize(acc, call->requant.multipliers[q], call->requant.shifts[q],
+                                 p->output_offset, p->act_min, p->act_max);
+}
+
 tflm_status_t tflm_fully_connected_sparse_int8(tflm_context_t *ctx,
                                                const tflm_weighted_call_t *call) {
   const tflm_fc_params_t *p = (const tflm_fc_params_t *)call->params;
-  const int32_t *bias = (const int32_t *)call->data.bias;
   const int8_t *input = (const int8_t *)call->data.input;
+  const int32_t narrow = ((const uint8_t *)call->data.filter)[0] == TFLM_SPARSE_NARROW;
   int8_t *output = (int8_t *)call->data.output;
-  int32_t b, oc, acc;
-  (void)ctx; /* the filter's data is the stream prepare checked (no model look-up) */
+  int32_t b, oc;
   tflm_sparse_groups_t walk;
+  tflm_sparse_narrow_t narrow_walk;
+  (void)ctx; /* the filter's data is the stream prepare checked (no model look-up) */
   for (b = 0; b < p->batches; ++b, input += p->accum_depth) {
-    tflm_sparse_groups_start(call->data.filter, &walk);
+    if (narrow) {
+      tflm_sparse_narrow_start(call->data.filter, &narrow_walk);
+    } else {
+      tflm_sparse_groups_start(call->data.filter, &walk);
+    }
     for (oc = 0; oc < p->output_depth; ++oc) {
-      const int32_t q = oc * p->channel_step;
-      acc = tflm_sparse_groups_dot(&walk, input, p->input_offset);
-      if (bias != NULL) acc = tflm_add_wrap(acc, bias[oc]);
-      *output++ = (int8_t)tflm_requantize(acc, call->requant.multipliers[q],
-                                          call->requant.shifts[q], p->output_offset,
-                                          p->act_min, p->act_max);
+      *output++ = sparse_output(
+          call,
+          narrow ? tflm_sparse_narrow_dot(&narrow_walk, input, p->input_offset)
+                 : tflm_sparse_groups_dot(&walk, input, p->input_offset),
+          oc);
     }
   }
   return TFLM_OK;

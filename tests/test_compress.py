@@ -11,9 +11,11 @@ import re
 import numpy as np
 import pytest
 import test_conformance_sweep as sweep
+from click.testing import CliRunner
 from conftest import corpus_path, need_tool
 
-from tflm_gen import arena, compress, compress_sparse_conv, qemu
+from tflm_gen import arena, compress, compress_rows, compress_sparse_conv, qemu
+from tflm_gen.cli import main
 from tflm_gen.errors import TflmGenError
 from tflm_gen.host import HostInterpreter, device_interpreter
 from tflm_gen.inputs import random_inputs
@@ -119,8 +121,8 @@ def test_the_arena_grows_by_the_declared_scratch(monkeypatch):
     """ad01 (FULLY_CONNECTED only, so no partial overlap is given up) coded in blocks (the
     choice forced: FC filters take the row-sparse coding, tests/test_compress_rows.py): the
     head grows by the largest decode scratch, the tail by the scratch handles' table."""
-    monkeypatch.setattr(compress, "choose", lambda candidate, shared=None: compress.best(
-        candidate.rows, candidate.zero, shared, candidate.group))
+    monkeypatch.setattr(compress, "choose", lambda candidate, shared=None, goal=None:
+                        compress.best(candidate.rows, candidate.zero, shared, candidate.group))
     original = _model("ad01_int8.tflite", 0.8)
     plain = HostInterpreter(device_model(original)[0])
     device = device_model(original, compress=True)[0]
@@ -342,9 +344,9 @@ def _pointwise_model() -> bytes:
     return prune_weights(builder.build(), 0.8).model
 
 
-def _sparse_wherever_it_codes(found, shared):
+def _sparse_wherever_it_codes(found, shared, goal=compress.BALANCED):
     """`choices` with every 1x1 convolution that SPARSE_CONV codes taking it."""
-    chosen = {c.tensor_index: compress.choose(c, shared) for c in found}
+    chosen = {c.tensor_index: compress.choose(c, shared, goal) for c in found}
     for c in found:
         for option in compress._pointwise_costs(c, chosen[c.tensor_index]):
             if option is not None and option.codec == compress.SPARSE_CONV:
@@ -397,6 +399,43 @@ def test_coded_filters_meet_the_size_goals(name, sparsity, share):
     shared = compress.model_table(found)
     chosen = compress.choices(found, shared)
     assert compress.coded_total(found, chosen, shared) <= share * sum(c.rows.size for c in found)
+
+
+def test_size_goal_codes_ad01_within_30pct():
+    """ad01 pruned to 0.8: the balanced goal keeps its FC filters SPARSE_GROUPS or plain
+    (the coding within the cost rule) and stays above 30% of their bytes; the size goal
+    takes each filter's smallest row-sparse coding and meets #15's 30%."""
+    found = compress.candidates(read_model(_model("ad01_int8.tflite", 0.8)))
+    shared = compress.model_table(found)
+    filters = sum(c.rows.size for c in found)
+    balanced = compress.choices(found, shared)
+    size = compress.choices(found, shared, compress.SIZE)
+    assert {c.codec if c else None for c in balanced.values()} <= {compress.SPARSE_GROUPS, None}
+    assert compress.coded_total(found, balanced, shared) > 0.30 * filters
+    assert compress.coded_total(found, size, shared) <= 0.30 * filters
+    for candidate in found:
+        options = [len(s) for s in (compress_rows.encode_groups(candidate.rows),
+                                    compress_rows.encode_narrow(candidate.rows)) if s]
+        assert len(size[candidate.tensor_index].stream) == min(options)
+
+
+@pytest.mark.parametrize("name", ["ad01_int8.tflite", "kws_ref_model.tflite"])
+def test_size_goal_is_bit_exact_on_the_host(name):
+    """The size goal's codings (SPARSE_NARROW in FC layers) run bit-exact on the host, with
+    the reference and the cmsis kernels."""
+    original = _model(name, 0.8)
+    for tags in ((), ("cmsis",)):
+        device = device_model(original, tags, compress=compress.SIZE)[0]
+        model = read_model(device)
+        assert any(model.buffers[model.subgraph.tensors[i].buffer].data[0] ==
+                   compress.SPARSE_NARROW for i in ir.compressed_tensors(model))
+        _assert_bit_exact_with_tflm(original, device, tags)
+
+
+def test_compress_goal_needs_compress():
+    result = CliRunner().invoke(main, ["verify", str(corpus_path("ad01_int8.tflite")),
+                                       "--compress-goal", "size"])
+    assert result.exit_code == 2 and "--compress-goal needs --compress" in result.output
 
 
 def test_person_detect_takes_sparse_conv_within_30pct():

@@ -106,7 +106,7 @@ def _corrupted(device: bytes, change) -> bytes:
     model = copy.deepcopy(read_model(device))
     buffer = model.subgraph.tensors[min(ir.compressed_tensors(model))].buffer
     stream = bytearray(model.buffers[buffer].data)
-    assert stream[0] == compress_rows.SPARSE_GROUPS
+    assert compress_rows.is_sparse_rows(stream)
     change(stream)
     model.buffers[buffer] = ir.Buffer(bytes(stream))
     return write_model(model)
@@ -151,10 +151,12 @@ def test_a_corrupt_row_stream_is_refused_at_init(change, tags):
         HostInterpreter(corrupt, tags)
 
 
-def test_random_damage_is_refused_or_runs_within_bounds():
-    """Bytes of the stream changed at random: prepare's whole-stream check either refuses
-    the model or the kernel reads only what it checked (no crash, outputs of the shape)."""
-    device = _device()
+@pytest.mark.parametrize("goal", [compress.BALANCED, compress.SIZE])
+def test_random_damage_is_refused_or_runs_within_bounds(goal):
+    """Bytes of the stream changed at random (SPARSE_GROUPS, SPARSE_NARROW): prepare's
+    whole-stream check either refuses the model or the kernel reads only what it checked
+    (no crash, outputs of the shape)."""
+    device = device_model(_pruned_ad01(), compress=goal)[0]
     rng = np.random.default_rng(15)
     inputs = random_inputs(read_model(device), 0)
     refused = 0
@@ -239,6 +241,7 @@ def test_sparse_groups_bit_exact_on_host_and_cortex_m4(monkeypatch):
     the reference and cmsis kernels on the host and the M4 assembly (which reads the
     FC_SPARSE_FOLDED records its project keeps) equal TFLM."""
     monkeypatch.setattr(compress_rows, "MAX_COST_RATIO", float("inf"))
+    monkeypatch.setattr(compress_rows, "encode_narrow", lambda rows: None)
     model, inputs, cases = _grouped_model()
     for output in run_tflm(model, inputs, len(cases)):
         assert_informative(output, "int8")
@@ -255,3 +258,158 @@ def test_sparse_groups_bit_exact_on_host_and_cortex_m4(monkeypatch):
     result = qemu.run_on_target(model, "qemu-cortex-m4", inputs, ("cmsis",), compress=True)
     assert result.matches_host, result.stdout
     cmsis_cases.compare(result.outputs, model, inputs, cases)
+
+
+# ---- SPARSE_NARROW (codec 19, `--compress-goal size`) ----------------------------------
+
+
+def _narrow_cases():
+    """Random rows (long runs, an empty row) and pruned ones of the models' ranges."""
+    cases = [_rows(sum(shape), shape, zeros) for shape, zeros in
+             [((3, 700), 0.9), ((64, 9), 0.5), ((17, 40), 0.0), ((40, 64), 0.97)]]
+    return cases + [_pruned_rows(r + d, (r, d), s, t) for r, d, s, t in PRUNED_CASES]
+
+
+@pytest.mark.parametrize("case", range(4 + len(PRUNED_CASES)))
+def test_narrow_rows_round_trip_in_every_width(case):
+    """Each code width that holds the tensor's threshold round-trips; the widest ones hold
+    every weight in one token, the narrowest need several at one input for some."""
+    rows = _narrow_cases()[case]
+    streams = {w: compress_rows.encode_narrow(rows, w) for w in compress_rows.NARROW_WIDTHS}
+    for width, stream in streams.items():
+        if stream is not None:
+            assert np.array_equal(compress_rows.decode_narrow(stream), rows), width
+    assert len(compress_rows.encode_narrow(rows)) == min(len(s) for s in streams.values() if s)
+    threshold = int(np.abs(rows[rows != 0].astype(int)).min())
+    assert (streams[7] is not None) == (threshold <= 64)
+
+
+def test_narrow_weights_outside_the_codes_take_several_tokens():
+    """Width 2 with threshold 10 codes the weights -10, 10 and 11 only: 100 and -127 take
+    several tokens at their input (gap 0 after the first), long runs take escapes."""
+    rows = np.zeros((2, 40), np.int8)
+    rows[0, [1, 30]] = [100, -127]
+    rows[1, 39] = 10
+    values = compress_rows.narrow_values(10, 2)
+    assert sorted(values.values()) == [-10, 0, 10, 11]
+    tokens = compress_rows.narrow_tokens(rows[0], compress_rows.narrow_sums(10, 2))
+    assert sum(values[c] for _, c in tokens) == 100 - 127
+    assert [g for g, _ in tokens].count(0) > 10 and (15, 0) in tokens
+    stream = compress_rows.encode_narrow(rows, 2)
+    assert np.array_equal(compress_rows.decode_narrow(stream), rows)
+
+
+# (batches, depth, units, per-channel), the code width forced and the sparsity: every width's
+# loop, tails of every length, long runs, weights that take several tokens.
+NARROW_LAYERS = [((1, 640, 13, False), 5, 0.8), ((2, 37, 9, True), 2, 0.6),
+                 ((1, 203, 11, False), 3, 0.9), ((3, 130, 7, True), 4, 0.95),
+                 ((2, 9, 24, False), 6, 0.5), ((1, 300, 17, True), 7, 0.8)]
+
+
+def _narrow_model():
+    """(model, inputs, cases) of independent FC layers whose weights are zeroed at random
+    (thresholds of 1 or 2: every width holds them), and rows shape -> forced width."""
+    model, inputs, cases = fc_model(19, [layer for layer, _, _ in NARROW_LAYERS])
+    parsed = copy.deepcopy(read_model(model))
+    rng = np.random.default_rng(19)
+    widths = {}
+    for candidate, (_, width, sparsity) in zip(compress.candidates(parsed), NARROW_LAYERS):
+        rows = candidate.rows * (rng.random(candidate.rows.shape) >= sparsity)
+        parsed.buffers[candidate.tensor.buffer] = ir.Buffer(rows.astype(np.int8).tobytes())
+        widths[candidate.rows.shape] = width
+    return write_model(parsed), inputs, cases, widths
+
+
+def test_sparse_narrow_bit_exact_on_host_and_cortex_m4(monkeypatch):
+    """Under the size goal every layer coded SPARSE_NARROW in its forced width (whatever
+    its size): the
+    reference and cmsis kernels on the host and the M4 assembly (one loop per width, with
+    the FC_SPARSE_FOLDED records) equal TFLM."""
+    model, inputs, cases, widths = _narrow_model()
+    encode = compress_rows.encode_narrow
+    monkeypatch.setattr(compress_rows, "encode_narrow",
+                        lambda rows, width=None: encode(rows, widths[rows.shape]))
+    monkeypatch.setattr(compress_rows, "encode_groups", lambda rows: None)
+    monkeypatch.setattr(compress, "MIN_SAVING", -100.0)  # coded even where it grows
+    for output in run_tflm(model, inputs, len(cases)):
+        assert_informative(output, "int8")
+    device = read_model(device_model(model, ("cmsis",), compress=compress.SIZE)[0])
+    streams = [device.buffers[device.subgraph.tensors[i].buffer].data
+               for i in ir.compressed_tensors(device)]
+    assert sorted(s[3] for s in streams) == list(compress_rows.NARROW_WIDTHS)
+    assert {s[0] for s in streams} == {compress_rows.SPARSE_NARROW}
+    tails = {len(compress_rows.narrow_tokens(row, compress_rows.narrow_sums(
+        int.from_bytes(s[12:16], "little"), s[3]))) % 8
+        for s in streams for row in compress_rows.decode_narrow(s)}
+    assert tails == set(range(8))
+    for tags in ((), ("cmsis",)):
+        ours = host.run_model(device_model(model, tags, compress=compress.SIZE)[0], inputs,
+                              tags)
+        cmsis_cases.compare(ours, model, inputs, cases)
+    cmsis_cases.need_board("qemu-cortex-m4")
+    result = qemu.run_on_target(model, "qemu-cortex-m4", inputs, ("cmsis",),
+                                compress=compress.SIZE)
+    assert result.matches_host, result.stdout
+    cmsis_cases.compare(result.outputs, model, inputs, cases)
+
+
+def _narrow_device(tags=()) -> bytes:
+    return device_model(_pruned_ad01(), tags, compress=compress.SIZE)[0]
+
+
+def _narrow_first_gap(stream: bytearray, gap: int) -> None:
+    """The first row's first token moved `gap` inputs (0: onto input -1)."""
+    width = 1 if stream[2] & compress_rows.COUNT_BYTE else 2
+    count = int.from_bytes(stream[16:16 + width], "little")
+    at, high = 16 + width, count % 8 % 2  # the tail's first slot, or the first group's
+    stream[at] = stream[at] & (0x0f if high else 0xf0) | gap << (4 * high)
+
+
+def _narrow_gaps_past_the_row(stream: bytearray) -> None:
+    """Every gap of the first row's groups 15."""
+    width = 1 if stream[2] & compress_rows.COUNT_BYTE else 2
+    count, code_width = int.from_bytes(stream[16:16 + width], "little"), stream[3]
+    tail = count % 8
+    at = 16 + width + (tail + 1) // 2 + (tail * code_width + 7) // 8
+    for group in range(count // 8):
+        stream[at + (4 + code_width) * group:at + (4 + code_width) * group + 4] = b"\xff" * 4
+
+
+NARROW_CHANGES = {
+    "count": lambda s: s.__setitem__(16, 255),
+    "count width": lambda s: s.__setitem__(2, s[2] ^ compress_rows.COUNT_BYTE),
+    "width 8": lambda s: s.__setitem__(3, 8),
+    "width 1": lambda s: s.__setitem__(3, 1),
+    "threshold 0": lambda s: s.__setitem__(slice(12, 16), bytes(4)),
+    "threshold past the codes": lambda s: s.__setitem__(12, 127),
+    "first gap 0": lambda s: _narrow_first_gap(s, 0),
+    "gaps": _narrow_gaps_past_the_row,
+    "rows": lambda s: s.__setitem__(slice(4, 8), (12345).to_bytes(4, "little")),
+    "depth": lambda s: s.__setitem__(slice(8, 12), (7).to_bytes(4, "little")),
+    "no padding": lambda s: s.__delitem__(slice(len(s) - 3, None)),
+    "reserved": lambda s: s.__setitem__(1, 1),
+}
+
+
+@pytest.mark.parametrize("change", list(NARROW_CHANGES))
+def test_a_corrupt_narrow_stream_is_refused_at_init(change):
+    """The shared prepare's check (kernels_c/tflm_sparse_rows.c, every tag's)."""
+    model = copy.deepcopy(read_model(_narrow_device()))
+    buffer = model.subgraph.tensors[min(ir.compressed_tensors(model))].buffer
+    stream = bytearray(model.buffers[buffer].data)
+    assert stream[0] == compress_rows.SPARSE_NARROW
+    NARROW_CHANGES[change](stream)
+    model.buffers[buffer] = ir.Buffer(bytes(stream))
+    with pytest.raises(TflmGenError, match=re.compile("model|prepare", re.IGNORECASE)):
+        HostInterpreter(write_model(model))
+
+
+def test_narrow_first_gap_of_one_runs():
+    """The check's other side: the same edit with a gap of 1 is a valid stream."""
+    model = copy.deepcopy(read_model(_narrow_device()))
+    buffer = model.subgraph.tensors[min(ir.compressed_tensors(model))].buffer
+    stream = bytearray(model.buffers[buffer].data)
+    _narrow_first_gap(stream, 1)
+    model.buffers[buffer] = ir.Buffer(bytes(stream))
+    outputs = HostInterpreter(write_model(model)).run(random_inputs(model, 0))
+    assert outputs[0].shape == (1, 640)

@@ -7,7 +7,8 @@ channel's weights are contiguous).  The rows are cut into blocks of G channels, 
 on its own, so that a kernel decodes one block at a time into scratch
 (kernels_c/tflm_decode.c).  The codec is chosen per tensor by coded size; a tensor that no
 codec shrinks stays as it is.  Two codings are read in place instead: FULLY_CONNECTED's
-row-sparse one (compress_rows.py) and, for int8 1x1 convolutions with few pixels, SPARSE_CONV
+row-sparse ones (compress_rows.py: SPARSE_GROUPS, or under the size goal SPARSE_NARROW
+when smaller) and, for int8 1x1 convolutions with few pixels, SPARSE_CONV
 (compress_sparse_conv.py).  For those convolutions the cost model (compress_sparse_conv:
 the sparse kernel, the plain kernel of the layer's class, the block codecs) picks among
 SPARSE_CONV, plain and the block coding, saving the most estimated instructions per byte
@@ -59,9 +60,15 @@ from tflm_gen.model import ir
 METADATA_NAME = ir.COMPRESS_METADATA
 ZRLE, HUFFMAN, HUFFMAN_SHARED = 1, 2, 3
 SPARSE_GROUPS = compress_rows.SPARSE_GROUPS  # FULLY_CONNECTED, read in place (compress_rows.py)
+SPARSE_NARROW = compress_rows.SPARSE_NARROW  # FULLY_CONNECTED, the size goal's coding
 SPARSE_CONV = compress_sparse_conv.SPARSE_CONV  # 1x1 CONV_2D, computed from the stream
 CODEC_NAMES = {ZRLE: "zero-rle", HUFFMAN: "huffman", HUFFMAN_SHARED: "huffman-shared",
-               SPARSE_GROUPS: "sparse-groups", SPARSE_CONV: "sparse-conv"}
+               SPARSE_GROUPS: "sparse-groups", SPARSE_NARROW: "sparse-narrow",
+               SPARSE_CONV: "sparse-conv"}
+# `--compress-goal`: balanced takes the smallest FULLY_CONNECTED coding whose estimated cost
+# stays within compress_rows.MAX_COST_RATIO of the plain kernel's; size the smallest.
+BALANCED, SIZE = "balanced", "size"
+GOALS = (BALANCED, SIZE)
 RUNS = 64  # run symbols of the Huffman alphabet
 ALPHABET = 256 + RUNS
 FULL_RUN = ALPHABET - 1  # RUNS - 1 zero bytes without a literal
@@ -352,26 +359,36 @@ def best(rows: np.ndarray, zero: int, shared: dict[int, int] | None = None,
     return smallest if len(smallest.stream) <= (1 - MIN_SAVING) * rows.size else None
 
 
-def choose(candidate: Candidate, shared: dict[int, int] | None = None) -> Coded | None:
-    """The coding of a candidate.  An int8 FULLY_CONNECTED filter takes the row-sparse
-    stream its kernel consumes without decoding (compress_rows.py) when that saves
-    MIN_SAVING and costs at most compress_rows.MAX_COST_RATIO of the plain kernel's
-    estimated instructions, else stays plain: its weights are used once per invoke (batch 1), so a
-    block decoded into scratch costs the whole layer again and more (ad01 as it is,
-    Huffman: 6.4 M instructions instead of 0.27 M on the Cortex-M4).  A DEPTHWISE_CONV_2D
-    of channel multiplier above 1 stays plain: its coded kernels leave the fast loops
-    (person_detect's first layer: 72 bytes, 0.9 M instructions more than plain on the M4 with
-    cmsis).  Others: `best`."""
+def choose(candidate: Candidate, shared: dict[int, int] | None = None,
+           goal: str = BALANCED) -> Coded | None:
+    """The coding of a candidate.  An int8 FULLY_CONNECTED filter takes a row-sparse
+    stream its kernel consumes without decoding (`fc_coding`), else stays plain: its
+    weights are used once per invoke (batch 1), so a block decoded into scratch costs the
+    whole layer again and more (ad01 as it is, Huffman: 6.4 M instructions instead of
+    0.27 M on the Cortex-M4).  A DEPTHWISE_CONV_2D of channel multiplier above 1 stays
+    plain: its coded kernels leave the fast loops (person_detect's first layer: 72 bytes,
+    0.9 M instructions more than plain on the M4 with cmsis).  Others: `best`."""
     if candidate.opcode == "DEPTHWISE_CONV_2D" and candidate.multiplier != 1:
         return None
     if (candidate.opcode == "FULLY_CONNECTED" and candidate.zero == 0
             and candidate.source_dtype == "int8"):
-        stream = compress_rows.encode_groups(candidate.rows)
-        if stream is not None and len(stream) <= (1 - MIN_SAVING) * candidate.rows.size \
-                and compress_rows.pays(candidate.rows):
-            return Coded(SPARSE_GROUPS, stream)
-        return None
+        return fc_coding(candidate.rows, goal)
     return best(candidate.rows, candidate.zero, shared, candidate.group)
+
+
+def fc_coding(rows: np.ndarray, goal: str = BALANCED) -> Coded | None:
+    """The smallest row-sparse coding of FULLY_CONNECTED rows (SPARSE_GROUPS or
+    SPARSE_NARROW) that saves MIN_SAVING, under the balanced goal among those whose
+    estimated instructions stay within compress_rows.MAX_COST_RATIO of the plain kernel's
+    (`compress_rows.pays`: SPARSE_NARROW's 6 per token seldom do), under the size goal
+    whatever they cost.  None: plain."""
+    streams = [Coded(SPARSE_GROUPS, compress_rows.encode_groups(rows))]
+    if goal == SIZE or compress_rows.narrow_pays_at_best(rows):
+        streams.append(Coded(SPARSE_NARROW, compress_rows.encode_narrow(rows)))
+    fitting = [c for c in streams
+               if c.stream is not None and len(c.stream) <= (1 - MIN_SAVING) * rows.size
+               and (goal == SIZE or compress_rows.pays(rows, c.stream))]
+    return min(fitting, key=lambda c: (len(c.stream), c.codec), default=None)
 
 
 def _pointwise_costs(candidate: Candidate,
@@ -404,7 +421,8 @@ def _pointwise_options(costs: dict[Coded | None, tuple[float, int]],
             for option, (cost, length) in costs.items() if cost < now]
 
 
-def choices(found: list[Candidate], shared: dict[int, int] | None) -> dict[int, Coded | None]:
+def choices(found: list[Candidate], shared: dict[int, int] | None,
+            goal: str = BALANCED) -> dict[int, Coded | None]:
     """Tensor index -> its coding (None: plain): `choose` per tensor, then for the 1x1
     convolutions with few pixels the codings (SPARSE_CONV, or plain) that the cost model
     finds faster, those saving the most instructions per byte added first, each taken when
@@ -414,7 +432,7 @@ def choices(found: list[Candidate], shared: dict[int, int] | None) -> dict[int, 
     the sparse kernels already make faster keeps its smaller codings (vww_96_int8 as it is).
     Ties go to the lower tensor index, so the choice does not depend on the operators' order
     (memory_order)."""
-    chosen = {c.tensor_index: choose(c, shared) for c in found}
+    chosen = {c.tensor_index: choose(c, shared, goal) for c in found}
     costs = {c.tensor_index: _pointwise_costs(c, chosen[c.tensor_index]) for c in found}
     estimate = {index: cost[chosen[index]][0] for index, cost in costs.items() if cost}
     overhead = sum(estimate[index] - costs[index][None][0] for index in estimate)
@@ -596,6 +614,7 @@ def tensor_report(candidate: Candidate, shared: dict[int, int] | None = None,
              for c in codecs}
     if candidate.opcode == "FULLY_CONNECTED":
         sizes[CODEC_NAMES[SPARSE_GROUPS]] = len(compress_rows.encode_groups(rows) or b"")
+        sizes[CODEC_NAMES[SPARSE_NARROW]] = len(compress_rows.encode_narrow(rows) or b"")
     if candidate.pixels:
         sizes[CODEC_NAMES[SPARSE_CONV]] = len(compress_sparse_conv.encode(rows) or b"")
     coded = choose(candidate, shared) if coded is False else coded
@@ -615,13 +634,13 @@ def codings(model: ir.Model) -> dict[int, tuple[str, int]]:
             for c, r in ((c, tensor_report(c, shared, chosen[c.tensor_index])) for c in found)}
 
 
-def compress_model(model: ir.Model) -> ir.Model:
-    """A copy whose compressible filters hold coded streams, listed in the metadata with
-    the model-wide Huffman table when a stream uses it."""
+def compress_model(model: ir.Model, goal: str = BALANCED) -> ir.Model:
+    """A copy whose compressible filters hold coded streams (as `goal` chooses), listed in
+    the metadata with the model-wide Huffman table when a stream uses it."""
     result = model.with_metadata_words(METADATA_NAME, None)
     found = candidates(result)
     shared = model_table(found)
-    chosen = choices(found, shared)
+    chosen = choices(found, shared, goal)
     for candidate in found:
         coded = chosen[candidate.tensor_index]
         if coded is not None:

@@ -41,9 +41,33 @@ which this loop has no instruction to spare for: 10-bit tokens (gap nibble, sign
 but the M4 reads a field only as a clean byte lane (UXTAB, SXTB16 / UXTAB16 with the offset
 t) or after one AND per 4 fields, and sub-byte values with a sign-dependent offset cost at
 least 3 more instructions per 4 tokens (about +40,000 per invoke, +25% over plain).
+
+SPARSE_NARROW (codec 19, `--compress-goal size`) spends those instructions for bytes: tokens
+of a gap nibble and a W-bit code (W = 2 .. 7, per tensor, the smallest stream): code 0 is
+weight 0, codes below 2^(W-1) the weights -t .. -(t + 2^(W-1) - 2), the others t .. t +
+2^(W-1) - 1 (t the tensor's smallest |weight|, since pruning leaves none below it).  A row's
+walk starts at input -1 and a token moves g inputs on before it multiplies, so g = 0 puts
+one more code on the same input: a weight outside the codes is a sum of a few codes
+(`narrow_sums`, breadth first), which keeps the kernel free of correction lists and
+branches.  Stream (little-endian):
+
+    byte 0  SPARSE_NARROW, byte 1 0, byte 2 flags (COUNT_BYTE), byte 3 W
+    u32     rows C, u32 row length R, u32 t
+    rows    per row: its token count n (u8 under COUNT_BYTE, else u16), its tail (its first
+            n % 8 tokens: gap nibbles as a SPARSE_GROUPS tail, then their codes placed as a
+            group's last ones, after (8 - n % 8) W % 8 padding bits) and its n // 8 groups
+            (a word of 8 gap nibbles, then 8 codes of W bits, LSB first, in W bytes)
+    3 zero bytes (the M4 loop reads the codes a word at a time)
+
+ad01 at 0.8: 73,999 B with the metadata (28.0%; W = 4 to 7), 441,402 instructions on the
+Cortex-M4 (cmsis, FC_SPARSE_FOLDED constants): per token 5 (uxtab and ldrsb for the input,
+ubfx and ldrsb for the weight from the layer's table of 2^W weights, smlabb), per group 7
+or 8, plus the tokens a rare weight adds (escapes (15, 0) as SPARSE_GROUPS's).
 """
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
@@ -73,8 +97,8 @@ def row_tokens(row: np.ndarray) -> tuple[list[int], list[int]]:
 
 
 def is_sparse_rows(stream: bytes) -> bool:
-    """Whether the stream is one the FC kernel reads in place."""
-    return len(stream) >= HEADER_BYTES and stream[0] == SPARSE_GROUPS
+    """Whether the stream is one the FC kernel reads in place (either coding)."""
+    return len(stream) >= HEADER_BYTES and stream[0] in (SPARSE_GROUPS, SPARSE_NARROW)
 
 
 GROUP = 8  # tokens per group: a word of gap nibbles, two words of literals (12 bytes)
@@ -83,14 +107,20 @@ GROUP = 8  # tokens per group: a word of gap nibbles, two words of literals (12 
 # the plain filter's FC_INT16_QUADS loop 13 per 16 weights and 28 per row.
 TOKEN_COST, ROW_COST = 33 / 8, 45
 WEIGHT_COST, PLAIN_ROW_COST = 13 / 16, 28
+# SPARSE_NARROW's assembly, fitted the same way: about 6 per token and 41 per row.
+NARROW_TOKEN_COST, NARROW_ROW_COST = 6.0, 41
 MAX_COST_RATIO = 1.25  # coded when its estimate is at most this times the plain one's
 
 
-def pays(rows: np.ndarray) -> bool:
-    """Whether the rows' estimated instructions coded stay within MAX_COST_RATIO of plain:
-    rows of one or two weights (ad01's 8-input layer) cost more per row than they save."""
-    tokens = sum(len(row_tokens(row)[0]) for row in rows)
-    coded = TOKEN_COST * tokens + ROW_COST * len(rows)
+def pays(rows: np.ndarray, stream: bytes | None = None) -> bool:
+    """Whether the rows' estimated instructions coded (SPARSE_GROUPS, or the given
+    SPARSE_NARROW stream) stay within MAX_COST_RATIO of plain: rows of one or two weights
+    (ad01's 8-input layer) cost more per row than they save."""
+    if stream is not None and stream[0] == SPARSE_NARROW:
+        coded = NARROW_TOKEN_COST * sum(narrow_counts(stream)) + NARROW_ROW_COST * len(rows)
+    else:
+        tokens = sum(len(row_tokens(row)[0]) for row in rows)
+        coded = TOKEN_COST * tokens + ROW_COST * len(rows)
     return coded <= MAX_COST_RATIO * (WEIGHT_COST * rows.size + PLAIN_ROW_COST * len(rows))
 
 
@@ -158,14 +188,200 @@ def decode_groups(stream: bytes) -> np.ndarray:
 
 
 def grouped_filter(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> np.ndarray | None:
-    """The int8 rows of an operator's filter that `--compress` coded SPARSE_GROUPS (listed
-    in the model's compressed tensors), None for any other filter."""
+    """The int8 rows of an operator's filter that `--compress` coded row-sparse (listed in
+    the model's compressed tensors), None for any other filter."""
     if len(op.inputs) < 2 or op.inputs[1] < 0:
         return None
     position = next(i for i, g in enumerate(model.subgraphs) if g is graph)
     index = sum(len(g.tensors) for g in model.subgraphs[:position]) + op.inputs[1]
     stream = model.buffers[graph.tensors[op.inputs[1]].buffer].data
-    if index not in ir.compressed_tensors(model) or len(stream) < HEADER_BYTES or \
-            stream[0] != SPARSE_GROUPS:
+    if index not in ir.compressed_tensors(model) or not is_sparse_rows(stream):
         return None
-    return decode_groups(stream)
+    return decode_groups(stream) if stream[0] == SPARSE_GROUPS else decode_narrow(stream)
+
+
+# SPARSE_NARROW (codec 19): the size-first row-sparse coding (`--compress-goal size`).
+SPARSE_NARROW = 19  # the codec byte (kernels_c/tflm_sparse_rows.h TFLM_SPARSE_NARROW)
+NARROW_WIDTHS = range(2, 8)  # the code widths tried (8 would need t < 1)
+NARROW_PADDING = 3  # zero bytes after the rows: a group's codes are read as words
+
+
+def narrow_values(threshold: int, width: int) -> dict[int, int]:
+    """Code -> weight: 0 -> 0; 1 .. 2^(width-1) - 1 -> -(threshold + 2^(width-1) - 1 - code);
+    2^(width-1) .. 2^width - 1 -> threshold + code - 2^(width-1)."""
+    half = 1 << (width - 1)
+    return {0: 0, **{code: (-(threshold + half - 1 - code) if code < half else
+                            threshold + code - half) for code in range(1, 2 * half)}}
+
+
+@functools.lru_cache(maxsize=64)
+def narrow_sums(threshold: int, width: int) -> dict[int, list[int]] | None:
+    """int8 weight -> the fewest codes whose weights sum to it (breadth first over sums in
+    [-256, 256]), None when some weight has none."""
+    codes = {w: c for c, w in narrow_values(threshold, width).items() if c}
+    found: dict[int, list[int]] = {0: []}
+    frontier = [0]
+    while frontier and not all(w in found for w in range(-128, 128)):
+        following = []
+        for total in frontier:
+            for weight, code in codes.items():
+                if abs(total + weight) <= 256 and total + weight not in found:
+                    found[total + weight] = found[total] + [code]
+                    following.append(total + weight)
+        frontier = following
+    return found if all(w in found for w in range(-128, 128)) else None
+
+
+def narrow_tokens(row: np.ndarray, sums: dict[int, list[int]]) -> list[tuple[int, int]]:
+    """(gap, code) tokens of an int8 row: a token moves `gap` inputs on (from input -1) and
+    multiplies the input there by its code's weight; a weight no code holds takes several
+    tokens at one input (gap 0 after the first); a move of more than 15 takes escapes (15,
+    code 0)."""
+    tokens, position = [], -1
+    for index in np.flatnonzero(row).tolist():
+        gap = index - position
+        while gap > MAX_GAP:
+            tokens.append((MAX_GAP, 0))
+            gap -= MAX_GAP
+        codes = sums[int(row[index])]
+        tokens += [(gap, codes[0])] + [(0, code) for code in codes[1:]]
+        position = index
+    return tokens
+
+
+def _codes(codes: list[int], width: int) -> bytes:
+    """Codes of `width` bits, LSB first, in whole bytes; t < 8 codes (a tail) where a group's
+    last t codes lie in its last ceil(t W / 8) bytes (after (8 - t) W % 8 padding bits), so
+    that the M4 loop reads them as a group's and enters it at slot 8 - t."""
+    skip = (GROUP - len(codes)) * width % 8
+    number = sum(code << (width * i + skip) for i, code in enumerate(codes))
+    return number.to_bytes((width * len(codes) + 7) // 8, "little")
+
+
+def _narrow_row(tokens: list[tuple[int, int]], width: int, count_bytes: int) -> bytes:
+    """A row's count, tail (its first n % 8 tokens: gap nibbles as a SPARSE_GROUPS tail,
+    then their codes) and groups (8 gap nibbles, then 8 codes in `width` bytes)."""
+    head = len(tokens) % GROUP
+    gaps, codes = [g for g, _ in tokens], [c for _, c in tokens]
+    out = [len(tokens).to_bytes(count_bytes, "little"), _nibbles(gaps[:head]),
+           _codes(codes[:head], width)]
+    for t in range(head, len(tokens), GROUP):
+        out += [_nibbles(gaps[t:t + GROUP]), _codes(codes[t:t + GROUP], width)]
+    return b"".join(out)
+
+
+def _token_counts(rows: np.ndarray, threshold: int, width: int,
+                  escapes: np.ndarray) -> np.ndarray | None:
+    """Each row's SPARSE_NARROW token count in `width` (None: no codes for some weight):
+    its weights, the more tokens those no code holds take, its escapes."""
+    sums = narrow_sums(threshold, width) if threshold + (1 << (width - 1)) <= 128 else None
+    if sums is None:
+        return None
+    tokens = np.array([len(sums[w]) if w else 0 for w in range(-128, 128)])
+    return tokens[rows.astype(np.int32) + 128].sum(axis=1) + escapes
+
+
+def _narrow_bytes(counts: np.ndarray, width: int) -> int:
+    """The stream's bytes for rows of `counts` tokens."""
+    tails = counts % GROUP
+    return int(HEADER_BYTES + NARROW_PADDING + (1 if counts.max(initial=0) < 256 else 2) *
+               len(counts) + ((tails + 1) // 2 + (tails * width + 7) // 8 +
+                              counts // GROUP * (4 + width)).sum())
+
+
+def _escapes(rows: np.ndarray) -> np.ndarray:
+    """Each row's escapes (15, 0): one per 15 inputs a token moves beyond the first 15."""
+    out = np.zeros(len(rows), np.int64)
+    for r, row in enumerate(rows):
+        gaps = np.diff(np.flatnonzero(row), prepend=-1)
+        out[r] = ((gaps - 1) // MAX_GAP).sum()
+    return out
+
+
+def narrow_width(rows: np.ndarray) -> int | None:
+    """The code width of the smallest SPARSE_NARROW stream of the rows (None: none)."""
+    nonzero = np.abs(rows[rows != 0].astype(np.int32))
+    threshold = int(nonzero.min()) if nonzero.size else 1
+    escapes = _escapes(rows)
+    sizes = {}
+    for width in NARROW_WIDTHS:
+        counts = _token_counts(rows, threshold, width, escapes)
+        if counts is not None and counts.max(initial=0) < 1 << 16:
+            sizes[width] = _narrow_bytes(counts, width)
+    return min(sizes, key=lambda w: (sizes[w], w), default=None)
+
+
+def encode_narrow(rows: np.ndarray, width: int | None = None) -> bytes | None:
+    """The SPARSE_NARROW stream of int8 rows [C, R] (kernels_c/tflm_sparse_rows.h) with
+    codes of `width` bits (None: the smallest stream, `narrow_width`), None when no code
+    set holds the weights or a row has 2^16 tokens or more."""
+    rows = rows.astype(np.int8)
+    width = narrow_width(rows) if width is None else width
+    nonzero = np.abs(rows[rows != 0].astype(np.int32))
+    threshold = int(nonzero.min()) if nonzero.size else 1
+    if width is None or threshold + (1 << (width - 1)) > 128 or \
+            narrow_sums(threshold, width) is None:
+        return None
+    tokens = [narrow_tokens(row, narrow_sums(threshold, width)) for row in rows]
+    longest = max((len(t) for t in tokens), default=0)
+    if longest >= 1 << 16:
+        return None
+    count_bytes = 1 if longest < 1 << 8 else 2
+    header = bytes((SPARSE_NARROW, 0, COUNT_BYTE if count_bytes == 1 else 0, width)) + \
+        np.asarray([rows.shape[0], rows.shape[1], threshold], "<u4").tobytes()
+    return header + b"".join(_narrow_row(t, width, count_bytes) for t in tokens) + \
+        bytes(NARROW_PADDING)
+
+
+def narrow_pays_at_best(rows: np.ndarray) -> bool:
+    """Whether a SPARSE_NARROW stream of the rows could pass `pays` (one token per weight):
+    spares the balanced goal encoding it for dense layers."""
+    lower = NARROW_TOKEN_COST * np.count_nonzero(rows) + NARROW_ROW_COST * len(rows)
+    return lower <= MAX_COST_RATIO * (WEIGHT_COST * rows.size + PLAIN_ROW_COST * len(rows))
+
+
+def _read_codes(data: bytes, count: int, width: int) -> list[int]:
+    number = int.from_bytes(data, "little") >> (GROUP - count) * width % 8
+    return [number >> (width * i) & ((1 << width) - 1) for i in range(count)]
+
+
+def _narrow_rows(stream: bytes):
+    """(byte offset after its count, token count) of each row of a SPARSE_NARROW stream."""
+    channels, width = int.from_bytes(stream[4:8], "little"), stream[3]
+    count_bytes = 1 if stream[2] & COUNT_BYTE else 2
+    at = HEADER_BYTES
+    for _ in range(channels):
+        count = int.from_bytes(stream[at:at + count_bytes], "little")
+        yield at + count_bytes, count
+        head = count % GROUP
+        at += count_bytes + (head + 1) // 2 + (head * width + 7) // 8 + \
+            count // GROUP * (4 + width)
+
+
+def narrow_counts(stream: bytes) -> list[int]:
+    """The token count of each row of a SPARSE_NARROW stream."""
+    return [count for _, count in _narrow_rows(stream)]
+
+
+def decode_narrow(stream: bytes) -> np.ndarray:
+    """The int8 rows [C, R] of a SPARSE_NARROW stream (the tests' round trip)."""
+    channels, row, threshold = np.frombuffer(stream[4:HEADER_BYTES], "<u4").tolist()
+    width = stream[3]
+    values = narrow_values(threshold, width)
+    out = np.zeros((channels, row), np.int32)
+    for c, (at, count) in enumerate(_narrow_rows(stream)):
+        head = count % GROUP
+        size = (head + 1) // 2
+        tokens = list(zip(_unpack(stream[at:at + size], head),
+                          _read_codes(stream[at + size:at + size + (head * width + 7) // 8],
+                                      head, width)))
+        at += size + (head * width + 7) // 8
+        for _ in range(count // GROUP):
+            tokens += zip(_unpack(stream[at:at + 4], GROUP),
+                          _read_codes(stream[at + 4:at + 4 + width], GROUP, width))
+            at += 4 + width
+        position = -1
+        for gap, code in tokens:
+            position += gap
+            out[c, position] += values[code]
+    return out.astype(np.int8)

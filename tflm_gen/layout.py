@@ -69,8 +69,8 @@ DW_CODED_TAP_STEPS, for a filter `--compress` coded, on the DW_TAP_PAIRS conditi
   blocks in a scratch buffer of 38 words per block, the folded constants from the decoded
   weights and the bias, the requantisation steps from the node's multipliers and shifts.
 
-FULLY_CONNECTED whose filter `--compress` coded SPARSE_GROUPS (tflm_gen/compress_rows.py),
-int8, kind FC_SPARSE_FOLDED: kind, rows, depth K, folded[rows] (as FC_INT16_QUADS's), so
+FULLY_CONNECTED whose filter `--compress` coded row-sparse (SPARSE_GROUPS or SPARSE_NARROW,
+tflm_gen/compress_rows.py), int8, kind FC_SPARSE_FOLDED: kind, rows, depth K, folded[rows] (as FC_INT16_QUADS's), so
 that the DSP loop multiplies raw input bytes and starts each row's sum there (4 bytes of
 flash per row, as the plain filter's FC_QUADS_IN_FILTER record holds).
 
@@ -253,12 +253,12 @@ def _weighted_tensors(model: ir.Model, graph: ir.SubGraph, op: ir.Operator,
 
 
 FC_INT16_QUADS = 10  # kind of the FULLY_CONNECTED record (conv kinds are below 10)
-FC_SPARSE_FOLDED = 26  # FULLY_CONNECTED over a SPARSE_GROUPS filter: the folded constants
+FC_SPARSE_FOLDED = 26  # FULLY_CONNECTED over a row-sparse filter: the folded constants
 
 
 def _sparse_fc_record(model: ir.Model, graph: ir.SubGraph,
                       op: ir.Operator) -> list[int] | None:
-    """The FC_SPARSE_FOLDED record of a FULLY_CONNECTED whose filter is SPARSE_GROUPS."""
+    """The FC_SPARSE_FOLDED record of a FULLY_CONNECTED whose filter is row-sparse."""
     found = _weighted_tensors(model, graph, op, read=grouped_filter)
     if found is None:
         return None

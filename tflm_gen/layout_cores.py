@@ -33,7 +33,7 @@ READ_BY = {
     layout.DW_TAP_PAIRS: {DSP},  # depthwise_conv.c reads no record under CMSIS_MVE
     layout.DW_ROW_QUADS: {DSP},
     layout.FC_INT16_QUADS: {DSP, PORTABLE},  # fully_connected.c: reads_layout() is 0 under MVE
-    layout.FC_SPARSE_FOLDED: {DSP},  # the SPARSE_GROUPS assembly only
+    layout.FC_SPARSE_FOLDED: {DSP},  # the row-sparse assembly only
 }
 
 

@@ -6,7 +6,7 @@ are standard TFLite metadata; the plan is one TFLM's kernels run too only when a
 from __future__ import annotations
 
 from tflm_gen.arena import NotModelled, arena_bytes
-from tflm_gen.compress import compress_model
+from tflm_gen.compress import BALANCED, compress_model
 from tflm_gen.instructions import kernels_of
 from tflm_gen.layout import embed_layout
 from tflm_gen.layout_cores import keeps, record_form
@@ -21,7 +21,7 @@ from tflm_gen.support import check_supported
 
 
 def device_model(model_bytes: bytes, tags: tuple[str, ...] = (),
-                 memory: str = DEFAULT_MEMORY, compress: bool = False,
+                 memory: str = DEFAULT_MEMORY, compress: bool | str = False,
                  for_tflm: bool = False, stage_of=None,
                  core: str | None = None) -> tuple[bytes, Plan]:
     """The model with requantisation, an offline plan and, for the kernels that read them
@@ -29,7 +29,7 @@ def device_model(model_bytes: bytes, tags: tuple[str, ...] = (),
     read a layout, so their projects do not pay its flash (vww: +399 KB).  `memory`
     (small, balanced, fast) may add a patch stage (tflm_gen.patches), or `stage_of(model)`
     gives the stage to run; but for `fast` or a given stage, the operators run in a
-    memory-aware order (tflm_gen.schedule).  `compress` codes the filters first
+    memory-aware order (tflm_gen.schedule).  `compress` (True or a goal) codes the filters first
     (compress.py), so that no layout record copies a coded filter and the plan knows the
     ops that decode in blocks.  `core` (the -mcpu of the project's board,
     tflm_gen.layout_cores) keeps only the layouts its build reads; None (host runs,
@@ -37,8 +37,8 @@ def device_model(model_bytes: bytes, tags: tuple[str, ...] = (),
     model = read_model(model_bytes)
     if memory != "fast" and stage_of is None:  # stage_of names operators in the given order
         model = memory_order(model)  # same outputs; lets a shortcut's input die earlier
-    if compress:
-        model = compress_model(model)
+    if compress:  # True: the balanced goal; or a goal's name (compress.GOALS)
+        model = compress_model(model, compress if isinstance(compress, str) else BALANCED)
     if "cmsis" in tags:
         model = embed_layout(model, keeps(core), record_form(core))
     model = embed_requant(model)

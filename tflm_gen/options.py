@@ -3,8 +3,11 @@ checked while parsing and listed in `--help`, so a path never reaches the file s
 
 from __future__ import annotations
 
+import functools
+
 import click
 
+from tflm_gen.compress import BALANCED, GOALS
 from tflm_gen.host import MAX_ARENA_BYTES
 from tflm_gen.kernels import known_tags
 from tflm_gen.patches import DEFAULT_MEMORY, MEMORY_CHOICES
@@ -54,10 +57,29 @@ def memory_option():
 
 
 def compress_option():
-    """`--compress` of project, run and bench (tflm_gen/compress.py)."""
-    return click.option("--compress", is_flag=True,
-                        help="code the int8 filters losslessly (zero runs, Huffman), decoded "
-                             "a block of channels at a time (`inspect` shows each coding)")
+    """`--compress` and `--compress-goal` of project, run, bench, verify and report
+    (tflm_gen/compress.py): the command receives `compress` as False, True (the balanced
+    goal) or the goal's name when another goal is asked for."""
+    def decorate(command):
+        @functools.wraps(command)
+        def with_goal(*args, compress_goal: str, **kwargs):
+            if compress_goal != BALANCED:
+                if not kwargs.get("compress"):
+                    raise click.UsageError("--compress-goal needs --compress")
+                kwargs["compress"] = compress_goal
+            return command(*args, **kwargs)
+        with_goal = click.option(
+            "--compress-goal", type=click.Choice(GOALS), default=BALANCED, show_default=True,
+            help="with --compress: balanced codes a FULLY_CONNECTED filter only where its "
+                 "kernel stays within 25% of the plain one's instructions (estimated); "
+                 "size takes its smallest coding whatever it costs (ad01 pruned to 0.8: "
+                 "28.0% of the filter bytes at +63% instructions, balanced 32.9% at "
+                 "+10%)")(with_goal)
+        return click.option(
+            "--compress", is_flag=True,
+            help="code the int8 filters losslessly (zero runs, Huffman), decoded a block of "
+                 "channels at a time (`inspect` shows each coding)")(with_goal)
+    return decorate
 
 
 def target_choice(*extra: str) -> click.Choice:

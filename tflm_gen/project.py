@@ -53,7 +53,7 @@ class GenerateOptions:
     board: str | None = None  # targets/boards/ (keil, stm32cube, platformio) or the target's own
     weights: str = "whole"  # "separate": a mini flatbuffer and a weight array (tflm_gen.weights)
     memory: str = DEFAULT_MEMORY  # small, balanced or fast: may add a patch stage (tflm_gen.patches)
-    compress: bool = False  # code the filters losslessly (tflm_gen/compress.py)
+    compress: bool | str = False  # code the filters losslessly (compress.py; or a goal's name)
 
 
 SELF_TEST = "common/self_test_main.c.j2"

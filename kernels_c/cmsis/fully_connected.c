@@ -20,8 +20,9 @@
  *   DSP  3 weight rows per pass over the input row, widened to int16 on the fly;
  *   C    one dot product at a time.
  * A row-sparse filter (`--compress`, tflm_sparse_rows.h) with its FC_SPARSE_FOLDED record
- * runs CMSIS_GROUPS_CHUNK on DSP (2 instructions per token to find and load its input, 33
- * per 8 tokens); without the record, or elsewhere, the portable reader.
+ * runs CMSIS_GROUPS_CHUNK on DSP (SPARSE_GROUPS: 2 instructions per token to find and load
+ * its input, 33 per 8 tokens) or CMSIS_NARROW_CHUNK (SPARSE_NARROW: 5 per token, one loop
+ * per code width); without the record, or elsewhere, the portable reader.
  * Integer sums are exact, so the result is the reference's.  float32, int16 and weights
  * with a zero point run the reference kernels (fully_connected_reference.c).
  *
@@ -43,7 +44,7 @@
 /* The kind of FULLY_CONNECTED layout record this kernel reads (tflm_gen/layout.py). */
 #define CMSIS_FC_INT16_QUADS 10
 #define CMSIS_FC_QUADS_IN_FILTER 40
-#define CMSIS_FC_SPARSE_FOLDED 26 /* a SPARSE_GROUPS filter's folded constants */
+#define CMSIS_FC_SPARSE_FOLDED 26 /* a row-sparse filter's folded constants */
 
 /* Persistent block of the tag, in node->user_data (16 bytes on every target). */
 typedef struct {
@@ -406,6 +407,19 @@ static void fc_rows(const cmsis_fc_job_t *job, const int8_t *input, int8_t *outp
   CMSIS_GROUP_SLOT("r6", rot1, "r12")                                                     \
   CMSIS_GROUP_QUAD(v)
 
+/* The end of a row-sparse chunk's group loop (label 4, r2 the tokens left less those of
+ * the group just done, entered at label 5) and of its row loop (label 1): the row's sum r5
+ * stored at r0, the next row until the end of sums (sp + 4); then r2 = the walk (sp). */
+#define CMSIS_ROWS_NEXT                                                                    \
+  "5:\n\t"                                                                                \
+  "subs r2, r2, #8\n\t"                                                                   \
+  "bpl 4b\n\t"                                                                            \
+  "str r5, [r0], #4\n\t"                                                                  \
+  "ldr r6, [sp, #4]\n\t"                                                                  \
+  "cmp r0, r6\n\t"                                                                        \
+  "bne 1b\n\t"                                                                            \
+  "ldr r2, [sp]\n\t"
+
 /* Where a walk over a SPARSE_GROUPS stream stands (tflm_sparse_groups_t's fields) and
  * the batch's input row. */
 typedef struct {
@@ -462,14 +476,7 @@ typedef struct {
   CMSIS_GROUP_HALF(tag, "1", "2", "3", "0", "8", "r7")                                   \
   ".Lcmsis_groups_" tag "_s4:\n\t"                                                        \
   CMSIS_GROUP_HALF(tag, "5", "6", "7", "16", "24", "r8")                                  \
-  "5:\n\t"                                                                                \
-  "subs r2, r2, #8\n\t"                                                                   \
-  "bpl 4b\n\t"                                                                            \
-  "str r5, [r0], #4\n\t"                                                                  \
-  "ldr r6, [sp, #4]\n\t"                                                                  \
-  "cmp r0, r6\n\t"                                                                        \
-  "bne 1b\n\t"                                                                            \
-  "ldr r2, [sp]\n\t"                                                                      \
+  CMSIS_ROWS_NEXT                                                                         \
   "str r3, [r2]\n\t"                                                                      \
   "str r1, [r2, #4]\n\t"                                                                  \
   "add sp, sp, #12\n\t"                                                                   \
@@ -485,6 +492,121 @@ typedef struct {
 
 CMSIS_GROUPS_CHUNK_FUNCTION(sparse_groups_chunk16, "ldrh r2, [r1], #2\n\t", "h")
 CMSIS_GROUPS_CHUNK_FUNCTION(sparse_groups_chunk8, "ldrb r2, [r1], #1\n\t", "b")
+
+/* SPARSE_NARROW (tflm_sparse_rows.h) on the DSP, codes of W bits (a string): slot i of a
+ * group, its gap nibble from r9 (even slots) or r6 (odd slots), byte `rot` / 8 of it, added
+ * to the input pointer r4 (a token moves on, then reads); its code from r7 (the group's
+ * first code word) or, past bit 32, r8 (the code word from byte CMSIS_NARROW_B); its weight
+ * from the table r3; input raw (the offset is folded) times weight into r5. */
+#define CMSIS_NARROW_B(W) "((32 / " W ") * " W " / 8)"
+#define CMSIS_NARROW_SLOT(i, half, rot, W)                                                 \
+  "uxtab r4, r4, " half ", ror #" rot "\n\t"                                             \
+  "ldrsb r10, [r4]\n\t"                                                                   \
+  ".if (" i " + 1) * " W " <= 32\n\t"                                                     \
+  "ubfx r11, r7, #(" i " * " W "), #" W "\n\t"                                           \
+  ".else\n\t"                                                                             \
+  "ubfx r11, r8, #(" i " * " W " - 8 * " CMSIS_NARROW_B(W) "), #" W "\n\t"                \
+  ".endif\n\t"                                                                            \
+  "ldrsb r11, [r3, r11]\n\t"                                                              \
+  "smlabb r5, r10, r11, r5\n\t"
+#define CMSIS_NARROW_LABEL(W, s) ".Lcmsis_narrow" W "_s" s
+#define CMSIS_NARROW_ENTRY(W, s)                                                           \
+  ".byte (" CMSIS_NARROW_LABEL(W, s) " - " CMSIS_NARROW_LABEL(W, "e") ") / 2\n\t"
+/* A group's 8 slots, entered at slot s through label s (1 .. 7). */
+#define CMSIS_NARROW_GROUP(W)                                                              \
+  CMSIS_NARROW_SLOT("0", "r9", "0", W)                                                    \
+  CMSIS_NARROW_LABEL(W, "1") ":\n\t" CMSIS_NARROW_SLOT("1", "r6", "0", W)                 \
+  CMSIS_NARROW_LABEL(W, "2") ":\n\t" CMSIS_NARROW_SLOT("2", "r9", "8", W)                 \
+  CMSIS_NARROW_LABEL(W, "3") ":\n\t" CMSIS_NARROW_SLOT("3", "r6", "8", W)                 \
+  CMSIS_NARROW_LABEL(W, "4") ":\n\t" CMSIS_NARROW_SLOT("4", "r9", "16", W)                \
+  CMSIS_NARROW_LABEL(W, "5") ":\n\t" CMSIS_NARROW_SLOT("5", "r6", "16", W)                \
+  CMSIS_NARROW_LABEL(W, "6") ":\n\t" CMSIS_NARROW_SLOT("6", "r9", "24", W)                \
+  CMSIS_NARROW_LABEL(W, "7") ":\n\t" CMSIS_NARROW_SLOT("7", "r6", "24", W)
+/* The code words of a group whose codes end at r1 + off + W (r7, and r8 when W > 4). */
+#define CMSIS_NARROW_CODES(off, W)                                                         \
+  "ldr r7, [r1, #(" off ")]\n\t"                                                          \
+  ".if " W " > 4\n\t"                                                                     \
+  "ldr r8, [r1, #(" off " + " CMSIS_NARROW_B(W) ")]\n\t"                                  \
+  ".endif\n\t"
+
+/* Where a walk over a SPARSE_NARROW stream stands, for the assembly. */
+typedef struct {
+  const uint8_t *row;     /* at 0: the next row's count */
+  const int8_t *input;    /* at 4: the batch's input row */
+  const int8_t *weights;  /* at 8: code -> weight (tflm_sparse_narrow_t's) */
+  uint32_t count_mask;    /* at 12: 0xff (u8 counts) or 0xffff */
+} cmsis_narrow_walk_t;
+
+/* sums[r] += the sum of row r's tokens (weight * raw input) for `rows` (>= 1) rows from
+ * the walk on; the walk advanced past them.  As CMSIS_GROUPS_CHUNK: a row's tail (t = n % 8
+ * tokens) is read as a group's last t slots and entered through TBB, its groups follow;
+ * 5 instructions per token, 7 or 8 per group.  Arguments: r0 walk, r1 sums, r2 rows. */
+#define CMSIS_NARROW_CHUNK(W)                                                              \
+  "push {r4-r11, lr}\n\t"                                                                  \
+  "add r2, r1, r2, lsl #2\n\t" /* the end of sums */                                      \
+  "ldr r3, [r0, #4]\n\t"                                                                  \
+  "sub r3, r3, #1\n\t"         /* a row's walk starts at input -1 */                      \
+  "ldr r12, [r0, #12]\n\t"                                                                \
+  "push {r0, r2, r3, r12}\n\t" /* sp: walk, the end of sums, input - 1, the count mask */ \
+  "ldr r3, [r0, #8]\n\t"       /* r3: the weights */                                      \
+  "mov r12, r1\n\t"                                                                       \
+  "ldr r1, [r0]\n\t"           /* r1: the stream */                                       \
+  "mov r0, r12\n\t"            /* r0: the sums */                                         \
+  "mov lr, #0x0f0f0f0f\n\t"                                                               \
+  "1:\n\t"                                                                                \
+  "ldr r4, [sp, #8]\n\t"                                                                  \
+  "ldr r5, [r0]\n\t"                                                                      \
+  "ldr r12, [sp, #12]\n\t"                                                                \
+  "ldrh r2, [r1]\n\t"                                                                     \
+  "and r2, r2, r12\n\t"        /* the count n */                                          \
+  "add r1, r1, #1\n\t"                                                                    \
+  "add r1, r1, r12, lsr #15\n\t"                                                          \
+  "ands r12, r2, #7\n\t"       /* the tail's tokens t */                                  \
+  "beq 5f\n\t"                                                                            \
+  "add r6, r12, #1\n\t"                                                                   \
+  "add r1, r1, r6, lsr #1\n\t" /* past the tail's gap bytes */                            \
+  "ldr r6, [r1, #-4]\n\t"                                                                 \
+  "mov r7, #" W "\n\t"                                                                    \
+  "mul r7, r7, r12\n\t"                                                                   \
+  "add r7, r7, #7\n\t"                                                                    \
+  "add r1, r1, r7, lsr #3\n\t" /* past its codes: a group's last bytes */                 \
+  CMSIS_NARROW_CODES("-" W, W)                                                            \
+  CMSIS_GROUP_SPLIT                                                                       \
+  "tbb [pc, r12]\n\t"                                                                     \
+  CMSIS_NARROW_LABEL(W, "e") ":\n\t"                                                      \
+  ".byte 0\n\t"                                                                           \
+  CMSIS_NARROW_ENTRY(W, "7") CMSIS_NARROW_ENTRY(W, "6") CMSIS_NARROW_ENTRY(W, "5")        \
+  CMSIS_NARROW_ENTRY(W, "4") CMSIS_NARROW_ENTRY(W, "3") CMSIS_NARROW_ENTRY(W, "2")        \
+  CMSIS_NARROW_ENTRY(W, "1")                                                              \
+  ".p2align 1\n\t"                                                                        \
+  "4:\n\t"                                                                                \
+  "ldr r6, [r1]\n\t"                                                                      \
+  CMSIS_NARROW_CODES("4", W)                                                              \
+  "add r1, r1, #(4 + " W ")\n\t"                                                          \
+  CMSIS_GROUP_SPLIT                                                                       \
+  CMSIS_NARROW_GROUP(W)                                                                   \
+  CMSIS_ROWS_NEXT                                                                         \
+  "str r1, [r2]\n\t"                                                                      \
+  "add sp, sp, #16\n\t"                                                                   \
+  "pop {r4-r11, pc}\n\t"
+
+#define CMSIS_NARROW_CHUNK_FUNCTION(name, W)                                               \
+  __attribute__((naked, noinline)) static void name(cmsis_narrow_walk_t *walk CMSIS_IN_ASM, \
+                                                    int32_t *sums CMSIS_IN_ASM,             \
+                                                    int32_t rows CMSIS_IN_ASM) {            \
+    __asm__ volatile(CMSIS_NARROW_CHUNK(W));                                              \
+  }
+
+CMSIS_NARROW_CHUNK_FUNCTION(narrow_chunk2, "2")
+CMSIS_NARROW_CHUNK_FUNCTION(narrow_chunk3, "3")
+CMSIS_NARROW_CHUNK_FUNCTION(narrow_chunk4, "4")
+CMSIS_NARROW_CHUNK_FUNCTION(narrow_chunk5, "5")
+CMSIS_NARROW_CHUNK_FUNCTION(narrow_chunk6, "6")
+CMSIS_NARROW_CHUNK_FUNCTION(narrow_chunk7, "7")
+
+/* The loop of each code width W = 2 .. 7. */
+static void (*const narrow_chunks[6])(cmsis_narrow_walk_t *, int32_t *, int32_t) = {
+    narrow_chunk2, narrow_chunk3, narrow_chunk4, narrow_chunk5, narrow_chunk6, narrow_chunk7};
 
 /* The node's FC_SPARSE_FOLDED constants (one per output), NULL when it has none that
  * agree with its shapes. */
@@ -517,14 +639,47 @@ static void finish_sums(const cmsis_fc_job_t *job, const cmsis_strict_t *q,
   }
 }
 
-/* FULLY_CONNECTED over a SPARSE_GROUPS filter with its folded constants: the sums of
+/* Both row-sparse codings' walks, and the sums of `count` rows from them. */
+typedef struct {
+  cmsis_groups_walk_t groups;
+  cmsis_narrow_walk_t narrow;
+  tflm_sparse_narrow_t table; /* SPARSE_NARROW: its weights */
+  int32_t is_narrow;
+} cmsis_sparse_walk_t;
+
+static void sparse_walk_start(cmsis_sparse_walk_t *walk, const void *filter,
+                              const int8_t *input) {
+  walk->is_narrow = ((const uint8_t *)filter)[0] == TFLM_SPARSE_NARROW;
+  walk->groups.input = walk->narrow.input = input;
+  if (walk->is_narrow) {
+    tflm_sparse_narrow_start(filter, &walk->table);
+    walk->narrow.row = walk->table.row;
+    walk->narrow.weights = walk->table.weights;
+    walk->narrow.count_mask = walk->table.count_bytes == 1u ? 0xffu : 0xffffu;
+  } else {
+    tflm_sparse_groups_start(filter, &walk->groups.rows);
+  }
+}
+
+static void sparse_walk_sums(cmsis_sparse_walk_t *walk, int32_t *sums, int32_t count) {
+  if (walk->is_narrow) {
+    narrow_chunks[walk->table.width - 2u](&walk->narrow, sums, count);
+  } else if (walk->groups.rows.count_bytes == 1u) {
+    sparse_groups_chunk8(&walk->groups, sums, count);
+  } else {
+    sparse_groups_chunk16(&walk->groups, sums, count);
+  }
+}
+
+/* FULLY_CONNECTED over a row-sparse filter with its folded constants: the sums of
  * CMSIS_SPARSE_CHUNK rows per call, requantised without a bias (it is folded in). */
 static tflm_status_t groups_int8(const tflm_weighted_call_t *call, const int32_t *folded) {
   const tflm_fc_params_t *p = (const tflm_fc_params_t *)call->params;
   const cmsis_fc_node_t *mine = (const cmsis_fc_node_t *)call->own;
+  const int8_t *input = (const int8_t *)call->data.input;
   int8_t *output = (int8_t *)call->data.output;
   cmsis_fc_job_t job;
-  cmsis_groups_walk_t walk;
+  cmsis_sparse_walk_t walk;
   cmsis_strict_t q;
   int32_t b, oc, j, count, sums[CMSIS_SPARSE_CHUNK];
   memset(&q, 0, sizeof q); /* read only when strict_constants set it (gcc -O1 cannot tell) */
@@ -538,9 +693,8 @@ static tflm_status_t groups_int8(const tflm_weighted_call_t *call, const int32_t
   } else {
     quad_arrays(&job);
   }
-  walk.input = (const int8_t *)call->data.input;
-  for (b = 0; b < p->batches; ++b, walk.input += p->accum_depth) {
-    tflm_sparse_groups_start(call->data.filter, &walk.rows);
+  for (b = 0; b < p->batches; ++b, input += p->accum_depth) {
+    sparse_walk_start(&walk, call->data.filter, input);
     for (oc = 0; oc < p->output_depth; oc += count) {
       count = p->output_depth - oc < CMSIS_SPARSE_CHUNK ? p->output_depth - oc
                                                          : CMSIS_SPARSE_CHUNK;
@@ -549,11 +703,7 @@ static tflm_status_t groups_int8(const tflm_weighted_call_t *call, const int32_t
       } else {
         memcpy(sums, folded + oc, (size_t)count * sizeof(int32_t));
       }
-      if (walk.rows.count_bytes == 1u) {
-        sparse_groups_chunk8(&walk, sums, count);
-      } else {
-        sparse_groups_chunk16(&walk, sums, count);
-      }
+      sparse_walk_sums(&walk, sums, count);
       finish_sums(&job, &q, sums, oc, count, output);
       output += count;
     }
@@ -561,7 +711,7 @@ static tflm_status_t groups_int8(const tflm_weighted_call_t *call, const int32_t
   return TFLM_OK;
 }
 
-/* A SPARSE_GROUPS filter: the assembly when the node has its folded constants and the
+/* A row-sparse filter: the assembly when the node has its folded constants and the
  * stream is word aligned, else the portable reader. */
 static tflm_status_t grouped_int8(tflm_context_t *ctx, const tflm_weighted_call_t *call) {
   const int32_t *folded =
