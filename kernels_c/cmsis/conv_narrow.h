@@ -26,10 +26,9 @@
 
 /* Offsets (assembler expressions) of channel c = 2j + s in the node's streams, for K = 4n
  * inputs: the pair stream holds per channel pair 16n bytes, per group g of 4 inputs channel
- * 2j's two words at 16g then 2j+1's (tflm_gen/layout.py, CONV_INT16_PAIRS), from r1 at
- * pair j & ~7 (CONV_NARROW_32); the tail per
+ * 2j's two words at 16g then 2j+1's (tflm_gen/layout.py, CONV_INT16_PAIRS); the tail per
  * pair 8 words: 2 folded a, b, right b, multiplier a, b, constant a, b, right a. */
-#define CONV_NARROW_W(j, s, n, g) "#(((" #j ")&7)*16*" #n "+(" #g ")*16+" #s "*8)"
+#define CONV_NARROW_W(j, s, n, g) "#((" #j ")*16*" #n "+(" #g ")*16+" #s "*8)"
 #define CONV_NARROW_T(j, word) "#((" #j ")*32+(" #word ")*4)"
 /* The two sums of channel c (pixel a, pixel b) between passes, on the stack. */
 #define CONV_NARROW_PS(j, s) "#(16+(" #j ")*16+" #s "*8)"
@@ -63,20 +62,8 @@
 
 /* The doubled sums r2, r3 of channel c requantised (cmsis_requantize_folded: the sign
  * correction - [acc < 0] added to the constant before the SMMLAR, the same sum modulo
- * 2^32) and stored to [sp, #8] + c (pixel a) and + cout + c (pixel b); lr the tail. */
-#define CONV_NARROW_REQUANT(j, s, cout)                                                    \
-  "ldr r0, [lr, " CONV_NARROW_T(j, 3 + s) "]\n\t"                                        \
-  "ldr r12, [lr, " CONV_NARROW_T(j, 5 + s) "]\n\t"                                       \
-  "add r12, r12, r2, asr #31\n\t"                                                        \
-  "smmlar r2, r2, r0, r12\n\t"                                                           \
-  "ldr r12, [lr, " CONV_NARROW_T(j, 5 + s) "]\n\t"                                       \
-  "add r12, r12, r3, asr #31\n\t"                                                        \
-  "smmlar r3, r3, r0, r12\n\t"                                                           \
-  "ldr r0, [lr, " CONV_NARROW_T(j, 7 - 5 * s) "]\n\t"                                    \
-  CONV_NARROW_STORE2(j, s, cout)
-
-/* CONV_NARROW_REQUANT in a pass of one group, where r6, r7 and r10 are free: the
- * constant and the shift loaded once, the loads back to back. */
+ * 2^32) and stored to [sp, #8] + c (pixel a) and + cout + c (pixel b), in a pass of one
+ * group, where r6, r7 and r10 are free; lr the tail. */
 #define CONV_NARROW_REQUANT_FREE(j, s, cout)                                               \
   "ldr r0, [lr, " CONV_NARROW_T(j, 3 + s) "]\n\t"                                        \
   "ldr r12, [lr, " CONV_NARROW_T(j, 5 + s) "]\n\t"                                       \
@@ -101,10 +88,6 @@
 #define CONV_NARROW_MIDDLE(j, s, n, h, cout)                                               \
   "ldrd r2, r3, [sp, " CONV_NARROW_PS(j, s) "]\n\t"                                      \
   CONV_NARROW_MACS(j, s, n, h, "r2") "strd r2, r3, [sp, " CONV_NARROW_PS(j, s) "]\n\t"
-#define CONV_NARROW_LAST(j, s, n, h, cout)                                                 \
-  "ldrd r2, r3, [sp, " CONV_NARROW_PS(j, s) "]\n\t"                                      \
-  CONV_NARROW_MACS(j, s, n, h, "r2") CONV_NARROW_REQUANT(j, s, cout)
-
 /* The last pass of one group (g = 2h: K = 28, a first layer's 3x3x3 window plus a zero
  * weight), its inputs in r4 r5 (pixel a) and r8 r9 (pixel b); r6, r7, r10 free. */
 #define CONV_NARROW_LAST1(j, s, n, h, cout)                                                \
@@ -129,11 +112,6 @@
   STEP(o + 4, 1, n, h, cout) STEP(o + 5, 0, n, h, cout) STEP(o + 5, 1, n, h, cout)       \
   STEP(o + 6, 0, n, h, cout) STEP(o + 6, 1, n, h, cout) STEP(o + 7, 0, n, h, cout)       \
   STEP(o + 7, 1, n, h, cout)
-/* r1 moves to pair 8 for the second 16 (LDRD's offsets reach 1020 bytes). */
-#define CONV_NARROW_32(STEP, n, h, cout)                                                   \
-  CONV_NARROW_16(STEP, 0, n, h, cout) "add r1, r1, #(128*" #n ")\n\t"                   \
-  CONV_NARROW_16(STEP, 8, n, h, cout) "sub r1, r1, #(128*" #n ")\n\t"
-
 /* Loads pass h's inputs of the pixel pair at [sp] (K bytes each) and widens them into
  * r4-r11. */
 #define CONV_NARROW_INPUTS(k, h)                                                           \
@@ -238,17 +216,6 @@
 CONV_NARROW_KERNEL(conv_narrow_8x16,
                    CONV_NARROW_ENTER_S(16) CONV_NARROW_INPUTS(8, 0)
                    CONV_NARROW_16(CONV_NARROW_ONLY_S, 0, 2, 0, 16) CONV_NARROW_NEXT_S(8, 16))
-CONV_NARROW_KERNEL(conv_narrow_16x32,
-                   CONV_NARROW_ENTER(32) CONV_NARROW_INPUTS(16, 0)
-                   CONV_NARROW_32(CONV_NARROW_FIRST, 4, 0, 32) CONV_NARROW_INPUTS(16, 1)
-                   CONV_NARROW_32(CONV_NARROW_LAST, 4, 1, 32) CONV_NARROW_NEXT(16, 32))
-CONV_NARROW_KERNEL(conv_narrow_32x32,
-                   CONV_NARROW_ENTER(32) CONV_NARROW_INPUTS(32, 0)
-                   CONV_NARROW_32(CONV_NARROW_FIRST, 8, 0, 32) CONV_NARROW_INPUTS(32, 1)
-                   CONV_NARROW_32(CONV_NARROW_MIDDLE, 8, 1, 32) CONV_NARROW_INPUTS(32, 2)
-                   CONV_NARROW_32(CONV_NARROW_MIDDLE, 8, 2, 32) CONV_NARROW_INPUTS(32, 3)
-                   CONV_NARROW_32(CONV_NARROW_LAST, 8, 3, 32) CONV_NARROW_NEXT(32, 32))
-
 /* 1x1 layers of K = 16 and 32 inputs, 4 pixels x 2 channels per pass (8 sums in r2-r9:
  * pixel p's channel a in r(2+2p), b in r(3+2p)) over the 4 pixels widened once by
  * cmsis_widen_four (per step of 2 inputs the 4 pixels' words at 16 s), every offset an
@@ -607,9 +574,9 @@ static void conv_narrow_rgb(const cmsis_conv_job_t *job, int32_t pixels) {
   }
 }
 
-/* The job's pixels 4 at a time by the quad kernel of its K (cout 32): each quad widened
- * into the scratch (8 * K bytes) by cmsis_widen_four; the 0 to 3 left one by one
- * (conv_narrow_last).  Returns the pixels done. */
+/* The job's pixels 4 at a time by the quad kernel of its K (16 or 32; 32 channels): each
+ * quad widened into the scratch (8 * K bytes) by cmsis_widen_four.  Returns the pixels
+ * done. */
 static int32_t conv_narrow_quads(const cmsis_conv_job_t *job, int32_t pixels) {
   const int32_t k = job->patch;
   int16_t *quad = (int16_t *)(void *)job->scratch;
@@ -627,49 +594,42 @@ static int32_t conv_narrow_quads(const cmsis_conv_job_t *job, int32_t pixels) {
       conv_quad_32x32(quad, job->pairs, job->tail, job->output + pixel * 32);
     }
   }
-  for (; pixel < pixels; ++pixel) {
-    conv_narrow_last(job, job->image + pixel * k, job->output + pixel * 32);
-  }
-  return 0;
-}
-
-/* The kernel of the job's shape, K input and cout output channels, or NULL. */
-typedef void (*conv_narrow_kernel_t)(const int8_t *, const int16_t *, const int32_t *, int32_t,
-                                     int8_t *);
-static conv_narrow_kernel_t conv_narrow_kernel(int32_t k, int32_t cout) {
-  if (k == 8 && cout == 16) return conv_narrow_8x16;
-  if (k == 16 && cout == 32) return conv_narrow_16x32;
-  if (k == 32 && cout == 32) return conv_narrow_32x32;
-  return NULL;
+  return pixel;
 }
 
 /* The job's pixels by a narrow kernel when one fits: the requantising layout (job->tail,
  * doubled weights, checked against the node by conv.c), a 1x1 layer of stride 1 without
  * padding read in place, all output channels (no decoded block), a word-aligned image and
- * streams; an odd last pixel through cmsis_dot_pairs_requant1 on its widened copy.
+ * streams: K = 8 -> 16 by pixel pairs, K = 16, 32 -> 32 by quads; the 1 to 3 pixels left
+ * one by one through cmsis_dot_pairs_requant1 on a widened copy (conv_narrow_last).
  * Returns 0 when none fits, and the caller runs its generic loop. */
 static int32_t conv_narrow(const cmsis_conv_job_t *job, int32_t pixels) {
   const tflm_conv_params_t *p = job->p;
   const int32_t k = job->patch, cout = job->channels;
-  const conv_narrow_kernel_t kernel = conv_narrow_kernel(k, cout);
+  int32_t done;
   if (k == 27 && cout == 8 && p->filter_h == 3 && p->filter_w == 3 && p->input_c == 3 &&
       !job->in_place && job->tail != NULL && job->pairs != NULL && job->stride == 8 &&
       (((uintptr_t)job->pairs | (uintptr_t)job->tail | (uintptr_t)job->scratch) & 3u) == 0) {
     conv_narrow_rgb(job, pixels);
     return 1;
   }
-  if (kernel == NULL || job->tail == NULL || job->pairs == NULL || !job->in_place ||
-      p->stride_h != 1 || p->stride_w != 1 || p->input_c != k || job->stride != cout ||
-      (((uintptr_t)job->image | (uintptr_t)job->pairs | (uintptr_t)job->tail) & 3u) != 0) {
+  if (!((k == 8 && cout == 16) || ((k == 16 || k == 32) && cout == 32)) ||
+      job->tail == NULL || job->pairs == NULL || !job->in_place || p->stride_h != 1 ||
+      p->stride_w != 1 || p->input_c != k || job->stride != cout ||
+      (((uintptr_t)job->image | (uintptr_t)job->pairs | (uintptr_t)job->tail |
+        (uintptr_t)job->scratch) & 3u) != 0) {
     return 0;
   }
   if (k != 8) {
-    pixels = conv_narrow_quads(job, pixels);
-  } else if (pixels >= 2) {
-    kernel(job->image, job->pairs, job->tail, pixels >> 1, job->output);
+    done = conv_narrow_quads(job, pixels);
+  } else {
+    if (pixels >= 2) {
+      conv_narrow_8x16(job->image, job->pairs, job->tail, pixels >> 1, job->output);
+    }
+    done = pixels & ~1;
   }
-  if (pixels & 1) {
-    conv_narrow_last(job, job->image + (pixels - 1) * k, job->output + (pixels - 1) * cout);
+  for (; done < pixels; ++done) {
+    conv_narrow_last(job, job->image + done * k, job->output + done * cout);
   }
   return 1;
 }
