@@ -175,47 +175,77 @@
     __asm__ volatile(body);                                                              \
   }
 
-/* The only pass of K = 8 (conv_narrow_8x16), its tail (64 words) copied onto the stack at
- * the call's start and read SP-relative: lr is then free for the requantisation, each
- * channel's constant loaded once and every load of a channel chained (31 cycles per
- * channel and pixel pair where CONV_NARROW_MACS and CONV_NARROW_REQUANT take 34). */
+/* K = 8 -> 16 (conv_narrow_8x16): the tail (64 words) and the pair stream (64 words)
+ * copied onto the stack at the call's start and read SP-relative, r1 the pixel pair's
+ * outputs: lr is then free, each channel's 8 words loaded in 3 chains (bias and 3 weight
+ * words, the last weight word with the multiplier and the constant, the shift) and no
+ * output pointer loaded: 29 cycles per channel and pixel pair, 26 instructions.  Frame:
+ * [sp] in, #4 pixel pairs left, from #16 the tail, from #272 the pairs. */
 #define CONV_NARROW_TS(j, word) "#(16+(" #j ")*32+(" #word ")*4)"
+#define CONV_NARROW_WS(j, s, g, e) "#(272+(" #j ")*32+(" #g ")*16+" #s "*8+" #e "*4)"
 #define CONV_NARROW_ONLY_S(j, s, n, h, cout)                                               \
   "ldr r3, [sp, " CONV_NARROW_TS(j, s) "]\n\t"                                           \
-  "ldr r0, [r1, " CONV_NARROW_W(j, s, n, 0) "]\n\t"                                      \
-  "ldr r12, [r1, " CONV_NARROW_W(j, s, n, 0) "+4]\n\t"                                   \
+  "ldr r0, [sp, " CONV_NARROW_WS(j, s, 0, 0) "]\n\t"                                     \
+  "ldr r12, [sp, " CONV_NARROW_WS(j, s, 0, 1) "]\n\t"                                    \
+  "ldr lr, [sp, " CONV_NARROW_WS(j, s, 1, 0) "]\n\t"                                     \
   "smlad r2, r0, r4, r3\n\t"                                                             \
-  "smlad r2, r12, r5, r2\n\t"                                                            \
   "smlad r3, r0, r8, r3\n\t"                                                             \
+  "smlad r2, r12, r5, r2\n\t"                                                            \
   "smlad r3, r12, r9, r3\n\t"                                                            \
-  "ldr r0, [r1, " CONV_NARROW_W(j, s, n, 1) "]\n\t"                                      \
-  "ldr r12, [r1, " CONV_NARROW_W(j, s, n, 1) "+4]\n\t"                                   \
-  "smlad r2, r0, r6, r2\n\t"                                                             \
-  "smlad r2, r12, r7, r2\n\t"                                                            \
-  "smlad r3, r0, r10, r3\n\t"                                                            \
-  "smlad r3, r12, r11, r3\n\t"                                                           \
-  "ldr r0, [sp, " CONV_NARROW_TS(j, 3 + s) "]\n\t"                                       \
-  "ldr r12, [sp, " CONV_NARROW_TS(j, 5 + s) "]\n\t"                                      \
-  "add lr, r12, r2, asr #31\n\t"                                                         \
-  "smmlar r2, r2, r0, lr\n\t"                                                            \
-  "add lr, r12, r3, asr #31\n\t"                                                         \
-  "smmlar r3, r3, r0, lr\n\t"                                                            \
+  "smlad r2, lr, r6, r2\n\t"                                                             \
+  "smlad r3, lr, r10, r3\n\t"                                                            \
+  "ldr r0, [sp, " CONV_NARROW_WS(j, s, 1, 1) "]\n\t"                                     \
+  "ldr r12, [sp, " CONV_NARROW_TS(j, 3 + s) "]\n\t"                                      \
+  "ldr lr, [sp, " CONV_NARROW_TS(j, 5 + s) "]\n\t"                                       \
+  "smlad r2, r0, r7, r2\n\t"                                                             \
+  "smlad r3, r0, r11, r3\n\t"                                                            \
+  "add r0, lr, r2, asr #31\n\t"                                                          \
+  "smmlar r2, r2, r12, r0\n\t"                                                           \
+  "add r0, lr, r3, asr #31\n\t"                                                          \
+  "smmlar r3, r3, r12, r0\n\t"                                                           \
   "ldr r0, [sp, " CONV_NARROW_TS(j, 7 - 5 * s) "]\n\t"                                   \
-  CONV_NARROW_STORE2(j, s, cout)
-/* CONV_NARROW_ENTER with the tail's 8 pairs of 8 words copied to [sp, #16] on, and its
- * CONV_NARROW_NEXT. */
-#define CONV_NARROW_TAIL_WORDS8 "ldmia r2!, {r4-r11}\n\tstmia r12!, {r4-r11}\n\t"
-#define CONV_NARROW_ENTER_S(cout)                                                          \
-  CONV_NARROW_PROLOGUE("16+16*" #cout) "add r12, sp, #16\n\t"                           \
-  CONV_NARROW_TAIL_WORDS8 CONV_NARROW_TAIL_WORDS8 CONV_NARROW_TAIL_WORDS8                \
-  CONV_NARROW_TAIL_WORDS8 CONV_NARROW_TAIL_WORDS8 CONV_NARROW_TAIL_WORDS8                \
-  CONV_NARROW_TAIL_WORDS8 CONV_NARROW_TAIL_WORDS8                                        \
-  "1:\n\t"
-#define CONV_NARROW_NEXT_S(k, cout) CONV_NARROW_STEP(k, cout, "16+16*" #cout)
-
+  "asr r2, r2, r0\n\t"                                                                   \
+  "asr r3, r3, r0\n\t"                                                                   \
+  "ssat r2, #8, r2\n\t"                                                                  \
+  "ssat r3, #8, r3\n\t"                                                                  \
+  "strb r2, [r1, #((" #j ")*2+" #s ")]\n\t"                                              \
+  "strb r3, [r1, #(" #cout "+(" #j ")*2+" #s ")]\n\t"
+/* 8 words from r2 (post-incremented) to r12 (post-incremented). */
+#define CONV_NARROW_COPY8 "ldmia r2!, {r4-r11}\n\tstmia r12!, {r4-r11}\n\t"
+#define CONV_NARROW_COPY64                                                                 \
+  CONV_NARROW_COPY8 CONV_NARROW_COPY8 CONV_NARROW_COPY8 CONV_NARROW_COPY8                \
+  CONV_NARROW_COPY8 CONV_NARROW_COPY8 CONV_NARROW_COPY8 CONV_NARROW_COPY8
 CONV_NARROW_KERNEL(conv_narrow_8x16,
-                   CONV_NARROW_ENTER_S(16) CONV_NARROW_INPUTS(8, 0)
-                   CONV_NARROW_16(CONV_NARROW_ONLY_S, 0, 2, 0, 16) CONV_NARROW_NEXT_S(8, 16))
+                   "push {r4-r11, lr}\n\t"
+                   "sub sp, sp, #528\n\t"
+                   "strd r0, r3, [sp]\n\t"
+                   "add r12, sp, #16\n\t"
+                   CONV_NARROW_COPY64
+                   "mov r2, r1\n\t"
+                   CONV_NARROW_COPY64
+                   "ldr r1, [sp, #564]\n\t" /* out */
+                   "1:\n\t"
+                   "ldr r12, [sp]\n\t"
+                   "ldrd r10, r11, [r12, #8]\n\t"
+                   "ldrd r8, r9, [r12], #16\n\t"
+                   "str r12, [sp]\n\t"
+                   "sxtb16 r4, r8\n\t"
+                   "sxtb16 r5, r8, ror #8\n\t"
+                   "sxtb16 r6, r9\n\t"
+                   "sxtb16 r7, r9, ror #8\n\t"
+                   "sxtb16 r8, r10\n\t"
+                   "sxtb16 r9, r10, ror #8\n\t"
+                   "sxtb16 r10, r11\n\t"
+                   "sxtb16 r11, r11, ror #8\n\t"
+                   CONV_NARROW_16(CONV_NARROW_ONLY_S, 0, 2, 0, 16)
+                   "ldr r0, [sp, #4]\n\t"
+                   "add r1, r1, #32\n\t"
+                   "subs r0, r0, #1\n\t"
+                   "str r0, [sp, #4]\n\t"
+                   "bne 1b\n\t"
+                   "add sp, sp, #528\n\t"
+                   "pop {r4-r11, pc}\n\t")
+
 /* 1x1 layers of K = 16 and 32 inputs, 4 pixels x 2 channels per pass (8 sums in r2-r9:
  * pixel p's channel a in r(2+2p), b in r(3+2p)) over the 4 pixels widened once by
  * cmsis_widen_four (per step of 2 inputs the 4 pixels' words at 16 s), every offset an
