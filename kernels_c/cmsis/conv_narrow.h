@@ -301,7 +301,8 @@ CONV_NARROW_KERNEL(conv_narrow_8x16,
   "ssat " into ", #8, " into "\n\t"
 /* The pair's 8 outputs requantised (channel a's with tail words 3, 5, 7, then b's with 4,
  * 6, 2) and stored at out + p * cout + s; the tail and out moved to the next pair, back to
- * 1 while out is short of its end.  Frame: [sp] quad, #4 tail, #8 out, #12 out's end. */
+ * 1 while out is short of its end (b's constants, out and the end loaded in one chain).
+ * Frame: [sp] quad, #4 tail, #8 out, #12 out's end. */
 #define QUAD_REQUANT_NEXT(cout)                                                            \
   "ldr lr, [sp, #4]\n\t"                                                                 \
   "ldr r10, [lr, #12]\n\t"                                                               \
@@ -309,26 +310,26 @@ CONV_NARROW_KERNEL(conv_narrow_8x16,
   "ldr r12, [lr, #28]\n\t"                                                               \
   QUAD_REQUANT("r2", "r0") QUAD_REQUANT("r4", "r2") QUAD_REQUANT("r6", "r4")             \
   QUAD_REQUANT("r8", "r6")                                                               \
-  "ldr r10, [lr, #16]\n\t"                                                               \
-  "ldr r11, [lr, #24]\n\t"                                                               \
-  "ldr r12, [lr, #8]\n\t"                                                                \
   "add lr, lr, #32\n\t"                                                                  \
   "str lr, [sp, #4]\n\t"                                                                 \
-  "ldr lr, [sp, #8]\n\t"                                                                 \
-  "strb r0, [lr]\n\t"                                                                    \
-  "strb r2, [lr, #" #cout "]\n\t"                                                        \
-  "strb r4, [lr, #(2*" #cout ")]\n\t"                                                    \
-  "strb r6, [lr, #(3*" #cout ")]\n\t"                                                    \
-  QUAD_REQUANT("r3", "r8") QUAD_REQUANT("r5", "r3") QUAD_REQUANT("r7", "r5")             \
-  QUAD_REQUANT("r9", "r7")                                                               \
-  "strb r8, [lr, #1]\n\t"                                                                \
-  "strb r3, [lr, #(" #cout "+1)]\n\t"                                                    \
-  "strb r5, [lr, #(2*" #cout "+1)]\n\t"                                                  \
-  "strb r7, [lr, #(3*" #cout "+1)]\n\t"                                                  \
-  "ldr r0, [sp, #12]\n\t"                                                                \
-  "add lr, lr, #2\n\t"                                                                   \
-  "str lr, [sp, #8]\n\t"                                                                 \
-  "cmp lr, r0\n\t"                                                                       \
+  "ldr r10, [lr, #-16]\n\t"                                                              \
+  "ldr r11, [lr, #-8]\n\t"                                                               \
+  "ldr r12, [lr, #-24]\n\t"                                                              \
+  "ldr r8, [sp, #8]\n\t"                                                                 \
+  "ldr lr, [sp, #12]\n\t"                                                                \
+  "strb r0, [r8]\n\t"                                                                    \
+  "strb r2, [r8, #" #cout "]\n\t"                                                        \
+  "strb r4, [r8, #(2*" #cout ")]\n\t"                                                    \
+  "strb r6, [r8, #(3*" #cout ")]\n\t"                                                    \
+  QUAD_REQUANT("r3", "r0") QUAD_REQUANT("r5", "r2") QUAD_REQUANT("r7", "r4")             \
+  QUAD_REQUANT("r9", "r6")                                                               \
+  "strb r0, [r8, #1]\n\t"                                                                \
+  "strb r2, [r8, #(" #cout "+1)]\n\t"                                                    \
+  "strb r4, [r8, #(2*" #cout "+1)]\n\t"                                                  \
+  "strb r6, [r8, #(3*" #cout "+1)]\n\t"                                                  \
+  "add r8, r8, #2\n\t"                                                                   \
+  "str r8, [sp, #8]\n\t"                                                                 \
+  "cmp r8, lr\n\t"                                                                       \
   "bne 1b\n\t"
 /* All `cout` channels (the name's) of the 4 pixels widened at quad: arguments r0 quad
  * (word aligned), r1 the pair stream, r2 the tail (word aligned), r3 out (its 4 pixels'
