@@ -479,17 +479,53 @@ __attribute__((naked, noinline, unused)) static void conv_narrow_rgb3(
                    "pop {r0, r1, r3-r11, pc}\n\t");
 }
 
-/* The windows of the triple from output pixel `pixel` at (y0, x0) (its window's top-left
+/* One tap of rgb_gather: its 3 bytes, or the zero point's, all read before any is written
+ * (int8 stores would make the compiler reload what may alias them). */
+static inline __attribute__((always_inline)) void rgb_tap(int8_t *dst, const int8_t *src,
+                                                          int32_t inside, int8_t zero_point) {
+  int8_t r = zero_point, g = zero_point, b = zero_point;
+  if (inside) {
+    r = src[0];
+    g = src[1];
+    b = src[2];
+  }
+  dst[0] = r;
+  dst[1] = g;
+  dst[2] = b;
+}
+
+/* The 3x3x3 window whose top-left tap is at (y0, x0) into dst (27 bytes, rows 9 apart),
+ * the zero point in the padding: gather_patch's result for this one shape, every field
+ * read once, without its division or its calls (about 570 cycles a window there). */
+static void rgb_gather(const cmsis_conv_job_t *job, int32_t y0, int32_t x0, int8_t *dst) {
+  const tflm_conv_params_t *p = job->p;
+  const int8_t *const image = job->image;
+  const int32_t input_w = p->input_w, input_h = p->input_h, dy = p->dilation_h;
+  const int32_t dx = p->dilation_w, x1 = x0 + dx, x2 = x1 + dx;
+  const int8_t zero_point = (int8_t)-p->input_offset;
+  const int32_t in0 = x0 >= 0 && x0 < input_w, in1 = x1 >= 0 && x1 < input_w;
+  const int32_t in2 = x2 >= 0 && x2 < input_w;
+  int32_t fy;
+  for (fy = 0; fy < 3; ++fy, dst += 9) {
+    const int32_t y = y0 + fy * dy, row = y >= 0 && y < input_h;
+    const int8_t *src = image + (y * input_w + x0) * 3;
+    rgb_tap(dst, src, row && in0, zero_point);
+    rgb_tap(dst + 3, src + 3 * dx, row && in1, zero_point);
+    rgb_tap(dst + 6, src + 6 * dx, row && in2, zero_point);
+  }
+}
+
+/* The windows of the triple whose first output pixel is at (y0, x0) (its window's top-left
  * tap; ox its column) into rgb: in place when inside the image (window_at's test on
  * locals: the kernel's call would make the compiler reload the job's fields), else
- * gathered (the zero point in the padding) into a copy of 27 bytes read as rows 9 apart;
+ * gathered by rgb_gather into a copy of 27 bytes read as rows 9 apart;
  * y0, x0 and ox move to the next triple. */
 typedef struct {
   const int8_t *image;
   int32_t line, last_row, input_h, input_w, width, sy, sx, left;
 } conv_rgb_geometry_t;
 static void rgb_windows(const cmsis_conv_job_t *job, const conv_rgb_geometry_t *g,
-                        int32_t pixel, int32_t *y0, int32_t *x0, int32_t *ox,
+                        int32_t *y0, int32_t *x0, int32_t *ox,
                         uint32_t copies[3][7], conv_rgb3_t *rgb) {
   int32_t i;
   for (i = 0; i < 3; ++i) {
@@ -497,7 +533,7 @@ static void rgb_windows(const cmsis_conv_job_t *job, const conv_rgb_geometry_t *
       rgb->rows[i] = g->image + (*y0 * job->p->input_w + *x0) * 3;
       rgb->line[i] = g->line;
     } else {
-      gather_patch(job, pixel + i, (int8_t *)(void *)copies[i]);
+      rgb_gather(job, *y0, *x0, (int8_t *)(void *)copies[i]);
       rgb->rows[i] = (const int8_t *)(void *)copies[i];
       rgb->line[i] = 9;
     }
@@ -557,7 +593,7 @@ static int32_t conv_narrow_rgb_triples(const cmsis_conv_job_t *job, int32_t pixe
       }
     } else {
       rgb.count = 1;
-      rgb_windows(job, &g, pixel, &y0, &x0, &ox, copies, &rgb);
+      rgb_windows(job, &g, &y0, &x0, &ox, copies, &rgb);
       pixel += 3;
     }
     conv_narrow_rgb3(&rgb);
