@@ -331,24 +331,67 @@ CONV_NARROW_KERNEL(conv_narrow_8x16,
   "str r8, [sp, #8]\n\t"                                                                 \
   "cmp r8, lr\n\t"                                                                       \
   "bne 1b\n\t"
-/* All `cout` channels (the name's) of the 4 pixels widened at quad: arguments r0 quad
- * (word aligned), r1 the pair stream, r2 the tail (word aligned), r3 out (its 4 pixels'
- * outputs cout apart). */
-#define CONV_QUAD_KERNEL(name, n, cout, steps)                                             \
+/* Group g (inputs 4g .. 4g + 3) of the 4 pixels at r0 (k bytes apart) widened into the
+ * quad at r3 (post-incremented): (x0, x2) of pixels 0-3, then their (x1, x3), one STM. */
+#define QUAD_WIDEN(k, g)                                                                   \
+  "ldr r8, [r0, #(4*(" #g "))]\n\t"                                                      \
+  "ldr r9, [r0, #(" #k "+4*(" #g "))]\n\t"                                               \
+  "ldr r10, [r0, #(2*" #k "+4*(" #g "))]\n\t"                                            \
+  "ldr r11, [r0, #(3*" #k "+4*(" #g "))]\n\t"                                            \
+  "sxtb16 r4, r8\n\t"                                                                    \
+  "sxtb16 r5, r9\n\t"                                                                    \
+  "sxtb16 r6, r10\n\t"                                                                   \
+  "sxtb16 r7, r11\n\t"                                                                   \
+  "sxtb16 r8, r8, ror #8\n\t"                                                            \
+  "sxtb16 r9, r9, ror #8\n\t"                                                            \
+  "sxtb16 r10, r10, ror #8\n\t"                                                          \
+  "sxtb16 r11, r11, ror #8\n\t"                                                          \
+  "stmia r3!, {r4-r11}\n\t"
+#define QUAD_WIDEN4(k, g)                                                                  \
+  QUAD_WIDEN(k, g) QUAD_WIDEN(k, g + 1) QUAD_WIDEN(k, g + 2) QUAD_WIDEN(k, g + 3)
+/* `quads` (>= 1) runs of 4 pixels of a 1x1 layer of K = 4n (k) inputs and `cout` outputs
+ * (the name's): each quad widened into the scratch (8 k bytes) by `widen`, then all
+ * channel pairs (label 1).  Arguments: r0 in (word aligned, pixels k bytes apart), r1 the
+ * pair stream, r2 the tail (word aligned), r3 quads, [sp] out, [sp, #4] the scratch (word
+ * aligned).  Frame: [sp] quad, #4 tail, #8 out, #12 out's end (of this quad's pairs), #16
+ * the next quad's pixels, #20 quads left, #24 the tail's start, #28 the stream's. */
+#define CONV_QUAD_KERNEL(name, k, n, cout, widen, steps)                                   \
   __attribute__((naked, noinline, unused)) static void name(                             \
-      const int16_t *quad CMSIS_IN_ASM, const int16_t *w CMSIS_IN_ASM,                   \
-      const int32_t *tail CMSIS_IN_ASM, int8_t *out CMSIS_IN_ASM) {                      \
+      const int8_t *in CMSIS_IN_ASM, const int16_t *w CMSIS_IN_ASM,                      \
+      const int32_t *tail CMSIS_IN_ASM, int32_t quads CMSIS_IN_ASM,                      \
+      int8_t *out CMSIS_IN_ASM, int16_t *scratch CMSIS_IN_ASM) {                         \
     __asm__ volatile("push {r4-r11, lr}\n\t"                                             \
-                     "add r12, r3, #" #cout "\n\t"                                    \
-                     "push {r0, r2, r3, r12}\n\t"                                        \
+                     "ldr r12, [sp, #36]\n\t"                                            \
+                     "ldr lr, [sp, #40]\n\t"                                             \
+                     "sub sp, sp, #32\n\t"                                               \
+                     "str lr, [sp]\n\t"                                                  \
+                     "str r12, [sp, #8]\n\t"                                             \
+                     "strd r0, r3, [sp, #16]\n\t"                                        \
+                     "strd r2, r1, [sp, #24]\n\t"                                        \
+                     "3:\n\t"                                                            \
+                     "ldr r0, [sp, #16]\n\t"                                             \
+                     "ldr r3, [sp]\n\t" widen                                            \
+                     "add r0, r0, #(4*" #k ")\n\t"                                       \
+                     "str r0, [sp, #16]\n\t"                                             \
+                     "ldrd r2, r1, [sp, #24]\n\t"                                        \
+                     "ldr r12, [sp, #8]\n\t"                                             \
+                     "str r2, [sp, #4]\n\t"                                              \
+                     "add r12, r12, #" #cout "\n\t"                                      \
+                     "str r12, [sp, #12]\n\t"                                            \
                      "1:\n\t" QUAD_FIRST steps                                           \
                      "add r1, r1, #(16*" #n ")\n\t" QUAD_REQUANT_NEXT(cout)             \
-                     "add sp, sp, #16\n\t"                                               \
+                     "add r8, r8, #(3*" #cout ")\n\t" /* the next quad's outputs */     \
+                     "ldr r0, [sp, #20]\n\t"                                             \
+                     "str r8, [sp, #8]\n\t"                                              \
+                     "subs r0, r0, #1\n\t"                                               \
+                     "str r0, [sp, #20]\n\t"                                             \
+                     "bne 3b\n\t"                                                        \
+                     "add sp, sp, #32\n\t"                                               \
                      "pop {r4-r11, pc}\n\t");                                            \
   }
-CONV_QUAD_KERNEL(conv_quad_16x32, 4, 32,
+CONV_QUAD_KERNEL(conv_quad_16x32, 16, 4, 32, QUAD_WIDEN4(16, 0),
                  QUAD_STEP(1) QUAD_STEP(2) QUAD_STEP(3) QUAD_STEPS4(4))
-CONV_QUAD_KERNEL(conv_quad_32x32, 8, 32,
+CONV_QUAD_KERNEL(conv_quad_32x32, 32, 8, 32, QUAD_WIDEN4(32, 0) QUAD_WIDEN4(32, 4),
                  QUAD_STEP(1) QUAD_STEP(2) QUAD_STEP(3) QUAD_STEPS4(4) QUAD_STEPS4(8)
                  QUAD_STEPS4(12))
 
@@ -641,27 +684,18 @@ static void conv_narrow_rgb(const cmsis_conv_job_t *job, int32_t pixels) {
   }
 }
 
-/* The job's pixels 4 at a time by the quad kernel of its K (16 or 32; 32 channels): each
- * quad widened into the scratch (8 * K bytes) by cmsis_widen_four.  Returns the pixels
- * done. */
+/* The job's pixels 4 at a time by the quad kernel of its K (16 or 32; 32 channels), each
+ * quad widened into the scratch (8 * K bytes).  Returns the pixels done. */
 static int32_t conv_narrow_quads(const cmsis_conv_job_t *job, int32_t pixels) {
-  const int32_t k = job->patch;
   int16_t *quad = (int16_t *)(void *)job->scratch;
-  int32_t pixel;
-  for (pixel = 0; pixel + 4 <= pixels; pixel += 4) {
-    const int8_t *src[4];
-    src[0] = job->image + pixel * k;
-    src[1] = src[0] + k;
-    src[2] = src[1] + k;
-    src[3] = src[2] + k;
-    cmsis_widen_four(src, quad, k >> 2);
-    if (k == 16) {
-      conv_quad_16x32(quad, job->pairs, job->tail, job->output + pixel * 32);
-    } else {
-      conv_quad_32x32(quad, job->pairs, job->tail, job->output + pixel * 32);
-    }
+  const int32_t quads = pixels >> 2;
+  if (quads == 0) return 0;
+  if (job->patch == 16) {
+    conv_quad_16x32(job->image, job->pairs, job->tail, quads, job->output, quad);
+  } else {
+    conv_quad_32x32(job->image, job->pairs, job->tail, quads, job->output, quad);
   }
-  return pixel;
+  return quads << 2;
 }
 
 /* The job's pixels by a narrow kernel when one fits: the requantising layout (job->tail,
