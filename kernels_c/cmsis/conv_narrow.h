@@ -254,11 +254,11 @@ CONV_NARROW_KERNEL(conv_narrow_8x16,
  * less), 4 SMLAD: 16 MACs in 16 cycles, 11 instructions, where the pixel
  * pair kernels spill their sums between passes of 8 inputs (K = 32: 1.52 cycles per MAC).
  * The weight words of step s = 2g + e at 16 g + 4 e (channel a) and + 8 (b). */
-#define QUAD_W(s) "#(16*((" #s ")>>1)+4*((" #s ")&1))"
-#define QUAD_WB(s) "#(16*((" #s ")>>1)+4*((" #s ")&1)+8)"
-#define QUAD_STEP(s)                                                                       \
-  "ldr r10, [r1, " QUAD_W(s) "]\n\t"                                                     \
-  "ldr r11, [r1, " QUAD_WB(s) "]\n\t"                                                    \
+#define QUAD_W(s, b) "#(16*((" #s ")>>1)+4*((" #s ")&1)-" #b ")"
+#define QUAD_WB(s, b) "#(16*((" #s ")>>1)+4*((" #s ")&1)+8-" #b ")"
+#define QUAD_STEP(s, b)                                                                       \
+  "ldr r10, [r1, " QUAD_W(s, b) "]\n\t"                                                  \
+  "ldr r11, [r1, " QUAD_WB(s, b) "]\n\t"                                                 \
   "ldr r12, [r0, #(16*(" #s "))]\n\t"                                                      \
   "ldr lr, [r0, #(16*(" #s ")+4)]\n\t"                                                     \
   "smlad r2, r12, r10, r2\n\t"                                                           \
@@ -270,16 +270,18 @@ CONV_NARROW_KERNEL(conv_narrow_8x16,
   "smlad r7, r12, r11, r7\n\t"                                                           \
   "smlad r8, lr, r10, r8\n\t"                                                            \
   "smlad r9, lr, r11, r9\n\t"
-#define QUAD_STEPS4(s) QUAD_STEP(s) QUAD_STEP(s + 1) QUAD_STEP(s + 2) QUAD_STEP(s + 3)
+#define QUAD_STEPS4(s, b)                                                                  \
+  QUAD_STEP(s, b) QUAD_STEP(s + 1, b) QUAD_STEP(s + 2, b) QUAD_STEP(s + 3, b)
 /* The first step: the quad and this pair's tail from the frame, the sums started at the
- * folded constants (tail words 0, 1), one chain of 7 loads. */
-#define QUAD_FIRST                                                                         \
+ * folded constants (tail words 0, 1), one chain of 7 loads; r1 moved to the next pair's
+ * stream (16 n bytes on: the steps after read at offsets less 16 n). */
+#define QUAD_FIRST(n)                                                                      \
   "ldr r0, [sp]\n\t"                                                                     \
   "ldr lr, [sp, #4]\n\t"                                                                 \
   "ldr r2, [lr]\n\t"                                                                     \
   "ldr r3, [lr, #4]\n\t"                                                                 \
-  "ldr r10, [r1]\n\t"                                                                    \
   "ldr r11, [r1, #8]\n\t"                                                                \
+  "ldr r10, [r1], #(16*" #n ")\n\t"                                                      \
   "ldr r12, [r0]\n\t"                                                                    \
   "ldr lr, [r0, #4]\n\t"                                                                 \
   "smlad r4, lr, r10, r2\n\t"                                                            \
@@ -378,8 +380,7 @@ CONV_NARROW_KERNEL(conv_narrow_8x16,
                      "str r2, [sp, #4]\n\t"                                              \
                      "add r12, r12, #" #cout "\n\t"                                      \
                      "str r12, [sp, #12]\n\t"                                            \
-                     "1:\n\t" QUAD_FIRST steps                                           \
-                     "add r1, r1, #(16*" #n ")\n\t" QUAD_REQUANT_NEXT(cout)             \
+                     "1:\n\t" QUAD_FIRST(n) steps QUAD_REQUANT_NEXT(cout)              \
                      "add r8, r8, #(3*" #cout ")\n\t" /* the next quad's outputs */     \
                      "ldr r0, [sp, #20]\n\t"                                             \
                      "str r8, [sp, #8]\n\t"                                              \
@@ -390,10 +391,10 @@ CONV_NARROW_KERNEL(conv_narrow_8x16,
                      "pop {r4-r11, pc}\n\t");                                            \
   }
 CONV_QUAD_KERNEL(conv_quad_16x32, 16, 4, 32, QUAD_WIDEN4(16, 0),
-                 QUAD_STEP(1) QUAD_STEP(2) QUAD_STEP(3) QUAD_STEPS4(4))
+                 QUAD_STEP(1, 64) QUAD_STEP(2, 64) QUAD_STEP(3, 64) QUAD_STEPS4(4, 64))
 CONV_QUAD_KERNEL(conv_quad_32x32, 32, 8, 32, QUAD_WIDEN4(32, 0) QUAD_WIDEN4(32, 4),
-                 QUAD_STEP(1) QUAD_STEP(2) QUAD_STEP(3) QUAD_STEPS4(4) QUAD_STEPS4(8)
-                 QUAD_STEPS4(12))
+                 QUAD_STEP(1, 128) QUAD_STEP(2, 128) QUAD_STEP(3, 128) QUAD_STEPS4(4, 128)
+                 QUAD_STEPS4(8, 128) QUAD_STEPS4(12, 128))
 
 /* First layers over RGB images (3x3 windows of 3 channels, 8 output channels): each call
  * one pixel pair whose 28-byte patches (the last byte's weight 0) lie at in, in + 28. */
