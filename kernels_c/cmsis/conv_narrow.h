@@ -4,18 +4,19 @@
  * conv.c inside its CMSIS_DSP branch; reads the node's CONV_INT16_PAIRS_REQUANT record as
  * conv.c checked it (find_layout, tail_agrees); other shapes take conv.c's loops.
  *
- * The generic DSP loop widens each pixel pair into scratch and calls
- * cmsis_dot_pairs_requant per pair, which reloads the widened pixels for every channel
- * pair and spends ~90 cycles per 4 outputs around 32 MACs.  With K = 8 two pixels widened
- * are 8 words: they stay in r4-r11 for all 16 channels, which are unrolled (no loop per
- * channel, every weight, tail and output offset an immediate); longer patches run in
- * passes of 8 inputs, the sums waiting on the stack between passes.  Per channel and pixel pair:
- * 2 LDRD of weights, 8 SMLAD, the requantisation of cmsis_requantize_folded (SMMLAR, ADD,
- * ASR, SSAT per output; the sign correction - [acc < 0] added to the constant before the
- * SMMLAR, the same sum modulo 2^32) and two STRB: about 26 instructions, 35 cycles (31 for
- * K = 8, whose tail is copied onto the kernel's stack: CONV_NARROW_ONLY_S).  The RGB first
- * layer runs 3 pixels x 2 channels per pass from the 3 patches widened in scratch
- * (conv_narrow_rgb3: 1 cycle per MAC, every sum in a register), the 1 or 2 pixels left
+ * With few MACs per output the requantisation (SMMLAR, ADD, ASR, SSAT, STRB: 5 cycles an
+ * output) and the loads of each channel's words weigh as much as the MACs.  K = 8: two
+ * pixels widened are 8 words; they stay in r4-r11 for all 16 channels, which are unrolled,
+ * the tail and the pair stream copied onto the kernel's stack (every offset an immediate,
+ * r1 the outputs): per channel and pixel pair 8 SMLAD, 8 loads in 3 chains and the two
+ * outputs' requantisation, 29 cycles (conv_narrow_8x16).  K = 16 and 32: 4 pixels widened
+ * once into scratch, 4 pixels x 2 channels per pass with the 8 sums in registers, 16 MACs
+ * in 16 cycles, then the 8 outputs with each channel's constants loaded once
+ * (conv_quad_16x32, conv_quad_32x32).  The requantisation is cmsis_requantize_folded's
+ * (the sign correction - [acc < 0] added to the constant before the SMMLAR or to its
+ * result, the same sum modulo 2^32).  The RGB first layer runs 3 pixels x 2 channels per
+ * pass from the 3 patches widened in scratch (conv_narrow_rgb3: 1 cycle per MAC, every sum
+ * in a register; windows over the padding gathered by rgb_gather), the 1 or 2 pixels left
  * by conv_narrow_28x8 / conv_narrow_last. */
 #ifndef TFLM_CMSIS_CONV_NARROW_H
 #define TFLM_CMSIS_CONV_NARROW_H
