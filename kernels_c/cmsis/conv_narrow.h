@@ -303,10 +303,10 @@ CONV_NARROW_KERNEL(conv_narrow_8x16,
   "asr " into ", " into ", r12\n\t"                                                      \
   "ssat " into ", #8, " into "\n\t"
 /* The pair's 8 outputs requantised (channel a's with tail words 3, 5, 7, then b's with 4,
- * 6, 2) and stored at out + p * cout + s; the tail and out moved to the next pair, back to
- * 1 while out is short of its end (b's constants, out and the end loaded in one chain).
+ * 6, 2) and stored at out (r8) + p * cout + s; the tail and out moved to the next pair
+ * (b's constants, out and `end`, the load of out's end into lr or nothing, in one chain).
  * Frame: [sp] quad, #4 tail, #8 out, #12 out's end. */
-#define QUAD_REQUANT_NEXT(cout)                                                            \
+#define QUAD_REQUANT_NEXT(cout, end)                                                       \
   "ldr lr, [sp, #4]\n\t"                                                                 \
   "ldr r10, [lr, #12]\n\t"                                                               \
   "ldr r11, [lr, #20]\n\t"                                                               \
@@ -318,8 +318,7 @@ CONV_NARROW_KERNEL(conv_narrow_8x16,
   "ldr r10, [lr, #-16]\n\t"                                                              \
   "ldr r11, [lr, #-8]\n\t"                                                               \
   "ldr r12, [lr, #-24]\n\t"                                                              \
-  "ldr r8, [sp, #8]\n\t"                                                                 \
-  "ldr lr, [sp, #12]\n\t"                                                                \
+  "ldr r8, [sp, #8]\n\t" end                                                             \
   "strb r0, [r8]\n\t"                                                                    \
   "strb r2, [r8, #" #cout "]\n\t"                                                        \
   "strb r4, [r8, #(2*" #cout ")]\n\t"                                                    \
@@ -331,9 +330,12 @@ CONV_NARROW_KERNEL(conv_narrow_8x16,
   "strb r4, [r8, #(2*" #cout "+1)]\n\t"                                                  \
   "strb r6, [r8, #(3*" #cout "+1)]\n\t"                                                  \
   "add r8, r8, #2\n\t"                                                                   \
-  "str r8, [sp, #8]\n\t"                                                                 \
-  "cmp r8, lr\n\t"                                                                       \
-  "bne 1b\n\t"
+  "str r8, [sp, #8]\n\t"
+/* Two channel pairs (n groups of inputs, cout outputs), the second's requantisation
+ * loading out's end: the pair loop is run cout / 4 times, one test per two pairs. */
+#define QUAD_TWO_PAIRS(n, cout, steps)                                                     \
+  QUAD_FIRST(n) steps QUAD_REQUANT_NEXT(cout, "")                                          \
+  QUAD_FIRST(n) steps QUAD_REQUANT_NEXT(cout, "ldr lr, [sp, #12]\n\t")
 /* Group g (inputs 4g .. 4g + 3) of the 4 pixels at r0 (k bytes apart) widened into the
  * quad at r3 (post-incremented): (x0, x2) of pixels 0-3, then their (x1, x3), one STM. */
 #define QUAD_WIDEN(k, g)                                                                   \
@@ -381,7 +383,9 @@ CONV_NARROW_KERNEL(conv_narrow_8x16,
                      "str r2, [sp, #4]\n\t"                                              \
                      "add r12, r12, #" #cout "\n\t"                                      \
                      "str r12, [sp, #12]\n\t"                                            \
-                     "1:\n\t" QUAD_FIRST(n) steps QUAD_REQUANT_NEXT(cout)              \
+                     "1:\n\t" QUAD_TWO_PAIRS(n, cout, steps)                            \
+                     "cmp r8, lr\n\t"                                                    \
+                     "bne 1b\n\t"                                                        \
                      "add r8, r8, #(3*" #cout ")\n\t" /* the next quad's outputs */     \
                      "ldr r0, [sp, #20]\n\t"                                             \
                      "str r8, [sp, #8]\n\t"                                              \
