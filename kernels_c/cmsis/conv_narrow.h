@@ -331,10 +331,11 @@ CONV_NARROW_KERNEL(conv_narrow_8x16,
   "strb r6, [r8, #(3*" #cout "+1)]\n\t"                                                  \
   "add r8, r8, #2\n\t"                                                                   \
   "str r8, [sp, #8]\n\t"
-/* Two channel pairs (n groups of inputs, cout outputs), the second's requantisation
- * loading out's end: the pair loop is run cout / 4 times, one test per two pairs. */
-#define QUAD_TWO_PAIRS(n, cout, steps)                                                     \
-  QUAD_FIRST(n) steps QUAD_REQUANT_NEXT(cout, "")                                          \
+/* Four channel pairs (n groups of inputs, cout outputs), the last one's requantisation
+ * loading out's end: the pair loop is run cout / 8 times, one test per four pairs. */
+#define QUAD_PAIR(n, cout, steps) QUAD_FIRST(n) steps QUAD_REQUANT_NEXT(cout, "")
+#define QUAD_FOUR_PAIRS(n, cout, steps)                                                    \
+  QUAD_PAIR(n, cout, steps) QUAD_PAIR(n, cout, steps) QUAD_PAIR(n, cout, steps)            \
   QUAD_FIRST(n) steps QUAD_REQUANT_NEXT(cout, "ldr lr, [sp, #12]\n\t")
 /* Group g (inputs 4g .. 4g + 3) of the 4 pixels at r0 (k bytes apart) widened into the
  * quad at r3 (post-incremented): (x0, x2) of pixels 0-3, then their (x1, x3), one STM. */
@@ -383,7 +384,7 @@ CONV_NARROW_KERNEL(conv_narrow_8x16,
                      "str r2, [sp, #4]\n\t"                                              \
                      "add r12, r12, #" #cout "\n\t"                                      \
                      "str r12, [sp, #12]\n\t"                                            \
-                     "1:\n\t" QUAD_TWO_PAIRS(n, cout, steps)                            \
+                     "1:\n\t" QUAD_FOUR_PAIRS(n, cout, steps)                           \
                      "cmp r8, lr\n\t"                                                    \
                      "bne 1b\n\t"                                                        \
                      "add r8, r8, #(3*" #cout ")\n\t" /* the next quad's outputs */     \
