@@ -51,15 +51,14 @@
   "smlad r3, r12, r11, r3\n\t"
 
 /* The two SMMLAR results r2, r3 of channel c shifted right by r0, saturated and stored to
- * out ([sp, #8]) + c (pixel a) and + cout + c (pixel b). */
-#define CONV_NARROW_STORE2(j, s, cout)                                                     \
-  "ldr r12, [sp, #8]\n\t"                                                                \
+ * out (register `out`) + c (pixel a) and + cout + c (pixel b). */
+#define CONV_NARROW_STORE2(j, s, cout, out)                                                \
   "asr r2, r2, r0\n\t"                                                                   \
   "asr r3, r3, r0\n\t"                                                                   \
   "ssat r2, #8, r2\n\t"                                                                  \
   "ssat r3, #8, r3\n\t"                                                                  \
-  "strb r2, [r12, #((" #j ")*2+" #s ")]\n\t"                                             \
-  "strb r3, [r12, #(" #cout "+(" #j ")*2+" #s ")]\n\t"
+  "strb r2, [" out ", #((" #j ")*2+" #s ")]\n\t"                                         \
+  "strb r3, [" out ", #(" #cout "+(" #j ")*2+" #s ")]\n\t"
 
 /* The doubled sums r2, r3 of channel c requantised (cmsis_requantize_folded: the sign
  * correction - [acc < 0] added to the constant before the SMMLAR, the same sum modulo
@@ -205,12 +204,7 @@
   "add r0, lr, r3, asr #31\n\t"                                                          \
   "smmlar r3, r3, r12, r0\n\t"                                                           \
   "ldr r0, [sp, " CONV_NARROW_TS(j, 7 - 5 * s) "]\n\t"                                   \
-  "asr r2, r2, r0\n\t"                                                                   \
-  "asr r3, r3, r0\n\t"                                                                   \
-  "ssat r2, #8, r2\n\t"                                                                  \
-  "ssat r3, #8, r3\n\t"                                                                  \
-  "strb r2, [r1, #((" #j ")*2+" #s ")]\n\t"                                              \
-  "strb r3, [r1, #(" #cout "+(" #j ")*2+" #s ")]\n\t"
+  CONV_NARROW_STORE2(j, s, cout, "r1")
 /* 8 words from r2 (post-incremented) to r12 (post-incremented). */
 #define CONV_NARROW_COPY8 "ldmia r2!, {r4-r11}\n\tstmia r12!, {r4-r11}\n\t"
 #define CONV_NARROW_COPY64                                                                 \
