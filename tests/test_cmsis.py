@@ -135,10 +135,12 @@ def add_same_shape_add(b: ModelBuilder, rng, shape: list[int]):
 def narrow_cases(b: ModelBuilder, rng, factor: float) -> list:
     """1x1 stride-1 CONV_2D of the shapes conv_narrow.h runs (8 -> 16, 16 -> 32, 32 -> 32
     channels: vww's and person_detect's early layers, zero points -128 as theirs), over an
-    odd pixel count (the last pixel alone) and an even one, a near miss (8 -> 12) that
+    odd pixel count (the last pixel alone) and an even one, for K = 16 and 32 (4 pixels a
+    pass) every remainder after the quads and a count below 4, a near miss (8 -> 12) that
     takes the generic loop, and vww's first layer's shape (3x3x3 -> 8)."""
     cases = []
     for cin, cout, (h, w) in ((8, 16, (5, 7)), (16, 32, (4, 6)), (32, 32, (3, 5)),
+                              (16, 32, (3, 3)), (32, 32, (2, 3)), (16, 32, (1, 3)),
                               (8, 16, (2, 2)), (8, 12, (3, 3))):
         g = conv_geometry(rng, False, 1, cin, cout)
         g.update(h=h, w=w, oh=h, ow=w, stride=(1, 1), padding="VALID",

@@ -36,8 +36,8 @@
  *        it: widen_pixels);
  *   C    the same requantisation in C (cmsis_requantize_folded).
  * 1x1 layers of 8 -> 16, 16 -> 32 and 32 -> 32 channels (vww's and person_detect's early
- * layers) run conv_narrow.h's kernels instead: the pixel pair widened in registers over
- * every channel, unrolled.
+ * layers) run conv_narrow.h's kernels instead: K = 8 the pixel pair widened in registers
+ * over every channel, unrolled; K = 16, 32 four pixels x 2 channels per pass.
  * Integer sums are exact, so every order gives the reference's result.  Grouped int8
  * convolutions and the float32 / int16 types run the reference kernels (conv_reference.c).
  *

@@ -4,18 +4,19 @@
  * conv.c inside its CMSIS_DSP branch; reads the node's CONV_INT16_PAIRS_REQUANT record as
  * conv.c checked it (find_layout, tail_agrees); other shapes take conv.c's loops.
  *
- * The generic DSP loop widens each pixel pair into scratch and calls
- * cmsis_dot_pairs_requant per pair, which reloads the widened pixels for every channel
- * pair and spends ~90 cycles per 4 outputs around 32 MACs.  With K = 8 two pixels widened
- * are 8 words: they stay in r4-r11 for all 16 channels, which are unrolled (no loop per
- * channel, every weight, tail and output offset an immediate); longer patches run in
- * passes of 8 inputs, the sums waiting on the stack between passes.  Per channel and pixel pair:
- * 2 LDRD of weights, 8 SMLAD, the requantisation of cmsis_requantize_folded (SMMLAR, ADD,
- * ASR, SSAT per output; the sign correction - [acc < 0] added to the constant before the
- * SMMLAR, the same sum modulo 2^32) and two STRB: about 26 instructions, 35 cycles (31 for
- * K = 8, whose tail is copied onto the kernel's stack: CONV_NARROW_ONLY_S).  The RGB first
- * layer runs 3 pixels x 2 channels per pass from the 3 patches widened in scratch
- * (conv_narrow_rgb3: 1 cycle per MAC, every sum in a register), the 1 or 2 pixels left
+ * With few MACs per output the requantisation (SMMLAR, ADD, ASR, SSAT, STRB: 5 cycles an
+ * output) and the loads of each channel's words weigh as much as the MACs.  K = 8: two
+ * pixels widened are 8 words; they stay in r4-r11 for all 16 channels, which are unrolled,
+ * the tail and the pair stream copied onto the kernel's stack (every offset an immediate,
+ * r1 the outputs): per channel and pixel pair 8 SMLAD, 8 loads in 3 chains and the two
+ * outputs' requantisation, 29 cycles (conv_narrow_8x16).  K = 16 and 32: 4 pixels widened
+ * once into scratch, 4 pixels x 2 channels per pass with the 8 sums in registers, 16 MACs
+ * in 16 cycles, then the 8 outputs with each channel's constants loaded once
+ * (conv_quad_16x32, conv_quad_32x32).  The requantisation is cmsis_requantize_folded's
+ * (the sign correction - [acc < 0] added to the constant before the SMMLAR or to its
+ * result, the same sum modulo 2^32).  The RGB first layer runs 3 pixels x 2 channels per
+ * pass from the 3 patches widened in scratch (conv_narrow_rgb3: 1 cycle per MAC, every sum
+ * in a register; windows over the padding gathered by rgb_gather), the 1 or 2 pixels left
  * by conv_narrow_28x8 / conv_narrow_last. */
 #ifndef TFLM_CMSIS_CONV_NARROW_H
 #define TFLM_CMSIS_CONV_NARROW_H
@@ -26,10 +27,9 @@
 
 /* Offsets (assembler expressions) of channel c = 2j + s in the node's streams, for K = 4n
  * inputs: the pair stream holds per channel pair 16n bytes, per group g of 4 inputs channel
- * 2j's two words at 16g then 2j+1's (tflm_gen/layout.py, CONV_INT16_PAIRS), from r1 at
- * pair j & ~7 (CONV_NARROW_32); the tail per
+ * 2j's two words at 16g then 2j+1's (tflm_gen/layout.py, CONV_INT16_PAIRS); the tail per
  * pair 8 words: 2 folded a, b, right b, multiplier a, b, constant a, b, right a. */
-#define CONV_NARROW_W(j, s, n, g) "#(((" #j ")&7)*16*" #n "+(" #g ")*16+" #s "*8)"
+#define CONV_NARROW_W(j, s, n, g) "#((" #j ")*16*" #n "+(" #g ")*16+" #s "*8)"
 #define CONV_NARROW_T(j, word) "#((" #j ")*32+(" #word ")*4)"
 /* The two sums of channel c (pixel a, pixel b) between passes, on the stack. */
 #define CONV_NARROW_PS(j, s) "#(16+(" #j ")*16+" #s "*8)"
@@ -51,32 +51,19 @@
   "smlad r3, r12, r11, r3\n\t"
 
 /* The two SMMLAR results r2, r3 of channel c shifted right by r0, saturated and stored to
- * out ([sp, #8]) + c (pixel a) and + cout + c (pixel b). */
-#define CONV_NARROW_STORE2(j, s, cout)                                                     \
-  "ldr r12, [sp, #8]\n\t"                                                                \
+ * out (register `out`) + c (pixel a) and + cout + c (pixel b). */
+#define CONV_NARROW_STORE2(j, s, cout, out)                                                \
   "asr r2, r2, r0\n\t"                                                                   \
   "asr r3, r3, r0\n\t"                                                                   \
   "ssat r2, #8, r2\n\t"                                                                  \
   "ssat r3, #8, r3\n\t"                                                                  \
-  "strb r2, [r12, #((" #j ")*2+" #s ")]\n\t"                                             \
-  "strb r3, [r12, #(" #cout "+(" #j ")*2+" #s ")]\n\t"
+  "strb r2, [" out ", #((" #j ")*2+" #s ")]\n\t"                                         \
+  "strb r3, [" out ", #(" #cout "+(" #j ")*2+" #s ")]\n\t"
 
 /* The doubled sums r2, r3 of channel c requantised (cmsis_requantize_folded: the sign
  * correction - [acc < 0] added to the constant before the SMMLAR, the same sum modulo
- * 2^32) and stored to [sp, #8] + c (pixel a) and + cout + c (pixel b); lr the tail. */
-#define CONV_NARROW_REQUANT(j, s, cout)                                                    \
-  "ldr r0, [lr, " CONV_NARROW_T(j, 3 + s) "]\n\t"                                        \
-  "ldr r12, [lr, " CONV_NARROW_T(j, 5 + s) "]\n\t"                                       \
-  "add r12, r12, r2, asr #31\n\t"                                                        \
-  "smmlar r2, r2, r0, r12\n\t"                                                           \
-  "ldr r12, [lr, " CONV_NARROW_T(j, 5 + s) "]\n\t"                                       \
-  "add r12, r12, r3, asr #31\n\t"                                                        \
-  "smmlar r3, r3, r0, r12\n\t"                                                           \
-  "ldr r0, [lr, " CONV_NARROW_T(j, 7 - 5 * s) "]\n\t"                                    \
-  CONV_NARROW_STORE2(j, s, cout)
-
-/* CONV_NARROW_REQUANT in a pass of one group, where r6, r7 and r10 are free: the
- * constant and the shift loaded once, the loads back to back. */
+ * 2^32) and stored to [sp, #8] + c (pixel a) and + cout + c (pixel b), in a pass of one
+ * group, where r6, r7 and r10 are free; lr the tail. */
 #define CONV_NARROW_REQUANT_FREE(j, s, cout)                                               \
   "ldr r0, [lr, " CONV_NARROW_T(j, 3 + s) "]\n\t"                                        \
   "ldr r12, [lr, " CONV_NARROW_T(j, 5 + s) "]\n\t"                                       \
@@ -101,10 +88,6 @@
 #define CONV_NARROW_MIDDLE(j, s, n, h, cout)                                               \
   "ldrd r2, r3, [sp, " CONV_NARROW_PS(j, s) "]\n\t"                                      \
   CONV_NARROW_MACS(j, s, n, h, "r2") "strd r2, r3, [sp, " CONV_NARROW_PS(j, s) "]\n\t"
-#define CONV_NARROW_LAST(j, s, n, h, cout)                                                 \
-  "ldrd r2, r3, [sp, " CONV_NARROW_PS(j, s) "]\n\t"                                      \
-  CONV_NARROW_MACS(j, s, n, h, "r2") CONV_NARROW_REQUANT(j, s, cout)
-
 /* The last pass of one group (g = 2h: K = 28, a first layer's 3x3x3 window plus a zero
  * weight), its inputs in r4 r5 (pixel a) and r8 r9 (pixel b); r6, r7, r10 free. */
 #define CONV_NARROW_LAST1(j, s, n, h, cout)                                                \
@@ -129,11 +112,6 @@
   STEP(o + 4, 1, n, h, cout) STEP(o + 5, 0, n, h, cout) STEP(o + 5, 1, n, h, cout)       \
   STEP(o + 6, 0, n, h, cout) STEP(o + 6, 1, n, h, cout) STEP(o + 7, 0, n, h, cout)       \
   STEP(o + 7, 1, n, h, cout)
-/* r1 moves to pair 8 for the second 16 (LDRD's offsets reach 1020 bytes). */
-#define CONV_NARROW_32(STEP, n, h, cout)                                                   \
-  CONV_NARROW_16(STEP, 0, n, h, cout) "add r1, r1, #(128*" #n ")\n\t"                   \
-  CONV_NARROW_16(STEP, 8, n, h, cout) "sub r1, r1, #(128*" #n ")\n\t"
-
 /* Loads pass h's inputs of the pixel pair at [sp] (K bytes each) and widens them into
  * r4-r11. */
 #define CONV_NARROW_INPUTS(k, h)                                                           \
@@ -197,57 +175,226 @@
     __asm__ volatile(body);                                                              \
   }
 
-/* The only pass of K = 8 (conv_narrow_8x16), its tail (64 words) copied onto the stack at
- * the call's start and read SP-relative: lr is then free for the requantisation, each
- * channel's constant loaded once and every load of a channel chained (31 cycles per
- * channel and pixel pair where CONV_NARROW_MACS and CONV_NARROW_REQUANT take 34). */
+/* K = 8 -> 16 (conv_narrow_8x16): the tail (64 words) and the pair stream (64 words)
+ * copied onto the stack at the call's start and read SP-relative, r1 the pixel pair's
+ * outputs: lr is then free, each channel's 8 words loaded in 3 chains (bias and 3 weight
+ * words, the last weight word with the multiplier and the constant, the shift) and no
+ * output pointer loaded: 29 cycles per channel and pixel pair, 26 instructions.  Frame:
+ * [sp] in, #4 pixel pairs left, from #16 the tail, from #272 the pairs. */
 #define CONV_NARROW_TS(j, word) "#(16+(" #j ")*32+(" #word ")*4)"
+#define CONV_NARROW_WS(j, s, g, e) "#(272+(" #j ")*32+(" #g ")*16+" #s "*8+" #e "*4)"
 #define CONV_NARROW_ONLY_S(j, s, n, h, cout)                                               \
   "ldr r3, [sp, " CONV_NARROW_TS(j, s) "]\n\t"                                           \
-  "ldr r0, [r1, " CONV_NARROW_W(j, s, n, 0) "]\n\t"                                      \
-  "ldr r12, [r1, " CONV_NARROW_W(j, s, n, 0) "+4]\n\t"                                   \
+  "ldr r0, [sp, " CONV_NARROW_WS(j, s, 0, 0) "]\n\t"                                     \
+  "ldr r12, [sp, " CONV_NARROW_WS(j, s, 0, 1) "]\n\t"                                    \
+  "ldr lr, [sp, " CONV_NARROW_WS(j, s, 1, 0) "]\n\t"                                     \
   "smlad r2, r0, r4, r3\n\t"                                                             \
-  "smlad r2, r12, r5, r2\n\t"                                                            \
   "smlad r3, r0, r8, r3\n\t"                                                             \
+  "smlad r2, r12, r5, r2\n\t"                                                            \
   "smlad r3, r12, r9, r3\n\t"                                                            \
-  "ldr r0, [r1, " CONV_NARROW_W(j, s, n, 1) "]\n\t"                                      \
-  "ldr r12, [r1, " CONV_NARROW_W(j, s, n, 1) "+4]\n\t"                                   \
-  "smlad r2, r0, r6, r2\n\t"                                                             \
-  "smlad r2, r12, r7, r2\n\t"                                                            \
-  "smlad r3, r0, r10, r3\n\t"                                                            \
-  "smlad r3, r12, r11, r3\n\t"                                                           \
-  "ldr r0, [sp, " CONV_NARROW_TS(j, 3 + s) "]\n\t"                                       \
-  "ldr r12, [sp, " CONV_NARROW_TS(j, 5 + s) "]\n\t"                                      \
-  "add lr, r12, r2, asr #31\n\t"                                                         \
-  "smmlar r2, r2, r0, lr\n\t"                                                            \
-  "add lr, r12, r3, asr #31\n\t"                                                         \
-  "smmlar r3, r3, r0, lr\n\t"                                                            \
+  "smlad r2, lr, r6, r2\n\t"                                                             \
+  "smlad r3, lr, r10, r3\n\t"                                                            \
+  "ldr r0, [sp, " CONV_NARROW_WS(j, s, 1, 1) "]\n\t"                                     \
+  "ldr r12, [sp, " CONV_NARROW_TS(j, 3 + s) "]\n\t"                                      \
+  "ldr lr, [sp, " CONV_NARROW_TS(j, 5 + s) "]\n\t"                                       \
+  "smlad r2, r0, r7, r2\n\t"                                                             \
+  "smlad r3, r0, r11, r3\n\t"                                                            \
+  "add r0, lr, r2, asr #31\n\t"                                                          \
+  "smmlar r2, r2, r12, r0\n\t"                                                           \
+  "add r0, lr, r3, asr #31\n\t"                                                          \
+  "smmlar r3, r3, r12, r0\n\t"                                                           \
   "ldr r0, [sp, " CONV_NARROW_TS(j, 7 - 5 * s) "]\n\t"                                   \
-  CONV_NARROW_STORE2(j, s, cout)
-/* CONV_NARROW_ENTER with the tail's 8 pairs of 8 words copied to [sp, #16] on, and its
- * CONV_NARROW_NEXT. */
-#define CONV_NARROW_TAIL_WORDS8 "ldmia r2!, {r4-r11}\n\tstmia r12!, {r4-r11}\n\t"
-#define CONV_NARROW_ENTER_S(cout)                                                          \
-  CONV_NARROW_PROLOGUE("16+16*" #cout) "add r12, sp, #16\n\t"                           \
-  CONV_NARROW_TAIL_WORDS8 CONV_NARROW_TAIL_WORDS8 CONV_NARROW_TAIL_WORDS8                \
-  CONV_NARROW_TAIL_WORDS8 CONV_NARROW_TAIL_WORDS8 CONV_NARROW_TAIL_WORDS8                \
-  CONV_NARROW_TAIL_WORDS8 CONV_NARROW_TAIL_WORDS8                                        \
-  "1:\n\t"
-#define CONV_NARROW_NEXT_S(k, cout) CONV_NARROW_STEP(k, cout, "16+16*" #cout)
-
+  CONV_NARROW_STORE2(j, s, cout, "r1")
+/* 8 words from r2 (post-incremented) to r12 (post-incremented). */
+#define CONV_NARROW_COPY8 "ldmia r2!, {r4-r11}\n\tstmia r12!, {r4-r11}\n\t"
+#define CONV_NARROW_COPY64                                                                 \
+  CONV_NARROW_COPY8 CONV_NARROW_COPY8 CONV_NARROW_COPY8 CONV_NARROW_COPY8                \
+  CONV_NARROW_COPY8 CONV_NARROW_COPY8 CONV_NARROW_COPY8 CONV_NARROW_COPY8
 CONV_NARROW_KERNEL(conv_narrow_8x16,
-                   CONV_NARROW_ENTER_S(16) CONV_NARROW_INPUTS(8, 0)
-                   CONV_NARROW_16(CONV_NARROW_ONLY_S, 0, 2, 0, 16) CONV_NARROW_NEXT_S(8, 16))
-CONV_NARROW_KERNEL(conv_narrow_16x32,
-                   CONV_NARROW_ENTER(32) CONV_NARROW_INPUTS(16, 0)
-                   CONV_NARROW_32(CONV_NARROW_FIRST, 4, 0, 32) CONV_NARROW_INPUTS(16, 1)
-                   CONV_NARROW_32(CONV_NARROW_LAST, 4, 1, 32) CONV_NARROW_NEXT(16, 32))
-CONV_NARROW_KERNEL(conv_narrow_32x32,
-                   CONV_NARROW_ENTER(32) CONV_NARROW_INPUTS(32, 0)
-                   CONV_NARROW_32(CONV_NARROW_FIRST, 8, 0, 32) CONV_NARROW_INPUTS(32, 1)
-                   CONV_NARROW_32(CONV_NARROW_MIDDLE, 8, 1, 32) CONV_NARROW_INPUTS(32, 2)
-                   CONV_NARROW_32(CONV_NARROW_MIDDLE, 8, 2, 32) CONV_NARROW_INPUTS(32, 3)
-                   CONV_NARROW_32(CONV_NARROW_LAST, 8, 3, 32) CONV_NARROW_NEXT(32, 32))
+                   "push {r4-r11, lr}\n\t"
+                   "sub sp, sp, #528\n\t"
+                   "strd r0, r3, [sp]\n\t"
+                   "add r12, sp, #16\n\t"
+                   CONV_NARROW_COPY64
+                   "mov r2, r1\n\t"
+                   CONV_NARROW_COPY64
+                   "ldr r1, [sp, #564]\n\t" /* out */
+                   "1:\n\t"
+                   "ldr r12, [sp]\n\t"
+                   "ldrd r10, r11, [r12, #8]\n\t"
+                   "ldrd r8, r9, [r12], #16\n\t"
+                   "str r12, [sp]\n\t"
+                   "sxtb16 r4, r8\n\t"
+                   "sxtb16 r5, r8, ror #8\n\t"
+                   "sxtb16 r6, r9\n\t"
+                   "sxtb16 r7, r9, ror #8\n\t"
+                   "sxtb16 r8, r10\n\t"
+                   "sxtb16 r9, r10, ror #8\n\t"
+                   "sxtb16 r10, r11\n\t"
+                   "sxtb16 r11, r11, ror #8\n\t"
+                   CONV_NARROW_16(CONV_NARROW_ONLY_S, 0, 2, 0, 16)
+                   "ldr r0, [sp, #4]\n\t"
+                   "add r1, r1, #32\n\t"
+                   "subs r0, r0, #1\n\t"
+                   "str r0, [sp, #4]\n\t"
+                   "bne 1b\n\t"
+                   "add sp, sp, #528\n\t"
+                   "pop {r4-r11, pc}\n\t")
+
+/* 1x1 layers of K = 16 and 32 inputs, 4 pixels x 2 channels per pass (8 sums in r2-r9:
+ * pixel p's channel a in r(2+2p), b in r(3+2p)) over the 4 pixels widened once by
+ * cmsis_widen_four (per step of 2 inputs the 4 pixels' words at 16 s), every offset an
+ * immediate: per step one chain of 4 loads (both channels' weight words, pixels 0 and 1),
+ * 4 SMLAD, an LDRD (pixels 2 and 3: as fast as 2 LDRs after an SMLAD, one instruction
+ * less), 4 SMLAD: 16 MACs in 16 cycles, 11 instructions, where the pixel
+ * pair kernels spill their sums between passes of 8 inputs (K = 32: 1.52 cycles per MAC).
+ * The weight words of step s = 2g + e at 16 g + 4 e (channel a) and + 8 (b). */
+#define QUAD_W(s, b) "#(16*((" #s ")>>1)+4*((" #s ")&1)-" #b ")"
+#define QUAD_WB(s, b) "#(16*((" #s ")>>1)+4*((" #s ")&1)+8-" #b ")"
+#define QUAD_STEP(s, b)                                                                       \
+  "ldr r10, [r1, " QUAD_W(s, b) "]\n\t"                                                  \
+  "ldr r11, [r1, " QUAD_WB(s, b) "]\n\t"                                                 \
+  "ldr r12, [r0, #(16*(" #s "))]\n\t"                                                      \
+  "ldr lr, [r0, #(16*(" #s ")+4)]\n\t"                                                     \
+  "smlad r2, r12, r10, r2\n\t"                                                           \
+  "smlad r3, r12, r11, r3\n\t"                                                           \
+  "smlad r4, lr, r10, r4\n\t"                                                            \
+  "smlad r5, lr, r11, r5\n\t"                                                            \
+  "ldrd r12, lr, [r0, #(16*(" #s ")+8)]\n\t"                                             \
+  "smlad r6, r12, r10, r6\n\t"                                                           \
+  "smlad r7, r12, r11, r7\n\t"                                                           \
+  "smlad r8, lr, r10, r8\n\t"                                                            \
+  "smlad r9, lr, r11, r9\n\t"
+#define QUAD_STEPS4(s, b)                                                                  \
+  QUAD_STEP(s, b) QUAD_STEP(s + 1, b) QUAD_STEP(s + 2, b) QUAD_STEP(s + 3, b)
+/* The first step: the quad and this pair's tail from the frame, the sums started at the
+ * folded constants (tail words 0, 1), one chain of 7 loads; r1 moved to the next pair's
+ * stream (16 n bytes on: the steps after read at offsets less 16 n). */
+#define QUAD_FIRST(n)                                                                      \
+  "ldr r0, [sp]\n\t"                                                                     \
+  "ldr lr, [sp, #4]\n\t"                                                                 \
+  "ldr r2, [lr]\n\t"                                                                     \
+  "ldr r3, [lr, #4]\n\t"                                                                 \
+  "ldr r11, [r1, #8]\n\t"                                                                \
+  "ldr r10, [r1], #(16*" #n ")\n\t"                                                      \
+  "ldr r12, [r0]\n\t"                                                                    \
+  "ldr lr, [r0, #4]\n\t"                                                                 \
+  "smlad r4, lr, r10, r2\n\t"                                                            \
+  "smlad r5, lr, r11, r3\n\t"                                                            \
+  "ldr r6, [r0, #8]\n\t"                                                                 \
+  "ldr r8, [r0, #12]\n\t"                                                                \
+  "smlad r7, r6, r11, r3\n\t"                                                            \
+  "smlad r6, r6, r10, r2\n\t"                                                            \
+  "smlad r9, r8, r11, r3\n\t"                                                            \
+  "smlad r8, r8, r10, r2\n\t"                                                            \
+  "smlad r3, r12, r11, r3\n\t"                                                           \
+  "smlad r2, r12, r10, r2\n\t"
+/* One doubled sum s requantised into `into` (not s) by r10 (multiplier), r11 (constant),
+ * r12 (right shift), as cmsis_requantize_folded. */
+#define QUAD_REQUANT(s, into)                                                              \
+  "smmlar " into ", " s ", r10, r11\n\t"                                                 \
+  "add " into ", " into ", " s ", asr #31\n\t"                                           \
+  "asr " into ", " into ", r12\n\t"                                                      \
+  "ssat " into ", #8, " into "\n\t"
+/* The pair's 8 outputs requantised (channel a's with tail words 3, 5, 7, then b's with 4,
+ * 6, 2) and stored at out (r8) + p * cout + s; the tail and out moved to the next pair
+ * (b's constants, out and `end`, the load of out's end into lr or nothing, in one chain).
+ * Frame: [sp] quad, #4 tail, #8 out, #12 out's end. */
+#define QUAD_REQUANT_NEXT(cout, end)                                                       \
+  "ldr lr, [sp, #4]\n\t"                                                                 \
+  "ldr r10, [lr, #12]\n\t"                                                               \
+  "ldr r11, [lr, #20]\n\t"                                                               \
+  "ldr r12, [lr, #28]\n\t"                                                               \
+  QUAD_REQUANT("r2", "r0") QUAD_REQUANT("r4", "r2") QUAD_REQUANT("r6", "r4")             \
+  QUAD_REQUANT("r8", "r6")                                                               \
+  "add lr, lr, #32\n\t"                                                                  \
+  "str lr, [sp, #4]\n\t"                                                                 \
+  "ldr r10, [lr, #-16]\n\t"                                                              \
+  "ldr r11, [lr, #-8]\n\t"                                                               \
+  "ldr r12, [lr, #-24]\n\t"                                                              \
+  "ldr r8, [sp, #8]\n\t" end                                                             \
+  "strb r0, [r8]\n\t"                                                                    \
+  "strb r2, [r8, #" #cout "]\n\t"                                                        \
+  "strb r4, [r8, #(2*" #cout ")]\n\t"                                                    \
+  "strb r6, [r8, #(3*" #cout ")]\n\t"                                                    \
+  QUAD_REQUANT("r3", "r0") QUAD_REQUANT("r5", "r2") QUAD_REQUANT("r7", "r4")             \
+  QUAD_REQUANT("r9", "r6")                                                               \
+  "strb r0, [r8, #1]\n\t"                                                                \
+  "strb r2, [r8, #(" #cout "+1)]\n\t"                                                    \
+  "strb r4, [r8, #(2*" #cout "+1)]\n\t"                                                  \
+  "strb r6, [r8, #(3*" #cout "+1)]\n\t"                                                  \
+  "add r8, r8, #2\n\t"                                                                   \
+  "str r8, [sp, #8]\n\t"
+/* Four channel pairs (n groups of inputs, cout outputs), the last one's requantisation
+ * loading out's end: the pair loop is run cout / 8 times, one test per four pairs. */
+#define QUAD_PAIR(n, cout, steps) QUAD_FIRST(n) steps QUAD_REQUANT_NEXT(cout, "")
+#define QUAD_FOUR_PAIRS(n, cout, steps)                                                    \
+  QUAD_PAIR(n, cout, steps) QUAD_PAIR(n, cout, steps) QUAD_PAIR(n, cout, steps)            \
+  QUAD_FIRST(n) steps QUAD_REQUANT_NEXT(cout, "ldr lr, [sp, #12]\n\t")
+/* Group g (inputs 4g .. 4g + 3) of the 4 pixels at r0 (k bytes apart) widened into the
+ * quad at r3 (post-incremented): (x0, x2) of pixels 0-3, then their (x1, x3), one STM. */
+#define QUAD_WIDEN(k, g)                                                                   \
+  "ldr r8, [r0, #(4*(" #g "))]\n\t"                                                      \
+  "ldr r9, [r0, #(" #k "+4*(" #g "))]\n\t"                                               \
+  "ldr r10, [r0, #(2*" #k "+4*(" #g "))]\n\t"                                            \
+  "ldr r11, [r0, #(3*" #k "+4*(" #g "))]\n\t"                                            \
+  "sxtb16 r4, r8\n\t"                                                                    \
+  "sxtb16 r5, r9\n\t"                                                                    \
+  "sxtb16 r6, r10\n\t"                                                                   \
+  "sxtb16 r7, r11\n\t"                                                                   \
+  "sxtb16 r8, r8, ror #8\n\t"                                                            \
+  "sxtb16 r9, r9, ror #8\n\t"                                                            \
+  "sxtb16 r10, r10, ror #8\n\t"                                                          \
+  "sxtb16 r11, r11, ror #8\n\t"                                                          \
+  "stmia r3!, {r4-r11}\n\t"
+#define QUAD_WIDEN4(k, g)                                                                  \
+  QUAD_WIDEN(k, g) QUAD_WIDEN(k, g + 1) QUAD_WIDEN(k, g + 2) QUAD_WIDEN(k, g + 3)
+/* `quads` (>= 1) runs of 4 pixels of a 1x1 layer of K = 4n (k) inputs and `cout` outputs
+ * (the name's): each quad widened into the scratch (8 k bytes) by `widen`, then all
+ * channel pairs (label 1).  Arguments: r0 in (word aligned, pixels k bytes apart), r1 the
+ * pair stream, r2 the tail (word aligned), r3 quads, [sp] out, [sp, #4] the scratch (word
+ * aligned).  Frame: [sp] quad, #4 tail, #8 out, #12 out's end (of this quad's pairs), #16
+ * the next quad's pixels, #20 quads left, #24 the tail's start, #28 the stream's. */
+#define CONV_QUAD_KERNEL(name, k, n, cout, widen, steps)                                   \
+  __attribute__((naked, noinline, unused)) static void name(                             \
+      const int8_t *in CMSIS_IN_ASM, const int16_t *w CMSIS_IN_ASM,                      \
+      const int32_t *tail CMSIS_IN_ASM, int32_t quads CMSIS_IN_ASM,                      \
+      int8_t *out CMSIS_IN_ASM, int16_t *scratch CMSIS_IN_ASM) {                         \
+    __asm__ volatile("push {r4-r11, lr}\n\t"                                             \
+                     "ldr r12, [sp, #36]\n\t"                                            \
+                     "ldr lr, [sp, #40]\n\t"                                             \
+                     "sub sp, sp, #32\n\t"                                               \
+                     "str lr, [sp]\n\t"                                                  \
+                     "str r12, [sp, #8]\n\t"                                             \
+                     "strd r0, r3, [sp, #16]\n\t"                                        \
+                     "strd r2, r1, [sp, #24]\n\t"                                        \
+                     "3:\n\t"                                                            \
+                     "ldr r0, [sp, #16]\n\t"                                             \
+                     "ldr r3, [sp]\n\t" widen                                            \
+                     "add r0, r0, #(4*" #k ")\n\t"                                       \
+                     "str r0, [sp, #16]\n\t"                                             \
+                     "ldrd r2, r1, [sp, #24]\n\t"                                        \
+                     "ldr r12, [sp, #8]\n\t"                                             \
+                     "str r2, [sp, #4]\n\t"                                              \
+                     "add r12, r12, #" #cout "\n\t"                                      \
+                     "str r12, [sp, #12]\n\t"                                            \
+                     "1:\n\t" QUAD_FOUR_PAIRS(n, cout, steps)                           \
+                     "cmp r8, lr\n\t"                                                    \
+                     "bne 1b\n\t"                                                        \
+                     "add r8, r8, #(3*" #cout ")\n\t" /* the next quad's outputs */     \
+                     "ldr r0, [sp, #20]\n\t"                                             \
+                     "str r8, [sp, #8]\n\t"                                              \
+                     "subs r0, r0, #1\n\t"                                               \
+                     "str r0, [sp, #20]\n\t"                                             \
+                     "bne 3b\n\t"                                                        \
+                     "add sp, sp, #32\n\t"                                               \
+                     "pop {r4-r11, pc}\n\t");                                            \
+  }
+CONV_QUAD_KERNEL(conv_quad_16x32, 16, 4, 32, QUAD_WIDEN4(16, 0),
+                 QUAD_STEP(1, 64) QUAD_STEP(2, 64) QUAD_STEP(3, 64) QUAD_STEPS4(4, 64))
+CONV_QUAD_KERNEL(conv_quad_32x32, 32, 8, 32, QUAD_WIDEN4(32, 0) QUAD_WIDEN4(32, 4),
+                 QUAD_STEP(1, 128) QUAD_STEP(2, 128) QUAD_STEP(3, 128) QUAD_STEPS4(4, 128)
+                 QUAD_STEPS4(8, 128) QUAD_STEPS4(12, 128))
 
 /* First layers over RGB images (3x3 windows of 3 channels, 8 output channels): each call
  * one pixel pair whose 28-byte patches (the last byte's weight 0) lie at in, in + 28. */
@@ -376,17 +523,53 @@ __attribute__((naked, noinline, unused)) static void conv_narrow_rgb3(
                    "pop {r0, r1, r3-r11, pc}\n\t");
 }
 
-/* The windows of the triple from output pixel `pixel` at (y0, x0) (its window's top-left
+/* One tap of rgb_gather: its 3 bytes, or the zero point's, all read before any is written
+ * (int8 stores would make the compiler reload what may alias them). */
+static inline __attribute__((always_inline)) void rgb_tap(int8_t *dst, const int8_t *src,
+                                                          int32_t inside, int8_t zero_point) {
+  int8_t r = zero_point, g = zero_point, b = zero_point;
+  if (inside) {
+    r = src[0];
+    g = src[1];
+    b = src[2];
+  }
+  dst[0] = r;
+  dst[1] = g;
+  dst[2] = b;
+}
+
+/* The 3x3x3 window whose top-left tap is at (y0, x0) into dst (27 bytes, rows 9 apart),
+ * the zero point in the padding: gather_patch's result for this one shape, every field
+ * read once, without its division or its calls (about 570 cycles a window there). */
+static void rgb_gather(const cmsis_conv_job_t *job, int32_t y0, int32_t x0, int8_t *dst) {
+  const tflm_conv_params_t *p = job->p;
+  const int8_t *const image = job->image;
+  const int32_t input_w = p->input_w, input_h = p->input_h, dy = p->dilation_h;
+  const int32_t dx = p->dilation_w, x1 = x0 + dx, x2 = x1 + dx;
+  const int8_t zero_point = (int8_t)-p->input_offset;
+  const int32_t in0 = x0 >= 0 && x0 < input_w, in1 = x1 >= 0 && x1 < input_w;
+  const int32_t in2 = x2 >= 0 && x2 < input_w;
+  int32_t fy;
+  for (fy = 0; fy < 3; ++fy, dst += 9) {
+    const int32_t y = y0 + fy * dy, row = y >= 0 && y < input_h;
+    const int8_t *src = image + (y * input_w + x0) * 3;
+    rgb_tap(dst, src, row && in0, zero_point);
+    rgb_tap(dst + 3, src + 3 * dx, row && in1, zero_point);
+    rgb_tap(dst + 6, src + 6 * dx, row && in2, zero_point);
+  }
+}
+
+/* The windows of the triple whose first output pixel is at (y0, x0) (its window's top-left
  * tap; ox its column) into rgb: in place when inside the image (window_at's test on
  * locals: the kernel's call would make the compiler reload the job's fields), else
- * gathered (the zero point in the padding) into a copy of 27 bytes read as rows 9 apart;
+ * gathered by rgb_gather into a copy of 27 bytes read as rows 9 apart;
  * y0, x0 and ox move to the next triple. */
 typedef struct {
   const int8_t *image;
   int32_t line, last_row, input_h, input_w, width, sy, sx, left;
 } conv_rgb_geometry_t;
 static void rgb_windows(const cmsis_conv_job_t *job, const conv_rgb_geometry_t *g,
-                        int32_t pixel, int32_t *y0, int32_t *x0, int32_t *ox,
+                        int32_t *y0, int32_t *x0, int32_t *ox,
                         uint32_t copies[3][7], conv_rgb3_t *rgb) {
   int32_t i;
   for (i = 0; i < 3; ++i) {
@@ -394,7 +577,7 @@ static void rgb_windows(const cmsis_conv_job_t *job, const conv_rgb_geometry_t *
       rgb->rows[i] = g->image + (*y0 * job->p->input_w + *x0) * 3;
       rgb->line[i] = g->line;
     } else {
-      gather_patch(job, pixel + i, (int8_t *)(void *)copies[i]);
+      rgb_gather(job, *y0, *x0, (int8_t *)(void *)copies[i]);
       rgb->rows[i] = (const int8_t *)(void *)copies[i];
       rgb->line[i] = 9;
     }
@@ -454,7 +637,7 @@ static int32_t conv_narrow_rgb_triples(const cmsis_conv_job_t *job, int32_t pixe
       }
     } else {
       rgb.count = 1;
-      rgb_windows(job, &g, pixel, &y0, &x0, &ox, copies, &rgb);
+      rgb_windows(job, &g, &y0, &x0, &ox, copies, &rgb);
       pixel += 3;
     }
     conv_narrow_rgb3(&rgb);
@@ -502,39 +685,53 @@ static void conv_narrow_rgb(const cmsis_conv_job_t *job, int32_t pixels) {
   }
 }
 
-/* The kernel of the job's shape, K input and cout output channels, or NULL. */
-typedef void (*conv_narrow_kernel_t)(const int8_t *, const int16_t *, const int32_t *, int32_t,
-                                     int8_t *);
-static conv_narrow_kernel_t conv_narrow_kernel(int32_t k, int32_t cout) {
-  if (k == 8 && cout == 16) return conv_narrow_8x16;
-  if (k == 16 && cout == 32) return conv_narrow_16x32;
-  if (k == 32 && cout == 32) return conv_narrow_32x32;
-  return NULL;
+/* The job's pixels 4 at a time by the quad kernel of its K (16 or 32; 32 channels), each
+ * quad widened into the scratch (8 * K bytes).  Returns the pixels done. */
+static int32_t conv_narrow_quads(const cmsis_conv_job_t *job, int32_t pixels) {
+  int16_t *quad = (int16_t *)(void *)job->scratch;
+  const int32_t quads = pixels >> 2;
+  if (quads == 0) return 0;
+  if (job->patch == 16) {
+    conv_quad_16x32(job->image, job->pairs, job->tail, quads, job->output, quad);
+  } else {
+    conv_quad_32x32(job->image, job->pairs, job->tail, quads, job->output, quad);
+  }
+  return quads << 2;
 }
 
 /* The job's pixels by a narrow kernel when one fits: the requantising layout (job->tail,
  * doubled weights, checked against the node by conv.c), a 1x1 layer of stride 1 without
  * padding read in place, all output channels (no decoded block), a word-aligned image and
- * streams; an odd last pixel through cmsis_dot_pairs_requant1 on its widened copy.
+ * streams: K = 8 -> 16 by pixel pairs, K = 16, 32 -> 32 by quads; the 1 to 3 pixels left
+ * one by one through cmsis_dot_pairs_requant1 on a widened copy (conv_narrow_last).
  * Returns 0 when none fits, and the caller runs its generic loop. */
 static int32_t conv_narrow(const cmsis_conv_job_t *job, int32_t pixels) {
   const tflm_conv_params_t *p = job->p;
   const int32_t k = job->patch, cout = job->channels;
-  const conv_narrow_kernel_t kernel = conv_narrow_kernel(k, cout);
+  int32_t done;
   if (k == 27 && cout == 8 && p->filter_h == 3 && p->filter_w == 3 && p->input_c == 3 &&
       !job->in_place && job->tail != NULL && job->pairs != NULL && job->stride == 8 &&
       (((uintptr_t)job->pairs | (uintptr_t)job->tail | (uintptr_t)job->scratch) & 3u) == 0) {
     conv_narrow_rgb(job, pixels);
     return 1;
   }
-  if (kernel == NULL || job->tail == NULL || job->pairs == NULL || !job->in_place ||
-      p->stride_h != 1 || p->stride_w != 1 || p->input_c != k || job->stride != cout ||
-      (((uintptr_t)job->image | (uintptr_t)job->pairs | (uintptr_t)job->tail) & 3u) != 0) {
+  if (!((k == 8 && cout == 16) || ((k == 16 || k == 32) && cout == 32)) ||
+      job->tail == NULL || job->pairs == NULL || !job->in_place || p->stride_h != 1 ||
+      p->stride_w != 1 || p->input_c != k || job->stride != cout ||
+      (((uintptr_t)job->image | (uintptr_t)job->pairs | (uintptr_t)job->tail |
+        (uintptr_t)job->scratch) & 3u) != 0) {
     return 0;
   }
-  if (pixels >= 2) kernel(job->image, job->pairs, job->tail, pixels >> 1, job->output);
-  if (pixels & 1) {
-    conv_narrow_last(job, job->image + (pixels - 1) * k, job->output + (pixels - 1) * cout);
+  if (k != 8) {
+    done = conv_narrow_quads(job, pixels);
+  } else {
+    if (pixels >= 2) {
+      conv_narrow_8x16(job->image, job->pairs, job->tail, pixels >> 1, job->output);
+    }
+    done = pixels & ~1;
+  }
+  for (; done < pixels; ++done) {
+    conv_narrow_last(job, job->image + done * k, job->output + done * cout);
   }
   return 1;
 }
