@@ -761,8 +761,8 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant3(
  * pixels 0 and 1's widened words into r12, lr, 4 SMLAD, pixels 2 and 3's by one LDRD, 4
  * SMLAD into the accumulators r2-r9 (pixel j's a, b in r(2+2j), r(3+2j)).  The fast form
  * loads pixels 0 and 1 by two single LDRs after the weights' (one pipelined run of four
- * loads): 16 MACs in 16 cycles, 13 instructions (52 bytes); the other by LDRD: 17 cycles,
- * 12 instructions (48 bytes). */
+ * loads): 16 MACs in 16 cycles, 13 instructions (52 bytes; loading them by LDRD too takes
+ * 17 cycles, 12 instructions). */
 #define CMSIS_DOT_4X2_WEIGHTS(next)                                                        \
   "ldr.w r11, [r1, #8]\n\t"                                                                \
   "ldr.w r10, [r1], #" next "\n\t"
@@ -781,17 +781,15 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant3(
   "ldr.w lr, [r0, #4]\n\t"                                                                 \
   "ldr.w r12, [r0], #8\n\t"                                                                \
   CMSIS_DOT_4X2_REST
-#define CMSIS_DOT_4X2_STEP(next)                                                           \
-  CMSIS_DOT_4X2_WEIGHTS(next)                                                              \
-  "ldrd r12, lr, [r0], #8\n\t"                                                             \
-  CMSIS_DOT_4X2_REST
 
-/* Four groups of 4 inputs ((w0, w2) step, then (w1, w3)), seven steps in eight fast (the
- * instruction budget): 412 bytes, the (w1, w3) steps (the loop's entries) at 52 + 104 j. */
+/* Eight groups of 4 inputs ((w0, w2) step, then (w1, w3)), every step fast (832 bytes); the
+ * loop of four (64 steps, one pass for up to 128 inputs) is entered at a (w1, w3) step's
+ * SMLADs, 52 * j + 16 bytes in for odd j. */
 #define CMSIS_DOT_4X2_GROUP_FAST CMSIS_DOT_4X2_STEP_FAST("4") CMSIS_DOT_4X2_STEP_FAST("12")
-#define CMSIS_DOT_4X2_UNIT                                                                 \
+#define CMSIS_DOT_4X2_GROUPS4                                                              \
   CMSIS_DOT_4X2_GROUP_FAST CMSIS_DOT_4X2_GROUP_FAST CMSIS_DOT_4X2_GROUP_FAST                \
-  CMSIS_DOT_4X2_STEP_FAST("4") CMSIS_DOT_4X2_STEP("12")
+  CMSIS_DOT_4X2_GROUP_FAST
+#define CMSIS_DOT_4X2_UNIT CMSIS_DOT_4X2_GROUPS4 CMSIS_DOT_4X2_GROUPS4
 
 /* The requantisation of one output in cmsis_dot_pairs_requant4: the multiplier, constant
  * and right shift in r10, r11, r12. */
@@ -803,47 +801,57 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant3(
  * j * stride for pixels j = 0..3 (halfword aligned).  Arguments: r0 quad, r1 w, r2 groups
  * (>= 1), r3 count, [sp] tail, [sp, #4] out, [sp, #8] stride.  Eight accumulators fill the
  * 14 registers with the step's 4 words and r0, r1: a pass ends when r0 reaches the
- * buffer's end.  Per pair the first step starts the sums at the folded constants; the 2 *
- * groups - 1 others run in a loop of 32 steps entered part-way, as cmsis_dot_pairs_requant3
- * does; channel a's outputs are requantised first, then b's, each into its pixel's
- * halfword. */
+ * buffer's end.  Per pair, one run of pipelined loads (the tail pointer, the quad, the
+ * folded a, b, the first step's 6 words into the free accumulators, then the second step's
+ * 4) around the first step's 8 SMLADs, which start the sums at the folded constants; a load
+ * of PC right after them (1 cycle + refill) enters the loop of 64 steps part-way, at the
+ * second step's SMLADs (the skipped count is odd: a (w1, w3) step).  Every step takes the
+ * pipelined loads (16 cycles).  After the loop: the tail words by negative offsets from the
+ * next pair's tail (stored at the head), channel a's outputs requantised first, then b's,
+ * each into its pixel's halfword. */
 __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant4(
     const int16_t *quad CMSIS_IN_ASM, const int16_t *w CMSIS_IN_ASM,
     int32_t groups CMSIS_IN_ASM, int32_t count CMSIS_IN_ASM, const int32_t *tail CMSIS_IN_ASM,
     int8_t *out CMSIS_IN_ASM, int32_t stride CMSIS_IN_ASM) {
   __asm__ volatile(
-      CMSIS_DOT_REQUANT_PROLOGUE
-      "add r8, r0, r2, lsl #4\n\t"
-      "add r8, r8, #16\n\t"         /* the buffer's end: 16 bytes a step */
-      "lsr r9, r12, #3\n\t"
-      "mov.w r10, #412\n\t"
-      "mul r9, r9, r10\n\t"         /* + 412 bytes per skipped unit */
-      "and r11, r12, #6\n\t"
-      "mov.w r10, #52\n\t"
-      "mul r11, r11, r10\n\t"       /* + 104 per group skipped in the unit */
+      "push {r4-r11, lr}\n\t"
+      "ldr r4, [sp, #36]\n\t"
+      "ldr r5, [sp, #40]\n\t"
+      "ldr r6, [sp, #44]\n\t"
+      "add r7, r5, r3, lsl #1\n\t"  /* out's end */
+      "add r8, r0, r2, lsl #5\n\t"  /* the buffer's end: 32 bytes a group */
+      "lsl r2, r2, #1\n\t"
+      "rsb r12, r2, #1\n\t"
+      "and r12, r12, #63\n\t"       /* steps skipped in the first pass (odd) */
+      "mov.w r9, #52\n\t"
+      "mul r12, r12, r9\n\t"        /* 52 bytes a step */
       "adr.w r3, 1f\n\t"           /* the exact address (1: is word aligned too) */
-      "add r3, r3, r9\n\t"
-      "add r3, r3, r11\n\t"
-      "add r3, r3, #53\n\t"         /* + 52 to the first entry, Thumb */
+      "add r3, r3, r12\n\t"
+      "add r3, r3, #17\n\t"         /* + 16: past the entry step's loads; Thumb */
       "push {r0, r3, r4, r5, r6, r7, r8}\n\t" /* [sp] quad, #4 entry, #8 this pair's tail,
                                                  #12 out, #16 stride, #20 end, #24 quad end */
-      "mov lr, r4\n\t"
-      "4:\n\t"                      /* lr: this pair's tail */
-      "ldr r3, [lr, #4]\n\t"        /* the folded a, b */
-      "ldr r2, [lr]\n\t"
+      "4:\n\t"
+      "ldr lr, [sp, #8]\n\t"
       "ldr r0, [sp]\n\t"
+      "ldr r3, [lr, #4]\n\t"        /* the folded a, b */
+      "ldr r2, [lr], #32\n\t"
       CMSIS_DOT_4X2_WEIGHTS("4")
-      "ldr.w lr, [r0, #4]\n\t"
-      "ldr.w r12, [r0], #8\n\t"
-      "smlad r4, lr, r10, r2\n\t"
-      "smlad r5, lr, r11, r3\n\t"
-      "ldrd r8, lr, [r0], #8\n\t"
-      "smlad r6, r8, r10, r2\n\t"
-      "smlad r7, r8, r11, r3\n\t"
-      "smlad r8, lr, r10, r2\n\t"
-      "smlad r9, lr, r11, r3\n\t"
+      "ldr r5, [r0, #4]\n\t"        /* pixels 1-3 into their free b accumulators */
+      "ldr r7, [r0, #8]\n\t"
+      "ldr r9, [r0, #12]\n\t"
+      "ldr r12, [r0], #16\n\t"
+      "str lr, [sp, #8]\n\t"        /* the next pair's tail */
+      "smlad r4, r5, r10, r2\n\t"
+      "smlad r5, r5, r11, r3\n\t"
+      "smlad r6, r7, r10, r2\n\t"
+      "smlad r7, r7, r11, r3\n\t"
+      "smlad r8, r9, r10, r2\n\t"
+      "smlad r9, r9, r11, r3\n\t"
       "smlad r2, r12, r10, r2\n\t"
       "smlad r3, r12, r11, r3\n\t"
+      CMSIS_DOT_4X2_WEIGHTS("12")   /* the second step's loads */
+      "ldr.w lr, [r0, #4]\n\t"
+      "ldr.w r12, [r0], #8\n\t"
       "ldr pc, [sp, #4]\n\t"        /* into the loop */
       ".p2align 2\n\t"             /* a 16-bit ADR would round an unaligned label */
       "1:\n\t"
@@ -852,19 +860,20 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant4(
       CMSIS_DOT_4X2_UNIT
       CMSIS_DOT_4X2_UNIT
       "ldr r10, [sp, #24]\n\t"
+      "ldr lr, [sp, #8]\n\t"        /* the next pair's tail: this pair's words at -32.. */
+      "ldr r11, [lr, #-12]\n\t"     /* constant a */
+      "ldr r12, [lr, #-4]\n\t"      /* right shift a */
       "cmp r0, r10\n\t"
       "bne 1b\n\t"
-      "ldr lr, [sp, #8]\n\t"        /* tail words: folded a, b, right shift b, multiplier */
-      "ldr r10, [lr, #12]\n\t"      /* a, b, constant a, b, right shift a */
-      "ldr r11, [lr, #20]\n\t"
-      "ldr r12, [lr, #28]\n\t"
+      "ldr r10, [lr, #-20]\n\t"     /* multiplier a */
       CMSIS_REQUANT_ONE("r2", "r0")
       CMSIS_REQUANT_ONE("r4", "r2")
       CMSIS_REQUANT_ONE("r6", "r4")
       CMSIS_REQUANT_ONE("r8", "r6")
-      "ldr r10, [lr, #16]\n\t"
-      "ldr r11, [lr, #24]\n\t"
-      "ldr r12, [lr, #8]\n\t"
+      "ldr r10, [lr, #-16]\n\t"     /* multiplier, constant, right shift b */
+      "ldr r11, [lr, #-8]\n\t"
+      "ldr r12, [lr, #-24]\n\t"
+      "ldr lr, [sp, #12]\n\t"       /* out */
       CMSIS_REQUANT_ONE("r3", "r8")
       "bfi r0, r8, #8, #8\n\t"
       CMSIS_REQUANT_ONE("r5", "r3")
@@ -873,18 +882,15 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant4(
       "bfi r4, r3, #8, #8\n\t"
       CMSIS_REQUANT_ONE("r9", "r3")
       "bfi r6, r3, #8, #8\n\t"
-      "add lr, lr, #32\n\t"
-      "str lr, [sp, #8]\n\t"        /* the next pair's tail (and lr at 4:) */
-      "ldr r7, [sp, #16]\n\t"
-      "ldr r5, [sp, #12]\n\t"
-      "strh r2, [r5, r7]\n\t"       /* register offsets right after loads (1 cycle) */
-      "add r8, r5, r7, lsl #1\n\t"
+      "ldr r5, [sp, #16]\n\t"
       "ldr r9, [sp, #20]\n\t"
-      "strh r6, [r8, r7]\n\t"
+      "strh r2, [lr, r5]\n\t"       /* a register offset right after a load (1 cycle) */
+      "add r8, lr, r5, lsl #1\n\t"
+      "strh r6, [r8, r5]\n\t"
       "strh r4, [r8]\n\t"
-      "strh r0, [r5], #2\n\t"
-      "str r5, [sp, #12]\n\t"
-      "cmp r5, r9\n\t"
+      "strh r0, [lr], #2\n\t"
+      "str lr, [sp, #12]\n\t"
+      "cmp lr, r9\n\t"
       "bne 4b\n\t"
       "add sp, sp, #28\n\t"
       "pop {r4-r11, pc}\n\t");

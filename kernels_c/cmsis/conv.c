@@ -62,7 +62,10 @@
  * a 64-bit integer so the struct is 16 bytes on every target. */
 typedef struct {
   uint64_t shared;  /* address of the tflm_conv_params_t made by tflm_conv_prepare */
-  int32_t scratch;  /* scratch handle; -1 when the reference kernels run */
+  int16_t scratch;  /* scratch handle; -1 when the reference kernels run */
+  int16_t tail_ok;  /* 1: the layout's requantisation tail is the node's (tail_agrees, run
+                       once by prepare: over every channel it cost more than a layer's
+                       stores) */
   int32_t patch;    /* FH * FW * Cin: the length of one patch */
 } cmsis_conv_node_t;
 
@@ -199,8 +202,8 @@ static int32_t tail_agrees(const cmsis_conv_job_t *job) {
 }
 
 /* The requantisation tail of the node's CONV_CODED_REQUANT record (a coded filter) when it
- * agrees with the node's shapes and requantisation, else NULL; never on MVE, whose loops
- * read the int8 rows. */
+ * agrees with the node's shapes, else NULL (its requantisation: tail_agrees); never on MVE,
+ * whose loops read the int8 rows. */
 static const int32_t *coded_tail(tflm_context_t *ctx, const tflm_node_t *node,
                                  cmsis_conv_job_t *job) {
   int32_t words;
@@ -216,7 +219,7 @@ static const int32_t *coded_tail(tflm_context_t *ctx, const tflm_node_t *node,
   }
   job->folded = NULL; /* the decoded blocks' sums check the folded constants */
   job->tail = record + 3;
-  return tail_agrees(job) ? job->tail : NULL;
+  return job->tail;
 }
 
 /* memcpy for the short rows of a patch (a few to a few hundred bytes): words through
@@ -1032,7 +1035,7 @@ static void conv_job(tflm_context_t *ctx, const tflm_node_t *node,
   job->channels = p->output_c;
   job->stride = p->output_c;
   find_layout(ctx, node, job);
-  if (job->tail != NULL && !tail_agrees(job)) { /* its doubled filter is of no use either */
+  if (job->tail != NULL && !node_data->tail_ok) { /* its doubled filter is of no use either */
     job->folded = NULL;
     job->pairs = NULL;
     job->tail = NULL;
@@ -1201,9 +1204,28 @@ static uint32_t coded_block_bytes(tflm_context_t *ctx, const tflm_node_t *node,
   return block_layout_bytes(d.group, k);
 }
 
+/* 1 when the node's layout record has a requantisation tail (CONV_INT16_PAIRS_REQUANT, or
+ * CONV_CODED_REQUANT for a coded filter) that agrees with its requantisation (tail_agrees),
+ * checked once here rather than on every eval. */
+static int16_t tail_checked(tflm_context_t *ctx, tflm_node_t *node, const tflm_conv_params_t *p,
+                            int32_t patch) {
+  cmsis_conv_job_t job;
+  memset(&job, 0, sizeof(job));
+  job.p = p;
+  job.patch = patch;
+  tflm_conv_requant(ctx, node, p, &job.requant);
+  if (p->decode_scratch >= 0) {
+    (void)coded_tail(ctx, node, &job);
+  } else {
+    find_layout(ctx, node, &job);
+  }
+  return (int16_t)(job.tail != NULL && tail_agrees(&job));
+}
+
 static tflm_status_t cmsis_conv_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   cmsis_conv_node_t *mine;
   const tflm_conv_params_t *p;
+  int32_t scratch = -1;
   tflm_status_t status = tflm_conv_prepare(ctx, node);
   if (status != TFLM_OK) return status;
   p = (const tflm_conv_params_t *)node->user_data;
@@ -1211,13 +1233,17 @@ static tflm_status_t cmsis_conv_prepare(tflm_context_t *ctx, tflm_node_t *node) 
   TFLM_KERNEL_CHECK(ctx, node, mine != NULL, TFLM_ERR_ARENA_TOO_SMALL);
   mine->shared = (uint64_t)(uintptr_t)p;
   mine->scratch = -1;
+  mine->tail_ok = 0;
   mine->patch = p->filter_h * p->filter_w * p->filter_c;
   if (p->type == TFLM_TYPE_INT8 && p->filter_c == p->input_c) {
     status = tflm_request_scratch(ctx, (uint32_t)scratch_rows(p) *
                                            (uint32_t)CMSIS_ROUND4(mine->patch) +
                                            coded_block_bytes(ctx, node, p, mine->patch),
-                                  &mine->scratch);
+                                  &scratch);
     if (status != TFLM_OK) return status;
+    TFLM_KERNEL_CHECK(ctx, node, scratch >= 0 && scratch <= INT16_MAX, TFLM_ERR_BAD_PARAMS);
+    mine->scratch = (int16_t)scratch;
+    mine->tail_ok = tail_checked(ctx, node, p, mine->patch);
   }
   /* A filter holding the int16 stream runs the layout loops only (run_int8 checks them). */
   TFLM_KERNEL_CHECK(ctx, node,
@@ -1243,7 +1269,7 @@ static tflm_status_t cmsis_conv_run_int8(tflm_context_t *ctx, const tflm_weighte
   conv_job(ctx, call->node, mine, call, &job);
   TFLM_KERNEL_CHECK(ctx, call->node, job.pairs != NULL || !job.in_filter, TFLM_ERR_BAD_PARAMS);
   if (p->decode_scratch >= 0) {
-    job.tail = coded_tail(ctx, call->node, &job);
+    job.tail = mine->tail_ok ? coded_tail(ctx, call->node, &job) : NULL;
     tflm_weighted_call_t blocks = *call;
     blocks.own = &job;
     return tflm_weighted_decoded_live(ctx, &blocks, p->decode_scratch, p->output_c,
