@@ -797,9 +797,9 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant3(
   "ldr.w r12, [r0], #8\n\t"                                                                \
   CMSIS_DOT_4X2_REST
 
-/* Eight groups of 4 inputs ((w0, w2) step, then (w1, w3)), every step fast (832 bytes); the
- * loop of four (64 steps, one pass for up to 128 inputs) is entered at a (w1, w3) step's
- * SMLADs, 52 * j + 16 bytes in for odd j. */
+/* Eight groups of 4 inputs ((w0, w2) step, then (w1, w3)), every step fast (832 bytes); a
+ * loop of several is entered at a (w1, w3) step's SMLADs, 52 * j + 16 bytes in for odd j:
+ * cmsis_dot_records4's of four (64 steps, one pass for up to 128 inputs). */
 #define CMSIS_DOT_4X2_GROUP_FAST CMSIS_DOT_4X2_STEP_FAST("4") CMSIS_DOT_4X2_STEP_FAST("12")
 #define CMSIS_DOT_4X2_GROUPS4                                                              \
   CMSIS_DOT_4X2_GROUP_FAST CMSIS_DOT_4X2_GROUP_FAST CMSIS_DOT_4X2_GROUP_FAST                \
@@ -821,7 +821,8 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant3(
  * 4) around the first step's 8 SMLADs, which start the sums at the folded constants; a load
  * of PC right after them (1 cycle + refill) enters the loop of 64 steps part-way, at the
  * second step's SMLADs (the skipped count is odd: a (w1, w3) step).  Every step takes the
- * pipelined loads (16 cycles).  After the loop: the tail words by negative offsets from the
+ * pipelined loads (16 cycles); the loop is of 32 steps (kernel text: the 1x1 layers of
+ * real models run cmsis_dot_records4, this one the decoded blocks of coded filters).  After the loop: the tail words by negative offsets from the
  * next pair's tail (stored at the head), channel a's outputs requantised first, then b's,
  * each into its pixel's halfword. */
 __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant4(
@@ -837,7 +838,7 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant4(
       "add r8, r0, r2, lsl #5\n\t"  /* the buffer's end: 32 bytes a group */
       "lsl r2, r2, #1\n\t"
       "rsb r12, r2, #1\n\t"
-      "and r12, r12, #63\n\t"       /* steps skipped in the first pass (odd) */
+      "and r12, r12, #31\n\t"       /* steps skipped in the first pass (odd) */
       "mov.w r9, #52\n\t"
       "mul r12, r12, r9\n\t"        /* 52 bytes a step */
       "adr.w r3, 1f\n\t"           /* the exact address (1: is word aligned too) */
@@ -870,8 +871,6 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant4(
       "ldr pc, [sp, #4]\n\t"        /* into the loop */
       ".p2align 2\n\t"             /* a 16-bit ADR would round an unaligned label */
       "1:\n\t"
-      CMSIS_DOT_4X2_UNIT
-      CMSIS_DOT_4X2_UNIT
       CMSIS_DOT_4X2_UNIT
       CMSIS_DOT_4X2_UNIT
       "ldr r10, [sp, #24]\n\t"
@@ -908,6 +907,136 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant4(
       "cmp lr, r9\n\t"
       "bne 4b\n\t"
       "add sp, sp, #28\n\t"
+      "pop {r4-r11, pc}\n\t");
+}
+
+/* cmsis_dot_pairs_requant4 over the CONV_PAIR_RECORDS records at w (tflm_gen/layout.py:
+ * per channel pair its doubled folded a, b, its weights, then constant b, right shift a |
+ * mark, multiplier a, constant a, right shift b | stride << 8 | last << 31, multiplier b),
+ * every pair of the layer, channel 2j's and 2j+1's bytes to out[2j..] + j * stride for
+ * pixels j = 0..3 (the stride read from the records).  Arguments: r0 quad, r1 w, r2
+ * groups (>= 1), r3 out.  One pointer reads weights and constants: the loop ends on the
+ * marked word after the weights (a weight word is within +-2^24, that word above 2^30; it
+ * and the two after it are a's requantisation), the pairs on the last pair's bit. */
+__attribute__((naked, noinline, unused)) static void cmsis_dot_records4(
+    const int16_t *quad CMSIS_IN_ASM, const int16_t *w CMSIS_IN_ASM,
+    int32_t groups CMSIS_IN_ASM, int8_t *out CMSIS_IN_ASM) {
+  __asm__ volatile(
+      "push {r4-r11, lr}\n\t"
+      "lsl r2, r2, #1\n\t"
+      "rsb r12, r2, #1\n\t"
+      "and r12, r12, #63\n\t"       /* steps skipped in the first pass (odd) */
+      "mov.w r9, #52\n\t"
+      "mul r12, r12, r9\n\t"        /* 52 bytes a step */
+      "adr.w r4, 1f\n\t"           /* the exact address (1: is word aligned too) */
+      "add r4, r4, r12\n\t"
+      "add r4, r4, #17\n\t"         /* + 16: past the entry step's loads; Thumb */
+      "push {r0, r3, r4}\n\t"       /* [sp] quad, #4 out, #8 entry */
+      "4:\n\t"
+      "ldr r0, [sp]\n\t"
+      "ldr r3, [r1, #4]\n\t"        /* the folded a, b */
+      "ldr r2, [r1], #8\n\t"
+      CMSIS_DOT_4X2_WEIGHTS("4")
+      "ldr r5, [r0, #4]\n\t"        /* pixels 1-3 into their free b accumulators */
+      "ldr r7, [r0, #8]\n\t"
+      "ldr r9, [r0, #12]\n\t"
+      "ldr r12, [r0], #16\n\t"
+      "smlad r4, r5, r10, r2\n\t"
+      "smlad r5, r5, r11, r3\n\t"
+      "smlad r6, r7, r10, r2\n\t"
+      "smlad r7, r7, r11, r3\n\t"
+      "smlad r8, r9, r10, r2\n\t"
+      "smlad r9, r9, r11, r3\n\t"
+      "smlad r2, r12, r10, r2\n\t"
+      "smlad r3, r12, r11, r3\n\t"
+      CMSIS_DOT_4X2_WEIGHTS("12")   /* the second step's loads */
+      "ldr.w lr, [r0, #4]\n\t"
+      "ldr.w r12, [r0], #8\n\t"
+      "ldr pc, [sp, #8]\n\t"        /* into the loop */
+      ".p2align 2\n\t"             /* a 16-bit ADR would round an unaligned label */
+      "1:\n\t"
+      CMSIS_DOT_4X2_UNIT
+      CMSIS_DOT_4X2_UNIT
+      CMSIS_DOT_4X2_UNIT
+      CMSIS_DOT_4X2_UNIT
+      "ldr r12, [r1, #4]\n\t"       /* right shift a | mark, or a weight word */
+      "ldr r10, [r1, #8]\n\t"       /* multiplier, constant a */
+      "ldr r11, [r1, #12]\n\t"
+      "cmp r12, #0x1000000\n\t"
+      "blt 1b\n\t"
+      CMSIS_REQUANT_ONE("r2", "r0")
+      CMSIS_REQUANT_ONE("r4", "r2")
+      CMSIS_REQUANT_ONE("r6", "r4")
+      CMSIS_REQUANT_ONE("r8", "r6")
+      "ldr r11, [r1], #24\n\t"      /* constant b; w to the next pair */
+      "ldr r12, [r1, #-8]\n\t"      /* right shift b | stride << 8 | last << 31 */
+      "ldr r10, [r1, #-4]\n\t"      /* multiplier b */
+      "ldr lr, [sp, #4]\n\t"        /* out */
+      CMSIS_REQUANT_ONE("r3", "r8")
+      "bfi r0, r8, #8, #8\n\t"
+      CMSIS_REQUANT_ONE("r5", "r3")
+      "bfi r2, r3, #8, #8\n\t"
+      CMSIS_REQUANT_ONE("r7", "r3")
+      "bfi r4, r3, #8, #8\n\t"
+      CMSIS_REQUANT_ONE("r9", "r3")
+      "bfi r6, r3, #8, #8\n\t"
+      "ubfx r5, r12, #8, #22\n\t"  /* stride */
+      "strh r2, [lr, r5]\n\t"
+      "add r8, lr, r5, lsl #1\n\t"
+      "strh r6, [r8, r5]\n\t"
+      "strh r4, [r8]\n\t"
+      "strh r0, [lr], #2\n\t"
+      "str lr, [sp, #4]\n\t"
+      "cmp r12, #0\n\t"
+      "bge 4b\n\t"
+      "add sp, sp, #12\n\t"
+      "pop {r4-r11, pc}\n\t");
+}
+
+/* cmsis_dot_records4 for one pixel, widened as cmsis_widen_pair's first pixel (its second
+ * pixel's words are not read): CMSIS_DOT_1X2_GROUP in a loop of 16 groups entered
+ * part-way, both bytes of each pair to out[2j..].  Arguments: r0 pair, r1 w, r2 groups
+ * (>= 1), r3 out. */
+__attribute__((naked, noinline, unused)) static void cmsis_dot_records1(
+    const int16_t *pair CMSIS_IN_ASM, const int16_t *w CMSIS_IN_ASM,
+    int32_t groups CMSIS_IN_ASM, int8_t *out CMSIS_IN_ASM) {
+  __asm__ volatile(
+      "push {r4-r11, lr}\n\t"
+      "mov r6, r3\n\t"
+      "rsb r2, r2, #0\n\t"
+      "and r2, r2, #15\n\t"         /* groups skipped in the first pass */
+      "mov.w r4, #40\n\t"
+      "mul r2, r2, r4\n\t"          /* 40 bytes a group */
+      "adr.w r4, 1f\n\t"           /* the exact address (1: is word aligned too) */
+      "add r2, r2, r4\n\t"
+      "add r2, r2, #1\n\t"          /* Thumb */
+      "push {r0, r2}\n\t"           /* [sp] pair, #4 entry */
+      "4:\n\t"
+      "ldr r0, [sp]\n\t"
+      "ldr r5, [r1, #4]\n\t"        /* the folded a, b */
+      "ldr r4, [r1], #8\n\t"
+      "ldr pc, [sp, #4]\n\t"        /* into the loop */
+      ".p2align 2\n\t"
+      "1:\n\t"
+      CMSIS_DOT_1X2_GROUPS4
+      CMSIS_DOT_1X2_GROUPS4
+      CMSIS_DOT_1X2_GROUPS4
+      CMSIS_DOT_1X2_GROUPS4
+      "ldr r12, [r1, #4]\n\t"       /* right shift a | mark, or a weight word */
+      "ldr r10, [r1, #8]\n\t"
+      "ldr r11, [r1, #12]\n\t"
+      "cmp r12, #0x1000000\n\t"
+      "blt 1b\n\t"
+      CMSIS_REQUANT_ONE("r4", "r2")
+      "ldr r11, [r1], #24\n\t"
+      "ldr r12, [r1, #-8]\n\t"
+      "ldr r10, [r1, #-4]\n\t"
+      CMSIS_REQUANT_ONE("r5", "r3")
+      "bfi r2, r3, #8, #8\n\t"
+      "strh r2, [r6], #2\n\t"
+      "cmp r12, #0\n\t"
+      "bge 4b\n\t"
+      "add sp, sp, #8\n\t"
       "pop {r4-r11, pc}\n\t");
 }
 
