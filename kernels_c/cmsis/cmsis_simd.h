@@ -586,7 +586,7 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant(
  * widened by cmsis_widen_pair (its second pixel's words are not read), `count` (>= 1)
  * channel pairs of the same layout and tail, channel 2j's and 2j+1's bytes to out[2j..].
  * Arguments: r0 pair, r1 w, r2 groups (>= 1), r3 count, [sp] tail, [sp, #4] out (halfword
- * aligned).  A loop of 16 groups entered part-way (by a load of PC) for groups % 16: half
+ * aligned).  A loop of 8 groups entered part-way (by a load of PC) for groups % 8: half
  * the work of the two-pixel call rather than all of it, about 1.4 cycles a MAC. */
 __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant1(
     const int16_t *pair CMSIS_IN_ASM, const int16_t *w CMSIS_IN_ASM,
@@ -599,7 +599,7 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant1(
       "add r3, lr, r3, lsl #5\n\t"  /* the tail's end */
       "add r7, r0, r2, lsl #4\n\t"  /* the pixel's end: 16 bytes a group */
       "rsb r2, r2, #0\n\t"
-      "and r2, r2, #15\n\t"         /* groups skipped in the first pass */
+      "and r2, r2, #7\n\t"          /* groups skipped in the first pass */
       "mov.w r4, #40\n\t"
       "mul r2, r2, r4\n\t"          /* 40 bytes a group */
       "adr.w r4, 1f\n\t"           /* the exact address (1: is word aligned too) */
@@ -614,8 +614,6 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant1(
       "ldr pc, [sp, #4]\n\t"        /* into the loop */
       ".p2align 2\n\t"             /* a 16-bit ADR would round an unaligned label */
       "1:\n\t"
-      CMSIS_DOT_1X2_GROUPS4
-      CMSIS_DOT_1X2_GROUPS4
       CMSIS_DOT_1X2_GROUPS4
       CMSIS_DOT_1X2_GROUPS4
       "cmp r0, r7\n\t"
@@ -993,8 +991,86 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_records4(
       "pop {r4-r11, pc}\n\t");
 }
 
+/* Sixteen steps of cmsis_dot_records3, every one fast (704 bytes). */
+#define CMSIS_DOT_3X2_FAST_UNIT                                                            \
+  CMSIS_DOT_3X2_STEP_FAST("4") CMSIS_DOT_3X2_STEP_FAST("12") CMSIS_DOT_3X2_STEP_FAST("4")  \
+  CMSIS_DOT_3X2_STEP_FAST("12") CMSIS_DOT_3X2_STEP_FAST("4") CMSIS_DOT_3X2_STEP_FAST("12") \
+  CMSIS_DOT_3X2_STEP_FAST("4") CMSIS_DOT_3X2_STEP_FAST("12") CMSIS_DOT_3X2_STEP_FAST("4")  \
+  CMSIS_DOT_3X2_STEP_FAST("12") CMSIS_DOT_3X2_STEP_FAST("4") CMSIS_DOT_3X2_STEP_FAST("12") \
+  CMSIS_DOT_3X2_STEP_FAST("4") CMSIS_DOT_3X2_STEP_FAST("12") CMSIS_DOT_3X2_STEP_FAST("4")  \
+  CMSIS_DOT_3X2_STEP_FAST("12")
+
+/* cmsis_dot_records4 for three pixels widened by cmsis_widen_three (per group the words
+ * (x0, x2) of pixels 0-2, then their (x1, x3)): every step by five pipelined loads (12
+ * MACs in 12 cycles) in a loop of 32 entered part-way, the first step starting the sums at
+ * the folded constants; channel 2j's and 2j+1's bytes to out[2j..] + j * stride for
+ * pixels j = 0..2.  Arguments: r0 triple, r1 w, r2 groups (>= 1), r3 out. */
+__attribute__((naked, noinline, unused)) static void cmsis_dot_records3(
+    const int16_t *triple CMSIS_IN_ASM, const int16_t *w CMSIS_IN_ASM,
+    int32_t groups CMSIS_IN_ASM, int8_t *out CMSIS_IN_ASM) {
+  __asm__ volatile(
+      "push {r4-r11, lr}\n\t"
+      "lsl r2, r2, #1\n\t"
+      "rsb r12, r2, #1\n\t"
+      "and r12, r12, #31\n\t"       /* steps skipped in the first pass (odd) */
+      "mov.w r9, #44\n\t"
+      "mul r12, r12, r9\n\t"        /* 44 bytes a step */
+      "adr.w r4, 1f\n\t"           /* the exact address (1: is word aligned too) */
+      "add r4, r4, r12\n\t"
+      "add r4, r4, #21\n\t"         /* + 20: past the entry step's loads; Thumb */
+      "push {r0, r3, r4}\n\t"       /* [sp] triple, #4 out, #8 entry */
+      "4:\n\t"
+      "ldr r0, [sp]\n\t"
+      "ldr r3, [r1, #4]\n\t"        /* the folded a, b */
+      "ldr r2, [r1], #8\n\t"
+      "ldr.w r12, [r1, #8]\n\t"
+      "ldr.w r11, [r1], #4\n\t"
+      "ldr r5, [r0, #4]\n\t"        /* pixels 1, 2 into their free b accumulators */
+      "ldr r7, [r0, #8]\n\t"
+      "ldr r8, [r0], #12\n\t"
+      "smlad r4, r5, r11, r2\n\t"
+      "smlad r5, r5, r12, r3\n\t"
+      "smlad r6, r7, r11, r2\n\t"
+      "smlad r7, r7, r12, r3\n\t"
+      "smlad r2, r8, r11, r2\n\t"
+      "smlad r3, r8, r12, r3\n\t"
+      CMSIS_DOT_3X2_LOADS_FAST("12") /* the second step's loads */
+      "ldr pc, [sp, #8]\n\t"        /* into the loop */
+      ".p2align 2\n\t"
+      "1:\n\t"
+      CMSIS_DOT_3X2_FAST_UNIT
+      CMSIS_DOT_3X2_FAST_UNIT
+      "ldr r12, [r1, #4]\n\t"       /* right shift a | mark, or a weight word */
+      "ldr r10, [r1, #8]\n\t"
+      "ldr r11, [r1, #12]\n\t"
+      "cmp r12, #0x1000000\n\t"
+      "blt 1b\n\t"
+      CMSIS_REQUANT_ONE("r2", "r8")
+      CMSIS_REQUANT_ONE("r4", "r2")
+      CMSIS_REQUANT_ONE("r6", "r4")
+      "ldr r11, [r1], #24\n\t"      /* constant b; w to the next pair */
+      "ldr r12, [r1, #-8]\n\t"      /* right shift b | stride << 8 | last << 31 */
+      "ldr r10, [r1, #-4]\n\t"      /* multiplier b */
+      "ldr lr, [sp, #4]\n\t"        /* out */
+      CMSIS_REQUANT_ONE("r3", "r6")
+      "bfi r8, r6, #8, #8\n\t"
+      CMSIS_REQUANT_ONE("r5", "r6")
+      "bfi r2, r6, #8, #8\n\t"
+      CMSIS_REQUANT_ONE("r7", "r6")
+      "bfi r4, r6, #8, #8\n\t"
+      "ubfx r5, r12, #8, #22\n\t"  /* stride */
+      "strh r2, [lr, r5]\n\t"
+      "strh r4, [lr, r5, lsl #1]\n\t"
+      "strh r8, [lr], #2\n\t"
+      "str lr, [sp, #4]\n\t"
+      "cmp r12, #0\n\t"
+      "bge 4b\n\t"
+      "add sp, sp, #12\n\t"
+      "pop {r4-r11, pc}\n\t");
+}
+
 /* cmsis_dot_records4 for one pixel, widened as cmsis_widen_pair's first pixel (its second
- * pixel's words are not read): CMSIS_DOT_1X2_GROUP in a loop of 16 groups entered
+ * pixel's words are not read): CMSIS_DOT_1X2_GROUP in a loop of 8 groups entered
  * part-way, both bytes of each pair to out[2j..].  Arguments: r0 pair, r1 w, r2 groups
  * (>= 1), r3 out. */
 __attribute__((naked, noinline, unused)) static void cmsis_dot_records1(
@@ -1004,7 +1080,7 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_records1(
       "push {r4-r11, lr}\n\t"
       "mov r6, r3\n\t"
       "rsb r2, r2, #0\n\t"
-      "and r2, r2, #15\n\t"         /* groups skipped in the first pass */
+      "and r2, r2, #7\n\t"          /* groups skipped in the first pass */
       "mov.w r4, #40\n\t"
       "mul r2, r2, r4\n\t"          /* 40 bytes a group */
       "adr.w r4, 1f\n\t"           /* the exact address (1: is word aligned too) */
@@ -1018,8 +1094,6 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_records1(
       "ldr pc, [sp, #4]\n\t"        /* into the loop */
       ".p2align 2\n\t"
       "1:\n\t"
-      CMSIS_DOT_1X2_GROUPS4
-      CMSIS_DOT_1X2_GROUPS4
       CMSIS_DOT_1X2_GROUPS4
       CMSIS_DOT_1X2_GROUPS4
       "ldr r12, [r1, #4]\n\t"       /* right shift a | mark, or a weight word */
