@@ -581,6 +581,15 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant(
   "smlad r5, r9, lr, r5\n\t"
 #define CMSIS_DOT_1X2_GROUPS4                                                              \
   CMSIS_DOT_1X2_GROUP CMSIS_DOT_1X2_GROUP CMSIS_DOT_1X2_GROUP CMSIS_DOT_1X2_GROUP
+/* r2 (groups) to the entry of a loop of 8 CMSIS_DOT_1X2_GROUPs at 1: for groups % 8. */
+#define CMSIS_DOT_1X2_ENTRY                                                                \
+  "rsb r2, r2, #0\n\t"                                                                     \
+  "and r2, r2, #7\n\t" /* groups skipped in the first pass */                              \
+  "mov.w r4, #40\n\t"                                                                      \
+  "mul r2, r2, r4\n\t" /* 40 bytes a group */                                              \
+  "adr.w r4, 1f\n\t"   /* the exact address (1: is word aligned too) */                    \
+  "add r2, r2, r4\n\t"                                                                     \
+  "add r2, r2, #1\n\t" /* Thumb */
 
 /* cmsis_dot_pairs_requant for one pixel (an odd last one): the first pixel of the pair
  * widened by cmsis_widen_pair (its second pixel's words are not read), `count` (>= 1)
@@ -598,13 +607,7 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant1(
       "ldr r6, [sp, #40]\n\t"       /* out */
       "add r3, lr, r3, lsl #5\n\t"  /* the tail's end */
       "add r7, r0, r2, lsl #4\n\t"  /* the pixel's end: 16 bytes a group */
-      "rsb r2, r2, #0\n\t"
-      "and r2, r2, #7\n\t"          /* groups skipped in the first pass */
-      "mov.w r4, #40\n\t"
-      "mul r2, r2, r4\n\t"          /* 40 bytes a group */
-      "adr.w r4, 1f\n\t"           /* the exact address (1: is word aligned too) */
-      "add r2, r2, r4\n\t"
-      "add r2, r2, #1\n\t"          /* Thumb */
+      CMSIS_DOT_1X2_ENTRY
       "push {r0, r2, r3, lr}\n\t"   /* [sp] pair, #4 entry, #8 tail end, #12 tail */
       "4:\n\t"                      /* lr: this pair's tail */
       "ldr r0, [sp]\n\t"
@@ -808,6 +811,44 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant3(
  * and right shift in r10, r11, r12. */
 #define CMSIS_REQUANT_ONE(s, into) CMSIS_REQUANT_WITH(s, into, "r10", "r11", "r12")
 
+/* The first step of cmsis_dot_pairs_requant4 and cmsis_dot_records4 (after the folded a,
+ * b into r2, r3 and the weights into r10, r11): pixels 1-3 into their free b accumulators
+ * and pixel 0 into r12 (FIRST_LOADS, pipelined with the loads before), then the sums
+ * started at the folded constants and the second step's loads (FIRST_MACS). */
+#define CMSIS_DOT_4X2_FIRST_LOADS                                                          \
+  "ldr r5, [r0, #4]\n\t"                                                                   \
+  "ldr r7, [r0, #8]\n\t"                                                                   \
+  "ldr r9, [r0, #12]\n\t"                                                                  \
+  "ldr r12, [r0], #16\n\t"
+#define CMSIS_DOT_4X2_FIRST_MACS                                                           \
+  "smlad r4, r5, r10, r2\n\t"                                                              \
+  "smlad r5, r5, r11, r3\n\t"                                                              \
+  "smlad r6, r7, r10, r2\n\t"                                                              \
+  "smlad r7, r7, r11, r3\n\t"                                                              \
+  "smlad r8, r9, r10, r2\n\t"                                                              \
+  "smlad r9, r9, r11, r3\n\t"                                                              \
+  "smlad r2, r12, r10, r2\n\t"                                                             \
+  "smlad r3, r12, r11, r3\n\t"                                                             \
+  CMSIS_DOT_4X2_WEIGHTS("12")                                                              \
+  "ldr.w lr, [r0, #4]\n\t"                                                                 \
+  "ldr.w r12, [r0], #8\n\t"
+/* Channel a's four outputs into r0, r2, r4, r6 (its multiplier, constant and right shift
+ * in r10-r12), then b's into their second bytes. */
+#define CMSIS_QUAD_REQUANT_A                                                               \
+  CMSIS_REQUANT_ONE("r2", "r0")                                                            \
+  CMSIS_REQUANT_ONE("r4", "r2")                                                            \
+  CMSIS_REQUANT_ONE("r6", "r4")                                                            \
+  CMSIS_REQUANT_ONE("r8", "r6")
+#define CMSIS_QUAD_REQUANT_B                                                               \
+  CMSIS_REQUANT_ONE("r3", "r8")                                                            \
+  "bfi r0, r8, #8, #8\n\t"                                                                 \
+  CMSIS_REQUANT_ONE("r5", "r3")                                                            \
+  "bfi r2, r3, #8, #8\n\t"                                                                 \
+  CMSIS_REQUANT_ONE("r7", "r3")                                                            \
+  "bfi r4, r3, #8, #8\n\t"                                                                 \
+  CMSIS_REQUANT_ONE("r9", "r3")                                                            \
+  "bfi r6, r3, #8, #8\n\t"
+
 /* cmsis_dot_pairs_requant3 for four pixels widened by cmsis_widen_four into `quad` (per
  * group of 4 inputs the words (x0, x2) of pixels 0-3, then their (x1, x3)): `count` (>= 1)
  * channel pairs of the same stream and tail, channel 2j's and 2j+1's bytes to out[2j..] +
@@ -850,22 +891,9 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant4(
       "ldr r3, [lr, #4]\n\t"        /* the folded a, b */
       "ldr r2, [lr], #32\n\t"
       CMSIS_DOT_4X2_WEIGHTS("4")
-      "ldr r5, [r0, #4]\n\t"        /* pixels 1-3 into their free b accumulators */
-      "ldr r7, [r0, #8]\n\t"
-      "ldr r9, [r0, #12]\n\t"
-      "ldr r12, [r0], #16\n\t"
+      CMSIS_DOT_4X2_FIRST_LOADS
       "str lr, [sp, #8]\n\t"        /* the next pair's tail */
-      "smlad r4, r5, r10, r2\n\t"
-      "smlad r5, r5, r11, r3\n\t"
-      "smlad r6, r7, r10, r2\n\t"
-      "smlad r7, r7, r11, r3\n\t"
-      "smlad r8, r9, r10, r2\n\t"
-      "smlad r9, r9, r11, r3\n\t"
-      "smlad r2, r12, r10, r2\n\t"
-      "smlad r3, r12, r11, r3\n\t"
-      CMSIS_DOT_4X2_WEIGHTS("12")   /* the second step's loads */
-      "ldr.w lr, [r0, #4]\n\t"
-      "ldr.w r12, [r0], #8\n\t"
+      CMSIS_DOT_4X2_FIRST_MACS
       "ldr pc, [sp, #4]\n\t"        /* into the loop */
       ".p2align 2\n\t"             /* a 16-bit ADR would round an unaligned label */
       "1:\n\t"
@@ -878,22 +906,12 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant4(
       "cmp r0, r10\n\t"
       "bne 1b\n\t"
       "ldr r10, [lr, #-20]\n\t"     /* multiplier a */
-      CMSIS_REQUANT_ONE("r2", "r0")
-      CMSIS_REQUANT_ONE("r4", "r2")
-      CMSIS_REQUANT_ONE("r6", "r4")
-      CMSIS_REQUANT_ONE("r8", "r6")
+      CMSIS_QUAD_REQUANT_A
       "ldr r10, [lr, #-16]\n\t"     /* multiplier, constant, right shift b */
       "ldr r11, [lr, #-8]\n\t"
       "ldr r12, [lr, #-24]\n\t"
       "ldr lr, [sp, #12]\n\t"       /* out */
-      CMSIS_REQUANT_ONE("r3", "r8")
-      "bfi r0, r8, #8, #8\n\t"
-      CMSIS_REQUANT_ONE("r5", "r3")
-      "bfi r2, r3, #8, #8\n\t"
-      CMSIS_REQUANT_ONE("r7", "r3")
-      "bfi r4, r3, #8, #8\n\t"
-      CMSIS_REQUANT_ONE("r9", "r3")
-      "bfi r6, r3, #8, #8\n\t"
+      CMSIS_QUAD_REQUANT_B
       "ldr r5, [sp, #16]\n\t"
       "ldr r9, [sp, #20]\n\t"
       "strh r2, [lr, r5]\n\t"       /* a register offset right after a load (1 cycle) */
@@ -908,6 +926,45 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant4(
       "pop {r4-r11, pc}\n\t");
 }
 
+/* The parts the CONV_PAIR_RECORDS kernels share.  Prologue: the loop's entry for `mask`
+ * (steps a pass - 1) and `step` bytes a step, `past` bytes past its loads (+ 1, Thumb);
+ * [sp] the widened pixels, #4 out, #8 entry; then each pair's folded a, b into r2, r3. */
+#define CMSIS_RECORD_PROLOGUE(mask, step, past)                                            \
+  "push {r4-r11, lr}\n\t"                                                                  \
+  "lsl r2, r2, #1\n\t"                                                                     \
+  "rsb r12, r2, #1\n\t"                                                                    \
+  "and r12, r12, #" mask "\n\t" /* steps skipped in the first pass (odd) */                \
+  "mov.w r9, #" step "\n\t"                                                                \
+  "mul r12, r12, r9\n\t"                                                                   \
+  "adr.w r4, 1f\n\t" /* the exact address (1: is word aligned too) */                      \
+  "add r4, r4, r12\n\t"                                                                    \
+  "add r4, r4, #" past "\n\t"                                                              \
+  "push {r0, r3, r4}\n\t"                                                                  \
+  "4:\n\t"                                                                                 \
+  "ldr r0, [sp]\n\t"                                                                       \
+  "ldr r3, [r1, #4]\n\t"                                                                   \
+  "ldr r2, [r1], #8\n\t"
+/* After a pass: right shift a | mark (or a weight word: another pass), multiplier and
+ * constant a into r12, r10, r11. */
+#define CMSIS_RECORD_A_WORDS                                                               \
+  "ldr r12, [r1, #4]\n\t"                                                                  \
+  "ldr r10, [r1, #8]\n\t"                                                                  \
+  "ldr r11, [r1, #12]\n\t"                                                                 \
+  "cmp r12, #0x1000000\n\t"                                                                \
+  "blt 1b\n\t"
+/* Constant b, right shift b | stride << 8 | last << 31, multiplier b into r11, r12, r10;
+ * w to the next pair. */
+#define CMSIS_RECORD_B_WORDS                                                               \
+  "ldr r11, [r1], #24\n\t"                                                                 \
+  "ldr r12, [r1, #-8]\n\t"                                                                 \
+  "ldr r10, [r1, #-4]\n\t"
+/* The next pair unless this one is the last; `frame` bytes of locals. */
+#define CMSIS_RECORD_NEXT(frame)                                                           \
+  "cmp r12, #0\n\t"                                                                        \
+  "bge 4b\n\t"                                                                             \
+  "add sp, sp, #" frame "\n\t"                                                             \
+  "pop {r4-r11, pc}\n\t"
+
 /* cmsis_dot_pairs_requant4 over the CONV_PAIR_RECORDS records at w (tflm_gen/layout.py:
  * per channel pair its doubled folded a, b, its weights, then constant b, right shift a |
  * mark, multiplier a, constant a, right shift b | stride << 8 | last << 31, multiplier b),
@@ -920,36 +977,10 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_records4(
     const int16_t *quad CMSIS_IN_ASM, const int16_t *w CMSIS_IN_ASM,
     int32_t groups CMSIS_IN_ASM, int8_t *out CMSIS_IN_ASM) {
   __asm__ volatile(
-      "push {r4-r11, lr}\n\t"
-      "lsl r2, r2, #1\n\t"
-      "rsb r12, r2, #1\n\t"
-      "and r12, r12, #63\n\t"       /* steps skipped in the first pass (odd) */
-      "mov.w r9, #52\n\t"
-      "mul r12, r12, r9\n\t"        /* 52 bytes a step */
-      "adr.w r4, 1f\n\t"           /* the exact address (1: is word aligned too) */
-      "add r4, r4, r12\n\t"
-      "add r4, r4, #17\n\t"         /* + 16: past the entry step's loads; Thumb */
-      "push {r0, r3, r4}\n\t"       /* [sp] quad, #4 out, #8 entry */
-      "4:\n\t"
-      "ldr r0, [sp]\n\t"
-      "ldr r3, [r1, #4]\n\t"        /* the folded a, b */
-      "ldr r2, [r1], #8\n\t"
+      CMSIS_RECORD_PROLOGUE("63", "52", "17")
       CMSIS_DOT_4X2_WEIGHTS("4")
-      "ldr r5, [r0, #4]\n\t"        /* pixels 1-3 into their free b accumulators */
-      "ldr r7, [r0, #8]\n\t"
-      "ldr r9, [r0, #12]\n\t"
-      "ldr r12, [r0], #16\n\t"
-      "smlad r4, r5, r10, r2\n\t"
-      "smlad r5, r5, r11, r3\n\t"
-      "smlad r6, r7, r10, r2\n\t"
-      "smlad r7, r7, r11, r3\n\t"
-      "smlad r8, r9, r10, r2\n\t"
-      "smlad r9, r9, r11, r3\n\t"
-      "smlad r2, r12, r10, r2\n\t"
-      "smlad r3, r12, r11, r3\n\t"
-      CMSIS_DOT_4X2_WEIGHTS("12")   /* the second step's loads */
-      "ldr.w lr, [r0, #4]\n\t"
-      "ldr.w r12, [r0], #8\n\t"
+      CMSIS_DOT_4X2_FIRST_LOADS
+      CMSIS_DOT_4X2_FIRST_MACS
       "ldr pc, [sp, #8]\n\t"        /* into the loop */
       ".p2align 2\n\t"             /* a 16-bit ADR would round an unaligned label */
       "1:\n\t"
@@ -957,27 +988,11 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_records4(
       CMSIS_DOT_4X2_UNIT
       CMSIS_DOT_4X2_UNIT
       CMSIS_DOT_4X2_UNIT
-      "ldr r12, [r1, #4]\n\t"       /* right shift a | mark, or a weight word */
-      "ldr r10, [r1, #8]\n\t"       /* multiplier, constant a */
-      "ldr r11, [r1, #12]\n\t"
-      "cmp r12, #0x1000000\n\t"
-      "blt 1b\n\t"
-      CMSIS_REQUANT_ONE("r2", "r0")
-      CMSIS_REQUANT_ONE("r4", "r2")
-      CMSIS_REQUANT_ONE("r6", "r4")
-      CMSIS_REQUANT_ONE("r8", "r6")
-      "ldr r11, [r1], #24\n\t"      /* constant b; w to the next pair */
-      "ldr r12, [r1, #-8]\n\t"      /* right shift b | stride << 8 | last << 31 */
-      "ldr r10, [r1, #-4]\n\t"      /* multiplier b */
+      CMSIS_RECORD_A_WORDS
+      CMSIS_QUAD_REQUANT_A
+      CMSIS_RECORD_B_WORDS
       "ldr lr, [sp, #4]\n\t"        /* out */
-      CMSIS_REQUANT_ONE("r3", "r8")
-      "bfi r0, r8, #8, #8\n\t"
-      CMSIS_REQUANT_ONE("r5", "r3")
-      "bfi r2, r3, #8, #8\n\t"
-      CMSIS_REQUANT_ONE("r7", "r3")
-      "bfi r4, r3, #8, #8\n\t"
-      CMSIS_REQUANT_ONE("r9", "r3")
-      "bfi r6, r3, #8, #8\n\t"
+      CMSIS_QUAD_REQUANT_B
       "ubfx r5, r12, #8, #22\n\t"  /* stride */
       "strh r2, [lr, r5]\n\t"
       "add r8, lr, r5, lsl #1\n\t"
@@ -985,10 +1000,7 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_records4(
       "strh r4, [r8]\n\t"
       "strh r0, [lr], #2\n\t"
       "str lr, [sp, #4]\n\t"
-      "cmp r12, #0\n\t"
-      "bge 4b\n\t"
-      "add sp, sp, #12\n\t"
-      "pop {r4-r11, pc}\n\t");
+      CMSIS_RECORD_NEXT("12"));
 }
 
 /* Sixteen steps of cmsis_dot_records3, every one fast (704 bytes). */
@@ -1009,20 +1021,7 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_records3(
     const int16_t *triple CMSIS_IN_ASM, const int16_t *w CMSIS_IN_ASM,
     int32_t groups CMSIS_IN_ASM, int8_t *out CMSIS_IN_ASM) {
   __asm__ volatile(
-      "push {r4-r11, lr}\n\t"
-      "lsl r2, r2, #1\n\t"
-      "rsb r12, r2, #1\n\t"
-      "and r12, r12, #31\n\t"       /* steps skipped in the first pass (odd) */
-      "mov.w r9, #44\n\t"
-      "mul r12, r12, r9\n\t"        /* 44 bytes a step */
-      "adr.w r4, 1f\n\t"           /* the exact address (1: is word aligned too) */
-      "add r4, r4, r12\n\t"
-      "add r4, r4, #21\n\t"         /* + 20: past the entry step's loads; Thumb */
-      "push {r0, r3, r4}\n\t"       /* [sp] triple, #4 out, #8 entry */
-      "4:\n\t"
-      "ldr r0, [sp]\n\t"
-      "ldr r3, [r1, #4]\n\t"        /* the folded a, b */
-      "ldr r2, [r1], #8\n\t"
+      CMSIS_RECORD_PROLOGUE("31", "44", "21")
       "ldr.w r12, [r1, #8]\n\t"
       "ldr.w r11, [r1], #4\n\t"
       "ldr r5, [r0, #4]\n\t"        /* pixels 1, 2 into their free b accumulators */
@@ -1040,17 +1039,11 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_records3(
       "1:\n\t"
       CMSIS_DOT_3X2_FAST_UNIT
       CMSIS_DOT_3X2_FAST_UNIT
-      "ldr r12, [r1, #4]\n\t"       /* right shift a | mark, or a weight word */
-      "ldr r10, [r1, #8]\n\t"
-      "ldr r11, [r1, #12]\n\t"
-      "cmp r12, #0x1000000\n\t"
-      "blt 1b\n\t"
+      CMSIS_RECORD_A_WORDS
       CMSIS_REQUANT_ONE("r2", "r8")
       CMSIS_REQUANT_ONE("r4", "r2")
       CMSIS_REQUANT_ONE("r6", "r4")
-      "ldr r11, [r1], #24\n\t"      /* constant b; w to the next pair */
-      "ldr r12, [r1, #-8]\n\t"      /* right shift b | stride << 8 | last << 31 */
-      "ldr r10, [r1, #-4]\n\t"      /* multiplier b */
+      CMSIS_RECORD_B_WORDS
       "ldr lr, [sp, #4]\n\t"        /* out */
       CMSIS_REQUANT_ONE("r3", "r6")
       "bfi r8, r6, #8, #8\n\t"
@@ -1063,10 +1056,7 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_records3(
       "strh r4, [lr, r5, lsl #1]\n\t"
       "strh r8, [lr], #2\n\t"
       "str lr, [sp, #4]\n\t"
-      "cmp r12, #0\n\t"
-      "bge 4b\n\t"
-      "add sp, sp, #12\n\t"
-      "pop {r4-r11, pc}\n\t");
+      CMSIS_RECORD_NEXT("12"));
 }
 
 /* cmsis_dot_records4 for one pixel, widened as cmsis_widen_pair's first pixel (its second
@@ -1079,13 +1069,7 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_records1(
   __asm__ volatile(
       "push {r4-r11, lr}\n\t"
       "mov r6, r3\n\t"
-      "rsb r2, r2, #0\n\t"
-      "and r2, r2, #7\n\t"          /* groups skipped in the first pass */
-      "mov.w r4, #40\n\t"
-      "mul r2, r2, r4\n\t"          /* 40 bytes a group */
-      "adr.w r4, 1f\n\t"           /* the exact address (1: is word aligned too) */
-      "add r2, r2, r4\n\t"
-      "add r2, r2, #1\n\t"          /* Thumb */
+      CMSIS_DOT_1X2_ENTRY
       "push {r0, r2}\n\t"           /* [sp] pair, #4 entry */
       "4:\n\t"
       "ldr r0, [sp]\n\t"
@@ -1096,27 +1080,35 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_records1(
       "1:\n\t"
       CMSIS_DOT_1X2_GROUPS4
       CMSIS_DOT_1X2_GROUPS4
-      "ldr r12, [r1, #4]\n\t"       /* right shift a | mark, or a weight word */
-      "ldr r10, [r1, #8]\n\t"
-      "ldr r11, [r1, #12]\n\t"
-      "cmp r12, #0x1000000\n\t"
-      "blt 1b\n\t"
+      CMSIS_RECORD_A_WORDS
       CMSIS_REQUANT_ONE("r4", "r2")
-      "ldr r11, [r1], #24\n\t"
-      "ldr r12, [r1, #-8]\n\t"
-      "ldr r10, [r1, #-4]\n\t"
+      CMSIS_RECORD_B_WORDS
       CMSIS_REQUANT_ONE("r5", "r3")
       "bfi r2, r3, #8, #8\n\t"
       "strh r2, [r6], #2\n\t"
-      "cmp r12, #0\n\t"
-      "bge 4b\n\t"
-      "add sp, sp, #8\n\t"
-      "pop {r4-r11, pc}\n\t");
+      CMSIS_RECORD_NEXT("8"));
 }
 
+/* One group of cmsis_widen_four: 4 pipelined LDRs, 8 SXTB16 and one STM of the 8 words
+ * (x0, x2) of pixels 0-3, then their (x1, x3). */
+#define CMSIS_WIDEN4_GROUP                                                                 \
+  "ldr r7, [r0, r3]\n\t"                                                                   \
+  "ldr r8, [r0, r4]\n\t"                                                                   \
+  "ldr r9, [r0, r5]\n\t"                                                                   \
+  "ldr r6, [r0], #4\n\t"                                                                   \
+  "sxtb16 r10, r6, ror #8\n\t"                                                             \
+  "sxtb16 r6, r6\n\t"                                                                      \
+  "sxtb16 r11, r7, ror #8\n\t"                                                             \
+  "sxtb16 r7, r7\n\t"                                                                      \
+  "sxtb16 r12, r8, ror #8\n\t"                                                             \
+  "sxtb16 r8, r8\n\t"                                                                      \
+  "sxtb16 lr, r9, ror #8\n\t"                                                              \
+  "sxtb16 r9, r9\n\t"                                                                      \
+  "stmia r1!, {r6-r12, lr}\n\t"
+
 /* Widens `quads` (>= 1) groups of 4 int8 values of the four pixels at src[0..3] into a
- * cmsis_dot_pairs_requant4 buffer (32 bytes a group): per group 4 pipelined LDRs, 8 SXTB16
- * and one STM of the 8 words (15 instructions, where the C loop takes about 24). */
+ * cmsis_dot_pairs_requant4 buffer (32 bytes a group): 15 instructions a group (where the C
+ * loop takes about 24), two groups a pass after an odd count's first. */
 __attribute__((naked, noinline, unused)) static void cmsis_widen_four(
     const int8_t *const src[4] CMSIS_IN_ASM, int16_t *dst CMSIS_IN_ASM,
     int32_t quads CMSIS_IN_ASM) {
@@ -1126,23 +1118,18 @@ __attribute__((naked, noinline, unused)) static void cmsis_widen_four(
       "sub r3, r3, r0\n\t"          /* pixels 1-3 from pixel 0 */
       "sub r4, r4, r0\n\t"
       "sub r5, r5, r0\n\t"
+      "tst r2, #1\n\t"
       "add r2, r0, r2, lsl #2\n\t"  /* pixel 0's end */
+      "beq 1f\n\t"
+      CMSIS_WIDEN4_GROUP
+      "cmp r0, r2\n\t"
+      "beq 2f\n\t"
       "1:\n\t"
-      "ldr r7, [r0, r3]\n\t"
-      "ldr r8, [r0, r4]\n\t"
-      "ldr r9, [r0, r5]\n\t"
-      "ldr r6, [r0], #4\n\t"
-      "sxtb16 r10, r6, ror #8\n\t"
-      "sxtb16 r6, r6\n\t"
-      "sxtb16 r11, r7, ror #8\n\t"
-      "sxtb16 r7, r7\n\t"
-      "sxtb16 r12, r8, ror #8\n\t"
-      "sxtb16 r8, r8\n\t"
-      "sxtb16 lr, r9, ror #8\n\t"
-      "sxtb16 r9, r9\n\t"
-      "stmia r1!, {r6-r12, lr}\n\t" /* (x0, x2) of pixels 0-3, then their (x1, x3) */
+      CMSIS_WIDEN4_GROUP
+      CMSIS_WIDEN4_GROUP
       "cmp r0, r2\n\t"
       "bne 1b\n\t"
+      "2:\n\t"
       "pop {r4-r11, pc}\n\t");
 }
 
