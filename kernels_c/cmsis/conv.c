@@ -207,7 +207,9 @@ static const int32_t tail_shift[2] = {7, 2};
  * multipliers, shifts and output offset the runtime holds, and the whole int8 clamp range
  * (SSAT's).  A channel of multiplier 0 gives one value for every input (the constant's
  * half): the generator proved it from the accumulator's bounds (tflm_gen/layout.py,
- * _channel_requant), so only its form is checked here. */
+ * _channel_requant), so only its form is checked here.  channel_agrees checks channel c's
+ * words (doubled folded constant, multiplier, constant, right shift), tail_agrees every
+ * channel's. */
 static int32_t channel_agrees(const cmsis_conv_job_t *job, int32_t c, int32_t doubled,
                               int32_t multiplier, int32_t constant, int32_t right) {
   const uint32_t offset = (uint32_t)job->p->output_offset;
