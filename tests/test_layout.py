@@ -30,6 +30,9 @@ from tflm_gen import host, project, qemu
 from tflm_gen.layout import (
     CONV_INT16_PAIRS,
     CONV_INT16_PAIRS_REQUANT,
+    CONV_PAIR_RECORDS,
+    CONV_PAIR_RECORDS_IN_FILTER,
+    PAIR_MARK,
     DW_QUAD_BYTES,
     DW_ROW_QUADS,
     DW_TAP_PAIRS,
@@ -150,7 +153,7 @@ def with_layout_words(model_bytes: bytes, edit) -> bytes:
 def test_layout_layers_bit_exact_on_host(seed):
     model, inputs, cases = layout_model(seed)
     device = device_model(model, cmsis_cases.TAGS)[0]
-    kinds = {CONV_INT16_PAIRS, CONV_INT16_PAIRS_REQUANT}
+    kinds = {CONV_INT16_PAIRS, CONV_INT16_PAIRS_REQUANT, CONV_PAIR_RECORDS}
     assert all(record and record[0] in kinds for record in records(device))
     cmsis_cases.compare(host.run_model(device, inputs, cmsis_cases.TAGS), model, inputs, cases)
 
@@ -163,9 +166,11 @@ def test_layout_layers_bit_exact_on_board(target):
 
 
 def requant_tail_bit_exact_on_host(model, inputs, cases) -> None:
-    """Every layer gets the requantising record; the host build is bit-exact with TFLM."""
+    """Every layer gets a requantising record (the 1x1 ones over K a multiple of 4 but
+    conv_narrow.h's shapes CONV_PAIR_RECORDS); the host build is bit-exact with TFLM."""
     device = device_model(model, cmsis_cases.TAGS)[0]
-    assert all(record[0] == CONV_INT16_PAIRS_REQUANT for record in records(device))
+    requantising = {CONV_INT16_PAIRS_REQUANT, CONV_PAIR_RECORDS}
+    assert all(record[0] in requantising for record in records(device))
     cmsis_cases.compare(host.run_model(device, inputs, cmsis_cases.TAGS), model, inputs, cases)
 
 
@@ -192,9 +197,11 @@ ODD_PIXEL_LAYERS = [(1, 128, 256, 1, 3, 3), (1, 256, 256, 1, 3, 3), (1, 512, 32,
 # channels a multiple of 4, or 1x1 in place), in the same form: pixel counts of 3n, 3n + 1
 # and 3n + 2 (the last one or two through the pair kernels), 1 to 36 groups of 4 inputs
 # (with the REQUANT_LAYERS every entry into its loop of 32 steps: groups of every residue
-# modulo 16, over odd channel-pair counts; vww's 128 -> 128 at 6x6; 1x1 layers of 4n, 4n + 1
-# (the last 9 as triples), 4n + 2 and 4n + 3 pixels run four at a time first,
-# cmsis_dot_pairs_requant4, 1x1 groups alone of every residue too), 1x1 in place at stride 1
+# modulo 16, over odd channel-pair counts; vww's 128 -> 128 at 6x6; 1x1 layers over K a
+# multiple of 4 take CONV_PAIR_RECORDS: 4n, 4n + 1, 4n + 2 and 4n + 3 pixels four at a time,
+# cmsis_dot_records4, and the rest one at a time, cmsis_dot_records1, groups of every
+# residue modulo 32 (the entries into their loops of 64 steps and 16 groups) with the
+# REQUANT_LAYERS' 1x1 ones over 256 and 512 inputs), 1x1 in place at stride 1
 # and 2, 3x3 windows on every border (taps of the zero point) beside inside ones, kws' 1x1
 # over 64 channels and resnet's 3x3 over 16; filter rows of whole words over 1-3 input
 # channels (kws' first layer: 1 channel, 4 columns), border windows value by value.
@@ -206,7 +213,12 @@ TRIPLE_LAYERS = [(1, 4, 8, 1, 4, 4), (1, 24, 6, 1, 5, 4), (1, 20, 10, 2, 7, 7),
                  (1, 60, 18, 1, 3, 3), (1, 128, 128, 1, 6, 6), (1, 36, 6, 1, 4, 3),
                  (1, 44, 10, 1, 5, 3), (1, 48, 4, 1, 3, 4), (1, 8, 6, 1, 4, 2),
                  (1, 16, 10, 1, 4, 2), (1, 28, 6, 1, 2, 4), (1, 32, 64, 1, 4, 4),
-                 (1, 60, 8, 1, 4, 1)]
+                 (1, 60, 8, 1, 4, 1), (1, 68, 6, 1, 3, 3), (1, 84, 4, 1, 2, 3),
+                 (1, 104, 8, 1, 7, 1), (1, 124, 2, 1, 4, 1), (1, 132, 10, 2, 5, 5),
+                 (1, 72, 2, 1, 1, 1), (1, 76, 4, 1, 2, 1), (1, 80, 2, 1, 3, 1),
+                 (1, 88, 4, 1, 5, 1), (1, 92, 2, 1, 1, 2), (1, 96, 4, 1, 2, 2),
+                 (1, 100, 2, 1, 3, 2), (1, 108, 2, 1, 1, 3), (1, 112, 4, 1, 4, 2),
+                 (1, 116, 2, 1, 1, 4), (1, 120, 2, 1, 1, 5)]
 
 
 def pixel_model(layers, odd: bool = False):
@@ -257,10 +269,10 @@ def test_pixel_triples_bit_exact_on_board(target):
 
 
 def first_tail(words) -> int:
-    """Word index of the first record's requantisation tail (CONV_INT16_PAIRS_REQUANT)."""
-    start, channels = words[2], words[words[2] + 2]
-    assert words[start + 1] == CONV_INT16_PAIRS_REQUANT
-    return start + 1 + words[start] - 4 * channels
+    """Word index of the first CONV_INT16_PAIRS_REQUANT record's requantisation tail."""
+    start = next(start for start in words[2: 2 + words[1]]
+                 if start and words[start + 1] == CONV_INT16_PAIRS_REQUANT)
+    return start + 1 + words[start] - 4 * words[start + 2]
 
 
 def test_a_requant_tail_that_disagrees_is_ignored():
@@ -276,6 +288,42 @@ def test_a_requant_tail_that_disagrees_is_ignored():
 
     ours = host.run_model(with_layout_words(device, wrong_multiplier), inputs,
                           cmsis_cases.TAGS)
+    cmsis_cases.compare(ours, model, inputs, cases)
+
+
+def pair_record_words(words) -> tuple[int, int, int]:
+    """(word index of the first CONV_PAIR_RECORDS record's first pair, words per pair, pair
+    count) in the layout words."""
+    for start in words[2: 2 + words[1]]:
+        if start and words[start + 1] == CONV_PAIR_RECORDS:
+            channels, patch = words[start + 2], words[start + 3]
+            return start + 4 + channels, 8 + patch, channels // 2
+    raise AssertionError("no CONV_PAIR_RECORDS record")
+
+
+@pytest.mark.parametrize("edit", ["multiplier", "mark", "last"])
+def test_a_pair_record_that_disagrees_is_ignored(edit):
+    """A CONV_PAIR_RECORDS record whose first multiplier is not the node's, whose first
+    mark is missing or whose last pair is not marked last (which the DSP kernels need to
+    stop; with a weight changed too, so that a record taken would show in the host
+    build's outputs): the layer runs without it, still bit-exact."""
+    model, inputs, cases = layout_model(1, REQUANT_LAYERS, requant_tail=True)
+    device = device_model(model, cmsis_cases.TAGS, "fast")[0]  # model order
+
+    def wrong(words):
+        first, size, pairs = pair_record_words(words)
+        tail = first + size - 6  # constant b, shift a | mark, multiplier a, ...
+        if edit == "multiplier":  # a quarter more or less, or 0.5 for a constant channel
+            words[tail + 2] = words[tail + 2] ^ (1 << 29) if words[tail + 2] else 1 << 30
+        elif edit == "mark":
+            words[tail + 1] &= 0xFF
+        else:
+            words[tail + (pairs - 1) * size + 4] &= 0x7FFFFFFF
+        if edit != "multiplier":
+            words[first + 2] ^= 0x20002  # the first weight word's two doubled weights
+        return words
+
+    ours = host.run_model(with_layout_words(device, wrong), inputs, cmsis_cases.TAGS)
     cmsis_cases.compare(ours, model, inputs, cases)
 
 
@@ -328,9 +376,14 @@ def test_float_and_grouped_convolutions_get_no_record():
 
 def test_record_kind_is_the_kernels():
     source = (ROOT / "kernels_c" / "cmsis" / "conv.c").read_text()
-    for name, value in (("", CONV_INT16_PAIRS), ("_REQUANT", CONV_INT16_PAIRS_REQUANT)):
-        kind = re.search(rf"#define CMSIS_CONV_INT16_PAIRS{name} (\d+)", source)
+    for name, value in (("INT16_PAIRS", CONV_INT16_PAIRS),
+                        ("INT16_PAIRS_REQUANT", CONV_INT16_PAIRS_REQUANT),
+                        ("PAIR_RECORDS", CONV_PAIR_RECORDS),
+                        ("PAIR_RECORDS_IN_FILTER", CONV_PAIR_RECORDS_IN_FILTER)):
+        kind = re.search(rf"#define CMSIS_CONV_{name} (\d+)", source)
         assert kind and int(kind.group(1)) == value
+    mark = re.search(r"#define CMSIS_PAIR_MARK (0x[0-9a-f]+)", source)
+    assert mark and int(mark.group(1), 16) == PAIR_MARK
 
 
 def test_only_the_cmsis_kernels_pay_for_layouts():

@@ -34,6 +34,17 @@ CONV_INT16_PAIRS_REQUANT: the same fields with the filter stream's weights doubl
   channel's output is one value v for every input (multiplier 0, constant 1 + 2v, shift 1)
   (_channel_requant).
 
+CONV_PAIR_RECORDS, for a 1x1 layer whose requantisation tail exists and whose K is a
+  multiple of 4 (kernels_c/cmsis/conv.c, the DSP kernels four pixels at a time and one
+  alone; not the 8 -> 16, 16 -> 32 and 32 -> 32 channels of stride 1 that conv_narrow.h
+  runs on CONV_INT16_PAIRS_REQUANT): kind, channels, K, the plain folded constants, then
+  per channel pair one record, so that the kernels read it with the weights' pointer:
+    2 * folded a, 2 * folded b, the pair's 16 * G bytes of doubled weights (as
+    CONV_INT16_PAIRS_REQUANT's), then constant b, right shift a | PAIR_MARK (bit 30: the
+    second word after the weights is no weight word, whose int32 value lies within
+    +-2^24: the kernel's loop ends on it), multiplier a, constant a, right shift b |
+    channels << 8 | the last pair's bit 31, multiplier b (the same proof as the tail's).
+
 CONV_CODED_REQUANT, for a filter `--compress` coded (tflm_gen/compress.py; the kernel
   decodes it a block of channels at a time and widens each block into the doubled int16
   stream itself): kind, channels, patch K, then CONV_INT16_PAIRS_REQUANT's tail (8 words
@@ -112,6 +123,10 @@ CONV_PAIRS_REQUANT_IN_FILTER = 42
 # A CONV_INT16_PAIRS(_REQUANT) record cut to kind, channels, K and the folded constants:
 # all the MVE loops read (embed_layout's `form` "folded"); other builds ignore it.
 CONV_FOLDED = 43
+CONV_PAIR_RECORDS = 70  # CONV_2D 1x1: per channel pair its folded, weights and tail words
+CONV_PAIR_RECORDS_IN_FILTER = 71
+PAIR_MARK = 1 << 30  # in the word after a pair's weights: above any weight word
+NARROW_SHAPES = ((8, 16), (16, 32), (32, 32))  # (K, Cout) conv_narrow.h runs at stride 1
 ACCUMULATOR_LIMIT = 1 << 30  # |acc| below it: 2 * acc fits int32 (SMMLAR's operand)
 DW_TAP_PAIRS = 55  # kind of the DEPTHWISE_CONV_2D record above (column pairs; 3 was row pairs)
 # The tap pairs in the order the kernel's one-pixel assembly reads them: each row pointer is
@@ -220,6 +235,31 @@ def int16_pairs(filter_rows: np.ndarray) -> np.ndarray:
     return body.transpose(0, 2, 1, 3).reshape(-1)
 
 
+def pair_records(stream: np.ndarray, tail: list[int], channels: int) -> list[int]:
+    """The CONV_PAIR_RECORDS words after the folded constants, from the doubled
+    CONV_INT16_PAIRS_REQUANT stream (int16) and its tail (8 words per pair)."""
+    pairs = len(tail) // 8
+    weights = np.frombuffer(stream.astype("<i2").tobytes(), "<i4").reshape(pairs, -1)
+    words = []
+    for j in range(pairs):
+        folded_a, folded_b, shift_b, multiplier_a, multiplier_b, constant_a, constant_b, \
+            shift_a = tail[8 * j: 8 * j + 8]
+        last = (1 << 31) if j == pairs - 1 else 0
+        shift_word = _wrap32(shift_b | channels << 8 | last)
+        words += [folded_a, folded_b, *weights[j].tolist(), constant_b, shift_a | PAIR_MARK,
+                  multiplier_a, constant_a, shift_word, multiplier_b]
+    return words
+
+
+def _pair_records_apply(weights: ir.Tensor, op: ir.Operator) -> bool:
+    """Whether a CONV_2D with a requantisation tail takes CONV_PAIR_RECORDS: a 1x1 filter
+    over K a multiple of 4 input channels, not a shape conv_narrow.h runs."""
+    cout, height, width, k = weights.shape
+    stride = (op.builtin_options.get("stride_h", 1), op.builtin_options.get("stride_w", 1))
+    narrow = (k, cout) in NARROW_SHAPES and stride == (1, 1)
+    return height == width == 1 and k % 4 == 0 and not narrow
+
+
 def int16_quads(filter_rows: np.ndarray) -> np.ndarray:
     """The FC_INT16_QUADS stream of filter rows [rows, K] (int16 values)."""
     count, depth = filter_rows.shape
@@ -312,6 +352,9 @@ def _conv_record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> list[i
         folded = np.concatenate([folded, folded[-1:]])
     kind = CONV_INT16_PAIRS if tail is None else CONV_INT16_PAIRS_REQUANT
     stream = int16_pairs(rows if tail is None else 2 * rows.astype(np.int16))
+    if tail is not None and _pair_records_apply(weights, op):
+        return [CONV_PAIR_RECORDS, rows.shape[0], rows.shape[1], *folded.tolist(),
+                *pair_records(stream, tail, rows.shape[0])]
     words = np.frombuffer(stream.astype("<i2").tobytes(), dtype="<i4").tolist()
     return [kind, rows.shape[0], rows.shape[1], *folded.tolist(), *words, *(tail or [])]
 
@@ -524,8 +567,11 @@ def _fc_stream(record: list[int]) -> tuple[int, int]:
 
 def _conv_stream(record: list[int]) -> tuple[int, int]:
     """(start, end) words of a CONV_INT16_PAIRS(_REQUANT) record's stream: after kind,
-    channels, K and folded[round2(channels)], 4 * ceil(K / 4) words per channel pair."""
+    channels, K and folded[round2(channels)], 4 * ceil(K / 4) words per channel pair; of a
+    CONV_PAIR_RECORDS record: its pairs' records, to the end."""
     pairs, groups = -(-record[1] // 2), -(-record[2] // 4)
+    if record[0] == CONV_PAIR_RECORDS:
+        return 3 + 2 * pairs, len(record)
     return 3 + 2 * pairs, 3 + 2 * pairs + 4 * groups * pairs
 
 
@@ -533,7 +579,8 @@ def _conv_stream(record: list[int]) -> tuple[int, int]:
 # its int8 bytes, where the stream lies in the record)
 IN_FILTER = {FC_INT16_QUADS: (FC_QUADS_IN_FILTER, _fc_stream),
              CONV_INT16_PAIRS: (CONV_PAIRS_IN_FILTER, _conv_stream),
-             CONV_INT16_PAIRS_REQUANT: (CONV_PAIRS_REQUANT_IN_FILTER, _conv_stream)}
+             CONV_INT16_PAIRS_REQUANT: (CONV_PAIRS_REQUANT_IN_FILTER, _conv_stream),
+             CONV_PAIR_RECORDS: (CONV_PAIR_RECORDS_IN_FILTER, _conv_stream)}
 
 
 def _streams_in_filters(records: dict, moved: dict[int, bytes]) -> dict:
@@ -558,7 +605,8 @@ def _folded_only(records: dict) -> dict:
     def folding(make):
         def record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> list[int] | None:
             words = make(model, graph, op)
-            if words is None or words[0] not in (CONV_INT16_PAIRS, CONV_INT16_PAIRS_REQUANT):
+            if words is None or words[0] not in (CONV_INT16_PAIRS, CONV_INT16_PAIRS_REQUANT,
+                                                 CONV_PAIR_RECORDS):
                 return words
             return [CONV_FOLDED, *words[1:_conv_stream(words)[0]]]
         return record

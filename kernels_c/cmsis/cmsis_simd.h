@@ -566,22 +566,37 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant(
 }
 
 /* One group of 4 inputs of cmsis_dot_pairs_requant1: the first pixel's widened words of the
- * pair (the second's skipped) in r8, r9, channel a's and b's weight words into r4, r5. */
-#define CMSIS_DOT_1X2_WIDE_GROUP                                                           \
-  "ldrd r8, r9, [r0], #16\n\t"                                                           \
-  "ldrd r10, r11, [r1], #8\n\t"                                                          \
-  "smlad r4, r10, r8, r4\n\t"                                                            \
-  "smlad r4, r11, r9, r4\n\t"                                                            \
-  "ldrd r10, r11, [r1], #8\n\t"                                                          \
-  "smlad r5, r10, r8, r5\n\t"                                                            \
-  "smlad r5, r11, r9, r5\n\t"
+ * pair (the second's skipped) and channel a's and b's four weight words in one run of six
+ * pipelined loads (7 cycles), 4 SMLAD into r4, r5: 8 MACs in 11 cycles, 40 bytes. */
+#define CMSIS_DOT_1X2_GROUP                                                                \
+  "ldr.w r9, [r0, #4]\n\t"                                                                 \
+  "ldr.w r8, [r0], #16\n\t"                                                                \
+  "ldr.w r11, [r1, #4]\n\t"                                                                \
+  "ldr.w r12, [r1, #8]\n\t"                                                                \
+  "ldr.w lr, [r1, #12]\n\t"                                                                \
+  "ldr.w r10, [r1], #16\n\t"                                                               \
+  "smlad r4, r8, r10, r4\n\t"                                                              \
+  "smlad r4, r9, r11, r4\n\t"                                                              \
+  "smlad r5, r8, r12, r5\n\t"                                                              \
+  "smlad r5, r9, lr, r5\n\t"
+#define CMSIS_DOT_1X2_GROUPS4                                                              \
+  CMSIS_DOT_1X2_GROUP CMSIS_DOT_1X2_GROUP CMSIS_DOT_1X2_GROUP CMSIS_DOT_1X2_GROUP
+/* r2 (groups) to the entry of a loop of 8 CMSIS_DOT_1X2_GROUPs at 1: for groups % 8. */
+#define CMSIS_DOT_1X2_ENTRY                                                                \
+  "rsb r2, r2, #0\n\t"                                                                     \
+  "and r2, r2, #7\n\t" /* groups skipped in the first pass */                              \
+  "mov.w r4, #40\n\t"                                                                      \
+  "mul r2, r2, r4\n\t" /* 40 bytes a group */                                              \
+  "adr.w r4, 1f\n\t"   /* the exact address (1: is word aligned too) */                    \
+  "add r2, r2, r4\n\t"                                                                     \
+  "add r2, r2, #1\n\t" /* Thumb */
 
 /* cmsis_dot_pairs_requant for one pixel (an odd last one): the first pixel of the pair
  * widened by cmsis_widen_pair (its second pixel's words are not read), `count` (>= 1)
  * channel pairs of the same layout and tail, channel 2j's and 2j+1's bytes to out[2j..].
  * Arguments: r0 pair, r1 w, r2 groups (>= 1), r3 count, [sp] tail, [sp, #4] out (halfword
- * aligned).  8 MACs in 7 instructions, about 20 per pair besides them: half the work of
- * the two-pixel call rather than all of it. */
+ * aligned).  A loop of 8 groups entered part-way (by a load of PC) for groups % 8: half
+ * the work of the two-pixel call rather than all of it, about 1.4 cycles a MAC. */
 __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant1(
     const int16_t *pair CMSIS_IN_ASM, const int16_t *w CMSIS_IN_ASM,
     int32_t groups CMSIS_IN_ASM, int32_t count CMSIS_IN_ASM, const int32_t *tail CMSIS_IN_ASM,
@@ -590,29 +605,30 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant1(
       "push {r4-r11, lr}\n\t"
       "ldr lr, [sp, #36]\n\t"       /* tail */
       "ldr r6, [sp, #40]\n\t"       /* out */
-      "add r7, lr, r3, lsl #5\n\t"  /* the tail's end */
-      "push {r0, r2}\n\t"           /* [sp] pair, [sp, #4] groups */
-      "4:\n\t"
-      "ldrd r4, r5, [lr], #8\n\t"
-      "ldrd r0, r2, [sp]\n\t"
-      "tst r2, #1\n\t"
-      "beq 2f\n\t"
-      CMSIS_DOT_1X2_WIDE_GROUP
-      "2:\n\t"
-      "lsrs r2, r2, #1\n\t"
-      "beq 3f\n\t"
+      "add r3, lr, r3, lsl #5\n\t"  /* the tail's end */
+      "add r7, r0, r2, lsl #4\n\t"  /* the pixel's end: 16 bytes a group */
+      CMSIS_DOT_1X2_ENTRY
+      "push {r0, r2, r3, lr}\n\t"   /* [sp] pair, #4 entry, #8 tail end, #12 tail */
+      "4:\n\t"                      /* lr: this pair's tail */
+      "ldr r0, [sp]\n\t"
+      "ldr r5, [lr, #4]\n\t"        /* the folded a, b */
+      "ldr r4, [lr], #8\n\t"
+      "str lr, [sp, #12]\n\t"
+      "ldr pc, [sp, #4]\n\t"        /* into the loop */
+      ".p2align 2\n\t"             /* a 16-bit ADR would round an unaligned label */
       "1:\n\t"
-      CMSIS_DOT_1X2_WIDE_GROUP
-      CMSIS_DOT_1X2_WIDE_GROUP
-      "subs r2, r2, #1\n\t"
+      CMSIS_DOT_1X2_GROUPS4
+      CMSIS_DOT_1X2_GROUPS4
+      "cmp r0, r7\n\t"
       "bne 1b\n\t"
-      "3:\n\t"
+      "ldr lr, [sp, #12]\n\t"
       "ldmia lr!, {r0, r8-r12}\n\t" /* the pair's requantisation */
       CMSIS_PAIR_REQUANT("r4", "r5", "r2")
       "strh r2, [r6], #2\n\t"
-      "cmp lr, r7\n\t"
+      "ldr r3, [sp, #8]\n\t"
+      "cmp lr, r3\n\t"
       "bne 4b\n\t"
-      "add sp, sp, #8\n\t"
+      "add sp, sp, #16\n\t"
       "pop {r4-r11, pc}\n\t");
 }
 
@@ -761,8 +777,8 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant3(
  * pixels 0 and 1's widened words into r12, lr, 4 SMLAD, pixels 2 and 3's by one LDRD, 4
  * SMLAD into the accumulators r2-r9 (pixel j's a, b in r(2+2j), r(3+2j)).  The fast form
  * loads pixels 0 and 1 by two single LDRs after the weights' (one pipelined run of four
- * loads): 16 MACs in 16 cycles, 13 instructions (52 bytes); the other by LDRD: 17 cycles,
- * 12 instructions (48 bytes). */
+ * loads): 16 MACs in 16 cycles, 13 instructions (52 bytes; loading them by LDRD too takes
+ * 17 cycles, 12 instructions). */
 #define CMSIS_DOT_4X2_WEIGHTS(next)                                                        \
   "ldr.w r11, [r1, #8]\n\t"                                                                \
   "ldr.w r10, [r1], #" next "\n\t"
@@ -781,21 +797,57 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant3(
   "ldr.w lr, [r0, #4]\n\t"                                                                 \
   "ldr.w r12, [r0], #8\n\t"                                                                \
   CMSIS_DOT_4X2_REST
-#define CMSIS_DOT_4X2_STEP(next)                                                           \
-  CMSIS_DOT_4X2_WEIGHTS(next)                                                              \
-  "ldrd r12, lr, [r0], #8\n\t"                                                             \
-  CMSIS_DOT_4X2_REST
 
-/* Four groups of 4 inputs ((w0, w2) step, then (w1, w3)), seven steps in eight fast (the
- * instruction budget): 412 bytes, the (w1, w3) steps (the loop's entries) at 52 + 104 j. */
+/* Eight groups of 4 inputs ((w0, w2) step, then (w1, w3)), every step fast (832 bytes); a
+ * loop of several is entered at a (w1, w3) step's SMLADs, 52 * j + 16 bytes in for odd j:
+ * cmsis_dot_records4's of four (64 steps, one pass for up to 128 inputs). */
 #define CMSIS_DOT_4X2_GROUP_FAST CMSIS_DOT_4X2_STEP_FAST("4") CMSIS_DOT_4X2_STEP_FAST("12")
-#define CMSIS_DOT_4X2_UNIT                                                                 \
+#define CMSIS_DOT_4X2_GROUPS4                                                              \
   CMSIS_DOT_4X2_GROUP_FAST CMSIS_DOT_4X2_GROUP_FAST CMSIS_DOT_4X2_GROUP_FAST                \
-  CMSIS_DOT_4X2_STEP_FAST("4") CMSIS_DOT_4X2_STEP("12")
+  CMSIS_DOT_4X2_GROUP_FAST
+#define CMSIS_DOT_4X2_UNIT CMSIS_DOT_4X2_GROUPS4 CMSIS_DOT_4X2_GROUPS4
 
 /* The requantisation of one output in cmsis_dot_pairs_requant4: the multiplier, constant
  * and right shift in r10, r11, r12. */
 #define CMSIS_REQUANT_ONE(s, into) CMSIS_REQUANT_WITH(s, into, "r10", "r11", "r12")
+
+/* The first step of cmsis_dot_pairs_requant4 and cmsis_dot_records4 (after the folded a,
+ * b into r2, r3 and the weights into r10, r11): pixels 1-3 into their free b accumulators
+ * and pixel 0 into r12 (FIRST_LOADS, pipelined with the loads before), then the sums
+ * started at the folded constants and the second step's loads (FIRST_MACS). */
+#define CMSIS_DOT_4X2_FIRST_LOADS                                                          \
+  "ldr r5, [r0, #4]\n\t"                                                                   \
+  "ldr r7, [r0, #8]\n\t"                                                                   \
+  "ldr r9, [r0, #12]\n\t"                                                                  \
+  "ldr r12, [r0], #16\n\t"
+#define CMSIS_DOT_4X2_FIRST_MACS                                                           \
+  "smlad r4, r5, r10, r2\n\t"                                                              \
+  "smlad r5, r5, r11, r3\n\t"                                                              \
+  "smlad r6, r7, r10, r2\n\t"                                                              \
+  "smlad r7, r7, r11, r3\n\t"                                                              \
+  "smlad r8, r9, r10, r2\n\t"                                                              \
+  "smlad r9, r9, r11, r3\n\t"                                                              \
+  "smlad r2, r12, r10, r2\n\t"                                                             \
+  "smlad r3, r12, r11, r3\n\t"                                                             \
+  CMSIS_DOT_4X2_WEIGHTS("12")                                                              \
+  "ldr.w lr, [r0, #4]\n\t"                                                                 \
+  "ldr.w r12, [r0], #8\n\t"
+/* Channel a's four outputs into r0, r2, r4, r6 (its multiplier, constant and right shift
+ * in r10-r12), then b's into their second bytes. */
+#define CMSIS_QUAD_REQUANT_A                                                               \
+  CMSIS_REQUANT_ONE("r2", "r0")                                                            \
+  CMSIS_REQUANT_ONE("r4", "r2")                                                            \
+  CMSIS_REQUANT_ONE("r6", "r4")                                                            \
+  CMSIS_REQUANT_ONE("r8", "r6")
+#define CMSIS_QUAD_REQUANT_B                                                               \
+  CMSIS_REQUANT_ONE("r3", "r8")                                                            \
+  "bfi r0, r8, #8, #8\n\t"                                                                 \
+  CMSIS_REQUANT_ONE("r5", "r3")                                                            \
+  "bfi r2, r3, #8, #8\n\t"                                                                 \
+  CMSIS_REQUANT_ONE("r7", "r3")                                                            \
+  "bfi r4, r3, #8, #8\n\t"                                                                 \
+  CMSIS_REQUANT_ONE("r9", "r3")                                                            \
+  "bfi r6, r3, #8, #8\n\t"
 
 /* cmsis_dot_pairs_requant3 for four pixels widened by cmsis_widen_four into `quad` (per
  * group of 4 inputs the words (x0, x2) of pixels 0-3, then their (x1, x3)): `count` (>= 1)
@@ -803,96 +855,260 @@ __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant3(
  * j * stride for pixels j = 0..3 (halfword aligned).  Arguments: r0 quad, r1 w, r2 groups
  * (>= 1), r3 count, [sp] tail, [sp, #4] out, [sp, #8] stride.  Eight accumulators fill the
  * 14 registers with the step's 4 words and r0, r1: a pass ends when r0 reaches the
- * buffer's end.  Per pair the first step starts the sums at the folded constants; the 2 *
- * groups - 1 others run in a loop of 32 steps entered part-way, as cmsis_dot_pairs_requant3
- * does; channel a's outputs are requantised first, then b's, each into its pixel's
- * halfword. */
+ * buffer's end.  Per pair, one run of pipelined loads (the tail pointer, the quad, the
+ * folded a, b, the first step's 6 words into the free accumulators, then the second step's
+ * 4) around the first step's 8 SMLADs, which start the sums at the folded constants; a load
+ * of PC right after them (1 cycle + refill) enters the loop of 64 steps part-way, at the
+ * second step's SMLADs (the skipped count is odd: a (w1, w3) step).  Every step takes the
+ * pipelined loads (16 cycles); the loop is of 32 steps (kernel text: the 1x1 layers of
+ * real models run cmsis_dot_records4, this one the decoded blocks of coded filters).  After the loop: the tail words by negative offsets from the
+ * next pair's tail (stored at the head), channel a's outputs requantised first, then b's,
+ * each into its pixel's halfword. */
 __attribute__((naked, noinline, unused)) static void cmsis_dot_pairs_requant4(
     const int16_t *quad CMSIS_IN_ASM, const int16_t *w CMSIS_IN_ASM,
     int32_t groups CMSIS_IN_ASM, int32_t count CMSIS_IN_ASM, const int32_t *tail CMSIS_IN_ASM,
     int8_t *out CMSIS_IN_ASM, int32_t stride CMSIS_IN_ASM) {
   __asm__ volatile(
-      CMSIS_DOT_REQUANT_PROLOGUE
-      "add r8, r0, r2, lsl #4\n\t"
-      "add r8, r8, #16\n\t"         /* the buffer's end: 16 bytes a step */
-      "lsr r9, r12, #3\n\t"
-      "mov.w r10, #412\n\t"
-      "mul r9, r9, r10\n\t"         /* + 412 bytes per skipped unit */
-      "and r11, r12, #6\n\t"
-      "mov.w r10, #52\n\t"
-      "mul r11, r11, r10\n\t"       /* + 104 per group skipped in the unit */
+      "push {r4-r11, lr}\n\t"
+      "ldr r4, [sp, #36]\n\t"
+      "ldr r5, [sp, #40]\n\t"
+      "ldr r6, [sp, #44]\n\t"
+      "add r7, r5, r3, lsl #1\n\t"  /* out's end */
+      "add r8, r0, r2, lsl #5\n\t"  /* the buffer's end: 32 bytes a group */
+      "lsl r2, r2, #1\n\t"
+      "rsb r12, r2, #1\n\t"
+      "and r12, r12, #31\n\t"       /* steps skipped in the first pass (odd) */
+      "mov.w r9, #52\n\t"
+      "mul r12, r12, r9\n\t"        /* 52 bytes a step */
       "adr.w r3, 1f\n\t"           /* the exact address (1: is word aligned too) */
-      "add r3, r3, r9\n\t"
-      "add r3, r3, r11\n\t"
-      "add r3, r3, #53\n\t"         /* + 52 to the first entry, Thumb */
+      "add r3, r3, r12\n\t"
+      "add r3, r3, #17\n\t"         /* + 16: past the entry step's loads; Thumb */
       "push {r0, r3, r4, r5, r6, r7, r8}\n\t" /* [sp] quad, #4 entry, #8 this pair's tail,
                                                  #12 out, #16 stride, #20 end, #24 quad end */
-      "mov lr, r4\n\t"
-      "4:\n\t"                      /* lr: this pair's tail */
-      "ldr r3, [lr, #4]\n\t"        /* the folded a, b */
-      "ldr r2, [lr]\n\t"
+      "4:\n\t"
+      "ldr lr, [sp, #8]\n\t"
       "ldr r0, [sp]\n\t"
+      "ldr r3, [lr, #4]\n\t"        /* the folded a, b */
+      "ldr r2, [lr], #32\n\t"
       CMSIS_DOT_4X2_WEIGHTS("4")
-      "ldr.w lr, [r0, #4]\n\t"
-      "ldr.w r12, [r0], #8\n\t"
-      "smlad r4, lr, r10, r2\n\t"
-      "smlad r5, lr, r11, r3\n\t"
-      "ldrd r8, lr, [r0], #8\n\t"
-      "smlad r6, r8, r10, r2\n\t"
-      "smlad r7, r8, r11, r3\n\t"
-      "smlad r8, lr, r10, r2\n\t"
-      "smlad r9, lr, r11, r3\n\t"
-      "smlad r2, r12, r10, r2\n\t"
-      "smlad r3, r12, r11, r3\n\t"
+      CMSIS_DOT_4X2_FIRST_LOADS
+      "str lr, [sp, #8]\n\t"        /* the next pair's tail */
+      CMSIS_DOT_4X2_FIRST_MACS
       "ldr pc, [sp, #4]\n\t"        /* into the loop */
+      ".p2align 2\n\t"             /* a 16-bit ADR would round an unaligned label */
+      "1:\n\t"
+      CMSIS_DOT_4X2_UNIT
+      CMSIS_DOT_4X2_UNIT
+      "ldr r10, [sp, #24]\n\t"
+      "ldr lr, [sp, #8]\n\t"        /* the next pair's tail: this pair's words at -32.. */
+      "ldr r11, [lr, #-12]\n\t"     /* constant a */
+      "ldr r12, [lr, #-4]\n\t"      /* right shift a */
+      "cmp r0, r10\n\t"
+      "bne 1b\n\t"
+      "ldr r10, [lr, #-20]\n\t"     /* multiplier a */
+      CMSIS_QUAD_REQUANT_A
+      "ldr r10, [lr, #-16]\n\t"     /* multiplier, constant, right shift b */
+      "ldr r11, [lr, #-8]\n\t"
+      "ldr r12, [lr, #-24]\n\t"
+      "ldr lr, [sp, #12]\n\t"       /* out */
+      CMSIS_QUAD_REQUANT_B
+      "ldr r5, [sp, #16]\n\t"
+      "ldr r9, [sp, #20]\n\t"
+      "strh r2, [lr, r5]\n\t"       /* a register offset right after a load (1 cycle) */
+      "add r8, lr, r5, lsl #1\n\t"
+      "strh r6, [r8, r5]\n\t"
+      "strh r4, [r8]\n\t"
+      "strh r0, [lr], #2\n\t"
+      "str lr, [sp, #12]\n\t"
+      "cmp lr, r9\n\t"
+      "bne 4b\n\t"
+      "add sp, sp, #28\n\t"
+      "pop {r4-r11, pc}\n\t");
+}
+
+/* The parts the CONV_PAIR_RECORDS kernels share.  Prologue: the loop's entry for `mask`
+ * (steps a pass - 1) and `step` bytes a step, `past` bytes past its loads (+ 1, Thumb);
+ * [sp] the widened pixels, #4 out, #8 entry; then each pair's folded a, b into r2, r3. */
+#define CMSIS_RECORD_PROLOGUE(mask, step, past)                                            \
+  "push {r4-r11, lr}\n\t"                                                                  \
+  "lsl r2, r2, #1\n\t"                                                                     \
+  "rsb r12, r2, #1\n\t"                                                                    \
+  "and r12, r12, #" mask "\n\t" /* steps skipped in the first pass (odd) */                \
+  "mov.w r9, #" step "\n\t"                                                                \
+  "mul r12, r12, r9\n\t"                                                                   \
+  "adr.w r4, 1f\n\t" /* the exact address (1: is word aligned too) */                      \
+  "add r4, r4, r12\n\t"                                                                    \
+  "add r4, r4, #" past "\n\t"                                                              \
+  "push {r0, r3, r4}\n\t"                                                                  \
+  "4:\n\t"                                                                                 \
+  "ldr r0, [sp]\n\t"                                                                       \
+  "ldr r3, [r1, #4]\n\t"                                                                   \
+  "ldr r2, [r1], #8\n\t"
+/* After a pass: right shift a | mark (or a weight word: another pass), multiplier and
+ * constant a into r12, r10, r11. */
+#define CMSIS_RECORD_A_WORDS                                                               \
+  "ldr r12, [r1, #4]\n\t"                                                                  \
+  "ldr r10, [r1, #8]\n\t"                                                                  \
+  "ldr r11, [r1, #12]\n\t"                                                                 \
+  "cmp r12, #0x1000000\n\t"                                                                \
+  "blt 1b\n\t"
+/* Constant b, right shift b | stride << 8 | last << 31, multiplier b into r11, r12, r10;
+ * w to the next pair. */
+#define CMSIS_RECORD_B_WORDS                                                               \
+  "ldr r11, [r1], #24\n\t"                                                                 \
+  "ldr r12, [r1, #-8]\n\t"                                                                 \
+  "ldr r10, [r1, #-4]\n\t"
+/* The next pair unless this one is the last; `frame` bytes of locals. */
+#define CMSIS_RECORD_NEXT(frame)                                                           \
+  "cmp r12, #0\n\t"                                                                        \
+  "bge 4b\n\t"                                                                             \
+  "add sp, sp, #" frame "\n\t"                                                             \
+  "pop {r4-r11, pc}\n\t"
+
+/* cmsis_dot_pairs_requant4 over the CONV_PAIR_RECORDS records at w (tflm_gen/layout.py:
+ * per channel pair its doubled folded a, b, its weights, then constant b, right shift a |
+ * mark, multiplier a, constant a, right shift b | stride << 8 | last << 31, multiplier b),
+ * every pair of the layer, channel 2j's and 2j+1's bytes to out[2j..] + j * stride for
+ * pixels j = 0..3 (the stride read from the records).  Arguments: r0 quad, r1 w, r2
+ * groups (>= 1), r3 out.  One pointer reads weights and constants: the loop ends on the
+ * marked word after the weights (a weight word is within +-2^24, that word above 2^30; it
+ * and the two after it are a's requantisation), the pairs on the last pair's bit. */
+__attribute__((naked, noinline, unused)) static void cmsis_dot_records4(
+    const int16_t *quad CMSIS_IN_ASM, const int16_t *w CMSIS_IN_ASM,
+    int32_t groups CMSIS_IN_ASM, int8_t *out CMSIS_IN_ASM) {
+  __asm__ volatile(
+      CMSIS_RECORD_PROLOGUE("63", "52", "17")
+      CMSIS_DOT_4X2_WEIGHTS("4")
+      CMSIS_DOT_4X2_FIRST_LOADS
+      CMSIS_DOT_4X2_FIRST_MACS
+      "ldr pc, [sp, #8]\n\t"        /* into the loop */
       ".p2align 2\n\t"             /* a 16-bit ADR would round an unaligned label */
       "1:\n\t"
       CMSIS_DOT_4X2_UNIT
       CMSIS_DOT_4X2_UNIT
       CMSIS_DOT_4X2_UNIT
       CMSIS_DOT_4X2_UNIT
-      "ldr r10, [sp, #24]\n\t"
-      "cmp r0, r10\n\t"
-      "bne 1b\n\t"
-      "ldr lr, [sp, #8]\n\t"        /* tail words: folded a, b, right shift b, multiplier */
-      "ldr r10, [lr, #12]\n\t"      /* a, b, constant a, b, right shift a */
-      "ldr r11, [lr, #20]\n\t"
-      "ldr r12, [lr, #28]\n\t"
-      CMSIS_REQUANT_ONE("r2", "r0")
-      CMSIS_REQUANT_ONE("r4", "r2")
-      CMSIS_REQUANT_ONE("r6", "r4")
-      CMSIS_REQUANT_ONE("r8", "r6")
-      "ldr r10, [lr, #16]\n\t"
-      "ldr r11, [lr, #24]\n\t"
-      "ldr r12, [lr, #8]\n\t"
-      CMSIS_REQUANT_ONE("r3", "r8")
-      "bfi r0, r8, #8, #8\n\t"
-      CMSIS_REQUANT_ONE("r5", "r3")
-      "bfi r2, r3, #8, #8\n\t"
-      CMSIS_REQUANT_ONE("r7", "r3")
-      "bfi r4, r3, #8, #8\n\t"
-      CMSIS_REQUANT_ONE("r9", "r3")
-      "bfi r6, r3, #8, #8\n\t"
-      "add lr, lr, #32\n\t"
-      "str lr, [sp, #8]\n\t"        /* the next pair's tail (and lr at 4:) */
-      "ldr r7, [sp, #16]\n\t"
-      "ldr r5, [sp, #12]\n\t"
-      "strh r2, [r5, r7]\n\t"       /* register offsets right after loads (1 cycle) */
-      "add r8, r5, r7, lsl #1\n\t"
-      "ldr r9, [sp, #20]\n\t"
-      "strh r6, [r8, r7]\n\t"
+      CMSIS_RECORD_A_WORDS
+      CMSIS_QUAD_REQUANT_A
+      CMSIS_RECORD_B_WORDS
+      "ldr lr, [sp, #4]\n\t"        /* out */
+      CMSIS_QUAD_REQUANT_B
+      "ubfx r5, r12, #8, #22\n\t"  /* stride */
+      "strh r2, [lr, r5]\n\t"
+      "add r8, lr, r5, lsl #1\n\t"
+      "strh r6, [r8, r5]\n\t"
       "strh r4, [r8]\n\t"
-      "strh r0, [r5], #2\n\t"
-      "str r5, [sp, #12]\n\t"
-      "cmp r5, r9\n\t"
-      "bne 4b\n\t"
-      "add sp, sp, #28\n\t"
-      "pop {r4-r11, pc}\n\t");
+      "strh r0, [lr], #2\n\t"
+      "str lr, [sp, #4]\n\t"
+      CMSIS_RECORD_NEXT("12"));
 }
 
+/* Sixteen steps of cmsis_dot_records3, every one fast (704 bytes). */
+#define CMSIS_DOT_3X2_FAST_UNIT                                                            \
+  CMSIS_DOT_3X2_STEP_FAST("4") CMSIS_DOT_3X2_STEP_FAST("12") CMSIS_DOT_3X2_STEP_FAST("4")  \
+  CMSIS_DOT_3X2_STEP_FAST("12") CMSIS_DOT_3X2_STEP_FAST("4") CMSIS_DOT_3X2_STEP_FAST("12") \
+  CMSIS_DOT_3X2_STEP_FAST("4") CMSIS_DOT_3X2_STEP_FAST("12") CMSIS_DOT_3X2_STEP_FAST("4")  \
+  CMSIS_DOT_3X2_STEP_FAST("12") CMSIS_DOT_3X2_STEP_FAST("4") CMSIS_DOT_3X2_STEP_FAST("12") \
+  CMSIS_DOT_3X2_STEP_FAST("4") CMSIS_DOT_3X2_STEP_FAST("12") CMSIS_DOT_3X2_STEP_FAST("4")  \
+  CMSIS_DOT_3X2_STEP_FAST("12")
+
+/* cmsis_dot_records4 for three pixels widened by cmsis_widen_three (per group the words
+ * (x0, x2) of pixels 0-2, then their (x1, x3)): every step by five pipelined loads (12
+ * MACs in 12 cycles) in a loop of 32 entered part-way, the first step starting the sums at
+ * the folded constants; channel 2j's and 2j+1's bytes to out[2j..] + j * stride for
+ * pixels j = 0..2.  Arguments: r0 triple, r1 w, r2 groups (>= 1), r3 out. */
+__attribute__((naked, noinline, unused)) static void cmsis_dot_records3(
+    const int16_t *triple CMSIS_IN_ASM, const int16_t *w CMSIS_IN_ASM,
+    int32_t groups CMSIS_IN_ASM, int8_t *out CMSIS_IN_ASM) {
+  __asm__ volatile(
+      CMSIS_RECORD_PROLOGUE("31", "44", "21")
+      "ldr.w r12, [r1, #8]\n\t"
+      "ldr.w r11, [r1], #4\n\t"
+      "ldr r5, [r0, #4]\n\t"        /* pixels 1, 2 into their free b accumulators */
+      "ldr r7, [r0, #8]\n\t"
+      "ldr r8, [r0], #12\n\t"
+      "smlad r4, r5, r11, r2\n\t"
+      "smlad r5, r5, r12, r3\n\t"
+      "smlad r6, r7, r11, r2\n\t"
+      "smlad r7, r7, r12, r3\n\t"
+      "smlad r2, r8, r11, r2\n\t"
+      "smlad r3, r8, r12, r3\n\t"
+      CMSIS_DOT_3X2_LOADS_FAST("12") /* the second step's loads */
+      "ldr pc, [sp, #8]\n\t"        /* into the loop */
+      ".p2align 2\n\t"
+      "1:\n\t"
+      CMSIS_DOT_3X2_FAST_UNIT
+      CMSIS_DOT_3X2_FAST_UNIT
+      CMSIS_RECORD_A_WORDS
+      CMSIS_REQUANT_ONE("r2", "r8")
+      CMSIS_REQUANT_ONE("r4", "r2")
+      CMSIS_REQUANT_ONE("r6", "r4")
+      CMSIS_RECORD_B_WORDS
+      "ldr lr, [sp, #4]\n\t"        /* out */
+      CMSIS_REQUANT_ONE("r3", "r6")
+      "bfi r8, r6, #8, #8\n\t"
+      CMSIS_REQUANT_ONE("r5", "r6")
+      "bfi r2, r6, #8, #8\n\t"
+      CMSIS_REQUANT_ONE("r7", "r6")
+      "bfi r4, r6, #8, #8\n\t"
+      "ubfx r5, r12, #8, #22\n\t"  /* stride */
+      "strh r2, [lr, r5]\n\t"
+      "strh r4, [lr, r5, lsl #1]\n\t"
+      "strh r8, [lr], #2\n\t"
+      "str lr, [sp, #4]\n\t"
+      CMSIS_RECORD_NEXT("12"));
+}
+
+/* cmsis_dot_records4 for one pixel, widened as cmsis_widen_pair's first pixel (its second
+ * pixel's words are not read): CMSIS_DOT_1X2_GROUP in a loop of 8 groups entered
+ * part-way, both bytes of each pair to out[2j..].  Arguments: r0 pair, r1 w, r2 groups
+ * (>= 1), r3 out. */
+__attribute__((naked, noinline, unused)) static void cmsis_dot_records1(
+    const int16_t *pair CMSIS_IN_ASM, const int16_t *w CMSIS_IN_ASM,
+    int32_t groups CMSIS_IN_ASM, int8_t *out CMSIS_IN_ASM) {
+  __asm__ volatile(
+      "push {r4-r11, lr}\n\t"
+      "mov r6, r3\n\t"
+      CMSIS_DOT_1X2_ENTRY
+      "push {r0, r2}\n\t"           /* [sp] pair, #4 entry */
+      "4:\n\t"
+      "ldr r0, [sp]\n\t"
+      "ldr r5, [r1, #4]\n\t"        /* the folded a, b */
+      "ldr r4, [r1], #8\n\t"
+      "ldr pc, [sp, #4]\n\t"        /* into the loop */
+      ".p2align 2\n\t"
+      "1:\n\t"
+      CMSIS_DOT_1X2_GROUPS4
+      CMSIS_DOT_1X2_GROUPS4
+      CMSIS_RECORD_A_WORDS
+      CMSIS_REQUANT_ONE("r4", "r2")
+      CMSIS_RECORD_B_WORDS
+      CMSIS_REQUANT_ONE("r5", "r3")
+      "bfi r2, r3, #8, #8\n\t"
+      "strh r2, [r6], #2\n\t"
+      CMSIS_RECORD_NEXT("8"));
+}
+
+/* One group of cmsis_widen_four: 4 pipelined LDRs, 8 SXTB16 and one STM of the 8 words
+ * (x0, x2) of pixels 0-3, then their (x1, x3). */
+#define CMSIS_WIDEN4_GROUP                                                                 \
+  "ldr r7, [r0, r3]\n\t"                                                                   \
+  "ldr r8, [r0, r4]\n\t"                                                                   \
+  "ldr r9, [r0, r5]\n\t"                                                                   \
+  "ldr r6, [r0], #4\n\t"                                                                   \
+  "sxtb16 r10, r6, ror #8\n\t"                                                             \
+  "sxtb16 r6, r6\n\t"                                                                      \
+  "sxtb16 r11, r7, ror #8\n\t"                                                             \
+  "sxtb16 r7, r7\n\t"                                                                      \
+  "sxtb16 r12, r8, ror #8\n\t"                                                             \
+  "sxtb16 r8, r8\n\t"                                                                      \
+  "sxtb16 lr, r9, ror #8\n\t"                                                              \
+  "sxtb16 r9, r9\n\t"                                                                      \
+  "stmia r1!, {r6-r12, lr}\n\t"
+
 /* Widens `quads` (>= 1) groups of 4 int8 values of the four pixels at src[0..3] into a
- * cmsis_dot_pairs_requant4 buffer (32 bytes a group): per group 4 pipelined LDRs, 8 SXTB16
- * and one STM of the 8 words (15 instructions, where the C loop takes about 24). */
+ * cmsis_dot_pairs_requant4 buffer (32 bytes a group): 15 instructions a group (where the C
+ * loop takes about 24), two groups a pass after an odd count's first. */
 __attribute__((naked, noinline, unused)) static void cmsis_widen_four(
     const int8_t *const src[4] CMSIS_IN_ASM, int16_t *dst CMSIS_IN_ASM,
     int32_t quads CMSIS_IN_ASM) {
@@ -902,23 +1118,18 @@ __attribute__((naked, noinline, unused)) static void cmsis_widen_four(
       "sub r3, r3, r0\n\t"          /* pixels 1-3 from pixel 0 */
       "sub r4, r4, r0\n\t"
       "sub r5, r5, r0\n\t"
+      "tst r2, #1\n\t"
       "add r2, r0, r2, lsl #2\n\t"  /* pixel 0's end */
+      "beq 1f\n\t"
+      CMSIS_WIDEN4_GROUP
+      "cmp r0, r2\n\t"
+      "beq 2f\n\t"
       "1:\n\t"
-      "ldr r7, [r0, r3]\n\t"
-      "ldr r8, [r0, r4]\n\t"
-      "ldr r9, [r0, r5]\n\t"
-      "ldr r6, [r0], #4\n\t"
-      "sxtb16 r10, r6, ror #8\n\t"
-      "sxtb16 r6, r6\n\t"
-      "sxtb16 r11, r7, ror #8\n\t"
-      "sxtb16 r7, r7\n\t"
-      "sxtb16 r12, r8, ror #8\n\t"
-      "sxtb16 r8, r8\n\t"
-      "sxtb16 lr, r9, ror #8\n\t"
-      "sxtb16 r9, r9\n\t"
-      "stmia r1!, {r6-r12, lr}\n\t" /* (x0, x2) of pixels 0-3, then their (x1, x3) */
+      CMSIS_WIDEN4_GROUP
+      CMSIS_WIDEN4_GROUP
       "cmp r0, r2\n\t"
       "bne 1b\n\t"
+      "2:\n\t"
       "pop {r4-r11, pc}\n\t");
 }
 

@@ -35,6 +35,11 @@
  *        windows inside the image whose filter rows are whole words widened straight from
  *        it: widen_pixels);
  *   C    the same requantisation in C (cmsis_requantize_folded).
+ * 1x1 layers over K a multiple of 4 (but conv_narrow.h's) get CONV_PAIR_RECORDS instead:
+ * each channel pair's folded constants, weights and requantisation in one record, read by
+ * one pointer (cmsis_dot_records4 four pixels at a time, whose loop ends on a marked word
+ * after the weights and whose pairs end on the last one's mark; cmsis_dot_records1 for
+ * the pixels left; C: records_pixels).
  * 1x1 layers of 8 -> 16, 16 -> 32 and 32 -> 32 channels (vww's and person_detect's early
  * layers) run conv_narrow.h's kernels instead: K = 8 the pixel pair widened in registers
  * over every channel, unrolled; K = 16, 32 four pixels x 2 channels per pass.
@@ -62,7 +67,10 @@
  * a 64-bit integer so the struct is 16 bytes on every target. */
 typedef struct {
   uint64_t shared;  /* address of the tflm_conv_params_t made by tflm_conv_prepare */
-  int32_t scratch;  /* scratch handle; -1 when the reference kernels run */
+  int16_t scratch;  /* scratch handle; -1 when the reference kernels run */
+  int16_t tail_ok;  /* 1: the layout's requantisation tail is the node's (tail_agrees, run
+                       once by prepare: over every channel it cost more than a layer's
+                       stores) */
   int32_t patch;    /* FH * FW * Cin: the length of one patch */
 } cmsis_conv_node_t;
 
@@ -85,6 +93,8 @@ typedef struct {
   int32_t pair_stride;   /* int16 values per channel pair in `pairs` */
   const int32_t *tail;   /* CONV_INT16_PAIRS_REQUANT's requantisation per channel pair, NULL
                             when absent or not this node's (tail_agrees) */
+  int32_t records;       /* 1: CONV_PAIR_RECORDS: `pairs` holds each pair's folded, weights
+                            and tail words (pair_records_agree); tail is NULL */
   int32_t in_filter;     /* 1: `filter` holds the record's int16 stream, no int8 bytes */
   int32_t channels;      /* output channels computed: all, or one decoded block's */
   int32_t stride;        /* output channels per pixel (Cout) */
@@ -100,6 +110,15 @@ typedef struct {
 /* Kind 43: kind, channels, K and the folded constants only, what the MVE loops read (a
  * project for an MVE core); the other builds ignore it and run on the int8 filter. */
 #define CMSIS_CONV_FOLDED 43
+/* Kind 70: per channel pair its doubled folded constants, weights and tail words in one
+ * record (1x1 layers, K a multiple of 4); kind 71 the same whose records the filter's
+ * buffer holds. */
+#define CMSIS_CONV_PAIR_RECORDS 70
+#define CMSIS_CONV_PAIR_RECORDS_IN_FILTER 71
+/* Words around a pair's weights in a CONV_PAIR_RECORDS record, and the marks of its shift
+ * words (tflm_gen/layout.py PAIR_MARK). */
+#define CMSIS_RECORD_EXTRA 8
+#define CMSIS_PAIR_MARK 0x40000000
 #if defined(CMSIS_MVE)
 #define CMSIS_CONV_READS_STREAM 0 /* MVE's loops read the int8 filter with the constants */
 #else
@@ -117,7 +136,8 @@ static int32_t scratch_rows(const tflm_conv_params_t *p) {
 static int32_t stream_in_filter(const int32_t *record, int32_t words) {
   return record != NULL && words >= 1 &&
          (record[0] == CMSIS_CONV_IN_FILTER + CMSIS_CONV_INT16_PAIRS ||
-          record[0] == CMSIS_CONV_IN_FILTER + CMSIS_CONV_INT16_PAIRS_REQUANT);
+          record[0] == CMSIS_CONV_IN_FILTER + CMSIS_CONV_INT16_PAIRS_REQUANT ||
+          record[0] == CMSIS_CONV_PAIR_RECORDS_IN_FILTER);
 }
 
 static int32_t filter_holds_stream(tflm_context_t *ctx, const tflm_node_t *node) {
@@ -139,11 +159,15 @@ static void find_layout(tflm_context_t *ctx, const tflm_node_t *node, cmsis_conv
   const int32_t *record = tflm_node_layout(ctx, node, &words);
   const int32_t cout = job->p->output_c, stride = pair_stride_of(job->patch);
   const int32_t in_filter = stream_in_filter(record, words);
-  const int32_t kind = record == NULL ? 0 : record[0] - (in_filter ? CMSIS_CONV_IN_FILTER : 0);
+  const int32_t kind = record == NULL                                ? 0
+                       : record[0] == CMSIS_CONV_PAIR_RECORDS_IN_FILTER ? CMSIS_CONV_PAIR_RECORDS
+                       : record[0] - (in_filter ? CMSIS_CONV_IN_FILTER : 0);
+  int32_t records = 0;
   const int64_t plain = 3 + (int64_t)(cout + 1) / 2 * (2 + (in_filter ? 0 : stride / 2));
   job->folded = NULL;
   job->pairs = NULL;
   job->tail = NULL;
+  job->records = 0;
   job->pair_stride = stride;
   job->in_filter = in_filter;
   if (record == NULL || words < 3 || record[1] != cout || record[2] != job->patch) return;
@@ -153,8 +177,13 @@ static void find_layout(tflm_context_t *ctx, const tflm_node_t *node, cmsis_conv
     return;
   }
 #endif
-  if (kind == CMSIS_CONV_INT16_PAIRS_REQUANT && (cout & 1) == 0 &&
-      (int64_t)words == plain + 4 * (int64_t)cout) {
+  if (kind == CMSIS_CONV_PAIR_RECORDS && (cout & 1) == 0 && (job->patch & 3) == 0 &&
+      job->p->filter_h == 1 && job->p->filter_w == 1 && job->p->pad_h == 0 &&
+      job->p->pad_w == 0 && cout < (1 << 22) &&
+      (int64_t)words == plain + (in_filter ? 0 : CMSIS_RECORD_EXTRA * (int64_t)(cout / 2))) {
+    records = 1;
+  } else if (kind == CMSIS_CONV_INT16_PAIRS_REQUANT && (cout & 1) == 0 &&
+             (int64_t)words == plain + 4 * (int64_t)cout) {
     job->tail = record + plain;
   } else if (kind != CMSIS_CONV_INT16_PAIRS || (int64_t)words != plain) {
     return;
@@ -163,6 +192,8 @@ static void find_layout(tflm_context_t *ctx, const tflm_node_t *node, cmsis_conv
   job->folded = record + 3;
   job->pairs = in_filter ? (const int16_t *)(const void *)job->filter
                          : (const int16_t *)(const void *)(record + 3 + (cout + 1) / 2 * 2);
+  job->records = records;
+  if (records) job->pair_stride = 2 * CMSIS_RECORD_EXTRA + stride;
 }
 
 /* Word offsets in a pair's 8 tail words (tflm_gen/layout.py): folded a, b at 0, 1, then
@@ -176,31 +207,68 @@ static const int32_t tail_shift[2] = {7, 2};
  * multipliers, shifts and output offset the runtime holds, and the whole int8 clamp range
  * (SSAT's).  A channel of multiplier 0 gives one value for every input (the constant's
  * half): the generator proved it from the accumulator's bounds (tflm_gen/layout.py,
- * _channel_requant), so only its form is checked here. */
+ * _channel_requant), so only its form is checked here.  channel_agrees checks channel c's
+ * words (doubled folded constant, multiplier, constant, right shift), tail_agrees every
+ * channel's. */
+static int32_t channel_agrees(const cmsis_conv_job_t *job, int32_t c, int32_t doubled,
+                              int32_t multiplier, int32_t constant, int32_t right) {
+  const uint32_t offset = (uint32_t)job->p->output_offset;
+  if (job->folded != NULL && (uint32_t)doubled != 2u * (uint32_t)job->folded[c]) return 0;
+  if (multiplier == 0) return right == 1 && (constant & 1) != 0;
+  return multiplier == job->requant.multipliers[c] && right == -job->requant.shifts[c] &&
+         right >= 1 && right <= 31 &&
+         (uint32_t)constant == (1u << (right - 1)) + (offset << right);
+}
+
 static int32_t tail_agrees(const cmsis_conv_job_t *job) {
   const tflm_conv_params_t *p = job->p;
-  const uint32_t offset = (uint32_t)p->output_offset;
   int32_t c;
   if (p->act_min != -128 || p->act_max != 127) return 0;
   for (c = 0; c < p->output_c; ++c) {
     const int32_t *t = job->tail + 8 * (c >> 1), j = c & 1;
-    const int32_t multiplier = t[CMSIS_TAIL_MULTIPLIER + j];
-    const int32_t constant = t[CMSIS_TAIL_CONSTANT + j], right = t[tail_shift[j]];
-    if (job->folded != NULL && (uint32_t)t[j] != 2u * (uint32_t)job->folded[c]) return 0;
-    if (multiplier == 0) {
-      if (right != 1 || (constant & 1) == 0) return 0;
-    } else if (multiplier != job->requant.multipliers[c] ||
-               right != -job->requant.shifts[c] || right < 1 || right > 31 ||
-               (uint32_t)constant != (1u << (right - 1)) + (offset << right)) {
+    if (!channel_agrees(job, c, t[j], t[CMSIS_TAIL_MULTIPLIER + j],
+                        t[CMSIS_TAIL_CONSTANT + j], t[tail_shift[j]])) {
       return 0;
     }
   }
   return 1;
 }
 
+/* Word offsets in the 6 words after a CONV_PAIR_RECORDS pair's weights: constant b, right
+ * shift a | mark, multiplier a, constant a, right shift b | channels << 8 | last << 31,
+ * multiplier b (the order cmsis_dot_records4 loads them in). */
+static const int32_t record_multiplier[2] = {2, 5}, record_constant[2] = {3, 0};
+static const int32_t record_shift[2] = {1, 4};
+
+/* tail_agrees for CONV_PAIR_RECORDS: each pair's words (job->pairs, pair_stride int16
+ * values apart) and the marks its kernels read: PAIR_MARK on a's shift word, the channel
+ * count and the last pair's bit on b's. */
+static int32_t pair_records_agree(const cmsis_conv_job_t *job) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t count = p->output_c >> 1, weights = job->pair_stride / 2 - CMSIS_RECORD_EXTRA;
+  int32_t pair, j;
+  if (p->act_min != -128 || p->act_max != 127 || job->pairs == NULL) return 0;
+  for (pair = 0; pair < count; ++pair) {
+    const int32_t *r = (const int32_t *)(const void *)(job->pairs + pair * job->pair_stride);
+    const int32_t *t = r + 2 + weights;
+    const uint32_t mark_b = (uint32_t)p->output_c << 8 | (pair == count - 1 ? 0x80000000u : 0u);
+    if (((uint32_t)t[record_shift[0]] & ~0xffu) != CMSIS_PAIR_MARK ||
+        ((uint32_t)t[record_shift[1]] & ~0xffu) != mark_b) {
+      return 0;
+    }
+    for (j = 0; j < 2; ++j) {
+      if (!channel_agrees(job, 2 * pair + j, r[j], t[record_multiplier[j]],
+                          t[record_constant[j]], t[record_shift[j]] & 0xff)) {
+        return 0;
+      }
+    }
+  }
+  return 1;
+}
+
 /* The requantisation tail of the node's CONV_CODED_REQUANT record (a coded filter) when it
- * agrees with the node's shapes and requantisation, else NULL; never on MVE, whose loops
- * read the int8 rows. */
+ * agrees with the node's shapes, else NULL (its requantisation: tail_agrees); never on MVE,
+ * whose loops read the int8 rows. */
 static const int32_t *coded_tail(tflm_context_t *ctx, const tflm_node_t *node,
                                  cmsis_conv_job_t *job) {
   int32_t words;
@@ -216,7 +284,7 @@ static const int32_t *coded_tail(tflm_context_t *ctx, const tflm_node_t *node,
   }
   job->folded = NULL; /* the decoded blocks' sums check the folded constants */
   job->tail = record + 3;
-  return tail_agrees(job) ? job->tail : NULL;
+  return job->tail;
 }
 
 /* memcpy for the short rows of a patch (a few to a few hundred bytes): words through
@@ -882,9 +950,9 @@ static int32_t pairs_requantized3(const cmsis_conv_job_t *job, int32_t pixel, in
 }
 
 /* The requantising layout four pixels at a time (cmsis_dot_pairs_requant4: 8 accumulators,
- * 16 MACs in 16 or 17 cycles, 8 outputs a channel pair) over patches read in place (1x1
- * layers), widened into the scratch's 8 * round4(K) bytes; returns the pixels done.  A
- * count of 4n + 1 pixels leaves its last 9 to three triples rather than one alone. */
+ * 16 MACs in 16 cycles, 8 outputs a channel pair) over patches read in place (1x1 layers),
+ * widened into the scratch's 8 * round4(K) bytes; returns the pixels done.  A count of
+ * 4n + 1 pixels leaves its last 9 to three triples rather than one alone. */
 static int32_t pairs_requantized4(const cmsis_conv_job_t *job, int32_t pixels) {
   const int32_t k = job->patch, count = job->channels >> 1, stride = job->stride;
   int16_t *quad = (int16_t *)(void *)job->scratch;
@@ -900,6 +968,34 @@ static int32_t pairs_requantized4(const cmsis_conv_job_t *job, int32_t pixels) {
                              job->output + pixel * stride, stride);
   }
   return pixel;
+}
+
+/* CONV_PAIR_RECORDS (1x1 layers read in place, K a multiple of 4): four pixels at a time
+ * (cmsis_dot_records4), the 3 or 9 left three at a time (cmsis_dot_records3: three triples
+ * took 3 % fewer cycles than vww's 3x3-pixel layers as two quads and one pixel alone),
+ * then each pixel left alone (cmsis_dot_records1, on its words widened as
+ * cmsis_widen_pair's first pixel). */
+static void pairs_records(const cmsis_conv_job_t *job, int32_t pixels) {
+  const int32_t groups = job->patch >> 2, stride = job->stride;
+  int16_t *widened = (int16_t *)(void *)job->scratch;
+  int32_t pixel = 0, j, quads = pixels & ~3;
+  if ((pixels & 3) == 1 && quads >= 8) quads -= 8;
+  for (; pixel < quads; pixel += 4) {
+    const int8_t *src[4];
+    for (j = 0; j < 4; ++j) src[j] = patch_of(job, pixel + j, 0);
+    cmsis_widen_four(src, widened, groups);
+    cmsis_dot_records4(widened, job->pairs, groups, job->output + pixel * stride);
+  }
+  for (; pixel + 3 <= pixels; pixel += 3) {
+    cmsis_widen_three(patch_of(job, pixel, 0), patch_of(job, pixel + 1, 0),
+                      patch_of(job, pixel + 2, 0), widened, groups);
+    cmsis_dot_records3(widened, job->pairs, groups, job->output + pixel * stride);
+  }
+  for (; pixel < pixels; ++pixel) {
+    const int8_t *x = patch_of(job, pixel, 0);
+    cmsis_widen_pair(x, x, widened, job->patch, 0);
+    cmsis_dot_records1(widened, job->pairs, groups, job->output + pixel * stride);
+  }
 }
 
 #include "conv_narrow.h"
@@ -922,6 +1018,10 @@ static void pairs_requantized(const cmsis_conv_job_t *job, int32_t pixels) {
 /* One copy of the loops per requantisation mode, on the offline layout or the plain filter. */
 static void conv_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
   const int32_t laid_out = job->pairs != NULL;
+  if (job->records) { /* 1x1 without padding (find_layout): read in place */
+    pairs_records(job, pixels);
+    return;
+  }
   if (job->tail != NULL) {
     pairs_requantized(job, pixels);
     return;
@@ -961,10 +1061,39 @@ static void dot_pair(const int8_t *x, const int16_t *w, int32_t k, int32_t sums[
   }
 }
 
+/* conv_pixels_laid_out over CONV_PAIR_RECORDS: each pair's doubled folded constants,
+ * weights and requantisation words read from its record. */
+static void records_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
+  const int32_t k = job->patch, count = job->channels >> 1, stride = job->stride;
+  const int32_t weights = job->pair_stride / 2 - CMSIS_RECORD_EXTRA;
+  int32_t pixel, pair, j;
+  for (pixel = 0; pixel < pixels; ++pixel) {
+    const int8_t *patch = patch_of(job, pixel, 0);
+    int8_t *out = job->output + pixel * stride;
+    for (pair = 0; pair < count; ++pair) {
+      const int32_t *r = (const int32_t *)(const void *)(job->pairs + pair * job->pair_stride);
+      const int32_t *t = r + 2 + weights;
+      int32_t sums[2];
+      sums[0] = r[0];
+      sums[1] = r[1];
+      dot_pair(patch, (const int16_t *)(const void *)(r + 2), k, sums);
+      for (j = 0; j < 2; ++j) {
+        out[2 * pair + j] = cmsis_requantize_folded(sums[j], t[record_multiplier[j]],
+                                                    t[record_constant[j]],
+                                                    t[record_shift[j]] & 0xff);
+      }
+    }
+  }
+}
+
 /* The plain C loop over the offline layout: 1 patch x 1 channel pair. */
 static void conv_pixels_laid_out(const cmsis_conv_job_t *job, int32_t pixels) {
   const int32_t k = job->patch, cout = job->channels, stride = job->stride;
   int32_t pixel, oc;
+  if (job->records) {
+    records_pixels(job, pixels);
+    return;
+  }
   for (pixel = 0; pixel < pixels; ++pixel) {
     const int8_t *patch = patch_of(job, pixel, 0);
     int8_t *out = job->output + pixel * stride;
@@ -1032,14 +1161,15 @@ static void conv_job(tflm_context_t *ctx, const tflm_node_t *node,
   job->channels = p->output_c;
   job->stride = p->output_c;
   find_layout(ctx, node, job);
-  if (job->tail != NULL && !tail_agrees(job)) { /* its doubled filter is of no use either */
-    job->folded = NULL;
+  if ((job->tail != NULL || job->records) && !node_data->tail_ok) {
+    job->folded = NULL; /* its doubled filter is of no use either */
     job->pairs = NULL;
     job->tail = NULL;
+    job->records = 0;
   }
   /* A pass over every channel's multiplier and shift; the tail's loops requantise with
    * their own constants and never read it. */
-  job->fast = job->tail != NULL ? 0 : cmsis_requant_mode(job->requant.multipliers,
+  job->fast = job->tail != NULL || job->records ? 0 : cmsis_requant_mode(job->requant.multipliers,
                                                          job->requant.shifts, p->output_c);
   /* The layout's kernels read round4(K) bytes per patch: past the input's end in place. */
   if (job->folded != NULL && (job->patch & 3) != 0) job->in_place = 0;
@@ -1201,9 +1331,30 @@ static uint32_t coded_block_bytes(tflm_context_t *ctx, const tflm_node_t *node,
   return block_layout_bytes(d.group, k);
 }
 
+/* 1 when the node's layout record has a requantisation tail (CONV_INT16_PAIRS_REQUANT, or
+ * CONV_CODED_REQUANT for a coded filter) that agrees with its requantisation (tail_agrees),
+ * checked once here rather than on every eval. */
+static int16_t tail_checked(tflm_context_t *ctx, tflm_node_t *node, const tflm_conv_params_t *p,
+                            int32_t patch) {
+  cmsis_conv_job_t job;
+  memset(&job, 0, sizeof(job));
+  job.p = p;
+  job.patch = patch;
+  job.filter = (const int8_t *)tflm_node_input_data(ctx, node, 1); /* a constant */
+  tflm_conv_requant(ctx, node, p, &job.requant);
+  if (p->decode_scratch >= 0) {
+    (void)coded_tail(ctx, node, &job);
+  } else {
+    find_layout(ctx, node, &job);
+    if (job.records) return (int16_t)pair_records_agree(&job);
+  }
+  return (int16_t)(job.tail != NULL && tail_agrees(&job));
+}
+
 static tflm_status_t cmsis_conv_prepare(tflm_context_t *ctx, tflm_node_t *node) {
   cmsis_conv_node_t *mine;
   const tflm_conv_params_t *p;
+  int32_t scratch = -1;
   tflm_status_t status = tflm_conv_prepare(ctx, node);
   if (status != TFLM_OK) return status;
   p = (const tflm_conv_params_t *)node->user_data;
@@ -1211,13 +1362,17 @@ static tflm_status_t cmsis_conv_prepare(tflm_context_t *ctx, tflm_node_t *node) 
   TFLM_KERNEL_CHECK(ctx, node, mine != NULL, TFLM_ERR_ARENA_TOO_SMALL);
   mine->shared = (uint64_t)(uintptr_t)p;
   mine->scratch = -1;
+  mine->tail_ok = 0;
   mine->patch = p->filter_h * p->filter_w * p->filter_c;
   if (p->type == TFLM_TYPE_INT8 && p->filter_c == p->input_c) {
     status = tflm_request_scratch(ctx, (uint32_t)scratch_rows(p) *
                                            (uint32_t)CMSIS_ROUND4(mine->patch) +
                                            coded_block_bytes(ctx, node, p, mine->patch),
-                                  &mine->scratch);
+                                  &scratch);
     if (status != TFLM_OK) return status;
+    TFLM_KERNEL_CHECK(ctx, node, scratch >= 0 && scratch <= INT16_MAX, TFLM_ERR_BAD_PARAMS);
+    mine->scratch = (int16_t)scratch;
+    mine->tail_ok = tail_checked(ctx, node, p, mine->patch);
   }
   /* A filter holding the int16 stream runs the layout loops only (run_int8 checks them). */
   TFLM_KERNEL_CHECK(ctx, node,
@@ -1243,7 +1398,7 @@ static tflm_status_t cmsis_conv_run_int8(tflm_context_t *ctx, const tflm_weighte
   conv_job(ctx, call->node, mine, call, &job);
   TFLM_KERNEL_CHECK(ctx, call->node, job.pairs != NULL || !job.in_filter, TFLM_ERR_BAD_PARAMS);
   if (p->decode_scratch >= 0) {
-    job.tail = coded_tail(ctx, call->node, &job);
+    job.tail = mine->tail_ok ? coded_tail(ctx, call->node, &job) : NULL;
     tflm_weighted_call_t blocks = *call;
     blocks.own = &job;
     return tflm_weighted_decoded_live(ctx, &blocks, p->decode_scratch, p->output_c,
