@@ -1288,6 +1288,12 @@ DW_LAYOUT_BLOCKS(unclamped_bottom_right, DW_UNCLAMPED, DW_ROW0_RIGHT, DW_ROW1_RI
  * instructions (248 cycles) per block of 72 MACs clamped, 203 (225) unclamped (two
  * layout_blocks: 232 (278), 220 (262)), 12 (20) more per pair. */
 #define DW_LAYOUT_PAIRS(name, store, r0load, row2, col0, col3)                           \
+  DW_PAIRS_OF(name, store, row2, DW_P_ROW2(0, DW_PK_0),                                  \
+              DW_P_FORWARD(0, DW_PK_0, r0load, col0, col3),                              \
+              DW_P_BACKWARD(1, DW_PK_1, r0load, col0, col3), DW_P_ROW2(1, DW_PK_1))
+/* A pair run whose halves take row 2 by `row2` then `ops0` / `ops1`, and rows 0 and 1 by
+ * `walk0` (after row 2) and `walk1` (before it). */
+#define DW_PAIRS_OF(name, store, row2, ops0, walk0, walk1, ops1)                         \
   __attribute__((naked, noinline)) static void name(                                     \
       const int8_t *in CMSIS_IN_ASM, const int32_t *blocks CMSIS_IN_ASM,                 \
       int32_t step CMSIS_IN_ASM, int32_t row CMSIS_IN_ASM,                               \
@@ -1295,11 +1301,9 @@ DW_LAYOUT_BLOCKS(unclamped_bottom_right, DW_UNCLAMPED, DW_ROW0_RIGHT, DW_ROW1_RI
     __asm__ volatile(                                                                    \
         DW_RUN_ENTER                                                                     \
         "1:\n\t"                                                                         \
-        row2 DW_P_INIT(0) DW_P_ROW2(0, DW_PK_0)                                          \
-        DW_P_FORWARD(0, DW_PK_0, r0load, col0, col3)                                     \
+        row2 DW_P_INIT(0) ops0 walk0                                                     \
         DW_P_REQUANT(0) store(0)                                                         \
-        DW_P_BACKWARD(1, DW_PK_1, r0load, col0, col3)                                    \
-        row2 DW_P_ROW2(1, DW_PK_1)                                                       \
+        walk1 row2 ops1                                                                  \
         DW_P_REQUANT(1) store(1)                                                         \
         "add r0, r0, #4\n\t"                                                             \
         "add r1, r1, #152\n\t" /* 4 * DW_BLOCK_WORDS */                                  \
@@ -1323,6 +1327,79 @@ DW_LAYOUT_PAIRS(unclamped_pairs_left, DW_P_UNCLAMPED, DW_P_R0_IN, DW_P_ROW2_LEFT
 DW_LAYOUT_PAIRS(unclamped_pairs_right, DW_P_UNCLAMPED, DW_P_R0_IN, DW_P_ROW2_RIGHT, DW_P_COL,
                 DW_P_COL_OUT)
 DW_LAYOUT_PAIRS(layout_pairs, DW_P_CLAMPED, DW_P_R0_IN, DW_P_ROW2_IN, DW_P_COL, DW_P_COL)
+
+/* layout_pairs2: the pairs of stride 2 (B's window two columns right of A's: 5 columns, the
+ * middle one A's column 2 and B's column 0), as layout_pairs: each column's rows 0 and 1
+ * unpacked once for both pixels, every weight and requantisation word read once.  The
+ * first half walks columns 0, 2, 4, 3, 1 (A by (0, 3); B by (0, 3), A by (2, 5); B by
+ * (2, 5); B by (1, 4); A by (1, 4)), the second 1, 3, 4, 2, 0, so each column pair's words
+ * are loaded with a column's.  Row 2's 5 words make (r20, r21) and (r22, r23), which A and
+ * B take by (6, 7), and (r22, r24): A's and B's tap 8 by (7, 8)'s top half.  About 20
+ * instructions per block more than layout_pairs (a fifth column and row-2 word), against
+ * two layout_blocks' 220. */
+#define DW_Q_COLS(h, pk, r0load, col4)                                                   \
+  DW_P_COL(r0load) DW_LDW("r10", V0A, h) DW_LDW("r11", V0B, h) DW_P_UNPACK(pk)           \
+  DW_P_MAC("r4", "r5", "r10", "r11") "add r0, r0, r2, lsl #1\n\t"                        \
+  DW_P_COL(r0load) DW_LDW("r12", V2A, h) DW_LDW("lr", V2B, h) DW_P_UNPACK(pk)            \
+  DW_P_MAC("r6", "r7", "r10", "r11") DW_P_MAC("r4", "r5", "r12", "lr")                   \
+  "add r0, r0, r2, lsl #1\n\t"                                                           \
+  col4(r0load) DW_P_UNPACK(pk) DW_P_MAC("r6", "r7", "r12", "lr") "sub r0, r0, r2\n\t"    \
+  DW_P_COL(r0load) DW_LDW("r10", V1A, h) DW_LDW("r11", V1B, h) DW_P_UNPACK(pk)           \
+  DW_P_MAC("r6", "r7", "r10", "r11") "sub r0, r0, r2, lsl #1\n\t"                        \
+  DW_P_COL(r0load) DW_P_UNPACK(pk) DW_P_MAC("r4", "r5", "r10", "r11")
+#define DW_Q_COLS_BACK(h, pk, r0load, col4)                                              \
+  DW_P_COL(r0load) DW_LDW("r10", V1A, h) DW_LDW("r11", V1B, h) DW_P_INIT(h)              \
+  DW_P_UNPACK(pk) DW_P_MAC("r4", "r5", "r10", "r11") "add r0, r0, r2, lsl #1\n\t"        \
+  DW_P_COL(r0load) DW_P_UNPACK(pk) DW_P_MAC("r6", "r7", "r10", "r11")                    \
+  "add r0, r0, r2\n\t"                                                                   \
+  col4(r0load) DW_LDW("r12", V2A, h) DW_LDW("lr", V2B, h) DW_P_UNPACK(pk)                \
+  DW_P_MAC("r6", "r7", "r12", "lr") "sub r0, r0, r2, lsl #1\n\t"                         \
+  DW_P_COL(r0load) DW_LDW("r10", V0A, h) DW_LDW("r11", V0B, h) DW_P_UNPACK(pk)           \
+  DW_P_MAC("r4", "r5", "r12", "lr") DW_P_MAC("r6", "r7", "r10", "r11")                   \
+  "sub r0, r0, r2, lsl #1\n\t"                                                           \
+  DW_P_COL(r0load) DW_P_UNPACK(pk) DW_P_MAC("r4", "r5", "r10", "r11")
+/* Row 2's words r20 .. r24 of the window at column r0 (inside, column 4 outside, or the
+ * row outside), then its taps for both pixels. */
+#define DW_Q_ROW2_AT(r24)                                                                \
+  "add r12, r0, r3, lsl #1\n\t"                                                          \
+  "add lr, r12, r2\n\t"                                                                  \
+  "ldr r8, [r12]\n\t"                                                                    \
+  "ldr r9, [lr]\n\t"                                                                     \
+  "ldr r10, [r12, r2, lsl #1]\n\t"                                                       \
+  "ldr r11, [lr, r2, lsl #1]\n\t"                                                        \
+  r24
+#define DW_Q_ROW2_IN DW_Q_ROW2_AT("ldr r12, [r12, r2, lsl #2]\n\t")
+#define DW_Q_ROW2_RIGHT DW_Q_ROW2_AT(DW_ZP("r12"))
+#define DW_Q_ROW2_OUT DW_ZP("r8") DW_ZP("r9") DW_ZP("r10") DW_ZP("r11") DW_ZP("r12")
+#define DW_Q_ROW2(h, pk)                                                                 \
+  pk("r8", "r8", "r9") pk("r9", "r10", "r11") pk("r10", "r10", "r12")                    \
+  "sxtb16 r11, r8\n\t"          /* (r20, r21) */                                         \
+  "sxtb16 r8, r8, ror #8\n\t"                                                            \
+  DW_LDW("r12", W6A, h) DW_LDW("lr", W6B, h)                                             \
+  "smlad r4, r12, r11, r4\n\t"                                                           \
+  "smlad r5, lr, r8, r5\n\t"                                                             \
+  "sxtb16 r11, r9\n\t"          /* (r22, r23) */                                         \
+  "sxtb16 r9, r9, ror #8\n\t"                                                            \
+  "smlad r6, r12, r11, r6\n\t"                                                           \
+  "smlad r7, lr, r9, r7\n\t"                                                             \
+  "sxtb16 r11, r10\n\t"         /* (r22, r24) */                                         \
+  "sxtb16 r10, r10, ror #8\n\t"                                                          \
+  DW_LDW("r12", W8A, h) DW_LDW("lr", W8B, h)                                             \
+  "smlatb r4, r12, r11, r4\n\t"                                                          \
+  "smlatt r6, r12, r11, r6\n\t"                                                          \
+  "smlatb r5, lr, r10, r5\n\t"                                                           \
+  "smlatt r7, lr, r10, r7\n\t"
+#define DW_LAYOUT_PAIRS2(name, store, row2, col4)                                        \
+  DW_PAIRS_OF(name, store, row2, DW_Q_ROW2(0, DW_PK_0),                                  \
+              DW_Q_COLS(0, DW_PK_0, DW_P_R0_IN, col4),                                   \
+              DW_Q_COLS_BACK(1, DW_PK_1, DW_P_R0_IN, col4), DW_Q_ROW2(1, DW_PK_1))
+
+/* Stride 2's pairs inside the input, with column 4 right of it, row 2 below it, or both
+ * (SAME padding of an even size), unclamped. */
+DW_LAYOUT_PAIRS2(unclamped_pairs2, DW_P_UNCLAMPED, DW_Q_ROW2_IN, DW_P_COL)
+DW_LAYOUT_PAIRS2(unclamped_pairs2_right, DW_P_UNCLAMPED, DW_Q_ROW2_RIGHT, DW_P_COL_OUT)
+DW_LAYOUT_PAIRS2(unclamped_pairs2_bottom, DW_P_UNCLAMPED, DW_Q_ROW2_OUT, DW_P_COL)
+DW_LAYOUT_PAIRS2(unclamped_pairs2_bottom_right, DW_P_UNCLAMPED, DW_Q_ROW2_OUT, DW_P_COL_OUT)
 #else
 /* The halfword `half` (0 low, 1 high) of a layout word, as int16. */
 static int32_t half_of(int32_t word, int32_t half) {
@@ -1669,6 +1746,77 @@ static void row_layout(const dw_job_t *job, const int8_t *image, const int8_t *f
   }
 }
 
+#if defined(CMSIS_DSP) && !defined(CMSIS_MVE)
+/* layout_pairs2's variants (unclamped): the window inside or row 2 below the input, by
+ * column 4 inside or right of it. */
+static const dw_blocks_t dw_pair2_variants[2][2] = {
+    {unclamped_pairs2, unclamped_pairs2_right},
+    {unclamped_pairs2_bottom, unclamped_pairs2_bottom_right}};
+
+/* 1 when row y0's pairs of stride 2 may run forward into out (the row's first pixel): the
+ * row's output lies outside the 3 input rows its windows read, or a whole number of pixels
+ * from the input (a half stores B's bytes before A's next channels are read: then each byte
+ * overwrites only its own channel of an input pixel, which both windows read already). */
+static int32_t forward_pairs2(const tflm_conv_params_t *p, const int8_t *image, int32_t y0,
+                              const int8_t *out) {
+  const int32_t line = p->input_w * p->input_c;
+  const intptr_t at = (intptr_t)out - (intptr_t)image;
+  return at % p->input_c == 0 || at + p->output_w * p->input_c <= (intptr_t)y0 * line ||
+         at >= ((intptr_t)y0 + 3) * line;
+}
+
+/* `pairs` pairs of layout_pairs2's variant `pairs_of` from output column x of row y0's
+ * windows on (out: the row's first pixel). */
+static void run_pairs2(const dw_job_t *job, const int8_t *image, int32_t y0, int32_t x,
+                       int32_t pairs, dw_blocks_t pairs_of, int8_t *out) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t step = p->input_c;
+  dw_run_t run;
+  run_of(p, out + x * step, step >> 2, &run);
+  run.pixels = pairs;
+  run.in_advance = 3 * step; /* from past A's window's blocks to the next pair's */
+  run.out_advance = step;
+  pairs_of(image + ((intptr_t)y0 * p->input_w + 2 * x) * step, job->pairs, step,
+           p->input_w * step, &run);
+}
+
+/* Output row oy (out: its first pixel) of a node of stride 2 without left padding whose
+ * layout covers every channel, in raster order, when its windows' rows lie inside the
+ * input or only row 2 below it and the activation is unclamped: the pixels in pairs of
+ * layout_pairs2, the last pair's column 4 right of the input when SAME padding of an even
+ * width puts it there, a last odd pixel by pixel_layout.  0 when it does not run the row. */
+static int32_t row_pairs2(const dw_job_t *job, const int8_t *image, const int8_t *filter,
+                          int32_t oy, int8_t *out) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t y0 = oy * p->stride_h - p->pad_h, rows = side_outside(y0, p->input_h);
+  const int32_t n = p->output_w, inside = (p->input_w - 3) / 2 + 1;
+  const int32_t right = inside == n - 1 && 2 * n == p->input_w; /* the last: column 2 out */
+  int32_t pairs;
+  if (p->pad_w != 0 || p->input_w < 3 || (rows != 0 && rows != 2) || p->act_min != -128 || p->act_max != 127 ||
+      (inside < n && !right) || !forward_pairs2(p, image, y0, out)) {
+    return 0;
+  }
+  pairs = (n >> 1) - (right && !(n & 1)); /* an even row ending outside: its last apart */
+  run_pairs2(job, image, y0, 0, pairs, dw_pair2_variants[rows >> 1][0], out);
+  if (n & 1) {
+    pixel_layout(job, image, filter, oy, n - 1, out + (n - 1) * p->input_c);
+  } else if (right) {
+    run_pairs2(job, image, y0, n - 2, 1, dw_pair2_variants[rows >> 1][1], out);
+  }
+  return 1;
+}
+#else
+static int32_t row_pairs2(const dw_job_t *job, const int8_t *image, const int8_t *filter,
+                          int32_t oy, int8_t *out) {
+  (void)job;
+  (void)image;
+  (void)filter;
+  (void)oy;
+  (void)out;
+  return 0;
+}
+#endif
+
 /* Output row oy (out: its first pixel) as row_layout, last pixel first (an output the
  * planner started inside the input: depthwise_backwards): the last pixels (as DW_RIGHT's
  * pair, or one by one), the inner ones in pairs from the right, then in one run of
@@ -1809,10 +1957,10 @@ static int32_t rows_from_layout(const dw_job_t *job, int32_t out_stride) {
          out_stride == job->p->output_c;
 }
 
-/* The whole-row walk of the node, chosen once per call: row_layout (1), row_quads3 (2) or
- * none (0: pixel by pixel). */
+/* The whole-row walk of the node, chosen once per call: row_layout (1), row_quads3 (2),
+ * row_pairs2 else row_layout (3: stride 2) or none (0: pixel by pixel). */
 static int32_t row_walk_of(const dw_job_t *job, int32_t out_stride) {
-  if (rows_from_layout(job, out_stride)) return 1;
+  if (rows_from_layout(job, out_stride)) return job->p->stride_w == 2 ? 3 : 1;
   return rows_quads3(job, out_stride) ? 2 : 0;
 }
 
@@ -1820,7 +1968,8 @@ static int32_t row_walk_of(const dw_job_t *job, int32_t out_stride) {
 static inline __attribute__((always_inline)) void row_at(const dw_job_t *job, int32_t walk,
                                                           const int8_t *image,
                    const int8_t *filter, int32_t oy, int8_t *out) {
-  if (walk == 1) {
+  if (walk == 3 && row_pairs2(job, image, filter, oy, out)) return;
+  if (walk != 2) {
     row_layout(job, image, filter, oy, out);
   } else if (!dw_narrow_row(job, image, oy, out)) {
     row_quads3(job, image, oy, out);
