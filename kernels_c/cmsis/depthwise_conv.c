@@ -1175,17 +1175,25 @@ DW_LAYOUT_BLOCKS(unclamped_bottom_right, DW_UNCLAMPED, DW_ROW0_RIGHT, DW_ROW1_RI
 #define DW_P_COL(r0load) r0load("r8") "ldr r9, [r0, r3]\n\t"
 #define DW_P_COL_OUT(r0load) DW_ZP("r8") DW_ZP("r9") /* a column left or right of the input */
 #define DW_P_UNPACK(pk) pk("r8", "r8", "r9") "sxtb16 r9, r8\n\t" "sxtb16 r8, r8, ror #8\n\t"
-#define DW_P_MAC(acc0, acc1, w0, w1)                                                     \
-  "smlad " acc0 ", " w0 ", r9, " acc0 "\n\t"                                             \
-  "smlad " acc1 ", " w1 ", r8, " acc1 "\n\t"
-#define DW_P_INIT(h)                                                                     \
-  DW_LDW("r4", F0, h) DW_LDW("r5", F1, h) DW_LDW("r6", F0, h) DW_LDW("r7", F1, h)
+#define DW_P_MAC(acc0, acc1, w0, w1) DW_P_MAC_FROM(acc0, acc1, w0, w1, acc0, acc1)
+#define DW_P_MAC_FROM(acc0, acc1, w0, w1, from0, from1)                                  \
+  "smlad " acc0 ", " w0 ", r9, " from0 "\n\t"                                            \
+  "smlad " acc1 ", " w1 ", r8, " from1 "\n\t"
+/* The half's folded constants into one pixel's sums (r4, r5 unless said): the other
+ * pixel's sums start from them at their first SMLAD (DW_P_MAC_FROM, DW_YA_<half>). */
+#define DW_P_INIT_IN(h, a, b) DW_LDW(a, F0, h) DW_LDW(b, F1, h)
+#define DW_P_INIT(h) DW_P_INIT_IN(h, "r4", "r5")
+#define DW_YA_0 "r4" /* row 2 first: B's sums start from A's constants */
+#define DW_YB_0 "r5"
+#define DW_YA_1 "r6" /* row 2 last: B's sums go on */
+#define DW_YB_1 "r7"
 /* The 4 columns from `edge0` on (DW_P_COL, or DW_P_COL_OUT outside), r0 moved by `move`:
  * the first feeds pixel X (sums x0, x1) by its column pair wf, the two inner ones Y by the
  * previous pair and X by theirs, the last (`edge1`) Y by wl; `init` after the first loads. */
-#define DW_P_WALK(h, pk, r0load, edge0, edge1, move, x0, x1, y0, y1, wfA, wfB, wlA, wlB, init) \
+#define DW_P_WALK(h, pk, r0load, edge0, edge1, move, x0, x1, y0, y1, wfA, wfB, wlA, wlB, init, \
+                  from0, from1)                                                          \
   edge0(r0load) DW_LDW("r10", wfA, h) DW_LDW("r11", wfB, h) init DW_P_UNPACK(pk)         \
-  DW_P_MAC(x0, x1, "r10", "r11") move                                                    \
+  DW_P_MAC_FROM(x0, x1, "r10", "r11", from0, from1) move                                 \
   DW_P_COL(r0load) DW_LDW("r12", V1A, h) DW_LDW("lr", V1B, h) DW_P_UNPACK(pk)            \
   DW_P_MAC(y0, y1, "r10", "r11") DW_P_MAC(x0, x1, "r12", "lr") move                      \
   DW_P_COL(r0load) DW_LDW("r10", wlA, h) DW_LDW("r11", wlB, h) DW_P_UNPACK(pk)           \
@@ -1195,10 +1203,10 @@ DW_LAYOUT_BLOCKS(unclamped_bottom_right, DW_UNCLAMPED, DW_ROW0_RIGHT, DW_ROW1_RI
  * load columns 0 and 3. */
 #define DW_P_FORWARD(h, pk, r0load, col0, col3)                                          \
   DW_P_WALK(h, pk, r0load, col0, col3, "add r0, r0, r2\n\t", "r4", "r5", "r6", "r7", V0A, V0B, \
-            V2A, V2B, "")
+            V2A, V2B, "", "r4", "r5")
 #define DW_P_BACKWARD(h, pk, r0load, col0, col3)                                         \
   DW_P_WALK(h, pk, r0load, col3, col0, "sub r0, r0, r2\n\t", "r6", "r7", "r4", "r5", V2A, V2B, \
-            V0A, V0B, DW_P_INIT(h))
+            V0A, V0B, DW_P_INIT(h), "r4", "r5")
 /* Row 2's words r20 .. r23 of the window at column r0 (inside, column 0 or 3 outside, or a
  * row outside), then its taps for both pixels. */
 #define DW_P_ROW2_AT(r20, r23)                                                           \
@@ -1219,13 +1227,13 @@ DW_LAYOUT_BLOCKS(unclamped_bottom_right, DW_UNCLAMPED, DW_ROW0_RIGHT, DW_ROW1_RI
   "sxtb16 r11, r8\n\t"          /* (r20, r23) */                                         \
   "sxtb16 r8, r8, ror #8\n\t"                                                            \
   DW_LDW("r12", W8A, h) DW_LDW("lr", W6A, h)                                             \
+  "smlatt r6, r12, r11, " DW_O(YA, h) "\n\t"                                              \
   "smlad r4, r12, r10, r4\n\t"                                                           \
-  "smlatt r6, r12, r11, r6\n\t"                                                          \
   "smlad r6, lr, r10, r6\n\t"                                                            \
   "smlabb r4, lr, r11, r4\n\t"                                                           \
   DW_LDW("r12", W8B, h) DW_LDW("lr", W6B, h)                                             \
+  "smlatt r7, r12, r8, " DW_O(YB, h) "\n\t"                                               \
   "smlad r5, r12, r9, r5\n\t"                                                            \
-  "smlatt r7, r12, r8, r7\n\t"                                                           \
   "smlad r7, lr, r9, r7\n\t"                                                             \
   "smlabb r5, lr, r8, r5\n\t"
 /* The half's 4 sums requantised (its two channels' steps read once) and saturated. */
@@ -1259,22 +1267,20 @@ DW_LAYOUT_BLOCKS(unclamped_bottom_right, DW_UNCLAMPED, DW_ROW0_RIGHT, DW_ROW1_RI
   "uxtb16 r5, r5\n\t"                                                                    \
   "orr r4, r4, r5, lsl #8\n\t" /* A's 2 bytes, B's 2 */                                  \
   "ldmia sp, {r8, r9, r10, r11}\n\t" /* out, out_end, lo4, hi4 */                        \
-  "ldr r12, [sp, #24]\n\t"           /* width */                                         \
   "ssub8 lr, r4, r10\n\t"                                                                \
   "sel r4, r4, r10\n\t"                                                                  \
   "ssub8 lr, r11, r4\n\t"                                                                \
   "sel r4, r4, r11\n\t"                                                                  \
-  "add r12, r8, r12\n\t"                                                                 \
+  "add r12, r8, r2\n\t" /* B's: width == step */                                         \
   "strh r4, [r8, " DW_O(OUT, h) "]\n\t"                                                  \
   "lsr r4, r4, #16\n\t"                                                                  \
   "strh r4, [r12, " DW_O(OUT, h) "]\n\t"
 #define DW_P_UNCLAMPED(h)                                                                \
   "ldr r8, [sp]\n\t"                                                                     \
   DW_O(END, h)                                                                           \
-  "ldr r12, [sp, #24]\n\t" /* width */                                                   \
   "strb r4, [r8, " DW_O(OUT, h) "]\n\t"                                                  \
   "strb r5, [r8, " DW_O(OUT1, h) "]\n\t"                                                 \
-  "add r12, r8, r12\n\t"                                                                 \
+  "add r12, r8, r2\n\t" /* B's: width == step */                                         \
   "strb r6, [r12, " DW_O(OUT, h) "]\n\t"                                                 \
   "strb r7, [r12, " DW_O(OUT1, h) "]\n\t"
 /* For the run's pixel pairs (pixels: pairs; out: A's first block, out_end its end; width
@@ -1348,8 +1354,9 @@ DW_LAYOUT_PAIRS(layout_pairs, DW_P_CLAMPED, DW_P_R0_IN, DW_P_ROW2_IN, DW_P_COL, 
   DW_P_MAC("r6", "r7", "r10", "r11") "sub r0, r0, r2, lsl #1\n\t"                        \
   DW_P_COL(r0load) DW_P_UNPACK(pk) DW_P_MAC("r4", "r5", "r10", "r11")
 #define DW_Q_COLS_BACK(h, pk, r0load, col4)                                              \
-  DW_P_COL(r0load) DW_LDW("r10", V1A, h) DW_LDW("r11", V1B, h) DW_P_INIT(h)              \
-  DW_P_UNPACK(pk) DW_P_MAC("r4", "r5", "r10", "r11") "add r0, r0, r2, lsl #1\n\t"        \
+  DW_P_COL(r0load) DW_LDW("r10", V1A, h) DW_LDW("r11", V1B, h)                           \
+  DW_P_INIT_IN(h, "r6", "r7") DW_P_UNPACK(pk)                                            \
+  DW_P_MAC_FROM("r4", "r5", "r10", "r11", "r6", "r7") "add r0, r0, r2, lsl #1\n\t"       \
   DW_P_COL(r0load) DW_P_UNPACK(pk) DW_P_MAC("r6", "r7", "r10", "r11")                    \
   "add r0, r0, r2\n\t"                                                                   \
   col4(r0load) DW_LDW("r12", V2A, h) DW_LDW("lr", V2B, h) DW_P_UNPACK(pk)                \
@@ -1373,6 +1380,13 @@ DW_LAYOUT_PAIRS(layout_pairs, DW_P_CLAMPED, DW_P_R0_IN, DW_P_ROW2_IN, DW_P_COL, 
 #define DW_Q_ROW2_OUT DW_ZP("r8") DW_ZP("r9") DW_ZP("r10") DW_ZP("r11") DW_ZP("r12")
 #define DW_Q_ROW2(h, pk)                                                                 \
   pk("r8", "r8", "r9") pk("r9", "r10", "r11") pk("r10", "r10", "r12")                    \
+  "sxtb16 r11, r10\n\t"         /* (r22, r24) */                                         \
+  "sxtb16 r10, r10, ror #8\n\t"                                                          \
+  DW_LDW("r12", W8A, h) DW_LDW("lr", W8B, h)                                             \
+  "smlatt r6, r12, r11, " DW_O(YA, h) "\n\t"                                              \
+  "smlatb r4, r12, r11, r4\n\t"                                                          \
+  "smlatt r7, lr, r10, " DW_O(YB, h) "\n\t"                                               \
+  "smlatb r5, lr, r10, r5\n\t"                                                           \
   "sxtb16 r11, r8\n\t"          /* (r20, r21) */                                         \
   "sxtb16 r8, r8, ror #8\n\t"                                                            \
   DW_LDW("r12", W6A, h) DW_LDW("lr", W6B, h)                                             \
@@ -1381,14 +1395,7 @@ DW_LAYOUT_PAIRS(layout_pairs, DW_P_CLAMPED, DW_P_R0_IN, DW_P_ROW2_IN, DW_P_COL, 
   "sxtb16 r11, r9\n\t"          /* (r22, r23) */                                         \
   "sxtb16 r9, r9, ror #8\n\t"                                                            \
   "smlad r6, r12, r11, r6\n\t"                                                           \
-  "smlad r7, lr, r9, r7\n\t"                                                             \
-  "sxtb16 r11, r10\n\t"         /* (r22, r24) */                                         \
-  "sxtb16 r10, r10, ror #8\n\t"                                                          \
-  DW_LDW("r12", W8A, h) DW_LDW("lr", W8B, h)                                             \
-  "smlatb r4, r12, r11, r4\n\t"                                                          \
-  "smlatt r6, r12, r11, r6\n\t"                                                          \
-  "smlatb r5, lr, r10, r5\n\t"                                                           \
-  "smlatt r7, lr, r10, r7\n\t"
+  "smlad r7, lr, r9, r7\n\t"
 #define DW_LAYOUT_PAIRS2(name, store, row2, col4)                                        \
   DW_PAIRS_OF(name, store, row2, DW_Q_ROW2(0, DW_PK_0),                                  \
               DW_Q_COLS(0, DW_PK_0, DW_P_R0_IN, col4),                                   \
