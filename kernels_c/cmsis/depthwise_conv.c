@@ -1332,6 +1332,15 @@ DW_LAYOUT_PAIRS(unclamped_pairs_left, DW_P_UNCLAMPED, DW_P_R0_IN, DW_P_ROW2_LEFT
                 DW_P_COL)
 DW_LAYOUT_PAIRS(unclamped_pairs_right, DW_P_UNCLAMPED, DW_P_R0_IN, DW_P_ROW2_RIGHT, DW_P_COL,
                 DW_P_COL_OUT)
+/* The corners: a row's first or last pair whose row 0 or row 2 lies outside as well. */
+DW_LAYOUT_PAIRS(unclamped_pairs_top_left, DW_P_UNCLAMPED, DW_P_R0_OUT, DW_P_ROW2_LEFT,
+                DW_P_COL_OUT, DW_P_COL)
+DW_LAYOUT_PAIRS(unclamped_pairs_top_right, DW_P_UNCLAMPED, DW_P_R0_OUT, DW_P_ROW2_RIGHT,
+                DW_P_COL, DW_P_COL_OUT)
+DW_LAYOUT_PAIRS(unclamped_pairs_bottom_left, DW_P_UNCLAMPED, DW_P_R0_IN, DW_P_ROW2_OUT,
+                DW_P_COL_OUT, DW_P_COL)
+DW_LAYOUT_PAIRS(unclamped_pairs_bottom_right, DW_P_UNCLAMPED, DW_P_R0_IN, DW_P_ROW2_OUT,
+                DW_P_COL, DW_P_COL_OUT)
 DW_LAYOUT_PAIRS(layout_pairs, DW_P_CLAMPED, DW_P_R0_IN, DW_P_ROW2_IN, DW_P_COL, DW_P_COL)
 
 /* layout_pairs2: the pairs of stride 2 (B's window two columns right of A's: 5 columns, the
@@ -1603,8 +1612,8 @@ static int32_t layout_run(const dw_job_t *job, const int8_t *image, int32_t y0, 
 static const dw_blocks_t dw_pair_variants[2][3][3] = {
     {{layout_pairs, NULL, NULL}, {NULL, NULL, NULL}, {NULL, NULL, NULL}},
     {{unclamped_pairs, unclamped_pairs_left, unclamped_pairs_right},
-     {unclamped_pairs_top, NULL, NULL},
-     {unclamped_pairs_bottom, NULL, NULL}}};
+     {unclamped_pairs_top, unclamped_pairs_top_left, unclamped_pairs_top_right},
+     {unclamped_pairs_bottom, unclamped_pairs_bottom_left, unclamped_pairs_bottom_right}}};
 
 /* The variant of layout_pairs for the pairs of row y0 whose windows' columns are `cols`
  * (stride 1), NULL when none. */
