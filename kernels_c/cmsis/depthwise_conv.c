@@ -1821,12 +1821,78 @@ static int32_t row_pairs2(const dw_job_t *job, const int8_t *image, const int8_t
   }
   return 1;
 }
+
+/* The pair runs of a row of a stride-1 node whose windows' rows lie inside the input, when
+ * SAME padding puts one column outside each side of an even width of 4 or more and the
+ * activation is unclamped (row_layout's DW_LEFT pair, inner pairs and DW_RIGHT pair): their
+ * run's words but out, out_end and pixels, set up once per evaluation (row_layout's checks
+ * and set-up cost a row about 500 instructions). */
+typedef struct {
+  int32_t on; /* 0: every row takes row_layout */
+  dw_run_t run;
+} dw_row_plan_t;
+
+static void plan_rows(const dw_job_t *job, dw_row_plan_t *plan) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t w = p->output_w;
+  plan->on = p->stride_w == 1 && p->pad_w == 1 && w == p->input_w && w >= 4 && !(w & 1) &&
+             p->act_min == -128 && p->act_max == 127;
+  run_of(p, NULL, p->input_c >> 2, &plan->run);
+  plan->run.in_advance = p->input_c; /* from past A's window's blocks to the next pair's */
+  plan->run.out_advance = p->input_c;
+}
+
+/* `pairs` pairs of variant pairs_of from output column x of row y0's windows on (out: the
+ * row's first pixel), from the plan's run. */
+static void planned_pairs(const dw_job_t *job, const dw_row_plan_t *plan, dw_blocks_t pairs_of,
+                          const int8_t *image, int32_t y0, int32_t x, int32_t pairs,
+                          int8_t *out) {
+  const int32_t step = job->p->input_c, row = job->p->input_w * step;
+  const intptr_t at = (intptr_t)y0 * row + (intptr_t)(x - 1) * step;
+  dw_run_t run = plan->run;
+  run.out = out + x * step;
+  run.out_end = run.out + step;
+  run.pixels = pairs;
+  pairs_of((const int8_t *)((uintptr_t)image + (uintptr_t)at), job->pairs, step, row, &run);
+}
+
+/* Output row oy (out: its first pixel) by the plan: 1, or 0 when there is none or the
+ * row's windows leave the input (row_layout's rows). */
+static int32_t row_planned(const dw_job_t *job, const dw_row_plan_t *plan, const int8_t *image,
+                           int32_t oy, int8_t *out) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t y0 = oy * p->stride_h - p->pad_h, w = p->output_w;
+  if (!plan->on || side_outside(y0, p->input_h) != 0) return 0;
+  planned_pairs(job, plan, unclamped_pairs_left, image, y0, 0, 1, out);
+  if (w > 4) planned_pairs(job, plan, unclamped_pairs, image, y0, 2, (w - 4) >> 1, out);
+  planned_pairs(job, plan, unclamped_pairs_right, image, y0, w - 2, 1, out);
+  return 1;
+}
 #else
 static int32_t row_pairs2(const dw_job_t *job, const int8_t *image, const int8_t *filter,
                           int32_t oy, int8_t *out) {
   (void)job;
   (void)image;
   (void)filter;
+  (void)oy;
+  (void)out;
+  return 0;
+}
+
+typedef struct {
+  int32_t on;
+} dw_row_plan_t;
+
+static void plan_rows(const dw_job_t *job, dw_row_plan_t *plan) {
+  (void)job;
+  plan->on = 0;
+}
+
+static int32_t row_planned(const dw_job_t *job, const dw_row_plan_t *plan, const int8_t *image,
+                           int32_t oy, int8_t *out) {
+  (void)job;
+  (void)plan;
+  (void)image;
   (void)oy;
   (void)out;
   return 0;
@@ -1980,10 +2046,13 @@ static int32_t row_walk_of(const dw_job_t *job, int32_t out_stride) {
   return rows_quads3(job, out_stride) ? 2 : 0;
 }
 
-/* Output row oy into out (its first pixel) by the row walk `walk` (row_walk_of, not 0). */
+/* Output row oy into out (its first pixel) by the row walk `walk` (row_walk_of, not 0),
+ * from `plan` (plan_rows) when it covers the row. */
 static inline __attribute__((always_inline)) void row_at(const dw_job_t *job, int32_t walk,
+                                                          const dw_row_plan_t *plan,
                                                           const int8_t *image,
                    const int8_t *filter, int32_t oy, int8_t *out) {
+  if (walk == 1 && row_planned(job, plan, image, oy, out)) return;
   if (walk == 3 && row_pairs2(job, image, filter, oy, out)) return;
   if (walk != 2) {
     row_layout(job, image, filter, oy, out);
@@ -2016,11 +2085,13 @@ static void depthwise_backwards(const dw_job_t *job, const int8_t *input,
   const int32_t step = p->stride_h, last_tap = (p->filter_h - 1) * p->dilation_h + 1;
   const int32_t walk = p->output_w >= DW_WALK_PIXELS ? row_walk_of(job, out_stride) : 0;
   const int32_t backwards_rows = rows_from_layout(job, out_stride);
+  dw_row_plan_t plan;
   int32_t oy, ox;
+  plan_rows(job, &plan);
   for (oy = p->output_h - 1; oy >= 0; --oy) {
     int8_t *row = output + oy * row_bytes;
     if (walk != 0 && row_past(input, oy * step - p->pad_h + last_tap, input_h, line, row)) {
-      row_at(job, walk, input, filter, oy, row);
+      row_at(job, walk, &plan, input, filter, oy, row);
       continue;
     }
     if (backwards_rows) {
@@ -2042,16 +2113,18 @@ static void depthwise_int8(const dw_job_t *job, const int8_t *input, const int8_
   const int32_t image_size = p->input_h * p->input_w * p->input_c;
   const int32_t row_bytes = p->output_w * out_stride;
   int32_t b, oy, ox, walk;
+  dw_row_plan_t plan;
   if (p->batches == 1 && tflm_starts_inside(input, (size_t)image_size, output)) {
     depthwise_backwards(job, input, filter, output, out_stride);
     return;
   }
   walk = row_walk_of(job, out_stride);
+  plan_rows(job, &plan);
   for (b = 0; b < p->batches; ++b) {
     const int8_t *image = input + b * image_size;
     for (oy = 0; oy < p->output_h; ++oy) {
       if (walk != 0) {
-        row_at(job, walk, image, filter, oy, output);
+        row_at(job, walk, &plan, image, filter, oy, output);
         output += row_bytes;
         continue;
       }
