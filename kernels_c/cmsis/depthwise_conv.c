@@ -1822,7 +1822,7 @@ static int32_t row_pairs2(const dw_job_t *job, const int8_t *image, const int8_t
   return 1;
 }
 
-/* The pair runs of a row of a stride-1 node whose windows' rows lie inside the input, when
+/* The pair runs of a row of a stride-1 node whose windows' rows have variants, when
  * SAME padding puts one column outside each side of an even width of 4 or more and the
  * activation is unclamped (row_layout's DW_LEFT pair, inner pairs and DW_RIGHT pair): their
  * run's words but out, out_end and pixels, set up once per evaluation (row_layout's checks
@@ -1856,16 +1856,19 @@ static void planned_pairs(const dw_job_t *job, const dw_row_plan_t *plan, dw_blo
   pairs_of((const int8_t *)((uintptr_t)image + (uintptr_t)at), job->pairs, step, row, &run);
 }
 
-/* Output row oy (out: its first pixel) by the plan: 1, or 0 when there is none or the
- * row's windows leave the input (row_layout's rows). */
+/* Output row oy (out: its first pixel) by the plan, with the variants for its windows'
+ * rows (inside, row 0 above or row 2 below the input): 1, or 0 when there is no plan or no
+ * variant (row_layout's rows). */
 static int32_t row_planned(const dw_job_t *job, const dw_row_plan_t *plan, const int8_t *image,
                            int32_t oy, int8_t *out) {
   const tflm_conv_params_t *p = job->p;
   const int32_t y0 = oy * p->stride_h - p->pad_h, w = p->output_w;
-  if (!plan->on || side_outside(y0, p->input_h) != 0) return 0;
-  planned_pairs(job, plan, unclamped_pairs_left, image, y0, 0, 1, out);
-  if (w > 4) planned_pairs(job, plan, unclamped_pairs, image, y0, 2, (w - 4) >> 1, out);
-  planned_pairs(job, plan, unclamped_pairs_right, image, y0, w - 2, 1, out);
+  const int32_t rows = side_outside(y0, p->input_h);
+  const dw_blocks_t *variants = dw_pair_variants[1][rows == 3 ? 0 : rows];
+  if (!plan->on || rows == 3) return 0;
+  planned_pairs(job, plan, variants[DW_LEFT], image, y0, 0, 1, out);
+  if (w > 4) planned_pairs(job, plan, variants[DW_INSIDE], image, y0, 2, (w - 4) >> 1, out);
+  planned_pairs(job, plan, variants[DW_RIGHT], image, y0, w - 2, 1, out);
   return 1;
 }
 #else
