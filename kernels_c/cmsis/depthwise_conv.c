@@ -1844,22 +1844,22 @@ static void plan_rows(const dw_job_t *job, dw_row_plan_t *plan) {
 
 /* `pairs` pairs of variant pairs_of from output column x of row y0's windows on (out: the
  * row's first pixel), from the plan's run. */
-static void planned_pairs(const dw_job_t *job, const dw_row_plan_t *plan, dw_blocks_t pairs_of,
+static void planned_pairs(const dw_job_t *job, dw_row_plan_t *plan, dw_blocks_t pairs_of,
                           const int8_t *image, int32_t y0, int32_t x, int32_t pairs,
                           int8_t *out) {
   const int32_t step = job->p->input_c, row = job->p->input_w * step;
   const intptr_t at = (intptr_t)y0 * row + (intptr_t)(x - 1) * step;
-  dw_run_t run = plan->run;
-  run.out = out + x * step;
-  run.out_end = run.out + step;
-  run.pixels = pairs;
-  pairs_of((const int8_t *)((uintptr_t)image + (uintptr_t)at), job->pairs, step, row, &run);
+  plan->run.out = out + x * step;
+  plan->run.out_end = plan->run.out + step;
+  plan->run.pixels = pairs;
+  pairs_of((const int8_t *)((uintptr_t)image + (uintptr_t)at), job->pairs, step, row,
+           &plan->run);
 }
 
 /* Output row oy (out: its first pixel) by the plan, with the variants for its windows'
  * rows (inside, row 0 above or row 2 below the input): 1, or 0 when there is no plan or no
  * variant (row_layout's rows). */
-static int32_t row_planned(const dw_job_t *job, const dw_row_plan_t *plan, const int8_t *image,
+static int32_t row_planned(const dw_job_t *job, dw_row_plan_t *plan, const int8_t *image,
                            int32_t oy, int8_t *out) {
   const tflm_conv_params_t *p = job->p;
   const int32_t y0 = oy * p->stride_h - p->pad_h, w = p->output_w;
@@ -1891,7 +1891,7 @@ static void plan_rows(const dw_job_t *job, dw_row_plan_t *plan) {
   plan->on = 0;
 }
 
-static int32_t row_planned(const dw_job_t *job, const dw_row_plan_t *plan, const int8_t *image,
+static int32_t row_planned(const dw_job_t *job, dw_row_plan_t *plan, const int8_t *image,
                            int32_t oy, int8_t *out) {
   (void)job;
   (void)plan;
@@ -2052,7 +2052,7 @@ static int32_t row_walk_of(const dw_job_t *job, int32_t out_stride) {
 /* Output row oy into out (its first pixel) by the row walk `walk` (row_walk_of, not 0),
  * from `plan` (plan_rows) when it covers the row. */
 static inline __attribute__((always_inline)) void row_at(const dw_job_t *job, int32_t walk,
-                                                          const dw_row_plan_t *plan,
+                                                          dw_row_plan_t *plan,
                                                           const int8_t *image,
                    const int8_t *filter, int32_t oy, int8_t *out) {
   if (walk == 1 && row_planned(job, plan, image, oy, out)) return;
