@@ -1777,83 +1777,77 @@ static int32_t forward_pairs2(const tflm_conv_params_t *p, const int8_t *image, 
                               const int8_t *out) {
   const int32_t line = p->input_w * p->input_c;
   const intptr_t at = (intptr_t)out - (intptr_t)image;
-  return at % p->input_c == 0 || at + p->output_w * p->input_c <= (intptr_t)y0 * line ||
-         at >= ((intptr_t)y0 + 3) * line;
+  return at + p->output_w * p->input_c <= (intptr_t)y0 * line ||
+         at >= ((intptr_t)y0 + 3) * line || at % p->input_c == 0;
 }
 
-/* `pairs` pairs of layout_pairs2's variant `pairs_of` from output column x of row y0's
- * windows on (out: the row's first pixel). */
-static void run_pairs2(const dw_job_t *job, const int8_t *image, int32_t y0, int32_t x,
-                       int32_t pairs, dw_blocks_t pairs_of, int8_t *out) {
-  const tflm_conv_params_t *p = job->p;
-  const int32_t step = p->input_c;
-  dw_run_t run;
-  run_of(p, out + x * step, step >> 2, &run);
-  run.pixels = pairs;
-  run.in_advance = 3 * step; /* from past A's window's blocks to the next pair's */
-  run.out_advance = step;
-  pairs_of(image + ((intptr_t)y0 * p->input_w + 2 * x) * step, job->pairs, step,
-           p->input_w * step, &run);
-}
-
-/* Output row oy (out: its first pixel) of a node of stride 2 without left padding whose
- * layout covers every channel, in raster order, when its windows' rows lie inside the
- * input or only row 2 below it and the activation is unclamped: the pixels in pairs of
- * layout_pairs2, the last pair's column 4 right of the input when SAME padding of an even
- * width puts it there, a last odd pixel by pixel_layout.  0 when it does not run the row. */
-static int32_t row_pairs2(const dw_job_t *job, const int8_t *image, const int8_t *filter,
-                          int32_t oy, int8_t *out) {
-  const tflm_conv_params_t *p = job->p;
-  const int32_t y0 = oy * p->stride_h - p->pad_h, rows = side_outside(y0, p->input_h);
-  const int32_t n = p->output_w, inside = (p->input_w - 3) / 2 + 1;
-  const int32_t right = inside == n - 1 && 2 * n == p->input_w; /* the last: column 2 out */
-  int32_t pairs;
-  if (p->pad_w != 0 || p->input_w < 3 || (rows != 0 && rows != 2) || p->act_min != -128 || p->act_max != 127 ||
-      (inside < n && !right) || !forward_pairs2(p, image, y0, out)) {
-    return 0;
-  }
-  pairs = (n >> 1) - (right && !(n & 1)); /* an even row ending outside: its last apart */
-  run_pairs2(job, image, y0, 0, pairs, dw_pair2_variants[rows >> 1][0], out);
-  if (n & 1) {
-    pixel_layout(job, image, filter, oy, n - 1, out + (n - 1) * p->input_c);
-  } else if (right) {
-    run_pairs2(job, image, y0, n - 2, 1, dw_pair2_variants[rows >> 1][1], out);
-  }
-  return 1;
-}
-
-/* The pair runs of a row of a stride-1 node whose windows' rows have variants, when
- * SAME padding puts one column outside each side of an even width of 4 or more and the
- * activation is unclamped (row_layout's DW_LEFT pair, inner pairs and DW_RIGHT pair): their
- * run's words but out, out_end and pixels, set up once per evaluation (row_layout's checks
- * and set-up cost a row about 500 instructions). */
+/* The pair runs of a row, their run's words but out, out_end and pixels set up once per
+ * evaluation (row_layout's checks and set-up cost a row about 500 instructions), for an
+ * unclamped activation and: stride 1 with SAME padding of one column outside each side of
+ * an even width of 4 or more (row_layout's DW_LEFT pair, inner pairs and DW_RIGHT pair), or
+ * stride 2 without left padding where every window's columns lie inside the input but
+ * those of the last pixel, whose column 2 may lie right of it (SAME padding of an even
+ * width). */
 typedef struct {
-  int32_t on; /* 0: every row takes row_layout */
+  int32_t on;    /* 1: stride 1, 2: stride 2, 0: every row takes row_layout */
+  int32_t right; /* stride 2: the last pixel's column 2 lies outside */
   dw_run_t run;
 } dw_row_plan_t;
 
 static void plan_rows(const dw_job_t *job, dw_row_plan_t *plan) {
   const tflm_conv_params_t *p = job->p;
-  const int32_t w = p->output_w;
-  plan->on = p->stride_w == 1 && p->pad_w == 1 && w == p->input_w && w >= 4 && !(w & 1) &&
-             p->act_min == -128 && p->act_max == 127;
+  const int32_t w = p->output_w, inside = (p->input_w - 3) / 2 + 1; /* stride 2 */
+  const int32_t unclamped = p->act_min == -128 && p->act_max == 127;
+  plan->right = inside == w - 1 && 2 * w == p->input_w;
+  plan->on = 0;
+  if (unclamped && p->stride_w == 1 && p->pad_w == 1 && w == p->input_w && w >= 4 &&
+      !(w & 1)) {
+    plan->on = 1;
+  } else if (unclamped && p->stride_w == 2 && p->pad_w == 0 && p->input_w >= 3 &&
+             (inside >= w || plan->right)) {
+    plan->on = 2;
+  }
   run_of(p, NULL, p->input_c >> 2, &plan->run);
-  plan->run.in_advance = p->input_c; /* from past A's window's blocks to the next pair's */
+  /* from past A's window's blocks to the next pair's */
+  plan->run.in_advance = (2 * p->stride_w - 1) * p->input_c;
   plan->run.out_advance = p->input_c;
 }
 
 /* `pairs` pairs of variant pairs_of from output column x of row y0's windows on (out: the
  * row's first pixel), from the plan's run. */
-static void planned_pairs(const dw_job_t *job, dw_row_plan_t *plan, dw_blocks_t pairs_of,
-                          const int8_t *image, int32_t y0, int32_t x, int32_t pairs,
-                          int8_t *out) {
-  const int32_t step = job->p->input_c, row = job->p->input_w * step;
-  const intptr_t at = (intptr_t)y0 * row + (intptr_t)(x - 1) * step;
+static inline __attribute__((always_inline)) void planned_pairs(
+    const dw_job_t *job, dw_row_plan_t *plan, dw_blocks_t pairs_of, const int8_t *image,
+    int32_t y0, int32_t x, int32_t pairs, int8_t *out) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t step = p->input_c, row = p->input_w * step;
+  const intptr_t at = (intptr_t)y0 * row + (intptr_t)(x * p->stride_w - p->pad_w) * step;
   plan->run.out = out + x * step;
   plan->run.out_end = plan->run.out + step;
   plan->run.pixels = pairs;
   pairs_of((const int8_t *)((uintptr_t)image + (uintptr_t)at), job->pairs, step, row,
            &plan->run);
+}
+
+/* Output row oy (out: its first pixel) of a plan of stride 2, in raster order, when its
+ * windows' rows lie inside the input or only row 2 below it: the pixels in pairs of
+ * layout_pairs2, the last pair apart when its column 4 lies outside, a last odd pixel by
+ * pixel_layout.  0 when it does not run the row. */
+static int32_t row_pairs2(const dw_job_t *job, dw_row_plan_t *plan, const int8_t *image,
+                          const int8_t *filter, int32_t oy, int8_t *out) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t y0 = oy * p->stride_h - p->pad_h, rows = side_outside(y0, p->input_h);
+  const int32_t n = p->output_w, last_apart = plan->right && !(n & 1);
+  if (plan->on != 2 || (rows != 0 && rows != 2) || !forward_pairs2(p, image, y0, out)) {
+    return 0;
+  }
+  planned_pairs(job, plan, dw_pair2_variants[rows >> 1][0], image, y0, 0, (n >> 1) - last_apart,
+                out);
+  if (n & 1) {
+    pixel_layout(job, image, filter, oy, n - 1, out + (n - 1) * p->input_c);
+  } else if (last_apart) {
+    planned_pairs(job, plan, dw_pair2_variants[rows >> 1][1], image, y0, n - 2, 1, out);
+  }
+  return 1;
 }
 
 /* Output row oy (out: its first pixel) by the plan, with the variants for its windows'
@@ -1865,26 +1859,27 @@ static int32_t row_planned(const dw_job_t *job, dw_row_plan_t *plan, const int8_
   const int32_t y0 = oy * p->stride_h - p->pad_h, w = p->output_w;
   const int32_t rows = side_outside(y0, p->input_h);
   const dw_blocks_t *variants = dw_pair_variants[1][rows == 3 ? 0 : rows];
-  if (!plan->on || rows == 3) return 0;
+  if (plan->on != 1 || rows == 3) return 0;
   planned_pairs(job, plan, variants[DW_LEFT], image, y0, 0, 1, out);
   if (w > 4) planned_pairs(job, plan, variants[DW_INSIDE], image, y0, 2, (w - 4) >> 1, out);
   planned_pairs(job, plan, variants[DW_RIGHT], image, y0, w - 2, 1, out);
   return 1;
 }
 #else
-static int32_t row_pairs2(const dw_job_t *job, const int8_t *image, const int8_t *filter,
-                          int32_t oy, int8_t *out) {
+typedef struct {
+  int32_t on;
+} dw_row_plan_t;
+
+static int32_t row_pairs2(const dw_job_t *job, dw_row_plan_t *plan, const int8_t *image,
+                          const int8_t *filter, int32_t oy, int8_t *out) {
   (void)job;
+  (void)plan;
   (void)image;
   (void)filter;
   (void)oy;
   (void)out;
   return 0;
 }
-
-typedef struct {
-  int32_t on;
-} dw_row_plan_t;
 
 static void plan_rows(const dw_job_t *job, dw_row_plan_t *plan) {
   (void)job;
@@ -2056,7 +2051,7 @@ static inline __attribute__((always_inline)) void row_at(const dw_job_t *job, in
                                                           const int8_t *image,
                    const int8_t *filter, int32_t oy, int8_t *out) {
   if (walk == 1 && row_planned(job, plan, image, oy, out)) return;
-  if (walk == 3 && row_pairs2(job, image, filter, oy, out)) return;
+  if (walk == 3 && row_pairs2(job, plan, image, filter, oy, out)) return;
   if (walk != 2) {
     row_layout(job, image, filter, oy, out);
   } else if (!dw_narrow_row(job, image, oy, out)) {
