@@ -2071,8 +2071,9 @@ static inline int32_t row_past(const int8_t *input, int32_t end, int32_t input_h
 /* Last pixel first, for an output the planner started inside the input
  * (tflm_starts_inside): each pixel then covers only input no later pixel reads.  A row
  * that lies past every input byte rows 0 .. oy read (up to row oy's last tap row) runs as
- * one row walk: no later row reads what it writes.  Only rows of DW_WALK_PIXELS or more:
- * on narrower ones the walk's setup costs more than the pixels' own calls (kws' 5).  Other
+ * one row walk: no later row reads what it writes.  Only rows of DW_WALK_PIXELS or more,
+ * or a plan's (plan_rows, set up once per call): on other narrower ones the walk's setup
+ * costs more than the pixels' own calls (kws' 5).  Other
  * rows of a node with DW_TAP_PAIRS blocks run last pixel first through the layout
  * (row_layout_backwards), the others pixel by pixel. */
 static void depthwise_backwards(const dw_job_t *job, const int8_t *input,
@@ -2081,11 +2082,11 @@ static void depthwise_backwards(const dw_job_t *job, const int8_t *input,
   const int32_t row_bytes = p->output_w * out_stride;
   const int32_t line = p->input_w * p->input_c, input_h = p->input_h;
   const int32_t step = p->stride_h, last_tap = (p->filter_h - 1) * p->dilation_h + 1;
-  const int32_t walk = p->output_w >= DW_WALK_PIXELS ? row_walk_of(job, out_stride) : 0;
   const int32_t backwards_rows = rows_from_layout(job, out_stride);
   dw_row_plan_t plan;
-  int32_t oy, ox;
+  int32_t oy, ox, walk;
   plan_rows(job, &plan);
+  walk = p->output_w >= DW_WALK_PIXELS || plan.on ? row_walk_of(job, out_stride) : 0;
   for (oy = p->output_h - 1; oy >= 0; --oy) {
     int8_t *row = output + oy * row_bytes;
     if (walk != 0 && row_past(input, oy * step - p->pad_h + last_tap, input_h, line, row)) {
