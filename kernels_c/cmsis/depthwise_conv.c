@@ -1837,11 +1837,13 @@ static int32_t row_pairs2(const dw_job_t *job, dw_row_plan_t *plan, const int8_t
   const tflm_conv_params_t *p = job->p;
   const int32_t y0 = oy * p->stride_h - p->pad_h, rows = side_outside(y0, p->input_h);
   const int32_t n = p->output_w, last_apart = plan->right && !(n & 1);
+  const int32_t pairs = (n >> 1) - last_apart;
   if (plan->on != 2 || (rows != 0 && rows != 2) || !forward_pairs2(p, image, y0, out)) {
     return 0;
   }
-  planned_pairs(job, plan, dw_pair2_variants[rows >> 1][0], image, y0, 0, (n >> 1) - last_apart,
-                out);
+  if (pairs > 0) { /* a run takes one pair at least */
+    planned_pairs(job, plan, dw_pair2_variants[rows >> 1][0], image, y0, 0, pairs, out);
+  }
   if (n & 1) {
     pixel_layout(job, image, filter, oy, n - 1, out + (n - 1) * p->input_c);
   } else if (last_apart) {
@@ -2086,7 +2088,8 @@ static void depthwise_backwards(const dw_job_t *job, const int8_t *input,
   dw_row_plan_t plan;
   int32_t oy, ox, walk;
   plan_rows(job, &plan);
-  walk = p->output_w >= DW_WALK_PIXELS || plan.on ? row_walk_of(job, out_stride) : 0;
+  walk = row_walk_of(job, out_stride);
+  if (p->output_w < DW_WALK_PIXELS && (!plan.on || walk == 2)) walk = 0;
   for (oy = p->output_h - 1; oy >= 0; --oy) {
     int8_t *row = output + oy * row_bytes;
     if (walk != 0 && row_past(input, oy * step - p->pad_h + last_tap, input_h, line, row)) {
