@@ -414,14 +414,22 @@ def test_depthwise_layout_bit_exact_on_board(target):
     cmsis_cases.compare_on_board(target, model, inputs, cases)
 
 
-# Stride-1 layers of the DSP pair runs (layout_pairs) (channels, padding, height, width,
-# activation): every edge variant (row above / below, column left / right: widths 6 and 4
-# pair the row's last pixels, 7 and 5 leave one alone, kws' 5-wide rows), VALID, 2 and 3
-# rows or columns, clamped (RELU) and not.
-PAIR_LAYERS = [(16, "SAME", 5, 6, "NONE"), (24, "SAME", 4, 7, "NONE"),
-               (64, "SAME", 3, 5, "NONE"), (32, "SAME", 5, 6, "RELU"),
-               (48, "VALID", 4, 6, "NONE"), (192, "SAME", 2, 4, "NONE"),
-               (16, "SAME", 4, 3, "NONE"), (96, "SAME", 3, 8, "RELU6")]
+# Layers of the DSP pair runs (channels, stride, padding, height, width, activation).
+# Stride 1 (layout_pairs): every edge and corner variant (row above / below, column left /
+# right: widths 6 and 4 pair the row's last pixels, 7 and 5 leave one alone, kws' 5-wide
+# rows), VALID, 2 and 3 rows or columns, clamped (RELU) and not.  Stride 2 (layout_pairs2):
+# SAME of even sizes (the last pair's column 4 right of the input, the last row's row 2
+# below it), an odd count of output pixels (10 wide: 5), odd sizes (padding left and above:
+# not paired), VALID with every window inside (9 wide) or a last pixel alone (8 wide),
+# clamped (RELU: not paired), rows of 2 and 1 pixels (no pair but the last, none).
+PAIR_LAYERS = [(16, 1, "SAME", 5, 6, "NONE"), (24, 1, "SAME", 4, 7, "NONE"),
+               (64, 1, "SAME", 3, 5, "NONE"), (32, 1, "SAME", 5, 6, "RELU"),
+               (48, 1, "VALID", 4, 6, "NONE"), (192, 1, "SAME", 2, 4, "NONE"),
+               (16, 1, "SAME", 4, 3, "NONE"), (96, 1, "SAME", 3, 8, "RELU6"),
+               (16, 2, "SAME", 8, 8, "NONE"), (32, 2, "SAME", 6, 10, "NONE"),
+               (24, 2, "SAME", 7, 7, "NONE"), (48, 2, "VALID", 7, 9, "NONE"),
+               (64, 2, "VALID", 5, 8, "NONE"), (16, 2, "SAME", 6, 8, "RELU"),
+               (16, 2, "SAME", 4, 4, "NONE"), (32, 2, "VALID", 3, 3, "NONE")]
 PAIR_PIXEL_LCM = 192  # a multiple of every PAIR_LAYERS pixel (channels)
 
 
@@ -430,12 +438,12 @@ def pairs_model(seed: int):
     models')."""
     rng = np.random.default_rng(9400 + seed)
     b, cases = ModelBuilder(), []
-    for channels, padding, h, w, activation in PAIR_LAYERS:
+    for channels, stride, padding, h, w, activation in PAIR_LAYERS:
         g = cmsis_cases.conv_geometry(rng, True, 3, channels, channels)
-        g.update(h=h, w=w, stride=(1, 1), padding=padding, activation=activation,
+        g.update(h=h, w=w, stride=(stride, stride), padding=padding, activation=activation,
                  per_channel=True)
-        g["oh"] = conv_cases.out_size(padding, h, 3, 1, 1)
-        g["ow"] = conv_cases.out_size(padding, w, 3, 1, 1)
+        g["oh"] = conv_cases.out_size(padding, h, 3, stride, 1)
+        g["ow"] = conv_cases.out_size(padding, w, 3, stride, 1)
         data, g = cmsis_cases.add_conv(b, rng, g, True, 1.0, -128)
         cases.append(("DEPTHWISE_CONV_2D", [data], g))
     inputs = [array for _, data, _ in cases for array in data]

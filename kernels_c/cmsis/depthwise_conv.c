@@ -1175,17 +1175,25 @@ DW_LAYOUT_BLOCKS(unclamped_bottom_right, DW_UNCLAMPED, DW_ROW0_RIGHT, DW_ROW1_RI
 #define DW_P_COL(r0load) r0load("r8") "ldr r9, [r0, r3]\n\t"
 #define DW_P_COL_OUT(r0load) DW_ZP("r8") DW_ZP("r9") /* a column left or right of the input */
 #define DW_P_UNPACK(pk) pk("r8", "r8", "r9") "sxtb16 r9, r8\n\t" "sxtb16 r8, r8, ror #8\n\t"
-#define DW_P_MAC(acc0, acc1, w0, w1)                                                     \
-  "smlad " acc0 ", " w0 ", r9, " acc0 "\n\t"                                             \
-  "smlad " acc1 ", " w1 ", r8, " acc1 "\n\t"
-#define DW_P_INIT(h)                                                                     \
-  DW_LDW("r4", F0, h) DW_LDW("r5", F1, h) DW_LDW("r6", F0, h) DW_LDW("r7", F1, h)
+#define DW_P_MAC(acc0, acc1, w0, w1) DW_P_MAC_FROM(acc0, acc1, w0, w1, acc0, acc1)
+#define DW_P_MAC_FROM(acc0, acc1, w0, w1, from0, from1)                                  \
+  "smlad " acc0 ", " w0 ", r9, " from0 "\n\t"                                            \
+  "smlad " acc1 ", " w1 ", r8, " from1 "\n\t"
+/* The half's folded constants into one pixel's sums (r4, r5 unless said): the other
+ * pixel's sums start from them at their first SMLAD (DW_P_MAC_FROM, DW_YA_<half>). */
+#define DW_P_INIT_IN(h, a, b) DW_LDW(a, F0, h) DW_LDW(b, F1, h)
+#define DW_P_INIT(h) DW_P_INIT_IN(h, "r4", "r5")
+#define DW_YA_0 "r4" /* row 2 first: B's sums start from A's constants */
+#define DW_YB_0 "r5"
+#define DW_YA_1 "r6" /* row 2 last: B's sums go on */
+#define DW_YB_1 "r7"
 /* The 4 columns from `edge0` on (DW_P_COL, or DW_P_COL_OUT outside), r0 moved by `move`:
  * the first feeds pixel X (sums x0, x1) by its column pair wf, the two inner ones Y by the
  * previous pair and X by theirs, the last (`edge1`) Y by wl; `init` after the first loads. */
-#define DW_P_WALK(h, pk, r0load, edge0, edge1, move, x0, x1, y0, y1, wfA, wfB, wlA, wlB, init) \
+#define DW_P_WALK(h, pk, r0load, edge0, edge1, move, x0, x1, y0, y1, wfA, wfB, wlA, wlB, init, \
+                  from0, from1)                                                          \
   edge0(r0load) DW_LDW("r10", wfA, h) DW_LDW("r11", wfB, h) init DW_P_UNPACK(pk)         \
-  DW_P_MAC(x0, x1, "r10", "r11") move                                                    \
+  DW_P_MAC_FROM(x0, x1, "r10", "r11", from0, from1) move                                 \
   DW_P_COL(r0load) DW_LDW("r12", V1A, h) DW_LDW("lr", V1B, h) DW_P_UNPACK(pk)            \
   DW_P_MAC(y0, y1, "r10", "r11") DW_P_MAC(x0, x1, "r12", "lr") move                      \
   DW_P_COL(r0load) DW_LDW("r10", wlA, h) DW_LDW("r11", wlB, h) DW_P_UNPACK(pk)           \
@@ -1195,10 +1203,10 @@ DW_LAYOUT_BLOCKS(unclamped_bottom_right, DW_UNCLAMPED, DW_ROW0_RIGHT, DW_ROW1_RI
  * load columns 0 and 3. */
 #define DW_P_FORWARD(h, pk, r0load, col0, col3)                                          \
   DW_P_WALK(h, pk, r0load, col0, col3, "add r0, r0, r2\n\t", "r4", "r5", "r6", "r7", V0A, V0B, \
-            V2A, V2B, "")
+            V2A, V2B, "", "r4", "r5")
 #define DW_P_BACKWARD(h, pk, r0load, col0, col3)                                         \
   DW_P_WALK(h, pk, r0load, col3, col0, "sub r0, r0, r2\n\t", "r6", "r7", "r4", "r5", V2A, V2B, \
-            V0A, V0B, DW_P_INIT(h))
+            V0A, V0B, DW_P_INIT(h), "r4", "r5")
 /* Row 2's words r20 .. r23 of the window at column r0 (inside, column 0 or 3 outside, or a
  * row outside), then its taps for both pixels. */
 #define DW_P_ROW2_AT(r20, r23)                                                           \
@@ -1219,13 +1227,13 @@ DW_LAYOUT_BLOCKS(unclamped_bottom_right, DW_UNCLAMPED, DW_ROW0_RIGHT, DW_ROW1_RI
   "sxtb16 r11, r8\n\t"          /* (r20, r23) */                                         \
   "sxtb16 r8, r8, ror #8\n\t"                                                            \
   DW_LDW("r12", W8A, h) DW_LDW("lr", W6A, h)                                             \
+  "smlatt r6, r12, r11, " DW_O(YA, h) "\n\t"                                              \
   "smlad r4, r12, r10, r4\n\t"                                                           \
-  "smlatt r6, r12, r11, r6\n\t"                                                          \
   "smlad r6, lr, r10, r6\n\t"                                                            \
   "smlabb r4, lr, r11, r4\n\t"                                                           \
   DW_LDW("r12", W8B, h) DW_LDW("lr", W6B, h)                                             \
+  "smlatt r7, r12, r8, " DW_O(YB, h) "\n\t"                                               \
   "smlad r5, r12, r9, r5\n\t"                                                            \
-  "smlatt r7, r12, r8, r7\n\t"                                                           \
   "smlad r7, lr, r9, r7\n\t"                                                             \
   "smlabb r5, lr, r8, r5\n\t"
 /* The half's 4 sums requantised (its two channels' steps read once) and saturated. */
@@ -1259,22 +1267,20 @@ DW_LAYOUT_BLOCKS(unclamped_bottom_right, DW_UNCLAMPED, DW_ROW0_RIGHT, DW_ROW1_RI
   "uxtb16 r5, r5\n\t"                                                                    \
   "orr r4, r4, r5, lsl #8\n\t" /* A's 2 bytes, B's 2 */                                  \
   "ldmia sp, {r8, r9, r10, r11}\n\t" /* out, out_end, lo4, hi4 */                        \
-  "ldr r12, [sp, #24]\n\t"           /* width */                                         \
   "ssub8 lr, r4, r10\n\t"                                                                \
   "sel r4, r4, r10\n\t"                                                                  \
   "ssub8 lr, r11, r4\n\t"                                                                \
   "sel r4, r4, r11\n\t"                                                                  \
-  "add r12, r8, r12\n\t"                                                                 \
+  "add r12, r8, r2\n\t" /* B's: width == step */                                         \
   "strh r4, [r8, " DW_O(OUT, h) "]\n\t"                                                  \
   "lsr r4, r4, #16\n\t"                                                                  \
   "strh r4, [r12, " DW_O(OUT, h) "]\n\t"
 #define DW_P_UNCLAMPED(h)                                                                \
   "ldr r8, [sp]\n\t"                                                                     \
   DW_O(END, h)                                                                           \
-  "ldr r12, [sp, #24]\n\t" /* width */                                                   \
   "strb r4, [r8, " DW_O(OUT, h) "]\n\t"                                                  \
   "strb r5, [r8, " DW_O(OUT1, h) "]\n\t"                                                 \
-  "add r12, r8, r12\n\t"                                                                 \
+  "add r12, r8, r2\n\t" /* B's: width == step */                                         \
   "strb r6, [r12, " DW_O(OUT, h) "]\n\t"                                                 \
   "strb r7, [r12, " DW_O(OUT1, h) "]\n\t"
 /* For the run's pixel pairs (pixels: pairs; out: A's first block, out_end its end; width
@@ -1288,6 +1294,12 @@ DW_LAYOUT_BLOCKS(unclamped_bottom_right, DW_UNCLAMPED, DW_ROW0_RIGHT, DW_ROW1_RI
  * instructions (248 cycles) per block of 72 MACs clamped, 203 (225) unclamped (two
  * layout_blocks: 232 (278), 220 (262)), 12 (20) more per pair. */
 #define DW_LAYOUT_PAIRS(name, store, r0load, row2, col0, col3)                           \
+  DW_PAIRS_OF(name, store, row2, DW_P_ROW2(0, DW_PK_0),                                  \
+              DW_P_FORWARD(0, DW_PK_0, r0load, col0, col3),                              \
+              DW_P_BACKWARD(1, DW_PK_1, r0load, col0, col3), DW_P_ROW2(1, DW_PK_1))
+/* A pair run whose halves take row 2 by `row2` then `ops0` / `ops1`, and rows 0 and 1 by
+ * `walk0` (after row 2) and `walk1` (before it). */
+#define DW_PAIRS_OF(name, store, row2, ops0, walk0, walk1, ops1)                         \
   __attribute__((naked, noinline)) static void name(                                     \
       const int8_t *in CMSIS_IN_ASM, const int32_t *blocks CMSIS_IN_ASM,                 \
       int32_t step CMSIS_IN_ASM, int32_t row CMSIS_IN_ASM,                               \
@@ -1295,11 +1307,9 @@ DW_LAYOUT_BLOCKS(unclamped_bottom_right, DW_UNCLAMPED, DW_ROW0_RIGHT, DW_ROW1_RI
     __asm__ volatile(                                                                    \
         DW_RUN_ENTER                                                                     \
         "1:\n\t"                                                                         \
-        row2 DW_P_INIT(0) DW_P_ROW2(0, DW_PK_0)                                          \
-        DW_P_FORWARD(0, DW_PK_0, r0load, col0, col3)                                     \
+        row2 DW_P_INIT(0) ops0 walk0                                                     \
         DW_P_REQUANT(0) store(0)                                                         \
-        DW_P_BACKWARD(1, DW_PK_1, r0load, col0, col3)                                    \
-        row2 DW_P_ROW2(1, DW_PK_1)                                                       \
+        walk1 row2 ops1                                                                  \
         DW_P_REQUANT(1) store(1)                                                         \
         "add r0, r0, #4\n\t"                                                             \
         "add r1, r1, #152\n\t" /* 4 * DW_BLOCK_WORDS */                                  \
@@ -1322,7 +1332,90 @@ DW_LAYOUT_PAIRS(unclamped_pairs_left, DW_P_UNCLAMPED, DW_P_R0_IN, DW_P_ROW2_LEFT
                 DW_P_COL)
 DW_LAYOUT_PAIRS(unclamped_pairs_right, DW_P_UNCLAMPED, DW_P_R0_IN, DW_P_ROW2_RIGHT, DW_P_COL,
                 DW_P_COL_OUT)
+/* The corners: a row's first or last pair whose row 0 or row 2 lies outside as well. */
+DW_LAYOUT_PAIRS(unclamped_pairs_top_left, DW_P_UNCLAMPED, DW_P_R0_OUT, DW_P_ROW2_LEFT,
+                DW_P_COL_OUT, DW_P_COL)
+DW_LAYOUT_PAIRS(unclamped_pairs_top_right, DW_P_UNCLAMPED, DW_P_R0_OUT, DW_P_ROW2_RIGHT,
+                DW_P_COL, DW_P_COL_OUT)
+DW_LAYOUT_PAIRS(unclamped_pairs_bottom_left, DW_P_UNCLAMPED, DW_P_R0_IN, DW_P_ROW2_OUT,
+                DW_P_COL_OUT, DW_P_COL)
+DW_LAYOUT_PAIRS(unclamped_pairs_bottom_right, DW_P_UNCLAMPED, DW_P_R0_IN, DW_P_ROW2_OUT,
+                DW_P_COL, DW_P_COL_OUT)
 DW_LAYOUT_PAIRS(layout_pairs, DW_P_CLAMPED, DW_P_R0_IN, DW_P_ROW2_IN, DW_P_COL, DW_P_COL)
+
+/* layout_pairs2: the pairs of stride 2 (B's window two columns right of A's: 5 columns, the
+ * middle one A's column 2 and B's column 0), as layout_pairs: each column's rows 0 and 1
+ * unpacked once for both pixels, every weight and requantisation word read once.  The
+ * first half walks columns 0, 2, 4, 3, 1 (A by (0, 3); B by (0, 3), A by (2, 5); B by
+ * (2, 5); B by (1, 4); A by (1, 4)), the second 1, 3, 4, 2, 0, so each column pair's words
+ * are loaded with a column's.  Row 2's 5 words make (r20, r21) and (r22, r23), which A and
+ * B take by (6, 7), and (r22, r24): A's and B's tap 8 by (7, 8)'s top half.  About 20
+ * instructions per block more than layout_pairs (a fifth column and row-2 word), against
+ * two layout_blocks' 220. */
+#define DW_Q_COLS(h, pk, r0load, col4)                                                   \
+  DW_P_COL(r0load) DW_LDW("r10", V0A, h) DW_LDW("r11", V0B, h) DW_P_UNPACK(pk)           \
+  DW_P_MAC("r4", "r5", "r10", "r11") "add r0, r0, r2, lsl #1\n\t"                        \
+  DW_P_COL(r0load) DW_LDW("r12", V2A, h) DW_LDW("lr", V2B, h) DW_P_UNPACK(pk)            \
+  DW_P_MAC("r6", "r7", "r10", "r11") DW_P_MAC("r4", "r5", "r12", "lr")                   \
+  "add r0, r0, r2, lsl #1\n\t"                                                           \
+  col4(r0load) DW_P_UNPACK(pk) DW_P_MAC("r6", "r7", "r12", "lr") "sub r0, r0, r2\n\t"    \
+  DW_P_COL(r0load) DW_LDW("r10", V1A, h) DW_LDW("r11", V1B, h) DW_P_UNPACK(pk)           \
+  DW_P_MAC("r6", "r7", "r10", "r11") "sub r0, r0, r2, lsl #1\n\t"                        \
+  DW_P_COL(r0load) DW_P_UNPACK(pk) DW_P_MAC("r4", "r5", "r10", "r11")
+#define DW_Q_COLS_BACK(h, pk, r0load, col4)                                              \
+  DW_P_COL(r0load) DW_LDW("r10", V1A, h) DW_LDW("r11", V1B, h)                           \
+  DW_P_INIT_IN(h, "r6", "r7") DW_P_UNPACK(pk)                                            \
+  DW_P_MAC_FROM("r4", "r5", "r10", "r11", "r6", "r7") "add r0, r0, r2, lsl #1\n\t"       \
+  DW_P_COL(r0load) DW_P_UNPACK(pk) DW_P_MAC("r6", "r7", "r10", "r11")                    \
+  "add r0, r0, r2\n\t"                                                                   \
+  col4(r0load) DW_LDW("r12", V2A, h) DW_LDW("lr", V2B, h) DW_P_UNPACK(pk)                \
+  DW_P_MAC("r6", "r7", "r12", "lr") "sub r0, r0, r2, lsl #1\n\t"                         \
+  DW_P_COL(r0load) DW_LDW("r10", V0A, h) DW_LDW("r11", V0B, h) DW_P_UNPACK(pk)           \
+  DW_P_MAC("r4", "r5", "r12", "lr") DW_P_MAC("r6", "r7", "r10", "r11")                   \
+  "sub r0, r0, r2, lsl #1\n\t"                                                           \
+  DW_P_COL(r0load) DW_P_UNPACK(pk) DW_P_MAC("r4", "r5", "r10", "r11")
+/* Row 2's words r20 .. r24 of the window at column r0 (inside, column 4 outside, or the
+ * row outside), then its taps for both pixels. */
+#define DW_Q_ROW2_AT(r24)                                                                \
+  "add r12, r0, r3, lsl #1\n\t"                                                          \
+  "add lr, r12, r2\n\t"                                                                  \
+  "ldr r8, [r12]\n\t"                                                                    \
+  "ldr r9, [lr]\n\t"                                                                     \
+  "ldr r10, [r12, r2, lsl #1]\n\t"                                                       \
+  "ldr r11, [lr, r2, lsl #1]\n\t"                                                        \
+  r24
+#define DW_Q_ROW2_IN DW_Q_ROW2_AT("ldr r12, [r12, r2, lsl #2]\n\t")
+#define DW_Q_ROW2_RIGHT DW_Q_ROW2_AT(DW_ZP("r12"))
+#define DW_Q_ROW2_OUT DW_ZP("r8") DW_ZP("r9") DW_ZP("r10") DW_ZP("r11") DW_ZP("r12")
+#define DW_Q_ROW2(h, pk)                                                                 \
+  pk("r8", "r8", "r9") pk("r9", "r10", "r11") pk("r10", "r10", "r12")                    \
+  "sxtb16 r11, r10\n\t"         /* (r22, r24) */                                         \
+  "sxtb16 r10, r10, ror #8\n\t"                                                          \
+  DW_LDW("r12", W8A, h) DW_LDW("lr", W8B, h)                                             \
+  "smlatt r6, r12, r11, " DW_O(YA, h) "\n\t"                                              \
+  "smlatb r4, r12, r11, r4\n\t"                                                          \
+  "smlatt r7, lr, r10, " DW_O(YB, h) "\n\t"                                               \
+  "smlatb r5, lr, r10, r5\n\t"                                                           \
+  "sxtb16 r11, r8\n\t"          /* (r20, r21) */                                         \
+  "sxtb16 r8, r8, ror #8\n\t"                                                            \
+  DW_LDW("r12", W6A, h) DW_LDW("lr", W6B, h)                                             \
+  "smlad r4, r12, r11, r4\n\t"                                                           \
+  "smlad r5, lr, r8, r5\n\t"                                                             \
+  "sxtb16 r11, r9\n\t"          /* (r22, r23) */                                         \
+  "sxtb16 r9, r9, ror #8\n\t"                                                            \
+  "smlad r6, r12, r11, r6\n\t"                                                           \
+  "smlad r7, lr, r9, r7\n\t"
+#define DW_LAYOUT_PAIRS2(name, store, row2, col4)                                        \
+  DW_PAIRS_OF(name, store, row2, DW_Q_ROW2(0, DW_PK_0),                                  \
+              DW_Q_COLS(0, DW_PK_0, DW_P_R0_IN, col4),                                   \
+              DW_Q_COLS_BACK(1, DW_PK_1, DW_P_R0_IN, col4), DW_Q_ROW2(1, DW_PK_1))
+
+/* Stride 2's pairs inside the input, with column 4 right of it, row 2 below it, or both
+ * (SAME padding of an even size), unclamped. */
+DW_LAYOUT_PAIRS2(unclamped_pairs2, DW_P_UNCLAMPED, DW_Q_ROW2_IN, DW_P_COL)
+DW_LAYOUT_PAIRS2(unclamped_pairs2_right, DW_P_UNCLAMPED, DW_Q_ROW2_RIGHT, DW_P_COL_OUT)
+DW_LAYOUT_PAIRS2(unclamped_pairs2_bottom, DW_P_UNCLAMPED, DW_Q_ROW2_OUT, DW_P_COL)
+DW_LAYOUT_PAIRS2(unclamped_pairs2_bottom_right, DW_P_UNCLAMPED, DW_Q_ROW2_OUT, DW_P_COL_OUT)
 #else
 /* The halfword `half` (0 low, 1 high) of a layout word, as int16. */
 static int32_t half_of(int32_t word, int32_t half) {
@@ -1519,8 +1612,8 @@ static int32_t layout_run(const dw_job_t *job, const int8_t *image, int32_t y0, 
 static const dw_blocks_t dw_pair_variants[2][3][3] = {
     {{layout_pairs, NULL, NULL}, {NULL, NULL, NULL}, {NULL, NULL, NULL}},
     {{unclamped_pairs, unclamped_pairs_left, unclamped_pairs_right},
-     {unclamped_pairs_top, NULL, NULL},
-     {unclamped_pairs_bottom, NULL, NULL}}};
+     {unclamped_pairs_top, unclamped_pairs_top_left, unclamped_pairs_top_right},
+     {unclamped_pairs_bottom, unclamped_pairs_bottom_left, unclamped_pairs_bottom_right}}};
 
 /* The variant of layout_pairs for the pairs of row y0 whose windows' columns are `cols`
  * (stride 1), NULL when none. */
@@ -1669,6 +1762,143 @@ static void row_layout(const dw_job_t *job, const int8_t *image, const int8_t *f
   }
 }
 
+#if defined(CMSIS_DSP) && !defined(CMSIS_MVE)
+/* layout_pairs2's variants (unclamped): the window inside or row 2 below the input, by
+ * column 4 inside or right of it. */
+static const dw_blocks_t dw_pair2_variants[2][2] = {
+    {unclamped_pairs2, unclamped_pairs2_right},
+    {unclamped_pairs2_bottom, unclamped_pairs2_bottom_right}};
+
+/* 1 when row y0's pairs of stride 2 may run forward into out (the row's first pixel): the
+ * row's output lies outside the 3 input rows its windows read, or a whole number of pixels
+ * from the input (a half stores B's bytes before A's next channels are read: then each byte
+ * overwrites only its own channel of an input pixel, which both windows read already). */
+static int32_t forward_pairs2(const tflm_conv_params_t *p, const int8_t *image, int32_t y0,
+                              const int8_t *out) {
+  const int32_t line = p->input_w * p->input_c;
+  const intptr_t at = (intptr_t)out - (intptr_t)image;
+  return at + p->output_w * p->input_c <= (intptr_t)y0 * line ||
+         at >= ((intptr_t)y0 + 3) * line || at % p->input_c == 0;
+}
+
+/* The pair runs of a row, their run's words but out, out_end and pixels set up once per
+ * evaluation (row_layout's checks and set-up cost a row about 500 instructions), for an
+ * unclamped activation and: stride 1 with SAME padding of one column outside each side of
+ * an even width of 4 or more (row_layout's DW_LEFT pair, inner pairs and DW_RIGHT pair), or
+ * stride 2 without left padding where every window's columns lie inside the input but
+ * those of the last pixel, whose column 2 may lie right of it (SAME padding of an even
+ * width). */
+typedef struct {
+  int32_t on;    /* 1: stride 1, 2: stride 2, 0: every row takes row_layout */
+  int32_t right; /* stride 2: the last pixel's column 2 lies outside */
+  dw_run_t run;
+} dw_row_plan_t;
+
+static void plan_rows(const dw_job_t *job, dw_row_plan_t *plan) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t w = p->output_w, inside = (p->input_w - 3) / 2 + 1; /* stride 2 */
+  const int32_t unclamped = p->act_min == -128 && p->act_max == 127;
+  plan->right = inside == w - 1 && 2 * w == p->input_w;
+  plan->on = 0;
+  if (unclamped && p->stride_w == 1 && p->pad_w == 1 && w == p->input_w && w >= 4 &&
+      !(w & 1)) {
+    plan->on = 1;
+  } else if (unclamped && p->stride_w == 2 && p->pad_w == 0 && p->input_w >= 3 &&
+             (inside >= w || plan->right)) {
+    plan->on = 2;
+  }
+  run_of(p, NULL, p->input_c >> 2, &plan->run);
+  /* from past A's window's blocks to the next pair's */
+  plan->run.in_advance = (2 * p->stride_w - 1) * p->input_c;
+  plan->run.out_advance = p->input_c;
+}
+
+/* `pairs` pairs of variant pairs_of from output column x of row y0's windows on (out: the
+ * row's first pixel), from the plan's run. */
+static inline __attribute__((always_inline)) void planned_pairs(
+    const dw_job_t *job, dw_row_plan_t *plan, dw_blocks_t pairs_of, const int8_t *image,
+    int32_t y0, int32_t x, int32_t pairs, int8_t *out) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t step = p->input_c, row = p->input_w * step;
+  const intptr_t at = (intptr_t)y0 * row + (intptr_t)(x * p->stride_w - p->pad_w) * step;
+  plan->run.out = out + x * step;
+  plan->run.out_end = plan->run.out + step;
+  plan->run.pixels = pairs;
+  pairs_of((const int8_t *)((uintptr_t)image + (uintptr_t)at), job->pairs, step, row,
+           &plan->run);
+}
+
+/* Output row oy (out: its first pixel) of a plan of stride 2, in raster order, when its
+ * windows' rows lie inside the input or only row 2 below it: the pixels in pairs of
+ * layout_pairs2, the last pair apart when its column 4 lies outside, a last odd pixel by
+ * pixel_layout.  0 when it does not run the row. */
+static int32_t row_pairs2(const dw_job_t *job, dw_row_plan_t *plan, const int8_t *image,
+                          const int8_t *filter, int32_t oy, int8_t *out) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t y0 = oy * p->stride_h - p->pad_h, rows = side_outside(y0, p->input_h);
+  const int32_t n = p->output_w, last_apart = plan->right && !(n & 1);
+  const int32_t pairs = (n >> 1) - last_apart;
+  if (plan->on != 2 || (rows != 0 && rows != 2) || !forward_pairs2(p, image, y0, out)) {
+    return 0;
+  }
+  if (pairs > 0) { /* a run takes one pair at least */
+    planned_pairs(job, plan, dw_pair2_variants[rows >> 1][0], image, y0, 0, pairs, out);
+  }
+  if (n & 1) {
+    pixel_layout(job, image, filter, oy, n - 1, out + (n - 1) * p->input_c);
+  } else if (last_apart) {
+    planned_pairs(job, plan, dw_pair2_variants[rows >> 1][1], image, y0, n - 2, 1, out);
+  }
+  return 1;
+}
+
+/* Output row oy (out: its first pixel) by the plan, with the variants for its windows'
+ * rows (inside, row 0 above or row 2 below the input): 1, or 0 when there is no plan or no
+ * variant (row_layout's rows). */
+static int32_t row_planned(const dw_job_t *job, dw_row_plan_t *plan, const int8_t *image,
+                           int32_t oy, int8_t *out) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t y0 = oy * p->stride_h - p->pad_h, w = p->output_w;
+  const int32_t rows = side_outside(y0, p->input_h);
+  const dw_blocks_t *variants = dw_pair_variants[1][rows == 3 ? 0 : rows];
+  if (plan->on != 1 || rows == 3) return 0;
+  planned_pairs(job, plan, variants[DW_LEFT], image, y0, 0, 1, out);
+  if (w > 4) planned_pairs(job, plan, variants[DW_INSIDE], image, y0, 2, (w - 4) >> 1, out);
+  planned_pairs(job, plan, variants[DW_RIGHT], image, y0, w - 2, 1, out);
+  return 1;
+}
+#else
+typedef struct {
+  int32_t on;
+} dw_row_plan_t;
+
+static int32_t row_pairs2(const dw_job_t *job, dw_row_plan_t *plan, const int8_t *image,
+                          const int8_t *filter, int32_t oy, int8_t *out) {
+  (void)job;
+  (void)plan;
+  (void)image;
+  (void)filter;
+  (void)oy;
+  (void)out;
+  return 0;
+}
+
+static void plan_rows(const dw_job_t *job, dw_row_plan_t *plan) {
+  (void)job;
+  plan->on = 0;
+}
+
+static int32_t row_planned(const dw_job_t *job, dw_row_plan_t *plan, const int8_t *image,
+                           int32_t oy, int8_t *out) {
+  (void)job;
+  (void)plan;
+  (void)image;
+  (void)oy;
+  (void)out;
+  return 0;
+}
+#endif
+
 /* Output row oy (out: its first pixel) as row_layout, last pixel first (an output the
  * planner started inside the input: depthwise_backwards): the last pixels (as DW_RIGHT's
  * pair, or one by one), the inner ones in pairs from the right, then in one run of
@@ -1809,18 +2039,22 @@ static int32_t rows_from_layout(const dw_job_t *job, int32_t out_stride) {
          out_stride == job->p->output_c;
 }
 
-/* The whole-row walk of the node, chosen once per call: row_layout (1), row_quads3 (2) or
- * none (0: pixel by pixel). */
+/* The whole-row walk of the node, chosen once per call: row_layout (1), row_quads3 (2),
+ * row_pairs2 else row_layout (3: stride 2) or none (0: pixel by pixel). */
 static int32_t row_walk_of(const dw_job_t *job, int32_t out_stride) {
-  if (rows_from_layout(job, out_stride)) return 1;
+  if (rows_from_layout(job, out_stride)) return job->p->stride_w == 2 ? 3 : 1;
   return rows_quads3(job, out_stride) ? 2 : 0;
 }
 
-/* Output row oy into out (its first pixel) by the row walk `walk` (row_walk_of, not 0). */
+/* Output row oy into out (its first pixel) by the row walk `walk` (row_walk_of, not 0),
+ * from `plan` (plan_rows) when it covers the row. */
 static inline __attribute__((always_inline)) void row_at(const dw_job_t *job, int32_t walk,
+                                                          dw_row_plan_t *plan,
                                                           const int8_t *image,
                    const int8_t *filter, int32_t oy, int8_t *out) {
-  if (walk == 1) {
+  if (walk == 1 && row_planned(job, plan, image, oy, out)) return;
+  if (walk == 3 && row_pairs2(job, plan, image, filter, oy, out)) return;
+  if (walk != 2) {
     row_layout(job, image, filter, oy, out);
   } else if (!dw_narrow_row(job, image, oy, out)) {
     row_quads3(job, image, oy, out);
@@ -1839,8 +2073,9 @@ static inline int32_t row_past(const int8_t *input, int32_t end, int32_t input_h
 /* Last pixel first, for an output the planner started inside the input
  * (tflm_starts_inside): each pixel then covers only input no later pixel reads.  A row
  * that lies past every input byte rows 0 .. oy read (up to row oy's last tap row) runs as
- * one row walk: no later row reads what it writes.  Only rows of DW_WALK_PIXELS or more:
- * on narrower ones the walk's setup costs more than the pixels' own calls (kws' 5).  Other
+ * one row walk: no later row reads what it writes.  Only rows of DW_WALK_PIXELS or more,
+ * or a plan's (plan_rows, set up once per call): on other narrower ones the walk's setup
+ * costs more than the pixels' own calls (kws' 5).  Other
  * rows of a node with DW_TAP_PAIRS blocks run last pixel first through the layout
  * (row_layout_backwards), the others pixel by pixel. */
 static void depthwise_backwards(const dw_job_t *job, const int8_t *input,
@@ -1849,13 +2084,16 @@ static void depthwise_backwards(const dw_job_t *job, const int8_t *input,
   const int32_t row_bytes = p->output_w * out_stride;
   const int32_t line = p->input_w * p->input_c, input_h = p->input_h;
   const int32_t step = p->stride_h, last_tap = (p->filter_h - 1) * p->dilation_h + 1;
-  const int32_t walk = p->output_w >= DW_WALK_PIXELS ? row_walk_of(job, out_stride) : 0;
   const int32_t backwards_rows = rows_from_layout(job, out_stride);
-  int32_t oy, ox;
+  dw_row_plan_t plan;
+  int32_t oy, ox, walk;
+  plan_rows(job, &plan);
+  walk = row_walk_of(job, out_stride);
+  if (p->output_w < DW_WALK_PIXELS && (!plan.on || walk == 2)) walk = 0;
   for (oy = p->output_h - 1; oy >= 0; --oy) {
     int8_t *row = output + oy * row_bytes;
     if (walk != 0 && row_past(input, oy * step - p->pad_h + last_tap, input_h, line, row)) {
-      row_at(job, walk, input, filter, oy, row);
+      row_at(job, walk, &plan, input, filter, oy, row);
       continue;
     }
     if (backwards_rows) {
@@ -1877,16 +2115,18 @@ static void depthwise_int8(const dw_job_t *job, const int8_t *input, const int8_
   const int32_t image_size = p->input_h * p->input_w * p->input_c;
   const int32_t row_bytes = p->output_w * out_stride;
   int32_t b, oy, ox, walk;
+  dw_row_plan_t plan;
   if (p->batches == 1 && tflm_starts_inside(input, (size_t)image_size, output)) {
     depthwise_backwards(job, input, filter, output, out_stride);
     return;
   }
   walk = row_walk_of(job, out_stride);
+  plan_rows(job, &plan);
   for (b = 0; b < p->batches; ++b) {
     const int8_t *image = input + b * image_size;
     for (oy = 0; oy < p->output_h; ++oy) {
       if (walk != 0) {
-        row_at(job, walk, image, filter, oy, output);
+        row_at(job, walk, &plan, image, filter, oy, output);
         output += row_bytes;
         continue;
       }
