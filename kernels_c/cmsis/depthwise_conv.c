@@ -12,12 +12,14 @@
  * 131 cycles (Cortex-M4 table) per 36 MACs in one assembly function (layout_blocks; plain C
  * on other cores, the host build's path).  Runs of stride 1 take two neighbouring pixels
  * per pass (layout_pairs): each column's pair of rows 0 and 1 is unpacked once for both
- * pixels and every weight and requantisation word read once, 203 instructions, 225 cycles
- * per 72 MACs unclamped.  A border pixel (or pair) whose window has one row and / or one
- * column outside runs a variant that reads the zero point (one word on its stack) for the
- * outside taps, which adds exactly 0 to the folded sum, as TFLM's skipped taps do; other
- * border windows (inputs of 1 or 2 pixels) are first copied with the zero point outside.
- * So every pixel sums the same 9 taps.
+ * pixels and every weight and requantisation word read once, 197 instructions, 219 cycles
+ * per 72 MACs unclamped; runs of stride 2 likewise (layout_pairs2, the two windows share
+ * one column), about 20 instructions more.  Rows whose runs the node's shape fixes take
+ * them from a plan set up once per call (plan_rows).  A border pixel (or pair) whose
+ * window has one row and / or one column outside runs a variant that reads the zero point
+ * (one word on its stack) for the outside taps, which adds exactly 0 to the folded sum, as
+ * TFLM's skipped taps do; other border windows (inputs of 1 or 2 pixels) are first copied
+ * with the zero point outside.  So every pixel sums the same 9 taps.
  *
  * Nodes of one input channel and a multiplier divisible by 4 (micro_speech's 10x8 filter of 8
  * channels, person_detect's first 3x3 layer) with their DW_ROW_QUADS record, on every core
@@ -1290,8 +1292,8 @@ DW_LAYOUT_BLOCKS(unclamped_bottom_right, DW_UNCLAMPED, DW_ROW0_RIGHT, DW_ROW1_RI
  * the planner keeps B's output below B's window, so a byte of it overwrites at most a
  * channel c' <= c of the pixel before, which the pair read already.  Last pair first (an
  * output started inside the input a whole number of pixels on): A's byte of channel c
- * overwrites channel c of an input pixel, which both windows read already.  218
- * instructions (248 cycles) per block of 72 MACs clamped, 203 (225) unclamped (two
+ * overwrites channel c of an input pixel, which both windows read already.  212
+ * instructions (242 cycles) per block of 72 MACs clamped, 197 (219) unclamped (two
  * layout_blocks: 232 (278), 220 (262)), 12 (20) more per pair. */
 #define DW_LAYOUT_PAIRS(name, store, r0load, row2, col0, col3)                           \
   DW_PAIRS_OF(name, store, row2, DW_P_ROW2(0, DW_PK_0),                                  \
