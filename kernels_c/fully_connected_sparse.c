@@ -15,29 +15,45 @@ static int8_t sparse_output(const tflm_weighted_call_t *call, int32_t acc, int32
                                  p->output_offset, p->act_min, p->act_max);
 }
 
-tflm_status_t tflm_fully_connected_sparse_int8(tflm_context_t *ctx,
-                                               const tflm_weighted_call_t *call) {
+/* One walk per coding, each in its own loop: a walk that one branch sets and the other
+ * reads would be "maybe uninitialised" to some compilers (avr-gcc). */
+static void sparse_groups_rows(const tflm_weighted_call_t *call, const int8_t *input,
+                               int8_t *output) {
   const tflm_fc_params_t *p = (const tflm_fc_params_t *)call->params;
-  const int8_t *input = (const int8_t *)call->data.input;
-  const int32_t narrow = ((const uint8_t *)call->data.filter)[0] == TFLM_SPARSE_NARROW;
-  int8_t *output = (int8_t *)call->data.output;
   int32_t b, oc;
   tflm_sparse_groups_t walk;
-  tflm_sparse_narrow_t narrow_walk;
-  (void)ctx; /* the filter's data is the stream prepare checked (no model look-up) */
   for (b = 0; b < p->batches; ++b, input += p->accum_depth) {
-    if (narrow) {
-      tflm_sparse_narrow_start(call->data.filter, &narrow_walk);
-    } else {
-      tflm_sparse_groups_start(call->data.filter, &walk);
-    }
+    tflm_sparse_groups_start(call->data.filter, &walk);
     for (oc = 0; oc < p->output_depth; ++oc) {
-      *output++ = sparse_output(
-          call,
-          narrow ? tflm_sparse_narrow_dot(&narrow_walk, input, p->input_offset)
-                 : tflm_sparse_groups_dot(&walk, input, p->input_offset),
-          oc);
+      *output++ = sparse_output(call, tflm_sparse_groups_dot(&walk, input, p->input_offset),
+                                oc);
     }
+  }
+}
+
+static void sparse_narrow_rows(const tflm_weighted_call_t *call, const int8_t *input,
+                               int8_t *output) {
+  const tflm_fc_params_t *p = (const tflm_fc_params_t *)call->params;
+  int32_t b, oc;
+  tflm_sparse_narrow_t walk;
+  for (b = 0; b < p->batches; ++b, input += p->accum_depth) {
+    tflm_sparse_narrow_start(call->data.filter, &walk);
+    for (oc = 0; oc < p->output_depth; ++oc) {
+      *output++ = sparse_output(call, tflm_sparse_narrow_dot(&walk, input, p->input_offset),
+                                oc);
+    }
+  }
+}
+
+tflm_status_t tflm_fully_connected_sparse_int8(tflm_context_t *ctx,
+                                               const tflm_weighted_call_t *call) {
+  const int8_t *input = (const int8_t *)call->data.input;
+  int8_t *output = (int8_t *)call->data.output;
+  (void)ctx; /* the filter's data is the stream prepare checked (no model look-up) */
+  if (((const uint8_t *)call->data.filter)[0] == TFLM_SPARSE_NARROW) {
+    sparse_narrow_rows(call, input, output);
+  } else {
+    sparse_groups_rows(call, input, output);
   }
   return TFLM_OK;
 }
