@@ -1309,18 +1309,51 @@ DW_LAYOUT_BLOCKS(unclamped_bottom_right, DW_UNCLAMPED, DW_ROW0_RIGHT, DW_ROW1_RI
     __asm__ volatile(                                                                    \
         DW_RUN_ENTER                                                                     \
         "1:\n\t"                                                                         \
-        row2 DW_P_INIT(0) ops0 walk0                                                     \
-        DW_P_REQUANT(0) store(0)                                                         \
-        walk1 row2 ops1                                                                  \
-        DW_P_REQUANT(1) store(1)                                                         \
-        "add r0, r0, #4\n\t"                                                             \
-        "add r1, r1, #152\n\t" /* 4 * DW_BLOCK_WORDS */                                  \
-        "add r8, r8, #4\n\t"                                                             \
-        "str r8, [sp]\n\t"                                                               \
+        DW_PAIR_BLOCK(store, row2, ops0, walk0, walk1, ops1)                             \
         "cmp r8, r9\n\t"                                                                 \
         "bne 1b\n\t"                                                                     \
         DW_RUN_NEXT("")); /* the pair is done: the next one's window and blocks */       \
   }
+/* One block of a pair run, then the window, blocks and out moved to the next block. */
+#define DW_PAIR_BLOCK(store, row2, ops0, walk0, walk1, ops1)                             \
+  row2 DW_P_INIT(0) ops0 walk0                                                           \
+  DW_P_REQUANT(0) store(0)                                                               \
+  walk1 row2 ops1                                                                        \
+  DW_P_REQUANT(1) store(1)                                                               \
+  "add r0, r0, #4\n\t"                                                                   \
+  "add r1, r1, #152\n\t" /* 4 * DW_BLOCK_WORDS */                                        \
+  "add r8, r8, #4\n\t"                                                                   \
+  "str r8, [sp]\n\t"
+
+/* unclamped_pairs for 8 channels of a plan of stride 1 (row_planned: step, in_advance and
+ * out_advance 8): both blocks in one pass, the next pair's window, blocks and out moved by
+ * constants, so no block loop and no run words but the pair count read per pair (about 19
+ * cycles a pair less, 5% of op 1 of vww). */
+__attribute__((naked, noinline)) static void unclamped_pairs8(
+    const int8_t *in CMSIS_IN_ASM, const int32_t *blocks CMSIS_IN_ASM,
+    int32_t step CMSIS_IN_ASM, int32_t row CMSIS_IN_ASM, const dw_run_t *run CMSIS_IN_ASM) {
+#define DW_PAIR8_BLOCK                                                                   \
+  DW_PAIR_BLOCK(DW_P_UNCLAMPED, DW_P_ROW2_IN, DW_P_ROW2(0, DW_PK_0),                      \
+                DW_P_FORWARD(0, DW_PK_0, DW_P_R0_IN, DW_P_COL, DW_P_COL),                 \
+                DW_P_BACKWARD(1, DW_PK_1, DW_P_R0_IN, DW_P_COL, DW_P_COL),                \
+                DW_P_ROW2(1, DW_PK_1))
+  __asm__ volatile(DW_RUN_ENTER
+                   "1:\n\t"
+                   DW_PAIR8_BLOCK DW_PAIR8_BLOCK
+                   "ldr r9, [sp, #16]\n\t" /* pairs left */
+                   "subs r9, r9, #1\n\t"
+                   "beq 2f\n\t"
+                   "str r9, [sp, #16]\n\t"
+                   "add r0, r0, #8\n\t"   /* in_advance */
+                   "sub r1, r1, #304\n\t" /* 2 * 4 * DW_BLOCK_WORDS */
+                   "add r8, r8, #8\n\t"   /* out_advance */
+                   "str r8, [sp]\n\t"
+                   "b 1b\n\t"
+                   "2:\n\t"
+                   "add sp, sp, #40\n\t"
+                   "pop {r4-r11, pc}\n\t");
+#undef DW_PAIR8_BLOCK
+}
 
 /* The pairs whose window lies inside the input, whose row 0 lies above it, whose row 2
  * below, whose column 0 left of it, whose column 3 right of it, unclamped (the activations
@@ -1863,9 +1896,11 @@ static int32_t row_planned(const dw_job_t *job, dw_row_plan_t *plan, const int8_
   const int32_t y0 = oy * p->stride_h - p->pad_h, w = p->output_w;
   const int32_t rows = side_outside(y0, p->input_h);
   const dw_blocks_t *variants = dw_pair_variants[1][rows == 3 ? 0 : rows];
+  const dw_blocks_t inner =
+      rows == 0 && p->input_c == 8 ? unclamped_pairs8 : variants[DW_INSIDE];
   if (plan->on != 1 || rows == 3) return 0;
   planned_pairs(job, plan, variants[DW_LEFT], image, y0, 0, 1, out);
-  if (w > 4) planned_pairs(job, plan, variants[DW_INSIDE], image, y0, 2, (w - 4) >> 1, out);
+  if (w > 4) planned_pairs(job, plan, inner, image, y0, 2, (w - 4) >> 1, out);
   planned_pairs(job, plan, variants[DW_RIGHT], image, y0, w - 2, 1, out);
   return 1;
 }
