@@ -1309,50 +1309,67 @@ DW_LAYOUT_BLOCKS(unclamped_bottom_right, DW_UNCLAMPED, DW_ROW0_RIGHT, DW_ROW1_RI
     __asm__ volatile(                                                                    \
         DW_RUN_ENTER                                                                     \
         "1:\n\t"                                                                         \
-        DW_PAIR_BLOCK(store, row2, ops0, walk0, walk1, ops1)                             \
+        row2 DW_P_INIT(0) ops0 walk0                                                     \
+        DW_P_REQUANT(0) store(0)                                                         \
+        walk1 row2 ops1                                                                  \
+        DW_P_REQUANT(1) store(1)                                                         \
+        "add r0, r0, #4\n\t"                                                             \
+        "add r1, r1, #152\n\t" /* 4 * DW_BLOCK_WORDS */                                  \
+        "add r8, r8, #4\n\t"                                                             \
+        "str r8, [sp]\n\t"                                                               \
         "cmp r8, r9\n\t"                                                                 \
         "bne 1b\n\t"                                                                     \
         DW_RUN_NEXT("")); /* the pair is done: the next one's window and blocks */       \
   }
-/* One block of a pair run, then the window, blocks and out moved to the next block. */
-#define DW_PAIR_BLOCK(store, row2, ops0, walk0, walk1, ops1)                             \
-  row2 DW_P_INIT(0) ops0 walk0                                                           \
-  DW_P_REQUANT(0) store(0)                                                               \
-  walk1 row2 ops1                                                                        \
-  DW_P_REQUANT(1) store(1)                                                               \
-  "add r0, r0, #4\n\t"                                                                   \
-  "add r1, r1, #152\n\t" /* 4 * DW_BLOCK_WORDS */                                        \
-  "add r8, r8, #4\n\t"                                                                   \
-  "str r8, [sp]\n\t"
 
 /* unclamped_pairs for 8 channels of a plan of stride 1 (row_planned: step, in_advance and
- * out_advance 8): both blocks in one pass, the next pair's window, blocks and out moved by
- * constants, so no block loop and no run words but the pair count read per pair (about 19
- * cycles a pair less, 5% of op 1 of vww). */
+ * out_advance 8 bytes): both blocks in one pass; the step an immediate, so r2 holds out
+ * (no load of it per half, B's bytes at r2 + 8, row 2's words at row 2's pointer + 8k);
+ * the next pair's window, blocks and out moved by constants, no run word read but the
+ * pair count (op 1 of vww: 8 channels, 48 x 48). */
+#define DW_P8_FORWARD(h, pk)                                                             \
+  DW_P_WALK(h, pk, DW_P_R0_IN, DW_P_COL, DW_P_COL, "add r0, r0, #8\n\t", "r4", "r5", "r6", \
+            "r7", V0A, V0B, V2A, V2B, "", "r4", "r5")
+#define DW_P8_BACKWARD(h, pk)                                                            \
+  DW_P_WALK(h, pk, DW_P_R0_IN, DW_P_COL, DW_P_COL, "sub r0, r0, #8\n\t", "r6", "r7", "r4", \
+            "r5", V2A, V2B, V0A, V0B, DW_P_INIT(h), "r4", "r5")
+#define DW_P8_ROW2                                                                       \
+  "add r12, r0, r3, lsl #1\n\t"                                                          \
+  "ldr r8, [r12]\n\t"                                                                    \
+  "ldr r9, [r12, #8]\n\t"                                                                \
+  "ldr r10, [r12, #16]\n\t"                                                              \
+  "ldr r11, [r12, #24]\n\t"
+#define DW_P8_STORE(h)                                                                   \
+  "strb r4, [r2, " DW_O(OUT, h) "]\n\t"                                                  \
+  "strb r5, [r2, " DW_O(OUT1, h) "]\n\t"                                                 \
+  "strb r6, [r2, " DW_O(OUT, h) "+8]\n\t"                                                \
+  "strb r7, [r2, " DW_O(OUT1, h) "+8]\n\t"
+#define DW_P8_BLOCK                                                                      \
+  DW_P8_ROW2 DW_P_INIT(0) DW_P_ROW2(0, DW_PK_0) DW_P8_FORWARD(0, DW_PK_0)                \
+  DW_P_REQUANT(0) DW_P8_STORE(0)                                                         \
+  DW_P8_BACKWARD(1, DW_PK_1) DW_P8_ROW2 DW_P_ROW2(1, DW_PK_1)                            \
+  DW_P_REQUANT(1) DW_P8_STORE(1)                                                         \
+  "add r0, r0, #4\n\t"                                                                   \
+  "add r1, r1, #152\n\t" /* 4 * DW_BLOCK_WORDS */                                        \
+  "add r2, r2, #4\n\t"
 __attribute__((naked, noinline)) static void unclamped_pairs8(
     const int8_t *in CMSIS_IN_ASM, const int32_t *blocks CMSIS_IN_ASM,
     int32_t step CMSIS_IN_ASM, int32_t row CMSIS_IN_ASM, const dw_run_t *run CMSIS_IN_ASM) {
-#define DW_PAIR8_BLOCK                                                                   \
-  DW_PAIR_BLOCK(DW_P_UNCLAMPED, DW_P_ROW2_IN, DW_P_ROW2(0, DW_PK_0),                      \
-                DW_P_FORWARD(0, DW_PK_0, DW_P_R0_IN, DW_P_COL, DW_P_COL),                 \
-                DW_P_BACKWARD(1, DW_PK_1, DW_P_R0_IN, DW_P_COL, DW_P_COL),                \
-                DW_P_ROW2(1, DW_PK_1))
   __asm__ volatile(DW_RUN_ENTER
+                   "ldr r2, [sp]\n\t" /* out */
                    "1:\n\t"
-                   DW_PAIR8_BLOCK DW_PAIR8_BLOCK
+                   DW_P8_BLOCK DW_P8_BLOCK
                    "ldr r9, [sp, #16]\n\t" /* pairs left */
                    "subs r9, r9, #1\n\t"
                    "beq 2f\n\t"
                    "str r9, [sp, #16]\n\t"
                    "add r0, r0, #8\n\t"   /* in_advance */
                    "sub r1, r1, #304\n\t" /* 2 * 4 * DW_BLOCK_WORDS */
-                   "add r8, r8, #8\n\t"   /* out_advance */
-                   "str r8, [sp]\n\t"
+                   "add r2, r2, #8\n\t"   /* out_advance */
                    "b 1b\n\t"
                    "2:\n\t"
                    "add sp, sp, #40\n\t"
                    "pop {r4-r11, pc}\n\t");
-#undef DW_PAIR8_BLOCK
 }
 
 /* The pairs whose window lies inside the input, whose row 0 lies above it, whose row 2
