@@ -15,11 +15,13 @@
  * pixels and every weight and requantisation word read once, 197 instructions, 219 cycles
  * per 72 MACs unclamped; runs of stride 2 likewise (layout_pairs2, the two windows share
  * one column), about 20 instructions more.  Rows whose runs the node's shape fixes take
- * them from a plan set up once per call (plan_rows).  A border pixel (or pair) whose
- * window has one row and / or one column outside runs a variant that reads the zero point
- * (one word on its stack) for the outside taps, which adds exactly 0 to the folded sum, as
- * TFLM's skipped taps do; other border windows (inputs of 1 or 2 pixels) are first copied
- * with the zero point outside.  So every pixel sums the same 9 taps.
+ * them from a plan set up once per call (plan_rows); a plan's inner pairs of 8 channels
+ * run both blocks in one pass with the step an immediate (unclamped_pairs8, about 8%
+ * fewer cycles a pair).  A border pixel (or pair) whose window has one row and / or one
+ * column outside runs a variant that reads the zero point (one word on its stack) for
+ * the outside taps, which adds exactly 0 to the folded sum, as TFLM's skipped taps do;
+ * other border windows (inputs of 1 or 2 pixels) are first copied with the zero point
+ * outside.  So every pixel sums the same 9 taps.
  *
  * Nodes of one input channel and a multiplier divisible by 4 (micro_speech's 10x8 filter of 8
  * channels, person_detect's first 3x3 layer) with their DW_ROW_QUADS record, on every core
