@@ -421,7 +421,9 @@ def test_depthwise_layout_bit_exact_on_board(target):
 # SAME of even sizes (the last pair's column 4 right of the input, the last row's row 2
 # below it), an odd count of output pixels (10 wide: 5), odd sizes (padding left and above:
 # not paired), VALID with every window inside (9 wide) or a last pixel alone (8 wide),
-# clamped (RELU: not paired), rows of 2 and 1 pixels (no pair but the last, none).
+# clamped (RELU: not paired), rows of 2 and 1 pixels (no pair but the last, none).  Eight
+# channels (unclamped_pairs8 for the inner pairs of a plan of stride 1: vww's 48x48, 1 and
+# 2 inner pairs; odd widths and stride 2 take the other runs).
 PAIR_LAYERS = [(16, 1, "SAME", 5, 6, "NONE"), (24, 1, "SAME", 4, 7, "NONE"),
                (64, 1, "SAME", 3, 5, "NONE"), (32, 1, "SAME", 5, 6, "RELU"),
                (48, 1, "VALID", 4, 6, "NONE"), (192, 1, "SAME", 2, 4, "NONE"),
@@ -429,7 +431,11 @@ PAIR_LAYERS = [(16, 1, "SAME", 5, 6, "NONE"), (24, 1, "SAME", 4, 7, "NONE"),
                (16, 2, "SAME", 8, 8, "NONE"), (32, 2, "SAME", 6, 10, "NONE"),
                (24, 2, "SAME", 7, 7, "NONE"), (48, 2, "VALID", 7, 9, "NONE"),
                (64, 2, "VALID", 5, 8, "NONE"), (16, 2, "SAME", 6, 8, "RELU"),
-               (16, 2, "SAME", 4, 4, "NONE"), (32, 2, "VALID", 3, 3, "NONE")]
+               (16, 2, "SAME", 4, 4, "NONE"), (32, 2, "VALID", 3, 3, "NONE"),
+               (8, 1, "SAME", 48, 48, "NONE"), (8, 1, "SAME", 5, 6, "NONE"),
+               (8, 1, "SAME", 6, 8, "NONE"), (8, 1, "SAME", 5, 7, "NONE"),
+               (8, 1, "SAME", 6, 6, "RELU6"), (8, 2, "SAME", 9, 10, "NONE"),
+               (8, 2, "SAME", 7, 7, "NONE"), (8, 2, "SAME", 48, 48, "NONE")]
 PAIR_PIXEL_LCM = 192  # a multiple of every PAIR_LAYERS pixel (channels)
 
 
