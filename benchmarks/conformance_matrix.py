@@ -7,6 +7,7 @@ hung).
 
     python3 benchmarks/conformance_matrix.py [--jobs 2] [--results DIR] [--models a,b]
         [--targets t1,t2] [--memories m1,m2] [--tags cmsis|none] [--compress]
+        [--weights whole|separate]
         [--inputs min,max,zero]
         [--quick] [--table]
 
@@ -21,6 +22,8 @@ second run only fills what is missing; the least tested combinations run first.
 `--compress` codes the filters in every board cell too (every memory, every board: the
 decoded scratch at its smallest is `--memory small`); point TFLM_GEN_CORPUS at a folder of
 pruned models (`tflm-gen prune`, and a MANIFEST.tsv naming them) for the sparse codings.
+`--weights separate` does the same for the weights in their own array (the host and M4
+cells above have it at balanced only; with it, every memory).
 `--inputs min,max,zero` runs each cell once per kind of constant input instead of the
 seeded random one: every integer input element at its type's minimum, maximum or zero point
 (tests/test_conformance_extremes.py does the same on the host), which drives the
@@ -69,15 +72,15 @@ def corpus_models() -> list[str]:
 
 def combinations(models: list[str], targets: list[str], quick: bool,
                  tag_sets: list[tuple] = TAG_SETS, compress: bool = False,
-                 memories: list[str] = MEMORIES) -> list[dict]:
+                 memories: list[str] = MEMORIES, weights: str = "whole") -> list[dict]:
     """Board cells, least covered first; the seanet models at the default memory only when
     quick (they have no patch stage: their memory cells equal the balanced one)."""
     cells = []
     for model in models:
-        for target, weights, coded in HOST_VARIANTS:
+        for target, kept, coded in HOST_VARIANTS:
             for tags in tag_sets:
                 cells.append({"model": model, "target": target, "tags": list(tags),
-                              "memory": "balanced", "weights": weights, "compress": coded})
+                              "memory": "balanced", "weights": kept, "compress": coded})
     for memory in memories:
         for target in targets:
             for tags in tag_sets:
@@ -85,9 +88,12 @@ def combinations(models: list[str], targets: list[str], quick: bool,
                     if quick and model.startswith("seanet/") and memory != "balanced":
                         continue
                     cells.append({"model": model, "target": target, "tags": list(tags),
-                                  "memory": memory, "weights": "whole", "compress": compress})
+                                  "memory": memory, "weights": weights, "compress": compress})
     main = [c for c in cells if not c["model"].startswith("seanet/")]
-    return main + [c for c in cells if c["model"].startswith("seanet/")]
+    ordered = main + [c for c in cells if c["model"].startswith("seanet/")]
+    # A board cell with --compress or --weights separate at balanced is also a fixed one
+    # above: once each, so the table counts it once.
+    return list({cell_key(c): c for c in ordered}.values())
 
 
 def cell_key(cell: dict) -> str:
@@ -205,7 +211,7 @@ def _spawn(cell: dict, results: Path) -> dict:
 def print_table(results: list[dict]) -> None:
     counts: dict[tuple, dict[str, int]] = {}
     for r in results:
-        variant = "separate" if r["weights"] == "separate" else r["memory"]
+        variant = r["memory"] + ("+separate" if r["weights"] == "separate" else "")
         pick = r.get("inputs", "random")
         group = (r["target"], "+".join(r["tags"]) or "none",
                  variant + ("+compress" if r["compress"] else "")
@@ -229,7 +235,7 @@ def selected_cells(args: argparse.Namespace) -> list[dict]:
     targets = args.targets.split(",") if args.targets else BOARDS
     tag_sets = [t for t in TAG_SETS if not args.tags or ("+".join(t) or "none") == args.tags]
     return combinations(models, targets, args.quick, tag_sets, args.compress,
-                        args.memories.split(","))
+                        args.memories.split(","), args.weights)
 
 
 def main() -> None:
@@ -244,6 +250,8 @@ def main() -> None:
                         help="only this tag column (the cmsis kernels first when short of time)")
     parser.add_argument("--compress", action="store_true",
                         help="code the filters in every board cell (pruned models)")
+    parser.add_argument("--weights", choices=["whole", "separate"], default="whole",
+                        help="where every board cell keeps its weights")
     parser.add_argument("--inputs", default="random",
                         help="comma-separated kinds of test input: random, min, max, zero")
     parser.add_argument("--table", action="store_true",
