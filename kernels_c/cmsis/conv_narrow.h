@@ -457,7 +457,7 @@ CONV_NARROW_KERNEL(conv_narrow_28x8,
 /* What conv_narrow_rgb3 reads: per pixel of the first triple the first byte of its 3 rows
  * of 9 bytes and the bytes between rows (the window in the image, or a gathered copy with
  * rows 9 apart); each next triple's windows `advance` bytes after the previous ones (the
- * kernel moves rows and out). */
+ * kernel moves rows, and count down; out it moves on its stack). */
 typedef struct {
   const int8_t *rows[3];
   int32_t line[3];
