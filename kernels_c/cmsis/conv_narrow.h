@@ -482,19 +482,19 @@ typedef struct {
   "ldr r4, [r12]\n\t"       /* g0 */                                                     \
   "ldr r6, [r12, #4]\n\t"   /* g1 */                                                     \
   "ldrb r5, [r12, #8]\n\t"  /* row 0 [8] */                                              \
-  "add r1, r12, r1\n\t"                                                                  \
-  "str r1, [r0, #(4*" #p ")]\n\t"                                                        \
-  "add r12, r12, lr\n\t"    /* row 1 */                                                  \
-  "ldr r8, [r12, #-1]\n\t"                                                               \
-  "ldr r10, [r12, #3]\n\t"  /* g3 */                                                     \
-  "ldrh r7, [r12, #7]\n\t"  /* row 1 [7..8] */                                           \
-  "add r12, r12, lr\n\t"    /* row 2 */                                                  \
-  "ldr r1, [r12, #-2]\n\t"                                                               \
+  "add r1, r12, r1\n\t"     /* the next triple's row 0 */                                \
+  "add r2, r12, lr\n\t"     /* row 1 */                                                  \
+  "add r12, r2, lr\n\t"     /* row 2: the 6 loads below one chain */                     \
+  "ldr r8, [r2, #-1]\n\t"                                                                \
+  "ldr r10, [r2, #3]\n\t"   /* g3 */                                                     \
+  "ldrh r7, [r2, #7]\n\t"   /* row 1 [7..8] */                                           \
   "ldr r2, [r12, #2]\n\t"   /* g5 */                                                     \
   "ldr lr, [r12, #5]\n\t"                                                                \
+  "ldr r12, [r12, #-2]\n\t"                                                              \
   "bfi r8, r5, #0, #8\n\t"  /* g2: row 0 [8], row 1 [0..2] */                            \
-  "bfi r1, r7, #0, #16\n\t" /* g4: row 1 [7..8], row 2 [0..1] */                         \
+  "bfi r12, r7, #0, #16\n\t" /* g4: row 1 [7..8], row 2 [0..1] */                        \
   "lsr lr, lr, #8\n\t"      /* g6: row 2 [6..8], 0 */                                    \
+  "str r1, [r0, #(4*" #p ")]\n\t"                                                        \
   "sxtb16 r5, r4, ror #8\n\t"                                                            \
   "sxtb16 r4, r4\n\t"                                                                    \
   "sxtb16 r7, r6, ror #8\n\t"                                                            \
@@ -506,8 +506,8 @@ typedef struct {
   RGB3_STORE(p, 0, "r4") RGB3_STORE(p, 1, "r5") RGB3_STORE(p, 2, "r6")                     \
   RGB3_STORE(p, 3, "r7") RGB3_STORE(p, 4, "r8") RGB3_STORE(p, 5, "r9")                     \
   RGB3_STORE(p, 6, "r10") RGB3_STORE(p, 7, "r11")                                          \
-  "sxtb16 r5, r1, ror #8\n\t"                                                            \
-  "sxtb16 r4, r1\n\t"                                                                    \
+  "sxtb16 r5, r12, ror #8\n\t"                                                           \
+  "sxtb16 r4, r12\n\t"                                                                   \
   "sxtb16 r7, r2, ror #8\n\t"                                                            \
   "sxtb16 r6, r2\n\t"                                                                    \
   "sxtb16 r9, lr, ror #8\n\t"                                                            \
