@@ -151,9 +151,11 @@ def narrow_cases(b: ModelBuilder, rng, factor: float) -> list:
     # First layers over RGB: 3x3x3 -> 8 (conv_narrow_rgb3 per 3 pixels, conv_narrow_28x8
     # and conv_narrow_last after them) at both strides over an odd 7x9 input, windows
     # inside and on every edge, 63 and 20 output pixels; SAME and VALID over odd widths,
-    # 16, 49 and 15 pixels: every remainder after the groups of 3.
+    # 16, 49 and 15 pixels: every remainder after the groups of 3; wider rows (vww's 96
+    # is SAME at stride 2: padding right and below only) whose runs of triples inside the
+    # image are long (4 and 9 triples a row, rows moved by the kernel between them).
     for stride, shape in ((1, None), (2, None), (2, (7, 7, "SAME")), (1, (9, 9, "VALID")),
-                          (2, (8, 11, "VALID"))):
+                          (2, (8, 11, "VALID")), (2, (5, 26, "SAME")), (1, (4, 29, "VALID"))):
         g = conv_geometry(rng, False, 3, 3, 8)
         if shape is None:
             g = padded_geometry(g, stride)

@@ -457,7 +457,7 @@ CONV_NARROW_KERNEL(conv_narrow_28x8,
 /* What conv_narrow_rgb3 reads: per pixel of the first triple the first byte of its 3 rows
  * of 9 bytes and the bytes between rows (the window in the image, or a gathered copy with
  * rows 9 apart); each next triple's windows `advance` bytes after the previous ones (the
- * kernel moves rows and out). */
+ * kernel moves rows, and count down; out it moves on its stack). */
 typedef struct {
   const int8_t *rows[3];
   int32_t line[3];
@@ -469,26 +469,32 @@ typedef struct {
   int32_t advance;
 } conv_rgb3_t;
 
-/* Widens pixel p's patch into r3 (14 words, post-incremented): its 7 words as
- * rgb_patch_words joins them (unaligned LDR, LDRH; BFI), each by SXTB16 into (x0, x2),
- * (x1, x3), stored by two STMs.  r0 the conv_rgb3_t; uses r1, r2, r4-r12, lr. */
+/* Widens pixel p's patch into r3 + 56p (14 words): its 7 words as rgb_patch_words joins
+ * them (unaligned LDR, LDRH; BFI), each by SXTB16 into (x0, x2), (x1, x3), stored by STRs
+ * at immediate offsets (1 cycle a word where an STM of n words takes n + 1); its row
+ * pointer moved by advance to the next triple's.  r0 the conv_rgb3_t; uses r1, r2, r4-r12,
+ * lr. */
+#define RGB3_STORE(p, word, reg) "str " reg ", [r3, #(56*" #p "+4*" #word ")]\n\t"
 #define RGB3_WIDEN(p)                                                                      \
   "ldr r12, [r0, #(4*" #p ")]\n\t"                                                       \
   "ldr lr, [r0, #(12+4*" #p ")]\n\t"                                                     \
+  "ldr r1, [r0, #44]\n\t"  /* advance */                                                \
   "ldr r4, [r12]\n\t"       /* g0 */                                                     \
   "ldr r6, [r12, #4]\n\t"   /* g1 */                                                     \
   "ldrb r5, [r12, #8]\n\t"  /* row 0 [8] */                                              \
-  "add r12, r12, lr\n\t"    /* row 1 */                                                  \
-  "ldr r8, [r12, #-1]\n\t"                                                               \
-  "ldr r10, [r12, #3]\n\t"  /* g3 */                                                     \
-  "ldrh r7, [r12, #7]\n\t"  /* row 1 [7..8] */                                           \
-  "add r12, r12, lr\n\t"    /* row 2 */                                                  \
-  "ldr r1, [r12, #-2]\n\t"                                                               \
+  "add r1, r12, r1\n\t"     /* the next triple's row 0 */                                \
+  "add r2, r12, lr\n\t"     /* row 1 */                                                  \
+  "add r12, r2, lr\n\t"     /* row 2: the 6 loads below one chain */                     \
+  "ldr r8, [r2, #-1]\n\t"                                                                \
+  "ldr r10, [r2, #3]\n\t"   /* g3 */                                                     \
+  "ldrh r7, [r2, #7]\n\t"   /* row 1 [7..8] */                                           \
   "ldr r2, [r12, #2]\n\t"   /* g5 */                                                     \
   "ldr lr, [r12, #5]\n\t"                                                                \
+  "ldr r12, [r12, #-2]\n\t"                                                              \
   "bfi r8, r5, #0, #8\n\t"  /* g2: row 0 [8], row 1 [0..2] */                            \
-  "bfi r1, r7, #0, #16\n\t" /* g4: row 1 [7..8], row 2 [0..1] */                         \
+  "bfi r12, r7, #0, #16\n\t" /* g4: row 1 [7..8], row 2 [0..1] */                        \
   "lsr lr, lr, #8\n\t"      /* g6: row 2 [6..8], 0 */                                    \
+  "str r1, [r0, #(4*" #p ")]\n\t"                                                        \
   "sxtb16 r5, r4, ror #8\n\t"                                                            \
   "sxtb16 r4, r4\n\t"                                                                    \
   "sxtb16 r7, r6, ror #8\n\t"                                                            \
@@ -497,29 +503,42 @@ typedef struct {
   "sxtb16 r8, r8\n\t"                                                                    \
   "sxtb16 r11, r10, ror #8\n\t"                                                          \
   "sxtb16 r10, r10\n\t"                                                                  \
-  "stmia r3!, {r4-r11}\n\t"                                                              \
-  "sxtb16 r5, r1, ror #8\n\t"                                                            \
-  "sxtb16 r4, r1\n\t"                                                                    \
+  RGB3_STORE(p, 0, "r4") RGB3_STORE(p, 1, "r5") RGB3_STORE(p, 2, "r6")                     \
+  RGB3_STORE(p, 3, "r7") RGB3_STORE(p, 4, "r8") RGB3_STORE(p, 5, "r9")                     \
+  RGB3_STORE(p, 6, "r10") RGB3_STORE(p, 7, "r11")                                          \
+  "sxtb16 r5, r12, ror #8\n\t"                                                           \
+  "sxtb16 r4, r12\n\t"                                                                   \
   "sxtb16 r7, r2, ror #8\n\t"                                                            \
   "sxtb16 r6, r2\n\t"                                                                    \
   "sxtb16 r9, lr, ror #8\n\t"                                                            \
   "sxtb16 r8, lr\n\t"                                                                    \
-  "stmia r3!, {r4-r9}\n\t"
+  RGB3_STORE(p, 8, "r4") RGB3_STORE(p, 9, "r5") RGB3_STORE(p, 10, "r6")                    \
+  RGB3_STORE(p, 11, "r7") RGB3_STORE(p, 12, "r8") RGB3_STORE(p, 13, "r9")
 
-/* Argument: r0 the conv_rgb3_t, kept at [sp]; the triple's out at [sp, #4]. */
+/* Argument: r0 the conv_rgb3_t, kept at [sp]; the triple's out at [sp, #4] (r12 after
+ * the last requantisation).  After a triple: its count less 1, and when triples are left
+ * out moved by 24 (the rows moved as widened), back to label 1. */
 __attribute__((naked, noinline, unused)) static void conv_narrow_rgb3(
     conv_rgb3_t *job CMSIS_IN_ASM) {
   __asm__ volatile("push {r0, r1, r3-r11, lr}\n\t"
+                   "ldr r12, [r0, #24]\n\t"
+                   "str r12, [sp, #4]\n\t"
                    "1:\n\t"
                    "ldr r3, [r0, #36]\n\t"
                    RGB3_WIDEN(0) RGB3_WIDEN(1) RGB3_WIDEN(2)
-                   "ldr r12, [r0, #24]\n\t"
                    "ldr r1, [r0, #28]\n\t"
                    "ldr lr, [r0, #32]\n\t"
                    "ldr r0, [r0, #36]\n\t"
-                   "str r12, [sp, #4]\n\t"
                    RGB3_PAIR(0) RGB3_PAIR(1) RGB3_PAIR(2) RGB3_PAIR(3)
-                   NARROW3_NEXT("0")
+                   "ldr r0, [sp]\n\t"
+                   "ldr r1, [r0, #40]\n\t"
+                   "subs r1, r1, #1\n\t"
+                   "beq 2f\n\t"
+                   "str r1, [r0, #40]\n\t"
+                   "add r12, r12, #24\n\t"
+                   "str r12, [sp, #4]\n\t"
+                   "b 1b\n\t"
+                   "2:\n\t"
                    "pop {r0, r1, r3-r11, pc}\n\t");
 }
 
