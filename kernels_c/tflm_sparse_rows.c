@@ -59,10 +59,11 @@ static tflm_status_t groups_check(const uint8_t *s, uint32_t length, int32_t row
   return groups == group_end && tails == length ? TFLM_OK : TFLM_ERR_MODEL;
 }
 
-/* SPARSE_NARROW: the weight of a code (`half` = 2^(width - 1), t the threshold). */
-static int32_t narrow_weight(uint32_t code, uint32_t half, int32_t t) {
-  if (code == 0u) return 0;
-  return code >= half ? (int32_t)(code - half) + t : (int32_t)code - (int32_t)half + 1 - t;
+/* SPARSE_NARROW: the weight of a code `symbol` (`half` = 2^(width - 1), t the threshold). */
+static int32_t narrow_weight(uint32_t symbol, uint32_t half, int32_t t) {
+  if (symbol == 0u) return 0;
+  return symbol >= half ? (int32_t)(symbol - half) + t
+                        : (int32_t)symbol - (int32_t)half + 1 - t;
 }
 
 /* The bytes of a row's tail of t tokens (gap nibbles, then codes) and where its codes
