@@ -62,9 +62,9 @@ def test_every_tensor_bit_exact_on_board(target, name):
     assert result.matches_host, result.stdout
     expected = run_tflm(data, inputs, len(tensors), arena_size=1 << 24)
     assert len(result.outputs) == len(expected) == len(tensors)
+    operators = model.subgraph.operators
+    writer = {tensor: index for index, op in enumerate(operators) for tensor in op.outputs}
     for ours, theirs, tensor in zip(result.outputs, expected, tensors):
-        writer = next(index for index, op in enumerate(model.subgraph.operators)
-                      if tensor in op.outputs)
         assert_bit_exact(np.asarray(ours), theirs,
-                         f"tensor {tensor} written by operator {writer} "
-                         f"({model.subgraph.operators[writer].opcode})")
+                         f"tensor {tensor} written by operator {writer[tensor]} "
+                         f"({operators[writer[tensor]].opcode})")
