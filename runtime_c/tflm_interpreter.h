@@ -114,6 +114,7 @@ struct tflm_context {
   uint32_t layout, layout_words;   /* "tflm_gen.layout" metadata: position, length in words */
   uint32_t stage, stage_words;     /* "tflm_gen.stage" metadata (tflm_stage.h): position, words */
   uint32_t stage_data;          /* arena offset of the stage's per (band, op) user data */
+  int32_t stage_skip;           /* S when the stage's last operator is a residual join, else -1 */
   const struct tflm_band *band; /* the band a stage operator runs on now (NULL: whole tensors) */
   uint8_t ready;                /* init succeeded */
   uint8_t in_prepare;           /* scratch requests and persistent allocation allowed */

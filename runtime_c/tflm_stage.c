@@ -100,12 +100,12 @@ static int reduces(const tflm_interpreter_t *it, int32_t k) {
          it->resolver->ops[it->nodes[n].registration]->builtin_code == TFLM_BUILTIN_FULLY_CONNECTED;
 }
 
-/* Elements of tensor t (0 when it has none or is not valid). */
 int tflm_stage_reduction(const tflm_interpreter_t *it, int32_t node) {
   int32_t first, count;
   return tflm_stage_span(it, &first, &count) && node == first + count - 1 && reduces(it, count - 1);
 }
 
+/* Elements of tensor t (0 when it has none or is not valid). */
 static int32_t tensor_elements(tflm_interpreter_t *it, int32_t t) {
   tflm_tensor_t view;
   int32_t i, count = 1;
@@ -153,6 +153,7 @@ static int link_valid(tflm_interpreter_t *it, int32_t k) {
 
 tflm_status_t tflm_stage_open(tflm_interpreter_t *it) {
   int32_t first, ops, bands, k;
+  it->stage_skip = -1;
   it->stage = tflm_model_stage(it, &it->stage_words);
   if (it->stage == 0) return TFLM_OK;
   first = stage_int(it, 1);
@@ -170,6 +171,7 @@ tflm_status_t tflm_stage_open(tflm_interpreter_t *it) {
       return tflm_init_fail(TFLM_ERR_MODEL, "stage operator", first + k);
     }
   }
+  it->stage_skip = join_skip(it, ops - 1); /* checked once: each band's views ask for it */
   return TFLM_OK;
 }
 
@@ -211,6 +213,23 @@ uint32_t tflm_stage_head_bytes(tflm_interpreter_t *it, int32_t t, uint32_t bytes
   return most;
 }
 
+/* Bytes of one row (dims[1]) of tensor t, a 4-D tensor whose rows tflm_stage_open checked:
+ * read from its shape alone, since every band of every invoke asks. */
+static uint32_t row_bytes(tflm_interpreter_t *it, int32_t t) {
+  uint32_t tensor = tflm_model_tensor(it, t), count;
+  uint32_t shape = tflm_fb_vector(&it->fb, tensor, TENSOR_SHAPE, 4, &count);
+  return tflm_model_tensor_bytes(it, tensor) / (uint32_t)tflm_model_int_at(it, shape, 1);
+}
+
+/* Elements of one row of tensor t (its dims after the first two). */
+static int32_t row_elements(tflm_interpreter_t *it, int32_t t) {
+  uint32_t count, i;
+  uint32_t shape = tflm_fb_vector(&it->fb, tflm_model_tensor(it, t), TENSOR_SHAPE, 4, &count);
+  int32_t elements = 1;
+  for (i = 2; i < count; ++i) elements *= tflm_model_int_at(it, shape, i);
+  return elements;
+}
+
 static uint32_t *stage_data(tflm_interpreter_t *it) {
   return (uint32_t *)(void *)(it->arena.base + it->stage_data);
 }
@@ -222,7 +241,7 @@ static void make_band(tflm_interpreter_t *it, int32_t b, int32_t k, int with_dat
   band->node = stage_int(it, 1) + k;
   band->input = chain_input(it, k);
   band->output = node_tensor(it, band->node, 1, 0);
-  band->skip = join_skip(it, k);
+  band->skip = k + 1 == ops ? it->stage_skip : -1;
   band->in_rows = step_word(it, b, k, STEP_IN_ROWS);
   band->out_rows = step_word(it, b, k, STEP_OUT_ROWS);
   band->pad_top = step_word(it, b, k, STEP_PAD_TOP);
@@ -232,19 +251,14 @@ static void make_band(tflm_interpreter_t *it, int32_t b, int32_t k, int with_dat
   band->in_data = (uint8_t *)tflm_model_tensor_data(it, band->input);
   band->out_data = (uint8_t *)tflm_model_tensor_data(it, band->output);
   /* Only S and E are whole tensors; a tile holds the band's rows from its start. */
-  if (k == 0) {
-    band->in_data += tflm_model_tensor_bytes(it, tflm_model_tensor(it, band->input)) /
-                     (uint32_t)tensor_height(it, band->input) * (uint32_t)step_word(it, b, k, STEP_IN_START);
-  }
+  if (k == 0) band->in_data += row_bytes(it, band->input) * (uint32_t)step_word(it, b, k, STEP_IN_START);
   if (reduces(it, k)) { /* the whole output, written by the last band */
-    int32_t in_h = tensor_height(it, band->input);
     band->sums = (int32_t *)(void *)(stage_data(it) + ops * stage_int(it, 3));
-    band->sum_offset = tensor_elements(it, band->input) / in_h * step_word(it, b, k, STEP_IN_START);
+    band->sum_offset = row_elements(it, band->input) * step_word(it, b, k, STEP_IN_START);
     band->sum_first = b == 0;
     band->sum_last = b + 1 == stage_int(it, 3);
   } else if (k == ops - 1) {
-    band->out_data += tflm_model_tensor_bytes(it, tflm_model_tensor(it, band->output)) /
-                      (uint32_t)tensor_height(it, band->output) * (uint32_t)step_word(it, b, k, STEP_OUT_START);
+    band->out_data += row_bytes(it, band->output) * (uint32_t)step_word(it, b, k, STEP_OUT_START);
   }
   if (band->skip >= 0) { /* S's rows of the band's output rows: S is whole */
     band->skip_data = (uint8_t *)tflm_model_tensor_data(it, band->skip) +
