@@ -114,7 +114,40 @@ static int32_t tensor_elements(tflm_interpreter_t *it, int32_t t) {
   return count;
 }
 
-/* The rows of operator k's every step lie inside its tensors and follow on from k - 1. */
+/* 1 when tile k (operator k's output, k + 1 < ops) has a buffer of its own: no tile two
+ * operators before or after it (tflm_stage_tile_owner), so it may keep rows across bands. */
+static int tile_alone(const tflm_interpreter_t *it, int32_t k) {
+  return k < 2 && k + 2 > stage_int(it, 2) - 2;
+}
+
+/* True when the input rows of operator k (k > 0) in band b follow from operator k - 1's
+ * output rows: the same rows; or rows above them kept in the tile from band b - 1 (the
+ * tile its own buffer, the previous band's rows ending where these start, its input rows
+ * never moving up); or zero-point rows below the tensor's last row, for an int8
+ * convolution (its padded taps add 0, as TFLM's skipped ones). */
+static int follows(tflm_interpreter_t *it, int32_t b, int32_t k) {
+  int32_t n = stage_int(it, 1) + k, code;
+  int32_t start = step_word(it, b, k, STEP_IN_START);
+  int32_t stop = start + step_word(it, b, k, STEP_IN_ROWS);
+  int32_t made = step_word(it, b, k - 1, STEP_OUT_START);
+  int32_t made_stop = made + step_word(it, b, k - 1, STEP_OUT_ROWS);
+  tflm_tensor_t view;
+  if (made < start || made_stop > stop) return 0;
+  if (made > start &&
+      (b == 0 || !tile_alone(it, k - 1) || step_word(it, b - 1, k, STEP_IN_START) > start ||
+       step_word(it, b - 1, k - 1, STEP_OUT_START) + step_word(it, b - 1, k - 1, STEP_OUT_ROWS) != made)) {
+    return 0;
+  }
+  if (made_stop == stop) return 1;
+  code = it->resolver->ops[it->nodes[n].registration]->builtin_code;
+  return made_stop == tensor_height(it, node_tensor(it, n, 0, 0)) &&
+         (code == TFLM_BUILTIN_CONV_2D || code == TFLM_BUILTIN_DEPTHWISE_CONV_2D) &&
+         tflm_model_view(it, node_tensor(it, n, 0, 0), &view) == TFLM_OK &&
+         view.type == TFLM_TYPE_INT8;
+}
+
+/* The rows of operator k's every step lie inside its tensors (an input tile's zero-point
+ * rows below) and follow on from k - 1. */
 static int steps_valid(tflm_interpreter_t *it, int32_t k, int32_t bands) {
   int32_t n = stage_int(it, 1) + k, b;
   int32_t in_h = tensor_height(it, node_tensor(it, n, 0, 0));
@@ -125,14 +158,14 @@ static int steps_valid(tflm_interpreter_t *it, int32_t k, int32_t bands) {
     int32_t in_start = step_word(it, b, k, STEP_IN_START), in_rows = step_word(it, b, k, STEP_IN_ROWS);
     int32_t out_start = step_word(it, b, k, STEP_OUT_START);
     int32_t out_rows = step_word(it, b, k, STEP_OUT_ROWS), pad = step_word(it, b, k, STEP_PAD_TOP);
-    if (in_start < 0 || in_rows < 1 || in_start > in_h - in_rows || out_start < 0 ||
+    /* A tile's view may run below the tensor (zero-point rows, follows), by less than its
+     * height (so no sum overflows). */
+    if (in_start < 0 || in_rows < 1 || in_start > in_h - (k == 0 ? in_rows : 1) ||
+        in_rows > in_h || out_start < 0 ||
         out_rows < 1 || out_start > out_h - out_rows || pad < 0 || pad > in_h) {
       return 0;
     }
-    if (k > 0 && (step_word(it, b, k - 1, STEP_OUT_START) != in_start ||
-                  step_word(it, b, k - 1, STEP_OUT_ROWS) != in_rows)) {
-      return 0;
-    }
+    if (k > 0 && !follows(it, b, k)) return 0;
     if ((join_skip(it, k) >= 0 || reduces(it, k)) &&
         (in_start != out_start || in_rows != out_rows || pad != 0)) {
       return 0; /* a join or a reduction maps rows one to one */
@@ -186,12 +219,13 @@ static int32_t tile_position(tflm_interpreter_t *it, int32_t t) {
   return -1;
 }
 
-/* Bytes of operator k's tile: the most output rows a band asks of it. */
+/* Bytes of operator k's tile: the most input rows a band of operator k + 1 reads from it
+ * (kept and zero-point rows included). */
 static uint32_t tile_bytes(tflm_interpreter_t *it, int32_t k) {
   int32_t t = node_tensor(it, stage_int(it, 1) + k, 1, 0), b, rows = 0;
   for (b = 0; b < stage_int(it, 3); ++b) {
-    int32_t out_rows = step_word(it, b, k, STEP_OUT_ROWS);
-    rows = out_rows > rows ? out_rows : rows;
+    int32_t in_rows = step_word(it, b, k + 1, STEP_IN_ROWS);
+    rows = in_rows > rows ? in_rows : rows;
   }
   return tflm_model_tensor_bytes(it, tflm_model_tensor(it, t)) / (uint32_t)tensor_height(it, t) *
          (uint32_t)rows;
@@ -259,6 +293,9 @@ static void make_band(tflm_interpreter_t *it, int32_t b, int32_t k, int with_dat
     band->sum_last = b + 1 == stage_int(it, 3);
   } else if (k == ops - 1) {
     band->out_data += row_bytes(it, band->output) * (uint32_t)step_word(it, b, k, STEP_OUT_START);
+  } else { /* a tile: its new rows after those kept from the previous band */
+    band->out_data += row_bytes(it, band->output) * (uint32_t)(step_word(it, b, k, STEP_OUT_START) -
+                                                               step_word(it, b, k + 1, STEP_IN_START));
   }
   if (band->skip >= 0) { /* S's rows of the band's output rows: S is whole */
     band->skip_data = (uint8_t *)tflm_model_tensor_data(it, band->skip) +
@@ -323,6 +360,46 @@ tflm_status_t tflm_stage_prepare(tflm_interpreter_t *it) {
   return status;
 }
 
+/* Copies n bytes from src down to dst (dst <= src: forward is safe where they overlap). */
+static void copy_down(uint8_t *dst, const uint8_t *src, uint32_t n) {
+  if ((((uintptr_t)dst | (uintptr_t)src | n) & 3u) == 0) {
+    uint32_t *d = (uint32_t *)(void *)dst;
+    const uint32_t *s = (const uint32_t *)(const void *)src;
+    for (n /= 4u; n > 0; --n) *d++ = *s++;
+  } else {
+    while (n-- > 0) *dst++ = *src++;
+  }
+}
+
+/* Before operator k writes its tile in band b at `out` (after the kept rows): moves the rows
+ * the next operator reads again from where band b - 1 left them to the tile's top. */
+static void keep_rows(tflm_interpreter_t *it, int32_t b, int32_t k, uint8_t *out) {
+  int32_t kept = step_word(it, b, k, STEP_OUT_START) - step_word(it, b, k + 1, STEP_IN_START);
+  uint32_t row;
+  uint8_t *tile;
+  if (kept <= 0) return;
+  row = row_bytes(it, node_tensor(it, stage_int(it, 1) + k, 1, 0));
+  tile = out - (uint32_t)kept * row;
+  copy_down(tile, tile + row * (uint32_t)(step_word(it, b, k + 1, STEP_IN_START) -
+                                         step_word(it, b - 1, k + 1, STEP_IN_START)),
+            (uint32_t)kept * row);
+}
+
+/* Before operator k reads its input tile `in` in band b: its rows below the tensor's last
+ * one hold the input's zero point (an int8 convolution's, tflm_stage_open checked). */
+static void zero_rows(tflm_interpreter_t *it, int32_t b, int32_t k, uint8_t *in) {
+  int32_t made = step_word(it, b, k - 1, STEP_OUT_START) + step_word(it, b, k - 1, STEP_OUT_ROWS);
+  int32_t start = step_word(it, b, k, STEP_IN_START);
+  int32_t zeros = start + step_word(it, b, k, STEP_IN_ROWS) - made;
+  tflm_tensor_t view;
+  uint32_t row;
+  if (zeros <= 0) return;
+  tflm_model_view(it, node_tensor(it, stage_int(it, 1) + k - 1, 1, 0), &view);
+  row = (uint32_t)(view.bytes / view.dims[1]);
+  tflm_allocator_fill(in + row * (uint32_t)(made - start), row * (uint32_t)zeros,
+                      (uint8_t)(int8_t)view.zero_point);
+}
+
 tflm_status_t tflm_stage_invoke(tflm_interpreter_t *it) {
   int32_t ops = stage_int(it, 2), b, k;
   tflm_status_t status = TFLM_OK;
@@ -333,6 +410,8 @@ tflm_status_t tflm_stage_invoke(tflm_interpreter_t *it) {
       tflm_node_t node;
       const tflm_registration_t *reg;
       make_band(it, b, k, 1, &band);
+      if (k + 1 < ops) keep_rows(it, b, k, band.out_data);
+      if (k > 0) zero_rows(it, b, k, band.in_data);
       reg = it->resolver->ops[it->nodes[band.node].registration];
       tflm_node_build(it, band.node, &node);
       it->current_node = band.node; /* errors name the operator that failed */

@@ -371,8 +371,8 @@ def test_per_op_runs_the_stage_and_names_its_last_operator(monkeypatch):
     assert report.first is None and not report.notes
     assert report.stage == (1, 4, 3) and report.tensors == len(CHAIN) - 3
 
-    def wrong_padding(model, last, band_rows, first=0):
-        good = make_stage(model, last, band_rows, first)
+    def wrong_padding(model, last, band_rows, first=0, *forms):
+        good = make_stage(model, last, band_rows, first, *forms)
         band = list(good.bands[0])
         band[0] = dataclasses.replace(band[0], pad_top=band[0].pad_top - 1)
         return dataclasses.replace(good, bands=(tuple(band), *good.bands[1:]))

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -45,6 +46,8 @@ JOIN_OPS = frozenset({"ADD"})
 # sums, the last band writes the output (kernels_c/fully_connected_common.h
 # tflm_fully_connected_band), so the tensor they read is only ever a tile.
 REDUCE_OPS = frozenset({"FULLY_CONNECTED"})
+# Ops whose input rows below the tensor may be rows of its zero point (Rows.zero_rows).
+ZERO_ROW_OPS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D"})
 MEMORY_CHOICES = ("small", "balanced", "fast")
 # The default trade (the issue's): a patch stage only where it costs at most
 # BALANCED_EXTRA_INSTRUCTIONS more instructions than the model, as tflm_gen.instructions
@@ -63,12 +66,19 @@ class Rows:
     pad: int  # implicit rows above the input (TFLM's SAME rule)
     input_height: int
     output_height: int
+    # Rows below the input may be real rows of its zero point rather than implicit padding
+    # (an int8 convolution: each padded tap then adds 0 to the sum, as TFLM's skipped tap).
+    zero_rows: bool = False
 
     def input_rows(self, start: int, stop: int) -> tuple[int, int]:
         """Input rows [a, b) that output rows [start, stop) read, clipped to the input."""
         first = start * self.stride - self.pad
         end = (stop - 1) * self.stride - self.pad + self.extent
         return max(0, first), min(self.input_height, end)
+
+    def unclipped_stop(self, stop: int) -> int:
+        """The input row after the last one output rows [., stop) read, padding included."""
+        return (stop - 1) * self.stride - self.pad + self.extent
 
 
 @dataclass(frozen=True)
@@ -96,6 +106,8 @@ class Stage:
     plain_macs: int  # the same operators run whole
     sums: int = 0  # running sums of a reduction ending the stage (its output elements)
     ending: str = "chain"  # the last operator: "chain", "residual join" or "reduction"
+    rolling: bool = False  # tiles keep shared rows, zero-point rows below (band_steps)
+    leading: int = 0  # rows of E in the first band when not band_rows (band_spans)
 
     def words(self) -> list[int]:
         """The metadata: format, first op, op count, band count, then per band and
@@ -144,7 +156,9 @@ def operator_rows(graph: ir.SubGraph, op: ir.Operator) -> Rows | None:
         return None
     pad = pad_before(int(options.get("padding", 0)), stride, dilation, source.shape[1],
                       window[0], out.shape[1])
-    return Rows(stride, (window[0] - 1) * dilation + 1, pad, source.shape[1], out.shape[1])
+    zero_rows = op.opcode in ZERO_ROW_OPS and source.dtype == "int8"
+    return Rows(stride, (window[0] - 1) * dilation + 1, pad, source.shape[1], out.shape[1],
+                zero_rows)
 
 
 def stage_chain(model: ir.Model, first: int) -> list[Rows]:
@@ -220,19 +234,47 @@ def chain_input(graph: ir.SubGraph, op: ir.Operator, source: int) -> int:
     return op.inputs[0] if joined is None else joined
 
 
-def band_steps(chain: list[Rows], band_rows: int) -> list[list[BandStep]]:
-    """Per band of the last operator's output rows, the step of every operator."""
+def carried_tiles(operators: int) -> set[int]:
+    """Operators whose tile may keep rows from band to band: those whose tile has a buffer
+    of its own (Stage.tile_owner: no tile two operators before or after it)."""
+    return {k for k in range(operators - 1) if k < 2 and k + 2 > operators - 2}
+
+
+def band_spans(height: int, band_rows: int, leading: int = 0) -> list[tuple[int, int]]:
+    """[start, stop) of each band of `height` rows: `band_rows` each, the last one the rest;
+    or, with `leading`, the first one `leading` rows and every later one `band_rows`."""
+    starts = [0, *range(leading, height, band_rows)] if leading else range(0, height, band_rows)
+    return [(start, min(height, start + (leading if leading and start == 0 else band_rows)))
+            for start in starts]
+
+
+def band_steps(chain: list[Rows], band_rows: int, rolling: bool = False,
+               leading: int = 0) -> list[list[BandStep]]:
+    """Per band of the last operator's output rows (band_spans), the step of every operator.
+    `rolling`: an operator whose tile has a buffer of its own (carried_tiles) computes only
+    rows no earlier band computed, the rows its reader shares with the previous band kept
+    at the top of the tile (runtime_c/tflm_stage.c moves them there), and a convolution
+    reading a tile reads rows below the tensor as zero-point rows the runtime writes
+    (Rows.zero_rows), so a last band may have the other bands' shape (one prepare less)."""
+    carried = carried_tiles(len(chain)) if rolling else set()
+    computed: dict[int, int] = {}  # operator -> the row after the last one it computed
     bands = []
-    height = chain[-1].output_height
-    for start in range(0, height, band_rows):
-        out_start, out_stop = start, min(height, start + band_rows)
+    for out_start, out_stop in band_spans(chain[-1].output_height, band_rows, leading):
         steps = []
-        for rows in reversed(chain):
+        for k in reversed(range(len(chain))):
+            rows = chain[k]
+            if k in carried and out_start < computed.get(k, 0) < out_stop:
+                out_start = computed[k]  # the rows above are in the tile already
+            computed[k] = out_stop
             in_start, in_stop = rows.input_rows(out_start, out_stop)
+            if rolling and k > 0 and rows.zero_rows:
+                # no more rows than the tensor has (runtime_c/tflm_stage.c steps_valid)
+                in_stop = max(in_stop, min(rows.unclipped_stop(out_stop),
+                                           in_start + rows.input_height))
             pad_top = rows.pad + in_start - out_start * rows.stride
             steps.append(BandStep(in_start, in_stop - in_start, out_start,
                                   out_stop - out_start, pad_top))
-            out_start, out_stop = in_start, in_stop
+            out_start, out_stop = in_start, min(in_stop, rows.input_height)
         bands.append(steps[::-1])
     return bands
 
@@ -241,13 +283,15 @@ def _row_bytes(tensor: ir.Tensor) -> int:
     return ir.tensor_bytes(tensor) // max(1, tensor.shape[1])
 
 
-def make_stage(model: ir.Model, last: int, band_rows: int, first: int = 0) -> Stage:
-    """The stage of operators first..last run in bands of `band_rows` rows of its output."""
+def make_stage(model: ir.Model, last: int, band_rows: int, first: int = 0,
+               rolling: bool = False, leading: int = 0) -> Stage:
+    """The stage of operators first..last run in bands of `band_rows` rows of its output
+    (band_steps: `rolling`, `leading`)."""
     graph = model.subgraph
     chain = stage_chain(model, first)[:last + 1 - first]
     ops = graph.operators[first:last + 1]
     tensors = (ops[0].inputs[0], *(op.outputs[0] for op in ops))
-    bands = band_steps(chain, band_rows)
+    bands = band_steps(chain, band_rows, rolling, leading)
     tiles = tuple((tensors[k], max(band[k].in_rows for band in bands) *
                    _row_bytes(graph.tensors[tensors[k]])) for k in range(1, len(ops)))
     plain = [operator_macs(graph, op) for op in ops]
@@ -257,7 +301,7 @@ def make_stage(model: ir.Model, last: int, band_rows: int, first: int = 0) -> St
     sums = ir.element_count(end) if ops[-1].opcode in REDUCE_OPS else 0
     ending = "reduction" if sums else "residual join" if ops[-1].opcode in JOIN_OPS else "chain"
     return Stage(first, last, band_rows, tensors, tuple(tuple(b) for b in bands), tiles,
-                 computed, sum(plain), sums, ending)
+                 computed, sum(plain), sums, ending, rolling, leading)
 
 
 def candidates(model: ir.Model, spans=lambda first, last: True):
@@ -274,7 +318,23 @@ def candidates(model: ir.Model, spans=lambda first, last: True):
             for band_rows in range(1, height // 2 + 1):
                 if math.ceil(height / band_rows) not in counts:
                     counts.add(math.ceil(height / band_rows))
-                    yield make_stage(model, first + last, band_rows, first)
+                    yield from _variants(model, make_stage(model, first + last, band_rows, first))
+
+
+def _variants(model: ir.Model, stage: Stage):
+    """The stage, and its forms with the first band the rest (its last band may then have
+    the middle bands' shape, so the operators are prepared no more often) and rolling ones
+    (band_steps), each whose bands differ from those before."""
+    height = sum(band[-1].out_rows for band in stage.bands)
+    rest = height - stage.band_rows * (len(stage.bands) - 1)
+    seen = [stage.bands]
+    yield stage
+    for leading, rolling in itertools.product((0, rest) if 0 < rest < stage.band_rows else (0,),
+                                              (False, True)):
+        other = make_stage(model, stage.last, stage.band_rows, stage.first, rolling, leading)
+        if other.bands not in seen:
+            seen.append(other.bands)
+            yield other
 
 
 def model_macs(model: ir.Model) -> int:
@@ -289,8 +349,10 @@ class Choice:
     extra_macs: int  # MACs recomputed in the halos
 
 
-SHORTLIST = 6  # candidates with the smallest planned heads whose whole arena is computed
-PLANNED = 24  # candidates with the smallest head bounds that are planned
+# Counted in (first, last operator, band count) groups: a group's forms (_variants) differ
+# in their arena by a few tail bytes at most, so they go through together.
+SHORTLIST = 6  # groups with the smallest planned heads whose whole arena is computed
+PLANNED = 24  # groups with the smallest head bounds that are planned
 
 
 def extra_instructions(model: ir.Model, stage: Stage, kernels: str) -> float:
@@ -328,14 +390,26 @@ def choose_stage(model: ir.Model, memory: str, arena_of=None,
                       stage.macs - stage.plain_macs, index, stage)
                      for index, stage in enumerate(_allowed(model, memory, kernels)))
     ranked = sorted((make_plan(model, stage=stage).head_bytes + stage_data_bytes(stage),
-                     extra, index, stage) for _, extra, index, stage in bounded[:PLANNED])
+                     extra, index, stage) for _, extra, index, stage in _groups(bounded, PLANNED))
     without = arena_of(None)
     best = Choice(None, without, without, 0)
-    for _, extra, _, stage in ranked[:SHORTLIST]:
+    for _, extra, _, stage in _groups(ranked, SHORTLIST):
         cost = arena_of(stage)
         if (cost, extra) < (best.arena_bytes, best.extra_macs):
             best = Choice(stage, cost, without, extra)
     return best
+
+
+def _groups(ranked: list[tuple], count: int) -> list[tuple]:
+    """The entries (..., stage) of the first `count` (first, last, band count) groups in
+    `ranked`'s order."""
+    keys: list[tuple[int, int, int]] = []
+    for *_, stage in ranked:
+        key = (stage.first, stage.last, len(stage.bands))
+        if key not in keys and len(keys) < count:
+            keys.append(key)
+    return [entry for entry in ranked
+            if (entry[-1].first, entry[-1].last, len(entry[-1].bands)) in keys]
 
 
 def _allowed(model: ir.Model, memory: str, kernels: str) -> list[Stage]:
@@ -372,14 +446,22 @@ def read_stage(model: ir.Model) -> Stage | None:
                 raise ModelError(f"{STAGE_METADATA}: operators {first}+{count} are no chain")
             if bands < 1 or len(words) != 4 + STEP_WORDS * count * bands:
                 raise ModelError(f"{STAGE_METADATA}: {len(words)} words for {bands} bands")
-            return make_stage(model, first + count - 1, _band_rows(words), first)
+            return _stage_of_words(model, first, first + count - 1, words)
     return None
 
 
-def _band_rows(words: list[int]) -> int:
-    """Rows of E in the first band: the last operator's out_rows of band 0."""
-    ops = words[2]
-    return words[4 + STEP_WORDS * (ops - 1) + 3]
+def _stage_of_words(model: ir.Model, first: int, last: int, words: list[int]) -> Stage:
+    """The stage whose metadata is `words`: make_stage's of E's rows per band (the first
+    band's own count when it differs: `leading`), plain or rolling; when none is (a model
+    not of ours), the plain one of band 0's rows, whose words the runtime checks."""
+    ops = last - first + 1
+    rows = [words[4 + STEP_WORDS * (band * ops + ops - 1) + 3] for band in range(words[3])]
+    shapes = [(rows[0], 0), *([(rows[1], rows[0])] if len(rows) > 1 else [])]
+    for (band_rows, leading), rolling in itertools.product(shapes, (False, True)):
+        stage = make_stage(model, last, band_rows, first, rolling, leading)
+        if stage.words() == words:
+            return stage
+    return make_stage(model, last, rows[0], first)
 
 
 def stage_clearance(model: ir.Model, stage: Stage) -> int:

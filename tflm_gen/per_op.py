@@ -110,7 +110,8 @@ def per_op(model_bytes: bytes, samples: list, against: str, tags=(),
     data = write_model(expanded)
     room = arena_upper_bound(expanded)  # every intermediate is alive at once
     tags = tuple(tags)
-    same_stage = (lambda m: make_stage(m, stage.last, stage.band_rows, stage.first)) if stage \
+    same_stage = (lambda m: make_stage(m, stage.last, stage.band_rows, stage.first, stage.rolling,
+                                       stage.leading)) if stage \
         else (lambda m: None)
     ours = HostInterpreter(device_model(data, tags, compress=compress, stage_of=same_stage)[0],
                            tags,
