@@ -4,6 +4,7 @@ arena tflm_gen.arena predicts, on a built chain and on the corpus CNNs."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 
@@ -118,6 +119,57 @@ def test_bands_compute_every_output_row_from_the_rows_they_hold(seed):
                 assert {r + step.in_start for r in seen} == whole
 
 
+def whole_taps(rows: Rows, dilation: int, y: int) -> set[int]:
+    """Input rows (padding included: below 0 or from the height on) output row y reads."""
+    return {y * rows.stride - rows.pad + tap for tap in range(0, rows.extent, dilation)}
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_rolling_bands_keep_rows_and_read_what_the_whole_tensor_reads(seed):
+    """Rolling bands (a tile keeping the rows its reader shares with the next band, zero-point
+    rows below a convolution's input, the first band the rest): every operator's input rows
+    are rows kept from the previous band where its tile is its own, the rows the previous
+    operator writes in this band, and zero-point rows where the tensor ends; a kernel on the
+    band's view reads what it reads on the whole tensor, a zero-point row where that is
+    padding; a kept tile's operator computes only rows no band computed before."""
+    rng = np.random.default_rng(seed)
+    chain, dilations = random_chain(rng, int(rng.integers(2, 5)))
+    chain = [dataclasses.replace(rows, zero_rows=bool(rng.integers(2))) for rows in chain]
+    band_rows = int(rng.integers(1, chain[-1].output_height // 2 + 1))
+    leading = int(rng.integers(0, band_rows))
+    bands = band_steps(chain, band_rows, True, leading)
+    assert [y for band in bands for y in range(band[-1].out_start, band[-1].out_start +
+                                              band[-1].out_rows)] == list(range(chain[-1].output_height))
+    assert bands[0][-1].out_rows == (leading or band_rows)
+    for b, band in enumerate(bands):
+        for k, (made, read) in enumerate(itertools.pairwise(band)):
+            stop, made_stop = read.in_start + read.in_rows, made.out_start + made.out_rows
+            assert read.in_start <= made.out_start and made_stop <= stop
+            if made.out_start > read.in_start:  # kept: the previous band's last rows
+                previous = bands[b - 1]
+                assert k in patches.carried_tiles(len(chain)) and b > 0
+                assert previous[k].out_start + previous[k].out_rows == made.out_start
+                assert previous[k + 1].in_start <= read.in_start
+            if made_stop < stop:  # zero-point rows below the tensor
+                assert chain[k + 1].zero_rows and made_stop == chain[k].output_height
+            assert read.in_rows <= chain[k + 1].input_height
+        for rows, dilation, step in zip(chain, dilations, band):
+            view = Rows(rows.stride, rows.extent, step.pad_top, step.in_rows, step.out_rows)
+            window = range(step.in_start, step.in_start + step.in_rows)
+            for y in range(step.out_rows):
+                whole = whole_taps(rows, dilation, step.out_start + y)
+                seen = {r + step.in_start for r in whole_taps(view, dilation, y)
+                        if 0 <= r < step.in_rows}
+                assert seen == whole & set(window)
+                assert {r for r in whole if 0 <= r < rows.input_height} <= set(window)
+    for k, (previous, band) in itertools.product(patches.carried_tiles(len(chain)),
+                                                 itertools.pairwise(bands)):
+        done = previous[k].out_start + previous[k].out_rows
+        needed = min(band[k + 1].in_start + band[k + 1].in_rows, chain[k].output_height)
+        if band[k + 1].in_start < done < needed:  # computes only the rows not yet done
+            assert band[k].out_start == done
+
+
 # --- the stage on the device: bit-exact with TFLM, exact arena --------------------------
 
 def _layer(b: ModelBuilder, rng, x: int, x_q: ir.Quantization, opcode: str, kernel: int,
@@ -191,6 +243,35 @@ def test_built_chain_is_bit_exact_in_bands(first, last, band_rows):
     predicted = arena_bytes(read_model(device))
     ours = HostInterpreter(device, (), predicted).run(inputs)
     assert_bit_exact(np.asarray(ours[0]), expected[0])
+
+
+@pytest.mark.parametrize("tags", [(), ("cmsis",)], ids=["reference", "cmsis"])
+@pytest.mark.parametrize("first,last,band_rows,leading", [(0, 2, 3, 0), (0, 2, 5, 2),
+                                                          (2, 4, 2, 1), (1, 4, 2, 0)])
+def test_rolling_chain_is_bit_exact_in_bands(first, last, band_rows, leading, tags):
+    """Rolling stages of the built chain (tiles keeping rows for the next band, zero-point
+    rows below an int8 convolution's input, the first band the rest) give TFLM's bytes in
+    the arena Python predicts, on the reference and cmsis kernels, for fewer MACs."""
+    model_bytes, inputs = chain_model()
+    expected = run_tflm(model_bytes, inputs)
+    stage = make_stage(read_model(model_bytes), last, band_rows, first, True, leading)
+    plain = make_stage(read_model(model_bytes), last, band_rows, first, False, leading)
+    assert stage.bands != plain.bands and stage.macs <= plain.macs
+    device = staged(model_bytes, stage)
+    assert read_stage(read_model(device)) == stage
+    predicted = arena_bytes(read_model(device), tags)
+    ours = HostInterpreter(device, tags, predicted).run(inputs)
+    assert_bit_exact(np.asarray(ours[0]), expected[0])
+
+
+def test_rolling_chain_keeps_and_zero_fills_rows():
+    """The cases above between them keep rows in a tile and read zero-point rows."""
+    graph = read_model(chain_model()[0])
+    steps = [band for first, last, rows, leading in [(0, 2, 3, 0), (2, 4, 2, 1)]
+             for band in make_stage(graph, last, rows, first, True, leading).bands]
+    pairs = [pair for band in steps for pair in itertools.pairwise(band)]
+    assert any(made.out_start > read.in_start for made, read in pairs)
+    assert any(made.out_start + made.out_rows < read.in_start + read.in_rows for made, read in pairs)
 
 
 def test_corrupt_stage_metadata_is_refused():
@@ -293,14 +374,18 @@ def stage_mutants(rng: np.random.Generator, model: ir.Model, words: list[int]) -
     return bytes(records)
 
 
-def test_corrupt_stage_words_never_crash_the_runtime(tmp_path):
+@pytest.mark.parametrize("rolling", [False, True], ids=["plain", "rolling"])
+def test_corrupt_stage_words_never_crash_the_runtime(tmp_path, rolling):
     """Seeded mutations of the stage metadata through the runtime under AddressSanitizer
-    and UBSan (test_runtime_c's harness): refused or run, never a bad read or write."""
+    and UBSan (test_runtime_c's harness): refused or run, never a bad read or write; also
+    of a rolling stage (kept rows, zero-point rows)."""
     from test_runtime_c import run_fuzz_harness
 
     model_bytes = chain_model()[0]
     write_tree(generate(model_bytes), tmp_path / "p")
-    model = read_model(staged(model_bytes, make_stage(read_model(model_bytes), 4, 2)))
+    stage = make_stage(read_model(model_bytes), 2, 3, 0, True) if rolling else \
+        make_stage(read_model(model_bytes), 4, 2)
+    model = read_model(staged(model_bytes, stage))
     mutants = stage_mutants(np.random.default_rng(13), model, read_stage(model).words())
     _, refused = run_fuzz_harness(need_tool("gcc"), tmp_path / "p", mutants, STAGE_FUZZ_TRIALS)
     assert refused > STAGE_FUZZ_TRIALS // 2
@@ -359,7 +444,6 @@ def test_per_op_runs_the_stage_and_names_its_last_operator(monkeypatch):
     """verify --per-op with a patch stage: the rewrite runs the same stage (its inner
     tensors not exposed), every other tensor matches TFLM; a stage whose first band
     assumes the wrong top padding is caught at the stage's output, its last operator."""
-    import dataclasses
 
     from tflm_gen import per_op as per_op_module
     from tflm_gen.oracle import Oracle
