@@ -375,7 +375,7 @@ def choose_stage(model: ir.Model, memory: str, arena_of=None,
                  kernels: str = "reference") -> Choice:
     """The stage `--memory` asks for: small, the smallest arena; balanced, the smallest
     whose estimated instructions on `kernels` are at most 10% above the model's; fast,
-    none.  Candidates are ranked by their head bound (plan.head_profile: no placement,
+    none; of equal arenas, the fewest estimated extra instructions.  Candidates are ranked by their head bound (plan.head_profile: no placement,
     cheap), the best PLANNED by their planned head, then the shortlist by
     `arena_of(stage or None)` (the whole arena: a stage also costs tail bytes, each band
     shape's kernel parameters), so a stage that does not lower the arena is never taken."""
@@ -386,17 +386,19 @@ def choose_stage(model: ir.Model, memory: str, arena_of=None,
     if memory == "fast":
         return Choice(None, 0, 0, 0)  # no stage: nothing is computed
     arena_of = arena_of or (lambda stage: make_plan(model, stage=stage).head_bytes)
+    # Ties (the same arena) go to the fewest estimated extra instructions: of the rolling
+    # forms, which recompute nothing, the fewest kernel calls.
     bounded = sorted((max(head_profile(model, stage=stage), default=0) + stage_data_bytes(stage),
-                      stage.macs - stage.plain_macs, index, stage)
+                      extra_instructions(model, stage, kernels), index, stage)
                      for index, stage in enumerate(_allowed(model, memory, kernels)))
     ranked = sorted((make_plan(model, stage=stage).head_bytes + stage_data_bytes(stage),
                      extra, index, stage) for _, extra, index, stage in _groups(bounded, PLANNED))
     without = arena_of(None)
-    best = Choice(None, without, without, 0)
+    best, best_extra = Choice(None, without, without, 0), 0.0
     for _, extra, _, stage in _groups(ranked, SHORTLIST):
         cost = arena_of(stage)
-        if (cost, extra) < (best.arena_bytes, best.extra_macs):
-            best = Choice(stage, cost, without, extra)
+        if (cost, extra) < (best.arena_bytes, best_extra):
+            best, best_extra = Choice(stage, cost, without, stage.macs - stage.plain_macs), extra
     return best
 
 
