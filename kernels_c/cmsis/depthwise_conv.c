@@ -1478,23 +1478,22 @@ DW_LAYOUT_PAIRS2(unclamped_pairs2_bottom_right, DW_P_UNCLAMPED, DW_Q_ROW2_OUT, D
  * 5/3 of a column's unpacking against layout_pairs' 2, and each half's requantisation words
  * are read once for 3 pixels.  Row 2's 5 words make (r20, r21): A by (6, 7), B's tap 6 by
  * its bottom half; (r22, r23): B by (7, 8), C by (6, 7), A's tap 8 by (7, 8)'s top half;
- * and r24 alone: C's tap 8.  Registers: r0 the window's column (walked right for the first
- * half, back for the second), r1 the block, r2 step, r3 row, sums A r4 r5, B r6 r7, C r10
- * r11, r8 r9 the unpacked column, r12 lr one column pair's weights (kept for the next
- * column when it takes the same pair).  Row 2's words of the window at r0 (inside, column
- * 0 left of the input, column 4 right of it, or the row below it): */
-#define DW_T_R2A_IN "add lr, r0, r3, lsl #1\n\t" "ldr r8, [lr]\n\t" "ldr r9, [lr, r2]\n\t"
-#define DW_T_R2A_LEFT "add lr, r0, r3, lsl #1\n\t" DW_ZP("r8") "ldr r9, [lr, r2]\n\t"
-#define DW_T_R2B_IN                                                                      \
-  "add r9, r0, r3, lsl #1\n\t"                                                           \
-  "add r9, r9, r2\n\t"                                                                   \
-  "ldr r8, [r9, r2]\n\t"                                                                 \
-  "ldr r9, [r9, r2, lsl #1]\n\t"
-#define DW_T_R2C_IN "add r9, r0, r3, lsl #1\n\t" "ldr r9, [r9, r2, lsl #2]\n\t"
+ * and r24 alone: C's tap 8.  Registers: r0 the window's column in row 2 (walked right for
+ * the first half, back for the second: rows 0 and 1 at r0 + 2 r3 and r0 + r3, so no row
+ * needs a pointer of its own), r1 the block, r2 step, r3 minus row, sums A r4 r5, B r6
+ * r7, C r10 r11, r8 r9 the unpacked column, r12 lr one column pair's weights (kept for the
+ * next column when it takes the same pair).  A column's rows 0 and 1 (inside or outside)
+ * and row 2's words of the window at r0 (inside, column 0 left of the input or column 4
+ * right of it): */
+#define DW_T_COL "ldr r8, [r0, r3, lsl #1]\n\t" "ldr r9, [r0, r3]\n\t"
+#define DW_T_COL_OUT DW_ZP("r8") DW_ZP("r9")
+#define DW_T_R2A_IN "ldr r8, [r0]\n\t" "ldr r9, [r0, r2]\n\t"
+#define DW_T_R2A_LEFT DW_ZP("r8") "ldr r9, [r0, r2]\n\t"
+#define DW_T_R2B_IN "add r9, r0, r2\n\t" "ldr r8, [r0, r2, lsl #1]\n\t" "ldr r9, [r9, r2, lsl #1]\n\t"
+#define DW_T_R2C_IN "ldr r9, [r0, r2, lsl #2]\n\t"
 #define DW_T_ROW2_IN DW_T_R2A_IN, DW_T_R2B_IN, DW_T_R2C_IN
 #define DW_T_ROW2_LEFT DW_T_R2A_LEFT, DW_T_R2B_IN, DW_T_R2C_IN
 #define DW_T_ROW2_RIGHT DW_T_R2A_IN, DW_T_R2B_IN, DW_ZP("r9")
-#define DW_T_ROW2_OUT DW_ZP("r8") DW_ZP("r9"), DW_ZP("r8") DW_ZP("r9"), DW_ZP("r9")
 /* C's tap 8 from r24's channel of the half: the bottom halfword of SXTB16's (half 0) or its
  * top (half 1). */
 #define DW_T8_0 "smlatb"
@@ -1521,37 +1520,37 @@ DW_LAYOUT_PAIRS2(unclamped_pairs2_bottom_right, DW_P_UNCLAMPED, DW_Q_ROW2_OUT, D
   DW_O(T8, h) " r10, r12, r8, r10\n\t"                                                   \
   DW_O(T8, h) " r11, lr, r9, r11\n\t"
 /* Rows 0 and 1 of columns 0 .. 4 (r0 ends at column 4), and 4 .. 0 with the sums started
- * there; col0 and col4 load columns 0 and 4 (DW_P_COL, or DW_P_COL_OUT outside). */
-#define DW_T_FORWARD(h, pk, r0load, col0, col4)                                          \
-  col0(r0load) DW_LDW("r12", V0A, h) DW_LDW("lr", V0B, h) DW_P_UNPACK(pk)                \
+ * there; col0 and col4 load columns 0 and 4 (DW_T_COL, or DW_T_COL_OUT outside). */
+#define DW_T_FORWARD(h, pk, col0, col4)                                          \
+  col0 DW_LDW("r12", V0A, h) DW_LDW("lr", V0B, h) DW_P_UNPACK(pk)                \
   DW_P_MAC("r4", "r5", "r12", "lr") "add r0, r0, r2\n\t"                                 \
-  DW_P_COL(r0load) DW_P_UNPACK(pk) DW_P_MAC("r6", "r7", "r12", "lr")                     \
+  DW_T_COL DW_P_UNPACK(pk) DW_P_MAC("r6", "r7", "r12", "lr")                     \
   DW_LDW("r12", V1A, h) DW_LDW("lr", V1B, h) DW_P_MAC("r4", "r5", "r12", "lr")           \
   "add r0, r0, r2\n\t"                                                                   \
-  DW_P_COL(r0load) DW_P_UNPACK(pk) DW_P_MAC("r6", "r7", "r12", "lr")                     \
+  DW_T_COL DW_P_UNPACK(pk) DW_P_MAC("r6", "r7", "r12", "lr")                     \
   DW_LDW("r12", V0A, h) DW_LDW("lr", V0B, h) DW_P_MAC("r10", "r11", "r12", "lr")         \
   DW_LDW("r12", V2A, h) DW_LDW("lr", V2B, h) DW_P_MAC("r4", "r5", "r12", "lr")           \
   "add r0, r0, r2\n\t"                                                                   \
-  DW_P_COL(r0load) DW_P_UNPACK(pk) DW_P_MAC("r6", "r7", "r12", "lr")                     \
+  DW_T_COL DW_P_UNPACK(pk) DW_P_MAC("r6", "r7", "r12", "lr")                     \
   DW_LDW("r12", V1A, h) DW_LDW("lr", V1B, h) DW_P_MAC("r10", "r11", "r12", "lr")         \
   "add r0, r0, r2\n\t"                                                                   \
-  col4(r0load) DW_LDW("r12", V2A, h) DW_LDW("lr", V2B, h) DW_P_UNPACK(pk)                \
+  col4 DW_LDW("r12", V2A, h) DW_LDW("lr", V2B, h) DW_P_UNPACK(pk)                \
   DW_P_MAC("r10", "r11", "r12", "lr")
-#define DW_T_BACKWARD(h, pk, r0load, col0, col4)                                         \
-  col4(r0load) DW_LDW("r12", V2A, h) DW_LDW("lr", V2B, h) DW_T_INIT(h) DW_P_UNPACK(pk)   \
+#define DW_T_BACKWARD(h, pk, col0, col4)                                         \
+  col4 DW_LDW("r12", V2A, h) DW_LDW("lr", V2B, h) DW_T_INIT(h) DW_P_UNPACK(pk)   \
   DW_P_MAC("r10", "r11", "r12", "lr") "sub r0, r0, r2\n\t"                               \
-  DW_P_COL(r0load) DW_P_UNPACK(pk) DW_P_MAC("r6", "r7", "r12", "lr")                     \
+  DW_T_COL DW_P_UNPACK(pk) DW_P_MAC("r6", "r7", "r12", "lr")                     \
   DW_LDW("r12", V1A, h) DW_LDW("lr", V1B, h) DW_P_MAC("r10", "r11", "r12", "lr")         \
   "sub r0, r0, r2\n\t"                                                                   \
-  DW_P_COL(r0load) DW_P_UNPACK(pk) DW_P_MAC("r6", "r7", "r12", "lr")                     \
+  DW_T_COL DW_P_UNPACK(pk) DW_P_MAC("r6", "r7", "r12", "lr")                     \
   DW_LDW("r12", V0A, h) DW_LDW("lr", V0B, h) DW_P_MAC("r10", "r11", "r12", "lr")         \
   DW_LDW("r12", V2A, h) DW_LDW("lr", V2B, h) DW_P_MAC("r4", "r5", "r12", "lr")           \
   "sub r0, r0, r2\n\t"                                                                   \
-  DW_P_COL(r0load) DW_LDW("r12", V1A, h) DW_LDW("lr", V1B, h) DW_P_UNPACK(pk)            \
+  DW_T_COL DW_LDW("r12", V1A, h) DW_LDW("lr", V1B, h) DW_P_UNPACK(pk)            \
   DW_P_MAC("r4", "r5", "r12", "lr")                                                      \
   DW_LDW("r12", V0A, h) DW_LDW("lr", V0B, h) DW_P_MAC("r6", "r7", "r12", "lr")           \
   "sub r0, r0, r2\n\t"                                                                   \
-  col0(r0load) DW_P_UNPACK(pk) DW_P_MAC("r4", "r5", "r12", "lr")
+  col0 DW_P_UNPACK(pk) DW_P_MAC("r4", "r5", "r12", "lr")
 /* One channel's 3 sums requantised from its (multiplier, start, shift) words. */
 #define DW_T_REQUANT_CH(h, m, s, r, x, y, z)                                             \
   DW_LDW("r8", m, h) DW_LDW("r9", s, h) DW_LDW("r12", r, h)                               \
@@ -1587,13 +1586,12 @@ DW_LAYOUT_PAIRS2(unclamped_pairs2_bottom_right, DW_P_UNCLAMPED, DW_Q_ROW2_OUT, D
   "strb r11, [r12, " DW_O(OUT1, h) "]\n\t"
 /* A triple run (pixels: triples; out: A's first block, out_end its end; in_advance and
  * out_advance: from past A's window's and A's last block to the next triple's), arguments
- * as layout_blocks'; rows 0 (r0load) and 2 (row2: its three loads) and columns 0 and 4
- * inside or outside.  Each half's 6 bytes are stored after the three windows' words of its
+ * as layout_blocks' but r0 the window's row 2 and r3 minus row; columns 0 and 4 inside or
+ * outside (row2: row 2's three loads).  Each half's 6 bytes are stored after the three windows' words of its
  * channels were read; the caller keeps the output off the input (or past every byte the
  * rows still to come read). */
-#define DW_LAYOUT_TRIPLES(name, r0load, col0, col4, row2)                                \
-  DW_TRIPLES_OF(name, r0load, col0, col4, row2)
-#define DW_TRIPLES_OF(name, r0load, col0, col4, r2a, r2b, r2c)                           \
+#define DW_LAYOUT_TRIPLES(name, col0, col4, row2) DW_TRIPLES_OF(name, col0, col4, row2)
+#define DW_TRIPLES_OF(name, col0, col4, r2a, r2b, r2c)                                   \
   __attribute__((naked, noinline)) static void name(                                     \
       const int8_t *in CMSIS_IN_ASM, const int32_t *blocks CMSIS_IN_ASM,                 \
       int32_t step CMSIS_IN_ASM, int32_t row CMSIS_IN_ASM,                               \
@@ -1602,9 +1600,9 @@ DW_LAYOUT_PAIRS2(unclamped_pairs2_bottom_right, DW_P_UNCLAMPED, DW_Q_ROW2_OUT, D
         DW_RUN_ENTER                                                                     \
         "1:\n\t"                                                                         \
         DW_T_ROW2(0, DW_PK_0, DW_T_INIT_AC(0), "r4", "r5", r2a, r2b, r2c)                \
-        DW_T_FORWARD(0, DW_PK_0, r0load, col0, col4)                                     \
+        DW_T_FORWARD(0, DW_PK_0, col0, col4)                                             \
         DW_T_REQUANT_STORE(0)                                                            \
-        DW_T_BACKWARD(1, DW_PK_1, r0load, col0, col4)                                    \
+        DW_T_BACKWARD(1, DW_PK_1, col0, col4)                                            \
         DW_T_ROW2(1, DW_PK_1, "", "r6", "r7", r2a, r2b, r2c)                             \
         DW_T_REQUANT_STORE(1)                                                            \
         "add r0, r0, #4\n\t"                                                             \
@@ -1618,10 +1616,9 @@ DW_LAYOUT_PAIRS2(unclamped_pairs2_bottom_right, DW_P_UNCLAMPED, DW_Q_ROW2_OUT, D
 
 /* The triples whose window lies inside the input, whose column 0 lies left of it, whose
  * column 4 right of it (a row's first and last triple), unclamped. */
-DW_LAYOUT_TRIPLES(unclamped_triples, DW_P_R0_IN, DW_P_COL, DW_P_COL, DW_T_ROW2_IN)
-DW_LAYOUT_TRIPLES(unclamped_triples_left, DW_P_R0_IN, DW_P_COL_OUT, DW_P_COL, DW_T_ROW2_LEFT)
-DW_LAYOUT_TRIPLES(unclamped_triples_right, DW_P_R0_IN, DW_P_COL, DW_P_COL_OUT,
-                  DW_T_ROW2_RIGHT)
+DW_LAYOUT_TRIPLES(unclamped_triples, DW_T_COL, DW_T_COL, DW_T_ROW2_IN)
+DW_LAYOUT_TRIPLES(unclamped_triples_left, DW_T_COL_OUT, DW_T_COL, DW_T_ROW2_LEFT)
+DW_LAYOUT_TRIPLES(unclamped_triples_right, DW_T_COL, DW_T_COL_OUT, DW_T_ROW2_RIGHT)
 #else
 /* The halfword `half` (0 low, 1 high) of a layout word, as int16. */
 static int32_t half_of(int32_t word, int32_t half) {
@@ -2036,17 +2033,20 @@ static void plan_rows(const dw_job_t *job, dw_row_plan_t *plan) {
 }
 
 /* `count` runs of variant `of` (pairs or triples) from output column x of row y0's windows
- * on (out: the row's first pixel), from `run` (a plan's). */
+ * on (out: the row's first pixel), from `run` (a plan's); `down` rows lower with the row
+ * negated (layout_triples: 2). */
 static inline __attribute__((always_inline)) void planned_run(
     const dw_job_t *job, dw_run_t *run, dw_blocks_t of, const int8_t *image, int32_t y0,
-    int32_t x, int32_t count, int8_t *out) {
+    int32_t x, int32_t count, int8_t *out, int32_t down) {
   const tflm_conv_params_t *p = job->p;
   const int32_t step = p->input_c, row = p->input_w * step;
-  const intptr_t at = (intptr_t)y0 * row + (intptr_t)(x * p->stride_w - p->pad_w) * step;
+  const intptr_t at =
+      (intptr_t)(y0 + down) * row + (intptr_t)(x * p->stride_w - p->pad_w) * step;
   run->out = out + x * step;
   run->out_end = run->out + step;
   run->pixels = count;
-  of((const int8_t *)((uintptr_t)image + (uintptr_t)at), job->pairs, step, row, run);
+  of((const int8_t *)((uintptr_t)image + (uintptr_t)at), job->pairs, step,
+     down ? -row : row, run);
 }
 
 /* `pairs` pairs of variant pairs_of from output column x of row y0's windows on (out: the
@@ -2054,7 +2054,7 @@ static inline __attribute__((always_inline)) void planned_run(
 static inline __attribute__((always_inline)) void planned_pairs(
     const dw_job_t *job, dw_row_plan_t *plan, dw_blocks_t pairs_of, const int8_t *image,
     int32_t y0, int32_t x, int32_t pairs, int8_t *out) {
-  planned_run(job, &plan->run, pairs_of, image, y0, x, pairs, out);
+  planned_run(job, &plan->run, pairs_of, image, y0, x, pairs, out, 0);
 }
 
 /* Row y0's windows (rows outside: side_outside) by the plan in triples (out: the row's
@@ -2064,9 +2064,11 @@ static int32_t row_triples(const dw_job_t *job, dw_row_plan_t *plan, const int8_
   const dw_blocks_t *variants = dw_triple_variants[rows];
   const int32_t w = job->p->output_w;
   if (!plan->triples || variants[DW_INSIDE] == NULL) return 0;
-  planned_run(job, &plan->run3, variants[DW_LEFT], image, y0, 0, 1, out);
-  if (w > 6) planned_run(job, &plan->run3, variants[DW_INSIDE], image, y0, 3, w / 3 - 2, out);
-  planned_run(job, &plan->run3, variants[DW_RIGHT], image, y0, w - 3, 1, out);
+  planned_run(job, &plan->run3, variants[DW_LEFT], image, y0, 0, 1, out, 2);
+  if (w > 6) {
+    planned_run(job, &plan->run3, variants[DW_INSIDE], image, y0, 3, w / 3 - 2, out, 2);
+  }
+  planned_run(job, &plan->run3, variants[DW_RIGHT], image, y0, w - 3, 1, out, 2);
   return 1;
 }
 
