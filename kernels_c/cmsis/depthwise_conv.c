@@ -2025,8 +2025,10 @@ static void plan_rows(const dw_job_t *job, dw_row_plan_t *plan) {
   /* from past A's window's blocks to the next pair's */
   plan->run.in_advance = (2 * p->stride_w - 1) * p->input_c;
   plan->run.out_advance = p->input_c;
-  /* 8 channels keep unclamped_pairs8 */
-  plan->triples = plan->on == 1 && w % 3 == 0 && p->input_c != 8;
+  /* widths of 5 or more, odd ones too (row_triples' tails); 8 channels keep
+   * unclamped_pairs8 */
+  plan->triples = unclamped && p->stride_w == 1 && p->pad_w == 1 && w == p->input_w &&
+                  w >= 5 && !(plan->on == 1 && p->input_c == 8);
   plan->run3 = plan->run;
   plan->run3.in_advance = 2 * p->input_c; /* to the next triple's */
   plan->run3.out_advance = 2 * p->input_c;
@@ -2058,17 +2060,26 @@ static inline __attribute__((always_inline)) void planned_pairs(
 }
 
 /* Row y0's windows (rows outside: side_outside) by the plan in triples (out: the row's
- * first pixel): the first and last with their column outside; 0 when no variant fits. */
+ * first pixel), the first with its column 0 outside; the last 3 pixels as a triple with
+ * its column 4 outside, the last 2 as layout_pairs' right pair, or the last 4 as an inner
+ * pair and the right one (widths of 3k, 3k + 2 and 3k + 1); 0 when no variant fits. */
 static int32_t row_triples(const dw_job_t *job, dw_row_plan_t *plan, const int8_t *image,
                            int32_t y0, int32_t rows, int8_t *out) {
   const dw_blocks_t *variants = dw_triple_variants[rows];
-  const int32_t w = job->p->output_w;
+  const dw_blocks_t *pairs = dw_pair_variants[1][rows];
+  const int32_t w = job->p->output_w, tail = w % 3 == 0 ? 3 : w % 3 == 2 ? 2 : 4;
   if (!plan->triples || variants[DW_INSIDE] == NULL) return 0;
   planned_run(job, &plan->run3, variants[DW_LEFT], image, y0, 0, 1, out, 2);
-  if (w > 6) {
-    planned_run(job, &plan->run3, variants[DW_INSIDE], image, y0, 3, w / 3 - 2, out, 2);
+  if (w - tail > 3) {
+    planned_run(job, &plan->run3, variants[DW_INSIDE], image, y0, 3, (w - tail) / 3 - 1, out,
+                2);
   }
-  planned_run(job, &plan->run3, variants[DW_RIGHT], image, y0, w - 3, 1, out, 2);
+  if (tail == 3) {
+    planned_run(job, &plan->run3, variants[DW_RIGHT], image, y0, w - 3, 1, out, 2);
+    return 1;
+  }
+  if (tail == 4) planned_run(job, &plan->run, pairs[DW_INSIDE], image, y0, w - 4, 1, out, 0);
+  planned_run(job, &plan->run, pairs[DW_RIGHT], image, y0, w - 2, 1, out, 0);
   return 1;
 }
 
@@ -2107,8 +2118,9 @@ static int32_t row_planned(const dw_job_t *job, dw_row_plan_t *plan, const int8_
   const dw_blocks_t *variants = dw_pair_variants[1][rows == 3 ? 0 : rows];
   const dw_blocks_t inner =
       rows == 0 && p->input_c == 8 ? unclamped_pairs8 : variants[DW_INSIDE];
-  if (plan->on != 1 || rows == 3) return 0;
+  if (rows == 3) return 0;
   if (row_triples(job, plan, image, y0, rows, out)) return 1;
+  if (plan->on != 1) return 0;
   planned_pairs(job, plan, variants[DW_LEFT], image, y0, 0, 1, out);
   if (w > 4) planned_pairs(job, plan, inner, image, y0, 2, (w - 4) >> 1, out);
   planned_pairs(job, plan, variants[DW_RIGHT], image, y0, w - 2, 1, out);
@@ -2338,7 +2350,7 @@ static void depthwise_backwards(const dw_job_t *job, const int8_t *input,
   int32_t oy, ox, walk;
   plan_rows(job, &plan);
   walk = row_walk_of(job, out_stride);
-  if (p->output_w < DW_WALK_PIXELS && (!plan.on || walk == 2)) walk = 0;
+  if (p->output_w < DW_WALK_PIXELS && ((!plan.on && !plan.triples) || walk == 2)) walk = 0;
   for (oy = p->output_h - 1; oy >= 0; --oy) {
     int8_t *row = output + oy * row_bytes;
     if (walk != 0 && row_past(input, oy * step - p->pad_h + last_tap, input_h, line, row)) {
