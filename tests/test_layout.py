@@ -422,8 +422,8 @@ def test_depthwise_layout_bit_exact_on_board(target):
 # below it), an odd count of output pixels (10 wide: 5), odd sizes (padding left and above:
 # not paired), VALID with every window inside (9 wide) or a last pixel alone (8 wide),
 # clamped (RELU: not paired), rows of 2 and 1 pixels (no pair but the last, none).  Eight
-# channels (unclamped_pairs8 for the inner pairs of a plan of stride 1: vww's 48x48, 1 and
-# 2 inner pairs; odd widths and stride 2 take the other runs).
+# channels (vww's 48x48: its rows in triples, unclamped_triples8 inside; 1 and 2 inner
+# pairs; odd widths and stride 2 take the other runs).
 PAIR_LAYERS = [(16, 1, "SAME", 5, 6, "NONE"), (24, 1, "SAME", 4, 7, "NONE"),
                (64, 1, "SAME", 3, 5, "NONE"), (32, 1, "SAME", 5, 6, "RELU"),
                (48, 1, "VALID", 4, 6, "NONE"), (192, 1, "SAME", 2, 4, "NONE"),

@@ -15,9 +15,13 @@
  * pixels and every weight and requantisation word read once, 197 instructions, 219 cycles
  * per 72 MACs unclamped; runs of stride 2 likewise (layout_pairs2, the two windows share
  * one column), about 20 instructions more.  Rows whose runs the node's shape fixes take
- * them from a plan set up once per call (plan_rows); a plan's inner pairs of 8 channels
- * run both blocks in one pass with the step an immediate (unclamped_pairs8, about 8%
- * fewer cycles a pair).  A border pixel (or pair) whose window has one row and / or one
+ * them from a plan set up once per call (plan_rows).  Its stride-1 rows inside the input
+ * (unclamped, 5 pixels wide or more) take three pixels per pass (layout_triples: 5 columns
+ * unpacked for 3 windows, each half's requantisation words read once for 3 pixels), 273
+ * instructions, 307 cycles per 108 MACs (204.7 per 72), the row's first triple with its
+ * column 0 outside, the last with its column 4 (or a right pair, or an inner and a right
+ * pair, after them); 8 channels run their inner triples with the step an immediate
+ * (unclamped_triples8, 294 cycles).  A border pixel (or pair) whose window has one row and / or one
  * column outside runs a variant that reads the zero point (one word on its stack) for
  * the outside taps, which adds exactly 0 to the folded sum, as TFLM's skipped taps do;
  * other border windows (inputs of 1 or 2 pixels) are first copied with the zero point
@@ -1324,56 +1328,6 @@ DW_LAYOUT_BLOCKS(unclamped_bottom_right, DW_UNCLAMPED, DW_ROW0_RIGHT, DW_ROW1_RI
         DW_RUN_NEXT("")); /* the pair is done: the next one's window and blocks */       \
   }
 
-/* unclamped_pairs for 8 channels of a plan of stride 1 (row_planned: step, in_advance and
- * out_advance 8 bytes): both blocks in one pass; the step an immediate, so r2 holds out
- * (no load of it per half, B's bytes at r2 + 8, row 2's words at row 2's pointer + 8k);
- * the next pair's window, blocks and out moved by constants, no run word read but the
- * pair count (op 1 of vww: 8 channels, 48 x 48). */
-#define DW_P8_FORWARD(h, pk)                                                             \
-  DW_P_WALK(h, pk, DW_P_R0_IN, DW_P_COL, DW_P_COL, "add r0, r0, #8\n\t", "r4", "r5", "r6", \
-            "r7", V0A, V0B, V2A, V2B, "", "r4", "r5")
-#define DW_P8_BACKWARD(h, pk)                                                            \
-  DW_P_WALK(h, pk, DW_P_R0_IN, DW_P_COL, DW_P_COL, "sub r0, r0, #8\n\t", "r6", "r7", "r4", \
-            "r5", V2A, V2B, V0A, V0B, DW_P_INIT(h), "r4", "r5")
-#define DW_P8_ROW2                                                                       \
-  "add r12, r0, r3, lsl #1\n\t"                                                          \
-  "ldr r8, [r12]\n\t"                                                                    \
-  "ldr r9, [r12, #8]\n\t"                                                                \
-  "ldr r10, [r12, #16]\n\t"                                                              \
-  "ldr r11, [r12, #24]\n\t"
-#define DW_P8_STORE(h)                                                                   \
-  "strb r4, [r2, " DW_O(OUT, h) "]\n\t"                                                  \
-  "strb r5, [r2, " DW_O(OUT1, h) "]\n\t"                                                 \
-  "strb r6, [r2, " DW_O(OUT, h) "+8]\n\t"                                                \
-  "strb r7, [r2, " DW_O(OUT1, h) "+8]\n\t"
-#define DW_P8_BLOCK                                                                      \
-  DW_P8_ROW2 DW_P_INIT(0) DW_P_ROW2(0, DW_PK_0) DW_P8_FORWARD(0, DW_PK_0)                \
-  DW_P_REQUANT(0) DW_P8_STORE(0)                                                         \
-  DW_P8_BACKWARD(1, DW_PK_1) DW_P8_ROW2 DW_P_ROW2(1, DW_PK_1)                            \
-  DW_P_REQUANT(1) DW_P8_STORE(1)                                                         \
-  "add r0, r0, #4\n\t"                                                                   \
-  "add r1, r1, #152\n\t" /* 4 * DW_BLOCK_WORDS */                                        \
-  "add r2, r2, #4\n\t"
-__attribute__((naked, noinline)) static void unclamped_pairs8(
-    const int8_t *in CMSIS_IN_ASM, const int32_t *blocks CMSIS_IN_ASM,
-    int32_t step CMSIS_IN_ASM, int32_t row CMSIS_IN_ASM, const dw_run_t *run CMSIS_IN_ASM) {
-  __asm__ volatile(DW_RUN_ENTER
-                   "ldr r2, [sp]\n\t" /* out */
-                   "1:\n\t"
-                   DW_P8_BLOCK DW_P8_BLOCK
-                   "ldr r9, [sp, #16]\n\t" /* pairs left */
-                   "subs r9, r9, #1\n\t"
-                   "beq 2f\n\t"
-                   "str r9, [sp, #16]\n\t"
-                   "add r0, r0, #8\n\t"   /* in_advance */
-                   "sub r1, r1, #304\n\t" /* 2 * 4 * DW_BLOCK_WORDS */
-                   "add r2, r2, #8\n\t"   /* out_advance */
-                   "b 1b\n\t"
-                   "2:\n\t"
-                   "add sp, sp, #40\n\t"
-                   "pop {r4-r11, pc}\n\t");
-}
-
 /* The pairs whose window lies inside the input, whose row 0 lies above it, whose row 2
  * below, whose column 0 left of it, whose column 3 right of it, unclamped (the activations
  * models use: the whole int8 range); clamped only inside. */
@@ -1519,37 +1473,38 @@ DW_LAYOUT_PAIRS2(unclamped_pairs2_bottom_right, DW_P_UNCLAMPED, DW_Q_ROW2_OUT, D
   "sxtb16 r9, r9, ror #8\n\t"                                                            \
   DW_O(T8, h) " r10, r12, r8, r10\n\t"                                                   \
   DW_O(T8, h) " r11, lr, r9, r11\n\t"
-/* Rows 0 and 1 of columns 0 .. 4 (r0 ends at column 4), and 4 .. 0 with the sums started
- * there; col0 and col4 load columns 0 and 4 (DW_T_COL, or DW_T_COL_OUT outside). */
-#define DW_T_FORWARD(h, pk, col0, col4)                                          \
+/* Rows 0 and 1 of columns 0 .. 4 (r0 ends at column 4: `next` moves it right), and 4 .. 0
+ * with the sums started there (`back`); col0 and col4 load columns 0 and 4 (DW_T_COL, or
+ * DW_T_COL_OUT outside). */
+#define DW_T_FORWARD(h, pk, col0, col4, next)                                        \
   col0 DW_LDW("r12", V0A, h) DW_LDW("lr", V0B, h) DW_P_UNPACK(pk)                \
-  DW_P_MAC("r4", "r5", "r12", "lr") "add r0, r0, r2\n\t"                                 \
+  DW_P_MAC("r4", "r5", "r12", "lr") next                                                 \
   DW_T_COL DW_P_UNPACK(pk) DW_P_MAC("r6", "r7", "r12", "lr")                     \
   DW_LDW("r12", V1A, h) DW_LDW("lr", V1B, h) DW_P_MAC("r4", "r5", "r12", "lr")           \
-  "add r0, r0, r2\n\t"                                                                   \
+  next                                                                                   \
   DW_T_COL DW_P_UNPACK(pk) DW_P_MAC("r6", "r7", "r12", "lr")                     \
   DW_LDW("r12", V0A, h) DW_LDW("lr", V0B, h) DW_P_MAC("r10", "r11", "r12", "lr")         \
   DW_LDW("r12", V2A, h) DW_LDW("lr", V2B, h) DW_P_MAC("r4", "r5", "r12", "lr")           \
-  "add r0, r0, r2\n\t"                                                                   \
+  next                                                                                   \
   DW_T_COL DW_P_UNPACK(pk) DW_P_MAC("r6", "r7", "r12", "lr")                     \
   DW_LDW("r12", V1A, h) DW_LDW("lr", V1B, h) DW_P_MAC("r10", "r11", "r12", "lr")         \
-  "add r0, r0, r2\n\t"                                                                   \
+  next                                                                                   \
   col4 DW_LDW("r12", V2A, h) DW_LDW("lr", V2B, h) DW_P_UNPACK(pk)                \
   DW_P_MAC("r10", "r11", "r12", "lr")
-#define DW_T_BACKWARD(h, pk, col0, col4)                                         \
+#define DW_T_BACKWARD(h, pk, col0, col4, back)                                        \
   col4 DW_LDW("r12", V2A, h) DW_LDW("lr", V2B, h) DW_T_INIT(h) DW_P_UNPACK(pk)   \
-  DW_P_MAC("r10", "r11", "r12", "lr") "sub r0, r0, r2\n\t"                               \
+  DW_P_MAC("r10", "r11", "r12", "lr") back                                               \
   DW_T_COL DW_P_UNPACK(pk) DW_P_MAC("r6", "r7", "r12", "lr")                     \
   DW_LDW("r12", V1A, h) DW_LDW("lr", V1B, h) DW_P_MAC("r10", "r11", "r12", "lr")         \
-  "sub r0, r0, r2\n\t"                                                                   \
+  back                                                                                   \
   DW_T_COL DW_P_UNPACK(pk) DW_P_MAC("r6", "r7", "r12", "lr")                     \
   DW_LDW("r12", V0A, h) DW_LDW("lr", V0B, h) DW_P_MAC("r10", "r11", "r12", "lr")         \
   DW_LDW("r12", V2A, h) DW_LDW("lr", V2B, h) DW_P_MAC("r4", "r5", "r12", "lr")           \
-  "sub r0, r0, r2\n\t"                                                                   \
+  back                                                                                   \
   DW_T_COL DW_LDW("r12", V1A, h) DW_LDW("lr", V1B, h) DW_P_UNPACK(pk)            \
   DW_P_MAC("r4", "r5", "r12", "lr")                                                      \
   DW_LDW("r12", V0A, h) DW_LDW("lr", V0B, h) DW_P_MAC("r6", "r7", "r12", "lr")           \
-  "sub r0, r0, r2\n\t"                                                                   \
+  back                                                                                   \
   col0 DW_P_UNPACK(pk) DW_P_MAC("r4", "r5", "r12", "lr")
 /* One channel's 3 sums requantised from its (multiplier, start, shift) words. */
 #define DW_T_REQUANT_CH(h, m, s, r, x, y, z)                                             \
@@ -1563,9 +1518,8 @@ DW_LAYOUT_PAIRS2(unclamped_pairs2_bottom_right, DW_P_UNCLAMPED, DW_Q_ROW2_OUT, D
   "sub r9, r9, " z ", lsr #31\n\t"                                                       \
   "smmlar " z ", " z ", r8, r9\n\t"                                                      \
   "asr " z ", " z ", r12\n\t"
-/* The half's 6 sums requantised, saturated and stored at out + 2h, out + width + 2h and
- * out + 2 width + 2h (width == step), r8 then the run's out, r9 its out_end. */
-#define DW_T_REQUANT_STORE(h)                                                            \
+/* The half's 6 sums requantised and saturated. */
+#define DW_T_REQUANT(h)                                                                  \
   DW_T_REQUANT_CH(h, MA, SA, RA, "r4", "r6", "r10")                                      \
   DW_T_REQUANT_CH(h, MB, SB, RB, "r5", "r7", "r11")                                      \
   "ssat r4, #8, r4\n\t"                                                                  \
@@ -1573,7 +1527,10 @@ DW_LAYOUT_PAIRS2(unclamped_pairs2_bottom_right, DW_P_UNCLAMPED, DW_Q_ROW2_OUT, D
   "ssat r6, #8, r6\n\t"                                                                  \
   "ssat r7, #8, r7\n\t"                                                                  \
   "ssat r10, #8, r10\n\t"                                                                \
-  "ssat r11, #8, r11\n\t"                                                                \
+  "ssat r11, #8, r11\n\t"
+/* Stored at out + 2h, out + width + 2h and out + 2 width + 2h (width == step), r8 then the
+ * run's out, r9 its out_end. */
+#define DW_T_STORE(h)                                                                    \
   "ldr r8, [sp]\n\t"                                                                     \
   DW_O(END, h)                                                                           \
   "strb r4, [r8, " DW_O(OUT, h) "]\n\t"                                                  \
@@ -1600,11 +1557,11 @@ DW_LAYOUT_PAIRS2(unclamped_pairs2_bottom_right, DW_P_UNCLAMPED, DW_Q_ROW2_OUT, D
         DW_RUN_ENTER                                                                     \
         "1:\n\t"                                                                         \
         DW_T_ROW2(0, DW_PK_0, DW_T_INIT_AC(0), "r4", "r5", r2a, r2b, r2c)                \
-        DW_T_FORWARD(0, DW_PK_0, col0, col4)                                             \
-        DW_T_REQUANT_STORE(0)                                                            \
-        DW_T_BACKWARD(1, DW_PK_1, col0, col4)                                            \
+        DW_T_FORWARD(0, DW_PK_0, col0, col4, "add r0, r0, r2\n\t")                      \
+        DW_T_REQUANT(0) DW_T_STORE(0)                                                    \
+        DW_T_BACKWARD(1, DW_PK_1, col0, col4, "sub r0, r0, r2\n\t")                     \
         DW_T_ROW2(1, DW_PK_1, "", "r6", "r7", r2a, r2b, r2c)                             \
-        DW_T_REQUANT_STORE(1)                                                            \
+        DW_T_REQUANT(1) DW_T_STORE(1)                                                    \
         "add r0, r0, #4\n\t"                                                             \
         "add r1, r1, #152\n\t" /* 4 * DW_BLOCK_WORDS */                                  \
         "add r8, r8, #4\n\t"                                                             \
@@ -1619,6 +1576,54 @@ DW_LAYOUT_PAIRS2(unclamped_pairs2_bottom_right, DW_P_UNCLAMPED, DW_Q_ROW2_OUT, D
 DW_LAYOUT_TRIPLES(unclamped_triples, DW_T_COL, DW_T_COL, DW_T_ROW2_IN)
 DW_LAYOUT_TRIPLES(unclamped_triples_left, DW_T_COL_OUT, DW_T_COL, DW_T_ROW2_LEFT)
 DW_LAYOUT_TRIPLES(unclamped_triples_right, DW_T_COL, DW_T_COL_OUT, DW_T_ROW2_RIGHT)
+
+/* unclamped_triples for 8 channels inside (row_triples' inner triples: vww's 48 x 48 of op
+ * 1): the step an immediate, so r2 holds out (no load of it per half, B's and C's bytes at
+ * r2 + 8 and r2 + 16, row 2's words at r0 + 8k); the two blocks looped by out's bit 2 (out
+ * 8-byte aligned: row_triples checks), the next triple's window, blocks and out moved by
+ * constants. */
+#define DW_T8_ROW2_IN                                                                    \
+  "ldr r8, [r0]\n\t" "ldr r9, [r0, #8]\n\t", "ldr r8, [r0, #16]\n\t" "ldr r9, [r0, #24]\n\t", \
+  "ldr r9, [r0, #32]\n\t"
+#define DW_T8_STORE(h)                                                                   \
+  "strb r4, [r2, " DW_O(OUT, h) "]\n\t"                                                  \
+  "strb r5, [r2, " DW_O(OUT1, h) "]\n\t"                                                 \
+  "strb r6, [r2, " DW_O(OUT, h) "+8]\n\t"                                                \
+  "strb r7, [r2, " DW_O(OUT1, h) "+8]\n\t"                                               \
+  "strb r10, [r2, " DW_O(OUT, h) "+16]\n\t"                                              \
+  "strb r11, [r2, " DW_O(OUT1, h) "+16]\n\t"
+#define DW_T8_BLOCK(r2a, r2b, r2c)                                                       \
+  DW_T_ROW2(0, DW_PK_0, DW_T_INIT_AC(0), "r4", "r5", r2a, r2b, r2c)                      \
+  DW_T_FORWARD(0, DW_PK_0, DW_T_COL, DW_T_COL, "add r0, r0, #8\n\t")                     \
+  DW_T_REQUANT(0) DW_T8_STORE(0)                                                         \
+  DW_T_BACKWARD(1, DW_PK_1, DW_T_COL, DW_T_COL, "sub r0, r0, #8\n\t")                    \
+  DW_T_ROW2(1, DW_PK_1, "", "r6", "r7", r2a, r2b, r2c)                                   \
+  DW_T_REQUANT(1) DW_T8_STORE(1)
+#define DW_T8_BLOCK_OF(rows2) DW_T8_BLOCK(rows2)
+__attribute__((naked, noinline)) static void unclamped_triples8(
+    const int8_t *in CMSIS_IN_ASM, const int32_t *blocks CMSIS_IN_ASM,
+    int32_t step CMSIS_IN_ASM, int32_t row CMSIS_IN_ASM, const dw_run_t *run CMSIS_IN_ASM) {
+  __asm__ volatile(DW_RUN_ENTER
+                   "ldr r2, [sp]\n\t" /* out */
+                   "1:\n\t"
+                   DW_T8_BLOCK_OF(DW_T8_ROW2_IN)
+                   "add r0, r0, #4\n\t"
+                   "add r1, r1, #152\n\t" /* 4 * DW_BLOCK_WORDS */
+                   "add r2, r2, #4\n\t"
+                   "tst r2, #4\n\t"
+                   "bne 1b\n\t" /* the second block */
+                   "ldr r9, [sp, #16]\n\t" /* triples left */
+                   "subs r9, r9, #1\n\t"
+                   "beq 2f\n\t"
+                   "str r9, [sp, #16]\n\t"
+                   "add r0, r0, #16\n\t"  /* in_advance */
+                   "sub r1, r1, #304\n\t" /* 2 * 4 * DW_BLOCK_WORDS */
+                   "add r2, r2, #16\n\t"  /* out_advance */
+                   "b 1b\n\t"
+                   "2:\n\t"
+                   "add sp, sp, #40\n\t"
+                   "pop {r4-r11, pc}\n\t");
+}
 #else
 /* The halfword `half` (0 low, 1 high) of a layout word, as int16. */
 static int32_t half_of(int32_t word, int32_t half) {
@@ -2025,10 +2030,9 @@ static void plan_rows(const dw_job_t *job, dw_row_plan_t *plan) {
   /* from past A's window's blocks to the next pair's */
   plan->run.in_advance = (2 * p->stride_w - 1) * p->input_c;
   plan->run.out_advance = p->input_c;
-  /* widths of 5 or more, odd ones too (row_triples' tails); 8 channels keep
-   * unclamped_pairs8 */
+  /* widths of 5 or more, odd ones too (row_triples' tails) */
   plan->triples = unclamped && p->stride_w == 1 && p->pad_w == 1 && w == p->input_w &&
-                  w >= 5 && !(plan->on == 1 && p->input_c == 8);
+                  w >= 5;
   plan->run3 = plan->run;
   plan->run3.in_advance = 2 * p->input_c; /* to the next triple's */
   plan->run3.out_advance = 2 * p->input_c;
@@ -2071,8 +2075,9 @@ static int32_t row_triples(const dw_job_t *job, dw_row_plan_t *plan, const int8_
   if (!plan->triples || variants[DW_INSIDE] == NULL) return 0;
   planned_run(job, &plan->run3, variants[DW_LEFT], image, y0, 0, 1, out, 2);
   if (w - tail > 3) {
-    planned_run(job, &plan->run3, variants[DW_INSIDE], image, y0, 3, (w - tail) / 3 - 1, out,
-                2);
+    const int32_t eight = rows == 0 && job->p->input_c == 8 && ((uintptr_t)out & 7) == 0;
+    planned_run(job, &plan->run3, eight ? unclamped_triples8 : variants[DW_INSIDE], image, y0,
+                3, (w - tail) / 3 - 1, out, 2);
   }
   if (tail == 3) {
     planned_run(job, &plan->run3, variants[DW_RIGHT], image, y0, w - 3, 1, out, 2);
@@ -2116,13 +2121,11 @@ static int32_t row_planned(const dw_job_t *job, dw_row_plan_t *plan, const int8_
   const int32_t y0 = oy * p->stride_h - p->pad_h, w = p->output_w;
   const int32_t rows = side_outside(y0, p->input_h);
   const dw_blocks_t *variants = dw_pair_variants[1][rows == 3 ? 0 : rows];
-  const dw_blocks_t inner =
-      rows == 0 && p->input_c == 8 ? unclamped_pairs8 : variants[DW_INSIDE];
   if (rows == 3) return 0;
   if (row_triples(job, plan, image, y0, rows, out)) return 1;
   if (plan->on != 1) return 0;
   planned_pairs(job, plan, variants[DW_LEFT], image, y0, 0, 1, out);
-  if (w > 4) planned_pairs(job, plan, inner, image, y0, 2, (w - 4) >> 1, out);
+  if (w > 4) planned_pairs(job, plan, variants[DW_INSIDE], image, y0, 2, (w - 4) >> 1, out);
   planned_pairs(job, plan, variants[DW_RIGHT], image, y0, w - 2, 1, out);
   return 1;
 }
