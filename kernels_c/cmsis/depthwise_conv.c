@@ -21,11 +21,11 @@
  * instructions, 307 cycles per 108 MACs (204.7 per 72), the row's first triple with its
  * column 0 outside, the last with its column 4 (or a right pair, or an inner and a right
  * pair, after them); 8 channels run their inner triples with the step an immediate
- * (unclamped_triples8, 294 cycles).  A border pixel (or pair) whose window has one row and / or one
- * column outside runs a variant that reads the zero point (one word on its stack) for
- * the outside taps, which adds exactly 0 to the folded sum, as TFLM's skipped taps do;
- * other border windows (inputs of 1 or 2 pixels) are first copied with the zero point
- * outside.  So every pixel sums the same 9 taps.
+ * (unclamped_triples8, 294 cycles).  A border pixel (or pair) whose window has one row
+ * and / or one column outside runs a variant that reads the zero point (one word on its
+ * stack) for the outside taps, which adds exactly 0 to the folded sum, as TFLM's skipped
+ * taps do; other border windows (inputs of 1 or 2 pixels) are first copied with the zero
+ * point outside.  So every pixel sums the same 9 taps.
  *
  * Nodes of one input channel and a multiplier divisible by 4 (micro_speech's 10x8 filter of 8
  * channels, person_detect's first 3x3 layer) with their DW_ROW_QUADS record, on every core
@@ -1443,7 +1443,10 @@ DW_LAYOUT_PAIRS2(unclamped_pairs2_bottom_right, DW_P_UNCLAMPED, DW_Q_ROW2_OUT, D
 #define DW_T_COL_OUT DW_ZP("r8") DW_ZP("r9")
 #define DW_T_R2A_IN "ldr r8, [r0]\n\t" "ldr r9, [r0, r2]\n\t"
 #define DW_T_R2A_LEFT DW_ZP("r8") "ldr r9, [r0, r2]\n\t"
-#define DW_T_R2B_IN "add r9, r0, r2\n\t" "ldr r8, [r0, r2, lsl #1]\n\t" "ldr r9, [r9, r2, lsl #1]\n\t"
+#define DW_T_R2B_IN                                                                      \
+  "add r9, r0, r2\n\t"                                                                   \
+  "ldr r8, [r0, r2, lsl #1]\n\t"                                                         \
+  "ldr r9, [r9, r2, lsl #1]\n\t"
 #define DW_T_R2C_IN "ldr r9, [r0, r2, lsl #2]\n\t"
 #define DW_T_ROW2_IN DW_T_R2A_IN, DW_T_R2B_IN, DW_T_R2C_IN
 #define DW_T_ROW2_LEFT DW_T_R2A_LEFT, DW_T_R2B_IN, DW_T_R2C_IN
@@ -1473,39 +1476,32 @@ DW_LAYOUT_PAIRS2(unclamped_pairs2_bottom_right, DW_P_UNCLAMPED, DW_Q_ROW2_OUT, D
   "sxtb16 r9, r9, ror #8\n\t"                                                            \
   DW_O(T8, h) " r10, r12, r8, r10\n\t"                                                   \
   DW_O(T8, h) " r11, lr, r9, r11\n\t"
-/* Rows 0 and 1 of columns 0 .. 4 (r0 ends at column 4: `next` moves it right), and 4 .. 0
- * with the sums started there (`back`); col0 and col4 load columns 0 and 4 (DW_T_COL, or
- * DW_T_COL_OUT outside). */
-#define DW_T_FORWARD(h, pk, col0, col4, next)                                        \
-  col0 DW_LDW("r12", V0A, h) DW_LDW("lr", V0B, h) DW_P_UNPACK(pk)                \
-  DW_P_MAC("r4", "r5", "r12", "lr") next                                                 \
-  DW_T_COL DW_P_UNPACK(pk) DW_P_MAC("r6", "r7", "r12", "lr")                     \
-  DW_LDW("r12", V1A, h) DW_LDW("lr", V1B, h) DW_P_MAC("r4", "r5", "r12", "lr")           \
-  next                                                                                   \
-  DW_T_COL DW_P_UNPACK(pk) DW_P_MAC("r6", "r7", "r12", "lr")                     \
-  DW_LDW("r12", V0A, h) DW_LDW("lr", V0B, h) DW_P_MAC("r10", "r11", "r12", "lr")         \
-  DW_LDW("r12", V2A, h) DW_LDW("lr", V2B, h) DW_P_MAC("r4", "r5", "r12", "lr")           \
-  next                                                                                   \
-  DW_T_COL DW_P_UNPACK(pk) DW_P_MAC("r6", "r7", "r12", "lr")                     \
-  DW_LDW("r12", V1A, h) DW_LDW("lr", V1B, h) DW_P_MAC("r10", "r11", "r12", "lr")         \
-  next                                                                                   \
-  col4 DW_LDW("r12", V2A, h) DW_LDW("lr", V2B, h) DW_P_UNPACK(pk)                \
-  DW_P_MAC("r10", "r11", "r12", "lr")
-#define DW_T_BACKWARD(h, pk, col0, col4, back)                                        \
-  col4 DW_LDW("r12", V2A, h) DW_LDW("lr", V2B, h) DW_T_INIT(h) DW_P_UNPACK(pk)   \
-  DW_P_MAC("r10", "r11", "r12", "lr") back                                               \
-  DW_T_COL DW_P_UNPACK(pk) DW_P_MAC("r6", "r7", "r12", "lr")                     \
-  DW_LDW("r12", V1A, h) DW_LDW("lr", V1B, h) DW_P_MAC("r10", "r11", "r12", "lr")         \
-  back                                                                                   \
-  DW_T_COL DW_P_UNPACK(pk) DW_P_MAC("r6", "r7", "r12", "lr")                     \
-  DW_LDW("r12", V0A, h) DW_LDW("lr", V0B, h) DW_P_MAC("r10", "r11", "r12", "lr")         \
-  DW_LDW("r12", V2A, h) DW_LDW("lr", V2B, h) DW_P_MAC("r4", "r5", "r12", "lr")           \
-  back                                                                                   \
-  DW_T_COL DW_LDW("r12", V1A, h) DW_LDW("lr", V1B, h) DW_P_UNPACK(pk)            \
-  DW_P_MAC("r4", "r5", "r12", "lr")                                                      \
-  DW_LDW("r12", V0A, h) DW_LDW("lr", V0B, h) DW_P_MAC("r6", "r7", "r12", "lr")           \
-  back                                                                                   \
-  col0 DW_P_UNPACK(pk) DW_P_MAC("r4", "r5", "r12", "lr")
+/* Rows 0 and 1 of the 5 columns from `edge0` on (DW_T_COL, or DW_T_COL_OUT outside) to
+ * `edge1`, r0 moved by `move`: the first feeds pixel X (sums x0, x1) by its column pair
+ * near, the next ones B (r6, r7) by the pair before and X by the next, the middle one Z
+ * (z0, z1) by near as well, the last Z by far; each column's first pair kept from the
+ * column before.  `init` with the first loads. */
+#define DW_T_WALK(h, pk, edge0, edge1, move, init, x0, x1, z0, z1, nearA, nearB, midA, midB, \
+                  farA, farB)                                                            \
+  edge0 DW_LDW("r12", nearA, h) DW_LDW("lr", nearB, h) init DW_P_UNPACK(pk)              \
+  DW_P_MAC(x0, x1, "r12", "lr") move                                                     \
+  DW_T_COL DW_P_UNPACK(pk) DW_P_MAC("r6", "r7", "r12", "lr")                             \
+  DW_LDW("r12", midA, h) DW_LDW("lr", midB, h) DW_P_MAC(x0, x1, "r12", "lr") move        \
+  DW_T_COL DW_P_UNPACK(pk) DW_P_MAC("r6", "r7", "r12", "lr")                             \
+  DW_LDW("r12", nearA, h) DW_LDW("lr", nearB, h) DW_P_MAC(z0, z1, "r12", "lr")           \
+  DW_LDW("r12", farA, h) DW_LDW("lr", farB, h) DW_P_MAC(x0, x1, "r12", "lr") move        \
+  DW_T_COL DW_P_UNPACK(pk) DW_P_MAC("r6", "r7", "r12", "lr")                             \
+  DW_LDW("r12", midA, h) DW_LDW("lr", midB, h) DW_P_MAC(z0, z1, "r12", "lr") move        \
+  edge1 DW_LDW("r12", farA, h) DW_LDW("lr", farB, h) DW_P_UNPACK(pk)                     \
+  DW_P_MAC(z0, z1, "r12", "lr")
+/* Columns 0 .. 4 (A by (0, 3) first; r0 ends at column 4), and 4 .. 0 with the sums
+ * started there (C by (2, 5) first); col0 and col4 load columns 0 and 4. */
+#define DW_T_FORWARD(h, pk, col0, col4, next)                                            \
+  DW_T_WALK(h, pk, col0, col4, next, "", "r4", "r5", "r10", "r11", V0A, V0B, V1A, V1B, V2A, \
+            V2B)
+#define DW_T_BACKWARD(h, pk, col0, col4, back)                                           \
+  DW_T_WALK(h, pk, col4, col0, back, DW_T_INIT(h), "r10", "r11", "r4", "r5", V2A, V2B, V1A, \
+            V1B, V0A, V0B)
 /* One channel's 3 sums requantised from its (multiplier, start, shift) words. */
 #define DW_T_REQUANT_CH(h, m, s, r, x, y, z)                                             \
   DW_LDW("r8", m, h) DW_LDW("r9", s, h) DW_LDW("r12", r, h)                               \
@@ -1544,9 +1540,10 @@ DW_LAYOUT_PAIRS2(unclamped_pairs2_bottom_right, DW_P_UNCLAMPED, DW_Q_ROW2_OUT, D
 /* A triple run (pixels: triples; out: A's first block, out_end its end; in_advance and
  * out_advance: from past A's window's and A's last block to the next triple's), arguments
  * as layout_blocks' but r0 the window's row 2 and r3 minus row; columns 0 and 4 inside or
- * outside (row2: row 2's three loads).  Each half's 6 bytes are stored after the three windows' words of its
- * channels were read; the caller keeps the output off the input (or past every byte the
- * rows still to come read). */
+ * outside (row2: row 2's three loads).  Each half's 6 bytes are stored after the three
+ * windows' words of its channels were read; over the input, the caller keeps the output
+ * where they overwrite only bytes read already (triples_may_overlap), or past every byte
+ * the rows still to come read (depthwise_backwards). */
 #define DW_LAYOUT_TRIPLES(name, col0, col4, row2) DW_TRIPLES_OF(name, col0, col4, row2)
 #define DW_TRIPLES_OF(name, col0, col4, r2a, r2b, r2c)                                   \
   __attribute__((naked, noinline)) static void name(                                     \
