@@ -422,8 +422,8 @@ def test_depthwise_layout_bit_exact_on_board(target):
 # below it), an odd count of output pixels (10 wide: 5), odd sizes (padding left and above:
 # not paired), VALID with every window inside (9 wide) or a last pixel alone (8 wide),
 # clamped (RELU: not paired), rows of 2 and 1 pixels (no pair but the last, none).  Eight
-# channels (unclamped_pairs8 for the inner pairs of a plan of stride 1: vww's 48x48, 1 and
-# 2 inner pairs; odd widths and stride 2 take the other runs).
+# channels (vww's 48x48: its rows in triples, unclamped_triples8 inside; 1 and 2 inner
+# pairs; odd widths and stride 2 take the other runs).
 PAIR_LAYERS = [(16, 1, "SAME", 5, 6, "NONE"), (24, 1, "SAME", 4, 7, "NONE"),
                (64, 1, "SAME", 3, 5, "NONE"), (32, 1, "SAME", 5, 6, "RELU"),
                (48, 1, "VALID", 4, 6, "NONE"), (192, 1, "SAME", 2, 4, "NONE"),
@@ -439,12 +439,27 @@ PAIR_LAYERS = [(16, 1, "SAME", 5, 6, "NONE"), (24, 1, "SAME", 4, 7, "NONE"),
 PAIR_PIXEL_LCM = 192  # a multiple of every PAIR_LAYERS pixel (channels)
 
 
-def pairs_model(seed: int):
-    """(model bytes, inputs, cases) of PAIR_LAYERS, inputs of zero point -128 (real
-    models')."""
+# Layers of the DSP triple runs (layout_triples: stride 1, SAME, unclamped), same fields:
+# widths 3k (the row's last triple with column 4 outside: vww's 6, 12, 24 and 48), 3k + 2
+# (a right pair after the triples: kws' 5, 11) and 3k + 1 (an inner and a right pair: 7,
+# 13), one inner triple or none or many, 8 to 256 channels (12: 3 blocks; 36: 9), the top
+# and bottom rows (pairs), 3 rows (one row of triples) and 4 wide (no triple: pairs);
+# clamped (RELU6: no triple) and VALID (no plan) beside them.
+DW_TRIPLE_LAYERS = [(32, 1, "SAME", 5, 6, "NONE"), (64, 1, "SAME", 4, 12, "NONE"),
+                    (128, 1, "SAME", 3, 6, "NONE"), (16, 1, "SAME", 4, 24, "NONE"),
+                    (8, 1, "SAME", 3, 48, "NONE"), (64, 1, "SAME", 6, 5, "NONE"),
+                    (12, 1, "SAME", 4, 11, "NONE"), (36, 1, "SAME", 3, 7, "NONE"),
+                    (20, 1, "SAME", 4, 13, "NONE"), (256, 1, "SAME", 3, 9, "NONE"),
+                    (24, 1, "SAME", 5, 4, "NONE"), (16, 1, "SAME", 4, 9, "RELU6"),
+                    (16, 1, "VALID", 4, 9, "NONE")]
+
+
+def pairs_model(seed: int, layers=PAIR_LAYERS):
+    """(model bytes, inputs, cases) of `layers` (PAIR_LAYERS), inputs of zero point -128
+    (real models')."""
     rng = np.random.default_rng(9400 + seed)
     b, cases = ModelBuilder(), []
-    for channels, stride, padding, h, w, activation in PAIR_LAYERS:
+    for channels, stride, padding, h, w, activation in layers:
         g = cmsis_cases.conv_geometry(rng, True, 3, channels, channels)
         g.update(h=h, w=w, stride=(stride, stride), padding=padding, activation=activation,
                  per_channel=True)
@@ -475,6 +490,42 @@ def test_depthwise_pairs_backwards_on_board(monkeypatch):
     result = qemu.run_on_target(model, "qemu-cortex-m4", inputs, cmsis_cases.TAGS)
     assert result.matches_host, result.stdout
     cmsis_cases.compare(result.outputs, model, inputs, cases)
+
+
+def compare_with_plan(target: str, model: bytes, inputs, cases, plan, monkeypatch) -> None:
+    """`model` run on `target` with the cmsis tag and `plan` (buffers placed by the test)."""
+    device = write_model(embed_plan(embed_layout(read_model(model)), plan))
+    for module in (project, qemu):  # the project embeds this plan instead of its own
+        monkeypatch.setattr(module, "supported_device_model", lambda *_, **__: (device, plan))
+    result = qemu.run_on_target(model, target, inputs, cmsis_cases.TAGS)
+    assert result.matches_host, result.stdout
+    cmsis_cases.compare(result.outputs, model, inputs, cases)
+
+
+@pytest.mark.parametrize("target", ["qemu-cortex-m4", "qemu-cortex-m33", "qemu-cortex-m7"])
+def test_depthwise_triples_bit_exact_on_board(target):
+    cmsis_cases.need_board(target)
+    model, inputs, cases = pairs_model(2, DW_TRIPLE_LAYERS)
+    cmsis_cases.compare_on_board(target, model, inputs, cases)
+
+
+# Each output over its input: as deep as the planner places it (slack 0: a triple's third
+# pixel overwrites channel c of the column its first pixel read already), 256 bytes deeper
+# (a whole pixel or more), or 16 (the arena's alignment: a whole pixel or more for 8 and 16
+# channels, else no triple, which would overwrite channels not read yet), all rows raster;
+# and last pixel first, a whole number of pixels (256 bytes) into the input (the rows past
+# what the rows before read in triples).
+@pytest.mark.parametrize("slack", [0, -256, -16, "backward"])
+def test_depthwise_triples_over_their_input_on_board(slack, monkeypatch):
+    cmsis_cases.need_board("qemu-cortex-m4")
+    layers = [layer for layer in DW_TRIPLE_LAYERS if 256 % layer[0] == 0]
+    model, inputs, cases = pairs_model(3, layers)
+    if slack == "backward":
+        plan, pairs = tight_plan(model, slack=0, backward=True, unit=256)
+    else:
+        plan, pairs = tight_plan(model, slack=slack)
+    assert pairs >= len(layers) // 2
+    compare_with_plan("qemu-cortex-m4", model, inputs, cases, plan, monkeypatch)
 
 
 def record_edit(model: bytes, inputs, cases, edit_record):

@@ -15,13 +15,17 @@
  * pixels and every weight and requantisation word read once, 197 instructions, 219 cycles
  * per 72 MACs unclamped; runs of stride 2 likewise (layout_pairs2, the two windows share
  * one column), about 20 instructions more.  Rows whose runs the node's shape fixes take
- * them from a plan set up once per call (plan_rows); a plan's inner pairs of 8 channels
- * run both blocks in one pass with the step an immediate (unclamped_pairs8, about 8%
- * fewer cycles a pair).  A border pixel (or pair) whose window has one row and / or one
- * column outside runs a variant that reads the zero point (one word on its stack) for
- * the outside taps, which adds exactly 0 to the folded sum, as TFLM's skipped taps do;
- * other border windows (inputs of 1 or 2 pixels) are first copied with the zero point
- * outside.  So every pixel sums the same 9 taps.
+ * them from a plan set up once per call (plan_rows).  Its stride-1 rows inside the input
+ * (unclamped, 5 pixels wide or more) take three pixels per pass (layout_triples: 5 columns
+ * unpacked for 3 windows, each half's requantisation words read once for 3 pixels), 273
+ * instructions, 307 cycles per 108 MACs (204.7 per 72), the row's first triple with its
+ * column 0 outside, the last with its column 4 (or a right pair, or an inner and a right
+ * pair, after them); 8 channels run their inner triples with the step an immediate
+ * (unclamped_triples8, 294 cycles).  A border pixel (or pair) whose window has one row
+ * and / or one column outside runs a variant that reads the zero point (one word on its
+ * stack) for the outside taps, which adds exactly 0 to the folded sum, as TFLM's skipped
+ * taps do; other border windows (inputs of 1 or 2 pixels) are first copied with the zero
+ * point outside.  So every pixel sums the same 9 taps.
  *
  * Nodes of one input channel and a multiplier divisible by 4 (micro_speech's 10x8 filter of 8
  * channels, person_detect's first 3x3 layer) with their DW_ROW_QUADS record, on every core
@@ -1324,56 +1328,6 @@ DW_LAYOUT_BLOCKS(unclamped_bottom_right, DW_UNCLAMPED, DW_ROW0_RIGHT, DW_ROW1_RI
         DW_RUN_NEXT("")); /* the pair is done: the next one's window and blocks */       \
   }
 
-/* unclamped_pairs for 8 channels of a plan of stride 1 (row_planned: step, in_advance and
- * out_advance 8 bytes): both blocks in one pass; the step an immediate, so r2 holds out
- * (no load of it per half, B's bytes at r2 + 8, row 2's words at row 2's pointer + 8k);
- * the next pair's window, blocks and out moved by constants, no run word read but the
- * pair count (op 1 of vww: 8 channels, 48 x 48). */
-#define DW_P8_FORWARD(h, pk)                                                             \
-  DW_P_WALK(h, pk, DW_P_R0_IN, DW_P_COL, DW_P_COL, "add r0, r0, #8\n\t", "r4", "r5", "r6", \
-            "r7", V0A, V0B, V2A, V2B, "", "r4", "r5")
-#define DW_P8_BACKWARD(h, pk)                                                            \
-  DW_P_WALK(h, pk, DW_P_R0_IN, DW_P_COL, DW_P_COL, "sub r0, r0, #8\n\t", "r6", "r7", "r4", \
-            "r5", V2A, V2B, V0A, V0B, DW_P_INIT(h), "r4", "r5")
-#define DW_P8_ROW2                                                                       \
-  "add r12, r0, r3, lsl #1\n\t"                                                          \
-  "ldr r8, [r12]\n\t"                                                                    \
-  "ldr r9, [r12, #8]\n\t"                                                                \
-  "ldr r10, [r12, #16]\n\t"                                                              \
-  "ldr r11, [r12, #24]\n\t"
-#define DW_P8_STORE(h)                                                                   \
-  "strb r4, [r2, " DW_O(OUT, h) "]\n\t"                                                  \
-  "strb r5, [r2, " DW_O(OUT1, h) "]\n\t"                                                 \
-  "strb r6, [r2, " DW_O(OUT, h) "+8]\n\t"                                                \
-  "strb r7, [r2, " DW_O(OUT1, h) "+8]\n\t"
-#define DW_P8_BLOCK                                                                      \
-  DW_P8_ROW2 DW_P_INIT(0) DW_P_ROW2(0, DW_PK_0) DW_P8_FORWARD(0, DW_PK_0)                \
-  DW_P_REQUANT(0) DW_P8_STORE(0)                                                         \
-  DW_P8_BACKWARD(1, DW_PK_1) DW_P8_ROW2 DW_P_ROW2(1, DW_PK_1)                            \
-  DW_P_REQUANT(1) DW_P8_STORE(1)                                                         \
-  "add r0, r0, #4\n\t"                                                                   \
-  "add r1, r1, #152\n\t" /* 4 * DW_BLOCK_WORDS */                                        \
-  "add r2, r2, #4\n\t"
-__attribute__((naked, noinline)) static void unclamped_pairs8(
-    const int8_t *in CMSIS_IN_ASM, const int32_t *blocks CMSIS_IN_ASM,
-    int32_t step CMSIS_IN_ASM, int32_t row CMSIS_IN_ASM, const dw_run_t *run CMSIS_IN_ASM) {
-  __asm__ volatile(DW_RUN_ENTER
-                   "ldr r2, [sp]\n\t" /* out */
-                   "1:\n\t"
-                   DW_P8_BLOCK DW_P8_BLOCK
-                   "ldr r9, [sp, #16]\n\t" /* pairs left */
-                   "subs r9, r9, #1\n\t"
-                   "beq 2f\n\t"
-                   "str r9, [sp, #16]\n\t"
-                   "add r0, r0, #8\n\t"   /* in_advance */
-                   "sub r1, r1, #304\n\t" /* 2 * 4 * DW_BLOCK_WORDS */
-                   "add r2, r2, #8\n\t"   /* out_advance */
-                   "b 1b\n\t"
-                   "2:\n\t"
-                   "add sp, sp, #40\n\t"
-                   "pop {r4-r11, pc}\n\t");
-}
-
 /* The pairs whose window lies inside the input, whose row 0 lies above it, whose row 2
  * below, whose column 0 left of it, whose column 3 right of it, unclamped (the activations
  * models use: the whole int8 range); clamped only inside. */
@@ -1470,6 +1424,203 @@ DW_LAYOUT_PAIRS2(unclamped_pairs2, DW_P_UNCLAMPED, DW_Q_ROW2_IN, DW_P_COL)
 DW_LAYOUT_PAIRS2(unclamped_pairs2_right, DW_P_UNCLAMPED, DW_Q_ROW2_RIGHT, DW_P_COL_OUT)
 DW_LAYOUT_PAIRS2(unclamped_pairs2_bottom, DW_P_UNCLAMPED, DW_Q_ROW2_OUT, DW_P_COL)
 DW_LAYOUT_PAIRS2(unclamped_pairs2_bottom_right, DW_P_UNCLAMPED, DW_Q_ROW2_OUT, DW_P_COL_OUT)
+
+/* layout_triples: a run of pixel triples (A, B = A + 1, C = A + 2, stride 1, unclamped) from
+ * the same DW_TAP_PAIRS blocks, as layout_pairs but three windows per pass: the 5 columns
+ * of the triple's window each unpack rows 0 and 1 once for the 2 channels of a half and
+ * feed up to 3 pixels (A by its column pair k, B by k - 1, C by k - 2), so a pixel costs
+ * 5/3 of a column's unpacking against layout_pairs' 2, and each half's requantisation words
+ * are read once for 3 pixels.  Row 2's 5 words make (r20, r21): A by (6, 7), B's tap 6 by
+ * its bottom half; (r22, r23): B by (7, 8), C by (6, 7), A's tap 8 by (7, 8)'s top half;
+ * and r24 alone: C's tap 8.  Registers: r0 the window's column in row 2 (walked right for
+ * the first half, back for the second: rows 0 and 1 at r0 + 2 r3 and r0 + r3, so no row
+ * needs a pointer of its own), r1 the block, r2 step, r3 minus row, sums A r4 r5, B r6
+ * r7, C r10 r11, r8 r9 the unpacked column, r12 lr one column pair's weights (kept for the
+ * next column when it takes the same pair).  A column's rows 0 and 1 (inside or outside)
+ * and row 2's words of the window at r0 (inside, column 0 left of the input or column 4
+ * right of it): */
+#define DW_T_COL "ldr r8, [r0, r3, lsl #1]\n\t" "ldr r9, [r0, r3]\n\t"
+#define DW_T_COL_OUT DW_ZP("r8") DW_ZP("r9")
+#define DW_T_R2A_IN "ldr r8, [r0]\n\t" "ldr r9, [r0, r2]\n\t"
+#define DW_T_R2A_LEFT DW_ZP("r8") "ldr r9, [r0, r2]\n\t"
+#define DW_T_R2B_IN                                                                      \
+  "add r9, r0, r2\n\t"                                                                   \
+  "ldr r8, [r0, r2, lsl #1]\n\t"                                                         \
+  "ldr r9, [r9, r2, lsl #1]\n\t"
+#define DW_T_R2C_IN "ldr r9, [r0, r2, lsl #2]\n\t"
+#define DW_T_ROW2_IN DW_T_R2A_IN, DW_T_R2B_IN, DW_T_R2C_IN
+#define DW_T_ROW2_LEFT DW_T_R2A_LEFT, DW_T_R2B_IN, DW_T_R2C_IN
+#define DW_T_ROW2_RIGHT DW_T_R2A_IN, DW_T_R2B_IN, DW_ZP("r9")
+/* C's tap 8 from r24's channel of the half: the bottom halfword of SXTB16's (half 0) or its
+ * top (half 1). */
+#define DW_T8_0 "smlatb"
+#define DW_T8_1 "smlatt"
+/* The half's sums of A and C (`ac`) or of all three pixels from its folded constants. */
+#define DW_T_INIT_AC(h)                                                                  \
+  DW_LDW("r4", F0, h) DW_LDW("r5", F1, h) DW_LDW("r10", F0, h) DW_LDW("r11", F1, h)
+#define DW_T_INIT(h) DW_T_INIT_AC(h) DW_LDW("r6", F0, h) DW_LDW("r7", F1, h)
+/* Row 2's taps of the three pixels, the weights of (r20, r21) loaded with them, then
+ * `init`; B's sums from `b0`, `b1` (A's constants when row 2 comes first). */
+#define DW_T_ROW2(h, pk, init, b0, b1, r2a, r2b, r2c)                                    \
+  r2a DW_LDW("r12", W6A, h) DW_LDW("lr", W6B, h) init DW_P_UNPACK(pk)                    \
+  "smlabt r6, r12, r9, " b0 "\n\t"                                                        \
+  "smlad r4, r12, r9, r4\n\t"                                                            \
+  "smlabt r7, lr, r8, " b1 "\n\t"                                                         \
+  "smlad r5, lr, r8, r5\n\t"                                                             \
+  r2b DW_P_UNPACK(pk) DW_P_MAC("r10", "r11", "r12", "lr")                                \
+  DW_LDW("r12", W8A, h) DW_LDW("lr", W8B, h) DW_P_MAC("r6", "r7", "r12", "lr")           \
+  "smlatb r4, r12, r9, r4\n\t"                                                           \
+  "smlatb r5, lr, r8, r5\n\t"                                                            \
+  r2c                                                                                    \
+  "sxtb16 r8, r9\n\t"                                                                    \
+  "sxtb16 r9, r9, ror #8\n\t"                                                            \
+  DW_O(T8, h) " r10, r12, r8, r10\n\t"                                                   \
+  DW_O(T8, h) " r11, lr, r9, r11\n\t"
+/* Rows 0 and 1 of the 5 columns from `edge0` on (DW_T_COL, or DW_T_COL_OUT outside) to
+ * `edge1`, r0 moved by `move`: the first feeds pixel X (sums x0, x1) by its column pair
+ * near, the next ones B (r6, r7) by the pair before and X by the next, the middle one Z
+ * (z0, z1) by near as well, the last Z by far; each column's first pair kept from the
+ * column before.  `init` with the first loads. */
+#define DW_T_WALK(h, pk, edge0, edge1, move, init, x0, x1, z0, z1, nearA, nearB, midA, midB, \
+                  farA, farB)                                                            \
+  edge0 DW_LDW("r12", nearA, h) DW_LDW("lr", nearB, h) init DW_P_UNPACK(pk)              \
+  DW_P_MAC(x0, x1, "r12", "lr") move                                                     \
+  DW_T_COL DW_P_UNPACK(pk) DW_P_MAC("r6", "r7", "r12", "lr")                             \
+  DW_LDW("r12", midA, h) DW_LDW("lr", midB, h) DW_P_MAC(x0, x1, "r12", "lr") move        \
+  DW_T_COL DW_P_UNPACK(pk) DW_P_MAC("r6", "r7", "r12", "lr")                             \
+  DW_LDW("r12", nearA, h) DW_LDW("lr", nearB, h) DW_P_MAC(z0, z1, "r12", "lr")           \
+  DW_LDW("r12", farA, h) DW_LDW("lr", farB, h) DW_P_MAC(x0, x1, "r12", "lr") move        \
+  DW_T_COL DW_P_UNPACK(pk) DW_P_MAC("r6", "r7", "r12", "lr")                             \
+  DW_LDW("r12", midA, h) DW_LDW("lr", midB, h) DW_P_MAC(z0, z1, "r12", "lr") move        \
+  edge1 DW_LDW("r12", farA, h) DW_LDW("lr", farB, h) DW_P_UNPACK(pk)                     \
+  DW_P_MAC(z0, z1, "r12", "lr")
+/* Columns 0 .. 4 (A by (0, 3) first; r0 ends at column 4), and 4 .. 0 with the sums
+ * started there (C by (2, 5) first); col0 and col4 load columns 0 and 4. */
+#define DW_T_FORWARD(h, pk, col0, col4, next)                                            \
+  DW_T_WALK(h, pk, col0, col4, next, "", "r4", "r5", "r10", "r11", V0A, V0B, V1A, V1B, V2A, \
+            V2B)
+#define DW_T_BACKWARD(h, pk, col0, col4, back)                                           \
+  DW_T_WALK(h, pk, col4, col0, back, DW_T_INIT(h), "r10", "r11", "r4", "r5", V2A, V2B, V1A, \
+            V1B, V0A, V0B)
+/* One channel's 3 sums requantised from its (multiplier, start, shift) words. */
+#define DW_T_REQUANT_CH(h, m, s, r, x, y, z)                                             \
+  DW_LDW("r8", m, h) DW_LDW("r9", s, h) DW_LDW("r12", r, h)                               \
+  "sub lr, r9, " x ", lsr #31\n\t"                                                       \
+  "smmlar " x ", " x ", r8, lr\n\t"                                                      \
+  "asr " x ", " x ", r12\n\t"                                                            \
+  "sub lr, r9, " y ", lsr #31\n\t"                                                       \
+  "smmlar " y ", " y ", r8, lr\n\t"                                                      \
+  "asr " y ", " y ", r12\n\t"                                                            \
+  "sub r9, r9, " z ", lsr #31\n\t"                                                       \
+  "smmlar " z ", " z ", r8, r9\n\t"                                                      \
+  "asr " z ", " z ", r12\n\t"
+/* The half's 6 sums requantised and saturated. */
+#define DW_T_REQUANT(h)                                                                  \
+  DW_T_REQUANT_CH(h, MA, SA, RA, "r4", "r6", "r10")                                      \
+  DW_T_REQUANT_CH(h, MB, SB, RB, "r5", "r7", "r11")                                      \
+  "ssat r4, #8, r4\n\t"                                                                  \
+  "ssat r5, #8, r5\n\t"                                                                  \
+  "ssat r6, #8, r6\n\t"                                                                  \
+  "ssat r7, #8, r7\n\t"                                                                  \
+  "ssat r10, #8, r10\n\t"                                                                \
+  "ssat r11, #8, r11\n\t"
+/* Stored at out + 2h, out + width + 2h and out + 2 width + 2h (width == step), r8 then the
+ * run's out, r9 its out_end. */
+#define DW_T_STORE(h)                                                                    \
+  "ldr r8, [sp]\n\t"                                                                     \
+  DW_O(END, h)                                                                           \
+  "strb r4, [r8, " DW_O(OUT, h) "]\n\t"                                                  \
+  "strb r5, [r8, " DW_O(OUT1, h) "]\n\t"                                                 \
+  "add r12, r8, r2\n\t"                                                                  \
+  "strb r6, [r12, " DW_O(OUT, h) "]\n\t"                                                 \
+  "strb r7, [r12, " DW_O(OUT1, h) "]\n\t"                                                \
+  "add r12, r12, r2\n\t"                                                                 \
+  "strb r10, [r12, " DW_O(OUT, h) "]\n\t"                                                \
+  "strb r11, [r12, " DW_O(OUT1, h) "]\n\t"
+/* A triple run (pixels: triples; out: A's first block, out_end its end; in_advance and
+ * out_advance: from past A's window's and A's last block to the next triple's), arguments
+ * as layout_blocks' but r0 the window's row 2 and r3 minus row; columns 0 and 4 inside or
+ * outside (row2: row 2's three loads).  Each half's 6 bytes are stored after the three
+ * windows' words of its channels were read; over the input, the caller keeps the output
+ * where they overwrite only bytes read already (triples_may_overlap), or past every byte
+ * the rows still to come read (depthwise_backwards). */
+#define DW_LAYOUT_TRIPLES(name, col0, col4, row2) DW_TRIPLES_OF(name, col0, col4, row2)
+#define DW_TRIPLES_OF(name, col0, col4, r2a, r2b, r2c)                                   \
+  __attribute__((naked, noinline)) static void name(                                     \
+      const int8_t *in CMSIS_IN_ASM, const int32_t *blocks CMSIS_IN_ASM,                 \
+      int32_t step CMSIS_IN_ASM, int32_t row CMSIS_IN_ASM,                               \
+      const dw_run_t *run CMSIS_IN_ASM) {                                                \
+    __asm__ volatile(                                                                    \
+        DW_RUN_ENTER                                                                     \
+        "1:\n\t"                                                                         \
+        DW_T_ROW2(0, DW_PK_0, DW_T_INIT_AC(0), "r4", "r5", r2a, r2b, r2c)                \
+        DW_T_FORWARD(0, DW_PK_0, col0, col4, "add r0, r0, r2\n\t")                      \
+        DW_T_REQUANT(0) DW_T_STORE(0)                                                    \
+        DW_T_BACKWARD(1, DW_PK_1, col0, col4, "sub r0, r0, r2\n\t")                     \
+        DW_T_ROW2(1, DW_PK_1, "", "r6", "r7", r2a, r2b, r2c)                             \
+        DW_T_REQUANT(1) DW_T_STORE(1)                                                    \
+        "add r0, r0, #4\n\t"                                                             \
+        "add r1, r1, #152\n\t" /* 4 * DW_BLOCK_WORDS */                                  \
+        "add r8, r8, #4\n\t"                                                             \
+        "str r8, [sp]\n\t"                                                               \
+        "cmp r8, r9\n\t"                                                                 \
+        "bne 1b\n\t"                                                                     \
+        DW_RUN_NEXT("")); /* the triple is done: the next one's window and blocks */     \
+  }
+
+/* The triples whose window lies inside the input, whose column 0 lies left of it, whose
+ * column 4 right of it (a row's first and last triple), unclamped. */
+DW_LAYOUT_TRIPLES(unclamped_triples, DW_T_COL, DW_T_COL, DW_T_ROW2_IN)
+DW_LAYOUT_TRIPLES(unclamped_triples_left, DW_T_COL_OUT, DW_T_COL, DW_T_ROW2_LEFT)
+DW_LAYOUT_TRIPLES(unclamped_triples_right, DW_T_COL, DW_T_COL_OUT, DW_T_ROW2_RIGHT)
+
+/* unclamped_triples for 8 channels inside (row_triples' inner triples: vww's 48 x 48 of op
+ * 1): the step an immediate, so r2 holds out (no load of it per half, B's and C's bytes at
+ * r2 + 8 and r2 + 16, row 2's words at r0 + 8k); the two blocks looped by out's bit 2 (out
+ * 8-byte aligned: row_triples checks), the next triple's window, blocks and out moved by
+ * constants. */
+#define DW_T8_ROW2_IN                                                                    \
+  "ldr r8, [r0]\n\t" "ldr r9, [r0, #8]\n\t", "ldr r8, [r0, #16]\n\t" "ldr r9, [r0, #24]\n\t", \
+  "ldr r9, [r0, #32]\n\t"
+#define DW_T8_STORE(h)                                                                   \
+  "strb r4, [r2, " DW_O(OUT, h) "]\n\t"                                                  \
+  "strb r5, [r2, " DW_O(OUT1, h) "]\n\t"                                                 \
+  "strb r6, [r2, " DW_O(OUT, h) "+8]\n\t"                                                \
+  "strb r7, [r2, " DW_O(OUT1, h) "+8]\n\t"                                               \
+  "strb r10, [r2, " DW_O(OUT, h) "+16]\n\t"                                              \
+  "strb r11, [r2, " DW_O(OUT1, h) "+16]\n\t"
+#define DW_T8_BLOCK(r2a, r2b, r2c)                                                       \
+  DW_T_ROW2(0, DW_PK_0, DW_T_INIT_AC(0), "r4", "r5", r2a, r2b, r2c)                      \
+  DW_T_FORWARD(0, DW_PK_0, DW_T_COL, DW_T_COL, "add r0, r0, #8\n\t")                     \
+  DW_T_REQUANT(0) DW_T8_STORE(0)                                                         \
+  DW_T_BACKWARD(1, DW_PK_1, DW_T_COL, DW_T_COL, "sub r0, r0, #8\n\t")                    \
+  DW_T_ROW2(1, DW_PK_1, "", "r6", "r7", r2a, r2b, r2c)                                   \
+  DW_T_REQUANT(1) DW_T8_STORE(1)
+#define DW_T8_BLOCK_OF(rows2) DW_T8_BLOCK(rows2)
+__attribute__((naked, noinline)) static void unclamped_triples8(
+    const int8_t *in CMSIS_IN_ASM, const int32_t *blocks CMSIS_IN_ASM,
+    int32_t step CMSIS_IN_ASM, int32_t row CMSIS_IN_ASM, const dw_run_t *run CMSIS_IN_ASM) {
+  __asm__ volatile(DW_RUN_ENTER
+                   "ldr r2, [sp]\n\t" /* out */
+                   "1:\n\t"
+                   DW_T8_BLOCK_OF(DW_T8_ROW2_IN)
+                   "add r0, r0, #4\n\t"
+                   "add r1, r1, #152\n\t" /* 4 * DW_BLOCK_WORDS */
+                   "add r2, r2, #4\n\t"
+                   "tst r2, #4\n\t"
+                   "bne 1b\n\t" /* the second block */
+                   "ldr r9, [sp, #16]\n\t" /* triples left */
+                   "subs r9, r9, #1\n\t"
+                   "beq 2f\n\t"
+                   "str r9, [sp, #16]\n\t"
+                   "add r0, r0, #16\n\t"  /* in_advance */
+                   "sub r1, r1, #304\n\t" /* 2 * 4 * DW_BLOCK_WORDS */
+                   "add r2, r2, #16\n\t"  /* out_advance */
+                   "b 1b\n\t"
+                   "2:\n\t"
+                   "add sp, sp, #40\n\t"
+                   "pop {r4-r11, pc}\n\t");
+}
 #else
 /* The halfword `half` (0 low, 1 high) of a layout word, as int16. */
 static int32_t half_of(int32_t word, int32_t half) {
@@ -1843,10 +1994,21 @@ static int32_t forward_pairs2(const tflm_conv_params_t *p, const int8_t *image, 
  * those of the last pixel, whose column 2 may lie right of it (SAME padding of an even
  * width). */
 typedef struct {
-  int32_t on;    /* 1: stride 1, 2: stride 2, 0: every row takes row_layout */
-  int32_t right; /* stride 2: the last pixel's column 2 lies outside */
+  int32_t on;      /* 1: stride 1, 2: stride 2, 0: every row takes row_layout */
+  int32_t right;   /* stride 2: the last pixel's column 2 lies outside */
+  int32_t triples; /* 1: stride 1's rows in layout_triples where a variant fits (a width
+                      divisible by 3, the output off the input: depthwise_int8) */
   dw_run_t run;
+  dw_run_t run3;   /* run with layout_triples' advances */
 } dw_row_plan_t;
+
+/* layout_triples' variants for the windows' rows (side_outside: inside, row 0 or row 2
+ * outside) and columns (DW_INSIDE, DW_LEFT: column 0 outside, DW_RIGHT: column 4); NULL:
+ * none (layout_pairs' rows). */
+static const dw_blocks_t dw_triple_variants[3][3] = {
+    {unclamped_triples, unclamped_triples_left, unclamped_triples_right},
+    {NULL, NULL, NULL},
+    {NULL, NULL, NULL}};
 
 static void plan_rows(const dw_job_t *job, dw_row_plan_t *plan) {
   const tflm_conv_params_t *p = job->p;
@@ -1865,6 +2027,29 @@ static void plan_rows(const dw_job_t *job, dw_row_plan_t *plan) {
   /* from past A's window's blocks to the next pair's */
   plan->run.in_advance = (2 * p->stride_w - 1) * p->input_c;
   plan->run.out_advance = p->input_c;
+  /* widths of 5 or more, odd ones too (row_triples' tails) */
+  plan->triples = unclamped && p->stride_w == 1 && p->pad_w == 1 && w == p->input_w &&
+                  w >= 5;
+  plan->run3 = plan->run;
+  plan->run3.in_advance = 2 * p->input_c; /* to the next triple's */
+  plan->run3.out_advance = 2 * p->input_c;
+}
+
+/* `count` runs of variant `of` (pairs or triples) from output column x of row y0's windows
+ * on (out: the row's first pixel), from `run` (a plan's); `down` rows lower with the row
+ * negated (layout_triples: 2). */
+static inline __attribute__((always_inline)) void planned_run(
+    const dw_job_t *job, dw_run_t *run, dw_blocks_t of, const int8_t *image, int32_t y0,
+    int32_t x, int32_t count, int8_t *out, int32_t down) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t step = p->input_c, row = p->input_w * step;
+  const intptr_t at =
+      (intptr_t)(y0 + down) * row + (intptr_t)(x * p->stride_w - p->pad_w) * step;
+  run->out = out + x * step;
+  run->out_end = run->out + step;
+  run->pixels = count;
+  of((const int8_t *)((uintptr_t)image + (uintptr_t)at), job->pairs, step,
+     down ? -row : row, run);
 }
 
 /* `pairs` pairs of variant pairs_of from output column x of row y0's windows on (out: the
@@ -1872,14 +2057,32 @@ static void plan_rows(const dw_job_t *job, dw_row_plan_t *plan) {
 static inline __attribute__((always_inline)) void planned_pairs(
     const dw_job_t *job, dw_row_plan_t *plan, dw_blocks_t pairs_of, const int8_t *image,
     int32_t y0, int32_t x, int32_t pairs, int8_t *out) {
-  const tflm_conv_params_t *p = job->p;
-  const int32_t step = p->input_c, row = p->input_w * step;
-  const intptr_t at = (intptr_t)y0 * row + (intptr_t)(x * p->stride_w - p->pad_w) * step;
-  plan->run.out = out + x * step;
-  plan->run.out_end = plan->run.out + step;
-  plan->run.pixels = pairs;
-  pairs_of((const int8_t *)((uintptr_t)image + (uintptr_t)at), job->pairs, step, row,
-           &plan->run);
+  planned_run(job, &plan->run, pairs_of, image, y0, x, pairs, out, 0);
+}
+
+/* Row y0's windows (rows outside: side_outside) by the plan in triples (out: the row's
+ * first pixel), the first with its column 0 outside; the last 3 pixels as a triple with
+ * its column 4 outside, the last 2 as layout_pairs' right pair, or the last 4 as an inner
+ * pair and the right one (widths of 3k, 3k + 2 and 3k + 1); 0 when no variant fits. */
+static int32_t row_triples(const dw_job_t *job, dw_row_plan_t *plan, const int8_t *image,
+                           int32_t y0, int32_t rows, int8_t *out) {
+  const dw_blocks_t *variants = dw_triple_variants[rows];
+  const dw_blocks_t *pairs = dw_pair_variants[1][rows];
+  const int32_t w = job->p->output_w, tail = w % 3 == 0 ? 3 : w % 3 == 2 ? 2 : 4;
+  if (!plan->triples || variants[DW_INSIDE] == NULL) return 0;
+  planned_run(job, &plan->run3, variants[DW_LEFT], image, y0, 0, 1, out, 2);
+  if (w - tail > 3) {
+    const int32_t eight = rows == 0 && job->p->input_c == 8 && ((uintptr_t)out & 7) == 0;
+    planned_run(job, &plan->run3, eight ? unclamped_triples8 : variants[DW_INSIDE], image, y0,
+                3, (w - tail) / 3 - 1, out, 2);
+  }
+  if (tail == 3) {
+    planned_run(job, &plan->run3, variants[DW_RIGHT], image, y0, w - 3, 1, out, 2);
+    return 1;
+  }
+  if (tail == 4) planned_run(job, &plan->run, pairs[DW_INSIDE], image, y0, w - 4, 1, out, 0);
+  planned_run(job, &plan->run, pairs[DW_RIGHT], image, y0, w - 2, 1, out, 0);
+  return 1;
 }
 
 /* Output row oy (out: its first pixel) of a plan of stride 2, in raster order, when its
@@ -1915,17 +2118,18 @@ static int32_t row_planned(const dw_job_t *job, dw_row_plan_t *plan, const int8_
   const int32_t y0 = oy * p->stride_h - p->pad_h, w = p->output_w;
   const int32_t rows = side_outside(y0, p->input_h);
   const dw_blocks_t *variants = dw_pair_variants[1][rows == 3 ? 0 : rows];
-  const dw_blocks_t inner =
-      rows == 0 && p->input_c == 8 ? unclamped_pairs8 : variants[DW_INSIDE];
-  if (plan->on != 1 || rows == 3) return 0;
+  if (rows == 3) return 0;
+  if (row_triples(job, plan, image, y0, rows, out)) return 1;
+  if (plan->on != 1) return 0;
   planned_pairs(job, plan, variants[DW_LEFT], image, y0, 0, 1, out);
-  if (w > 4) planned_pairs(job, plan, inner, image, y0, 2, (w - 4) >> 1, out);
+  if (w > 4) planned_pairs(job, plan, variants[DW_INSIDE], image, y0, 2, (w - 4) >> 1, out);
   planned_pairs(job, plan, variants[DW_RIGHT], image, y0, w - 2, 1, out);
   return 1;
 }
 #else
 typedef struct {
   int32_t on;
+  int32_t triples;
 } dw_row_plan_t;
 
 static int32_t row_pairs2(const dw_job_t *job, dw_row_plan_t *plan, const int8_t *image,
@@ -1942,6 +2146,7 @@ static int32_t row_pairs2(const dw_job_t *job, dw_row_plan_t *plan, const int8_t
 static void plan_rows(const dw_job_t *job, dw_row_plan_t *plan) {
   (void)job;
   plan->on = 0;
+  plan->triples = 0;
 }
 
 static int32_t row_planned(const dw_job_t *job, dw_row_plan_t *plan, const int8_t *image,
@@ -2145,7 +2350,7 @@ static void depthwise_backwards(const dw_job_t *job, const int8_t *input,
   int32_t oy, ox, walk;
   plan_rows(job, &plan);
   walk = row_walk_of(job, out_stride);
-  if (p->output_w < DW_WALK_PIXELS && (!plan.on || walk == 2)) walk = 0;
+  if (p->output_w < DW_WALK_PIXELS && ((!plan.on && !plan.triples) || walk == 2)) walk = 0;
   for (oy = p->output_h - 1; oy >= 0; --oy) {
     int8_t *row = output + oy * row_bytes;
     if (walk != 0 && row_past(input, oy * step - p->pad_h + last_tap, input_h, line, row)) {
@@ -2160,6 +2365,24 @@ static void depthwise_backwards(const dw_job_t *job, const int8_t *input,
       pixel_at(job, input, filter, oy, ox, row + ox * out_stride);
     }
   }
+}
+
+/* 1 when layout_triples may write output in raster order over the input: the output lies
+ * off it, or (stride 1, one row of padding above) each pixel's output ends at most its
+ * window's first tap (the planner's clearance: tflm_gen/overlap.py) and starts exactly
+ * one pixel before it (k = 0) or a pixel or more lower (k >= step).  A triple writes C's
+ * byte of channel c while A's window still holds unread channels of later blocks: at
+ * window(A) + step - k + c, which is A's column 1 channel c - k (read: k <= c) or column 0
+ * channel step + c - k (read only if k >= step) or below A's window. */
+static int32_t triples_may_overlap(const tflm_conv_params_t *p, const int8_t *input,
+                                   const int8_t *output, int32_t row_bytes) {
+  const intptr_t in_bytes = (intptr_t)p->batches * p->input_h * p->input_w * p->input_c;
+  const intptr_t out_bytes = (intptr_t)p->batches * p->output_h * row_bytes;
+  const intptr_t below = (intptr_t)input - (intptr_t)output; /* output start below input */
+  const intptr_t k = below - (intptr_t)(p->input_w + 2) * p->input_c;
+  if (below >= out_bytes || -below >= in_bytes) return 1; /* apart */
+  return p->batches == 1 && p->stride_h == 1 && p->pad_h == 1 &&
+         (k == 0 || k >= p->input_c);
 }
 
 /* Raster order, or last pixel first (depthwise_backwards) when the planner started the
@@ -2178,6 +2401,7 @@ static void depthwise_int8(const dw_job_t *job, const int8_t *input, const int8_
   }
   walk = row_walk_of(job, out_stride);
   plan_rows(job, &plan);
+  if (!triples_may_overlap(p, input, output, row_bytes)) plan.triples = 0;
   for (b = 0; b < p->batches; ++b) {
     const int8_t *image = input + b * image_size;
     for (oy = 0; oy < p->output_h; ++oy) {
