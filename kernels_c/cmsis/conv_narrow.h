@@ -673,6 +673,216 @@ static void conv_narrow_last(const cmsis_conv_job_t *job, const int8_t *patch, i
   cmsis_dot_pairs_requant1(pair, job->pairs, k >> 2, job->channels >> 1, job->tail, out);
 }
 
+/* RGB first layers of stride 2 (dilation 1) by bands of up to RGB_BAND triples of one
+ * output row: the band's 3 input rows widened once (adjacent windows share a column), then
+ * conv_narrow_rgb_band over the band's triples.  Per input element e of the band (e = 0 the
+ * first window's top-left byte) a word (row 0's e, row 1's e), at 12 (e / 2) + 4 (e % 2),
+ * and per even e a word (row 2's e, e + 1) at 12 (e / 2) + 8: a window (pixel p of a triple,
+ * from e = 6p) is 9 words of rows 0 and 1 and 5 of row 2 (the last one's high half row 2's
+ * e + 9, weighted 0), 14 words as the patch's 28 inputs, so pixel p's start at 36p and the
+ * next triple's 108 bytes on.  The weights are re-laid to match at each invoke
+ * (rgb_band_weights: 448 bytes on the stack).  The padding is widened from copies of the
+ * rows with the zero point (rgb_band_row), so no window is gathered one by one. */
+#define RGB_BAND 4
+#define RGB_BAND_GROUPS ((18 * RGB_BAND + 7) / 4) /* 4 elements a group, 18T + 4 a band */
+/* Pixel p's word k < 9 (rows 0 and 1), and its word 9 + m (row 2). */
+#define RGB_BAND_X(p, k) "#(36*" #p "+12*((" #k ")>>1)+4*((" #k ")&1))"
+#define RGB_BAND_X2(p, m) "#(36*" #p "+12*(" #m ")+8)"
+#define RGB_BAND_W(j, s, k) "#((" #j ")*112+(" #k ")*8+" #s "*4)"
+#define RGB_BAND_LOADS(j, k, x0, x1, x2)                                                   \
+  NARROW3_LOADS("[r1, " RGB_BAND_W(j, 0, k) "]", "[r1, " RGB_BAND_W(j, 1, k) "]",         \
+                "[r0, " x0 "]", "[r0, " x1 "]", "[r0, " x2 "]")
+#define RGB_BAND_HALF(j, k)                                                                \
+  RGB_BAND_LOADS(j, k, RGB_BAND_X(0, k), RGB_BAND_X(1, k), RGB_BAND_X(2, k)) NARROW3_MACS
+#define RGB_BAND_HALF2(j, m)                                                               \
+  RGB_BAND_LOADS(j, 9 + m, RGB_BAND_X2(0, m), RGB_BAND_X2(1, m), RGB_BAND_X2(2, m))       \
+  NARROW3_MACS
+#define RGB_BAND_PAIR(j)                                                                   \
+  NARROW3_FIRST("[lr, " CONV_NARROW_T(j, 0) "]", "[lr, " CONV_NARROW_T(j, 1) "]",         \
+                RGB_BAND_LOADS(j, 0, RGB_BAND_X(0, 0), RGB_BAND_X(1, 0), RGB_BAND_X(2, 0))) \
+  RGB_BAND_HALF(j, 1) RGB_BAND_HALF(j, 2) RGB_BAND_HALF(j, 3) RGB_BAND_HALF(j, 4)         \
+  RGB_BAND_HALF(j, 5) RGB_BAND_HALF(j, 6) RGB_BAND_HALF(j, 7) RGB_BAND_HALF(j, 8)         \
+  RGB_BAND_HALF2(j, 0) RGB_BAND_HALF2(j, 1) RGB_BAND_HALF2(j, 2) RGB_BAND_HALF2(j, 3)     \
+  RGB_BAND_HALF2(j, 4)                                                                     \
+  "ldr r12, [sp, #4]\n\t"                                                                \
+  RGB3_REQUANT(j, 0, "r2", "r3", "r4") RGB3_REQUANT(j, 1, "r5", "r6", "r7")
+
+/* What conv_narrow_rgb_band reads. */
+typedef struct {
+  int32_t *in;            /* the first triple's widened words (word aligned) */
+  const int32_t *weights; /* the re-laid pair stream: per pair j, word k, channel s at
+                             112j + 8k + 4s bytes (rgb_band_weights) */
+  const int32_t *tail;    /* the requantisation tail (word aligned) */
+  int8_t *out;            /* the first triple's 24 output bytes */
+  int32_t count;          /* triples, >= 1 */
+} conv_rgb_band_t;
+
+/* Argument: r0 the conv_rgb_band_t; count at [sp], out at [sp, #4] while it runs, r0 the
+ * triple's words (108 bytes on per triple), r1 the weights, lr the tail. */
+__attribute__((naked, noinline, unused)) static void conv_narrow_rgb_band(
+    const conv_rgb_band_t *job CMSIS_IN_ASM) {
+  __asm__ volatile("push {r4-r11, lr}\n\t"
+                   "ldr r2, [r0, #16]\n\t"
+                   "ldr r3, [r0, #12]\n\t"
+                   "ldr r1, [r0, #4]\n\t"
+                   "ldr lr, [r0, #8]\n\t"
+                   "ldr r0, [r0]\n\t"
+                   "push {r2, r3}\n\t"
+                   "1:\n\t"
+                   RGB_BAND_PAIR(0) RGB_BAND_PAIR(1) RGB_BAND_PAIR(2) RGB_BAND_PAIR(3)
+                   "ldr r2, [sp]\n\t"
+                   "add r12, r12, #24\n\t"
+                   "add r0, r0, #108\n\t"
+                   "subs r2, r2, #1\n\t"
+                   "str r12, [sp, #4]\n\t"
+                   "str r2, [sp]\n\t"
+                   "bne 1b\n\t"
+                   "add sp, sp, #8\n\t"
+                   "pop {r4-r11, pc}\n\t");
+}
+
+/* The pair stream (per pair j, group g, channel s the words (w 4g, w 4g+2), (w 4g+1,
+ * w 4g+3)) re-laid for conv_narrow_rgb_band: word k < 9 (w k, w 9+k), rows 0 and 1;
+ * k >= 9 (w 2k, w 2k+1), row 2 (w 27 the stream's zero). */
+static void rgb_band_weights(const int16_t *pairs, int16_t *weights) {
+  int32_t j, s, g, k;
+  for (j = 0; j < 4; ++j) {
+    for (s = 0; s < 2; ++s) {
+      int16_t w[28];
+      for (g = 0; g < 7; ++g) {
+        const int16_t *from = pairs + 56 * j + 8 * g + 4 * s;
+        w[4 * g] = from[0];
+        w[4 * g + 2] = from[1];
+        w[4 * g + 1] = from[2];
+        w[4 * g + 3] = from[3];
+      }
+      for (k = 0; k < 14; ++k) {
+        int16_t *to = weights + 56 * j + 4 * k + 2 * s;
+        to[0] = k < 9 ? w[k] : w[2 * k];
+        to[1] = k < 9 ? w[9 + k] : w[2 * k + 1];
+      }
+    }
+  }
+}
+
+/* PKHBT (a's low half, b shifted left's high half) and PKHTB (b shifted right's low half,
+ * a's high half), the bytes each gives in its comment. */
+#define RGB_PKH(name, op, shift)                                                           \
+  static inline __attribute__((always_inline)) int32_t name(int32_t a, int32_t b) {        \
+    int32_t r;                                                                             \
+    __asm__(#op " %0, %1, %2, " shift : "=r"(r) : "r"(a), "r"(b));                         \
+    return r;                                                                              \
+  }
+RGB_PKH(rgb_low16, pkhbt, "lsl #16")  /* bytes a0 a1 b0 b1 */
+RGB_PKH(rgb_high16, pkhtb, "asr #16") /* bytes b2 b3 a2 a3 */
+RGB_PKH(rgb_low8, pkhbt, "lsl #8")    /* bytes a0 a1 b1 b2 */
+RGB_PKH(rgb_high8, pkhtb, "asr #8")   /* bytes b1 b2 a2 a3 */
+
+/* A band's words (see above) from its 3 rows' bytes: per group of 4 elements 6 words. */
+static void rgb_band_widen(const int8_t *const rows[3], int32_t groups, int32_t *to) {
+  const int8_t *a = rows[0], *b = rows[1], *c = rows[2];
+  for (; groups > 0; --groups, a += 4, b += 4, c += 4, to += 6) {
+    const int32_t x = cmsis_read4(a), y = cmsis_read4(b), z = cmsis_read4(c);
+    const int32_t low = rgb_low16(x, y), high = rgb_high16(y, x); /* x0 x1 y0 y1, x2 x3 y2 y3 */
+    const int32_t z01 = rgb_low8(z, z), z23 = rgb_high8(z, z);    /* z0 z1 z1 z2, z1 z2 z2 z3 */
+    to[0] = __sxtb16(low);
+    to[1] = cmsis_sxtb16_ror8(low);
+    to[2] = __sxtb16(z01);
+    to[3] = __sxtb16(high);
+    to[4] = cmsis_sxtb16_ror8(high);
+    to[5] = cmsis_sxtb16_ror8(z23);
+  }
+}
+
+/* Row y of the image from column x, `bytes` of it (a band's groups): the zero line when
+ * y is in the padding, in place when those bytes lie inside the image (columns in the
+ * padding read from the next or previous row, then replaced by rgb_band_pad), else a copy
+ * into line with the zero point in the padding. */
+static const int8_t *rgb_band_row(const cmsis_conv_job_t *job, int32_t y, int32_t x,
+                                  int32_t bytes, const int8_t *zeros, int8_t *line) {
+  const int32_t w = job->p->input_w, h = job->p->input_h, start = (y * w + x) * 3;
+  const int32_t from = x < 0 ? 0 : x, to = x + bytes / 3 < w ? x + bytes / 3 : w;
+  if (y < 0 || y >= h) return zeros;
+  if (start >= 0 && start + bytes <= h * w * 3) return job->image + start;
+  memcpy(line, zeros, (size_t)bytes);
+  if (from < to) copy_row(line + (from - x) * 3, job->image + (y * w + from) * 3, (to - from) * 3);
+  return line;
+}
+
+/* The band's columns from x (`columns` of them) that lie in the padding (x + c < 0 or
+ * >= w) set to the zero point zp in the widened words of all 3 rows (int16 halves). */
+static void rgb_band_pad(int16_t *words, int32_t x, int32_t columns, int32_t w, int16_t zp) {
+  int32_t c, e;
+  for (c = 0; c < columns; ++c) {
+    if (x + c >= 0 && x + c < w) {
+      c = w - x - 1; /* on to the right padding */
+      continue;
+    }
+    for (e = 3 * c; e < 3 * c + 3; ++e) {
+      int16_t *pair = words + 6 * (e >> 1) + 2 * (e & 1);
+      pair[0] = zp;
+      pair[1] = zp;
+      words[6 * (e >> 1) + 4 + (e & 1)] = zp;
+    }
+  }
+}
+
+/* Output row oy's pixels from ox on (n, at most 3 RGB_BAND) as one band: its rows widened
+ * into band->in's words, then its whole triples and a last 1 or 2 pixels (computed as a
+ * triple into a copy, their bytes moved to out). */
+static void rgb_band_run(const cmsis_conv_job_t *job, int32_t oy, int32_t ox, int32_t n,
+                         conv_rgb_band_t *band, const int8_t *zeros) {
+  uint32_t lines[3][RGB_BAND_GROUPS + 1];
+  int32_t spare[6];
+  const int8_t *rows[3];
+  const int32_t triples = (n + 2) / 3, groups = (18 * triples + 7) / 4;
+  const int32_t x = 2 * ox - job->p->pad_w, y = 2 * oy - job->p->pad_h;
+  int32_t i;
+  for (i = 0; i < 3; ++i) {
+    rows[i] = rgb_band_row(job, y + i, x, 4 * groups, zeros, (int8_t *)lines[i]);
+  }
+  rgb_band_widen(rows, groups, band->in);
+  if (x < 0 || x + 6 * triples + 1 > job->p->input_w) {
+    rgb_band_pad((int16_t *)(void *)band->in, x, 6 * triples + 1, job->p->input_w, zeros[0]);
+  }
+  band->count = n / 3;
+  if (band->count > 0) conv_narrow_rgb_band(band);
+  if (n % 3 != 0) {
+    int8_t *out = band->out;
+    int32_t *in = band->in;
+    band->in += 27 * (n / 3);
+    band->out = (int8_t *)(void *)spare;
+    band->count = 1;
+    conv_narrow_rgb_band(band);
+    copy_row(out + 24 * (n / 3), (const int8_t *)(void *)spare, 8 * (n % 3));
+    band->in = in;
+  }
+}
+
+/* conv_narrow_rgb for stride 2 (both) and dilation 1: every pixel by bands of at most
+ * RGB_BAND triples of one output row (rgb_band_run). */
+static void conv_narrow_rgb_bands(const cmsis_conv_job_t *job, int32_t pixels) {
+  int32_t weights[4 * 14 * 2];
+  int32_t widened[6 * RGB_BAND_GROUPS];
+  conv_rgb_band_t band;
+  const int32_t width = job->p->output_w;
+  uint32_t zeros[RGB_BAND_GROUPS + 1];
+  int32_t pixel = 0, oy, ox, n;
+  memset(zeros, (int8_t)-job->p->input_offset, sizeof(zeros));
+  rgb_band_weights(job->pairs, (int16_t *)(void *)weights);
+  band.in = widened;
+  band.weights = weights;
+  band.tail = job->tail;
+  for (oy = 0; pixel < pixels; ++oy) {
+    for (ox = 0; ox < width && pixel < pixels; ox += n, pixel += n) {
+      n = width - ox < 3 * RGB_BAND ? width - ox : 3 * RGB_BAND;
+      if (n > pixels - pixel) n = pixels - pixel;
+      band.out = job->output + pixel * 8;
+      rgb_band_run(job, oy, ox, n, &band, (const int8_t *)zeros);
+    }
+  }
+}
+
 /* The job's pixels 3 at a time (conv_narrow_rgb_triples), then the one or two left by
  * conv_narrow_28x8: both patches' words in scratch (from rgb_patch_words when both windows
  * lie inside the image, else patch_of's copies with the zero point in the padding), or an
@@ -731,6 +941,10 @@ static int32_t conv_narrow(const cmsis_conv_job_t *job, int32_t pixels) {
   if (k == 27 && cout == 8 && p->filter_h == 3 && p->filter_w == 3 && p->input_c == 3 &&
       !job->in_place && job->tail != NULL && job->pairs != NULL && job->stride == 8 &&
       (((uintptr_t)job->pairs | (uintptr_t)job->tail | (uintptr_t)job->scratch) & 3u) == 0) {
+    if (p->stride_h == 2 && p->stride_w == 2 && p->dilation_h == 1 && p->dilation_w == 1) {
+      conv_narrow_rgb_bands(job, pixels);
+      return 1;
+    }
     conv_narrow_rgb(job, pixels);
     return 1;
   }
