@@ -425,12 +425,12 @@ CONV_NARROW_KERNEL(conv_narrow_28x8,
 #define RGB3_FIRST(j)                                                                      \
   NARROW3_FIRST("[lr, " CONV_NARROW_T(j, 0) "]", "[lr, " CONV_NARROW_T(j, 1) "]",         \
                 RGB3_LOADS(j, 0, 0))
-/* Channel 2j + s's three sums (registers x, y, z) requantised and stored at r12 + 2j + s
- * (pixel 0), + 8 and + 16. */
-#define RGB3_REQUANT(j, s, x, y, z)                                                        \
-  "ldr r8, [lr, " CONV_NARROW_T(j, 3 + s) "]\n\t"                                        \
-  "ldr r9, [lr, " CONV_NARROW_T(j, 5 + s) "]\n\t"                                        \
-  "ldr r10, [lr, " CONV_NARROW_T(j, 7 - 5 * s) "]\n\t"                                   \
+/* Channel 2j + s's three sums (registers x, y, z) requantised, the pair's tail words at
+ * [tail, #(at + 32j + 4 word)], and stored at out + 2j + s (pixel 0), + 8 and + 16. */
+#define RGB_REQUANT(tail, at, out, j, s, x, y, z)                                          \
+  "ldr r8, [" tail ", #(" #at "+(" #j ")*32+(3+" #s ")*4)]\n\t"                           \
+  "ldr r9, [" tail ", #(" #at "+(" #j ")*32+(5+" #s ")*4)]\n\t"                           \
+  "ldr r10, [" tail ", #(" #at "+(" #j ")*32+(7-5*" #s ")*4)]\n\t"                        \
   "add r11, r9, " x ", asr #31\n\t"                                                      \
   "smmlar " x ", " x ", r8, r11\n\t"                                                     \
   "add r11, r9, " y ", asr #31\n\t"                                                      \
@@ -443,9 +443,11 @@ CONV_NARROW_KERNEL(conv_narrow_28x8,
   "ssat " x ", #8, " x "\n\t"                                                            \
   "ssat " y ", #8, " y "\n\t"                                                            \
   "ssat " z ", #8, " z "\n\t"                                                            \
-  "strb " x ", [r12, #((" #j ")*2+" #s ")]\n\t"                                          \
-  "strb " y ", [r12, #(8+(" #j ")*2+" #s ")]\n\t"                                        \
-  "strb " z ", [r12, #(16+(" #j ")*2+" #s ")]\n\t"
+  "strb " x ", [" out ", #((" #j ")*2+" #s ")]\n\t"                                      \
+  "strb " y ", [" out ", #(8+(" #j ")*2+" #s ")]\n\t"                                    \
+  "strb " z ", [" out ", #(16+(" #j ")*2+" #s ")]\n\t"
+/* The tail at lr, out at r12. */
+#define RGB3_REQUANT(j, s, x, y, z) RGB_REQUANT("lr", 0, "r12", j, s, x, y, z)
 #define RGB3_PAIR(j)                                                                       \
   RGB3_FIRST(j) RGB3_HALF(j, 0, 1) RGB3_HALF(j, 1, 0) RGB3_HALF(j, 1, 1)                 \
   RGB3_HALF(j, 2, 0) RGB3_HALF(j, 2, 1) RGB3_HALF(j, 3, 0) RGB3_HALF(j, 3, 1)            \
@@ -684,7 +686,8 @@ static void conv_narrow_last(const cmsis_conv_job_t *job, const int8_t *patch, i
  * (rgb_band_weights: 448 bytes on the stack).  The padding is widened from copies of the
  * rows with the zero point (rgb_band_row), so no window is gathered one by one. */
 #define RGB_BAND 4
-#define RGB_BAND_GROUPS ((18 * RGB_BAND + 7) / 4) /* 4 elements a group, 18T + 4 a band */
+#define RGB_BAND_GROUPS ((18 * RGB_BAND + 11) / 8 * 2) /* 4 elements a group, 18T + 4 a
+                                                            band, an even count */
 /* Pixel p's word k < 9 (rows 0 and 1), and its word 9 + m (row 2). */
 #define RGB_BAND_X(p, k) "#(36*" #p "+12*((" #k ")>>1)+4*((" #k ")&1))"
 #define RGB_BAND_X2(p, m) "#(36*" #p "+12*(" #m ")+8)"
@@ -698,46 +701,44 @@ static void conv_narrow_last(const cmsis_conv_job_t *job, const int8_t *patch, i
   RGB_BAND_LOADS(j, 9 + m, RGB_BAND_X2(0, m), RGB_BAND_X2(1, m), RGB_BAND_X2(2, m))       \
   NARROW3_MACS
 #define RGB_BAND_PAIR(j)                                                                   \
-  NARROW3_FIRST("[lr, " CONV_NARROW_T(j, 0) "]", "[lr, " CONV_NARROW_T(j, 1) "]",         \
+  NARROW3_FIRST("[r1, #(448+(" #j ")*32)]", "[r1, #(448+(" #j ")*32+4)]",                 \
                 RGB_BAND_LOADS(j, 0, RGB_BAND_X(0, 0), RGB_BAND_X(1, 0), RGB_BAND_X(2, 0))) \
   RGB_BAND_HALF(j, 1) RGB_BAND_HALF(j, 2) RGB_BAND_HALF(j, 3) RGB_BAND_HALF(j, 4)         \
   RGB_BAND_HALF(j, 5) RGB_BAND_HALF(j, 6) RGB_BAND_HALF(j, 7) RGB_BAND_HALF(j, 8)         \
   RGB_BAND_HALF2(j, 0) RGB_BAND_HALF2(j, 1) RGB_BAND_HALF2(j, 2) RGB_BAND_HALF2(j, 3)     \
   RGB_BAND_HALF2(j, 4)                                                                     \
-  "ldr r12, [sp, #4]\n\t"                                                                \
-  RGB3_REQUANT(j, 0, "r2", "r3", "r4") RGB3_REQUANT(j, 1, "r5", "r6", "r7")
+  RGB_REQUANT("r1", 448, "lr", j, 0, "r2", "r3", "r4")                                     \
+  RGB_REQUANT("r1", 448, "lr", j, 1, "r5", "r6", "r7")
 
 /* What conv_narrow_rgb_band reads. */
 typedef struct {
   int32_t *in;            /* the first triple's widened words (word aligned) */
   const int32_t *weights; /* the re-laid pair stream: per pair j, word k, channel s at
-                             112j + 8k + 4s bytes (rgb_band_weights) */
-  const int32_t *tail;    /* the requantisation tail (word aligned) */
+                             112j + 8k + 4s bytes (rgb_band_weights), then the
+                             requantisation tail (its 8 words per pair at 448 + 32j) */
   int8_t *out;            /* the first triple's 24 output bytes */
   int32_t count;          /* triples, >= 1 */
 } conv_rgb_band_t;
 
-/* Argument: r0 the conv_rgb_band_t; count at [sp], out at [sp, #4] while it runs, r0 the
- * triple's words (108 bytes on per triple), r1 the weights, lr the tail. */
+/* Argument: r0 the conv_rgb_band_t; count at [sp] while it runs, r0 the triple's words
+ * (108 bytes on per triple), r1 the weights and tail, lr out (24 bytes on per triple). */
 __attribute__((naked, noinline, unused)) static void conv_narrow_rgb_band(
     const conv_rgb_band_t *job CMSIS_IN_ASM) {
   __asm__ volatile("push {r4-r11, lr}\n\t"
-                   "ldr r2, [r0, #16]\n\t"
-                   "ldr r3, [r0, #12]\n\t"
-                   "ldr r1, [r0, #4]\n\t"
+                   "ldr r2, [r0, #12]\n\t"
                    "ldr lr, [r0, #8]\n\t"
+                   "ldr r1, [r0, #4]\n\t"
                    "ldr r0, [r0]\n\t"
-                   "push {r2, r3}\n\t"
+                   "push {r2}\n\t"
                    "1:\n\t"
                    RGB_BAND_PAIR(0) RGB_BAND_PAIR(1) RGB_BAND_PAIR(2) RGB_BAND_PAIR(3)
                    "ldr r2, [sp]\n\t"
-                   "add r12, r12, #24\n\t"
+                   "add lr, lr, #24\n\t"
                    "add r0, r0, #108\n\t"
                    "subs r2, r2, #1\n\t"
-                   "str r12, [sp, #4]\n\t"
                    "str r2, [sp]\n\t"
                    "bne 1b\n\t"
-                   "add sp, sp, #8\n\t"
+                   "add sp, sp, #4\n\t"
                    "pop {r4-r11, pc}\n\t");
 }
 
@@ -778,19 +779,28 @@ RGB_PKH(rgb_high16, pkhtb, "asr #16") /* bytes b2 b3 a2 a3 */
 RGB_PKH(rgb_low8, pkhbt, "lsl #8")    /* bytes a0 a1 b1 b2 */
 RGB_PKH(rgb_high8, pkhtb, "asr #8")   /* bytes b1 b2 a2 a3 */
 
-/* A band's words (see above) from its 3 rows' bytes: per group of 4 elements 6 words. */
+/* One group of 4 elements of a band (see above) from its 3 rows' bytes: 6 words. */
+static inline __attribute__((always_inline)) void rgb_band_group(const int8_t *a,
+                                                                 const int8_t *b,
+                                                                 const int8_t *c, int32_t *to) {
+  const int32_t x = cmsis_read4(a), y = cmsis_read4(b), z = cmsis_read4(c);
+  const int32_t low = rgb_low16(x, y), high = rgb_high16(y, x); /* x0 x1 y0 y1, x2 x3 y2 y3 */
+  const int32_t z01 = rgb_low8(z, z), z23 = rgb_high8(z, z);    /* z0 z1 z1 z2, z1 z2 z2 z3 */
+  to[0] = __sxtb16(low);
+  to[1] = cmsis_sxtb16_ror8(low);
+  to[2] = __sxtb16(z01);
+  to[3] = __sxtb16(high);
+  to[4] = cmsis_sxtb16_ror8(high);
+  to[5] = cmsis_sxtb16_ror8(z23);
+}
+
+/* A band's words from its 3 rows' bytes, two groups a pass (groups rounded up to even: the
+ * caller's rows hold 8 bytes a pass). */
 static void rgb_band_widen(const int8_t *const rows[3], int32_t groups, int32_t *to) {
   const int8_t *a = rows[0], *b = rows[1], *c = rows[2];
-  for (; groups > 0; --groups, a += 4, b += 4, c += 4, to += 6) {
-    const int32_t x = cmsis_read4(a), y = cmsis_read4(b), z = cmsis_read4(c);
-    const int32_t low = rgb_low16(x, y), high = rgb_high16(y, x); /* x0 x1 y0 y1, x2 x3 y2 y3 */
-    const int32_t z01 = rgb_low8(z, z), z23 = rgb_high8(z, z);    /* z0 z1 z1 z2, z1 z2 z2 z3 */
-    to[0] = __sxtb16(low);
-    to[1] = cmsis_sxtb16_ror8(low);
-    to[2] = __sxtb16(z01);
-    to[3] = __sxtb16(high);
-    to[4] = cmsis_sxtb16_ror8(high);
-    to[5] = cmsis_sxtb16_ror8(z23);
+  for (; groups > 0; groups -= 2, a += 8, b += 8, c += 8, to += 12) {
+    rgb_band_group(a, b, c, to);
+    rgb_band_group(a + 4, b + 4, c + 4, to + 6);
   }
 }
 
@@ -835,16 +845,21 @@ static void rgb_band_run(const cmsis_conv_job_t *job, int32_t oy, int32_t ox, in
   uint32_t lines[3][RGB_BAND_GROUPS + 1];
   int32_t spare[6];
   const int8_t *rows[3];
-  const int32_t triples = (n + 2) / 3, groups = (18 * triples + 7) / 4;
+  const int32_t triples = (n + 2) / 3, groups = (18 * triples + 11) / 8 * 2;
   const int32_t x = 2 * ox - job->p->pad_w, y = 2 * oy - job->p->pad_h;
+  const int32_t w = job->p->input_w, h = job->p->input_h, inside = x >= 0 && x + 6 * triples < w;
   int32_t i;
-  for (i = 0; i < 3; ++i) {
-    rows[i] = rgb_band_row(job, y + i, x, 4 * groups, zeros, (int8_t *)lines[i]);
+  if (inside && y >= 0 && y + 2 < h && ((y + 2) * w + x) * 3 + 4 * groups <= h * w * 3) {
+    rows[0] = job->image + (y * w + x) * 3; /* the most bands: in place */
+    rows[1] = rows[0] + 3 * w;
+    rows[2] = rows[1] + 3 * w;
+  } else {
+    for (i = 0; i < 3; ++i) {
+      rows[i] = rgb_band_row(job, y + i, x, 4 * groups, zeros, (int8_t *)lines[i]);
+    }
   }
   rgb_band_widen(rows, groups, band->in);
-  if (x < 0 || x + 6 * triples + 1 > job->p->input_w) {
-    rgb_band_pad((int16_t *)(void *)band->in, x, 6 * triples + 1, job->p->input_w, zeros[0]);
-  }
+  if (!inside) rgb_band_pad((int16_t *)(void *)band->in, x, 6 * triples + 1, w, zeros[0]);
   band->count = n / 3;
   if (band->count > 0) conv_narrow_rgb_band(band);
   if (n % 3 != 0) {
@@ -862,7 +877,7 @@ static void rgb_band_run(const cmsis_conv_job_t *job, int32_t oy, int32_t ox, in
 /* conv_narrow_rgb for stride 2 (both) and dilation 1: every pixel by bands of at most
  * RGB_BAND triples of one output row (rgb_band_run). */
 static void conv_narrow_rgb_bands(const cmsis_conv_job_t *job, int32_t pixels) {
-  int32_t weights[4 * 14 * 2];
+  int32_t weights[4 * 14 * 2 + 32]; /* the re-laid pairs, then the tail */
   int32_t widened[6 * RGB_BAND_GROUPS];
   conv_rgb_band_t band;
   const int32_t width = job->p->output_w;
@@ -870,9 +885,9 @@ static void conv_narrow_rgb_bands(const cmsis_conv_job_t *job, int32_t pixels) {
   int32_t pixel = 0, oy, ox, n;
   memset(zeros, (int8_t)-job->p->input_offset, sizeof(zeros));
   rgb_band_weights(job->pairs, (int16_t *)(void *)weights);
+  memcpy(weights + 4 * 14 * 2, job->tail, 32 * sizeof(int32_t));
   band.in = widened;
   band.weights = weights;
-  band.tail = job->tail;
   for (oy = 0; pixel < pixels; ++oy) {
     for (ox = 0; ox < width && pixel < pixels; ox += n, pixel += n) {
       n = width - ox < 3 * RGB_BAND ? width - ox : 3 * RGB_BAND;
