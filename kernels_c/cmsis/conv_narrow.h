@@ -717,19 +717,63 @@ typedef struct {
                              112j + 8k + 4s bytes (rgb_band_weights), then the
                              requantisation tail (its 8 words per pair at 448 + 32j) */
   int8_t *out;            /* the first triple's 24 output bytes */
-  int32_t count;          /* triples, >= 1 */
+  int32_t count;          /* triples (0: the rows widened only) */
+  const int8_t *rows[3];  /* the band's 3 input rows, 4 groups bytes each */
+  int32_t groups;         /* groups to widen into in first (even; 0: in is ready) */
 } conv_rgb_band_t;
 
-/* Argument: r0 the conv_rgb_band_t; count at [sp] while it runs, r0 the triple's words
- * (108 bytes on per triple), r1 the weights and tail, lr out (24 bytes on per triple). */
+/* One group of 4 elements of the band's rows (r1, r2, r3, each moved by 4) widened into 6
+ * words at r12 + 24 half (see above): rows 0 and 1 joined by PKHBT / PKHTB (bytes x0 x1
+ * y0 y1, x2 x3 y2 y3), row 2 with itself (z0 z1 z1 z2, z1 z2 z2 z3), each then SXTB16. */
+#define RGB_BAND_GROUP(half)                                                               \
+  "ldr r10, [r1], #4\n\t"                                                                \
+  "ldr r11, [r2], #4\n\t"                                                                \
+  "ldr r9, [r3], #4\n\t"                                                                 \
+  "pkhbt r5, r10, r11, lsl #16\n\t"                                                      \
+  "pkhtb r8, r11, r10, asr #16\n\t"                                                      \
+  "pkhbt r6, r9, r9, lsl #8\n\t"                                                         \
+  "pkhtb r9, r9, r9, asr #8\n\t"                                                         \
+  "sxtb16 r4, r5\n\t"                                                                    \
+  "sxtb16 r5, r5, ror #8\n\t"                                                            \
+  "sxtb16 r6, r6\n\t"                                                                    \
+  "sxtb16 r7, r8\n\t"                                                                    \
+  "sxtb16 r8, r8, ror #8\n\t"                                                            \
+  "sxtb16 r9, r9, ror #8\n\t"                                                            \
+  "str r4, [r12, #(24*" #half ")]\n\t"                                                   \
+  "str r5, [r12, #(24*" #half "+4)]\n\t"                                                 \
+  "str r6, [r12, #(24*" #half "+8)]\n\t"                                                 \
+  "str r7, [r12, #(24*" #half "+12)]\n\t"                                                \
+  "str r8, [r12, #(24*" #half "+16)]\n\t"                                                \
+  "str r9, [r12, #(24*" #half "+20)]\n\t"
+
+/* Argument: r0 the conv_rgb_band_t, at [sp] while the rows are widened (two groups a pass,
+ * lr counting), then the count there; r0 the triple's words (108 bytes on per triple), r1
+ * the weights and tail, lr out (24 bytes on per triple). */
 __attribute__((naked, noinline, unused)) static void conv_narrow_rgb_band(
     const conv_rgb_band_t *job CMSIS_IN_ASM) {
   __asm__ volatile("push {r4-r11, lr}\n\t"
+                   "push {r0}\n\t"
+                   "ldr lr, [r0, #28]\n\t"
+                   "ldr r12, [r0]\n\t"
+                   "ldr r1, [r0, #16]\n\t"
+                   "ldr r2, [r0, #20]\n\t"
+                   "ldr r3, [r0, #24]\n\t"
+                   "cmp lr, #0\n\t"
+                   "beq 3f\n\t"
+                   "2:\n\t"
+                   RGB_BAND_GROUP(0) RGB_BAND_GROUP(1)
+                   "add r12, r12, #48\n\t"
+                   "subs lr, lr, #2\n\t"
+                   "bne 2b\n\t"
+                   "3:\n\t"
+                   "ldr r0, [sp]\n\t"
                    "ldr r2, [r0, #12]\n\t"
                    "ldr lr, [r0, #8]\n\t"
                    "ldr r1, [r0, #4]\n\t"
                    "ldr r0, [r0]\n\t"
-                   "push {r2}\n\t"
+                   "str r2, [sp]\n\t"
+                   "cmp r2, #0\n\t"
+                   "beq 4f\n\t"
                    "1:\n\t"
                    RGB_BAND_PAIR(0) RGB_BAND_PAIR(1) RGB_BAND_PAIR(2) RGB_BAND_PAIR(3)
                    "ldr r2, [sp]\n\t"
@@ -738,6 +782,7 @@ __attribute__((naked, noinline, unused)) static void conv_narrow_rgb_band(
                    "subs r2, r2, #1\n\t"
                    "str r2, [sp]\n\t"
                    "bne 1b\n\t"
+                   "4:\n\t"
                    "add sp, sp, #4\n\t"
                    "pop {r4-r11, pc}\n\t");
 }
@@ -763,44 +808,6 @@ static void rgb_band_weights(const int16_t *pairs, int16_t *weights) {
         to[1] = k < 9 ? w[9 + k] : w[2 * k + 1];
       }
     }
-  }
-}
-
-/* PKHBT (a's low half, b shifted left's high half) and PKHTB (b shifted right's low half,
- * a's high half), the bytes each gives in its comment. */
-#define RGB_PKH(name, op, shift)                                                           \
-  static inline __attribute__((always_inline)) int32_t name(int32_t a, int32_t b) {        \
-    int32_t r;                                                                             \
-    __asm__(#op " %0, %1, %2, " shift : "=r"(r) : "r"(a), "r"(b));                         \
-    return r;                                                                              \
-  }
-RGB_PKH(rgb_low16, pkhbt, "lsl #16")  /* bytes a0 a1 b0 b1 */
-RGB_PKH(rgb_high16, pkhtb, "asr #16") /* bytes b2 b3 a2 a3 */
-RGB_PKH(rgb_low8, pkhbt, "lsl #8")    /* bytes a0 a1 b1 b2 */
-RGB_PKH(rgb_high8, pkhtb, "asr #8")   /* bytes b1 b2 a2 a3 */
-
-/* One group of 4 elements of a band (see above) from its 3 rows' bytes: 6 words. */
-static inline __attribute__((always_inline)) void rgb_band_group(const int8_t *a,
-                                                                 const int8_t *b,
-                                                                 const int8_t *c, int32_t *to) {
-  const int32_t x = cmsis_read4(a), y = cmsis_read4(b), z = cmsis_read4(c);
-  const int32_t low = rgb_low16(x, y), high = rgb_high16(y, x); /* x0 x1 y0 y1, x2 x3 y2 y3 */
-  const int32_t z01 = rgb_low8(z, z), z23 = rgb_high8(z, z);    /* z0 z1 z1 z2, z1 z2 z2 z3 */
-  to[0] = __sxtb16(low);
-  to[1] = cmsis_sxtb16_ror8(low);
-  to[2] = __sxtb16(z01);
-  to[3] = __sxtb16(high);
-  to[4] = cmsis_sxtb16_ror8(high);
-  to[5] = cmsis_sxtb16_ror8(z23);
-}
-
-/* A band's words from its 3 rows' bytes, two groups a pass (groups rounded up to even: the
- * caller's rows hold 8 bytes a pass). */
-static void rgb_band_widen(const int8_t *const rows[3], int32_t groups, int32_t *to) {
-  const int8_t *a = rows[0], *b = rows[1], *c = rows[2];
-  for (; groups > 0; groups -= 2, a += 8, b += 8, c += 8, to += 12) {
-    rgb_band_group(a, b, c, to);
-    rgb_band_group(a + 4, b + 4, c + 4, to + 6);
   }
 }
 
@@ -838,30 +845,35 @@ static void rgb_band_pad(int16_t *words, int32_t x, int32_t columns, int32_t w, 
 }
 
 /* Output row oy's pixels from ox on (n, at most 3 RGB_BAND) as one band: its rows widened
- * into band->in's words, then its whole triples and a last 1 or 2 pixels (computed as a
- * triple into a copy, their bytes moved to out). */
+ * into band->in's words by conv_narrow_rgb_band with its whole triples (a band reaching
+ * into the padding widened alone first, then rgb_band_pad), and a last 1 or 2 pixels
+ * (computed as a triple into a copy, their bytes moved to out). */
 static void rgb_band_run(const cmsis_conv_job_t *job, int32_t oy, int32_t ox, int32_t n,
                          conv_rgb_band_t *band, const int8_t *zeros) {
   uint32_t lines[3][RGB_BAND_GROUPS + 1];
   int32_t spare[6];
-  const int8_t *rows[3];
   const int32_t triples = (n + 2) / 3, groups = (18 * triples + 11) / 8 * 2;
   const int32_t x = 2 * ox - job->p->pad_w, y = 2 * oy - job->p->pad_h;
   const int32_t w = job->p->input_w, h = job->p->input_h, inside = x >= 0 && x + 6 * triples < w;
   int32_t i;
   if (inside && y >= 0 && y + 2 < h && ((y + 2) * w + x) * 3 + 4 * groups <= h * w * 3) {
-    rows[0] = job->image + (y * w + x) * 3; /* the most bands: in place */
-    rows[1] = rows[0] + 3 * w;
-    rows[2] = rows[1] + 3 * w;
+    band->rows[0] = job->image + (y * w + x) * 3; /* the most bands: in place */
+    band->rows[1] = band->rows[0] + 3 * w;
+    band->rows[2] = band->rows[1] + 3 * w;
   } else {
     for (i = 0; i < 3; ++i) {
-      rows[i] = rgb_band_row(job, y + i, x, 4 * groups, zeros, (int8_t *)lines[i]);
+      band->rows[i] = rgb_band_row(job, y + i, x, 4 * groups, zeros, (int8_t *)lines[i]);
     }
   }
-  rgb_band_widen(rows, groups, band->in);
-  if (!inside) rgb_band_pad((int16_t *)(void *)band->in, x, 6 * triples + 1, w, zeros[0]);
-  band->count = n / 3;
-  if (band->count > 0) conv_narrow_rgb_band(band);
+  band->groups = groups;
+  band->count = inside ? n / 3 : 0;
+  conv_narrow_rgb_band(band);
+  band->groups = 0;
+  if (!inside) {
+    rgb_band_pad((int16_t *)(void *)band->in, x, 6 * triples + 1, w, zeros[0]);
+    band->count = n / 3;
+    if (band->count > 0) conv_narrow_rgb_band(band);
+  }
   if (n % 3 != 0) {
     int8_t *out = band->out;
     int32_t *in = band->in;
