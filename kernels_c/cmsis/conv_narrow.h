@@ -720,6 +720,9 @@ typedef struct {
   int32_t count;          /* triples (0: the rows widened only) */
   const int8_t *rows[3];  /* the band's 3 input rows, 4 groups bytes each */
   int32_t groups;         /* groups to widen into in first (even; 0: in is ready) */
+  int32_t bands;          /* bands, >= 1: each next one's rows back bytes before where
+                             the widening left them, out where the triples left it */
+  int32_t back;
 } conv_rgb_band_t;
 
 /* One group of 4 elements of the band's rows (r1, r2, r3, each moved by 4) widened into 6
@@ -746,13 +749,16 @@ typedef struct {
   "str r8, [r12, #(24*" #half "+16)]\n\t"                                                \
   "str r9, [r12, #(24*" #half "+20)]\n\t"
 
-/* Argument: r0 the conv_rgb_band_t, at [sp] while the rows are widened (two groups a pass,
- * lr counting), then the count there; r0 the triple's words (108 bytes on per triple), r1
- * the weights and tail, lr out (24 bytes on per triple). */
+/* Argument: r0 the conv_rgb_band_t, kept at [sp], the triples left at [sp, #4].  Per band
+ * its rows widened (two groups a pass, lr counting) and the next band's rows stored, then
+ * its triples: r0 the triple's words (108 bytes on per triple), r1 the weights and tail,
+ * lr out (24 bytes on per triple, stored for the next band). */
 __attribute__((naked, noinline, unused)) static void conv_narrow_rgb_band(
-    const conv_rgb_band_t *job CMSIS_IN_ASM) {
+    conv_rgb_band_t *job CMSIS_IN_ASM) {
   __asm__ volatile("push {r4-r11, lr}\n\t"
-                   "push {r0}\n\t"
+                   "sub sp, sp, #8\n\t"
+                   "str r0, [sp]\n\t"
+                   "5:\n\t"
                    "ldr lr, [r0, #28]\n\t"
                    "ldr r12, [r0]\n\t"
                    "ldr r1, [r0, #16]\n\t"
@@ -765,25 +771,39 @@ __attribute__((naked, noinline, unused)) static void conv_narrow_rgb_band(
                    "add r12, r12, #48\n\t"
                    "subs lr, lr, #2\n\t"
                    "bne 2b\n\t"
+                   "ldr r0, [sp]\n\t"
+                   "ldr r4, [r0, #36]\n\t"
+                   "sub r1, r1, r4\n\t"
+                   "sub r2, r2, r4\n\t"
+                   "sub r3, r3, r4\n\t"
+                   "str r1, [r0, #16]\n\t"
+                   "str r2, [r0, #20]\n\t"
+                   "str r3, [r0, #24]\n\t"
                    "3:\n\t"
                    "ldr r0, [sp]\n\t"
                    "ldr r2, [r0, #12]\n\t"
                    "ldr lr, [r0, #8]\n\t"
                    "ldr r1, [r0, #4]\n\t"
                    "ldr r0, [r0]\n\t"
-                   "str r2, [sp]\n\t"
+                   "str r2, [sp, #4]\n\t"
                    "cmp r2, #0\n\t"
                    "beq 4f\n\t"
                    "1:\n\t"
                    RGB_BAND_PAIR(0) RGB_BAND_PAIR(1) RGB_BAND_PAIR(2) RGB_BAND_PAIR(3)
-                   "ldr r2, [sp]\n\t"
+                   "ldr r2, [sp, #4]\n\t"
                    "add lr, lr, #24\n\t"
                    "add r0, r0, #108\n\t"
                    "subs r2, r2, #1\n\t"
-                   "str r2, [sp]\n\t"
+                   "str r2, [sp, #4]\n\t"
                    "bne 1b\n\t"
                    "4:\n\t"
-                   "add sp, sp, #4\n\t"
+                   "ldr r0, [sp]\n\t"
+                   "str lr, [r0, #8]\n\t"
+                   "ldr r2, [r0, #32]\n\t"
+                   "subs r2, r2, #1\n\t"
+                   "str r2, [r0, #32]\n\t"
+                   "bne 5b\n\t"
+                   "add sp, sp, #8\n\t"
                    "pop {r4-r11, pc}\n\t");
 }
 
@@ -867,23 +887,47 @@ static void rgb_band_run(const cmsis_conv_job_t *job, int32_t oy, int32_t ox, in
   }
   band->groups = groups;
   band->count = inside ? n / 3 : 0;
+  band->bands = 1;
   conv_narrow_rgb_band(band);
   band->groups = 0;
   if (!inside) {
     rgb_band_pad((int16_t *)(void *)band->in, x, 6 * triples + 1, w, zeros[0]);
     band->count = n / 3;
+    band->bands = 1;
     if (band->count > 0) conv_narrow_rgb_band(band);
   }
-  if (n % 3 != 0) {
+  if (n % 3 != 0) { /* band->out is the last pixels' */
     int8_t *out = band->out;
     int32_t *in = band->in;
     band->in += 27 * (n / 3);
     band->out = (int8_t *)(void *)spare;
     band->count = 1;
+    band->bands = 1;
     conv_narrow_rgb_band(band);
-    copy_row(out + 24 * (n / 3), (const int8_t *)(void *)spare, 8 * (n % 3));
+    copy_row(out, (const int8_t *)(void *)spare, 8 * (n % 3));
     band->in = in;
   }
+}
+
+/* The whole bands of output row oy from ox on (pixels left on the row: left) whose rows
+ * lie inside the image and are read in place, their count; band's rows set to the
+ * first's when any. */
+static int32_t rgb_bands_in_place(const cmsis_conv_job_t *job, int32_t oy, int32_t ox,
+                                  int32_t left, conv_rgb_band_t *band) {
+  const int32_t w = job->p->input_w, h = job->p->input_h, y = 2 * oy - job->p->pad_h;
+  const int32_t x0 = 2 * ox - job->p->pad_w;
+  int32_t x = x0, bands = 0;
+  if (y < 0 || y + 2 >= h) return 0;
+  while (left >= 3 * RGB_BAND && x >= 0 && x + 6 * RGB_BAND < w &&
+         ((y + 2) * w + x) * 3 + 4 * RGB_BAND_GROUPS <= h * w * 3) {
+    ++bands;
+    left -= 3 * RGB_BAND;
+    x += 6 * RGB_BAND;
+  }
+  band->rows[0] = job->image + (y * w + x0) * 3;
+  band->rows[1] = band->rows[0] + 3 * w;
+  band->rows[2] = band->rows[1] + 3 * w;
+  return bands;
 }
 
 /* conv_narrow_rgb for stride 2 (both) and dilation 1: every pixel by bands of at most
@@ -900,12 +944,21 @@ static void conv_narrow_rgb_bands(const cmsis_conv_job_t *job, int32_t pixels) {
   memcpy(weights + 4 * 14 * 2, job->tail, 32 * sizeof(int32_t));
   band.in = widened;
   band.weights = weights;
+  band.back = 4 * RGB_BAND_GROUPS - 18 * RGB_BAND;
   for (oy = 0; pixel < pixels; ++oy) {
     for (ox = 0; ox < width && pixel < pixels; ox += n, pixel += n) {
-      n = width - ox < 3 * RGB_BAND ? width - ox : 3 * RGB_BAND;
-      if (n > pixels - pixel) n = pixels - pixel;
+      const int32_t left = width - ox < pixels - pixel ? width - ox : pixels - pixel;
       band.out = job->output + pixel * 8;
-      rgb_band_run(job, oy, ox, n, &band, (const int8_t *)zeros);
+      band.bands = rgb_bands_in_place(job, oy, ox, left, &band);
+      if (band.bands > 0) { /* the most: one call */
+        n = 3 * RGB_BAND * band.bands;
+        band.groups = RGB_BAND_GROUPS;
+        band.count = RGB_BAND;
+        conv_narrow_rgb_band(&band);
+      } else {
+        n = left < 3 * RGB_BAND ? left : 3 * RGB_BAND;
+        rgb_band_run(job, oy, ox, n, &band, (const int8_t *)zeros);
+      }
     }
   }
 }
