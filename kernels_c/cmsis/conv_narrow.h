@@ -876,8 +876,8 @@ static void rgb_band_run(const cmsis_conv_job_t *job, int32_t oy, int32_t ox, in
   const int32_t x = 2 * ox - job->p->pad_w, y = 2 * oy - job->p->pad_h;
   const int32_t w = job->p->input_w, h = job->p->input_h, inside = x >= 0 && x + 6 * triples < w;
   int32_t i;
-  if (inside && y >= 0 && y + 2 < h && ((y + 2) * w + x) * 3 + 4 * groups <= h * w * 3) {
-    band->rows[0] = job->image + (y * w + x) * 3; /* the most bands: in place */
+  if (x >= 0 && y >= 0 && y + 2 < h && ((y + 2) * w + x) * 3 + 4 * groups <= h * w * 3) {
+    band->rows[0] = job->image + (y * w + x) * 3; /* in place, the right padding then set */
     band->rows[1] = band->rows[0] + 3 * w;
     band->rows[2] = band->rows[1] + 3 * w;
   } else {
