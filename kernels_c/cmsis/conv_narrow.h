@@ -688,6 +688,8 @@ static void conv_narrow_last(const cmsis_conv_job_t *job, const int8_t *patch, i
 #define RGB_BAND 4
 #define RGB_BAND_GROUPS ((18 * RGB_BAND + 11) / 8 * 2) /* 4 elements a group, 18T + 4 a
                                                             band, an even count */
+/* Two rows' copies (rgb_band_row) fit in the node's scratch: 6 rows of round4(27). */
+typedef char rgb_band_copies_fit[8 * RGB_BAND_GROUPS <= 6 * 28 ? 1 : -1];
 /* Pixel p's word k < 9 (rows 0 and 1), and its word 9 + m (row 2). */
 #define RGB_BAND_X(p, k) "#(36*" #p "+12*((" #k ")>>1)+4*((" #k ")&1))"
 #define RGB_BAND_X2(p, m) "#(36*" #p "+12*(" #m ")+8)"
@@ -831,18 +833,20 @@ static void rgb_band_weights(const int16_t *pairs, int16_t *weights) {
   }
 }
 
-/* Row y of the image from column x, `bytes` of it (a band's groups): the zero line when
- * y is in the padding, in place when those bytes lie inside the image (columns in the
- * padding read from the next or previous row, then replaced by rgb_band_pad), else a copy
- * into line with the zero point in the padding. */
+/* Row y of the image from column x, `bytes` of it (a band's groups): in place when those
+ * bytes lie inside the image (columns in the padding read from the next or previous row,
+ * then replaced by rgb_band_pad), else a copy into line with the zero point in the
+ * padding (all of it when y is). */
 static const int8_t *rgb_band_row(const cmsis_conv_job_t *job, int32_t y, int32_t x,
-                                  int32_t bytes, const int8_t *zeros, int8_t *line) {
+                                  int32_t bytes, int8_t *line) {
   const int32_t w = job->p->input_w, h = job->p->input_h, start = (y * w + x) * 3;
   const int32_t from = x < 0 ? 0 : x, to = x + bytes / 3 < w ? x + bytes / 3 : w;
-  if (y < 0 || y >= h) return zeros;
-  if (start >= 0 && start + bytes <= h * w * 3) return job->image + start;
-  memcpy(line, zeros, (size_t)bytes);
-  if (from < to) copy_row(line + (from - x) * 3, job->image + (y * w + from) * 3, (to - from) * 3);
+  const int32_t inside = y >= 0 && y < h;
+  if (inside && start >= 0 && start + bytes <= h * w * 3) return job->image + start;
+  memset(line, (int8_t)-job->p->input_offset, (size_t)bytes);
+  if (inside && from < to) {
+    copy_row(line + (from - x) * 3, job->image + (y * w + from) * 3, (to - from) * 3);
+  }
   return line;
 }
 
@@ -869,8 +873,8 @@ static void rgb_band_pad(int16_t *words, int32_t x, int32_t columns, int32_t w, 
  * into the padding widened alone first, then rgb_band_pad), and a last 1 or 2 pixels
  * (computed as a triple into a copy, their bytes moved to out). */
 static void rgb_band_run(const cmsis_conv_job_t *job, int32_t oy, int32_t ox, int32_t n,
-                         conv_rgb_band_t *band, const int8_t *zeros) {
-  uint32_t lines[3][RGB_BAND_GROUPS + 1];
+                         conv_rgb_band_t *band) {
+  uint32_t line[RGB_BAND_GROUPS]; /* row 2's copy; rows 0 and 1 in the node's scratch */
   int32_t spare[6];
   const int32_t triples = (n + 2) / 3, groups = (18 * triples + 11) / 8 * 2;
   const int32_t x = 2 * ox - job->p->pad_w, y = 2 * oy - job->p->pad_h;
@@ -882,7 +886,8 @@ static void rgb_band_run(const cmsis_conv_job_t *job, int32_t oy, int32_t ox, in
     band->rows[2] = band->rows[1] + 3 * w;
   } else {
     for (i = 0; i < 3; ++i) {
-      band->rows[i] = rgb_band_row(job, y + i, x, 4 * groups, zeros, (int8_t *)lines[i]);
+      int8_t *copy = i < 2 ? job->scratch + 4 * RGB_BAND_GROUPS * i : (int8_t *)line;
+      band->rows[i] = rgb_band_row(job, y + i, x, 4 * groups, copy);
     }
   }
   band->groups = groups;
@@ -891,7 +896,8 @@ static void rgb_band_run(const cmsis_conv_job_t *job, int32_t oy, int32_t ox, in
   conv_narrow_rgb_band(band);
   band->groups = 0;
   if (!inside) {
-    rgb_band_pad((int16_t *)(void *)band->in, x, 6 * triples + 1, w, zeros[0]);
+    rgb_band_pad((int16_t *)(void *)band->in, x, 6 * triples + 1, w,
+                 (int16_t)(int8_t)-job->p->input_offset);
     band->count = n / 3;
     band->bands = 1;
     if (band->count > 0) conv_narrow_rgb_band(band);
@@ -937,9 +943,7 @@ static void conv_narrow_rgb_bands(const cmsis_conv_job_t *job, int32_t pixels) {
   int32_t widened[6 * RGB_BAND_GROUPS];
   conv_rgb_band_t band;
   const int32_t width = job->p->output_w;
-  uint32_t zeros[RGB_BAND_GROUPS + 1];
   int32_t pixel = 0, oy, ox, n;
-  memset(zeros, (int8_t)-job->p->input_offset, sizeof(zeros));
   rgb_band_weights(job->pairs, (int16_t *)(void *)weights);
   memcpy(weights + 4 * 14 * 2, job->tail, 32 * sizeof(int32_t));
   band.in = widened;
@@ -957,7 +961,7 @@ static void conv_narrow_rgb_bands(const cmsis_conv_job_t *job, int32_t pixels) {
         conv_narrow_rgb_band(&band);
       } else {
         n = left < 3 * RGB_BAND ? left : 3 * RGB_BAND;
-        rgb_band_run(job, oy, ox, n, &band, (const int8_t *)zeros);
+        rgb_band_run(job, oy, ox, n, &band);
       }
     }
   }
