@@ -15,9 +15,11 @@
  * (conv_quad_16x32, conv_quad_32x32).  The requantisation is cmsis_requantize_folded's
  * (the sign correction - [acc < 0] added to the constant before the SMMLAR or to its
  * result, the same sum modulo 2^32).  The RGB first layer runs 3 pixels x 2 channels per
- * pass from the 3 patches widened in scratch (conv_narrow_rgb3: 1 cycle per MAC, every sum
- * in a register; windows over the padding gathered by rgb_gather), the 1 or 2 pixels left
- * by conv_narrow_28x8 / conv_narrow_last. */
+ * pass (1 cycle per MAC, every sum in a register): at stride 2 from bands of 12 pixels of
+ * an output row whose 3 input rows are widened once, the padding as the zero point, with
+ * the weights re-laid to match on the stack (conv_narrow_rgb_band); at other strides from
+ * the 3 patches widened in scratch (conv_narrow_rgb3; windows over the padding gathered by
+ * rgb_gather), the 1 or 2 pixels left by conv_narrow_28x8 / conv_narrow_last. */
 #ifndef TFLM_CMSIS_CONV_NARROW_H
 #define TFLM_CMSIS_CONV_NARROW_H
 
