@@ -154,8 +154,13 @@ def narrow_cases(b: ModelBuilder, rng, factor: float) -> list:
     # 16, 49 and 15 pixels: every remainder after the groups of 3; wider rows (vww's 96
     # is SAME at stride 2: padding right and below only) whose runs of triples inside the
     # image are long (4 and 9 triples a row, rows moved by the kernel between them).
+    # Stride 2 runs by bands of 12 pixels (conv_narrow_rgb_bands): vww's width 96 (4 bands
+    # a row, the last into the right padding, the last row into the bottom one), an odd
+    # width (padding left too: the first band's top row copied) with 2 bands and 1 pixel
+    # left, VALID with 2 bands in place then a triple and a pixel read past the image's end.
     for stride, shape in ((1, None), (2, None), (2, (7, 7, "SAME")), (1, (9, 9, "VALID")),
-                          (2, (8, 11, "VALID")), (2, (5, 26, "SAME")), (1, (4, 29, "VALID"))):
+                          (2, (8, 11, "VALID")), (2, (5, 26, "SAME")), (1, (4, 29, "VALID")),
+                          (2, (4, 96, "SAME")), (2, (3, 49, "SAME")), (2, (7, 57, "VALID"))):
         g = conv_geometry(rng, False, 3, 3, 8)
         if shape is None:
             g = padded_geometry(g, stride)

@@ -14,7 +14,7 @@ The rule holds for every kernel that runs these ops, since the plan is shared by
     (which reads every pixel again per group) declines a layer whose output overlaps its
     input when it needs more than one group; conv_narrow.h's 1x1 kernels read both pixels
     of a pair (K = 8) or all 4 of a quad (K = 16, 32) before writing any, its RGB kernel the
-    3 windows of a triple;
+    3 windows of a triple (at stride 2 the windows of a band of up to 12 pixels of a row);
   * kernels_c/cmsis/depthwise_conv.c: one pixel (or one row of inside pixels) at a time,
     raster (depthwise_narrow.h: 3 pixels of a row, their windows read before any is
     written), or last pixel first when the output starts inside the input; depthwise_mve.h

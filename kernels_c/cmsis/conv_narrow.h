@@ -15,9 +15,11 @@
  * (conv_quad_16x32, conv_quad_32x32).  The requantisation is cmsis_requantize_folded's
  * (the sign correction - [acc < 0] added to the constant before the SMMLAR or to its
  * result, the same sum modulo 2^32).  The RGB first layer runs 3 pixels x 2 channels per
- * pass from the 3 patches widened in scratch (conv_narrow_rgb3: 1 cycle per MAC, every sum
- * in a register; windows over the padding gathered by rgb_gather), the 1 or 2 pixels left
- * by conv_narrow_28x8 / conv_narrow_last. */
+ * pass (1 cycle per MAC, every sum in a register): at stride 2 from bands of 12 pixels of
+ * an output row whose 3 input rows are widened once, the padding as the zero point, with
+ * the weights re-laid to match on the stack (conv_narrow_rgb_band); at other strides from
+ * the 3 patches widened in scratch (conv_narrow_rgb3; windows over the padding gathered by
+ * rgb_gather), the 1 or 2 pixels left by conv_narrow_28x8 / conv_narrow_last. */
 #ifndef TFLM_CMSIS_CONV_NARROW_H
 #define TFLM_CMSIS_CONV_NARROW_H
 
@@ -425,12 +427,12 @@ CONV_NARROW_KERNEL(conv_narrow_28x8,
 #define RGB3_FIRST(j)                                                                      \
   NARROW3_FIRST("[lr, " CONV_NARROW_T(j, 0) "]", "[lr, " CONV_NARROW_T(j, 1) "]",         \
                 RGB3_LOADS(j, 0, 0))
-/* Channel 2j + s's three sums (registers x, y, z) requantised and stored at r12 + 2j + s
- * (pixel 0), + 8 and + 16. */
-#define RGB3_REQUANT(j, s, x, y, z)                                                        \
-  "ldr r8, [lr, " CONV_NARROW_T(j, 3 + s) "]\n\t"                                        \
-  "ldr r9, [lr, " CONV_NARROW_T(j, 5 + s) "]\n\t"                                        \
-  "ldr r10, [lr, " CONV_NARROW_T(j, 7 - 5 * s) "]\n\t"                                   \
+/* Channel 2j + s's three sums (registers x, y, z) requantised, the pair's tail words at
+ * [tail, #(at + 32j + 4 word)], and stored at out + 2j + s (pixel 0), + 8 and + 16. */
+#define RGB_REQUANT(tail, at, out, j, s, x, y, z)                                          \
+  "ldr r8, [" tail ", #(" #at "+(" #j ")*32+(3+" #s ")*4)]\n\t"                           \
+  "ldr r9, [" tail ", #(" #at "+(" #j ")*32+(5+" #s ")*4)]\n\t"                           \
+  "ldr r10, [" tail ", #(" #at "+(" #j ")*32+(7-5*" #s ")*4)]\n\t"                        \
   "add r11, r9, " x ", asr #31\n\t"                                                      \
   "smmlar " x ", " x ", r8, r11\n\t"                                                     \
   "add r11, r9, " y ", asr #31\n\t"                                                      \
@@ -443,9 +445,11 @@ CONV_NARROW_KERNEL(conv_narrow_28x8,
   "ssat " x ", #8, " x "\n\t"                                                            \
   "ssat " y ", #8, " y "\n\t"                                                            \
   "ssat " z ", #8, " z "\n\t"                                                            \
-  "strb " x ", [r12, #((" #j ")*2+" #s ")]\n\t"                                          \
-  "strb " y ", [r12, #(8+(" #j ")*2+" #s ")]\n\t"                                        \
-  "strb " z ", [r12, #(16+(" #j ")*2+" #s ")]\n\t"
+  "strb " x ", [" out ", #((" #j ")*2+" #s ")]\n\t"                                      \
+  "strb " y ", [" out ", #(8+(" #j ")*2+" #s ")]\n\t"                                    \
+  "strb " z ", [" out ", #(16+(" #j ")*2+" #s ")]\n\t"
+/* The tail at lr, out at r12. */
+#define RGB3_REQUANT(j, s, x, y, z) RGB_REQUANT("lr", 0, "r12", j, s, x, y, z)
 #define RGB3_PAIR(j)                                                                       \
   RGB3_FIRST(j) RGB3_HALF(j, 0, 1) RGB3_HALF(j, 1, 0) RGB3_HALF(j, 1, 1)                 \
   RGB3_HALF(j, 2, 0) RGB3_HALF(j, 2, 1) RGB3_HALF(j, 3, 0) RGB3_HALF(j, 3, 1)            \
@@ -673,6 +677,298 @@ static void conv_narrow_last(const cmsis_conv_job_t *job, const int8_t *patch, i
   cmsis_dot_pairs_requant1(pair, job->pairs, k >> 2, job->channels >> 1, job->tail, out);
 }
 
+/* RGB first layers of stride 2 (dilation 1) by bands of up to RGB_BAND triples of one
+ * output row: the band's 3 input rows widened once (adjacent windows share a column), then
+ * conv_narrow_rgb_band over the band's triples.  Per input element e of the band (e = 0 the
+ * first window's top-left byte) a word (row 0's e, row 1's e), at 12 (e / 2) + 4 (e % 2),
+ * and per even e a word (row 2's e, e + 1) at 12 (e / 2) + 8: a window (pixel p of a triple,
+ * from e = 6p) is 9 words of rows 0 and 1 and 5 of row 2 (the last one's high half row 2's
+ * e + 9, weighted 0), 14 words as the patch's 28 inputs, so pixel p's start at 36p and the
+ * next triple's 108 bytes on.  The weights are re-laid to match at each invoke
+ * (rgb_band_weights: 448 bytes on the stack).  The padding is widened from copies of the
+ * rows with the zero point (rgb_band_row), so no window is gathered one by one. */
+#define RGB_BAND 4
+#define RGB_BAND_GROUPS ((18 * RGB_BAND + 11) / 8 * 2) /* 4 elements a group, 18T + 4 a
+                                                            band, an even count */
+/* Two rows' copies (rgb_band_row) fit in the node's scratch: 6 rows of round4(27). */
+typedef char rgb_band_copies_fit[8 * RGB_BAND_GROUPS <= 6 * 28 ? 1 : -1];
+/* Pixel p's word k < 9 (rows 0 and 1), and its word 9 + m (row 2). */
+#define RGB_BAND_X(p, k) "#(36*" #p "+12*((" #k ")>>1)+4*((" #k ")&1))"
+#define RGB_BAND_X2(p, m) "#(36*" #p "+12*(" #m ")+8)"
+#define RGB_BAND_W(j, s, k) "#((" #j ")*112+(" #k ")*8+" #s "*4)"
+#define RGB_BAND_LOADS(j, k, x0, x1, x2)                                                   \
+  NARROW3_LOADS("[r1, " RGB_BAND_W(j, 0, k) "]", "[r1, " RGB_BAND_W(j, 1, k) "]",         \
+                "[r0, " x0 "]", "[r0, " x1 "]", "[r0, " x2 "]")
+#define RGB_BAND_HALF(j, k)                                                                \
+  RGB_BAND_LOADS(j, k, RGB_BAND_X(0, k), RGB_BAND_X(1, k), RGB_BAND_X(2, k)) NARROW3_MACS
+#define RGB_BAND_HALF2(j, m)                                                               \
+  RGB_BAND_LOADS(j, 9 + m, RGB_BAND_X2(0, m), RGB_BAND_X2(1, m), RGB_BAND_X2(2, m))       \
+  NARROW3_MACS
+#define RGB_BAND_PAIR(j)                                                                   \
+  NARROW3_FIRST("[r1, #(448+(" #j ")*32)]", "[r1, #(448+(" #j ")*32+4)]",                 \
+                RGB_BAND_LOADS(j, 0, RGB_BAND_X(0, 0), RGB_BAND_X(1, 0), RGB_BAND_X(2, 0))) \
+  RGB_BAND_HALF(j, 1) RGB_BAND_HALF(j, 2) RGB_BAND_HALF(j, 3) RGB_BAND_HALF(j, 4)         \
+  RGB_BAND_HALF(j, 5) RGB_BAND_HALF(j, 6) RGB_BAND_HALF(j, 7) RGB_BAND_HALF(j, 8)         \
+  RGB_BAND_HALF2(j, 0) RGB_BAND_HALF2(j, 1) RGB_BAND_HALF2(j, 2) RGB_BAND_HALF2(j, 3)     \
+  RGB_BAND_HALF2(j, 4)                                                                     \
+  RGB_REQUANT("r1", 448, "lr", j, 0, "r2", "r3", "r4")                                     \
+  RGB_REQUANT("r1", 448, "lr", j, 1, "r5", "r6", "r7")
+
+/* What conv_narrow_rgb_band reads. */
+typedef struct {
+  int32_t *in;            /* the first triple's widened words (word aligned) */
+  const int32_t *weights; /* the re-laid pair stream: per pair j, word k, channel s at
+                             112j + 8k + 4s bytes (rgb_band_weights), then the
+                             requantisation tail (its 8 words per pair at 448 + 32j) */
+  int8_t *out;            /* the first triple's 24 output bytes */
+  int32_t count;          /* triples (0: the rows widened only) */
+  const int8_t *rows[3];  /* the band's 3 input rows, 4 groups bytes each */
+  int32_t groups;         /* groups to widen into in first (even; 0: in is ready) */
+  int32_t bands;          /* bands, >= 1: each next one's rows back bytes before where
+                             the widening left them, out where the triples left it */
+  int32_t back;
+} conv_rgb_band_t;
+
+/* One group of 4 elements of the band's rows (r1, r2, r3, each moved by 4) widened into 6
+ * words at r12 + 24 half (see above): rows 0 and 1 joined by PKHBT / PKHTB (bytes x0 x1
+ * y0 y1, x2 x3 y2 y3), row 2 with itself (z0 z1 z1 z2, z1 z2 z2 z3), each then SXTB16. */
+#define RGB_BAND_GROUP(half)                                                               \
+  "ldr r10, [r1], #4\n\t"                                                                \
+  "ldr r11, [r2], #4\n\t"                                                                \
+  "ldr r9, [r3], #4\n\t"                                                                 \
+  "pkhbt r5, r10, r11, lsl #16\n\t"                                                      \
+  "pkhtb r8, r11, r10, asr #16\n\t"                                                      \
+  "pkhbt r6, r9, r9, lsl #8\n\t"                                                         \
+  "pkhtb r9, r9, r9, asr #8\n\t"                                                         \
+  "sxtb16 r4, r5\n\t"                                                                    \
+  "sxtb16 r5, r5, ror #8\n\t"                                                            \
+  "sxtb16 r6, r6\n\t"                                                                    \
+  "sxtb16 r7, r8\n\t"                                                                    \
+  "sxtb16 r8, r8, ror #8\n\t"                                                            \
+  "sxtb16 r9, r9, ror #8\n\t"                                                            \
+  "str r4, [r12, #(24*" #half ")]\n\t"                                                   \
+  "str r5, [r12, #(24*" #half "+4)]\n\t"                                                 \
+  "str r6, [r12, #(24*" #half "+8)]\n\t"                                                 \
+  "str r7, [r12, #(24*" #half "+12)]\n\t"                                                \
+  "str r8, [r12, #(24*" #half "+16)]\n\t"                                                \
+  "str r9, [r12, #(24*" #half "+20)]\n\t"
+
+/* Argument: r0 the conv_rgb_band_t, kept at [sp], the triples left at [sp, #4].  Per band
+ * its rows widened (two groups a pass, lr counting) and the next band's rows stored, then
+ * its triples: r0 the triple's words (108 bytes on per triple), r1 the weights and tail,
+ * lr out (24 bytes on per triple, stored for the next band). */
+__attribute__((naked, noinline, unused)) static void conv_narrow_rgb_band(
+    conv_rgb_band_t *job CMSIS_IN_ASM) {
+  __asm__ volatile("push {r4-r11, lr}\n\t"
+                   "sub sp, sp, #8\n\t"
+                   "str r0, [sp]\n\t"
+                   "5:\n\t"
+                   "ldr lr, [r0, #28]\n\t"
+                   "ldr r12, [r0]\n\t"
+                   "ldr r1, [r0, #16]\n\t"
+                   "ldr r2, [r0, #20]\n\t"
+                   "ldr r3, [r0, #24]\n\t"
+                   "cmp lr, #0\n\t"
+                   "beq 3f\n\t"
+                   "2:\n\t"
+                   RGB_BAND_GROUP(0) RGB_BAND_GROUP(1)
+                   "add r12, r12, #48\n\t"
+                   "subs lr, lr, #2\n\t"
+                   "bne 2b\n\t"
+                   "ldr r0, [sp]\n\t"
+                   "ldr r4, [r0, #36]\n\t"
+                   "sub r1, r1, r4\n\t"
+                   "sub r2, r2, r4\n\t"
+                   "sub r3, r3, r4\n\t"
+                   "str r1, [r0, #16]\n\t"
+                   "str r2, [r0, #20]\n\t"
+                   "str r3, [r0, #24]\n\t"
+                   "3:\n\t"
+                   "ldr r0, [sp]\n\t"
+                   "ldr r2, [r0, #12]\n\t"
+                   "ldr lr, [r0, #8]\n\t"
+                   "ldr r1, [r0, #4]\n\t"
+                   "ldr r0, [r0]\n\t"
+                   "str r2, [sp, #4]\n\t"
+                   "cmp r2, #0\n\t"
+                   "beq 4f\n\t"
+                   "1:\n\t"
+                   RGB_BAND_PAIR(0) RGB_BAND_PAIR(1) RGB_BAND_PAIR(2) RGB_BAND_PAIR(3)
+                   "ldr r2, [sp, #4]\n\t"
+                   "add lr, lr, #24\n\t"
+                   "add r0, r0, #108\n\t"
+                   "subs r2, r2, #1\n\t"
+                   "str r2, [sp, #4]\n\t"
+                   "bne 1b\n\t"
+                   "4:\n\t"
+                   "ldr r0, [sp]\n\t"
+                   "str lr, [r0, #8]\n\t"
+                   "ldr r2, [r0, #32]\n\t"
+                   "subs r2, r2, #1\n\t"
+                   "str r2, [r0, #32]\n\t"
+                   "bne 5b\n\t"
+                   "add sp, sp, #8\n\t"
+                   "pop {r4-r11, pc}\n\t");
+}
+
+/* The pair stream (per pair j, group g, channel s the words (w 4g, w 4g+2), (w 4g+1,
+ * w 4g+3)) re-laid for conv_narrow_rgb_band: word k < 9 (w k, w 9+k), rows 0 and 1;
+ * k >= 9 (w 2k, w 2k+1), row 2 (w 27 the stream's zero). */
+static void rgb_band_weights(const int16_t *pairs, int16_t *weights) {
+  int32_t j, s, g, k;
+  for (j = 0; j < 4; ++j) {
+    for (s = 0; s < 2; ++s) {
+      int16_t w[28];
+      for (g = 0; g < 7; ++g) {
+        const int16_t *from = pairs + 56 * j + 8 * g + 4 * s;
+        w[4 * g] = from[0];
+        w[4 * g + 2] = from[1];
+        w[4 * g + 1] = from[2];
+        w[4 * g + 3] = from[3];
+      }
+      for (k = 0; k < 14; ++k) {
+        int16_t *to = weights + 56 * j + 4 * k + 2 * s;
+        to[0] = k < 9 ? w[k] : w[2 * k];
+        to[1] = k < 9 ? w[9 + k] : w[2 * k + 1];
+      }
+    }
+  }
+}
+
+/* Row y of the image from column x, `bytes` of it (a band's groups): in place when those
+ * bytes lie inside the image (columns in the padding read from the next or previous row,
+ * then replaced by rgb_band_pad), else a copy into line with the zero point in the
+ * padding (all of it when y is). */
+static const int8_t *rgb_band_row(const cmsis_conv_job_t *job, int32_t y, int32_t x,
+                                  int32_t bytes, int8_t *line) {
+  const int32_t w = job->p->input_w, h = job->p->input_h, start = (y * w + x) * 3;
+  const int32_t from = x < 0 ? 0 : x, to = x + bytes / 3 < w ? x + bytes / 3 : w;
+  const int32_t inside = y >= 0 && y < h;
+  if (inside && start >= 0 && start + bytes <= h * w * 3) return job->image + start;
+  memset(line, (int8_t)-job->p->input_offset, (size_t)bytes);
+  if (inside && from < to) {
+    copy_row(line + (from - x) * 3, job->image + (y * w + from) * 3, (to - from) * 3);
+  }
+  return line;
+}
+
+/* The band's columns from x (`columns` of them) that lie in the padding (x + c < 0 or
+ * >= w) set to the zero point zp in the widened words of all 3 rows (int16 halves). */
+static void rgb_band_pad(int16_t *words, int32_t x, int32_t columns, int32_t w, int16_t zp) {
+  int32_t c, e;
+  for (c = 0; c < columns; ++c) {
+    if (x + c >= 0 && x + c < w) {
+      c = w - x - 1; /* on to the right padding */
+      continue;
+    }
+    for (e = 3 * c; e < 3 * c + 3; ++e) {
+      int16_t *pair = words + 6 * (e >> 1) + 2 * (e & 1);
+      pair[0] = zp;
+      pair[1] = zp;
+      words[6 * (e >> 1) + 4 + (e & 1)] = zp;
+    }
+  }
+}
+
+/* Output row oy's pixels from ox on (n, at most 3 RGB_BAND) as one band: its rows widened
+ * into band->in's words by conv_narrow_rgb_band with its whole triples (a band reaching
+ * into the padding widened alone first, then rgb_band_pad), and a last 1 or 2 pixels
+ * (computed as a triple into a copy, their bytes moved to out). */
+static void rgb_band_run(const cmsis_conv_job_t *job, int32_t oy, int32_t ox, int32_t n,
+                         conv_rgb_band_t *band) {
+  uint32_t line[RGB_BAND_GROUPS]; /* row 2's copy; rows 0 and 1 in the node's scratch */
+  int32_t spare[6];
+  const int32_t triples = (n + 2) / 3, groups = (18 * triples + 11) / 8 * 2;
+  const int32_t x = 2 * ox - job->p->pad_w, y = 2 * oy - job->p->pad_h;
+  const int32_t w = job->p->input_w, h = job->p->input_h, inside = x >= 0 && x + 6 * triples < w;
+  int32_t i;
+  if (x >= 0 && y >= 0 && y + 2 < h && ((y + 2) * w + x) * 3 + 4 * groups <= h * w * 3) {
+    band->rows[0] = job->image + (y * w + x) * 3; /* in place, the right padding then set */
+    band->rows[1] = band->rows[0] + 3 * w;
+    band->rows[2] = band->rows[1] + 3 * w;
+  } else {
+    for (i = 0; i < 3; ++i) {
+      int8_t *copy = i < 2 ? job->scratch + 4 * RGB_BAND_GROUPS * i : (int8_t *)line;
+      band->rows[i] = rgb_band_row(job, y + i, x, 4 * groups, copy);
+    }
+  }
+  band->groups = groups;
+  band->count = inside ? n / 3 : 0;
+  band->bands = 1;
+  conv_narrow_rgb_band(band);
+  band->groups = 0;
+  if (!inside) {
+    rgb_band_pad((int16_t *)(void *)band->in, x, 6 * triples + 1, w,
+                 (int16_t)(int8_t)-job->p->input_offset);
+    band->count = n / 3;
+    band->bands = 1;
+    if (band->count > 0) conv_narrow_rgb_band(band);
+  }
+  if (n % 3 != 0) { /* band->out is the last pixels' */
+    int8_t *out = band->out;
+    int32_t *in = band->in;
+    band->in += 27 * (n / 3);
+    band->out = (int8_t *)(void *)spare;
+    band->count = 1;
+    band->bands = 1;
+    conv_narrow_rgb_band(band);
+    copy_row(out, (const int8_t *)(void *)spare, 8 * (n % 3));
+    band->in = in;
+  }
+}
+
+/* The whole bands of output row oy from ox on (pixels left on the row: left) whose rows
+ * lie inside the image and are read in place, their count; band's rows set to the
+ * first's when any. */
+static int32_t rgb_bands_in_place(const cmsis_conv_job_t *job, int32_t oy, int32_t ox,
+                                  int32_t left, conv_rgb_band_t *band) {
+  const int32_t w = job->p->input_w, h = job->p->input_h, y = 2 * oy - job->p->pad_h;
+  const int32_t x0 = 2 * ox - job->p->pad_w;
+  int32_t x = x0, bands = 0;
+  if (y < 0 || y + 2 >= h) return 0;
+  while (left >= 3 * RGB_BAND && x >= 0 && x + 6 * RGB_BAND < w &&
+         ((y + 2) * w + x) * 3 + 4 * RGB_BAND_GROUPS <= h * w * 3) {
+    ++bands;
+    left -= 3 * RGB_BAND;
+    x += 6 * RGB_BAND;
+  }
+  band->rows[0] = job->image + (y * w + x0) * 3;
+  band->rows[1] = band->rows[0] + 3 * w;
+  band->rows[2] = band->rows[1] + 3 * w;
+  return bands;
+}
+
+/* conv_narrow_rgb for stride 2 (both) and dilation 1: every pixel by bands of at most
+ * RGB_BAND triples of one output row (rgb_band_run). */
+static void conv_narrow_rgb_bands(const cmsis_conv_job_t *job, int32_t pixels) {
+  int32_t weights[4 * 14 * 2 + 32]; /* the re-laid pairs, then the tail */
+  int32_t widened[6 * RGB_BAND_GROUPS];
+  conv_rgb_band_t band;
+  const int32_t width = job->p->output_w;
+  int32_t pixel = 0, oy, ox, n;
+  rgb_band_weights(job->pairs, (int16_t *)(void *)weights);
+  memcpy(weights + 4 * 14 * 2, job->tail, 32 * sizeof(int32_t));
+  band.in = widened;
+  band.weights = weights;
+  band.back = 4 * RGB_BAND_GROUPS - 18 * RGB_BAND;
+  for (oy = 0; pixel < pixels; ++oy) {
+    for (ox = 0; ox < width && pixel < pixels; ox += n, pixel += n) {
+      const int32_t left = width - ox < pixels - pixel ? width - ox : pixels - pixel;
+      band.out = job->output + pixel * 8;
+      band.bands = rgb_bands_in_place(job, oy, ox, left, &band);
+      if (band.bands > 0) { /* the most: one call */
+        n = 3 * RGB_BAND * band.bands;
+        band.groups = RGB_BAND_GROUPS;
+        band.count = RGB_BAND;
+        conv_narrow_rgb_band(&band);
+      } else {
+        n = left < 3 * RGB_BAND ? left : 3 * RGB_BAND;
+        rgb_band_run(job, oy, ox, n, &band);
+      }
+    }
+  }
+}
+
 /* The job's pixels 3 at a time (conv_narrow_rgb_triples), then the one or two left by
  * conv_narrow_28x8: both patches' words in scratch (from rgb_patch_words when both windows
  * lie inside the image, else patch_of's copies with the zero point in the padding), or an
@@ -731,6 +1027,10 @@ static int32_t conv_narrow(const cmsis_conv_job_t *job, int32_t pixels) {
   if (k == 27 && cout == 8 && p->filter_h == 3 && p->filter_w == 3 && p->input_c == 3 &&
       !job->in_place && job->tail != NULL && job->pairs != NULL && job->stride == 8 &&
       (((uintptr_t)job->pairs | (uintptr_t)job->tail | (uintptr_t)job->scratch) & 3u) == 0) {
+    if (p->stride_h == 2 && p->stride_w == 2 && p->dilation_h == 1 && p->dilation_w == 1) {
+      conv_narrow_rgb_bands(job, pixels);
+      return 1;
+    }
     conv_narrow_rgb(job, pixels);
     return 1;
   }
