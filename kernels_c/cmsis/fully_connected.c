@@ -22,7 +22,7 @@
  * A row-sparse filter (`--compress`, tflm_sparse_rows.h) with its FC_SPARSE_FOLDED record
  * runs CMSIS_GROUPS_CHUNK on DSP (SPARSE_GROUPS: 2 instructions per token to find and load
  * its input, 33 per 8 tokens) or CMSIS_NARROW_CHUNK (SPARSE_NARROW: 5 per token, one loop
- * per code width); without the record, or elsewhere, the portable reader.
+ * per code width and count width); without the record, or elsewhere, the portable reader.
  * Integer sums are exact, so the result is the reference's.  float32, int16 and weights
  * with a zero point run the reference kernels (fully_connected_reference.c).
  *
