@@ -407,22 +407,18 @@ static void fc_rows(const cmsis_fc_job_t *job, const int8_t *input, int8_t *outp
   CMSIS_GROUP_SLOT("r6", rot1, "r12")                                                     \
   CMSIS_GROUP_QUAD(v)
 
-/* The end of a row-sparse chunk's group loop (label 4, r2 the tokens left less those of
- * the group just done, entered at label 5) and of its row loop (label 1): the row's sum r5
- * stored at r0, the next row until `at_end` (instructions setting Z when r0 is the end of
- * sums); then r2 = the walk (sp). */
-#define CMSIS_ROWS_NEXT_UNTIL(at_end)                                                      \
+/* The end of a row-sparse chunk's group loop (label 4, `step` tokens per pass, r2 the
+ * tokens left less those of the pass just done, entered at label 5) and of its row loop
+ * (label 1): the row's sum r5 stored at r0, the next row until `at_end` (instructions
+ * setting Z when r0 is the end of sums); then r2 = the walk (sp). */
+#define CMSIS_ROWS_NEXT_UNTIL(step, at_end)                                                \
   "5:\n\t"                                                                                \
-  "subs r2, r2, #8\n\t"                                                                   \
+  "subs r2, r2, #" step "\n\t"                                                            \
   "bpl 4b\n\t"                                                                            \
   "str r5, [r0], #4\n\t"                                                                  \
   at_end                                                                                  \
   "bne 1b\n\t"                                                                            \
   "ldr r2, [sp]\n\t"
-/* The end of sums at sp + 4. */
-#define CMSIS_ROWS_NEXT                                                                    \
-  CMSIS_ROWS_NEXT_UNTIL("ldr r6, [sp, #4]\n\t"                                           \
-                        "cmp r0, r6\n\t")
 
 /* Where a walk over a SPARSE_GROUPS stream stands (tflm_sparse_groups_t's fields) and
  * the batch's input row. */
@@ -431,13 +427,27 @@ typedef struct {
   const int8_t *input;       /* at 12 (the assembly's offsets) */
 } cmsis_groups_walk_t;
 
+#define CMSIS_GROUPS_LABEL(tag, s) ".Lcmsis_groups_" tag "_s" s
+#define CMSIS_GROUPS_ENTRY(tag, s)                                                         \
+  ".byte (" CMSIS_GROUPS_LABEL(tag, s) " - " CMSIS_GROUPS_LABEL(tag, "e") ") / 2\n\t"
+/* A group: its LDM, its 8 slots, entered at slot j through label s(base + j). */
+#define CMSIS_GROUPS_ONE(tag, s1, s2, s3, s4, s5, s6, s7)                                  \
+  "ldm r3!, {r6, r7, r8}\n\t"                                                             \
+  CMSIS_GROUP_SPLIT                                                                       \
+  CMSIS_GROUP_HALF(tag, s1, s2, s3, "0", "8", "r7")                                       \
+  CMSIS_GROUPS_LABEL(tag, s4) ":\n\t"                                                     \
+  CMSIS_GROUP_HALF(tag, s5, s6, s7, "16", "24", "r8")
+
 /* sums[r] += the sum of row r's tokens (literal * raw input) for `rows` (>= 1) rows from
  * the walk on, sums[] holding the rows' folded constants; the walk advanced past them.
- * A row's tail (t = n % 8 tokens) is loaded so that it fills a group's last t slots (the
- * slots before it read x = 0) and entered through TBB; its groups follow, one LDM each:
- * 33 instructions per 8 tokens.  Arguments: r0 walk, r1 sums, r2 rows; the groups must be
- * word aligned (the stream is).  `count_load` reads a row's count into r2 and steps r1
- * past it (u8 or u16 counts); `tag` names the function's entry labels. */
+ * The loop takes two groups per pass (16 tokens, one loop test).  A row of n tokens
+ * (tail t = n % 8, then its groups) is entered at slot 16 - n % 16 of a pass: its tail
+ * is loaded so that it fills a group's last t slots (the slots before it read x = 0), in
+ * the pass's second group when the row has an even number of groups, else in its first;
+ * n % 16 = 8 enters at the second group's LDM.  One LDM per group: 32 instructions per 8
+ * tokens.  Arguments: r0 walk, r1 sums, r2 rows; the groups must be word aligned (the
+ * stream is).  `count_load` reads a row's count into r2 and steps r1 past it (u8 or u16
+ * counts); `tag` names the function's entry labels. */
 #define CMSIS_GROUPS_CHUNK(count_load, tag)                                                \
   "push {r4-r11, lr}\n\t"                                                                  \
   "add r2, r1, r2, lsl #2\n\t" /* the end of sums */                                      \
@@ -452,35 +462,33 @@ typedef struct {
   "ldr r4, [sp, #8]\n\t"                                                                  \
   "ldr r5, [r0]\n\t"                                                                      \
   count_load                                                                              \
-  "ands r12, r2, #7\n\t"       /* r12: the tail's tokens t; r2 - 8 k >= 0 while */        \
-  "beq 5f\n\t"                 /* groups remain after k of them */                       \
-  "add r6, r12, #1\n\t"                                                                   \
+  "ands r12, r2, #15\n\t"      /* r12: the entry n % 16; r2 - 16 k >= 0 while */          \
+  "beq 5f\n\t"                 /* passes remain after k of them */                       \
+  "and r10, r2, #7\n\t"        /* the tail's tokens t */                                  \
+  "add r6, r10, #1\n\t"                                                                   \
   "add r1, r1, r6, lsr #1\n\t" /* past the tail's gap bytes */                            \
   "ldr r6, [r1, #-4]\n\t"                                                                 \
-  "add r1, r1, r12\n\t"        /* past its literals: the next count */                    \
+  "add r1, r1, r10\n\t"        /* past its literals: the next count */                    \
   "ldr r7, [r1, #-8]\n\t"                                                                 \
   "ldr r8, [r1, #-4]\n\t"                                                                 \
   CMSIS_GROUP_SPLIT                                                                       \
   "movs r10, #0\n\t"                                                                      \
   "movs r11, #0\n\t"                                                                      \
   "tbb [pc, r12]\n\t"                                                                     \
-  ".Lcmsis_groups_" tag "_entry:\n\t"                                                     \
+  CMSIS_GROUPS_LABEL(tag, "e") ":\n\t"                                                    \
   ".byte 0\n\t"                                                                           \
-  ".byte (.Lcmsis_groups_" tag "_s7 - .Lcmsis_groups_" tag "_entry) / 2\n\t"               \
-  ".byte (.Lcmsis_groups_" tag "_s6 - .Lcmsis_groups_" tag "_entry) / 2\n\t"               \
-  ".byte (.Lcmsis_groups_" tag "_s5 - .Lcmsis_groups_" tag "_entry) / 2\n\t"               \
-  ".byte (.Lcmsis_groups_" tag "_s4 - .Lcmsis_groups_" tag "_entry) / 2\n\t"               \
-  ".byte (.Lcmsis_groups_" tag "_s3 - .Lcmsis_groups_" tag "_entry) / 2\n\t"               \
-  ".byte (.Lcmsis_groups_" tag "_s2 - .Lcmsis_groups_" tag "_entry) / 2\n\t"               \
-  ".byte (.Lcmsis_groups_" tag "_s1 - .Lcmsis_groups_" tag "_entry) / 2\n\t"               \
+  CMSIS_GROUPS_ENTRY(tag, "15") CMSIS_GROUPS_ENTRY(tag, "14") CMSIS_GROUPS_ENTRY(tag, "13") \
+  CMSIS_GROUPS_ENTRY(tag, "12") CMSIS_GROUPS_ENTRY(tag, "11") CMSIS_GROUPS_ENTRY(tag, "10") \
+  CMSIS_GROUPS_ENTRY(tag, "9") CMSIS_GROUPS_ENTRY(tag, "8") CMSIS_GROUPS_ENTRY(tag, "7")    \
+  CMSIS_GROUPS_ENTRY(tag, "6") CMSIS_GROUPS_ENTRY(tag, "5") CMSIS_GROUPS_ENTRY(tag, "4")    \
+  CMSIS_GROUPS_ENTRY(tag, "3") CMSIS_GROUPS_ENTRY(tag, "2") CMSIS_GROUPS_ENTRY(tag, "1")    \
   ".p2align 1\n\t"                                                                        \
   "4:\n\t"                                                                                \
-  "ldm r3!, {r6, r7, r8}\n\t"                                                             \
-  CMSIS_GROUP_SPLIT                                                                       \
-  CMSIS_GROUP_HALF(tag, "1", "2", "3", "0", "8", "r7")                                   \
-  ".Lcmsis_groups_" tag "_s4:\n\t"                                                        \
-  CMSIS_GROUP_HALF(tag, "5", "6", "7", "16", "24", "r8")                                  \
-  CMSIS_ROWS_NEXT                                                                         \
+  CMSIS_GROUPS_ONE(tag, "1", "2", "3", "4", "5", "6", "7")                                \
+  CMSIS_GROUPS_LABEL(tag, "8") ":\n\t"                                                    \
+  CMSIS_GROUPS_ONE(tag, "9", "10", "11", "12", "13", "14", "15")                          \
+  CMSIS_ROWS_NEXT_UNTIL("16", "ldr r6, [sp, #4]\n\t"                                      \
+                              "cmp r0, r6\n\t")                                           \
   "str r3, [r2]\n\t"                                                                      \
   "str r1, [r2, #4]\n\t"                                                                  \
   "add sp, sp, #12\n\t"                                                                   \
@@ -607,7 +615,7 @@ typedef struct {
   "ldr r6, [r1], #(4 + " W ")\n\t"                                                        \
   CMSIS_GROUP_SPLIT                                                                       \
   CMSIS_NARROW_GROUP(W, L)                                                                \
-  CMSIS_ROWS_NEXT_UNTIL("subs r12, r12, #1\n\t")                                          \
+  CMSIS_ROWS_NEXT_UNTIL("8", "subs r12, r12, #1\n\t")                                     \
   "str r1, [r2]\n\t"                                                                      \
   "add sp, sp, #8\n\t"                                                                    \
   "pop {r4-r11, pc}\n\t"
