@@ -28,11 +28,12 @@ Size and cost (ad01_int8 pruned to 0.8 by `tflm-gen prune`: 52,840 non-zero of 2
 weights, 56,057 tokens): 12 bits per token, 32.9% of the weight bytes with the counts (u8
 but in the 640-input layer; 83,778 B of tokens, 4,826 of them escapes, 1,672 of counts,
 385 of tail padding, 144 of headers, 1,024 for the plain 8-input layer, 48 of metadata).  On
-the Cortex-M4 the assembly spends 33 instructions per 8 tokens (2 per token to find and load
-its input, 5 per 4 to pair and multiply, 5 per group to load and split) and about 45 per row
-(tail entry, folded start, requantisation), from the FC_SPARSE_FOLDED record's folded
-constants (tflm_gen/layout.py: the input offset is folded, the inputs are read raw):
-297,893 instructions per invoke against 271,194 for the plain filter (+9.8%).  `pays`
+the Cortex-M4 the assembly spends 32 instructions per 8 tokens (2 per token to find and load
+its input, 5 per 4 to pair and multiply, 3 per group to load and split, 2 per pass of two
+groups to loop) and about 38 per row (tail entry, folded start, requantisation), from the
+FC_SPARSE_FOLDED record's folded constants (tflm_gen/layout.py: the input offset is folded,
+the inputs are read raw): 293,362 instructions per invoke (--memory fast) against 271,194
+for the plain filter (+8.2%; 298,022 with one group per pass).  `pays`
 keeps a filter plain whose rows are too short for that (ad01's 8-input layer).  Any coding
 that keeps the literals as bytes needs at least the gaps' entropy, 3.31 bits per non-zero
 (28.3%): below 30% the literals need fewer bits (their entropy is 3.7-5.9 bits per tensor),
@@ -116,9 +117,9 @@ def is_sparse_rows(stream: bytes) -> bool:
 
 GROUP = 8  # tokens per group: a word of gap nibbles, two words of literals (12 bytes)
 # Cortex-M4 instructions (cmsis), fitted on ad01 pruned to 0.8: the SPARSE_GROUPS assembly
-# spends about 33 per group of 8 tokens and 45 per row (its tail entry, the requantisation);
+# spends about 32 per group of 8 tokens and 38 per row (its tail entry, the requantisation);
 # the plain filter's FC_INT16_QUADS loop 13 per 16 weights and 28 per row.
-TOKEN_COST, ROW_COST = 33 / 8, 45
+TOKEN_COST, ROW_COST = 32 / 8, 38
 WEIGHT_COST, PLAIN_ROW_COST = 13 / 16, 28
 # SPARSE_NARROW's assembly, fitted the same way: about 5.9 per token and 34 per row.
 NARROW_TOKEN_COST, NARROW_ROW_COST = 5.9, 34

@@ -21,7 +21,7 @@
  *   C    one dot product at a time.
  * A row-sparse filter (`--compress`, tflm_sparse_rows.h) with its FC_SPARSE_FOLDED record
  * runs CMSIS_GROUPS_CHUNK on DSP (SPARSE_GROUPS: 2 instructions per token to find and load
- * its input, 33 per 8 tokens) or CMSIS_NARROW_CHUNK (SPARSE_NARROW: 5 per token, one loop
+ * its input, 32 per 8 tokens) or CMSIS_NARROW_CHUNK (SPARSE_NARROW: 5 per token, one loop
  * per code width and count width); without the record, or elsewhere, the portable reader.
  * Integer sums are exact, so the result is the reference's.  float32, int16 and weights
  * with a zero point run the reference kernels (fully_connected_reference.c).
@@ -444,7 +444,8 @@ typedef struct {
  * (tail t = n % 8, then its groups) is entered at slot 16 - n % 16 of a pass: its tail
  * is loaded so that it fills a group's last t slots (the slots before it read x = 0), in
  * the pass's second group when the row has an even number of groups, else in its first;
- * n % 16 = 8 enters at the second group's LDM.  One LDM per group: 32 instructions per 8
+ * a row without a tail enters at the end of a pass, or at its second group's LDM (n % 16
+ * = 8).  One LDM per group: 32 instructions per 8
  * tokens.  Arguments: r0 walk, r1 sums, r2 rows; the groups must be word aligned (the
  * stream is).  `count_load` reads a row's count into r2 and steps r1 past it (u8 or u16
  * counts); `tag` names the function's entry labels. */
@@ -462,9 +463,9 @@ typedef struct {
   "ldr r4, [sp, #8]\n\t"                                                                  \
   "ldr r5, [r0]\n\t"                                                                      \
   count_load                                                                              \
-  "ands r12, r2, #15\n\t"      /* r12: the entry n % 16; r2 - 16 k >= 0 while */          \
-  "beq 5f\n\t"                 /* passes remain after k of them */                       \
-  "and r10, r2, #7\n\t"        /* the tail's tokens t */                                  \
+  "ands r10, r2, #7\n\t"       /* the tail's tokens t; r2 - 16 k >= 0 while passes */    \
+  "beq 6f\n\t"                 /* remain after k of them */                              \
+  "and r12, r2, #15\n\t"       /* r12: the entry n % 16 */                                \
   "add r6, r10, #1\n\t"                                                                   \
   "add r1, r1, r6, lsr #1\n\t" /* past the tail's gap bytes */                            \
   "ldr r6, [r1, #-4]\n\t"                                                                 \
@@ -492,7 +493,11 @@ typedef struct {
   "str r3, [r2]\n\t"                                                                      \
   "str r1, [r2, #4]\n\t"                                                                  \
   "add sp, sp, #12\n\t"                                                                   \
-  "pop {r4-r11, pc}\n\t"
+  "pop {r4-r11, pc}\n\t"                                                                  \
+  "6:\n\t"                    /* no tail: the pass's end, or its second group's LDM */    \
+  "tst r2, #8\n\t"                                                                        \
+  "beq 5b\n\t"                                                                            \
+  "b " CMSIS_GROUPS_LABEL(tag, "8") "\n\t"
 
 /* A naked function running CMSIS_GROUPS_CHUNK (r0 walk, r1 sums, r2 rows). */
 #define CMSIS_GROUPS_CHUNK_FUNCTION(name, count_load, tag)                                 \
