@@ -632,18 +632,17 @@ typedef struct {
     __asm__ volatile(CMSIS_NARROW_CHUNK(W, count_load, L));                               \
   }
 
-CMSIS_NARROW_CHUNK_FUNCTION(narrow_chunk2b, "2", CMSIS_COUNT_U8, "2b")
-CMSIS_NARROW_CHUNK_FUNCTION(narrow_chunk3b, "3", CMSIS_COUNT_U8, "3b")
-CMSIS_NARROW_CHUNK_FUNCTION(narrow_chunk4b, "4", CMSIS_COUNT_U8, "4b")
-CMSIS_NARROW_CHUNK_FUNCTION(narrow_chunk5b, "5", CMSIS_COUNT_U8, "5b")
-CMSIS_NARROW_CHUNK_FUNCTION(narrow_chunk6b, "6", CMSIS_COUNT_U8, "6b")
-CMSIS_NARROW_CHUNK_FUNCTION(narrow_chunk7b, "7", CMSIS_COUNT_U8, "7b")
-CMSIS_NARROW_CHUNK_FUNCTION(narrow_chunk2h, "2", CMSIS_COUNT_U16, "2h")
-CMSIS_NARROW_CHUNK_FUNCTION(narrow_chunk3h, "3", CMSIS_COUNT_U16, "3h")
-CMSIS_NARROW_CHUNK_FUNCTION(narrow_chunk4h, "4", CMSIS_COUNT_U16, "4h")
-CMSIS_NARROW_CHUNK_FUNCTION(narrow_chunk5h, "5", CMSIS_COUNT_U16, "5h")
-CMSIS_NARROW_CHUNK_FUNCTION(narrow_chunk6h, "6", CMSIS_COUNT_U16, "6h")
-CMSIS_NARROW_CHUNK_FUNCTION(narrow_chunk7h, "7", CMSIS_COUNT_U16, "7h")
+/* The loops of W = 2 .. 7 for one count width, named narrow_chunk<W><c>. */
+#define CMSIS_NARROW_CHUNK_WIDTHS(c, count_load)                                           \
+  CMSIS_NARROW_CHUNK_FUNCTION(narrow_chunk2##c, "2", count_load, "2" #c)                   \
+  CMSIS_NARROW_CHUNK_FUNCTION(narrow_chunk3##c, "3", count_load, "3" #c)                   \
+  CMSIS_NARROW_CHUNK_FUNCTION(narrow_chunk4##c, "4", count_load, "4" #c)                   \
+  CMSIS_NARROW_CHUNK_FUNCTION(narrow_chunk5##c, "5", count_load, "5" #c)                   \
+  CMSIS_NARROW_CHUNK_FUNCTION(narrow_chunk6##c, "6", count_load, "6" #c)                   \
+  CMSIS_NARROW_CHUNK_FUNCTION(narrow_chunk7##c, "7", count_load, "7" #c)
+
+CMSIS_NARROW_CHUNK_WIDTHS(b, CMSIS_COUNT_U8)
+CMSIS_NARROW_CHUNK_WIDTHS(h, CMSIS_COUNT_U16)
 
 /* The loop of each count width (u8, u16) and code width W = 2 .. 7. */
 static void (*const narrow_chunks[2][6])(cmsis_narrow_walk_t *, int32_t *, int32_t) = {
