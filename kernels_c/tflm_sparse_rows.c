@@ -59,13 +59,6 @@ static tflm_status_t groups_check(const uint8_t *s, uint32_t length, int32_t row
   return groups == group_end && tails == length ? TFLM_OK : TFLM_ERR_MODEL;
 }
 
-/* SPARSE_NARROW: the weight of a code `symbol` (`half` = 2^(width - 1), t the threshold). */
-static int32_t narrow_weight(uint32_t symbol, uint32_t half, int32_t t) {
-  if (symbol == 0u) return 0;
-  return symbol >= half ? (int32_t)(symbol - half) + t
-                        : (int32_t)symbol - (int32_t)half + 1 - t;
-}
-
 /* The bytes of a row's tail of t tokens (gap nibbles, then codes) and where its codes
  * start (the padding bits before them). */
 static uint32_t narrow_tail_bytes(uint32_t t, uint32_t width) {
@@ -162,16 +155,22 @@ int32_t tflm_sparse_groups_dot(tflm_sparse_groups_t *walk, const int8_t *x, int3
   return acc;
 }
 
+/* The code -> weight table: 0 -> 0, then two runs of consecutive weights (compress_rows.
+ * narrow_values): codes 1 .. half - 1 from 2 - half - t up, codes half .. 2 half - 1 from
+ * t up (half = 2^(W - 1), t the threshold).  Built every invoke: a loop per run, no
+ * per-code arithmetic (W = 7: 128 codes). */
 void tflm_sparse_narrow_start(const void *stream, tflm_sparse_narrow_t *walk) {
   const uint8_t *s = (const uint8_t *)stream;
-  uint32_t code;
+  const uint32_t half = 1u << (s[3] - 1u);
+  const int32_t t = (int32_t)read_u32(s + 12);
+  int8_t *out = walk->weights;
+  int32_t weight;
   walk->count_bytes = count_width(s);
   walk->width = s[3];
   walk->row = s + TFLM_SPARSE_ROWS_HEADER_BYTES;
-  for (code = 0; code < (1u << walk->width); ++code) {
-    walk->weights[code] =
-        (int8_t)narrow_weight(code, 1u << (walk->width - 1u), (int32_t)read_u32(s + 12));
-  }
+  *out++ = 0;
+  for (weight = 2 - (int32_t)half - t; weight <= -t; ++weight) *out++ = (int8_t)weight;
+  for (weight = t; weight < t + (int32_t)half; ++weight) *out++ = (int8_t)weight;
 }
 
 /* acc plus the n tokens whose gap nibbles start at `slot` of `gaps` and codes `bit` bits

@@ -224,20 +224,22 @@ def _grouped_model():
     return prune_weights(model, 0.8).model, inputs, cases
 
 
-def _tail_lengths(device: bytes) -> set[int]:
-    """n % 8 of every row of the device model's SPARSE_GROUPS streams."""
+def _entries(device: bytes) -> set[int]:
+    """n % 16 of every row of the device model's SPARSE_GROUPS streams: where the M4 loop
+    (two groups per pass) enters the row."""
     model = read_model(device)
     found = set()
     for index in ir.compressed_tensors(model):
         stream = model.buffers[model.subgraph.tensors[index].buffer].data
         assert stream[0] == compress_rows.SPARSE_GROUPS
-        found |= {len(compress_rows.row_tokens(row)[0]) % 8
+        found |= {len(compress_rows.row_tokens(row)[0]) % 16
                   for row in compress_rows.decode_groups(stream)}
     return found
 
 
 def test_sparse_groups_bit_exact_on_host_and_cortex_m4(monkeypatch):
-    """Every layer coded (the cost rule set aside), rows ending in tails of every length:
+    """Every layer coded (the cost rule set aside), rows of every n % 16 (tails of every
+    length, in a pass's first or second group):
     the reference and cmsis kernels on the host and the M4 assembly (which reads the
     FC_SPARSE_FOLDED records its project keeps) equal TFLM."""
     monkeypatch.setattr(compress_rows, "MAX_COST_RATIO", float("inf"))
@@ -247,7 +249,7 @@ def test_sparse_groups_bit_exact_on_host_and_cortex_m4(monkeypatch):
         assert_informative(output, "int8")
     device = device_model(model, ("cmsis",), compress=True)[0]
     assert len(ir.compressed_tensors(read_model(device))) == len(GROUP_LAYERS)
-    assert _tail_lengths(device) == set(range(8))
+    assert _entries(device) == set(range(16))
     for tags in ((), ("cmsis",)):
         ours = host.run_model(device_model(model, tags, compress=True)[0], inputs, tags)
         cmsis_cases.compare(ours, model, inputs, cases)
@@ -300,10 +302,12 @@ def test_narrow_weights_outside_the_codes_take_several_tokens():
 
 
 # (batches, depth, units, per-channel), the code width forced and the sparsity: every width's
-# loop, tails of every length, long runs, weights that take several tokens.
+# loop, tails of every length, long runs, weights that take several tokens, u8 and u16 counts
+# (the last layer's rows: about 350 tokens).
 NARROW_LAYERS = [((1, 640, 13, False), 5, 0.8), ((2, 37, 9, True), 2, 0.6),
                  ((1, 203, 11, False), 3, 0.9), ((3, 130, 7, True), 4, 0.95),
-                 ((2, 9, 24, False), 6, 0.5), ((1, 300, 17, True), 7, 0.8)]
+                 ((2, 9, 24, False), 6, 0.5), ((1, 300, 17, True), 7, 0.8),
+                 ((1, 700, 16, False), 7, 0.5)]
 
 
 def _narrow_model():
@@ -336,8 +340,9 @@ def test_sparse_narrow_bit_exact_on_host_and_cortex_m4(monkeypatch):
     device = read_model(device_model(model, ("cmsis",), compress=compress.SIZE)[0])
     streams = [device.buffers[device.subgraph.tensors[i].buffer].data
                for i in ir.compressed_tensors(device)]
-    assert sorted(s[3] for s in streams) == list(compress_rows.NARROW_WIDTHS)
+    assert {s[3] for s in streams} == set(compress_rows.NARROW_WIDTHS)
     assert {s[0] for s in streams} == {compress_rows.SPARSE_NARROW}
+    assert {s[2] & compress_rows.COUNT_BYTE for s in streams} == {0, compress_rows.COUNT_BYTE}
     tails = {len(compress_rows.narrow_tokens(row, compress_rows.narrow_sums(
         int.from_bytes(s[12:16], "little"), s[3]))) % 8
         for s in streams for row in compress_rows.decode_narrow(s)}

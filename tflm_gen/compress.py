@@ -380,7 +380,7 @@ def fc_coding(rows: np.ndarray, goal: str = BALANCED) -> Coded | None:
     """The smallest row-sparse coding of FULLY_CONNECTED rows (SPARSE_GROUPS or
     SPARSE_NARROW) that saves MIN_SAVING, under the balanced goal among those whose
     estimated instructions stay within compress_rows.MAX_COST_RATIO of the plain kernel's
-    (`compress_rows.pays`: SPARSE_NARROW's 6 per token seldom do), under the size goal
+    (`compress_rows.pays`: SPARSE_NARROW's 5.9 per token seldom do), under the size goal
     whatever they cost.  None: plain."""
     streams = [Coded(SPARSE_GROUPS, compress_rows.encode_groups(rows))]
     if goal == SIZE or compress_rows.narrow_pays_at_best(rows):

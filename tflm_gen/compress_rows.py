@@ -28,11 +28,12 @@ Size and cost (ad01_int8 pruned to 0.8 by `tflm-gen prune`: 52,840 non-zero of 2
 weights, 56,057 tokens): 12 bits per token, 32.9% of the weight bytes with the counts (u8
 but in the 640-input layer; 83,778 B of tokens, 4,826 of them escapes, 1,672 of counts,
 385 of tail padding, 144 of headers, 1,024 for the plain 8-input layer, 48 of metadata).  On
-the Cortex-M4 the assembly spends 33 instructions per 8 tokens (2 per token to find and load
-its input, 5 per 4 to pair and multiply, 5 per group to load and split) and about 45 per row
-(tail entry, folded start, requantisation), from the FC_SPARSE_FOLDED record's folded
-constants (tflm_gen/layout.py: the input offset is folded, the inputs are read raw):
-297,893 instructions per invoke against 271,194 for the plain filter (+9.8%).  `pays`
+the Cortex-M4 the assembly spends 32 instructions per 8 tokens (2 per token to find and load
+its input, 5 per 4 to pair and multiply, 3 per group to load and split, 2 per pass of two
+groups to loop) and about 38 per row (tail entry, folded start, requantisation), from the
+FC_SPARSE_FOLDED record's folded constants (tflm_gen/layout.py: the input offset is folded,
+the inputs are read raw): 292,822 instructions per invoke (--memory fast) against 271,194
+for the plain filter (+8.0%; 298,022 with one group per pass).  `pays`
 keeps a filter plain whose rows are too short for that (ad01's 8-input layer).  Any coding
 that keeps the literals as bytes needs at least the gaps' entropy, 3.31 bits per non-zero
 (28.3%): below 30% the literals need fewer bits (their entropy is 3.7-5.9 bits per tensor),
@@ -59,10 +60,27 @@ branches.  Stream (little-endian):
             (a word of 8 gap nibbles, then 8 codes of W bits, LSB first, in W bytes)
     3 zero bytes (the M4 loop reads the codes a word at a time)
 
-ad01 at 0.8: 73,999 B with the metadata (28.0%; W = 4 to 7), 441,402 instructions on the
-Cortex-M4 (cmsis, FC_SPARSE_FOLDED constants): per token 5 (uxtab and ldrsb for the input,
-ubfx and ldrsb for the weight from the layer's table of 2^W weights, smlabb), per group 7
-or 8, plus the tokens a rare weight adds (escapes (15, 0) as SPARSE_GROUPS's).
+ad01 at 0.8: 73,999 B with the metadata (28.0%; W = 4 to 7), 422,252 instructions on the
+Cortex-M4 (cmsis, FC_SPARSE_FOLDED constants, --memory fast; 441,402 before the loop's row
+entry and the weight table's set-up were trimmed): per token 5 (uxtab and ldrsb for the
+input, ubfx and ldrsb for the weight from the layer's table of 2^W weights, smlabb), per
+group 6 or 7 (5.9 per token fitted), per row 18 to 22 in the loop (the count by a
+post-incremented LDRB or LDRH, one loop per count width and W; the tail's code bytes by W's
+own shifts and adds; the rows counted down in a register) and about 13 of requantisation
+(34 fitted), plus the tokens a rare weight adds (escapes (15, 0) as SPARSE_GROUPS's).  Both
+floors are near: 5 per token is the table look-up's, and the row's requantisation is the
+plain kernel's too.  Two groups per pass (as SPARSE_GROUPS) would save 1 per 8 tokens
+(about 7,600 on ad01) for 150 more bytes of text in each of the 12 loops.
+
+Why the balanced goal does not mix the codings per layer to reach 30% at +10% on ad01 (its
+line: 79,257 B and 298,313 instructions): SPARSE_NARROW costs 1.9 instructions more per
+token than SPARSE_GROUPS and saves 0.1-0.3 B per token, so every layer it takes costs 6-10
+instructions per byte saved, and 30% needs 7,800 B less than SPARSE_GROUPS's 87,051.  The
+smallest-cost mix of plain, SPARSE_GROUPS and SPARSE_NARROW under 30% (each layer's fitted
+costs, which put all SPARSE_GROUPS 2% above the measured) is +37%; with a 12-bit coding
+free of escape tokens (a row-level list instead) at SPARSE_GROUPS's speed, +15%; that one
+plus a SPARSE_NARROW of 4.6 instructions per token, +9.8%: both lines need a sub-12-bit
+token at about 4.6 per token, not the table look-up's 5 plus the group's share.
 """
 
 from __future__ import annotations
@@ -103,12 +121,12 @@ def is_sparse_rows(stream: bytes) -> bool:
 
 GROUP = 8  # tokens per group: a word of gap nibbles, two words of literals (12 bytes)
 # Cortex-M4 instructions (cmsis), fitted on ad01 pruned to 0.8: the SPARSE_GROUPS assembly
-# spends about 33 per group of 8 tokens and 45 per row (its tail entry, the requantisation);
+# spends about 32 per group of 8 tokens and 38 per row (its tail entry, the requantisation);
 # the plain filter's FC_INT16_QUADS loop 13 per 16 weights and 28 per row.
-TOKEN_COST, ROW_COST = 33 / 8, 45
+TOKEN_COST, ROW_COST = 32 / 8, 38
 WEIGHT_COST, PLAIN_ROW_COST = 13 / 16, 28
-# SPARSE_NARROW's assembly, fitted the same way: about 6 per token and 41 per row.
-NARROW_TOKEN_COST, NARROW_ROW_COST = 6.0, 41
+# SPARSE_NARROW's assembly, fitted the same way: about 5.9 per token and 34 per row.
+NARROW_TOKEN_COST, NARROW_ROW_COST = 5.9, 34
 MAX_COST_RATIO = 1.25  # coded when its estimate is at most this times the plain one's
 
 

@@ -21,8 +21,8 @@
  *   C    one dot product at a time.
  * A row-sparse filter (`--compress`, tflm_sparse_rows.h) with its FC_SPARSE_FOLDED record
  * runs CMSIS_GROUPS_CHUNK on DSP (SPARSE_GROUPS: 2 instructions per token to find and load
- * its input, 33 per 8 tokens) or CMSIS_NARROW_CHUNK (SPARSE_NARROW: 5 per token, one loop
- * per code width); without the record, or elsewhere, the portable reader.
+ * its input, 32 per 8 tokens) or CMSIS_NARROW_CHUNK (SPARSE_NARROW: 5 per token, one loop
+ * per code width and count width); without the record, or elsewhere, the portable reader.
  * Integer sums are exact, so the result is the reference's.  float32, int16 and weights
  * with a zero point run the reference kernels (fully_connected_reference.c).
  *
@@ -407,16 +407,16 @@ static void fc_rows(const cmsis_fc_job_t *job, const int8_t *input, int8_t *outp
   CMSIS_GROUP_SLOT("r6", rot1, "r12")                                                     \
   CMSIS_GROUP_QUAD(v)
 
-/* The end of a row-sparse chunk's group loop (label 4, r2 the tokens left less those of
- * the group just done, entered at label 5) and of its row loop (label 1): the row's sum r5
- * stored at r0, the next row until the end of sums (sp + 4); then r2 = the walk (sp). */
-#define CMSIS_ROWS_NEXT                                                                    \
+/* The end of a row-sparse chunk's group loop (label 4, `step` tokens per pass, r2 the
+ * tokens left less those of the pass just done, entered at label 5) and of its row loop
+ * (label 1): the row's sum r5 stored at r0, the next row until `at_end` (instructions
+ * setting Z when r0 is the end of sums); then r2 = the walk (sp). */
+#define CMSIS_ROWS_NEXT_UNTIL(step, at_end)                                                \
   "5:\n\t"                                                                                \
-  "subs r2, r2, #8\n\t"                                                                   \
+  "subs r2, r2, #" step "\n\t"                                                            \
   "bpl 4b\n\t"                                                                            \
   "str r5, [r0], #4\n\t"                                                                  \
-  "ldr r6, [sp, #4]\n\t"                                                                  \
-  "cmp r0, r6\n\t"                                                                        \
+  at_end                                                                                  \
   "bne 1b\n\t"                                                                            \
   "ldr r2, [sp]\n\t"
 
@@ -427,13 +427,28 @@ typedef struct {
   const int8_t *input;       /* at 12 (the assembly's offsets) */
 } cmsis_groups_walk_t;
 
+#define CMSIS_GROUPS_LABEL(tag, s) ".Lcmsis_groups_" tag "_s" s
+#define CMSIS_GROUPS_ENTRY(tag, s)                                                         \
+  ".byte (" CMSIS_GROUPS_LABEL(tag, s) " - " CMSIS_GROUPS_LABEL(tag, "e") ") / 2\n\t"
+/* A group: its LDM, its 8 slots, entered at slot j through label s(base + j). */
+#define CMSIS_GROUPS_ONE(tag, s1, s2, s3, s4, s5, s6, s7)                                  \
+  "ldm r3!, {r6, r7, r8}\n\t"                                                             \
+  CMSIS_GROUP_SPLIT                                                                       \
+  CMSIS_GROUP_HALF(tag, s1, s2, s3, "0", "8", "r7")                                       \
+  CMSIS_GROUPS_LABEL(tag, s4) ":\n\t"                                                     \
+  CMSIS_GROUP_HALF(tag, s5, s6, s7, "16", "24", "r8")
+
 /* sums[r] += the sum of row r's tokens (literal * raw input) for `rows` (>= 1) rows from
  * the walk on, sums[] holding the rows' folded constants; the walk advanced past them.
- * A row's tail (t = n % 8 tokens) is loaded so that it fills a group's last t slots (the
- * slots before it read x = 0) and entered through TBB; its groups follow, one LDM each:
- * 33 instructions per 8 tokens.  Arguments: r0 walk, r1 sums, r2 rows; the groups must be
- * word aligned (the stream is).  `count_load` reads a row's count into r2 and steps r1
- * past it (u8 or u16 counts); `tag` names the function's entry labels. */
+ * The loop takes two groups per pass (16 tokens, one loop test).  A row of n tokens
+ * (tail t = n % 8, then its groups) is entered at slot 16 - n % 16 of a pass: its tail
+ * is loaded so that it fills a group's last t slots (the slots before it read x = 0), in
+ * the pass's second group when the row has an even number of groups, else in its first;
+ * a row without a tail enters at the end of a pass, or at its second group's LDM (n % 16
+ * = 8).  One LDM per group: 32 instructions per 8
+ * tokens.  Arguments: r0 walk, r1 sums, r2 rows; the groups must be word aligned (the
+ * stream is).  `count_load` reads a row's count into r2 and steps r1 past it (u8 or u16
+ * counts); `tag` names the function's entry labels. */
 #define CMSIS_GROUPS_CHUNK(count_load, tag)                                                \
   "push {r4-r11, lr}\n\t"                                                                  \
   "add r2, r1, r2, lsl #2\n\t" /* the end of sums */                                      \
@@ -448,39 +463,41 @@ typedef struct {
   "ldr r4, [sp, #8]\n\t"                                                                  \
   "ldr r5, [r0]\n\t"                                                                      \
   count_load                                                                              \
-  "ands r12, r2, #7\n\t"       /* r12: the tail's tokens t; r2 - 8 k >= 0 while */        \
-  "beq 5f\n\t"                 /* groups remain after k of them */                       \
-  "add r6, r12, #1\n\t"                                                                   \
+  "ands r10, r2, #7\n\t"       /* the tail's tokens t; r2 - 16 k >= 0 while passes */    \
+  "beq 6f\n\t"                 /* remain after k of them */                              \
+  "and r12, r2, #15\n\t"       /* r12: the entry n % 16 */                                \
+  "add r6, r10, #1\n\t"                                                                   \
   "add r1, r1, r6, lsr #1\n\t" /* past the tail's gap bytes */                            \
   "ldr r6, [r1, #-4]\n\t"                                                                 \
-  "add r1, r1, r12\n\t"        /* past its literals: the next count */                    \
+  "add r1, r1, r10\n\t"        /* past its literals: the next count */                    \
   "ldr r7, [r1, #-8]\n\t"                                                                 \
   "ldr r8, [r1, #-4]\n\t"                                                                 \
   CMSIS_GROUP_SPLIT                                                                       \
   "movs r10, #0\n\t"                                                                      \
   "movs r11, #0\n\t"                                                                      \
   "tbb [pc, r12]\n\t"                                                                     \
-  ".Lcmsis_groups_" tag "_entry:\n\t"                                                     \
+  CMSIS_GROUPS_LABEL(tag, "e") ":\n\t"                                                    \
   ".byte 0\n\t"                                                                           \
-  ".byte (.Lcmsis_groups_" tag "_s7 - .Lcmsis_groups_" tag "_entry) / 2\n\t"               \
-  ".byte (.Lcmsis_groups_" tag "_s6 - .Lcmsis_groups_" tag "_entry) / 2\n\t"               \
-  ".byte (.Lcmsis_groups_" tag "_s5 - .Lcmsis_groups_" tag "_entry) / 2\n\t"               \
-  ".byte (.Lcmsis_groups_" tag "_s4 - .Lcmsis_groups_" tag "_entry) / 2\n\t"               \
-  ".byte (.Lcmsis_groups_" tag "_s3 - .Lcmsis_groups_" tag "_entry) / 2\n\t"               \
-  ".byte (.Lcmsis_groups_" tag "_s2 - .Lcmsis_groups_" tag "_entry) / 2\n\t"               \
-  ".byte (.Lcmsis_groups_" tag "_s1 - .Lcmsis_groups_" tag "_entry) / 2\n\t"               \
+  CMSIS_GROUPS_ENTRY(tag, "15") CMSIS_GROUPS_ENTRY(tag, "14") CMSIS_GROUPS_ENTRY(tag, "13") \
+  CMSIS_GROUPS_ENTRY(tag, "12") CMSIS_GROUPS_ENTRY(tag, "11") CMSIS_GROUPS_ENTRY(tag, "10") \
+  CMSIS_GROUPS_ENTRY(tag, "9") CMSIS_GROUPS_ENTRY(tag, "8") CMSIS_GROUPS_ENTRY(tag, "7")    \
+  CMSIS_GROUPS_ENTRY(tag, "6") CMSIS_GROUPS_ENTRY(tag, "5") CMSIS_GROUPS_ENTRY(tag, "4")    \
+  CMSIS_GROUPS_ENTRY(tag, "3") CMSIS_GROUPS_ENTRY(tag, "2") CMSIS_GROUPS_ENTRY(tag, "1")    \
   ".p2align 1\n\t"                                                                        \
   "4:\n\t"                                                                                \
-  "ldm r3!, {r6, r7, r8}\n\t"                                                             \
-  CMSIS_GROUP_SPLIT                                                                       \
-  CMSIS_GROUP_HALF(tag, "1", "2", "3", "0", "8", "r7")                                   \
-  ".Lcmsis_groups_" tag "_s4:\n\t"                                                        \
-  CMSIS_GROUP_HALF(tag, "5", "6", "7", "16", "24", "r8")                                  \
-  CMSIS_ROWS_NEXT                                                                         \
+  CMSIS_GROUPS_ONE(tag, "1", "2", "3", "4", "5", "6", "7")                                \
+  CMSIS_GROUPS_LABEL(tag, "8") ":\n\t"                                                    \
+  CMSIS_GROUPS_ONE(tag, "9", "10", "11", "12", "13", "14", "15")                          \
+  CMSIS_ROWS_NEXT_UNTIL("16", "ldr r6, [sp, #4]\n\t"                                      \
+                              "cmp r0, r6\n\t")                                           \
   "str r3, [r2]\n\t"                                                                      \
   "str r1, [r2, #4]\n\t"                                                                  \
   "add sp, sp, #12\n\t"                                                                   \
-  "pop {r4-r11, pc}\n\t"
+  "pop {r4-r11, pc}\n\t"                                                                  \
+  "6:\n\t"                    /* no tail: the pass's end, or its second group's LDM */    \
+  "tst r2, #8\n\t"                                                                        \
+  "beq 5b\n\t"                                                                            \
+  "b " CMSIS_GROUPS_LABEL(tag, "8") "\n\t"
 
 /* A naked function running CMSIS_GROUPS_CHUNK (r0 walk, r1 sums, r2 rows). */
 #define CMSIS_GROUPS_CHUNK_FUNCTION(name, count_load, tag)                                 \
@@ -490,8 +507,12 @@ typedef struct {
     __asm__ volatile(CMSIS_GROUPS_CHUNK(count_load, tag));                                \
   }
 
-CMSIS_GROUPS_CHUNK_FUNCTION(sparse_groups_chunk16, "ldrh r2, [r1], #2\n\t", "h")
-CMSIS_GROUPS_CHUNK_FUNCTION(sparse_groups_chunk8, "ldrb r2, [r1], #1\n\t", "b")
+/* A row's count into r2, r1 past it: u8 or u16 (the stream's count width). */
+#define CMSIS_COUNT_U8 "ldrb r2, [r1], #1\n\t"
+#define CMSIS_COUNT_U16 "ldrh r2, [r1], #2\n\t"
+
+CMSIS_GROUPS_CHUNK_FUNCTION(sparse_groups_chunk16, CMSIS_COUNT_U16, "h")
+CMSIS_GROUPS_CHUNK_FUNCTION(sparse_groups_chunk8, CMSIS_COUNT_U8, "b")
 
 /* SPARSE_NARROW (tflm_sparse_rows.h) on the DSP, codes of W bits (a string): slot i of a
  * group, its gap nibble from r9 (even slots) or r6 (odd slots), byte `rot` / 8 of it, added
@@ -509,24 +530,48 @@ CMSIS_GROUPS_CHUNK_FUNCTION(sparse_groups_chunk8, "ldrb r2, [r1], #1\n\t", "b")
   ".endif\n\t"                                                                            \
   "ldrsb r11, [r3, r11]\n\t"                                                              \
   "smlabb r5, r10, r11, r5\n\t"
-#define CMSIS_NARROW_LABEL(W, s) ".Lcmsis_narrow" W "_s" s
-#define CMSIS_NARROW_ENTRY(W, s)                                                           \
-  ".byte (" CMSIS_NARROW_LABEL(W, s) " - " CMSIS_NARROW_LABEL(W, "e") ") / 2\n\t"
-/* A group's 8 slots, entered at slot s through label s (1 .. 7). */
-#define CMSIS_NARROW_GROUP(W)                                                              \
+#define CMSIS_NARROW_LABEL(L, s) ".Lcmsis_narrow" L "_s" s
+#define CMSIS_NARROW_ENTRY(L, s)                                                           \
+  ".byte (" CMSIS_NARROW_LABEL(L, s) " - " CMSIS_NARROW_LABEL(L, "e") ") / 2\n\t"
+/* A group's 8 slots, entered at slot s through label s (1 .. 7) of the loop named L. */
+#define CMSIS_NARROW_GROUP(W, L)                                                           \
   CMSIS_NARROW_SLOT("0", "r9", "0", W)                                                    \
-  CMSIS_NARROW_LABEL(W, "1") ":\n\t" CMSIS_NARROW_SLOT("1", "r6", "0", W)                 \
-  CMSIS_NARROW_LABEL(W, "2") ":\n\t" CMSIS_NARROW_SLOT("2", "r9", "8", W)                 \
-  CMSIS_NARROW_LABEL(W, "3") ":\n\t" CMSIS_NARROW_SLOT("3", "r6", "8", W)                 \
-  CMSIS_NARROW_LABEL(W, "4") ":\n\t" CMSIS_NARROW_SLOT("4", "r9", "16", W)                \
-  CMSIS_NARROW_LABEL(W, "5") ":\n\t" CMSIS_NARROW_SLOT("5", "r6", "16", W)                \
-  CMSIS_NARROW_LABEL(W, "6") ":\n\t" CMSIS_NARROW_SLOT("6", "r9", "24", W)                \
-  CMSIS_NARROW_LABEL(W, "7") ":\n\t" CMSIS_NARROW_SLOT("7", "r6", "24", W)
+  CMSIS_NARROW_LABEL(L, "1") ":\n\t" CMSIS_NARROW_SLOT("1", "r6", "0", W)                 \
+  CMSIS_NARROW_LABEL(L, "2") ":\n\t" CMSIS_NARROW_SLOT("2", "r9", "8", W)                 \
+  CMSIS_NARROW_LABEL(L, "3") ":\n\t" CMSIS_NARROW_SLOT("3", "r6", "8", W)                 \
+  CMSIS_NARROW_LABEL(L, "4") ":\n\t" CMSIS_NARROW_SLOT("4", "r9", "16", W)                \
+  CMSIS_NARROW_LABEL(L, "5") ":\n\t" CMSIS_NARROW_SLOT("5", "r6", "16", W)                \
+  CMSIS_NARROW_LABEL(L, "6") ":\n\t" CMSIS_NARROW_SLOT("6", "r9", "24", W)                \
+  CMSIS_NARROW_LABEL(L, "7") ":\n\t" CMSIS_NARROW_SLOT("7", "r6", "24", W)
 /* The code words of a group whose codes end at r1 + off + W (r7, and r8 when W > 4). */
 #define CMSIS_NARROW_CODES(off, W)                                                         \
   "ldr r7, [r1, #(" off ")]\n\t"                                                          \
   ".if " W " > 4\n\t"                                                                     \
   "ldr r8, [r1, #(" off " + " CMSIS_NARROW_B(W) ")]\n\t"                                  \
+  ".endif\n\t"
+/* r1 past a tail of t = r10 tokens (r11 = t + 1): its ceil(t / 2) gap bytes, with the gap
+ * word into r6, then its ceil(t W / 8) code bytes, by shifts and adds of W's own (a
+ * multiply and a rounding in the general case: 4 instructions more per row). */
+#define CMSIS_NARROW_PAST_TAIL(W)                                                          \
+  "add r1, r1, r11, lsr #1\n\t"                                                           \
+  "ldr r6, [r1, #-4]\n\t"                                                                 \
+  ".if " W " == 4\n\t"                                                                    \
+  "add r1, r1, r11, lsr #1\n\t"                                                           \
+  ".elseif " W " == 2\n\t"                                                                \
+  "add r7, r10, #3\n\t"                                                                   \
+  "add r1, r1, r7, lsr #2\n\t"                                                            \
+  ".elseif " W " == 6\n\t"                                                                \
+  "add r7, r10, r10, lsl #1\n\t"                                                          \
+  "add r7, r7, #3\n\t"                                                                    \
+  "add r1, r1, r7, lsr #2\n\t"                                                            \
+  ".else\n\t"                                                                             \
+  ".if " W " == 7\n\t"                                                                    \
+  "rsb r7, r10, r10, lsl #3\n\t"                                                          \
+  ".else\n\t"                                                                             \
+  "add r7, r10, r10, lsl #(" W " / 2)\n\t" /* 3 t or 5 t */                              \
+  ".endif\n\t"                                                                            \
+  "add r7, r7, #7\n\t"                                                                    \
+  "add r1, r1, r7, lsr #3\n\t"                                                            \
   ".endif\n\t"
 
 /* Where a walk over a SPARSE_NARROW stream stands, for the assembly. */
@@ -534,79 +579,77 @@ typedef struct {
   const uint8_t *row;     /* at 0: the next row's count */
   const int8_t *input;    /* at 4: the batch's input row */
   const int8_t *weights;  /* at 8: code -> weight (tflm_sparse_narrow_t's) */
-  uint32_t count_mask;    /* at 12: 0xff (u8 counts) or 0xffff */
 } cmsis_narrow_walk_t;
 
 /* sums[r] += the sum of row r's tokens (weight * raw input) for `rows` (>= 1) rows from
  * the walk on; the walk advanced past them.  As CMSIS_GROUPS_CHUNK: a row's tail (t = n % 8
  * tokens) is read as a group's last t slots and entered through TBB, its groups follow;
- * 5 instructions per token, 7 or 8 per group.  Arguments: r0 walk, r1 sums, r2 rows. */
-#define CMSIS_NARROW_CHUNK(W)                                                              \
+ * 5 instructions per token, 6 or 7 per group, 18 to 22 per row (r12 counts the rows down,
+ * the slots leave it alone).  Arguments: r0 walk, r1 sums, r2 rows.  `count_load` reads a
+ * row's count into r2 and steps r1 past it (u8 or u16 counts); L names the loop's labels. */
+#define CMSIS_NARROW_CHUNK(W, count_load, L)                                               \
   "push {r4-r11, lr}\n\t"                                                                  \
-  "add r2, r1, r2, lsl #2\n\t" /* the end of sums */                                      \
   "ldr r3, [r0, #4]\n\t"                                                                  \
   "sub r3, r3, #1\n\t"         /* a row's walk starts at input -1 */                      \
-  "ldr r12, [r0, #12]\n\t"                                                                \
-  "push {r0, r2, r3, r12}\n\t" /* sp: walk, the end of sums, input - 1, the count mask */ \
+  "push {r0, r3}\n\t"          /* sp: walk, input - 1 */                                  \
+  "mov r12, r2\n\t"            /* r12: the rows left */                                   \
   "ldr r3, [r0, #8]\n\t"       /* r3: the weights */                                      \
-  "mov r12, r1\n\t"                                                                       \
+  "mov r2, r1\n\t"                                                                        \
   "ldr r1, [r0]\n\t"           /* r1: the stream */                                       \
-  "mov r0, r12\n\t"            /* r0: the sums */                                         \
+  "mov r0, r2\n\t"             /* r0: the sums */                                         \
   "mov lr, #0x0f0f0f0f\n\t"                                                               \
   "1:\n\t"                                                                                \
-  "ldr r4, [sp, #8]\n\t"                                                                  \
+  "ldr r4, [sp, #4]\n\t"                                                                  \
   "ldr r5, [r0]\n\t"                                                                      \
-  "ldr r12, [sp, #12]\n\t"                                                                \
-  "ldrh r2, [r1]\n\t"                                                                     \
-  "and r2, r2, r12\n\t"        /* the count n */                                          \
-  "add r1, r1, #1\n\t"                                                                    \
-  "add r1, r1, r12, lsr #15\n\t"                                                          \
-  "ands r12, r2, #7\n\t"       /* the tail's tokens t */                                  \
+  count_load                                                                              \
+  "ands r10, r2, #7\n\t"       /* the tail's tokens t */                                  \
   "beq 5f\n\t"                                                                            \
-  "add r6, r12, #1\n\t"                                                                   \
-  "add r1, r1, r6, lsr #1\n\t" /* past the tail's gap bytes */                            \
-  "ldr r6, [r1, #-4]\n\t"                                                                 \
-  "mov r7, #" W "\n\t"                                                                    \
-  "mul r7, r7, r12\n\t"                                                                   \
-  "add r7, r7, #7\n\t"                                                                    \
-  "add r1, r1, r7, lsr #3\n\t" /* past its codes: a group's last bytes */                 \
+  "add r11, r10, #1\n\t"                                                                  \
+  CMSIS_NARROW_PAST_TAIL(W)    /* its codes end at r1: a group's last bytes */            \
   CMSIS_NARROW_CODES("-" W, W)                                                            \
   CMSIS_GROUP_SPLIT                                                                       \
-  "tbb [pc, r12]\n\t"                                                                     \
-  CMSIS_NARROW_LABEL(W, "e") ":\n\t"                                                      \
+  "tbb [pc, r10]\n\t"                                                                     \
+  CMSIS_NARROW_LABEL(L, "e") ":\n\t"                                                      \
   ".byte 0\n\t"                                                                           \
-  CMSIS_NARROW_ENTRY(W, "7") CMSIS_NARROW_ENTRY(W, "6") CMSIS_NARROW_ENTRY(W, "5")        \
-  CMSIS_NARROW_ENTRY(W, "4") CMSIS_NARROW_ENTRY(W, "3") CMSIS_NARROW_ENTRY(W, "2")        \
-  CMSIS_NARROW_ENTRY(W, "1")                                                              \
+  CMSIS_NARROW_ENTRY(L, "7") CMSIS_NARROW_ENTRY(L, "6") CMSIS_NARROW_ENTRY(L, "5")        \
+  CMSIS_NARROW_ENTRY(L, "4") CMSIS_NARROW_ENTRY(L, "3") CMSIS_NARROW_ENTRY(L, "2")        \
+  CMSIS_NARROW_ENTRY(L, "1")                                                              \
   ".p2align 1\n\t"                                                                        \
   "4:\n\t"                                                                                \
-  "ldr r6, [r1]\n\t"                                                                      \
   CMSIS_NARROW_CODES("4", W)                                                              \
-  "add r1, r1, #(4 + " W ")\n\t"                                                          \
+  "ldr r6, [r1], #(4 + " W ")\n\t"                                                        \
   CMSIS_GROUP_SPLIT                                                                       \
-  CMSIS_NARROW_GROUP(W)                                                                   \
-  CMSIS_ROWS_NEXT                                                                         \
+  CMSIS_NARROW_GROUP(W, L)                                                                \
+  CMSIS_ROWS_NEXT_UNTIL("8", "subs r12, r12, #1\n\t")                                     \
   "str r1, [r2]\n\t"                                                                      \
-  "add sp, sp, #16\n\t"                                                                   \
+  "add sp, sp, #8\n\t"                                                                    \
   "pop {r4-r11, pc}\n\t"
 
-#define CMSIS_NARROW_CHUNK_FUNCTION(name, W)                                               \
+#define CMSIS_NARROW_CHUNK_FUNCTION(name, W, count_load, L)                                \
   __attribute__((naked, noinline)) static void name(cmsis_narrow_walk_t *walk CMSIS_IN_ASM, \
                                                     int32_t *sums CMSIS_IN_ASM,             \
                                                     int32_t rows CMSIS_IN_ASM) {            \
-    __asm__ volatile(CMSIS_NARROW_CHUNK(W));                                              \
+    __asm__ volatile(CMSIS_NARROW_CHUNK(W, count_load, L));                               \
   }
 
-CMSIS_NARROW_CHUNK_FUNCTION(narrow_chunk2, "2")
-CMSIS_NARROW_CHUNK_FUNCTION(narrow_chunk3, "3")
-CMSIS_NARROW_CHUNK_FUNCTION(narrow_chunk4, "4")
-CMSIS_NARROW_CHUNK_FUNCTION(narrow_chunk5, "5")
-CMSIS_NARROW_CHUNK_FUNCTION(narrow_chunk6, "6")
-CMSIS_NARROW_CHUNK_FUNCTION(narrow_chunk7, "7")
+/* The loops of W = 2 .. 7 for one count width, named narrow_chunk<W><c>. */
+#define CMSIS_NARROW_CHUNK_WIDTHS(c, count_load)                                           \
+  CMSIS_NARROW_CHUNK_FUNCTION(narrow_chunk2##c, "2", count_load, "2" #c)                   \
+  CMSIS_NARROW_CHUNK_FUNCTION(narrow_chunk3##c, "3", count_load, "3" #c)                   \
+  CMSIS_NARROW_CHUNK_FUNCTION(narrow_chunk4##c, "4", count_load, "4" #c)                   \
+  CMSIS_NARROW_CHUNK_FUNCTION(narrow_chunk5##c, "5", count_load, "5" #c)                   \
+  CMSIS_NARROW_CHUNK_FUNCTION(narrow_chunk6##c, "6", count_load, "6" #c)                   \
+  CMSIS_NARROW_CHUNK_FUNCTION(narrow_chunk7##c, "7", count_load, "7" #c)
 
-/* The loop of each code width W = 2 .. 7. */
-static void (*const narrow_chunks[6])(cmsis_narrow_walk_t *, int32_t *, int32_t) = {
-    narrow_chunk2, narrow_chunk3, narrow_chunk4, narrow_chunk5, narrow_chunk6, narrow_chunk7};
+CMSIS_NARROW_CHUNK_WIDTHS(b, CMSIS_COUNT_U8)
+CMSIS_NARROW_CHUNK_WIDTHS(h, CMSIS_COUNT_U16)
+
+/* The loop of each count width (u8, u16) and code width W = 2 .. 7. */
+static void (*const narrow_chunks[2][6])(cmsis_narrow_walk_t *, int32_t *, int32_t) = {
+    {narrow_chunk2b, narrow_chunk3b, narrow_chunk4b, narrow_chunk5b, narrow_chunk6b,
+     narrow_chunk7b},
+    {narrow_chunk2h, narrow_chunk3h, narrow_chunk4h, narrow_chunk5h, narrow_chunk6h,
+     narrow_chunk7h}};
 
 /* The node's FC_SPARSE_FOLDED constants (one per output), NULL when it has none that
  * agree with its shapes. */
@@ -655,7 +698,6 @@ static void sparse_walk_start(cmsis_sparse_walk_t *walk, const void *filter,
     tflm_sparse_narrow_start(filter, &walk->table);
     walk->narrow.row = walk->table.row;
     walk->narrow.weights = walk->table.weights;
-    walk->narrow.count_mask = walk->table.count_bytes == 1u ? 0xffu : 0xffffu;
   } else {
     tflm_sparse_groups_start(filter, &walk->groups.rows);
   }
@@ -663,7 +705,7 @@ static void sparse_walk_start(cmsis_sparse_walk_t *walk, const void *filter,
 
 static void sparse_walk_sums(cmsis_sparse_walk_t *walk, int32_t *sums, int32_t count) {
   if (walk->is_narrow) {
-    narrow_chunks[walk->table.width - 2u](&walk->narrow, sums, count);
+    narrow_chunks[walk->table.count_bytes - 1u][walk->table.width - 2u](&walk->narrow, sums, count);
   } else if (walk->groups.rows.count_bytes == 1u) {
     sparse_groups_chunk8(&walk->groups, sums, count);
   } else {
