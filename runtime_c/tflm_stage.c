@@ -268,8 +268,9 @@ static uint32_t *stage_data(tflm_interpreter_t *it) {
   return (uint32_t *)(void *)(it->arena.base + it->stage_data);
 }
 
-/* The band of operator k in band b; data pointers only when the head is placed. */
-static void make_band(tflm_interpreter_t *it, int32_t b, int32_t k, int with_data,
+/* The band of operator k in band b; data pointers only when the head is placed (`rows`
+ * then holds the bytes of a row of S and of operator k's output). */
+static void make_band(tflm_interpreter_t *it, int32_t b, int32_t k, const uint32_t *rows,
                       tflm_band_t *band) {
   int32_t ops = stage_int(it, 2);
   band->node = stage_int(it, 1) + k;
@@ -281,21 +282,21 @@ static void make_band(tflm_interpreter_t *it, int32_t b, int32_t k, int with_dat
   band->pad_top = step_word(it, b, k, STEP_PAD_TOP);
   band->in_data = band->out_data = band->skip_data = NULL;
   band->sums = NULL;
-  if (!with_data) return;
+  if (rows == NULL) return;
   band->in_data = (uint8_t *)tflm_model_tensor_data(it, band->input);
   band->out_data = (uint8_t *)tflm_model_tensor_data(it, band->output);
   /* Only S and E are whole tensors; a tile holds the band's rows from its start. */
-  if (k == 0) band->in_data += row_bytes(it, band->input) * (uint32_t)step_word(it, b, k, STEP_IN_START);
+  if (k == 0) band->in_data += rows[0] * (uint32_t)step_word(it, b, k, STEP_IN_START);
   if (reduces(it, k)) { /* the whole output, written by the last band */
     band->sums = (int32_t *)(void *)(stage_data(it) + ops * stage_int(it, 3));
     band->sum_offset = row_elements(it, band->input) * step_word(it, b, k, STEP_IN_START);
     band->sum_first = b == 0;
     band->sum_last = b + 1 == stage_int(it, 3);
   } else if (k == ops - 1) {
-    band->out_data += row_bytes(it, band->output) * (uint32_t)step_word(it, b, k, STEP_OUT_START);
+    band->out_data += rows[1] * (uint32_t)step_word(it, b, k, STEP_OUT_START);
   } else { /* a tile: its new rows after those kept from the previous band */
-    band->out_data += row_bytes(it, band->output) * (uint32_t)(step_word(it, b, k, STEP_OUT_START) -
-                                                               step_word(it, b, k + 1, STEP_IN_START));
+    band->out_data += rows[1] * (uint32_t)(step_word(it, b, k, STEP_OUT_START) -
+                                           step_word(it, b, k + 1, STEP_IN_START));
   }
   if (band->skip >= 0) { /* S's rows of the band's output rows: S is whole */
     band->skip_data = (uint8_t *)tflm_model_tensor_data(it, band->skip) +
@@ -329,7 +330,7 @@ static tflm_status_t prepare_step(tflm_interpreter_t *it, int32_t b, int32_t k) 
     stage_data(it)[b * ops + k] = stage_data(it)[earlier * ops + k];
     return TFLM_OK;
   }
-  make_band(it, b, k, 0, &band);
+  make_band(it, b, k, NULL, &band);
   reg = it->resolver->ops[it->nodes[band.node].registration];
   tflm_node_build(it, band.node, &node);
   it->current_node = band.node;
@@ -373,13 +374,10 @@ static void copy_down(uint8_t *dst, const uint8_t *src, uint32_t n) {
 
 /* Before operator k writes its tile in band b at `out` (after the kept rows): moves the rows
  * the next operator reads again from where band b - 1 left them to the tile's top. */
-static void keep_rows(tflm_interpreter_t *it, int32_t b, int32_t k, uint8_t *out) {
+static void keep_rows(tflm_interpreter_t *it, int32_t b, int32_t k, uint32_t row, uint8_t *out) {
   int32_t kept = step_word(it, b, k, STEP_OUT_START) - step_word(it, b, k + 1, STEP_IN_START);
-  uint32_t row;
-  uint8_t *tile;
+  uint8_t *tile = out - (uint32_t)kept * row;
   if (kept <= 0) return;
-  row = row_bytes(it, node_tensor(it, stage_int(it, 1) + k, 1, 0));
-  tile = out - (uint32_t)kept * row;
   copy_down(tile, tile + row * (uint32_t)(step_word(it, b, k + 1, STEP_IN_START) -
                                          step_word(it, b - 1, k + 1, STEP_IN_START)),
             (uint32_t)kept * row);
@@ -400,17 +398,33 @@ static void zero_rows(tflm_interpreter_t *it, int32_t b, int32_t k, uint8_t *in)
                       (uint8_t)(int8_t)view.zero_point);
 }
 
+/* Bytes of a row of S (k 0) or of operator k - 1's output, kept in `cached` for the first
+ * TFLM_STAGE_CACHED_ROWS: reading them from the model costs more than a band's other work. */
+#define TFLM_STAGE_CACHED_ROWS 5
+static uint32_t stage_rows(tflm_interpreter_t *it, int32_t k, const uint32_t *cached) {
+  int32_t n = stage_int(it, 1) + (k > 0 ? k - 1 : 0);
+  if (k < TFLM_STAGE_CACHED_ROWS && cached != NULL) return cached[k];
+  return k == 0 ? row_bytes(it, node_tensor(it, n, 0, 0)) : row_bytes(it, node_tensor(it, n, 1, 0));
+}
+
 tflm_status_t tflm_stage_invoke(tflm_interpreter_t *it) {
   int32_t ops = stage_int(it, 2), b, k;
+  uint32_t cached[TFLM_STAGE_CACHED_ROWS];
   tflm_status_t status = TFLM_OK;
+  for (k = 0; k < TFLM_STAGE_CACHED_ROWS && k <= ops; ++k) {
+    /* a reduction's output is never addressed by rows */
+    cached[k] = k > 0 && reduces(it, k - 1) ? 0 : stage_rows(it, k, NULL);
+  }
   for (b = 0; b < stage_int(it, 3) && status == TFLM_OK; ++b) {
     for (k = 0; k < ops && status == TFLM_OK; ++k) {
-      uint32_t user_data = stage_data(it)[b * ops + k];
+      uint32_t user_data = stage_data(it)[b * ops + k], rows[2];
       tflm_band_t band;
       tflm_node_t node;
       const tflm_registration_t *reg;
-      make_band(it, b, k, 1, &band);
-      if (k + 1 < ops) keep_rows(it, b, k, band.out_data);
+      rows[0] = k == 0 ? stage_rows(it, 0, cached) : 0;
+      rows[1] = reduces(it, k) ? 0 : stage_rows(it, k + 1, cached);
+      make_band(it, b, k, rows, &band);
+      if (k + 1 < ops) keep_rows(it, b, k, rows[1], band.out_data);
       if (k > 0) zero_rows(it, b, k, band.in_data);
       reg = it->resolver->ops[it->nodes[band.node].registration];
       tflm_node_build(it, band.node, &node);
