@@ -1291,6 +1291,15 @@ DW_LAYOUT_BLOCKS(unclamped_bottom_right, DW_UNCLAMPED, DW_ROW0_RIGHT, DW_ROW1_RI
   "add r12, r8, r2\n\t" /* B's: width == step */                                         \
   "strb r6, [r12, " DW_O(OUT, h) "]\n\t"                                                 \
   "strb r7, [r12, " DW_O(OUT1, h) "]\n\t"
+/* A pair's or triple's next block (window, layout and out 4 bytes on), back to its start
+ * (1:) until out reaches the pixel's end (r9). */
+#define DW_NEXT_BLOCK                                                                    \
+  "add r0, r0, #4\n\t"                                                                   \
+  "add r1, r1, #152\n\t" /* 4 * DW_BLOCK_WORDS */                                        \
+  "add r8, r8, #4\n\t"                                                                   \
+  "str r8, [sp]\n\t"                                                                     \
+  "cmp r8, r9\n\t"                                                                       \
+  "bne 1b\n\t"
 /* For the run's pixel pairs (pixels: pairs; out: A's first block, out_end its end; width
  * bytes per pixel, B's from out + width; in_advance and out_advance: from past A's window's
  * and A's last block to the next pair's), arguments as layout_blocks'.  Each half's 4
@@ -1319,12 +1328,7 @@ DW_LAYOUT_BLOCKS(unclamped_bottom_right, DW_UNCLAMPED, DW_ROW0_RIGHT, DW_ROW1_RI
         DW_P_REQUANT(0) store(0)                                                         \
         walk1 row2 ops1                                                                  \
         DW_P_REQUANT(1) store(1)                                                         \
-        "add r0, r0, #4\n\t"                                                             \
-        "add r1, r1, #152\n\t" /* 4 * DW_BLOCK_WORDS */                                  \
-        "add r8, r8, #4\n\t"                                                             \
-        "str r8, [sp]\n\t"                                                               \
-        "cmp r8, r9\n\t"                                                                 \
-        "bne 1b\n\t"                                                                     \
+        DW_NEXT_BLOCK                                                                    \
         DW_RUN_NEXT("")); /* the pair is done: the next one's window and blocks */       \
   }
 
@@ -1559,12 +1563,7 @@ DW_LAYOUT_PAIRS2(unclamped_pairs2_bottom_right, DW_P_UNCLAMPED, DW_Q_ROW2_OUT, D
         DW_T_BACKWARD(1, DW_PK_1, col0, col4, "sub r0, r0, r2\n\t")                     \
         DW_T_ROW2(1, DW_PK_1, "", "r6", "r7", r2a, r2b, r2c)                             \
         DW_T_REQUANT(1) DW_T_STORE(1)                                                    \
-        "add r0, r0, #4\n\t"                                                             \
-        "add r1, r1, #152\n\t" /* 4 * DW_BLOCK_WORDS */                                  \
-        "add r8, r8, #4\n\t"                                                             \
-        "str r8, [sp]\n\t"                                                               \
-        "cmp r8, r9\n\t"                                                                 \
-        "bne 1b\n\t"                                                                     \
+        DW_NEXT_BLOCK                                                                    \
         DW_RUN_NEXT("")); /* the triple is done: the next one's window and blocks */     \
   }
 
