@@ -451,7 +451,7 @@ DW_TRIPLE_LAYERS = [(32, 1, "SAME", 5, 6, "NONE"), (64, 1, "SAME", 4, 12, "NONE"
                     (12, 1, "SAME", 4, 11, "NONE"), (36, 1, "SAME", 3, 7, "NONE"),
                     (20, 1, "SAME", 4, 13, "NONE"), (256, 1, "SAME", 3, 9, "NONE"),
                     (24, 1, "SAME", 5, 4, "NONE"), (16, 1, "SAME", 4, 9, "RELU6"),
-                    (16, 1, "VALID", 4, 9, "NONE")]
+                    (16, 1, "VALID", 4, 9, "NONE"), (32, 1, "SAME", 4, 7, "NONE")]
 
 
 def pairs_model(seed: int, layers=PAIR_LAYERS):

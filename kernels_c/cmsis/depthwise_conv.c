@@ -1291,6 +1291,15 @@ DW_LAYOUT_BLOCKS(unclamped_bottom_right, DW_UNCLAMPED, DW_ROW0_RIGHT, DW_ROW1_RI
   "add r12, r8, r2\n\t" /* B's: width == step */                                         \
   "strb r6, [r12, " DW_O(OUT, h) "]\n\t"                                                 \
   "strb r7, [r12, " DW_O(OUT1, h) "]\n\t"
+/* A pair's or triple's next block (window, layout and out 4 bytes on), back to its start
+ * (1:) until out reaches the pixel's end (r9). */
+#define DW_NEXT_BLOCK                                                                    \
+  "add r0, r0, #4\n\t"                                                                   \
+  "add r1, r1, #152\n\t" /* 4 * DW_BLOCK_WORDS */                                        \
+  "add r8, r8, #4\n\t"                                                                   \
+  "str r8, [sp]\n\t"                                                                     \
+  "cmp r8, r9\n\t"                                                                       \
+  "bne 1b\n\t"
 /* For the run's pixel pairs (pixels: pairs; out: A's first block, out_end its end; width
  * bytes per pixel, B's from out + width; in_advance and out_advance: from past A's window's
  * and A's last block to the next pair's), arguments as layout_blocks'.  Each half's 4
@@ -1319,12 +1328,7 @@ DW_LAYOUT_BLOCKS(unclamped_bottom_right, DW_UNCLAMPED, DW_ROW0_RIGHT, DW_ROW1_RI
         DW_P_REQUANT(0) store(0)                                                         \
         walk1 row2 ops1                                                                  \
         DW_P_REQUANT(1) store(1)                                                         \
-        "add r0, r0, #4\n\t"                                                             \
-        "add r1, r1, #152\n\t" /* 4 * DW_BLOCK_WORDS */                                  \
-        "add r8, r8, #4\n\t"                                                             \
-        "str r8, [sp]\n\t"                                                               \
-        "cmp r8, r9\n\t"                                                                 \
-        "bne 1b\n\t"                                                                     \
+        DW_NEXT_BLOCK                                                                    \
         DW_RUN_NEXT("")); /* the pair is done: the next one's window and blocks */       \
   }
 
@@ -1559,12 +1563,7 @@ DW_LAYOUT_PAIRS2(unclamped_pairs2_bottom_right, DW_P_UNCLAMPED, DW_Q_ROW2_OUT, D
         DW_T_BACKWARD(1, DW_PK_1, col0, col4, "sub r0, r0, r2\n\t")                     \
         DW_T_ROW2(1, DW_PK_1, "", "r6", "r7", r2a, r2b, r2c)                             \
         DW_T_REQUANT(1) DW_T_STORE(1)                                                    \
-        "add r0, r0, #4\n\t"                                                             \
-        "add r1, r1, #152\n\t" /* 4 * DW_BLOCK_WORDS */                                  \
-        "add r8, r8, #4\n\t"                                                             \
-        "str r8, [sp]\n\t"                                                               \
-        "cmp r8, r9\n\t"                                                                 \
-        "bne 1b\n\t"                                                                     \
+        DW_NEXT_BLOCK                                                                    \
         DW_RUN_NEXT("")); /* the triple is done: the next one's window and blocks */     \
   }
 
@@ -2010,6 +2009,13 @@ static const dw_blocks_t dw_triple_variants[3][3] = {
     {NULL, NULL, NULL},
     {NULL, NULL, NULL}};
 
+/* 1 when the node's stride-1 rows run in triples (unclamped, SAME, widths of 5 or more,
+ * odd ones too: row_triples' tails). */
+static int32_t triples_fit(const tflm_conv_params_t *p) {
+  return p->act_min == -128 && p->act_max == 127 && p->stride_w == 1 && p->pad_w == 1 &&
+         p->output_w == p->input_w && p->output_w >= 5;
+}
+
 static void plan_rows(const dw_job_t *job, dw_row_plan_t *plan) {
   const tflm_conv_params_t *p = job->p;
   const int32_t w = p->output_w, inside = (p->input_w - 3) / 2 + 1; /* stride 2 */
@@ -2027,9 +2033,7 @@ static void plan_rows(const dw_job_t *job, dw_row_plan_t *plan) {
   /* from past A's window's blocks to the next pair's */
   plan->run.in_advance = (2 * p->stride_w - 1) * p->input_c;
   plan->run.out_advance = p->input_c;
-  /* widths of 5 or more, odd ones too (row_triples' tails) */
-  plan->triples = unclamped && p->stride_w == 1 && p->pad_w == 1 && w == p->input_w &&
-                  w >= 5;
+  plan->triples = triples_fit(p);
   plan->run3 = plan->run;
   plan->run3.in_advance = 2 * p->input_c; /* to the next triple's */
   plan->run3.out_advance = 2 * p->input_c;
@@ -2126,6 +2130,42 @@ static int32_t row_planned(const dw_job_t *job, dw_row_plan_t *plan, const int8_
   planned_pairs(job, plan, variants[DW_RIGHT], image, y0, w - 2, 1, out);
   return 1;
 }
+
+/* `count` triples of variant `of` from output column x of row y0's windows on (out: the
+ * row's first pixel), last first: each stores a channel's bytes over input bytes of that
+ * channel its windows read already (an output a whole number of pixels into the input, at
+ * or past the end of each pixel's window: tflm_gen/overlap.py backward_start). */
+static void triples_back(const dw_job_t *job, dw_blocks_t of, const int8_t *image,
+                         int32_t y0, int32_t x, int32_t count, int8_t *out) {
+  dw_run_t run;
+  run_of(job->p, NULL, job->p->input_c >> 2, &run);
+  run.in_advance = -4 * job->p->input_c; /* from past A's window's blocks to the triple before */
+  run.out_advance = -4 * job->p->input_c;
+  planned_run(job, &run, of, image, y0, x, count, out, 2);
+}
+
+/* Output row oy (inside the input) as row_triples, last pixel first (row_layout_backwards);
+ * 0 when the node takes no triples or the output is not a whole number of pixels into the
+ * input. */
+static int32_t row_triples_backwards(const dw_job_t *job, const int8_t *image, int32_t oy,
+                                     int8_t *out) {
+  const tflm_conv_params_t *p = job->p;
+  const int32_t y0 = oy * p->stride_h - p->pad_h, w = p->output_w;
+  const int32_t tail = w % 3 == 0 ? 3 : w % 3 == 2 ? 2 : 4, inner = (w - 3 - tail) / 3;
+  if (!triples_fit(p) || side_outside(y0, p->input_h) != 0 ||
+      ((uintptr_t)out - (uintptr_t)image) % (uint32_t)p->input_c != 0) {
+    return 0;
+  }
+  if (tail == 3) {
+    triples_back(job, unclamped_triples_right, image, y0, w - 3, 1, out);
+  } else {
+    pairs_at(job, image, y0, w - 2, 1, DW_RIGHT, out, 1);
+    if (tail == 4) pairs_at(job, image, y0, w - 4, 1, DW_INSIDE, out, 1);
+  }
+  if (inner > 0) triples_back(job, unclamped_triples, image, y0, 3 * inner, inner, out);
+  triples_back(job, unclamped_triples_left, image, y0, 0, 1, out);
+  return 1;
+}
 #else
 typedef struct {
   int32_t on;
@@ -2158,6 +2198,15 @@ static int32_t row_planned(const dw_job_t *job, dw_row_plan_t *plan, const int8_
   (void)out;
   return 0;
 }
+
+static int32_t row_triples_backwards(const dw_job_t *job, const int8_t *image, int32_t oy,
+                                     int8_t *out) {
+  (void)job;
+  (void)image;
+  (void)oy;
+  (void)out;
+  return 0;
+}
 #endif
 
 /* Output row oy (out: its first pixel) as row_layout, last pixel first (an output the
@@ -2172,6 +2221,7 @@ static void row_layout_backwards(const dw_job_t *job, const int8_t *image,
   const int32_t paired = p->stride_w == 1 && ((uintptr_t)out - (uintptr_t)image) % step == 0;
   int32_t first = 0, end = 0, ox, left, start;
   dw_run_t run;
+  if (row_triples_backwards(job, image, oy, out)) return;
   if (side_outside(y0, p->input_h) != 3) inner_columns(p, &first, &end);
   if (paired && right_pair(job, image, y0, first, end, out, 1)) {
     pairs_at(job, image, y0, end - 1, 1, DW_RIGHT, out, 1);
