@@ -4,6 +4,7 @@
 #include <stddef.h>
 
 #include "tflm_allocator.h"
+#include "tflm_compiler.h"
 #include "tflm_model.h"
 
 /* Word `field` of the step of operator k (0-based inside the stage) in band b. */
@@ -374,7 +375,7 @@ static void copy_down(uint8_t *dst, const uint8_t *src, uint32_t n) {
 
 /* Before operator k writes its tile in band b at `out` (after the kept rows): moves the rows
  * the next operator reads again from where band b - 1 left them to the tile's top. */
-static void keep_rows(tflm_interpreter_t *it, int32_t b, int32_t k, uint32_t row, uint8_t *out) {
+static TFLM_NOINLINE void keep_rows(tflm_interpreter_t *it, int32_t b, int32_t k, uint32_t row, uint8_t *out) {
   int32_t kept = step_word(it, b, k, STEP_OUT_START) - step_word(it, b, k + 1, STEP_IN_START);
   uint8_t *tile = out - (uint32_t)kept * row;
   if (kept <= 0) return;
@@ -385,7 +386,7 @@ static void keep_rows(tflm_interpreter_t *it, int32_t b, int32_t k, uint32_t row
 
 /* Before operator k reads its input tile `in` in band b: its rows below the tensor's last
  * one hold the input's zero point (an int8 convolution's, tflm_stage_open checked). */
-static void zero_rows(tflm_interpreter_t *it, int32_t b, int32_t k, uint8_t *in) {
+static TFLM_NOINLINE void zero_rows(tflm_interpreter_t *it, int32_t b, int32_t k, uint8_t *in) {
   int32_t made = step_word(it, b, k - 1, STEP_OUT_START) + step_word(it, b, k - 1, STEP_OUT_ROWS);
   int32_t start = step_word(it, b, k, STEP_IN_START);
   int32_t zeros = start + step_word(it, b, k, STEP_IN_ROWS) - made;

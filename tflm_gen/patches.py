@@ -351,8 +351,8 @@ class Choice:
 
 # Counted in (first, last operator, band count) groups: a group's forms (_variants) differ
 # in their arena by a few tail bytes at most, so they go through together.
-SHORTLIST = 6  # groups with the smallest planned heads whose whole arena is computed
-PLANNED = 24  # groups with the smallest head bounds that are planned
+SHORTLIST = 4  # groups with the smallest planned heads whose whole arena is computed
+PLANNED = 12  # groups with the smallest head bounds that are planned
 
 
 def extra_instructions(model: ir.Model, stage: Stage, kernels: str) -> float:
