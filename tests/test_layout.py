@@ -28,19 +28,19 @@ from test_overlap import tight_plan
 
 from tflm_gen import host, project, qemu
 from tflm_gen.layout import (
+    CONV_FOLDED,
     CONV_INT16_PAIRS,
     CONV_INT16_PAIRS_REQUANT,
     CONV_PAIR_RECORDS,
-    CONV_PAIRS_REQUANT_IN_FILTER,
-    CONV_FOLDED,
     CONV_PAIR_RECORDS_IN_FILTER,
+    CONV_PAIRS_REQUANT_IN_FILTER,
     CONV_RGB_BAND,
     CONV_RGB_BAND_IN_FILTER,
-    PAIR_MARK,
     DW_QUAD_BYTES,
     DW_ROW_QUADS,
     DW_TAP_PAIRS,
     METADATA_NAME,
+    PAIR_MARK,
     embed_layout,
     layout_bytes,
     layout_words,
