@@ -46,11 +46,13 @@ CONV_PAIR_RECORDS, for a 1x1 layer whose requantisation tail exists and whose K 
     channels << 8 | the last pair's bit 31, multiplier b (the same proof as the tail's).
 
 CONV_RGB_BAND, for a first layer over RGB images (3x3x3 -> 8 channels, stride 2, dilation
-  1: vww's op 0) with a requantisation tail, in a build for a DSP core only (embed_layout's
-  `rgb_band`; portable, MVE and generic builds keep CONV_INT16_PAIRS_REQUANT): its fields,
+  1: vww's op 0) with a requantisation tail, in a build for a DSP core only (embed_layout,
+  _rgb_bands; portable, MVE and generic builds keep CONV_INT16_PAIRS_REQUANT): its fields,
   the doubled weights re-laid as kernels_c/cmsis/conv_narrow.h's band kernel reads them
   (rgb_band_stream) and the tail right after them, so that the kernel reads both through
-  one pointer from flash instead of re-laying them onto its stack every invoke.
+  one pointer from flash instead of re-laying them onto its stack every invoke (576 B).
+  The same size as the record it replaces; CONV_RGB_BAND_IN_FILTER when the filter's
+  buffer holds the weights and tail (a DSP project's form), the record the rest.
 
 CONV_CODED_REQUANT, for a filter `--compress` coded (tflm_gen/compress.py; the kernel
   decodes it a block of channels at a time and widens each block into the doubled int16
