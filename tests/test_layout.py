@@ -28,18 +28,23 @@ from test_overlap import tight_plan
 
 from tflm_gen import host, project, qemu
 from tflm_gen.layout import (
+    CONV_FOLDED,
     CONV_INT16_PAIRS,
     CONV_INT16_PAIRS_REQUANT,
     CONV_PAIR_RECORDS,
     CONV_PAIR_RECORDS_IN_FILTER,
-    PAIR_MARK,
+    CONV_PAIRS_REQUANT_IN_FILTER,
+    CONV_RGB_BAND,
+    CONV_RGB_BAND_IN_FILTER,
     DW_QUAD_BYTES,
     DW_ROW_QUADS,
     DW_TAP_PAIRS,
     METADATA_NAME,
+    PAIR_MARK,
     embed_layout,
     layout_bytes,
     layout_words,
+    rgb_band_stream,
 )
 from tflm_gen.model import ir
 from tflm_gen.model.builder import ModelBuilder
@@ -379,11 +384,72 @@ def test_record_kind_is_the_kernels():
     for name, value in (("INT16_PAIRS", CONV_INT16_PAIRS),
                         ("INT16_PAIRS_REQUANT", CONV_INT16_PAIRS_REQUANT),
                         ("PAIR_RECORDS", CONV_PAIR_RECORDS),
-                        ("PAIR_RECORDS_IN_FILTER", CONV_PAIR_RECORDS_IN_FILTER)):
+                        ("PAIR_RECORDS_IN_FILTER", CONV_PAIR_RECORDS_IN_FILTER),
+                        ("RGB_BAND", CONV_RGB_BAND),
+                        ("RGB_BAND_IN_FILTER", CONV_RGB_BAND_IN_FILTER)):
         kind = re.search(rf"#define CMSIS_CONV_{name} (\d+)", source)
         assert kind and int(kind.group(1)) == value
     mark = re.search(r"#define CMSIS_PAIR_MARK (0x[0-9a-f]+)", source)
     assert mark and int(mark.group(1), 16) == PAIR_MARK
+
+
+# vww's first layer (3x3x3 -> 8, stride 2: CONV_RGB_BAND on a DSP core) and the same at
+# stride 1 (no band record).
+RGB_LAYERS = [(3, 3, 8, 2), (3, 3, 8, 1)]
+
+
+def rgb_devices() -> tuple[bytes, list, list, dict]:
+    """(model, inputs, cases, device model per core: None generic, M4, M3, M55) of
+    RGB_LAYERS with requantisation tails, in model order."""
+    model, inputs, cases = layout_model(0, RGB_LAYERS, requant_tail=True)
+    devices = {core: device_model(model, cmsis_cases.TAGS, "fast", core=core)[0]
+               for core in (None, "cortex-m4", "cortex-m3", "cortex-m55")}
+    return model, inputs, cases, devices
+
+
+def test_rgb_band_record_on_dsp_cores_only():
+    """On a DSP core the stride-2 RGB layer's record is CONV_RGB_BAND whose filter buffer
+    holds the band kernel's weights (rgb_band_stream of the requantising stream) then the
+    tail, the record the rest of CONV_INT16_PAIRS_REQUANT's words: the model is no larger
+    than the M3's (the re-laid weights replace the stream).  Stride 1 keeps its kind, and
+    the portable, MVE and generic builds the kinds they read.  The host build of the M4
+    model (the portable C over the band record, rgb_band_dot) is bit-exact with TFLM."""
+    model, inputs, cases, devices = rgb_devices()
+    kinds = {core: [record[0] for record in records(device)]
+             for core, device in devices.items()}
+    assert kinds == {None: [CONV_INT16_PAIRS_REQUANT] * 2,
+                     "cortex-m4": [CONV_RGB_BAND_IN_FILTER, CONV_PAIRS_REQUANT_IN_FILTER],
+                     "cortex-m3": [CONV_PAIRS_REQUANT_IN_FILTER] * 2,
+                     "cortex-m55": [CONV_FOLDED] * 2}
+    before, after = records(devices[None])[0], records(devices["cortex-m4"])[0]
+    start, end = 3 + 8, 3 + 8 + 112  # kind, channels, K, folded[8]; 4 pairs of 28 words
+    assert after == [CONV_RGB_BAND_IN_FILTER, *before[1:start]]
+    m4 = read_model(devices["cortex-m4"])
+    graph = m4.subgraphs[0]
+    laid = rgb_band_stream(before[start:end]) + before[end:]
+    assert m4.buffers[graph.tensors[graph.operators[0].inputs[1]].buffer].data == \
+        np.asarray(laid, "<i4").tobytes()
+    assert len(devices["cortex-m4"]) <= len(devices["cortex-m3"]) + 16  # alignment at most
+    cmsis_cases.compare(host.run_model(devices["cortex-m4"], inputs, cmsis_cases.TAGS),
+                        model, inputs, cases)
+
+
+def test_kernel_reads_the_rgb_band_record():
+    """One weight word of the band record's filter buffer changed changes the first
+    layer's output on the host (rgb_band_dot reads it; the M4's band kernel is checked
+    bit-exact by test_cmsis's RGB cases), not the second's."""
+    model, inputs, cases, devices = rgb_devices()
+    m4 = read_model(devices["cortex-m4"])
+    graph = m4.subgraphs[0]
+    buffer = graph.tensors[graph.operators[0].inputs[1]].buffer
+    words = np.frombuffer(m4.buffers[buffer].data, "<i4").copy()
+    words[0] ^= 0x20002  # two doubled weights of the first word
+    m4.buffers[buffer] = ir.Buffer(words.tobytes())
+    edited = write_model(m4)
+    expected = run_tflm(model, inputs, len(cases))
+    ours = host.run_model(edited, inputs, cmsis_cases.TAGS)
+    assert not np.array_equal(ours[0], expected[0])
+    assert np.array_equal(ours[1], expected[1])
 
 
 def test_only_the_cmsis_kernels_pay_for_layouts():

@@ -45,6 +45,15 @@ CONV_PAIR_RECORDS, for a 1x1 layer whose requantisation tail exists and whose K 
     +-2^24: the kernel's loop ends on it), multiplier a, constant a, right shift b |
     channels << 8 | the last pair's bit 31, multiplier b (the same proof as the tail's).
 
+CONV_RGB_BAND, for a first layer over RGB images (3x3x3 -> 8 channels, stride 2, dilation
+  1: vww's op 0) with a requantisation tail, in a build for a DSP core only (embed_layout,
+  _rgb_bands; portable, MVE and generic builds keep CONV_INT16_PAIRS_REQUANT): its fields,
+  the doubled weights re-laid as kernels_c/cmsis/conv_narrow.h's band kernel reads them
+  (rgb_band_stream) and the tail right after them, so that the kernel reads both through
+  one pointer from flash instead of re-laying them onto its stack every invoke (576 B).
+  The same size as the record it replaces; CONV_RGB_BAND_IN_FILTER when the filter's
+  buffer holds the weights and tail (a DSP project's form), the record the rest.
+
 CONV_CODED_REQUANT, for a filter `--compress` coded (tflm_gen/compress.py; the kernel
   decodes it a block of channels at a time and widens each block into the doubled int16
   stream itself): kind, channels, patch K, then CONV_INT16_PAIRS_REQUANT's tail (8 words
@@ -125,6 +134,8 @@ CONV_PAIRS_REQUANT_IN_FILTER = 42
 CONV_FOLDED = 43
 CONV_PAIR_RECORDS = 70  # CONV_2D 1x1: per channel pair its folded, weights and tail words
 CONV_PAIR_RECORDS_IN_FILTER = 71
+CONV_RGB_BAND = 80  # CONV_2D 3x3x3 -> 8 at stride 2: the band kernel's weights, then the tail
+CONV_RGB_BAND_IN_FILTER = 81  # the same, its weights and tail in the filter's buffer
 PAIR_MARK = 1 << 30  # in the word after a pair's weights: above any weight word
 NARROW_SHAPES = ((8, 16), (16, 32), (32, 32))  # (K, Cout) conv_narrow.h runs at stride 1
 ACCUMULATOR_LIMIT = 1 << 30  # |acc| below it: 2 * acc fits int32 (SMMLAR's operand)
@@ -334,6 +345,48 @@ def _fc_record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> list[int
     stream = int16_quads(rows).astype("<i2").tobytes()
     words = np.frombuffer(stream, dtype="<i4").tolist()
     return [FC_INT16_QUADS, rows.shape[0], rows.shape[1], *folded.tolist(), *words]
+
+
+def _rgb_band_applies(weights: ir.Tensor, op: ir.Operator) -> bool:
+    """Whether a CONV_2D is the RGB first layer conv_narrow_rgb_bands runs: 3x3x3 -> 8
+    channels, stride 2 both ways, dilation 1."""
+    options = op.builtin_options
+    steps = [int(options.get(name, 1)) for name in
+             ("stride_h", "stride_w", "dilation_h_factor", "dilation_w_factor")]
+    return list(weights.shape) == [8, 3, 3, 3] and steps == [2, 2, 1, 1]
+
+
+def rgb_band_stream(stream: list[int]) -> list[int]:
+    """CONV_RGB_BAND's weight words from the CONV_INT16_PAIRS_REQUANT stream of a 3x3x3 ->
+    8 filter (4 pairs of 7 groups): per pair j, word k and channel s (int16 offset 56j +
+    4k + 2s) the doubled weights (w k, w 9+k) for k < 9 (the band's rows 0 and 1 of an
+    element), (w 2k, w 2k+1) for k >= 9 (row 2; w 27 the stream's zero)."""
+    pairs = np.frombuffer(np.asarray(stream, "<i4").tobytes(), "<i2").reshape(4, 7, 2, 4)
+    rows = np.zeros((4, 2, 28), np.int16)  # [pair, channel, element]
+    for position, element in enumerate((0, 2, 1, 3)):
+        rows[:, :, element::4] = pairs[:, :, :, position].transpose(0, 2, 1)
+    first = [k if k < 9 else 2 * k for k in range(14)]
+    second = [9 + k if k < 9 else 2 * k + 1 for k in range(14)]
+    laid = np.stack([rows[:, :, first], rows[:, :, second]], axis=-1)  # [j, s, k, 2]
+    words = laid.transpose(0, 2, 1, 3).astype("<i2").tobytes()
+    return np.frombuffer(words, "<i4").tolist()
+
+
+def _rgb_bands(records: dict) -> dict:
+    """`records` whose CONV_INT16_PAIRS_REQUANT record of an RGB first layer of stride 2
+    (_rgb_band_applies) is CONV_RGB_BAND: its stream re-laid, the tail after it."""
+    def relaying(make):
+        def record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> list[int] | None:
+            words = make(model, graph, op)
+            if (words is None or words[0] != CONV_INT16_PAIRS_REQUANT or
+                    not _rgb_band_applies(graph.tensors[op.inputs[1]], op)):
+                return words
+            start, end = _conv_stream(words)
+            return [CONV_RGB_BAND, *words[1:start], *rgb_band_stream(words[start:end]),
+                    *words[end:]]
+        return record
+    return {opcode: relaying(make) if opcode == "CONV_2D" else make
+            for opcode, make in records.items()}
 
 
 def _conv_record(model: ir.Model, graph: ir.SubGraph, op: ir.Operator) -> list[int] | None:
@@ -570,7 +623,7 @@ def _conv_stream(record: list[int]) -> tuple[int, int]:
     channels, K and folded[round2(channels)], 4 * ceil(K / 4) words per channel pair; of a
     CONV_PAIR_RECORDS record: its pairs' records, to the end."""
     pairs, groups = -(-record[1] // 2), -(-record[2] // 4)
-    if record[0] == CONV_PAIR_RECORDS:
+    if record[0] in (CONV_PAIR_RECORDS, CONV_RGB_BAND):  # CONV_RGB_BAND: weights and tail
         return 3 + 2 * pairs, len(record)
     return 3 + 2 * pairs, 3 + 2 * pairs + 4 * groups * pairs
 
@@ -580,7 +633,8 @@ def _conv_stream(record: list[int]) -> tuple[int, int]:
 IN_FILTER = {FC_INT16_QUADS: (FC_QUADS_IN_FILTER, _fc_stream),
              CONV_INT16_PAIRS: (CONV_PAIRS_IN_FILTER, _conv_stream),
              CONV_INT16_PAIRS_REQUANT: (CONV_PAIRS_REQUANT_IN_FILTER, _conv_stream),
-             CONV_PAIR_RECORDS: (CONV_PAIR_RECORDS_IN_FILTER, _conv_stream)}
+             CONV_PAIR_RECORDS: (CONV_PAIR_RECORDS_IN_FILTER, _conv_stream),
+             CONV_RGB_BAND: (CONV_RGB_BAND_IN_FILTER, _conv_stream)}
 
 
 def _streams_in_filters(records: dict, moved: dict[int, bytes]) -> dict:
@@ -620,9 +674,12 @@ def embed_layout(model: ir.Model, keep: Callable[[int], bool] | None = None,
     its node reads holds the int16 stream of its record instead of its int8 bytes, and
     the record takes the in-filter kind (IN_FILTER), for builds whose every path reads the
     stream; "folded": conv records keep their folded constants only (CONV_FOLDED), for
-    the MVE build (tflm_gen.layout_cores)."""
+    the MVE build (tflm_gen.layout_cores).  A build whose `keep` accepts CONV_RGB_BAND (a
+    DSP core's: no other build reads it) gets it for its RGB first layer (_rgb_bands)."""
     moved: dict[int, bytes] = {}
     records = _record_kinds(keep)
+    if keep is not None and keep(CONV_RGB_BAND):
+        records = _rgb_bands(records)
     if form == "in_filter":
         records = _streams_in_filters(records, moved)
     elif form == "folded":

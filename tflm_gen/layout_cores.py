@@ -31,6 +31,7 @@ READ_BY = {
     layout.CONV_INT16_PAIRS: {DSP, MVE, PORTABLE},  # MVE: the folded constants only
     layout.CONV_INT16_PAIRS_REQUANT: {DSP, MVE, PORTABLE},
     layout.CONV_PAIR_RECORDS: {DSP, MVE, PORTABLE},
+    layout.CONV_RGB_BAND: {DSP},  # chosen for a DSP build only (layout.embed_layout)
     layout.DW_TAP_PAIRS: {DSP},  # depthwise_conv.c reads no record under CMSIS_MVE
     layout.DW_ROW_QUADS: {DSP},
     layout.FC_INT16_QUADS: {DSP, PORTABLE},  # fully_connected.c: reads_layout() is 0 under MVE

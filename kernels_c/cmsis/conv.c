@@ -96,6 +96,8 @@ typedef struct {
   int32_t records;       /* 1: CONV_PAIR_RECORDS: `pairs` holds each pair's folded, weights
                             and tail words (pair_records_agree); tail is NULL */
   int32_t in_filter;     /* 1: `filter` holds the record's int16 stream, no int8 bytes */
+  int32_t band;          /* 1: CONV_RGB_BAND: `pairs` is its band kernel's weights, `tail`
+                            right after them (conv_narrow.h; rgb_band_dot in C) */
   int32_t channels;      /* output channels computed: all, or one decoded block's */
   int32_t stride;        /* output channels per pixel (Cout) */
 } cmsis_conv_job_t;
@@ -115,6 +117,11 @@ typedef struct {
  * buffer holds. */
 #define CMSIS_CONV_PAIR_RECORDS 70
 #define CMSIS_CONV_PAIR_RECORDS_IN_FILTER 71
+/* Kind 80: kind 2 of a 3x3x3 -> 8 layer of stride 2 and dilation 1 whose weights are
+ * re-laid for conv_narrow_rgb_bands, the tail right after them (a DSP core's project);
+ * kind 81 the same whose weights and tail the filter's buffer holds. */
+#define CMSIS_CONV_RGB_BAND 80
+#define CMSIS_CONV_RGB_BAND_IN_FILTER 81
 /* Words around a pair's weights in a CONV_PAIR_RECORDS record, and the marks of its shift
  * words (tflm_gen/layout.py PAIR_MARK). */
 #define CMSIS_RECORD_EXTRA 8
@@ -137,7 +144,8 @@ static int32_t stream_in_filter(const int32_t *record, int32_t words) {
   return record != NULL && words >= 1 &&
          (record[0] == CMSIS_CONV_IN_FILTER + CMSIS_CONV_INT16_PAIRS ||
           record[0] == CMSIS_CONV_IN_FILTER + CMSIS_CONV_INT16_PAIRS_REQUANT ||
-          record[0] == CMSIS_CONV_PAIR_RECORDS_IN_FILTER);
+          record[0] == CMSIS_CONV_PAIR_RECORDS_IN_FILTER ||
+          record[0] == CMSIS_CONV_RGB_BAND_IN_FILTER);
 }
 
 static int32_t filter_holds_stream(tflm_context_t *ctx, const tflm_node_t *node) {
@@ -150,6 +158,14 @@ static int32_t filter_holds_stream(tflm_context_t *ctx, const tflm_node_t *node)
  * padded with zero weights to whole groups of 4). */
 static int32_t pair_stride_of(int32_t k) { return 8 * ((k + 3) >> 2); }
 
+/* 1 when the layer is one a CONV_RGB_BAND record may be for (tflm_gen/layout.py
+ * _rgb_band_applies): 3x3x3 -> 8 channels, stride 2 and dilation 1 both ways. */
+static int32_t rgb_band_shape(const tflm_conv_params_t *p) {
+  return p->output_c == 8 && p->filter_h == 3 && p->filter_w == 3 && p->input_c == 3 &&
+         p->filter_c == 3 && p->stride_h == 2 && p->stride_w == 2 && p->dilation_h == 1 &&
+         p->dilation_w == 1;
+}
+
 /* Points job->folded and job->pairs at the node's layout record when it is one this
  * kernel reads and agrees with the node's shapes, and job->tail at its requantisation tail
  * when it has one (an even channel count; its pairs are then doubled weights); leaves them
@@ -161,6 +177,7 @@ static void find_layout(tflm_context_t *ctx, const tflm_node_t *node, cmsis_conv
   const int32_t in_filter = stream_in_filter(record, words);
   const int32_t kind = record == NULL                                ? 0
                        : record[0] == CMSIS_CONV_PAIR_RECORDS_IN_FILTER ? CMSIS_CONV_PAIR_RECORDS
+                       : record[0] == CMSIS_CONV_RGB_BAND_IN_FILTER      ? CMSIS_CONV_RGB_BAND
                        : record[0] - (in_filter ? CMSIS_CONV_IN_FILTER : 0);
   int32_t records = 0;
   const int64_t plain = 3 + (int64_t)(cout + 1) / 2 * (2 + (in_filter ? 0 : stride / 2));
@@ -168,6 +185,7 @@ static void find_layout(tflm_context_t *ctx, const tflm_node_t *node, cmsis_conv
   job->pairs = NULL;
   job->tail = NULL;
   job->records = 0;
+  job->band = 0;
   job->pair_stride = stride;
   job->in_filter = in_filter;
   if (record == NULL || words < 3 || record[1] != cout || record[2] != job->patch) return;
@@ -185,6 +203,9 @@ static void find_layout(tflm_context_t *ctx, const tflm_node_t *node, cmsis_conv
   } else if (kind == CMSIS_CONV_INT16_PAIRS_REQUANT && (cout & 1) == 0 &&
              (int64_t)words == plain + 4 * (int64_t)cout) {
     job->tail = record + plain;
+  } else if (kind == CMSIS_CONV_RGB_BAND && rgb_band_shape(job->p) &&
+             (int64_t)words == plain + (in_filter ? 0 : 4 * (int64_t)cout)) {
+    job->band = 1;
   } else if (kind != CMSIS_CONV_INT16_PAIRS || (int64_t)words != plain) {
     return;
   }
@@ -194,6 +215,7 @@ static void find_layout(tflm_context_t *ctx, const tflm_node_t *node, cmsis_conv
                          : (const int16_t *)(const void *)(record + 3 + (cout + 1) / 2 * 2);
   job->records = records;
   if (records) job->pair_stride = 2 * CMSIS_RECORD_EXTRA + stride;
+  if (job->band) job->tail = (const int32_t *)(const void *)(job->pairs + cout / 2 * stride);
 }
 
 /* Word offsets in a pair's 8 tail words (tflm_gen/layout.py): folded a, b at 0, 1, then
@@ -1086,6 +1108,19 @@ static void records_pixels(const cmsis_conv_job_t *job, int32_t pixels) {
   }
 }
 
+/* dot_pair over a CONV_RGB_BAND pair (tflm_gen/layout.py rgb_band_stream): word k of
+ * channel s holds the weights of elements k and 9 + k (k < 9), else 2k and 2k + 1. */
+static void rgb_band_dot(const int8_t *x, const int16_t *w, int32_t sums[2]) {
+  int32_t k, s;
+  for (k = 0; k < 14; ++k, w += 4) {
+    const int32_t a = k < 9 ? k : 2 * k, b = k < 9 ? 9 + k : 2 * k + 1;
+    for (s = 0; s < 2; ++s) {
+      sums[s] = tflm_mac_wrap(sums[s], w[2 * s], x[a]);
+      sums[s] = tflm_mac_wrap(sums[s], w[2 * s + 1], x[b]);
+    }
+  }
+}
+
 /* The plain C loop over the offline layout: 1 patch x 1 channel pair. */
 static void conv_pixels_laid_out(const cmsis_conv_job_t *job, int32_t pixels) {
   const int32_t k = job->patch, cout = job->channels, stride = job->stride;
@@ -1103,7 +1138,11 @@ static void conv_pixels_laid_out(const cmsis_conv_job_t *job, int32_t pixels) {
       int32_t sums[2];
       sums[0] = t != NULL ? t[0] : job->folded[oc];
       sums[1] = t != NULL ? t[1] : job->folded[oc + second];
-      dot_pair(patch, job->pairs + (oc >> 1) * job->pair_stride, k, sums);
+      if (job->band) {
+        rgb_band_dot(patch, job->pairs + (oc >> 1) * job->pair_stride, sums);
+      } else {
+        dot_pair(patch, job->pairs + (oc >> 1) * job->pair_stride, k, sums);
+      }
       if (t != NULL) { /* 2 * acc, an even channel count */
         out[oc] = cmsis_requantize_folded(sums[0], t[CMSIS_TAIL_MULTIPLIER],
                                           t[CMSIS_TAIL_CONSTANT], t[tail_shift[0]]);
@@ -1166,6 +1205,7 @@ static void conv_job(tflm_context_t *ctx, const tflm_node_t *node,
     job->pairs = NULL;
     job->tail = NULL;
     job->records = 0;
+    job->band = 0;
   }
   /* A pass over every channel's multiplier and shift; the tail's loops requantise with
    * their own constants and never read it. */

@@ -17,7 +17,8 @@
  * result, the same sum modulo 2^32).  The RGB first layer runs 3 pixels x 2 channels per
  * pass (1 cycle per MAC, every sum in a register): at stride 2 from bands of 12 pixels of
  * an output row whose 3 input rows are widened once, the padding as the zero point, with
- * the weights re-laid to match on the stack (conv_narrow_rgb_band); at other strides from
+ * the weights re-laid to match offline (CONV_RGB_BAND, conv_narrow_rgb_band); at other
+ * strides, or on a project for any core (its record CONV_INT16_PAIRS_REQUANT), from
  * the 3 patches widened in scratch (conv_narrow_rgb3; windows over the padding gathered by
  * rgb_gather), the 1 or 2 pixels left by conv_narrow_28x8 / conv_narrow_last. */
 #ifndef TFLM_CMSIS_CONV_NARROW_H
@@ -684,8 +685,9 @@ static void conv_narrow_last(const cmsis_conv_job_t *job, const int8_t *patch, i
  * and per even e a word (row 2's e, e + 1) at 12 (e / 2) + 8: a window (pixel p of a triple,
  * from e = 6p) is 9 words of rows 0 and 1 and 5 of row 2 (the last one's high half row 2's
  * e + 9, weighted 0), 14 words as the patch's 28 inputs, so pixel p's start at 36p and the
- * next triple's 108 bytes on.  The weights are re-laid to match at each invoke
- * (rgb_band_weights: 448 bytes on the stack).  The padding is widened from copies of the
+ * next triple's 108 bytes on.  The weights come re-laid to match, the tail after them, in
+ * the node's CONV_RGB_BAND record (tflm_gen/layout.py rgb_band_stream; written for a DSP
+ * core's project only), read in place.  The padding is widened from copies of the
  * rows with the zero point (rgb_band_row), so no window is gathered one by one. */
 #define RGB_BAND 4
 #define RGB_BAND_GROUPS ((18 * RGB_BAND + 11) / 8 * 2) /* 4 elements a group, 18T + 4 a
@@ -718,7 +720,7 @@ typedef char rgb_band_copies_fit[8 * RGB_BAND_GROUPS <= 6 * 28 ? 1 : -1];
 typedef struct {
   int32_t *in;            /* the first triple's widened words (word aligned) */
   const int32_t *weights; /* the re-laid pair stream: per pair j, word k, channel s at
-                             112j + 8k + 4s bytes (rgb_band_weights), then the
+                             112j + 8k + 4s bytes (CONV_RGB_BAND), then the
                              requantisation tail (its 8 words per pair at 448 + 32j) */
   int8_t *out;            /* the first triple's 24 output bytes */
   int32_t count;          /* triples (0: the rows widened only) */
@@ -809,30 +811,6 @@ __attribute__((naked, noinline, unused)) static void conv_narrow_rgb_band(
                    "bne 5b\n\t"
                    "add sp, sp, #8\n\t"
                    "pop {r4-r11, pc}\n\t");
-}
-
-/* The pair stream (per pair j, group g, channel s the words (w 4g, w 4g+2), (w 4g+1,
- * w 4g+3)) re-laid for conv_narrow_rgb_band: word k < 9 (w k, w 9+k), rows 0 and 1;
- * k >= 9 (w 2k, w 2k+1), row 2 (w 27 the stream's zero). */
-static void rgb_band_weights(const int16_t *pairs, int16_t *weights) {
-  int32_t j, s, g, k;
-  for (j = 0; j < 4; ++j) {
-    for (s = 0; s < 2; ++s) {
-      int16_t w[28];
-      for (g = 0; g < 7; ++g) {
-        const int16_t *from = pairs + 56 * j + 8 * g + 4 * s;
-        w[4 * g] = from[0];
-        w[4 * g + 2] = from[1];
-        w[4 * g + 1] = from[2];
-        w[4 * g + 3] = from[3];
-      }
-      for (k = 0; k < 14; ++k) {
-        int16_t *to = weights + 56 * j + 4 * k + 2 * s;
-        to[0] = k < 9 ? w[k] : w[2 * k];
-        to[1] = k < 9 ? w[9 + k] : w[2 * k + 1];
-      }
-    }
-  }
 }
 
 /* Row y of the image from column x, `bytes` of it (a band's groups): in place when those
@@ -938,18 +916,15 @@ static int32_t rgb_bands_in_place(const cmsis_conv_job_t *job, int32_t oy, int32
   return bands;
 }
 
-/* conv_narrow_rgb for stride 2 (both) and dilation 1: every pixel by bands of at most
- * RGB_BAND triples of one output row (rgb_band_run). */
+/* conv_narrow_rgb for stride 2 (both) and dilation 1 on a CONV_RGB_BAND record: every
+ * pixel by bands of at most RGB_BAND triples of one output row (rgb_band_run). */
 static void conv_narrow_rgb_bands(const cmsis_conv_job_t *job, int32_t pixels) {
-  int32_t weights[4 * 14 * 2 + 32]; /* the re-laid pairs, then the tail */
   int32_t widened[6 * RGB_BAND_GROUPS];
   conv_rgb_band_t band;
   const int32_t width = job->p->output_w;
   int32_t pixel = 0, oy, ox, n;
-  rgb_band_weights(job->pairs, (int16_t *)(void *)weights);
-  memcpy(weights + 4 * 14 * 2, job->tail, 32 * sizeof(int32_t));
   band.in = widened;
-  band.weights = weights;
+  band.weights = (const int32_t *)(const void *)job->pairs; /* the tail after them */
   band.back = 4 * RGB_BAND_GROUPS - 18 * RGB_BAND;
   for (oy = 0; pixel < pixels; ++oy) {
     for (ox = 0; ox < width && pixel < pixels; ox += n, pixel += n) {
@@ -1024,13 +999,13 @@ static int32_t conv_narrow(const cmsis_conv_job_t *job, int32_t pixels) {
   const tflm_conv_params_t *p = job->p;
   const int32_t k = job->patch, cout = job->channels;
   int32_t done;
+  if (job->band) { /* find_layout checked its shape, the record its words' alignment */
+    conv_narrow_rgb_bands(job, pixels);
+    return 1;
+  }
   if (k == 27 && cout == 8 && p->filter_h == 3 && p->filter_w == 3 && p->input_c == 3 &&
       !job->in_place && job->tail != NULL && job->pairs != NULL && job->stride == 8 &&
       (((uintptr_t)job->pairs | (uintptr_t)job->tail | (uintptr_t)job->scratch) & 3u) == 0) {
-    if (p->stride_h == 2 && p->stride_w == 2 && p->dilation_h == 1 && p->dilation_w == 1) {
-      conv_narrow_rgb_bands(job, pixels);
-      return 1;
-    }
     conv_narrow_rgb(job, pixels);
     return 1;
   }

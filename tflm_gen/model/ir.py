@@ -226,7 +226,7 @@ COMPRESS_METADATA = "tflm_gen.compress"  # tflm_gen/compress.py
 
 LAYOUT_METADATA = "tflm_gen.layout"  # tflm_gen/layout.py
 # Layout record kinds whose stream the node's filter (input 1) holds instead of its bytes.
-FILTER_LAYOUT_KINDS = (40, 41, 42, 71)  # layout.IN_FILTER's kinds
+FILTER_LAYOUT_KINDS = (40, 41, 42, 71, 81)  # layout.IN_FILTER's kinds
 
 
 def metadata_words(model: Model, name: str) -> np.ndarray | None:
