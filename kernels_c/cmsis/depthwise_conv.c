@@ -1997,9 +1997,10 @@ typedef struct {
   int16_t right;  /* stride 2: the last pixel's column 2 lies outside */
   int16_t triples; /* 1: stride 1's rows in layout_triples where a variant fits (a width
                       divisible by 3, the output off the input: depthwise_int8) */
-  dw_run_t run;   /* the pairs' advances; row_triples sets the triples' for its inner run
-                     only.  One run, the flags in one word: the plan lies in the frame of
-                     depthwise_int8, under every call of the walk (issue #18: stack) */
+  dw_run_t run;   /* with the triples' advances when triples, else the pairs'; row_planned
+                     sets the pairs' for its inner pairs.  One run, the flags in one word:
+                     the plan lies in the frame of depthwise_int8, under every call of the
+                     walk (issue #18: stack) */
 } dw_row_plan_t;
 
 /* layout_triples' variants for the windows' rows (side_outside: inside, row 0 or row 2
@@ -2031,10 +2032,11 @@ static void plan_rows(const dw_job_t *job, dw_row_plan_t *plan) {
     plan->on = 2;
   }
   run_of(p, NULL, p->input_c >> 2, &plan->run);
-  /* from past A's window's blocks to the next pair's */
-  plan->run.in_advance = (2 * p->stride_w - 1) * p->input_c;
-  plan->run.out_advance = p->input_c;
   plan->triples = (int16_t)triples_fit(p);
+  /* from past A's window's blocks to the next pair's, or to the next triple's (the inner
+     run most rows take; row_planned's pairs set theirs) */
+  plan->run.in_advance = (plan->triples ? 2 : 2 * p->stride_w - 1) * p->input_c;
+  plan->run.out_advance = (plan->triples ? 2 : 1) * p->input_c;
 }
 
 /* `count` runs of variant `of` (pairs or triples) from output column x of row y0's windows
@@ -2071,17 +2073,12 @@ static int32_t row_triples(const dw_job_t *job, dw_row_plan_t *plan, const int8_
   const dw_blocks_t *variants = dw_triple_variants[rows];
   const dw_blocks_t *pairs = dw_pair_variants[1][rows];
   const int32_t w = job->p->output_w, tail = w % 3 == 0 ? 3 : w % 3 == 2 ? 2 : 4;
-  const int32_t step = job->p->input_c;
   if (!plan->triples || variants[DW_INSIDE] == NULL) return 0;
   planned_run(job, &plan->run, variants[DW_LEFT], image, y0, 0, 1, out, 2);
   if (w - tail > 3) {
-    const int32_t eight = rows == 0 && step == 8 && ((uintptr_t)out & 7) == 0;
-    plan->run.in_advance = 2 * step; /* to the next triple's */
-    plan->run.out_advance = 2 * step;
+    const int32_t eight = rows == 0 && job->p->input_c == 8 && ((uintptr_t)out & 7) == 0;
     planned_run(job, &plan->run, eight ? unclamped_triples8 : variants[DW_INSIDE], image, y0,
                 3, (w - tail) / 3 - 1, out, 2);
-    plan->run.in_advance = step; /* back to the pairs' (stride 1: plan_rows) */
-    plan->run.out_advance = step;
   }
   if (tail == 3) {
     planned_run(job, &plan->run, variants[DW_RIGHT], image, y0, w - 3, 1, out, 2);
@@ -2129,7 +2126,13 @@ static int32_t row_planned(const dw_job_t *job, dw_row_plan_t *plan, const int8_
   if (row_triples(job, plan, image, y0, rows, out)) return 1;
   if (plan->on != 1) return 0;
   planned_pairs(job, plan, variants[DW_LEFT], image, y0, 0, 1, out);
-  if (w > 4) planned_pairs(job, plan, variants[DW_INSIDE], image, y0, 2, (w - 4) >> 1, out);
+  if (w > 4) { /* the pairs' advances (stride 1), then the triples' again (plan_rows) */
+    plan->run.in_advance = p->input_c;
+    plan->run.out_advance = p->input_c;
+    planned_pairs(job, plan, variants[DW_INSIDE], image, y0, 2, (w - 4) >> 1, out);
+    plan->run.in_advance = 2 * p->input_c;
+    plan->run.out_advance = 2 * p->input_c;
+  }
   planned_pairs(job, plan, variants[DW_RIGHT], image, y0, w - 2, 1, out);
   return 1;
 }
