@@ -1993,14 +1993,14 @@ static int32_t forward_pairs2(const tflm_conv_params_t *p, const int8_t *image, 
  * those of the last pixel, whose column 2 may lie right of it (SAME padding of an even
  * width). */
 typedef struct {
-  int32_t on;     /* 1: stride 1, 2: stride 2, 0: every row takes row_layout */
-  int16_t right;  /* stride 2: the last pixel's column 2 lies outside */
+  int32_t on;      /* 1: stride 1, 2: stride 2, 0: every row takes row_layout */
+  int16_t right;   /* stride 2: the last pixel's column 2 lies outside */
   int16_t triples; /* 1: stride 1's rows in layout_triples where a variant fits (a width
                       divisible by 3, the output off the input: depthwise_int8) */
-  dw_run_t run;   /* with the triples' advances when triples, else the pairs'; row_planned
-                     sets the pairs' for its inner pairs.  One run, the flags in one word:
-                     the plan lies in the frame of depthwise_int8, under every call of the
-                     walk (issue #18: stack) */
+  dw_run_t run;    /* with the triples' advances when triples, else the pairs'; row_planned
+                      sets the pairs' for its inner pairs.  One run, the flags in one word:
+                      the plan lies in the frame of depthwise_int8, under every call of the
+                      walk (issue #18: stack) */
 } dw_row_plan_t;
 
 /* layout_triples' variants for the windows' rows (side_outside: inside, row 0 or row 2
@@ -2392,11 +2392,10 @@ static inline int32_t row_past(const int8_t *input, int32_t end, int32_t input_h
  * that lies past every input byte rows 0 .. oy read (up to row oy's last tap row) runs as
  * one row walk: no later row reads what it writes.  Only rows of DW_WALK_PIXELS or more,
  * or a plan's (plan_rows, set up once per call): on other narrower ones the walk's setup
- * costs more than the pixels' own calls (kws' 5); of such a
- * plan of triples only, the rows it takes (rows inside the input), not row_layout, whose
- * frame would lie under pixel_layout's (issue #18: stack).  Other rows of a node with
- * DW_TAP_PAIRS blocks run last pixel first through the layout (row_layout_backwards), the
- * others pixel by pixel. */
+ * costs more than the pixels' own calls (kws' 5); of a plan of triples only, only the
+ * rows it takes (inside the input), not row_layout, whose frame would lie under
+ * pixel_layout's (issue #18: stack).  Other rows of a node with DW_TAP_PAIRS blocks run
+ * last pixel first through the layout (row_layout_backwards), the others pixel by pixel. */
 static void depthwise_backwards(const dw_job_t *job, const int8_t *input,
                                 const int8_t *filter, int8_t *output, int32_t out_stride) {
   const tflm_conv_params_t *p = job->p;
