@@ -1994,11 +1994,13 @@ static int32_t forward_pairs2(const tflm_conv_params_t *p, const int8_t *image, 
  * width). */
 typedef struct {
   int32_t on;      /* 1: stride 1, 2: stride 2, 0: every row takes row_layout */
-  int32_t right;   /* stride 2: the last pixel's column 2 lies outside */
-  int32_t triples; /* 1: stride 1's rows in layout_triples where a variant fits (a width
+  int16_t right;   /* stride 2: the last pixel's column 2 lies outside */
+  int16_t triples; /* 1: stride 1's rows in layout_triples where a variant fits (a width
                       divisible by 3, the output off the input: depthwise_int8) */
-  dw_run_t run;
-  dw_run_t run3;   /* run with layout_triples' advances */
+  dw_run_t run;    /* with the triples' advances when triples, else the pairs'; row_planned
+                      sets the pairs' for its inner pairs.  One run, the flags in one word:
+                      the plan lies in the frame of depthwise_int8, under every call of the
+                      walk (issue #18: stack) */
 } dw_row_plan_t;
 
 /* layout_triples' variants for the windows' rows (side_outside: inside, row 0 or row 2
@@ -2020,7 +2022,7 @@ static void plan_rows(const dw_job_t *job, dw_row_plan_t *plan) {
   const tflm_conv_params_t *p = job->p;
   const int32_t w = p->output_w, inside = (p->input_w - 3) / 2 + 1; /* stride 2 */
   const int32_t unclamped = p->act_min == -128 && p->act_max == 127;
-  plan->right = inside == w - 1 && 2 * w == p->input_w;
+  plan->right = (int16_t)(inside == w - 1 && 2 * w == p->input_w);
   plan->on = 0;
   if (unclamped && p->stride_w == 1 && p->pad_w == 1 && w == p->input_w && w >= 4 &&
       !(w & 1)) {
@@ -2030,13 +2032,11 @@ static void plan_rows(const dw_job_t *job, dw_row_plan_t *plan) {
     plan->on = 2;
   }
   run_of(p, NULL, p->input_c >> 2, &plan->run);
-  /* from past A's window's blocks to the next pair's */
-  plan->run.in_advance = (2 * p->stride_w - 1) * p->input_c;
-  plan->run.out_advance = p->input_c;
-  plan->triples = triples_fit(p);
-  plan->run3 = plan->run;
-  plan->run3.in_advance = 2 * p->input_c; /* to the next triple's */
-  plan->run3.out_advance = 2 * p->input_c;
+  plan->triples = (int16_t)triples_fit(p);
+  /* from past A's window's blocks to the next pair's, or to the next triple's (the inner
+     run most rows take; row_planned's pairs set theirs) */
+  plan->run.in_advance = (plan->triples ? 2 : 2 * p->stride_w - 1) * p->input_c;
+  plan->run.out_advance = (plan->triples ? 2 : 1) * p->input_c;
 }
 
 /* `count` runs of variant `of` (pairs or triples) from output column x of row y0's windows
@@ -2074,14 +2074,14 @@ static int32_t row_triples(const dw_job_t *job, dw_row_plan_t *plan, const int8_
   const dw_blocks_t *pairs = dw_pair_variants[1][rows];
   const int32_t w = job->p->output_w, tail = w % 3 == 0 ? 3 : w % 3 == 2 ? 2 : 4;
   if (!plan->triples || variants[DW_INSIDE] == NULL) return 0;
-  planned_run(job, &plan->run3, variants[DW_LEFT], image, y0, 0, 1, out, 2);
+  planned_run(job, &plan->run, variants[DW_LEFT], image, y0, 0, 1, out, 2);
   if (w - tail > 3) {
     const int32_t eight = rows == 0 && job->p->input_c == 8 && ((uintptr_t)out & 7) == 0;
-    planned_run(job, &plan->run3, eight ? unclamped_triples8 : variants[DW_INSIDE], image, y0,
+    planned_run(job, &plan->run, eight ? unclamped_triples8 : variants[DW_INSIDE], image, y0,
                 3, (w - tail) / 3 - 1, out, 2);
   }
   if (tail == 3) {
-    planned_run(job, &plan->run3, variants[DW_RIGHT], image, y0, w - 3, 1, out, 2);
+    planned_run(job, &plan->run, variants[DW_RIGHT], image, y0, w - 3, 1, out, 2);
     return 1;
   }
   if (tail == 4) planned_run(job, &plan->run, pairs[DW_INSIDE], image, y0, w - 4, 1, out, 0);
@@ -2126,7 +2126,13 @@ static int32_t row_planned(const dw_job_t *job, dw_row_plan_t *plan, const int8_
   if (row_triples(job, plan, image, y0, rows, out)) return 1;
   if (plan->on != 1) return 0;
   planned_pairs(job, plan, variants[DW_LEFT], image, y0, 0, 1, out);
-  if (w > 4) planned_pairs(job, plan, variants[DW_INSIDE], image, y0, 2, (w - 4) >> 1, out);
+  if (w > 4) { /* the pairs' advances (stride 1), then the triples' again (plan_rows) */
+    plan->run.in_advance = p->input_c;
+    plan->run.out_advance = p->input_c;
+    planned_pairs(job, plan, variants[DW_INSIDE], image, y0, 2, (w - 4) >> 1, out);
+    plan->run.in_advance = 2 * p->input_c;
+    plan->run.out_advance = 2 * p->input_c;
+  }
   planned_pairs(job, plan, variants[DW_RIGHT], image, y0, w - 2, 1, out);
   return 1;
 }
@@ -2386,9 +2392,10 @@ static inline int32_t row_past(const int8_t *input, int32_t end, int32_t input_h
  * that lies past every input byte rows 0 .. oy read (up to row oy's last tap row) runs as
  * one row walk: no later row reads what it writes.  Only rows of DW_WALK_PIXELS or more,
  * or a plan's (plan_rows, set up once per call): on other narrower ones the walk's setup
- * costs more than the pixels' own calls (kws' 5).  Other
- * rows of a node with DW_TAP_PAIRS blocks run last pixel first through the layout
- * (row_layout_backwards), the others pixel by pixel. */
+ * costs more than the pixels' own calls (kws' 5); of a plan of triples only, only the
+ * rows it takes (inside the input), not row_layout, whose frame would lie under
+ * pixel_layout's (issue #18: stack).  Other rows of a node with DW_TAP_PAIRS blocks run
+ * last pixel first through the layout (row_layout_backwards), the others pixel by pixel. */
 static void depthwise_backwards(const dw_job_t *job, const int8_t *input,
                                 const int8_t *filter, int8_t *output, int32_t out_stride) {
   const tflm_conv_params_t *p = job->p;
@@ -2404,8 +2411,11 @@ static void depthwise_backwards(const dw_job_t *job, const int8_t *input,
   for (oy = p->output_h - 1; oy >= 0; --oy) {
     int8_t *row = output + oy * row_bytes;
     if (walk != 0 && row_past(input, oy * step - p->pad_h + last_tap, input_h, line, row)) {
-      row_at(job, walk, &plan, input, filter, oy, row);
-      continue;
+      if (p->output_w >= DW_WALK_PIXELS || plan.on) { /* else a plan of triples only */
+        row_at(job, walk, &plan, input, filter, oy, row);
+        continue;
+      }
+      if (row_planned(job, &plan, input, oy, row)) continue;
     }
     if (backwards_rows) {
       row_layout_backwards(job, input, filter, oy, row);
