@@ -1041,6 +1041,14 @@ typedef struct {
   "add sp, sp, #40\n\t"                                                                  \
   "pop {r4-r11, pc}\n\t"
 
+/* The signature of every run function below: the window's first tap, the blocks, the taps'
+ * and rows' steps in bytes, the run; naked, so each saves what it uses itself. */
+#define DW_RUN_FUNCTION(name)                                                            \
+  __attribute__((naked, noinline)) static void name(                                     \
+      const int8_t *in CMSIS_IN_ASM, const int32_t *blocks CMSIS_IN_ASM,                 \
+      int32_t step CMSIS_IN_ASM, int32_t row CMSIS_IN_ASM,                               \
+      const dw_run_t *run CMSIS_IN_ASM)
+
 /* For the blocks of a DW_TAP_PAIRS stream (tflm_gen/layout.py, word aligned) from the first
  * on and the window whose top-left tap, channel 0 of the first block, is `in` (taps `step`
  * bytes apart in a row, rows `row` bytes apart): each block's 4 sums from its folded
@@ -1055,10 +1063,7 @@ typedef struct {
  * so assembly throughout (naked: it saves r4-r11 itself); 110 instructions (131 cycles)
  * per block of 36 MACs unclamped, 116 (139) clamped, 14 (23) more per pixel. */
 #define DW_LAYOUT_BLOCKS(name, store, row0, row1, row2)                                  \
-  __attribute__((naked, noinline)) static void name(                                     \
-      const int8_t *in CMSIS_IN_ASM, const int32_t *blocks CMSIS_IN_ASM,                 \
-      int32_t step CMSIS_IN_ASM, int32_t row CMSIS_IN_ASM,                               \
-      const dw_run_t *run CMSIS_IN_ASM) {                                                \
+  DW_RUN_FUNCTION(name) {                                                                \
     DW_LAYOUT_TAPS(store, row0, row1, row2);                                             \
   }
 #define DW_LAYOUT_TAPS(store, t1, t2, t0, t4, t5, t3, t7, t8, t6)                        \
@@ -1317,10 +1322,7 @@ DW_LAYOUT_BLOCKS(unclamped_bottom_right, DW_UNCLAMPED, DW_ROW0_RIGHT, DW_ROW1_RI
 /* A pair run whose halves take row 2 by `row2` then `ops0` / `ops1`, and rows 0 and 1 by
  * `walk0` (after row 2) and `walk1` (before it). */
 #define DW_PAIRS_OF(name, store, row2, ops0, walk0, walk1, ops1)                         \
-  __attribute__((naked, noinline)) static void name(                                     \
-      const int8_t *in CMSIS_IN_ASM, const int32_t *blocks CMSIS_IN_ASM,                 \
-      int32_t step CMSIS_IN_ASM, int32_t row CMSIS_IN_ASM,                               \
-      const dw_run_t *run CMSIS_IN_ASM) {                                                \
+  DW_RUN_FUNCTION(name) {                                                                \
     __asm__ volatile(                                                                    \
         DW_RUN_ENTER                                                                     \
         "1:\n\t"                                                                         \
@@ -1550,10 +1552,7 @@ DW_LAYOUT_PAIRS2(unclamped_pairs2_bottom_right, DW_P_UNCLAMPED, DW_Q_ROW2_OUT, D
  * the rows still to come read (depthwise_backwards). */
 #define DW_LAYOUT_TRIPLES(name, col0, col4, row2) DW_TRIPLES_OF(name, col0, col4, row2)
 #define DW_TRIPLES_OF(name, col0, col4, r2a, r2b, r2c)                                   \
-  __attribute__((naked, noinline)) static void name(                                     \
-      const int8_t *in CMSIS_IN_ASM, const int32_t *blocks CMSIS_IN_ASM,                 \
-      int32_t step CMSIS_IN_ASM, int32_t row CMSIS_IN_ASM,                               \
-      const dw_run_t *run CMSIS_IN_ASM) {                                                \
+  DW_RUN_FUNCTION(name) {                                                                \
     __asm__ volatile(                                                                    \
         DW_RUN_ENTER                                                                     \
         "1:\n\t"                                                                         \
@@ -1596,9 +1595,7 @@ DW_LAYOUT_TRIPLES(unclamped_triples_right, DW_T_COL, DW_T_COL_OUT, DW_T_ROW2_RIG
   DW_T_ROW2(1, DW_PK_1, "", "r6", "r7", r2a, r2b, r2c)                                   \
   DW_T_REQUANT(1) DW_T8_STORE(1)
 #define DW_T8_BLOCK_OF(rows2) DW_T8_BLOCK(rows2)
-__attribute__((naked, noinline)) static void unclamped_triples8(
-    const int8_t *in CMSIS_IN_ASM, const int32_t *blocks CMSIS_IN_ASM,
-    int32_t step CMSIS_IN_ASM, int32_t row CMSIS_IN_ASM, const dw_run_t *run CMSIS_IN_ASM) {
+DW_RUN_FUNCTION(unclamped_triples8) {
   __asm__ volatile(DW_RUN_ENTER
                    "ldr r2, [sp]\n\t" /* out */
                    "1:\n\t"
