@@ -73,8 +73,7 @@ class Rows:
     def input_rows(self, start: int, stop: int) -> tuple[int, int]:
         """Input rows [a, b) that output rows [start, stop) read, clipped to the input."""
         first = start * self.stride - self.pad
-        end = (stop - 1) * self.stride - self.pad + self.extent
-        return max(0, first), min(self.input_height, end)
+        return max(0, first), min(self.input_height, self.unclipped_stop(stop))
 
     def unclipped_stop(self, stop: int) -> int:
         """The input row after the last one output rows [., stop) read, padding included."""

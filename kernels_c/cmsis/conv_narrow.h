@@ -848,6 +848,14 @@ static void rgb_band_pad(int16_t *words, int32_t x, int32_t columns, int32_t w, 
   }
 }
 
+/* band's rows 0-2 read in place: the image's rows y to y + 2 from column x. */
+static void rgb_band_rows_at(const cmsis_conv_job_t *job, int32_t y, int32_t x,
+                             conv_rgb_band_t *band) {
+  band->rows[0] = job->image + (y * job->p->input_w + x) * 3;
+  band->rows[1] = band->rows[0] + 3 * job->p->input_w;
+  band->rows[2] = band->rows[1] + 3 * job->p->input_w;
+}
+
 /* Output row oy's pixels from ox on (n, at most 3 RGB_BAND) as one band: its rows widened
  * into band->in's words by conv_narrow_rgb_band with its whole triples (a band reaching
  * into the padding widened alone first, then rgb_band_pad), and a last 1 or 2 pixels
@@ -861,9 +869,7 @@ static void rgb_band_run(const cmsis_conv_job_t *job, int32_t oy, int32_t ox, in
   const int32_t w = job->p->input_w, h = job->p->input_h, inside = x >= 0 && x + 6 * triples < w;
   int32_t i;
   if (x >= 0 && y >= 0 && y + 2 < h && ((y + 2) * w + x) * 3 + 4 * groups <= h * w * 3) {
-    band->rows[0] = job->image + (y * w + x) * 3; /* in place, the right padding then set */
-    band->rows[1] = band->rows[0] + 3 * w;
-    band->rows[2] = band->rows[1] + 3 * w;
+    rgb_band_rows_at(job, y, x, band); /* in place, the right padding then set */
   } else {
     for (i = 0; i < 3; ++i) {
       int8_t *copy = i < 2 ? job->scratch + 4 * RGB_BAND_GROUPS * i : (int8_t *)line;
@@ -910,9 +916,7 @@ static int32_t rgb_bands_in_place(const cmsis_conv_job_t *job, int32_t oy, int32
     left -= 3 * RGB_BAND;
     x += 6 * RGB_BAND;
   }
-  band->rows[0] = job->image + (y * w + x0) * 3;
-  band->rows[1] = band->rows[0] + 3 * w;
-  band->rows[2] = band->rows[1] + 3 * w;
+  rgb_band_rows_at(job, y, x0, band);
   return bands;
 }
 
